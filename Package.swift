@@ -1,0 +1,53 @@
+// swift-tools-version:6.0
+// Hearth: a self-hosted Firebase Realtime Database replacement. Module map: docs/ARCHITECTURE.md.
+import PackageDescription
+
+let package = Package(
+    name: "Hearth",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "hearth", targets: ["hearth"]),
+        .library(name: "HearthServer", targets: ["HearthServer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // C seams: the only places C is reached from.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .target(name: "CSystem"),
+
+        // Libraries, lowest first. Arrows point down only (docs/ARCHITECTURE.md).
+        .target(name: "HearthJSON"),
+        .target(name: "HearthStore", dependencies: ["HearthJSON", "CSQLite"]),
+        .target(name: "HearthHTTP", dependencies: ["CSystem"]),
+        .target(
+            name: "HearthServer",
+            dependencies: [
+                "HearthJSON", "HearthStore", "HearthHTTP",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "hearth",
+            dependencies: [
+                "HearthServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // libFuzzer targets (see README, "Fuzzing").
+        .executableTarget(name: "FuzzHTTPParser", dependencies: ["HearthHTTP"]),
+        .executableTarget(name: "FuzzJSONParser", dependencies: ["HearthJSON"]),
+
+        .testTarget(name: "HearthJSONTests", dependencies: ["HearthJSON"]),
+        .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthJSON"]),
+        .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP"]),
+        .testTarget(name: "HearthServerTests", dependencies: ["HearthServer", "HearthHTTP", "HearthJSON", "HearthStore"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["HearthJSON"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

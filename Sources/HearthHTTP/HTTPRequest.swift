@@ -1,0 +1,36 @@
+/// One parsed HTTP/1.1 request, body complete (chunked bodies already de-chunked).
+public struct HTTPRequest: Sendable {
+    /// The method token as sent (case-sensitive, RFC 9110 §9.1), e.g. "GET".
+    public var method: String
+    /// The request target exactly as sent, e.g. "/users/a.json?print=pretty".
+    public var target: String
+    /// The part of `target` before `?`, still percent-encoded.
+    public var path: String
+    /// The part of `target` after `?`, still percent-encoded; nil when there is no `?`.
+    public var query: String?
+    /// HTTP minor version: 0 for HTTP/1.0, 1 for HTTP/1.1.
+    public var minorVersion: Int
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+    /// The peer's address as text ("127.0.0.1"), set by the connection.
+    public var remoteAddress: String
+
+    public init(
+        method: String, target: String, minorVersion: Int = 1,
+        headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], remoteAddress: String = ""
+    ) {
+        self.method = method
+        self.target = target
+        if let q = target.firstIndex(of: "?") {
+            self.path = String(target[..<q])
+            self.query = String(target[target.index(after: q)...])
+        } else {
+            self.path = target
+            self.query = nil
+        }
+        self.minorVersion = minorVersion
+        self.headers = headers
+        self.body = body
+        self.remoteAddress = remoteAddress
+    }
+}

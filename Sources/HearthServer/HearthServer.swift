@@ -1,0 +1,1 @@
+// HearthServer: see docs/ARCHITECTURE.md

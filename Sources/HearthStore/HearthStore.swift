@@ -1,0 +1,1 @@
+// HearthStore: see docs/ARCHITECTURE.md
