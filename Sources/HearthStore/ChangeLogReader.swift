@@ -1,0 +1,26 @@
+import HearthJSON
+
+/// Reads the change log (for stream resume, DESIGN.md §5).
+struct ChangeLogReader {
+    let connection: SQLiteConnection
+
+    func changes(after: Int64, limit: Int) throws -> (changes: [Change], oldestSeq: Int64?) {
+        let oldest = try connection.scalarInt("SELECT min(seq) FROM changes")
+        let stmt = try connection.statement("SELECT seq, path, kind, data, at FROM changes WHERE seq > ? ORDER BY seq LIMIT ?")
+        try stmt.reset([.integer(after), .integer(Int64(limit))])
+        defer { try? stmt.reset() }
+        var result: [Change] = []
+        while try stmt.step() {
+            let path = stmt.text(1)
+            guard let kind = ChangeKind(rawValue: stmt.text(2)) else {
+                throw StoreError.corrupt("change \(stmt.int64(0)) has an unknown kind")
+            }
+            let data = try JSONParser.parse(Array(stmt.text(3).utf8))
+            result.append(Change(
+                seq: stmt.int64(0),
+                path: DataPath(segments: path.isEmpty ? [] : path.split(separator: "/").map(String.init)),
+                kind: kind, data: data, at: stmt.int64(4)))
+        }
+        return (result, oldest)
+    }
+}

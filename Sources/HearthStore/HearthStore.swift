@@ -1,1 +1,0 @@
-// HearthStore: see docs/ARCHITECTURE.md

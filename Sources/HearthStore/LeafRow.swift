@@ -1,0 +1,99 @@
+import HearthJSON
+
+/// How a leaf's type is kept in the `nodes.kind` column, so numbers stay numbers and
+/// booleans stay booleans (DESIGN.md §4).
+enum LeafKind: Int64 {
+    case string = 1
+    case int = 2
+    case double = 3
+    case bool = 4
+}
+
+/// One stored leaf: its full storage path and its value.
+struct LeafRow {
+    var path: String
+    var value: JSONValue
+
+    var kind: LeafKind {
+        switch value {
+        case .string: return .string
+        case .int: return .int
+        case .double: return .double
+        case .bool: return .bool
+        case .null, .array, .object: preconditionFailure("not a leaf")
+        }
+    }
+
+    var sqliteValue: SQLiteValue {
+        switch value {
+        case .string(let s): return .text(s)
+        case .int(let i): return .integer(i)
+        case .double(let d): return .real(d)
+        case .bool(let b): return .integer(b ? 1 : 0)
+        case .null, .array, .object: preconditionFailure("not a leaf")
+        }
+    }
+
+    static func decode(kind: Int64, statement: SQLiteStatement, column: Int32) throws(StoreError) -> JSONValue {
+        switch LeafKind(rawValue: kind) {
+        case .string: return .string(statement.text(column))
+        case .int: return .int(statement.int64(column))
+        case .double: return .double(statement.double(column))
+        case .bool: return .bool(statement.int64(column) != 0)
+        case nil: throw .corrupt("unknown leaf kind \(kind)")
+        }
+    }
+
+    /// The leaves of a normalised value written at `base` ("" for the root).
+    /// Arrays are expected to be normalised away; if one slips through it is stored by index.
+    static func flatten(_ value: JSONValue, at base: String, into rows: inout [LeafRow]) {
+        switch value {
+        case .null: return
+        case .bool, .int, .double, .string:
+            rows.append(LeafRow(path: base, value: value))
+        case .object(let children):
+            for (key, child) in children {
+                flatten(child, at: base.isEmpty ? key : base + "/" + key, into: &rows)
+            }
+        case .array(let items):
+            for (i, child) in items.enumerated() {
+                flatten(child, at: base.isEmpty ? String(i) : base + "/" + String(i), into: &rows)
+            }
+        }
+    }
+
+    /// Rebuilds the value from leaves given as (relative segments, value), sorted by path
+    /// bytes. Rows sharing a first segment are contiguous in that order (a shared prefix
+    /// sorts together), which the grouping relies on.
+    static func assemble(_ rows: [(segments: ArraySlice<Substring>, value: JSONValue)]) -> JSONValue {
+        if rows.isEmpty { return .null }
+        return assemble(rows[...], depth: 0)
+    }
+
+    private static func assemble(
+        _ rows: ArraySlice<(segments: ArraySlice<Substring>, value: JSONValue)>, depth: Int
+    ) -> JSONValue {
+        if rows.count == 1, let only = rows.first, only.segments.count == depth {
+            return only.value
+        }
+        var object: [String: JSONValue] = [:]
+        var start = rows.startIndex
+        while start < rows.endIndex {
+            guard rows[start].segments.count > depth else {
+                // A leaf and a subtree at one path cannot both exist; skip the stray leaf.
+                start += 1
+                continue
+            }
+            let key = rows[start].segments[rows[start].segments.startIndex + depth]
+            var end = start + 1
+            while end < rows.endIndex,
+                  rows[end].segments.count > depth,
+                  rows[end].segments[rows[end].segments.startIndex + depth] == key {
+                end += 1
+            }
+            object[String(key)] = assemble(rows[start..<end], depth: depth + 1)
+            start = end
+        }
+        return .object(object)
+    }
+}

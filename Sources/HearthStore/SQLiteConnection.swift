@@ -1,0 +1,85 @@
+import CSQLite
+import Dispatch
+
+/// One SQLite connection. Not thread-safe: every call must come from the one queue that
+/// owns it (the writer queue or one reader's queue), which `assertConfined` checks in
+/// debug builds (after GRDB's `SerializedDatabase` discipline).
+final class SQLiteConnection {
+    let handle: OpaquePointer
+    private var statements: [String: SQLiteStatement] = [:]
+    private let queueKey: DispatchSpecificKey<UInt8>?
+
+    enum Mode { case readWriteCreate, readOnly }
+
+    init(path: String, mode: Mode, queueKey: DispatchSpecificKey<UInt8>? = nil) throws(StoreError) {
+        var db: OpaquePointer?
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        switch mode {
+        case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        }
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            if let db { sqlite3_close_v2(db) }
+            throw StoreError.sqlite(code: rc, message: message, operation: "open")
+        }
+        self.handle = db
+        self.queueKey = queueKey
+    }
+
+    deinit {
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Closes now (statements first). Returns the result code of `sqlite3_close`.
+    func close() {
+        statements.removeAll()
+    }
+
+    func assertConfined() {
+        if let queueKey { assert(DispatchQueue.getSpecific(key: queueKey) != nil, "connection used off its queue") }
+    }
+
+    func error(_ rc: Int32, _ operation: String) -> StoreError {
+        .sqlite(code: rc, message: String(cString: sqlite3_errmsg(handle)), operation: operation)
+    }
+
+    /// Runs one or more statements without parameters (schema, pragmas, BEGIN/COMMIT).
+    func execute(_ sql: String) throws(StoreError) {
+        assertConfined()
+        let rc = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw error(rc, "exec") }
+    }
+
+    /// A cached prepared statement for `sql`.
+    func statement(_ sql: String) throws(StoreError) -> SQLiteStatement {
+        assertConfined()
+        if let cached = statements[sql] { return cached }
+        let stmt = try SQLiteStatement(connection: self, sql: sql)
+        statements[sql] = stmt
+        return stmt
+    }
+
+    /// The first column of the first row of `sql`, as an integer.
+    func scalarInt(_ sql: String) throws(StoreError) -> Int64? {
+        let stmt = try statement(sql)
+        try stmt.reset()
+        defer { sqlite3_reset(stmt.handle) }
+        return try stmt.step() ? stmt.int64(0) : nil
+    }
+
+    func scalarText(_ sql: String) throws(StoreError) -> String? {
+        let stmt = try statement(sql)
+        try stmt.reset()
+        defer { sqlite3_reset(stmt.handle) }
+        return try stmt.step() ? stmt.text(0) : nil
+    }
+
+    var totalChanges: Int64 { Int64(sqlite3_total_changes(handle)) }
+}
+
+extension SQLiteConnection {
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+}

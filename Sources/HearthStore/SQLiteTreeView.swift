@@ -1,0 +1,104 @@
+import HearthJSON
+
+/// `TreeView` over one connection. Used by readers (inside a read transaction) and by the
+/// writer (inside the write transaction, so it sees the batch's earlier writes).
+struct SQLiteTreeView: TreeView {
+    let connection: SQLiteConnection
+
+    static let leafSQL = "SELECT kind, value FROM nodes WHERE path = ?"
+    static let rangeSQL = "SELECT path, kind, value FROM nodes WHERE path >= ? AND path < ? ORDER BY path"
+    static let allSQL = "SELECT path, kind, value FROM nodes ORDER BY path"
+    static let firstInRangeSQL = "SELECT path FROM nodes WHERE path >= ? AND path < ? ORDER BY path LIMIT 1"
+    static let anyRowSQL = "SELECT 1 FROM nodes LIMIT 1"
+
+    /// The half-open key range holding every descendant of `key` (keys never contain '/',
+    /// and '0' is the byte after '/', DESIGN.md §4).
+    static func descendantRange(_ key: String) -> (lower: String, upper: String) {
+        (key + "/", key + "0")
+    }
+
+    func leaf(at path: DataPath) throws(StoreError) -> JSONValue? {
+        let stmt = try connection.statement(Self.leafSQL)
+        try stmt.reset([.text(path.storageKey)])
+        defer { try? stmt.reset() }
+        guard try stmt.step() else { return nil }
+        return try LeafRow.decode(kind: stmt.int64(0), statement: stmt, column: 1)
+    }
+
+    func value(at path: DataPath) throws(StoreError) -> JSONValue {
+        if let leaf = try leaf(at: path) { return leaf }
+        let stmt: SQLiteStatement
+        let prefixLength: Int
+        if path.isRoot {
+            stmt = try connection.statement(Self.allSQL)
+            try stmt.reset()
+            prefixLength = 0
+        } else {
+            let key = path.storageKey
+            let range = Self.descendantRange(key)
+            stmt = try connection.statement(Self.rangeSQL)
+            try stmt.reset([.text(range.lower), .text(range.upper)])
+            prefixLength = range.lower.utf8.count
+        }
+        defer { try? stmt.reset() }
+        var rows: [(segments: ArraySlice<Substring>, value: JSONValue)] = []
+        while try stmt.step() {
+            let full = stmt.text(0)
+            let relative = full.utf8.dropFirst(prefixLength)
+            let segments = Substring(relative).split(separator: "/", omittingEmptySubsequences: false)
+            rows.append((segments[...], try LeafRow.decode(kind: stmt.int64(1), statement: stmt, column: 2)))
+        }
+        return LeafRow.assemble(rows)
+    }
+
+    /// Skip-scan: one indexed probe per child instead of reading the whole subtree.
+    func childKeys(at path: DataPath) throws(StoreError) -> [String] {
+        let prefix = path.isRoot ? "" : path.storageKey + "/"
+        let upper = path.isRoot ? nil : path.storageKey + "0"
+        var keys: [String] = []
+        var lower = prefix
+        var inclusive = true
+        while let full = try firstPath(after: lower, inclusive: inclusive, before: upper) {
+            if path.isRoot && full.isEmpty {
+                return []  // the root itself is a leaf: no children
+            }
+            let rest = full.utf8.dropFirst(prefix.utf8.count)
+            let key: String
+            if let slash = rest.firstIndex(of: UInt8(ascii: "/")) {
+                key = String(Substring(rest[..<slash]))
+                lower = prefix + key + "0"  // past every row of this child's subtree
+                inclusive = true
+            } else {
+                key = String(Substring(rest))
+                lower = full  // past this leaf child
+                inclusive = false
+            }
+            keys.append(key)
+        }
+        return keys
+    }
+
+    /// The smallest stored path >= (or >) `lower` and < `upper` (unbounded when nil).
+    private func firstPath(after lower: String, inclusive: Bool, before upper: String?) throws(StoreError) -> String? {
+        let op = inclusive ? ">=" : ">"
+        let sql = upper == nil
+            ? "SELECT path FROM nodes WHERE path \(op) ? ORDER BY path LIMIT 1"
+            : "SELECT path FROM nodes WHERE path \(op) ? AND path < ? ORDER BY path LIMIT 1"
+        let stmt = try connection.statement(sql)
+        try stmt.reset(upper.map { [.text(lower), .text($0)] } ?? [.text(lower)])
+        defer { try? stmt.reset() }
+        return try stmt.step() ? stmt.text(0) : nil
+    }
+
+    func exists(at path: DataPath) throws(StoreError) -> Bool {
+        if path.isRoot {
+            return try connection.scalarInt(Self.anyRowSQL) != nil
+        }
+        if try leaf(at: path) != nil { return true }
+        let range = Self.descendantRange(path.storageKey)
+        let stmt = try connection.statement(Self.firstInRangeSQL)
+        try stmt.reset([.text(range.lower), .text(range.upper)])
+        defer { try? stmt.reset() }
+        return try stmt.step()
+    }
+}

@@ -1,0 +1,26 @@
+/// How the SQLite store runs. Defaults follow DESIGN.md §4.
+public struct StoreOptions: Sendable {
+    /// SQLite's `synchronous` setting. `full` makes every acknowledged commit survive
+    /// power loss (one fsync per batch thanks to group commit); `normal` may lose the last
+    /// commits on power loss but never corrupts the file.
+    public enum Synchronous: String, Sendable {
+        case full = "FULL"
+        case normal = "NORMAL"
+    }
+
+    /// Writes queued while a commit runs are committed together, up to this many per
+    /// transaction (one fsync per batch).
+    public static let defaultMaxBatchSize = 512
+    /// Change-log rows kept for stream resume (DESIGN.md §5); older rows are trimmed.
+    public static let defaultChangeLogRetention = 100_000
+    /// How long a connection waits for a lock held by another process before failing.
+    public static let defaultBusyTimeoutMilliseconds = 5_000
+
+    public var synchronous: Synchronous = .full
+    public var readerCount: Int = 2
+    public var maxBatchSize: Int = StoreOptions.defaultMaxBatchSize
+    public var changeLogRetention: Int = StoreOptions.defaultChangeLogRetention
+    public var busyTimeoutMilliseconds: Int = StoreOptions.defaultBusyTimeoutMilliseconds
+
+    public init() {}
+}

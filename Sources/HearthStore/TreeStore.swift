@@ -1,0 +1,102 @@
+import HearthJSON
+
+/// Read access to one consistent state of the tree (a snapshot). Implemented by the store
+/// on a reader connection inside a read transaction, and on the writer connection inside
+/// the write transaction. Everything above HearthStore reads through this protocol, so a
+/// second storage engine can stand behind it (DESIGN.md §9).
+public protocol TreeView {
+    /// The value at `path` (`.null` when nothing is there), as stored: objects, never arrays.
+    func value(at path: DataPath) throws(StoreError) -> JSONValue
+    /// The keys of the children at `path` (empty for a leaf or a missing node), unordered.
+    func childKeys(at path: DataPath) throws(StoreError) -> [String]
+    /// The leaf at `path`, or nil when it is missing or an object.
+    func leaf(at path: DataPath) throws(StoreError) -> JSONValue?
+    /// True when anything is stored at or below `path`.
+    func exists(at path: DataPath) throws(StoreError) -> Bool
+}
+
+/// One replacement in a write: `value` nil deletes. Values are already normalised
+/// (`FirebaseTree.normalize`): no arrays, no nulls, no empty objects.
+public struct WriteEntry: Sendable, Hashable {
+    public var path: DataPath
+    public var value: JSONValue?
+
+    public init(path: DataPath, value: JSONValue?) {
+        self.path = path
+        self.value = value
+    }
+}
+
+/// A write as a client asked for it: one PUT-like replacement, or an update of several
+/// paths under `base` applied atomically (spec §1.2 multi-path PATCH).
+public enum WriteOperation: Sendable, Hashable {
+    case set(WriteEntry)
+    case update(base: DataPath, entries: [WriteEntry])
+
+    public var entries: [WriteEntry] {
+        switch self {
+        case .set(let entry): return [entry]
+        case .update(_, let entries): return entries
+        }
+    }
+}
+
+/// What kind of event a change becomes on a stream (spec §2).
+public enum ChangeKind: String, Sendable {
+    case put
+    case patch
+}
+
+/// One committed write, as recorded in the change log. `data` for a put is the new value
+/// at `path` (`.null` for a delete); for a patch it is an object of child paths relative
+/// to `path` (slash-joined) to their new values.
+public struct Change: Sendable, Hashable {
+    public var seq: Int64
+    public var path: DataPath
+    public var kind: ChangeKind
+    public var data: JSONValue
+    public var at: Int64
+
+    public init(seq: Int64, path: DataPath, kind: ChangeKind, data: JSONValue, at: Int64) {
+        self.seq = seq
+        self.path = path
+        self.kind = kind
+        self.data = data
+        self.at = at
+    }
+}
+
+/// The result of a committed write.
+public struct WriteOutcome: Sendable, Hashable {
+    /// The change-log sequence number of this write (the stream event id).
+    public var seq: Int64
+    /// The commit time used for this write, ms since the epoch.
+    public var at: Int64
+}
+
+/// Why a write did not happen.
+public enum WriteFailure: Error, Sendable {
+    /// The write's check (rules, preconditions) threw; nothing was written.
+    case rejected(any Error & Sendable)
+    /// The store failed; nothing of this write was committed.
+    case store(StoreError)
+}
+
+/// Checks a write inside the writer's transaction, on the writer's current view of the
+/// data (DESIGN.md §3), before anything is applied. Throwing rejects this write alone.
+public typealias WriteCheck = @Sendable (any TreeView, WriteOperation) throws -> Void
+
+/// The store as the rest of Hearth sees it.
+public protocol TreeStore: Sendable {
+    /// Runs `body` on a reader, inside one read transaction, and hands back its result.
+    func read<T: Sendable>(
+        _ body: @escaping @Sendable (any TreeView) throws -> T,
+        completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    )
+    /// Queues `operation` for the single writer. `check` runs first, in the transaction.
+    /// `completion` runs after the batch holding this write committed (or failed).
+    func write(
+        _ operation: WriteOperation, check: WriteCheck?,
+        completion: @escaping @Sendable (Result<WriteOutcome, WriteFailure>) -> Void
+    )
+}

@@ -1,0 +1,70 @@
+import HearthJSON
+
+/// Applies writes to the tree on the writer connection. Runs only on the writer queue,
+/// inside a transaction the caller opened.
+struct TreeWriter {
+    let connection: SQLiteConnection
+
+    static let insertSQL = "INSERT INTO nodes(path, kind, value) VALUES (?, ?, ?)"
+    static let deleteExactSQL = "DELETE FROM nodes WHERE path = ?"
+    static let deleteRangeSQL = "DELETE FROM nodes WHERE path >= ? AND path < ?"
+    static let deleteAllSQL = "DELETE FROM nodes"
+    static let logSQL = "INSERT INTO changes(path, kind, data, at) VALUES (?, ?, ?, ?)"
+
+    /// Replaces whatever is at `entry.path` with `entry.value` (nil deletes).
+    ///
+    /// A node with no children does not exist (spec §1.8), so deleting the last child of
+    /// a parent needs no extra work: the parent had no row of its own. Writing below a
+    /// leaf replaces that leaf, so leaves at ancestor paths are removed.
+    func apply(_ entry: WriteEntry) throws(StoreError) {
+        let path = entry.path
+        if path.isRoot {
+            try connection.statement(Self.deleteAllSQL).run()
+        } else {
+            let key = path.storageKey
+            let range = SQLiteTreeView.descendantRange(key)
+            try connection.statement(Self.deleteExactSQL).run([.text(key)])
+            try connection.statement(Self.deleteRangeSQL).run([.text(range.lower), .text(range.upper)])
+            if entry.value != nil {
+                var ancestor = path
+                while !ancestor.isRoot {
+                    ancestor = ancestor.parent
+                    try connection.statement(Self.deleteExactSQL).run([.text(ancestor.storageKey)])
+                }
+            }
+        }
+        guard let value = entry.value else { return }
+        var rows: [LeafRow] = []
+        LeafRow.flatten(value, at: path.storageKey, into: &rows)
+        let insert = try connection.statement(Self.insertSQL)
+        for row in rows {
+            try insert.run([.text(row.path), .integer(row.kind.rawValue), row.sqliteValue])
+        }
+    }
+
+    /// Appends the change record of `operation` and returns its sequence number.
+    func log(_ operation: WriteOperation, at time: Int64) throws(StoreError) -> Change {
+        let change: Change
+        switch operation {
+        case .set(let entry):
+            change = Change(seq: 0, path: entry.path, kind: .put, data: entry.value ?? .null, at: time)
+        case .update(let base, let entries):
+            var data: [String: JSONValue] = [:]
+            for entry in entries {
+                let relative = entry.path.segments.dropFirst(base.segments.count).joined(separator: "/")
+                data[relative] = entry.value ?? .null
+            }
+            change = Change(seq: 0, path: base, kind: .patch, data: .object(data), at: time)
+        }
+        let json = String(decoding: JSONWriter.write(change.data), as: UTF8.self)
+        try connection.statement(Self.logSQL).run(
+            [.text(change.path.storageKey), .text(change.kind.rawValue), .text(json), .integer(time)])
+        var logged = change
+        logged.seq = sqlite3LastInsertRowID()
+        return logged
+    }
+
+    private func sqlite3LastInsertRowID() -> Int64 {
+        connection.lastInsertRowID
+    }
+}

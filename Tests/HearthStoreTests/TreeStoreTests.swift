@@ -1,0 +1,207 @@
+import Dispatch
+import HearthJSON
+import Synchronization
+import Testing
+@testable import HearthStore
+
+@Suite struct TreeStoreTests {
+    let dir = TemporaryDirectory()
+
+    func open(_ options: StoreOptions = StoreOptions(), onCommit: @escaping @Sendable ([Change]) -> Void = { _ in }) throws -> SQLiteTreeStore {
+        try SQLiteTreeStore(directory: dir.path, options: options, onCommit: onCommit)
+    }
+
+    @Test func leafTypesRoundTripExactly() throws {
+        let store = try open()
+        let value = obj([
+            "s": .string("héllo \"q\""), "i": .int(Int64.max), "n": .int(-3),
+            "d": .double(52.520008), "t": .bool(true), "f": .bool(false), "e": .string(""),
+        ])
+        try store.put("a/b", value)
+        #expect(try store.get("a/b") == value)
+        #expect(try store.get("a/b/i") == .int(Int64.max))
+        #expect(try store.get("a") == obj(["b": value]))
+        #expect(try store.get("missing") == .null)
+    }
+
+    @Test func setReplacesTheWholeSubtree() throws {
+        let store = try open()
+        try store.put("u", obj(["a": .int(1), "b": obj(["c": .int(2)])]))
+        try store.put("u", obj(["z": .int(9)]))
+        #expect(try store.get("u") == obj(["z": .int(9)]))
+    }
+
+    @Test func writingBelowALeafReplacesTheLeaf() throws {
+        let store = try open()
+        try store.put("a/b", .string("leaf"))
+        try store.put("a/b/c/d", .int(1))
+        #expect(try store.get("a") == obj(["b": obj(["c": obj(["d": .int(1)])])]))
+    }
+
+    @Test func deletingTheLastChildRemovesTheParent() throws {
+        let store = try open()
+        try store.put("a/b/c", .int(1))
+        try store.put("a/b/c", nil)
+        #expect(try store.get("a/b") == .null)
+        #expect(try store.get("a") == .null)
+        #expect(try store.readSync { try $0.exists(at: path("a")) } == false)
+    }
+
+    @Test func rootCanHoldALeafAndBeReplaced() throws {
+        let store = try open()
+        try store.put("", .string("hello"))
+        #expect(try store.get("") == .string("hello"))
+        #expect(try store.readSync { try $0.childKeys(at: path("")) } == [])
+        try store.put("x", .int(1))
+        #expect(try store.get("") == obj(["x": .int(1)]))
+        try store.put("", nil)
+        #expect(try store.get("") == .null)
+    }
+
+    @Test func siblingKeysThatSortAroundTheSlashStayApart() throws {
+        // '!' sorts before '/', '0' right after it: the range scan must not mix them up.
+        let store = try open()
+        try store.put("k", obj(["x": .int(1)]))
+        try store.put("k!", .int(2))
+        try store.put("k0", obj(["y": .int(3)]))
+        try store.put("k-", .int(4))
+        #expect(try store.get("k") == obj(["x": .int(1)]))
+        let keys = try store.readSync { try $0.childKeys(at: path("")) }
+        #expect(Set(keys) == ["k", "k!", "k0", "k-"])
+        #expect(keys.count == 4)
+    }
+
+    @Test func childKeysSkipsWholeSubtrees() throws {
+        let store = try open()
+        var children: [String: JSONValue] = [:]
+        for i in 0..<50 { children["c\(i)"] = obj(["a": .int(Int64(i)), "b": obj(["deep": .bool(true)])]) }
+        children["leaf"] = .string("x")
+        try store.put("p", .object(children))
+        let keys = try store.readSync { try $0.childKeys(at: path("p")) }
+        #expect(Set(keys) == Set(children.keys))
+        #expect(keys.count == 51)
+        #expect(try store.readSync { try $0.childKeys(at: path("p/leaf")) } == [])
+    }
+
+    @Test func multiPathUpdateIsAppliedWholeOrNotAtAll() throws {
+        let store = try open()
+        try store.put("users/bob/name", .string("Bob"))
+        struct Denied: Error {}
+        let update = WriteOperation.update(base: path("users"), entries: [
+            WriteEntry(path: path("users/bob/name"), value: nil),
+            WriteEntry(path: path("users/alice/city"), value: .string("Oslo")),
+        ])
+        #expect(throws: WriteFailure.self) {
+            try store.writeSync(update, check: { _, _ in throw Denied() })
+        }
+        #expect(try store.get("users") == obj(["bob": obj(["name": .string("Bob")])]))
+        try store.writeSync(update)
+        #expect(try store.get("users") == obj(["alice": obj(["city": .string("Oslo")])]))
+    }
+
+    @Test func checkSeesTheWritersCurrentView() throws {
+        let store = try open()
+        try store.put("counter", .int(41))
+        let seen = Mutex<JSONValue?>(nil)
+        try store.writeSync(.set(WriteEntry(path: path("other"), value: .int(1))), check: { view, _ in
+            let value = try view.value(at: path("counter"))
+            seen.withLock { $0 = value }
+        })
+        #expect(seen.withLock { $0 } == .int(41))
+    }
+
+    @Test func concurrentWritesAreGroupCommittedAndAllAcknowledged() async throws {
+        let store = try open()
+        let n = 200
+        let outcomes = Mutex<[Int64]>([])
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let group = DispatchGroup()
+            for i in 0..<n {
+                group.enter()
+                store.write(.set(WriteEntry(path: path("items/i\(i)"), value: .int(Int64(i)))), check: nil) { result in
+                    if case .success(let outcome) = result { outcomes.withLock { $0.append(outcome.seq) } }
+                    group.leave()
+                }
+            }
+            group.notify(queue: .global()) { done.resume() }
+        }
+        let seqs = outcomes.withLock { $0 }
+        #expect(seqs.count == n)
+        #expect(Set(seqs).count == n)
+        #expect(try store.readSync { try $0.childKeys(at: path("items")) }.count == n)
+    }
+
+    @Test func oneFailingWriteInABatchLeavesTheOthers() async throws {
+        let store = try open()
+        struct Denied: Error {}
+        let results = Mutex<[String: Bool]>([:])
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let group = DispatchGroup()
+            for i in 0..<20 {
+                group.enter()
+                let deny: WriteCheck = { _, _ in throw Denied() }
+                store.write(.set(WriteEntry(path: path("b/k\(i)"), value: .int(Int64(i)))),
+                            check: i % 3 == 0 ? deny : nil) { result in
+                    results.withLock { $0["k\(i)"] = (try? result.get()) != nil }
+                    group.leave()
+                }
+            }
+            group.notify(queue: .global()) { done.resume() }
+        }
+        let stored = Set(try store.readSync { try $0.childKeys(at: path("b")) })
+        let acknowledged = Set(results.withLock { $0 }.filter(\.value).keys)
+        #expect(stored == acknowledged)
+        #expect(stored.count == 13)
+    }
+
+    @Test func changesArePublishedAfterCommitAndLogged() throws {
+        let published = Mutex<[Change]>([])
+        let store = try open(onCommit: { changes in published.withLock { $0 += changes } })
+        let first = try store.put("a", .int(1))
+        let second = try store.writeSync(.update(base: path("x"), entries: [
+            WriteEntry(path: path("x/y/z"), value: .int(2)), WriteEntry(path: path("x/w"), value: nil),
+        ]))
+        #expect(second.seq > first.seq)
+        let seen = published.withLock { $0 }
+        try #require(seen.map(\.seq) == [first.seq, second.seq])
+        #expect(seen[0].kind == .put && seen[0].path == path("a") && seen[0].data == .int(1))
+        #expect(seen[1].kind == .patch && seen[1].data == obj(["y/z": .int(2), "w": .null]))
+        let logged = try store.changes(after: 0, limit: 10)
+        #expect(logged.changes.map(\.seq) == [first.seq, second.seq])
+    }
+
+    @Test func changeLogIsTrimmedToItsRetention() throws {
+        var options = StoreOptions()
+        options.changeLogRetention = 10
+        let store = try open(options)
+        var last: Int64 = 0
+        for i in 0..<40 { last = try store.put("n", .int(Int64(i))).seq }
+        let (changes, oldest) = try store.changes(after: 0, limit: 100)
+        #expect(changes.count <= 10 + 1)
+        #expect(changes.count >= 10)
+        #expect(changes.last?.seq == last)
+        #expect(oldest == changes.first?.seq)
+    }
+
+    @Test func dataSurvivesReopenAndTheFileIsSound() throws {
+        do {
+            let store = try open()
+            try store.put("keep/me", .string("yes"))
+            store.close()
+            #expect(throws: WriteFailure.self) { try store.put("after", .int(1)) }
+        }
+        let reopened = try open()
+        #expect(try reopened.get("keep/me") == .string("yes"))
+        #expect(try reopened.integrityCheck() == "ok")
+    }
+
+    @Test func aNewerSchemaIsRefused() throws {
+        do {
+            let store = try open()
+            store.close()
+        }
+        let raw = try SQLiteConnection(path: dir.path + "/" + SQLiteTreeStore.fileName, mode: .readWriteCreate)
+        try raw.execute("PRAGMA user_version = 999")
+        #expect(throws: StoreError.schemaTooNew(found: 999, known: Schema.currentVersion)) { try open() }
+    }
+}
