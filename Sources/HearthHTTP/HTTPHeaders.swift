@@ -13,20 +13,19 @@ public struct HTTPHeaders: Sendable, Sequence {
 
     /// Replaces every field with this name by one field.
     public mutating func set(_ name: String, _ value: String) {
-        fields.removeAll { $0.name.lowercased() == name.lowercased() }
+        fields.removeAll { ASCII.equalsIgnoringCase($0.name, name) }
         fields.append((name, value))
     }
 
     /// The first value of the named field.
     public subscript(name: String) -> String? {
-        let lower = name.lowercased()
-        return fields.first { $0.name.lowercased() == lower }?.value
+        // Compared byte-wise (field names are ASCII tokens): no lowercased copies per lookup.
+        fields.first { ASCII.equalsIgnoringCase($0.name, name) }?.value
     }
 
     /// Every value of the named field, in order.
     public func values(_ name: String) -> [String] {
-        let lower = name.lowercased()
-        return fields.filter { $0.name.lowercased() == lower }.map(\.value)
+        fields.filter { ASCII.equalsIgnoringCase($0.name, name) }.map(\.value)
     }
 
     public var count: Int { fields.count }

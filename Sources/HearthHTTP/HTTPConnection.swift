@@ -1,0 +1,362 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+
+/// One accepted TCP connection: reads with a Dispatch read source, parses, hands requests
+/// to the handler strictly one at a time, writes responses in order (RFC 9112 §9.3.2:
+/// pipelined requests are answered in the order received), and closes per its lifecycle.
+///
+/// `@unchecked Sendable`: all mutable state is confined to `loop.queue`. The responder
+/// closures that may run on other threads only capture `self` to hop back onto that queue.
+///
+/// Dispatch source rules followed here (LINUX-SWIFT-NOTES pitfall 5): the fd is closed
+/// only in the last cancel handler, after both sources are cancelled; a suspended source
+/// is resumed before it is cancelled; the source→handler→self cycle is broken in the
+/// cancel handler; the write source is created only when a write would block, and
+/// suspended again when the output is drained.
+final class HTTPConnection: @unchecked Sendable {
+    struct Context: Sendable {
+        let handler: any HTTPHandler
+        let limits: HTTPLimits
+        let counters: ServerCounters
+        let clock: @Sendable () -> Nanoseconds
+        let log: @Sendable (String) -> Void
+        /// Called once, after the fd is closed.
+        let onClose: @Sendable () -> Void
+    }
+
+    /// Unparsed input that may wait while a request is being handled before we stop
+    /// reading (backpressure on pipelining clients).
+    static let readAheadLimit = 64 * 1024
+
+    let fd: Int32
+    let remoteAddress: String
+    let loop: IOLoop
+    let context: Context
+
+    private var parser: HTTPRequestParser
+    private var lifecycle: ConnectionLifecycle
+    private var readSource: DispatchSourceRead?
+    private var writeSource: DispatchSourceWrite?
+    private var readSuspended = false
+    private var writeSuspended = false
+    private var liveSources = 0
+
+    private var output: [UInt8] = []
+    private var outputOffset = 0
+
+    /// The handler owes a response for request number `sequence`.
+    private var inFlight = false
+    private var sequence: UInt64 = 0
+    private var pendingResponse: HTTPResponse?
+    private var currentIsHead = false
+    private var currentKeepAlive = true
+    private var currentMinorVersion = 1
+
+    /// The final response is queued; close once it is written.
+    private var closeAfterFlush = false
+    private var lingering = false
+    private var lingerBytes = 0
+    private var peerClosed = false
+    private var shuttingDown = false
+    private var pumping = false
+    private(set) var closed = false
+
+    init(fd: Int32, remoteAddress: String, loop: IOLoop, context: Context) {
+        self.fd = fd
+        self.remoteAddress = remoteAddress
+        self.loop = loop
+        self.context = context
+        self.parser = HTTPRequestParser(limits: context.limits)
+        self.lifecycle = ConnectionLifecycle(limits: context.limits, now: context.clock())
+        context.counters.liveConnectionObjects.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    deinit {
+        context.counters.liveConnectionObjects.wrappingSubtract(1, ordering: .relaxed)
+    }
+
+    /// Starts reading. On `loop.queue`.
+    func start() {
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: loop.queue)
+        source.setEventHandler { self.readable() }
+        source.setCancelHandler { self.sourceCancelled() }
+        readSource = source
+        liveSources = 1
+        source.activate()
+    }
+
+    // MARK: Reading
+
+    private func readable() {
+        if closed { return }
+        let buffer = loop.readBuffer
+        for _ in 0..<4 {
+            let result: IOResult<Int>
+            do {
+                result = try Syscall.receive(fd, into: buffer)
+            } catch {
+                close()  // ECONNRESET and friends: nothing more can be said.
+                return
+            }
+            guard case .done(let count) = result else { break }
+            if count == 0 {
+                peerClosed = true
+                break
+            }
+            if lingering {
+                lingerBytes += count
+                if lingerBytes > HTTPLimits.lingerMaxBytes {
+                    close()
+                    return
+                }
+            } else {
+                parser.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            }
+            if count < buffer.count { break }
+        }
+        if lingering {
+            if peerClosed { close() }
+            return
+        }
+        pump()
+    }
+
+    /// Reads only while it is useful: not after end of stream (a level-triggered source
+    /// would fire forever), and not while a pipelining client has more than
+    /// `readAheadLimit` bytes waiting behind the request being handled.
+    private func updateReadInterest() {
+        guard !closed, let source = readSource else { return }
+        let wanted = !peerClosed && (lingering || parser.bufferedByteCount < Self.readAheadLimit)
+        if wanted && readSuspended {
+            readSuspended = false
+            source.resume()
+        } else if !wanted && !readSuspended {
+            readSuspended = true
+            source.suspend()
+        }
+    }
+
+    // MARK: The request/response loop
+
+    /// Moves the connection forward as far as it can: queue a delivered response, write,
+    /// then take the next request once everything before it is written.
+    private func pump() {
+        assert(loop.isCurrent, "HTTPConnection used off its I/O queue")
+        if pumping || closed { return }
+        pumping = true
+        defer { pumping = false }
+        while !closed {
+            if let response = pendingResponse {
+                pendingResponse = nil
+                queue(response)
+            }
+            if outputOffset < output.count && !flush() { break }
+            if closeAfterFlush {
+                startLingering()
+                break
+            }
+            if inFlight { break }
+            if shuttingDown && lifecycle.isIdle(parserPhase: parser.phase) {
+                close()
+                break
+            }
+            guard let event = parser.next() else {
+                lifecycle.inputParsed(parser.phase, now: context.clock())
+                if peerClosed { close() }
+                break
+            }
+            switch event {
+            case .continueExpected:
+                HTTPResponseSerializer.append(HTTPResponseSerializer.continueBytes, to: &output)
+            case .error(let error):
+                context.counters.malformed.wrappingAdd(1, ordering: .relaxed)
+                respondFinally(status: error.status, minorVersion: 1)
+            case .request(let request, let keepAlive):
+                dispatch(request, keepAlive: keepAlive)
+            }
+        }
+        updateReadInterest()
+    }
+
+    private func dispatch(_ request: HTTPRequest, keepAlive: Bool) {
+        var request = request
+        request.remoteAddress = remoteAddress
+        inFlight = true
+        sequence &+= 1
+        let number = sequence
+        currentIsHead = request.method == "HEAD"
+        currentKeepAlive = keepAlive
+        currentMinorVersion = request.minorVersion
+        lifecycle.requestDispatched()
+        context.counters.requests.wrappingAdd(1, ordering: .relaxed)
+        let loop = self.loop
+        let responder = HTTPResponder { response in
+            if loop.isCurrent {
+                self.deliver(response, for: number)
+            } else {
+                loop.queue.async { self.deliver(response, for: number) }
+            }
+        }
+        context.handler.handle(request, responder: responder)
+    }
+
+    /// The handler's answer, on `loop.queue`. A second answer, or one for a connection
+    /// that already closed, is dropped.
+    private func deliver(_ response: HTTPResponse, for number: UInt64) {
+        guard !closed, inFlight, number == sequence, pendingResponse == nil else { return }
+        pendingResponse = response
+        pump()
+    }
+
+    private func queue(_ response: HTTPResponse) {
+        inFlight = false
+        let keepAlive = currentKeepAlive && !shuttingDown && !HTTPResponseSerializer.requestsClose(response)
+        HTTPResponseSerializer.serialize(
+            response, isHead: currentIsHead, keepAlive: keepAlive, minorVersion: currentMinorVersion, into: &output)
+        if !keepAlive { closeAfterFlush = true }
+        lifecycle.responseQueued(now: context.clock())
+    }
+
+    /// An answer from the HTTP layer itself (parse error, timeout), after which the
+    /// connection closes: the framing of anything that follows cannot be trusted.
+    private func respondFinally(status: Int, minorVersion: Int) {
+        currentIsHead = false
+        currentKeepAlive = false
+        currentMinorVersion = minorVersion
+        queue(HTTPResponseSerializer.errorResponse(status: status))
+    }
+
+    // MARK: Writing
+
+    /// Writes as much output as the socket takes. Returns true when all of it is written.
+    private func flush() -> Bool {
+        while outputOffset < output.count {
+            let result: IOResult<Int>
+            do {
+                result = try output.withUnsafeBytes { bytes throws(SystemError) in
+                    try Syscall.send(fd, UnsafeRawBufferPointer(rebasing: bytes[outputOffset...]))
+                }
+            } catch {
+                close()  // EPIPE, ECONNRESET: the peer is gone.
+                return false
+            }
+            switch result {
+            case .done(let count):
+                outputOffset += count
+                if outputOffset < output.count { lifecycle.wrote(now: context.clock()) }
+            case .wouldBlock:
+                armWriteSource()
+                return false
+            }
+        }
+        if output.capacity > 64 * 1024 { output = [] } else { output.removeAll(keepingCapacity: true) }
+        outputOffset = 0
+        if let source = writeSource, !writeSuspended {
+            writeSuspended = true
+            source.suspend()
+        }
+        lifecycle.outputDrained(now: context.clock())
+        return true
+    }
+
+    private func armWriteSource() {
+        if let source = writeSource {
+            if writeSuspended {
+                writeSuspended = false
+                source.resume()
+            }
+            return
+        }
+        let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: loop.queue)
+        source.setEventHandler { self.writable() }
+        source.setCancelHandler { self.sourceCancelled() }
+        writeSource = source
+        liveSources += 1
+        source.activate()
+    }
+
+    private func writable() {
+        if closed { return }
+        pump()
+    }
+
+    // MARK: Closing
+
+    /// After the final response: half-close and drain what the peer still sends, so the
+    /// response is not lost to a reset caused by unread input (RFC 9112 §9.6).
+    private func startLingering() {
+        if lingering { return }
+        lingering = true
+        try? Syscall.shutdown(fd, Int32(SHUT_WR))
+        lifecycle.lingerStarted(now: context.clock())
+        if peerClosed { close() }
+    }
+
+    /// Graceful shutdown of the server: close now if idle, else after the current response.
+    func beginShutdown() {
+        shuttingDown = true
+        if closed { return }
+        if !inFlight && pendingResponse == nil && outputOffset == output.count
+            && lifecycle.isIdle(parserPhase: parser.phase) {
+            close()
+        }
+    }
+
+    /// Called by the loop's periodic sweep.
+    func checkTimeouts(now: Nanoseconds) {
+        if closed { return }
+        switch lifecycle.check(now: now) {
+        case .none:
+            return
+        case .close:
+            close()
+        case .respondTimeoutAndClose:
+            if inFlight || closeAfterFlush {
+                close()
+            } else {
+                respondFinally(status: 408, minorVersion: 1)
+                pump()
+            }
+        }
+    }
+
+    /// Cancels the sources; the fd is closed when the last cancel handler runs.
+    func close() {
+        assert(loop.isCurrent, "HTTPConnection used off its I/O queue")
+        if closed { return }
+        closed = true
+        lifecycle.closed()
+        if let source = readSource {
+            if readSuspended {
+                readSuspended = false
+                source.resume()
+            }
+            source.cancel()
+        }
+        if let source = writeSource {
+            if writeSuspended {
+                writeSuspended = false
+                source.resume()
+            }
+            source.cancel()
+        }
+    }
+
+    private func sourceCancelled() {
+        liveSources -= 1
+        guard liveSources == 0 else { return }
+        do {
+            try Syscall.close(fd)
+        } catch {
+            context.log("HTTP connection: \(error)")
+        }
+        readSource = nil
+        writeSource = nil
+        output = []
+        parser = HTTPRequestParser(limits: context.limits)
+        loop.unregister(self)
+        context.onClose()
+    }
+}

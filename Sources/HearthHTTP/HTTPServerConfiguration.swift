@@ -1,0 +1,25 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where and how an `HTTPServer` listens.
+public struct HTTPServerConfiguration: Sendable {
+    /// An IPv4 or IPv6 address literal ("127.0.0.1", "0.0.0.0", "::1", "::"); brackets
+    /// around IPv6 ("[::1]") are accepted. Host names are not resolved: binding should
+    /// never depend on DNS. Default: loopback only (DESIGN §1).
+    public var host: String = "127.0.0.1"
+    /// TCP port; 0 lets the kernel pick a free one (`start()` returns it).
+    public var port: Int = 9000
+    /// Serial I/O queues, one per core by default (LINUX-SWIFT-NOTES pitfall 4).
+    public var ioQueueCount: Int = HTTPServerConfiguration.defaultIOQueueCount
+    public var limits: HTTPLimits = HTTPLimits()
+
+    public static var defaultIOQueueCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+
+    public init(host: String = "127.0.0.1", port: Int = 9000, ioQueueCount: Int? = nil, limits: HTTPLimits = HTTPLimits()) {
+        self.host = host
+        self.port = port
+        self.ioQueueCount = ioQueueCount ?? HTTPServerConfiguration.defaultIOQueueCount
+        self.limits = limits
+    }
+}

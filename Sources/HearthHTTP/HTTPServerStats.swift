@@ -1,0 +1,22 @@
+/// A snapshot of a server's counters, for `/metrics`.
+public struct HTTPServerStats: Sendable, Equatable {
+    /// Connections currently open (accepted and not yet closed).
+    public var openConnections: Int
+    /// Connections accepted since start, including those refused with 503.
+    public var acceptedConnections: Int
+    /// Connections refused with 503 because `maxConnections` was reached.
+    public var rejectedConnections: Int
+    /// Requests handed to the handler since start (malformed ones are not counted).
+    public var totalRequests: Int
+    /// Malformed requests answered with an error status by the HTTP layer itself.
+    public var malformedRequests: Int
+
+    public init(openConnections: Int = 0, acceptedConnections: Int = 0, rejectedConnections: Int = 0,
+                totalRequests: Int = 0, malformedRequests: Int = 0) {
+        self.openConnections = openConnections
+        self.acceptedConnections = acceptedConnections
+        self.rejectedConnections = rejectedConnections
+        self.totalRequests = totalRequests
+        self.malformedRequests = malformedRequests
+    }
+}

@@ -1,0 +1,23 @@
+import Synchronization
+
+/// The server's counters, shared by the accept queue and the I/O queues. Atomics, so
+/// reading `stats` never waits on an I/O queue.
+final class ServerCounters: Sendable {
+    let open = Atomic<Int>(0)
+    let accepted = Atomic<Int>(0)
+    let rejected = Atomic<Int>(0)
+    let requests = Atomic<Int>(0)
+    let malformed = Atomic<Int>(0)
+    /// `HTTPConnection` objects alive: lets tests prove connections are freed after close
+    /// (no retain cycle left between a connection, its sources and its handlers).
+    let liveConnectionObjects = Atomic<Int>(0)
+
+    var snapshot: HTTPServerStats {
+        HTTPServerStats(
+            openConnections: open.load(ordering: .relaxed),
+            acceptedConnections: accepted.load(ordering: .relaxed),
+            rejectedConnections: rejected.load(ordering: .relaxed),
+            totalRequests: requests.load(ordering: .relaxed),
+            malformedRequests: malformed.load(ordering: .relaxed))
+    }
+}

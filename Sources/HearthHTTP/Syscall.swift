@@ -1,0 +1,131 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSystem
+
+/// The outcome of a non-blocking call that may have nothing to do.
+enum IOResult<Value> {
+    case done(Value)
+    /// `EAGAIN`/`EWOULDBLOCK`: not an error; wait for readiness and try again.
+    case wouldBlock
+}
+
+/// The one wrapper every system call of this module goes through (STYLE habit 3).
+///
+/// - `EINTR` is retried (except for `close`, see `close(_:)`).
+/// - `EAGAIN`/`EWOULDBLOCK` become `.wouldBlock`.
+/// - `EBADF` and `EFAULT` mean we passed a stale descriptor or a bad pointer: a bug in this
+///   module, never a condition to handle, so they trap (as SwiftNIO does).
+/// - Anything else is a typed `SystemError` carrying `errno` and the call's name.
+enum Syscall {
+    @inline(__always)
+    static func retrying(_ name: StaticString, _ body: () -> Int) throws(SystemError) -> IOResult<Int> {
+        while true {
+            let result = body()
+            if result >= 0 { return .done(result) }
+            let code = Glibc.errno
+            switch code {
+            case EINTR:
+                continue
+            case EAGAIN, EWOULDBLOCK:
+                return .wouldBlock
+            case EBADF, EFAULT:
+                preconditionFailure("\(name): \(code == EBADF ? "EBADF" : "EFAULT") is a bug in HearthHTTP")
+            default:
+                throw SystemError(errno: code, call: "\(name)")
+            }
+        }
+    }
+
+    /// For calls on blocking paths (setup), where "would block" cannot happen.
+    @inline(__always)
+    static func blocking(_ name: StaticString, _ body: () -> Int) throws(SystemError) -> Int {
+        switch try retrying(name, body) {
+        case .done(let value): return value
+        case .wouldBlock: throw SystemError(errno: EAGAIN, call: "\(name)")
+        }
+    }
+
+    // MARK: Sockets
+
+    /// A TCP socket, non-blocking and close-on-exec from birth.
+    static func socket(family: Int32) throws(SystemError) -> Int32 {
+        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        return Int32(try blocking("socket") { Int(Glibc.socket(family, type, 0)) })
+    }
+
+    static func setOption(_ fd: Int32, level: Int32, name: Int32, value: Int32) throws(SystemError) {
+        var value = value
+        _ = try blocking("setsockopt") {
+            Int(Glibc.setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size)))
+        }
+    }
+
+    static func bind(_ fd: Int32, _ address: UnsafePointer<sockaddr_storage>, _ length: socklen_t) throws(SystemError) {
+        _ = try blocking("bind") {
+            address.withMemoryRebound(to: sockaddr.self, capacity: 1) { Int(Glibc.bind(fd, $0, length)) }
+        }
+    }
+
+    static func listen(_ fd: Int32, backlog: Int32) throws(SystemError) {
+        _ = try blocking("listen") { Int(Glibc.listen(fd, backlog)) }
+    }
+
+    static func localAddress(_ fd: Int32) throws(SystemError) -> sockaddr_storage {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = try blocking("getsockname") {
+            withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Int(getsockname(fd, $0, &length)) }
+            }
+        }
+        return storage
+    }
+
+    /// `accept4(SOCK_NONBLOCK | SOCK_CLOEXEC)`: the new descriptor never leaks into a child
+    /// process and never blocks an I/O queue.
+    static func accept(_ fd: Int32, peer: inout sockaddr_storage) throws(SystemError) -> IOResult<Int32> {
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let flags = Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        let result = try retrying("accept4") {
+            withUnsafeMutablePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Int(hearth_accept4(fd, $0, &length, flags)) }
+            }
+        }
+        switch result {
+        case .done(let newFD): return .done(Int32(newFD))
+        case .wouldBlock: return .wouldBlock
+        }
+    }
+
+    /// `recv`; `.done(0)` is end of stream.
+    @inline(__always)
+    static func receive(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> IOResult<Int> {
+        try retrying("recv") { Glibc.recv(fd, buffer.baseAddress, buffer.count, 0) }
+    }
+
+    /// `send` with `MSG_NOSIGNAL`: a peer that went away is an `EPIPE` error, never a signal.
+    @inline(__always)
+    static func send(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) throws(SystemError) -> IOResult<Int> {
+        try retrying("send") { Glibc.send(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    static func shutdown(_ fd: Int32, _ how: Int32) throws(SystemError) {
+        _ = try blocking("shutdown") { Int(Glibc.shutdown(fd, how)) }
+    }
+
+    /// `close` is never retried: on Linux the descriptor is released even when `close`
+    /// reports `EINTR`, and a retry could close a number another thread just got.
+    static func close(_ fd: Int32) throws(SystemError) {
+        if Glibc.close(fd) == 0 { return }
+        let code = Glibc.errno
+        if code == EINTR { return }
+        if code == EBADF { preconditionFailure("close: EBADF is a bug in HearthHTTP") }
+        throw SystemError(errno: code, call: "close")
+    }
+
+    /// Ignore `SIGPIPE` process-wide; writes report `EPIPE` instead (LINUX-SWIFT-NOTES 6).
+    static func ignoreSIGPIPE() {
+        _ = Glibc.signal(SIGPIPE, SIG_IGN)
+    }
+}

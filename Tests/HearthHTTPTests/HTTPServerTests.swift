@@ -1,0 +1,175 @@
+import Dispatch
+import Testing
+@testable import HearthHTTP
+
+/// Live tests: a real server on 127.0.0.1, port 0, and a raw socket client.
+@Suite("HTTPServer: live")
+struct HTTPServerTests {
+    @Test func keepAliveServesTwoRequestsOnOneConnection() async throws {
+        try await withServer { port, server in
+            let client = try RawClient(port: port)
+            try client.send("GET /one HTTP/1.1\r\nHost: h\r\n\r\n")
+            let first = try #require(try client.readResponse())
+            #expect(first.status == 200)
+            #expect(first.text == "GET /one ")
+            #expect(first.header("Content-Length") == "9")
+            #expect(first.header("Connection") == nil)
+            try client.send("GET /two HTTP/1.1\r\nHost: h\r\n\r\n")
+            let second = try #require(try client.readResponse())
+            #expect(second.text == "GET /two ")
+            #expect(server.stats.totalRequests == 2)
+            #expect(server.stats.openConnections == 1)
+        }
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
+        try await withServer { port, _ in
+            let client = try RawClient(port: port)
+            try client.send("GET /a HTTP/1.1\r\nHost: h\r\n\r\nPOST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nhi"
+                            + "GET /c HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+            #expect(try client.readResponse()?.text == "GET /a ")
+            #expect(try client.readResponse()?.text == "POST /b hi")
+            let last = try #require(try client.readResponse())
+            #expect(last.text == "GET /c ")
+            #expect(last.header("Connection") == "close")
+            #expect(client.isClosedByServer())
+        }
+    }
+
+    @Test func pipelinedAsyncResponsesKeepTheirOrder() async throws {
+        let handler = ClosureHandler { request, responder in
+            let delay = request.path == "/slow" ? 0.1 : 0
+            DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
+                responder.respond(.text(request.path))
+            }
+        }
+        try await withServer(handler: handler) { port, _ in
+            let client = try RawClient(port: port)
+            try client.send("GET /slow HTTP/1.1\r\nHost: h\r\n\r\nGET /fast HTTP/1.1\r\nHost: h\r\n\r\n")
+            #expect(try client.readResponse()?.text == "/slow")
+            #expect(try client.readResponse()?.text == "/fast")
+        }
+    }
+
+    @Test func handlerMayRespondLaterFromAnotherQueue() async throws {
+        let worker = DispatchQueue(label: "test.worker")
+        let handler = ClosureHandler { request, responder in
+            worker.async {
+                responder.respond(.text("later \(request.path)", status: 201))
+                responder.respond(.text("a second answer is ignored"))
+            }
+        }
+        try await withServer(handler: handler) { port, _ in
+            let client = try RawClient(port: port)
+            for path in ["/x", "/y"] {
+                try client.send("GET \(path) HTTP/1.1\r\nHost: h\r\n\r\n")
+                let response = try #require(try client.readResponse())
+                #expect(response.status == 201)
+                #expect(response.text == "later \(path)")
+            }
+        }
+    }
+
+    @Test func expectContinueGets100BeforeTheBody() async throws {
+        try await withServer { port, _ in
+            let client = try RawClient(port: port)
+            try client.send("POST /upload HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+            let interim = try #require(try client.readResponse())
+            #expect(interim.status == 100)
+            try client.send("hello")
+            let final = try #require(try client.readResponse())
+            #expect(final.status == 200)
+            #expect(final.text == "POST /upload hello")
+        }
+    }
+
+    @Test func headHasTheLengthOfGetButNoBody() async throws {
+        try await withServer { port, _ in
+            let client = try RawClient(port: port)
+            try client.send("HEAD /h HTTP/1.1\r\nHost: h\r\n\r\nGET /h HTTP/1.1\r\nHost: h\r\n\r\n")
+            let head = try #require(try client.readResponse(head: true))
+            #expect(head.status == 200)
+            #expect(head.header("Content-Length") == "8")  // "HEAD /h "
+            #expect(head.body.isEmpty)
+            // The next response starts right after the head: no body bytes were sent.
+            let get = try #require(try client.readResponse())
+            #expect(get.text == "GET /h ")
+        }
+    }
+
+    @Test func chunkedRequestBody() async throws {
+        try await withServer { port, _ in
+            let client = try RawClient(port: port)
+            try client.send("POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n")
+            try client.send("4;ext=1\r\nabcd\r\n")
+            try client.send("2\r\nef\r\n0\r\nTrailer: x\r\n\r\n")
+            #expect(try client.readResponse()?.text == "POST /c abcdef")
+        }
+    }
+
+    @Test func largeBodyInAndOut() async throws {
+        let handler = ClosureHandler { request, responder in
+            responder.respond(HTTPResponse(status: 200, body: request.body))
+        }
+        try await withServer(handler: handler) { port, _ in
+            let client = try RawClient(port: port)
+            let body = (0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            try client.send(Array("PUT /big HTTP/1.1\r\nHost: h\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
+            let response = try #require(try client.readResponse())
+            #expect(response.body == body)
+        }
+    }
+
+    @Test func http10ClosesUnlessKeepAlive() async throws {
+        try await withServer { port, _ in
+            let plain = try RawClient(port: port)
+            try plain.send("GET /a HTTP/1.0\r\n\r\n")
+            let response = try #require(try plain.readResponse())
+            #expect(response.header("Connection") == "close")
+            #expect(plain.isClosedByServer())
+
+            let keepAlive = try RawClient(port: port)
+            try keepAlive.send("GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            #expect(try keepAlive.readResponse()?.header("Connection") == "keep-alive")
+            try keepAlive.send("GET /b HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            #expect(try keepAlive.readResponse()?.text == "GET /b ")
+        }
+    }
+
+    @Test func requestsAfterHalfCloseAreStillAnswered() async throws {
+        try await withServer { port, _ in
+            let client = try RawClient(port: port)
+            try client.send("GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /b HTTP/1.1\r\nHost: h\r\n\r\n")
+            client.finishSending()
+            #expect(try client.readResponse()?.text == "GET /a ")
+            #expect(try client.readResponse()?.text == "GET /b ")
+            #expect(client.isClosedByServer())
+        }
+    }
+
+    @Test func remoteAddressIsSet() async throws {
+        let handler = ClosureHandler { request, responder in responder.respond(.text(request.remoteAddress)) }
+        try await withServer(handler: handler) { port, _ in
+            let client = try RawClient(port: port)
+            try client.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+            #expect(try client.readResponse()?.text == "127.0.0.1")
+        }
+    }
+
+    @Test func invalidHostIsRefusedAtStart() {
+        let server = HTTPServer(configuration: HTTPServerConfiguration(host: "localhost.invalid", port: 0), handler: echoHandler)
+        #expect(throws: HTTPServerError.invalidHost("localhost.invalid")) { try server.start() }
+    }
+
+    @Test func ipv6LoopbackBinds() async throws {
+        let server = HTTPServer(configuration: HTTPServerConfiguration(host: "[::1]", port: 0), handler: echoHandler)
+        let port: Int
+        do {
+            port = try server.start()
+        } catch let error as SystemError where error.errno == 99 /* EADDRNOTAVAIL: no IPv6 here */ {
+            return
+        }
+        #expect(port > 0)
+        await server.shutdown(gracePeriod: 0)
+    }
+}
