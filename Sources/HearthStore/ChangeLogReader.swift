@@ -18,7 +18,7 @@ struct ChangeLogReader {
             let data = try JSONParser.parse(Array(stmt.text(3).utf8))
             result.append(Change(
                 seq: stmt.int64(0),
-                path: DataPath(segments: path.isEmpty ? [] : path.split(separator: "/").map(String.init)),
+                path: DataPath(uncheckedSegments: path.isEmpty ? [] : path.split(separator: "/").map(String.init)),
                 kind: kind, data: data, at: stmt.int64(4)))
         }
         return (result, oldest)

@@ -154,6 +154,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     }
 
     /// Writes synchronously (for tools, tests and the CLI). Do not call on the writer queue.
+    @discardableResult
     public func writeSync(_ operation: WriteOperation, check: WriteCheck? = nil) throws(WriteFailure) -> WriteOutcome {
         let box = Mutex<Result<WriteOutcome, WriteFailure>?>(nil)
         let done = DispatchSemaphore(value: 0)

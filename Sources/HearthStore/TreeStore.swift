@@ -100,3 +100,19 @@ public protocol TreeStore: Sendable {
         completion: @escaping @Sendable (Result<WriteOutcome, WriteFailure>) -> Void
     )
 }
+
+extension TreeStore {
+    /// Runs a no-op write transaction on the writer, proving the store takes writes.
+    public func checkWritable(completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        write(.update(base: .root, entries: []), check: { _, _ in throw WritableProbe() }) { result in
+            switch result {
+            case .failure(.rejected(let error)) where error is WritableProbe: completion(.success(()))
+            case .failure(let failure): completion(.failure(failure))
+            case .success: completion(.success(()))
+            }
+        }
+    }
+}
+
+/// Thrown by `checkWritable`'s check so its transaction is rolled back untouched.
+struct WritableProbe: Error {}

@@ -27,8 +27,8 @@ struct TreeWriter {
             try connection.statement(Self.deleteRangeSQL).run([.text(range.lower), .text(range.upper)])
             if entry.value != nil {
                 var ancestor = path
-                while !ancestor.isRoot {
-                    ancestor = ancestor.parent
+                while let parent = ancestor.parent {
+                    ancestor = parent
                     try connection.statement(Self.deleteExactSQL).run([.text(ancestor.storageKey)])
                 }
             }

@@ -2,7 +2,7 @@ import HearthJSON
 @testable import HearthStore
 
 func path(_ s: String) -> DataPath {
-    DataPath(segments: s.split(separator: "/").map(String.init))
+    try! DataPath(string: s)
 }
 
 func obj(_ pairs: KeyValuePairs<String, JSONValue>) -> JSONValue {

@@ -1,0 +1,92 @@
+/// Parsing the path of a REST request URL (Firebase spec §1.1).
+extension DataPath {
+    /// The suffix REST URLs carry on their last segment (`/users/a.json`, `/.json`).
+    public static let jsonSuffix = ".json"
+
+    /// Parses the raw, still percent-encoded path of a request URL (the part before `?`).
+    ///
+    /// Steps, in order (spec §1.1):
+    /// 1. strip one trailing `.json` (only from the end of the whole path, i.e. the last
+    ///    segment; the suffix is optional here, requiring it is the HTTP layer's call);
+    /// 2. split on `/` and ignore empty segments (`//a///b/` is `/a/b`; `/.json` is root);
+    /// 3. percent-decode each segment (`%XX`, either case; `+` stays `+`). A malformed
+    ///    escape or bytes that are not UTF-8 give `PathError.badEncoding`;
+    /// 4. validate each decoded segment as a key, and the depth.
+    ///
+    /// Because splitting happens before decoding, `%2F` yields a key containing `/`, which
+    /// is then rejected as an invalid key. Admin paths such as `/.settings/rules.json` are
+    /// not data paths (`.settings` is not a valid key): route them before calling this.
+    public init(urlPath: some StringProtocol) throws(PathError) {
+        var raw = Substring(urlPath)
+        if raw.hasSuffix(Self.jsonSuffix) { raw = raw.dropLast(Self.jsonSuffix.count) }
+
+        var segments: [String] = []
+        for piece in raw.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+            guard segments.count < Self.maxSegments else {
+                throw .tooDeep(depth: raw.utf8.split(separator: UInt8(ascii: "/")).count)
+            }
+            let key = try Self.percentDecode(piece)
+            try Self.validateKey(key)
+            segments.append(key)
+        }
+        self.init(uncheckedSegments: segments)
+    }
+
+    /// Decodes `%XX` escapes in one URL path segment and checks the result is UTF-8.
+    static func percentDecode(_ piece: Substring.UTF8View.SubSequence) throws(PathError) -> String {
+        guard piece.contains(UInt8(ascii: "%")) else {
+            // Swift strings are always valid UTF-8, so an escape-free segment is too.
+            return String(decoding: piece, as: UTF8.self)
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(piece.count)
+        var i = piece.startIndex
+        while i < piece.endIndex {
+            let byte = piece[i]
+            if byte == UInt8(ascii: "%") {
+                let h = piece.index(after: i)
+                guard h < piece.endIndex, let high = hexValue(piece[h]) else { throw badEncoding(piece) }
+                let l = piece.index(after: h)
+                guard l < piece.endIndex, let low = hexValue(piece[l]) else { throw badEncoding(piece) }
+                bytes.append(high << 4 | low)
+                i = piece.index(after: l)
+            } else {
+                bytes.append(byte)
+                i = piece.index(after: i)
+            }
+        }
+        guard let decoded = String(validatingUTF8Bytes: bytes) else { throw badEncoding(piece) }
+        return decoded
+    }
+
+    private static func badEncoding(_ piece: Substring.UTF8View.SubSequence) -> PathError {
+        .badEncoding(segment: String(decoding: piece, as: UTF8.self))
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}
+
+extension String {
+    /// The string these bytes encode, or nil when they are not well-formed UTF-8.
+    /// (`String(validating:as:)` needs macOS 15; this works everywhere.)
+    init?(validatingUTF8Bytes bytes: [UInt8]) {
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        var scalars = String.UnicodeScalarView()
+        loop: while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar): scalars.append(scalar)
+            case .emptyInput: break loop
+            case .error: return nil
+            }
+        }
+        self = String(scalars)
+    }
+}

@@ -1,0 +1,12 @@
+import HearthHTTP
+import HearthJSON
+import HearthStore
+
+/// `DELETE <path>.json`: remove the node; answers `null` (spec §1.2).
+enum DeleteEndpoint {
+    static func handle(_ request: RESTRequest, context: RESTContext, responder: HTTPResponder) {
+        WriteEndpoint.submit(
+            .set(WriteEntry(path: request.path, value: nil)), echo: .null,
+            request: request, context: context, responder: responder)
+    }
+}

@@ -1,0 +1,31 @@
+import HearthHTTP
+import HearthJSON
+import HearthStore
+
+/// `GET <path>.json` (spec §1.2, §1.3 `shallow`): read access is checked on the same
+/// snapshot the value is read from.
+enum ReadEndpoint {
+    static func handle(_ request: RESTRequest, context: RESTContext, responder: HTTPResponder) {
+        let policy = context.policy
+        context.store.read({ view -> HTTPResponse in
+            guard try policy.canRead(request.path, view: view) else {
+                return APIError.permissionDenied.response
+            }
+            if request.options.shallow {
+                if let leaf = try view.leaf(at: request.path) {
+                    return JSONResponse.make(leaf, options: request.options)
+                }
+                let keys = try view.childKeys(at: request.path)
+                let value: JSONValue = keys.isEmpty
+                    ? .null : .object(Dictionary(uniqueKeysWithValues: keys.map { ($0, JSONValue.bool(true)) }))
+                return JSONResponse.make(value, options: request.options, render: false)
+            }
+            return JSONResponse.make(try view.value(at: request.path), options: request.options)
+        }, completion: { result in
+            switch result {
+            case .success(let response): responder.respond(response)
+            case .failure(let error): responder.respond(context.response(for: error).response)
+            }
+        })
+    }
+}

@@ -1,0 +1,27 @@
+import HearthHTTP
+import HearthStore
+
+/// Everything `hearth serve` can be told. Defaults follow DESIGN.md §1: loopback only,
+/// port 9000 (the Firebase database emulator's), data in ./hearth-data, rules from
+/// ./rules.json.
+public struct HearthConfiguration: Sendable {
+    public static let defaultHost = "127.0.0.1"
+    public static let defaultPort = 9000
+    public static let defaultDataDirectory = "./hearth-data"
+    public static let defaultRulesPath = "./rules.json"
+    /// How long in-flight requests get to finish after SIGTERM/SIGINT before connections
+    /// are closed anyway.
+    public static let defaultShutdownGracePeriod = 10.0
+
+    public var host = HearthConfiguration.defaultHost
+    public var port = HearthConfiguration.defaultPort
+    public var dataDirectory = HearthConfiguration.defaultDataDirectory
+    public var rulesPath = HearthConfiguration.defaultRulesPath
+    /// Development only: serve without any access rules (everything allowed).
+    public var noRules = false
+    public var shutdownGracePeriod = HearthConfiguration.defaultShutdownGracePeriod
+    public var store = StoreOptions()
+    public var limits = HTTPLimits()
+
+    public init() {}
+}

@@ -1,1 +1,0 @@
-// HearthServer: see docs/ARCHITECTURE.md

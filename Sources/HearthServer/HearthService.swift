@@ -1,0 +1,80 @@
+import HearthHTTP
+import HearthJSON
+import HearthStore
+import Logging
+
+/// Why the server did not start. Descriptions are for the operator's terminal.
+public enum StartupError: Error, CustomStringConvertible {
+    case rulesRequired(path: String)
+    case store(StoreError)
+    case listen(host: String, port: Int, reason: String)
+
+    public var description: String {
+        switch self {
+        case .rulesRequired(let path):
+            return "the rules engine is not built yet, so rules from \(path) cannot be enforced; "
+                + "start with --no-rules to serve without access control (development only)"
+        case .store(let error):
+            return "cannot open the data store: \(error)"
+        case .listen(let host, let port, let reason):
+            return "cannot listen on \(host):\(port): \(reason)"
+        }
+    }
+}
+
+/// The composition root (DESIGN.md §2): builds the store, the access policy, the router and
+/// the HTTP server from one configuration, and runs them until `shutdown`.
+public final class HearthService: Sendable {
+    public let configuration: HearthConfiguration
+    private let logger: Logger
+    private let store: SQLiteTreeStore
+    private let http: HTTPServer
+
+    public init(configuration: HearthConfiguration, logger: Logger) throws(StartupError) {
+        self.configuration = configuration
+        self.logger = logger
+        guard configuration.noRules else {
+            throw .rulesRequired(path: configuration.rulesPath)
+        }
+        logger.warning("serving WITHOUT access rules (--no-rules): anyone who can reach this port can read and write everything")
+        do {
+            store = try SQLiteTreeStore(directory: configuration.dataDirectory, options: configuration.store)
+        } catch {
+            throw .store(error)
+        }
+        let context = RESTContext(
+            store: store, policy: OpenAccessPolicy(), pushIDs: SharedPushIDGenerator(), logger: logger)
+        var httpConfiguration = HTTPServerConfiguration()
+        httpConfiguration.host = configuration.host
+        httpConfiguration.port = configuration.port
+        httpConfiguration.limits = configuration.limits
+        let httpLogger = logger
+        http = HTTPServer(configuration: httpConfiguration, handler: Router(context: context), log: { message in
+            httpLogger.info("\(message)")
+        })
+    }
+
+    /// Starts listening; returns the bound port and logs `listening on http://HOST:PORT`.
+    @discardableResult
+    public func start() throws(StartupError) -> Int {
+        let port: Int
+        do {
+            port = try http.start()
+        } catch {
+            store.close()
+            throw .listen(host: configuration.host, port: configuration.port, reason: "\(error)")
+        }
+        let shownHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        logger.info("listening on http://\(shownHost):\(port)")
+        return port
+    }
+
+    /// Stops accepting, lets in-flight requests finish (up to the grace period), then
+    /// commits queued writes and closes the database.
+    public func shutdown() async {
+        logger.info("shutting down")
+        await http.shutdown(gracePeriod: configuration.shutdownGracePeriod)
+        store.close()
+        logger.info("stopped")
+    }
+}

@@ -1,0 +1,47 @@
+/// The query parameters of an RTDB REST request (spec §1.3) that this server understands.
+struct QueryOptions: Sendable, Equatable {
+    enum Print: Sendable, Equatable { case normal, pretty, silent }
+
+    var print: Print = .normal
+    var shallow = false
+    /// The raw `auth`/`access_token` credential, if any (used once accounts exist).
+    var credential: String?
+
+    /// Parameters that select or order children (spec §1.3); served by the query engine.
+    static let queryParameters: Set<String> = [
+        "orderBy", "startAt", "endAt", "equalTo", "limitToFirst", "limitToLast", "startAfter", "endBefore",
+    ]
+
+    /// Parses `query` (still percent-encoded). Unknown parameters are ignored, as Firebase
+    /// does, so cache-busting parameters and newer client options do not break requests.
+    init(query: String?) throws(APIError) {
+        guard let query, !query.isEmpty else { return }
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = PercentDecoding.decode(parts[0], plusIsSpace: true),
+                  let value = PercentDecoding.decode(parts.count > 1 ? parts[1] : "", plusIsSpace: true) else {
+                throw .badRequest("Invalid query string: bad percent-encoding")
+            }
+            switch name {
+            case "print":
+                switch value {
+                case "pretty": print = .pretty
+                case "silent": print = .silent
+                default: throw .badRequest("print must be 'pretty' or 'silent'")
+                }
+            case "shallow":
+                switch value {
+                case "true": shallow = true
+                case "false": shallow = false
+                default: throw .badRequest("shallow must be 'true' or 'false'")
+                }
+            case "auth", "access_token":
+                credential = value
+            default:
+                if Self.queryParameters.contains(name) {
+                    throw .badRequest("Queries (\(name)) are not supported by this server yet")
+                }
+            }
+        }
+    }
+}

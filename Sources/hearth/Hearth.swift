@@ -1,0 +1,12 @@
+import ArgumentParser
+
+/// The `hearth` command: parses arguments and makes one call into the library per command.
+@main
+struct Hearth: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hearth",
+        abstract: "A self-hosted Firebase Realtime Database: REST, rules, accounts, live streams, in one SQLite file.",
+        subcommands: [Serve.self],
+        defaultSubcommand: nil
+    )
+}

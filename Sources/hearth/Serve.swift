@@ -1,0 +1,96 @@
+import ArgumentParser
+import Dispatch
+import HearthServer
+import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `hearth serve`: run the server until SIGTERM or SIGINT.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the database over HTTP.",
+        discussion: """
+            Every option can also be set by an environment variable (HEARTH_HOST, HEARTH_PORT,
+            HEARTH_DATA_DIR, HEARTH_RULES, HEARTH_NO_RULES=1, HEARTH_SYNCHRONOUS, HEARTH_LOG_LEVEL);
+            a flag wins over the variable, the variable over the default.
+            """
+    )
+
+    @Option(help: "Address to bind (default 127.0.0.1; use 0.0.0.0 only behind a proxy or firewall).")
+    var host: String?
+
+    @Option(help: "Port to listen on (default 9000; 0 picks a free port, printed in the 'listening on' line).")
+    var port: Int?
+
+    @Option(name: .customLong("data-dir"), help: "Directory holding the database file (default ./hearth-data).")
+    var dataDir: String?
+
+    @Option(help: "Rules file (default ./rules.json).")
+    var rules: String?
+
+    @Flag(name: .customLong("no-rules"), help: "Development only: serve with NO access control. Logs a warning on every start.")
+    var noRules = false
+
+    @Option(help: "SQLite synchronous mode: full (default; every acknowledged write survives power loss) or normal.")
+    var synchronous: String?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info (default), notice, warning, error or critical.")
+    var logLevel: String?
+
+    func validate() throws {
+        if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
+        if let synchronous, !["full", "normal"].contains(synchronous.lowercased()) {
+            throw ValidationError("--synchronous must be 'full' or 'normal'")
+        }
+        if let logLevel, Logger.Level(rawValue: logLevel.lowercased()) == nil {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+    }
+
+    func run() async throws {
+        let environment = Environment()
+        let level = Logger.Level(rawValue: (logLevel ?? environment["HEARTH_LOG_LEVEL"] ?? "info").lowercased()) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "hearth")
+        let configuration = try resolve(environment)
+        let service: HearthService
+        do {
+            service = try HearthService(configuration: configuration, logger: logger)
+            try service.start()
+        } catch {
+            logger.critical("\(error)")
+            throw ExitCode(1)
+        }
+        let signal = await SignalWaiter.wait(for: [SIGTERM, SIGINT])
+        logger.info("received signal \(signal)")
+        await service.shutdown()
+    }
+
+    /// Flag, else environment variable, else default.
+    func resolve(_ environment: Environment) throws -> HearthConfiguration {
+        var configuration = HearthConfiguration()
+        configuration.host = host ?? environment["HEARTH_HOST"] ?? configuration.host
+        if let port {
+            configuration.port = port
+        } else if let text = environment["HEARTH_PORT"] {
+            guard let value = Int(text), (0...65535).contains(value) else {
+                throw ValidationError("HEARTH_PORT must be a port number")
+            }
+            configuration.port = value
+        }
+        configuration.dataDirectory = dataDir ?? environment["HEARTH_DATA_DIR"] ?? configuration.dataDirectory
+        configuration.rulesPath = rules ?? environment["HEARTH_RULES"] ?? configuration.rulesPath
+        configuration.noRules = noRules || environment.flag("HEARTH_NO_RULES")
+        switch (synchronous ?? environment["HEARTH_SYNCHRONOUS"] ?? "full").lowercased() {
+        case "full": configuration.store.synchronous = .full
+        case "normal": configuration.store.synchronous = .normal
+        default: throw ValidationError("HEARTH_SYNCHRONOUS must be 'full' or 'normal'")
+        }
+        return configuration
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import Synchronization
+
+/// The built `hearth` binary run as a child process, as an operator would run it.
+///
+/// The binary is found next to the test bundle (SwiftPM puts every product of a build in
+/// one folder) or at `$HEARTH_BINARY`.
+final class HearthProcess: @unchecked Sendable {  // `process` is set once in init; output is behind a Mutex
+    let process = Process()
+    let dataDirectory: String
+    private let output = Mutex<String>("")
+    private let listening = DispatchSemaphore(value: 0)
+    private let exited = DispatchSemaphore(value: 0)
+    private(set) var port: Int = 0
+
+    /// How long to wait for a child event before failing the test instead of hanging.
+    static let eventTimeout: DispatchTimeInterval = .seconds(60)
+
+    static var binaryPath: String {
+        if let path = ProcessInfo.processInfo.environment["HEARTH_BINARY"] { return path }
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        var candidate = bundle
+        // .../debug/HearthPackageTests.xctest or .../debug/HearthPackageTests.xctest/Contents/...
+        while candidate.path != "/" {
+            let path = candidate.appendingPathComponent("hearth").path
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+            candidate = candidate.deletingLastPathComponent()
+        }
+        return bundle.appendingPathComponent("hearth").path
+    }
+
+    init(arguments: [String], dataDirectory: String, environment: [String: String] = [:]) throws {
+        self.dataDirectory = dataDirectory
+        process.executableURL = URL(fileURLWithPath: Self.binaryPath)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HEARTH_") }
+        env.merge(environment) { $1 }
+        process.environment = env
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = pipe
+        let handle = pipe.fileHandleForReading
+        handle.readabilityHandler = { [weak self] h in
+            let data = h.availableData
+            guard let self else { return }
+            if data.isEmpty {
+                h.readabilityHandler = nil
+                return
+            }
+            let text = String(decoding: data, as: UTF8.self)
+            let (found, port) = self.output.withLock { out -> (Bool, Int) in
+                let wasListening = out.contains("listening on http://")
+                out += text
+                guard !wasListening, let range = out.range(of: "listening on http://") else { return (false, 0) }
+                let rest = out[range.upperBound...].prefix { $0 != "\n" }
+                guard let colon = rest.lastIndex(of: ":"), let port = Int(rest[rest.index(after: colon)...].trimmingCharacters(in: .whitespaces)) else { return (false, 0) }
+                return (true, port)
+            }
+            if found {
+                self.port = port
+                self.listening.signal()
+            }
+        }
+        process.terminationHandler = { [exited] _ in exited.signal() }
+        try process.run()
+    }
+
+    /// Starts `hearth serve` on port 0 in `dataDirectory` and waits for its `listening on` line.
+    static func serve(dataDirectory: String, extra: [String] = ["--no-rules"], environment: [String: String] = [:]) throws -> HearthProcess {
+        let child = try HearthProcess(
+            arguments: ["serve", "--port", "0", "--data-dir", dataDirectory] + extra,
+            dataDirectory: dataDirectory, environment: environment)
+        try child.waitUntilListening()
+        return child
+    }
+
+    func waitUntilListening() throws {
+        if listening.wait(timeout: .now() + Self.eventTimeout) == .timedOut {
+            process.terminate()
+            throw ChildError.notListening(output: log)
+        }
+    }
+
+    var log: String { output.withLock { $0 } }
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    /// Waits for the process to exit and returns its status (or the signal that ended it).
+    @discardableResult
+    func waitForExit() throws -> Int32 {
+        if exited.wait(timeout: .now() + Self.eventTimeout) == .timedOut {
+            kill(process.processIdentifier, SIGKILL)
+            throw ChildError.didNotExit(output: log)
+        }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
+    enum ChildError: Error {
+        case notListening(output: String)
+        case didNotExit(output: String)
+    }
+}
+
+/// Runs a command to completion and returns its exit status and standard output.
+@discardableResult
+func run(_ executable: String, _ arguments: [String], input: String? = nil) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let out = Pipe()
+    process.standardOutput = out
+    process.standardError = FileHandle.nullDevice
+    let inPipe = Pipe()
+    process.standardInput = inPipe
+    try process.run()
+    if let input { inPipe.fileHandleForWriting.write(Data(input.utf8)) }
+    try inPipe.fileHandleForWriting.close()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+/// A fresh directory per test, removed when the value is released.
+final class TemporaryDirectory {
+    let path: String
+
+    init() {
+        var template = Array((NSTemporaryDirectory() + "hearth-e2e-XXXXXX").utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        precondition(made != nil, "mkdtemp failed")
+        path = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
