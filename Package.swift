@@ -43,11 +43,15 @@ let package = Package(
         .executableTarget(name: "FuzzHTTPParser", dependencies: ["HearthHTTP"]),
         .executableTarget(name: "FuzzJSONParser", dependencies: ["HearthJSON"]),
 
+        // Shared test helpers (temp directories); tests only.
+        .target(name: "HearthTesting", path: "Tests/HearthTesting"),
         .testTarget(name: "HearthJSONTests", dependencies: ["HearthJSON"]),
-        .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthJSON"]),
+        .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP"]),
-        .testTarget(name: "HearthServerTests", dependencies: ["HearthServer", "HearthHTTP", "HearthJSON", "HearthStore"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["HearthJSON"]),
+        .testTarget(
+            name: "HearthServerTests",
+            dependencies: ["HearthServer", "HearthHTTP", "HearthJSON", "HearthStore", "HearthTesting"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["HearthJSON", "HearthTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -34,42 +34,10 @@ extension DataPath {
 
     /// Decodes `%XX` escapes in one URL path segment and checks the result is UTF-8.
     static func percentDecode(_ piece: Substring.UTF8View.SubSequence) throws(PathError) -> String {
-        guard piece.contains(UInt8(ascii: "%")) else {
-            // Swift strings are always valid UTF-8, so an escape-free segment is too.
-            return String(decoding: piece, as: UTF8.self)
+        guard let decoded = PercentEncoding.decode(piece) else {
+            throw .badEncoding(segment: String(decoding: piece, as: UTF8.self))
         }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(piece.count)
-        var i = piece.startIndex
-        while i < piece.endIndex {
-            let byte = piece[i]
-            if byte == UInt8(ascii: "%") {
-                let h = piece.index(after: i)
-                guard h < piece.endIndex, let high = hexValue(piece[h]) else { throw badEncoding(piece) }
-                let l = piece.index(after: h)
-                guard l < piece.endIndex, let low = hexValue(piece[l]) else { throw badEncoding(piece) }
-                bytes.append(high << 4 | low)
-                i = piece.index(after: l)
-            } else {
-                bytes.append(byte)
-                i = piece.index(after: i)
-            }
-        }
-        guard let decoded = String(validatingUTF8Bytes: bytes) else { throw badEncoding(piece) }
         return decoded
-    }
-
-    private static func badEncoding(_ piece: Substring.UTF8View.SubSequence) -> PathError {
-        .badEncoding(segment: String(decoding: piece, as: UTF8.self))
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
     }
 }
 

@@ -1,3 +1,5 @@
+import HearthJSON
+
 /// The query parameters of an RTDB REST request (spec §1.3) that this server understands.
 struct QueryOptions: Sendable, Equatable {
     enum Print: Sendable, Equatable { case normal, pretty, silent }
@@ -18,8 +20,8 @@ struct QueryOptions: Sendable, Equatable {
         guard let query, !query.isEmpty else { return }
         for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = PercentDecoding.decode(parts[0], plusIsSpace: true),
-                  let value = PercentDecoding.decode(parts.count > 1 ? parts[1] : "", plusIsSpace: true) else {
+            guard let name = PercentEncoding.decode(parts[0].utf8, plusIsSpace: true),
+                  let value = PercentEncoding.decode(parts.count > 1 ? parts[1].utf8 : Substring("").utf8, plusIsSpace: true) else {
                 throw .badRequest("Invalid query string: bad percent-encoding")
             }
             switch name {

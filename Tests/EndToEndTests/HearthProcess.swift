@@ -1,4 +1,5 @@
 import Foundation
+@_exported import HearthTesting
 import Synchronization
 
 /// The built `hearth` binary run as a child process, as an operator would run it.
@@ -124,18 +125,4 @@ func run(_ executable: String, _ arguments: [String], input: String? = nil) thro
     let data = out.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-}
-
-/// A fresh directory per test, removed when the value is released.
-final class TemporaryDirectory {
-    let path: String
-
-    init() {
-        var template = Array((NSTemporaryDirectory() + "hearth-e2e-XXXXXX").utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        precondition(made != nil, "mkdtemp failed")
-        path = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
 }

@@ -151,3 +151,17 @@ struct DataPathTests {
         #expect(PathError.tooDeep(depth: 40).description.contains("32"))
     }
 }
+
+@Suite struct PercentEncodingTests {
+    @Test func decodesEscapesAndPlus() {
+        #expect(PercentEncoding.decode("a%20b%2Fc".utf8) == "a b/c")
+        #expect(PercentEncoding.decode("a+b".utf8) == "a+b")
+        #expect(PercentEncoding.decode("a+b".utf8, plusIsSpace: true) == "a b")
+        #expect(PercentEncoding.decode("%E2%9C%93".utf8) == "✓")
+    }
+
+    @Test(arguments: ["%", "%4", "%zz", "%FF", "%C3"])
+    func rejectsMalformedEscapesAndBadUTF8(input: String) {
+        #expect(PercentEncoding.decode(input.utf8) == nil)
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import HearthTesting
 import HearthHTTP
 import HearthJSON
 import HearthStore
@@ -7,24 +8,17 @@ import Logging
 
 /// The router over a real store in a fresh temp directory, driven in-process.
 final class RouterHarness: Sendable {
-    let directory: String
+    let directory = TemporaryDirectory(prefix: "hearth-server")
     let store: SQLiteTreeStore
     let router: Router
 
     init(policy: any AccessPolicy = OpenAccessPolicy()) throws {
-        var template = Array((NSTemporaryDirectory() + "hearth-server-XXXXXX").utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        precondition(made != nil, "mkdtemp failed")
-        directory = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
-        store = try SQLiteTreeStore(directory: directory)
+        store = try SQLiteTreeStore(directory: directory.path)
         router = Router(context: RESTContext(
             store: store, policy: policy, pushIDs: SharedPushIDGenerator(), logger: Logger(label: "test")))
     }
 
-    deinit {
-        store.close()
-        try? FileManager.default.removeItem(atPath: directory)
-    }
+    deinit { store.close() }
 
     func send(_ method: String, _ target: String, _ body: String? = nil, headers: [(String, String)] = []) async -> HTTPResponse {
         let request = HTTPRequest(

@@ -1,4 +1,5 @@
 import HearthJSON
+@_exported import HearthTesting
 @testable import HearthStore
 
 func path(_ s: String) -> DataPath {
