@@ -21,19 +21,20 @@ let package = Package(
 
         // Libraries, lowest first. Arrows point down only (docs/ARCHITECTURE.md).
         .target(name: "HearthJSON"),
+        .target(name: "HearthRules", dependencies: ["HearthJSON"]),
         .target(name: "HearthStore", dependencies: ["HearthJSON", "CSQLite"]),
         .target(name: "HearthHTTP", dependencies: ["CSystem"]),
         .target(
             name: "HearthServer",
             dependencies: [
-                "HearthJSON", "HearthStore", "HearthHTTP",
+                "HearthJSON", "HearthRules", "HearthStore", "HearthHTTP",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "hearth",
             dependencies: [
-                "HearthServer",
+                "HearthServer", "HearthRules",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -42,15 +43,19 @@ let package = Package(
         // libFuzzer targets (see README, "Fuzzing").
         .executableTarget(name: "FuzzHTTPParser", dependencies: ["HearthHTTP"]),
         .executableTarget(name: "FuzzJSONParser", dependencies: ["HearthJSON"]),
+        .executableTarget(name: "FuzzRules", dependencies: ["HearthRules"]),
+        // Hand-run timing of rule checks (BENCHMARKS.md): swift run -c release RulesBench
+        .executableTarget(name: "RulesBench", dependencies: ["HearthRules", "HearthJSON"]),
 
         // Shared test helpers (temp directories); tests only.
         .target(name: "HearthTesting", path: "Tests/HearthTesting"),
         .testTarget(name: "HearthJSONTests", dependencies: ["HearthJSON"]),
+        .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthJSON"], resources: [.copy("Fixtures")]),
         .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP"]),
         .testTarget(
             name: "HearthServerTests",
-            dependencies: ["HearthServer", "HearthHTTP", "HearthJSON", "HearthStore", "HearthTesting"]),
+            dependencies: ["HearthServer", "HearthHTTP", "HearthJSON", "HearthRules", "HearthStore", "HearthTesting"]),
         .testTarget(name: "EndToEndTests", dependencies: ["HearthJSON", "HearthTesting"]),
     ],
     swiftLanguageModes: [.v6]

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 targets=("$@")
-[ "${#targets[@]}" -gt 0 ] || targets=(FuzzHTTPParser FuzzJSONParser)
+[ "${#targets[@]}" -gt 0 ] || targets=(FuzzHTTPParser FuzzJSONParser FuzzRules)
 scratch=.build-fuzz
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -1,19 +1,24 @@
 import HearthJSON
+import HearthRules
 import HearthStore
 
-/// Decides whether a request may read or write. The rules engine implements it; until it
-/// lands the only implementation is the explicit development mode `OpenAccessPolicy`.
-public protocol AccessPolicy: Sendable {
-    /// Called on a reader, inside the read's transaction, before the value is read.
-    func canRead(_ path: DataPath, view: any TreeView) throws -> Bool
-    /// Called on the writer, inside the write's transaction, before it is applied.
-    func canWrite(_ operation: WriteOperation, view: any TreeView) throws -> Bool
+/// Who is asking: the rules' `auth` variable (spec §3.3), `null` when unauthenticated.
+public struct Caller: Sendable, Equatable {
+    public var auth: JSONValue
+
+    public init(auth: JSONValue) {
+        self.auth = auth
+    }
+
+    public static let unauthenticated = Caller(auth: .null)
 }
 
-/// Everything allowed. Only reachable through `hearth serve --no-rules`, which logs a
-/// warning on every start: there is no silent open mode.
-public struct OpenAccessPolicy: AccessPolicy {
-    public init() {}
-    public func canRead(_ path: DataPath, view: any TreeView) throws -> Bool { true }
-    public func canWrite(_ operation: WriteOperation, view: any TreeView) throws -> Bool { true }
+/// Decides whether a request may read or write (DESIGN.md §3). The rules engine implements
+/// it (`RulesAccessPolicy`); tests may supply their own.
+public protocol AccessPolicy: Sendable {
+    /// Called on a reader, inside the read's transaction, before the value is read.
+    func canRead(_ path: DataPath, query: RuleQuery?, caller: Caller, view: any TreeView) -> Bool
+    /// Called on the writer, inside the write's transaction, before it is applied: `view`
+    /// is the writer's current state, so the check and the write see the same data.
+    func canWrite(_ operation: WriteOperation, caller: Caller, view: any TreeView) -> Bool
 }

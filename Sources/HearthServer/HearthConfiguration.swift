@@ -17,8 +17,6 @@ public struct HearthConfiguration: Sendable {
     public var port = HearthConfiguration.defaultPort
     public var dataDirectory = HearthConfiguration.defaultDataDirectory
     public var rulesPath = HearthConfiguration.defaultRulesPath
-    /// Development only: serve without any access rules (everything allowed).
-    public var noRules = false
     public var shutdownGracePeriod = HearthConfiguration.defaultShutdownGracePeriod
     public var store = StoreOptions()
     public var limits = HTTPLimits()

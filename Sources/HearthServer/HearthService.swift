@@ -1,19 +1,19 @@
 import HearthHTTP
 import HearthJSON
+import HearthRules
 import HearthStore
 import Logging
 
 /// Why the server did not start. Descriptions are for the operator's terminal.
 public enum StartupError: Error, CustomStringConvertible {
-    case rulesRequired(path: String)
+    case rules(RulesLoader.LoadError)
     case store(StoreError)
     case listen(host: String, port: Int, reason: String)
 
     public var description: String {
         switch self {
-        case .rulesRequired(let path):
-            return "the rules engine is not built yet, so rules from \(path) cannot be enforced; "
-                + "start with --no-rules to serve without access control (development only)"
+        case .rules(let error):
+            return error.description
         case .store(let error):
             return "cannot open the data store: \(error)"
         case .listen(let host, let port, let reason):
@@ -29,21 +29,24 @@ public final class HearthService: Sendable {
     private let logger: Logger
     private let store: SQLiteTreeStore
     private let http: HTTPServer
+    private let policy: RulesAccessPolicy
 
     public init(configuration: HearthConfiguration, logger: Logger) throws(StartupError) {
         self.configuration = configuration
         self.logger = logger
-        guard configuration.noRules else {
-            throw .rulesRequired(path: configuration.rulesPath)
+        do {
+            policy = RulesAccessPolicy(rules: try RulesLoader.load(configuration.rulesPath), logger: logger)
+        } catch {
+            throw .rules(error)
         }
-        logger.warning("serving WITHOUT access rules (--no-rules): anyone who can reach this port can read and write everything")
+        logger.info("rules loaded from \(configuration.rulesPath)")
         do {
             store = try SQLiteTreeStore(directory: configuration.dataDirectory, options: configuration.store)
         } catch {
             throw .store(error)
         }
         let context = RESTContext(
-            store: store, policy: OpenAccessPolicy(), pushIDs: SharedPushIDGenerator(), logger: logger)
+            store: store, policy: policy, pushIDs: SharedPushIDGenerator(), logger: logger)
         var httpConfiguration = HTTPServerConfiguration()
         httpConfiguration.host = configuration.host
         httpConfiguration.port = configuration.port
@@ -67,6 +70,20 @@ public final class HearthService: Sendable {
         let shownHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         logger.info("listening on http://\(shownHost):\(port)")
         return port
+    }
+
+    /// Re-reads the rules file and swaps the rules in atomically (on `SIGHUP`). An invalid
+    /// or unreadable file keeps the current rules; the reason is logged. True on success.
+    @discardableResult
+    public func reloadRules() -> Bool {
+        do {
+            policy.replace(try RulesLoader.load(configuration.rulesPath))
+            logger.info("rules reloaded from \(configuration.rulesPath)")
+            return true
+        } catch {
+            logger.error("rules NOT reloaded, keeping the previous rules: \(error)")
+            return false
+        }
     }
 
     /// Stops accepting, lets in-flight requests finish (up to the grace period), then

@@ -1,3 +1,4 @@
+import HearthHTTP
 import HearthJSON
 import HearthStore
 import Logging
@@ -8,12 +9,16 @@ struct RESTContext: Sendable {
     let policy: any AccessPolicy
     let pushIDs: SharedPushIDGenerator
     let logger: Logger
+    /// Who sent a request. Until accounts exist every request is unauthenticated
+    /// (`auth == null`), whatever credential it carries; tests inject other callers.
+    var identify: @Sendable (HTTPRequest) -> Caller = { _ in .unauthenticated }
 
-    /// The rules gate for writes, run by the writer inside the transaction (DESIGN.md §3).
-    var writeCheck: WriteCheck {
+    /// The rules gate for a write by `caller`, run by the writer inside the transaction
+    /// (DESIGN.md §3).
+    func writeCheck(for caller: Caller) -> WriteCheck {
         let policy = self.policy
         return { view, operation in
-            guard try policy.canWrite(operation, view: view) else { throw APIError.permissionDenied }
+            guard policy.canWrite(operation, caller: caller, view: view) else { throw APIError.permissionDenied }
         }
     }
 

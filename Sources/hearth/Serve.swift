@@ -12,8 +12,10 @@ struct Serve: AsyncParsableCommand {
         abstract: "Serve the database over HTTP.",
         discussion: """
             Every option can also be set by an environment variable (HEARTH_HOST, HEARTH_PORT,
-            HEARTH_DATA_DIR, HEARTH_RULES, HEARTH_NO_RULES=1, HEARTH_SYNCHRONOUS, HEARTH_LOG_LEVEL);
-            a flag wins over the variable, the variable over the default.
+            HEARTH_DATA_DIR, HEARTH_RULES, HEARTH_SYNCHRONOUS, HEARTH_LOG_LEVEL); a flag wins
+            over the variable, the variable over the default. The server refuses to start on a
+            missing or invalid rules file; SIGHUP reloads it (an invalid file keeps the old
+            rules). SIGTERM or SIGINT stop it gracefully.
             """
     )
 
@@ -28,9 +30,6 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Rules file (default ./rules.json).")
     var rules: String?
-
-    @Flag(name: .customLong("no-rules"), help: "Development only: serve with NO access control. Logs a warning on every start.")
-    var noRules = false
 
     @Option(help: "SQLite synchronous mode: full (default; every acknowledged write survives power loss) or normal.")
     var synchronous: String?
@@ -66,7 +65,7 @@ struct Serve: AsyncParsableCommand {
             logger.critical("\(error)")
             throw ExitCode(1)
         }
-        let signal = await SignalWaiter.wait(for: [SIGTERM, SIGINT])
+        let signal = await SignalWaiter.wait(for: [SIGTERM, SIGINT], onHangup: { service.reloadRules() })
         logger.info("received signal \(signal)")
         await service.shutdown()
     }
@@ -85,7 +84,6 @@ struct Serve: AsyncParsableCommand {
         }
         configuration.dataDirectory = dataDir ?? environment["HEARTH_DATA_DIR"] ?? configuration.dataDirectory
         configuration.rulesPath = rules ?? environment["HEARTH_RULES"] ?? configuration.rulesPath
-        configuration.noRules = noRules || environment.flag("HEARTH_NO_RULES")
         switch (synchronous ?? environment["HEARTH_SYNCHRONOUS"] ?? "full").lowercased() {
         case "full": configuration.store.synchronous = .full
         case "normal": configuration.store.synchronous = .normal

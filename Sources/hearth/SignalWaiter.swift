@@ -4,13 +4,19 @@ import Synchronization
 import Glibc
 #endif
 
-/// Waits for the first of some signals, delivered through Dispatch signal sources (the
-/// default action is turned off so the process is not killed first).
+/// Waits for the first of some terminating signals, delivered through Dispatch signal
+/// sources (their default action is turned off so the process is not killed first), and
+/// calls `onHangup` for every `SIGHUP` meanwhile.
 enum SignalWaiter {
-    static func wait(for signals: [Int32]) async -> Int32 {
+    static func wait(for signals: [Int32], onHangup: @escaping @Sendable () -> Void) async -> Int32 {
         let queue = DispatchQueue(label: "hearth.signals")
+        let sources = SourceBox()
+        signal(SIGHUP, SIG_IGN)
+        let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: queue)
+        hangup.setEventHandler(handler: onHangup)
+        sources.add(hangup)
+        hangup.resume()
         return await withCheckedContinuation { continuation in
-            let sources = SourceBox()
             for number in signals {
                 signal(number, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: number, queue: queue)

@@ -12,6 +12,7 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set once in in
     private let output = Mutex<String>("")
     private let listening = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)
+    private let logChanged = DispatchSemaphore(value: 0)
     private(set) var port: Int = 0
 
     /// How long to wait for a child event before failing the test instead of hanging.
@@ -49,6 +50,7 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set once in in
                 return
             }
             let text = String(decoding: data, as: UTF8.self)
+            defer { self.logChanged.signal() }
             let (found, port) = self.output.withLock { out -> (Bool, Int) in
                 let wasListening = out.contains("listening on http://")
                 out += text
@@ -66,10 +68,22 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set once in in
         try process.run()
     }
 
-    /// Starts `hearth serve` on port 0 in `dataDirectory` and waits for its `listening on` line.
-    static func serve(dataDirectory: String, extra: [String] = ["--no-rules"], environment: [String: String] = [:]) throws -> HearthProcess {
+    /// Rules that allow everything, for tests about REST behaviour rather than access.
+    static let openRules = #"{"rules": {".read": true, ".write": true}}"#
+
+    /// Writes `rules` to `<dataDirectory>/rules.json` and returns the file's path.
+    static func writeRules(_ rules: String, in dataDirectory: String) throws -> String {
+        let path = dataDirectory + "/rules.json"
+        try rules.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// Starts `hearth serve` on port 0 in `dataDirectory` with `rules` and waits for its
+    /// `listening on` line.
+    static func serve(dataDirectory: String, rules: String = openRules, environment: [String: String] = [:]) throws -> HearthProcess {
+        let rulesPath = try writeRules(rules, in: dataDirectory)
         let child = try HearthProcess(
-            arguments: ["serve", "--port", "0", "--data-dir", dataDirectory] + extra,
+            arguments: ["serve", "--port", "0", "--data-dir", dataDirectory, "--rules", rulesPath],
             dataDirectory: dataDirectory, environment: environment)
         try child.waitUntilListening()
         return child
@@ -83,6 +97,16 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set once in in
     }
 
     var log: String { output.withLock { $0 } }
+
+    /// Waits until `text` appears `count` times in the output (an event, not a sleep: the
+    /// output is polled as it arrives, with `eventTimeout` as the safety net).
+    func waitForLog(_ text: String, count: Int) throws {
+        let deadline = DispatchTime.now() + Self.eventTimeout
+        while log.components(separatedBy: text).count - 1 < count {
+            if DispatchTime.now() > deadline { throw ChildError.notListening(output: log) }
+            _ = logChanged.wait(timeout: .now() + .milliseconds(100))
+        }
+    }
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
     func signal(_ number: Int32) { kill(process.processIdentifier, number) }

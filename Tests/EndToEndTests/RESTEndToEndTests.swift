@@ -5,17 +5,8 @@ import Testing
 @Suite struct RESTEndToEndTests {
     let dir = TemporaryDirectory()
 
-    @Test func refusesToStartWithoutRulesOrNoRulesFlag() throws {
-        let child = try HearthProcess(arguments: ["serve", "--port", "0", "--data-dir", dir.path], dataDirectory: dir.path)
-        let status = try child.waitForExit()
-        #expect(status == 1)
-        #expect(child.log.contains("--no-rules"))
-        #expect(!child.log.contains("listening on"))
-    }
-
     @Test func everyMethodWithCurl() throws {
         let server = try HearthProcess.serve(dataDirectory: dir.path)
-        #expect(server.log.contains("WITHOUT access rules"))
         let base = server.baseURL
 
         let put = try curl("PUT", base + "/users/alice/favorites/f1.json", body: #"{"name":"Oslo","latitude":59.91,"createdAt":1700000000000}"#)
@@ -94,8 +85,9 @@ import Testing
     }
 
     @Test func settingsComeFromEnvironmentVariables() throws {
+        let rules = try HearthProcess.writeRules(HearthProcess.openRules, in: dir.path)
         let child = try HearthProcess(arguments: ["serve"], dataDirectory: dir.path, environment: [
-            "HEARTH_PORT": "0", "HEARTH_DATA_DIR": dir.path, "HEARTH_NO_RULES": "1",
+            "HEARTH_PORT": "0", "HEARTH_DATA_DIR": dir.path, "HEARTH_RULES": rules,
         ])
         try child.waitUntilListening()
         #expect(child.port > 0)

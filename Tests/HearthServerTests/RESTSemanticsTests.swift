@@ -1,5 +1,6 @@
 import HearthHTTP
 import HearthJSON
+import HearthRules
 import HearthStore
 import Testing
 @testable import HearthServer
@@ -192,8 +193,8 @@ import Testing
 /// The access gate is consulted on every read and write.
 @Suite struct AccessGateTests {
     struct DenyAll: AccessPolicy {
-        func canRead(_ path: DataPath, view: any TreeView) throws -> Bool { false }
-        func canWrite(_ operation: WriteOperation, view: any TreeView) throws -> Bool { false }
+        func canRead(_ path: DataPath, query: RuleQuery?, caller: Caller, view: any TreeView) -> Bool { false }
+        func canWrite(_ operation: WriteOperation, caller: Caller, view: any TreeView) -> Bool { false }
     }
 
     @Test func deniedReadsAndWritesAre401AndWriteNothing() async throws {

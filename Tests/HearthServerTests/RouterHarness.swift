@@ -2,6 +2,7 @@ import Foundation
 import HearthTesting
 import HearthHTTP
 import HearthJSON
+import HearthRules
 import HearthStore
 import Logging
 @testable import HearthServer
@@ -12,10 +13,16 @@ final class RouterHarness: Sendable {
     let store: SQLiteTreeStore
     let router: Router
 
-    init(policy: any AccessPolicy = OpenAccessPolicy()) throws {
+    /// Rules that allow everything, for tests about REST semantics rather than access.
+    static let openRules = #"{"rules": {".read": true, ".write": true}}"#
+
+    init(policy: (any AccessPolicy)? = nil, identify: @escaping @Sendable (HTTPRequest) -> Caller = { _ in .unauthenticated }) throws {
         store = try SQLiteTreeStore(directory: directory.path)
-        router = Router(context: RESTContext(
-            store: store, policy: policy, pushIDs: SharedPushIDGenerator(), logger: Logger(label: "test")))
+        var context = RESTContext(
+            store: store, policy: try policy ?? RulesAccessPolicy(rules: RuleSet.compile(Self.openRules)),
+            pushIDs: SharedPushIDGenerator(), logger: Logger(label: "test"))
+        context.identify = identify
+        router = Router(context: context)
     }
 
     deinit { store.close() }

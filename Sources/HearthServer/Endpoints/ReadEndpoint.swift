@@ -7,8 +7,9 @@ import HearthStore
 enum ReadEndpoint {
     static func handle(_ request: RESTRequest, context: RESTContext, responder: HTTPResponder) {
         let policy = context.policy
+        let caller = context.identify(request.http)
         context.store.read({ view -> HTTPResponse in
-            guard try policy.canRead(request.path, view: view) else {
+            guard policy.canRead(request.path, query: nil, caller: caller, view: view) else {
                 return APIError.permissionDenied.response
             }
             if request.options.shallow {

@@ -9,7 +9,7 @@ enum WriteEndpoint {
         _ operation: WriteOperation, echo: JSONValue, render: Bool = true,
         request: RESTRequest, context: RESTContext, responder: HTTPResponder
     ) {
-        context.store.write(operation, check: context.writeCheck) { result in
+        context.store.write(operation, check: context.writeCheck(for: context.identify(request.http))) { result in
             switch result {
             case .success:
                 responder.respond(JSONResponse.make(echo, options: request.options, render: render))

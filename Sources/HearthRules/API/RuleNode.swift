@@ -1,0 +1,63 @@
+/// One node of the compiled rules tree, mirroring the data tree (spec §3.1).
+final class RuleNode: Sendable {
+    struct NamedChild: Sendable {
+        let key: String
+        let node: RuleNode
+    }
+
+    struct Wildcard: Sendable {
+        /// With the `$`, e.g. `$uid`.
+        let name: String
+        let node: RuleNode
+    }
+
+    /// Where the node is in the file, e.g. `/rules/users/$uid`.
+    let rulesPath: String
+    let read: CompiledRule?
+    let write: CompiledRule?
+    let validate: CompiledRule?
+    let indexOn: [String]
+    let children: [NamedChild]
+    let wildcard: Wildcard?
+
+    init(rulesPath: String, read: CompiledRule?, write: CompiledRule?, validate: CompiledRule?, indexOn: [String], children: [NamedChild], wildcard: Wildcard?) {
+        self.rulesPath = rulesPath
+        self.read = read
+        self.write = write
+        self.validate = validate
+        self.indexOn = indexOn
+        self.children = children
+        self.wildcard = wildcard
+    }
+
+    /// The rules node for data key `key`: a named child takes precedence over the wildcard
+    /// sibling (corpus §2, `cas-overlap-named-true-wildcard-false`). `captured` is true
+    /// when the wildcard matched, so the key becomes the `$name` variable.
+    func child(_ key: String) -> (node: RuleNode, captured: Bool)? {
+        for child in children where child.key.hasSameBytes(as: key) {
+            return (child.node, false)
+        }
+        if let wildcard { return (wildcard.node, true) }
+        return nil
+    }
+
+    func rule(_ kind: RuleKind) -> CompiledRule? {
+        switch kind {
+        case .read: return read
+        case .write: return write
+        case .validate: return validate
+        }
+    }
+}
+
+/// A `.read`, `.write` or `.validate` rule after type checking.
+struct CompiledRule: Sendable {
+    enum Body: Sendable {
+        case constant(Bool)
+        case expression(IR)
+    }
+
+    let body: Body
+    /// The rule's place in the file, e.g. `/rules/users/$uid/.read`, for explanations.
+    let location: String
+}

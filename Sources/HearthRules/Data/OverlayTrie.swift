@@ -1,0 +1,113 @@
+import HearthJSON
+
+/// The writes of a `WriteOverlay`, folded into a trie in which no replaced node has
+/// replaced descendants: a later write at or above an earlier one discards it, a later
+/// write below an earlier one is merged into its value.
+struct OverlayTrie {
+    final class Node {
+        /// `.some(nil)`: deleted here. `.some(v)`: replaced by `v`. `nil`: untouched here.
+        var replacement: JSONValue??
+        /// Usually one or two: a list compared byte for byte beats hashing.
+        var children: [(key: String, node: Node)] = []
+        /// Some replacement below this node stores a value (not only deletes).
+        var setsBelow = false
+
+        func child(_ key: String) -> Node? {
+            for child in children where child.key.hasSameBytes(as: key) { return child.node }
+            return nil
+        }
+    }
+
+    let root = Node()
+
+    mutating func apply(path: [String], value: JSONValue?) {
+        let normalized = value.flatMap(Self.present)
+        var node = root
+        for (depth, key) in path.enumerated() {
+            if let replacement = node.replacement {
+                node.replacement = .some(Self.setting(replacement, at: path[depth...], to: normalized))
+                return
+            }
+            if let child = node.child(key) {
+                node = child
+            } else {
+                let child = Node()
+                node.children.append((key, child))
+                node = child
+            }
+        }
+        node.replacement = .some(normalized)
+        node.children = []
+    }
+
+    /// Computes `setsBelow` bottom-up.
+    func finish() {
+        func visit(_ node: Node) -> Bool {
+            var below = false
+            for child in node.children {
+                let childSets = visit(child.node)
+                if childSets { below = true }
+            }
+            node.setsBelow = below
+            if let replacement = node.replacement { return replacement != nil }
+            return below
+        }
+        _ = visit(root)
+    }
+
+    /// `value` without nulls and empty objects; nil if nothing is left. A value that is
+    /// already normalised (the usual case) is returned as it is, without copying.
+    static func present(_ value: JSONValue) -> JSONValue? {
+        if isClean(value) { return value }
+        switch value {
+        case .null:
+            return nil
+        case .bool, .int, .double, .string:
+            return value
+        case .object(let children):
+            var kept: [String: JSONValue] = [:]
+            for (key, child) in children {
+                if let child = present(child) { kept[key] = child }
+            }
+            return kept.isEmpty ? nil : .object(kept)
+        case .array(let elements):
+            var kept: [String: JSONValue] = [:]
+            for (index, child) in elements.enumerated() {
+                if let child = present(child) { kept[String(index)] = child }
+            }
+            return kept.isEmpty ? nil : .object(kept)
+        }
+    }
+
+    /// No nulls, empty objects or arrays anywhere: already in stored form.
+    private static func isClean(_ value: JSONValue) -> Bool {
+        switch value {
+        case .null, .array: return false
+        case .bool, .int, .double, .string: return true
+        case .object(let children): return !children.isEmpty && children.values.allSatisfy(isClean)
+        }
+    }
+
+    static func descend(_ value: JSONValue?, _ path: ArraySlice<String>) -> JSONValue? {
+        var node = value
+        for key in path {
+            guard let current = node else { return nil }
+            node = JSONTreeSource.child(of: current, key)
+        }
+        return node
+    }
+
+    /// `base` with `value` put at `path` (nil deletes), pruning emptied objects.
+    static func setting(_ base: JSONValue?, at path: ArraySlice<String>, to value: JSONValue?) -> JSONValue? {
+        guard let key = path.first else { return value }
+        var children: [String: JSONValue] = [:]
+        if case .object(let existing)? = base {
+            children = existing
+        } else if base != nil && value == nil {
+            return base  // deleting below a leaf changes nothing
+        }
+        let updated = setting(children.exactValue(forKey: key), at: path.dropFirst(), to: value)
+        children[key] = updated
+        return children.isEmpty ? nil : .object(children)
+    }
+}

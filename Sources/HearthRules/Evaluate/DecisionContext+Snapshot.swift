@@ -1,0 +1,93 @@
+import HearthJSON
+
+/// RuleDataSnapshot methods (spec §3.4).
+extension DecisionContext {
+    mutating func callSnapshot(_ object: IR, _ method: SnapshotMethod, _ arguments: [IR], _ frame: Frame) throws(EvaluationFailure) -> RuntimeValue {
+        guard case .snapshot(let snapshot) = try evaluate(object, frame) else {
+            throw .runtime("\(method.rawValue)() called on a value that is not a snapshot")
+        }
+        switch method {
+        case .val:
+            if let leaf = try leaf(snapshot) { return RuntimeValue(leaf) }
+            return try exists(snapshot) ? .nonLeaf : .null
+        case .child:
+            return .snapshot(snapshot.child(try stringArgument(arguments[0], frame, method)))
+        case .parent:
+            guard let parent = snapshot.parent() else { throw .runtime("parent() of the root") }
+            return .snapshot(parent)
+        case .hasChild:
+            return .bool(try exists(snapshot.child(try stringArgument(arguments[0], frame, method))))
+        case .hasChildren:
+            if arguments.isEmpty {
+                // Has children = exists and is not a leaf.
+                if try leaf(snapshot) != nil { return .bool(false) }
+                return .bool(try exists(snapshot))
+            }
+            var names: [String] = []
+            for argument in arguments {
+                names.append(try stringArgument(argument, frame, method))
+            }
+            for name in names where !(try exists(snapshot.child(name))) {
+                return .bool(false)
+            }
+            return .bool(true)
+        case .exists:
+            return .bool(try exists(snapshot))
+        case .getPriority:
+            // Priorities are not stored (corpus "Not covered"): always null.
+            return .null
+        case .isNumber:
+            switch try leaf(snapshot) {
+            case .int?, .double?: return .bool(true)
+            default: return .bool(false)
+            }
+        case .isString:
+            if case .string? = try leaf(snapshot) { return .bool(true) }
+            return .bool(false)
+        case .isBoolean:
+            if case .bool? = try leaf(snapshot) { return .bool(true) }
+            return .bool(false)
+        }
+    }
+
+    /// A method argument that must be a string at run time: `child(null)` and
+    /// `hasChild(1)` are runtime errors (corpus §4).
+    private mutating func stringArgument(_ argument: IR, _ frame: Frame, _ method: SnapshotMethod) throws(EvaluationFailure) -> String {
+        let value = try evaluate(argument, frame)
+        guard case .string(let text) = value else {
+            throw .runtime("\(method.rawValue)() needs a string, not \(value.typeName)")
+        }
+        return text
+    }
+
+    private func source(_ view: SnapshotRef.View) throws(EvaluationFailure) -> any RuleDataSource {
+        switch view {
+        case .before: return before
+        case .after:
+            guard let after else { throw .runtime("newData is only defined for writes") }
+            return after
+        }
+    }
+
+    mutating func leaf(_ snapshot: SnapshotRef) throws(EvaluationFailure) -> JSONValue? {
+        guard let path = snapshot.path else { return nil }
+        try charge(RuleLimits.dataLookupCost)
+        let source = try source(snapshot.view)
+        do {
+            return try source.leaf(at: path)
+        } catch {
+            throw .dataSource("reading \(path) failed: \(error)")
+        }
+    }
+
+    mutating func exists(_ snapshot: SnapshotRef) throws(EvaluationFailure) -> Bool {
+        guard let path = snapshot.path else { return false }
+        try charge(RuleLimits.dataLookupCost)
+        let source = try source(snapshot.view)
+        do {
+            return try source.exists(at: path)
+        } catch {
+            throw .dataSource("reading \(path) failed: \(error)")
+        }
+    }
+}

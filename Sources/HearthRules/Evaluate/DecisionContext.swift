@@ -1,0 +1,75 @@
+import HearthJSON
+
+/// Everything one access decision evaluates against (spec §3.3), plus its work budget and
+/// optional trace. Created per decision and never shared.
+struct DecisionContext {
+    /// The tree before the operation: `root` and `data`.
+    let before: any RuleDataSource
+    /// The tree after the write: `newData`. Nil for reads (the checker keeps `newData` out
+    /// of `.read` rules).
+    let after: (any RuleDataSource)?
+    let auth: RuntimeValue
+    let now: Double
+    let query: RuleQuery?
+    private(set) var stepsLeft: Int
+    let explain: Bool
+    /// Lines for `RuleDecision.explanation` when `explain` is set.
+    var trace: [String] = []
+
+    init(before: any RuleDataSource, after: (any RuleDataSource)?, auth: JSONValue, now: Int64, query: RuleQuery?, limits: RuleLimits, explain: Bool) {
+        self.before = before
+        self.after = after
+        self.auth = RuntimeValue(auth)
+        self.now = Double(now)
+        self.query = query
+        self.stepsLeft = limits.maxEvaluationSteps
+        self.explain = explain
+    }
+
+    mutating func charge(_ units: Int) throws(EvaluationFailure) {
+        stepsLeft -= max(units, 0)
+        if stepsLeft < 0 { throw .budgetExceeded }
+    }
+
+    /// Where a rule is evaluated: the node's data path and the wildcard keys captured on
+    /// the way there (spec §3.3 `$name`; `data`/`newData` are bound to this node, corpus §3).
+    struct Frame {
+        let path: DataPath
+        let captures: [String]
+    }
+
+    /// Evaluates one rule. A runtime error makes it false (spec §3.2); budget and data
+    /// source failures propagate and deny the whole decision.
+    mutating func run(_ rule: CompiledRule, at frame: Frame) throws(EvaluationFailure) -> Bool {
+        let result: Bool
+        var note: String?
+        switch rule.body {
+        case .constant(let value):
+            result = value
+        case .expression(let ir):
+            do {
+                let value = try evaluate(ir, frame)
+                if case .bool(let flag) = value {
+                    result = flag
+                } else {
+                    result = false
+                    note = "the rule produced a \(value.typeName), not a boolean"
+                }
+            } catch {
+                switch error {
+                case .runtime(let message):
+                    result = false
+                    if explain { trace.append("\(rule.location) at \(frame.path.description): error: \(message) → false") }
+                    return result
+                case .budgetExceeded, .dataSource, .validationLimitExceeded, .invalidWrite:
+                    throw error
+                }
+            }
+        }
+        if explain {
+            let suffix = note.map { ": error: \($0)" } ?? ""
+            trace.append("\(rule.location) at \(frame.path.description)\(suffix) → \(result)")
+        }
+        return result
+    }
+}

@@ -1,0 +1,102 @@
+import HearthJSON
+
+extension RuleSet {
+    /// May `auth` read `path`? Grant-only cascade (spec §3.2, corpus §1): every `.read` from
+    /// the root down to `path` is tried, and the first that is true grants the read of
+    /// `path` and everything below it. Rules below `path` are never consulted (rules are
+    /// not filters); no grant means deny.
+    ///
+    /// - Parameters:
+    ///   - data: the tree before the operation (`root`, `data`).
+    ///   - auth: the `auth` variable: `.null` when signed out, otherwise an object with
+    ///     `uid`, `provider` and `token`.
+    ///   - now: server time in milliseconds since the epoch.
+    ///   - query: the read's query parameters, or nil for a plain read.
+    ///   - explain: also list every rule evaluated in the decision's explanation.
+    public func canRead(_ path: DataPath, data: any RuleDataSource, auth: JSONValue, now: Int64, query: RuleQuery?, explain: Bool = false) -> RuleDecision {
+        var context = DecisionContext(before: data, after: nil, auth: auth, now: now, query: query, limits: limits, explain: explain)
+        do {
+            if let granted = try cascade(.read, to: path, context: &context) {
+                return context.decision(true, "read of \(path.description) allowed by \(granted)")
+            }
+            return context.decision(false, "read of \(path.description) denied: no .read rule on the path granted it")
+        } catch {
+            return context.decision(false, Self.abortReason(error, operation: "read of \(path.description)"))
+        }
+    }
+
+    /// Walks the rules from the root towards `path`, evaluating `kind` (`.read` or
+    /// `.write`) at each node; returns the location of the first rule that grants, or nil.
+    /// A runtime error makes only that rule false, so a deeper rule may still grant
+    /// (corpus §4, medium).
+    func cascade(_ kind: RuleKind, to path: DataPath, context: inout DecisionContext, cache: GrantCache? = nil) throws(EvaluationFailure) -> String? {
+        var node = root
+        var captures: [String] = []
+        let segments = path.segments
+        var depth = 0
+        while true {
+            if let rule = node.rule(kind) {
+                let nodePath = depth == segments.count ? path : DataPath(uncheckedSegments: Array(segments[0..<depth]))
+                let granted: Bool
+                if let known = cache?.granted(nodePath) {
+                    granted = known
+                } else {
+                    granted = try context.run(rule, at: DecisionContext.Frame(path: nodePath, captures: captures))
+                    cache?.record(nodePath, granted)
+                }
+                if granted { return rule.location }
+            }
+            guard depth < segments.count, let next = node.child(segments[depth]) else { return nil }
+            if next.captured { captures.append(segments[depth]) }
+            node = next.node
+            depth += 1
+        }
+    }
+
+    static func abortReason(_ error: EvaluationFailure, operation: String) -> String {
+        switch error {
+        case .budgetExceeded:
+            return "\(operation) denied: rule evaluation exceeded its work budget"
+        case .dataSource(let message), .invalidWrite(let message):
+            return "\(operation) denied: \(message)"
+        case .runtime(let message):
+            return "\(operation) denied: \(message)"
+        case .validationLimitExceeded:
+            return "\(operation) denied: the written value has more than the allowed number of nodes under .validate rules"
+        }
+    }
+}
+
+/// Results of `.write` rules already evaluated in one multi-path decision, by node path:
+/// the same node is evaluated once however many written paths pass through it.
+final class GrantCache {
+    private var results: [[UInt8]: Bool] = [:]
+
+    func granted(_ path: DataPath) -> Bool? {
+        results[path.exactKey]
+    }
+
+    func record(_ path: DataPath, _ granted: Bool) {
+        results[path.exactKey] = granted
+    }
+}
+
+extension DataPath {
+    /// The path's exact bytes, length-prefixed per segment: unlike `[String]`, it never
+    /// treats canonically equivalent keys ("é" and "e\u{301}") as the same path.
+    var exactKey: [UInt8] {
+        var key: [UInt8] = []
+        for segment in segments {
+            let count = segment.utf8.count
+            key.append(contentsOf: [UInt8(truncatingIfNeeded: count >> 24), UInt8(truncatingIfNeeded: count >> 16), UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count)])
+            key.append(contentsOf: segment.utf8)
+        }
+        return key
+    }
+}
+
+extension DecisionContext {
+    func decision(_ allowed: Bool, _ summary: String) -> RuleDecision {
+        RuleDecision(allowed: allowed, explanation: explain ? trace + [summary] : [summary])
+    }
+}

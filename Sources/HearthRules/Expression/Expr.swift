@@ -1,0 +1,56 @@
+/// The syntax tree of one rule expression, as written (spec §3.5). It carries positions
+/// only; names are resolved and types checked by `TypeChecker`, which lowers it to `IR`.
+struct Expr: Sendable {
+    indirect enum Kind: Sendable {
+        case number(Double)
+        case string(String)
+        case bool(Bool)
+        case null
+        case regex(pattern: String, flags: String)
+        case identifier(String)
+        case array([Expr])
+        case unary(UnaryOperator, Expr)
+        case binary(BinaryOperator, Expr, Expr)
+        case logical(LogicalOperator, Expr, Expr)
+        case conditional(Expr, Expr, Expr)
+        /// `object.name`; `nameOffset` locates the name for messages.
+        case member(Expr, name: String, nameOffset: Int)
+        /// `object[key]`
+        case index(Expr, Expr)
+        case call(Expr, [Expr])
+    }
+
+    let kind: Kind
+    /// Byte offset of the expression's first character within the rule text.
+    let offset: Int
+}
+
+enum UnaryOperator: String, Sendable {
+    case not = "!"
+    case negate = "-"
+}
+
+enum BinaryOperator: String, Sendable {
+    case add = "+", subtract = "-", multiply = "*", divide = "/", remainder = "%"
+    case less = "<", lessEqual = "<=", greater = ">", greaterEqual = ">="
+    case equal = "==", notEqual = "!="
+
+    var isArithmetic: Bool {
+        switch self {
+        case .subtract, .multiply, .divide, .remainder: return true
+        default: return false
+        }
+    }
+
+    var isOrdering: Bool {
+        switch self {
+        case .less, .lessEqual, .greater, .greaterEqual: return true
+        default: return false
+        }
+    }
+}
+
+enum LogicalOperator: String, Sendable {
+    case and = "&&"
+    case or = "||"
+}

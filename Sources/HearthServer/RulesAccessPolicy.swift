@@ -1,0 +1,49 @@
+import HearthJSON
+import HearthRules
+import HearthStore
+import Logging
+import Synchronization
+
+/// The access policy of a rules file (spec §3). The compiled rules can be swapped at any
+/// time (`SIGHUP`); each decision uses one version from start to end.
+public final class RulesAccessPolicy: AccessPolicy {
+    private let current: Mutex<RuleSet>
+    private let clock: @Sendable () -> Int64
+    private let logger: Logger?
+
+    public init(rules: RuleSet, clock: @escaping @Sendable () -> Int64 = SQLiteTreeStore.systemMilliseconds, logger: Logger? = nil) {
+        self.current = Mutex(rules)
+        self.clock = clock
+        self.logger = logger
+    }
+
+    public var rules: RuleSet { current.withLock { $0 } }
+
+    /// Replaces the rules atomically; requests already deciding keep the old ones.
+    public func replace(_ rules: RuleSet) {
+        current.withLock { $0 = rules }
+    }
+
+    public func canRead(_ path: DataPath, query: RuleQuery?, caller: Caller, view: any TreeView) -> Bool {
+        let decision = rules.canRead(path, data: StoreRuleSource(view: view), auth: caller.auth, now: clock(), query: query)
+        if !decision.allowed { logger?.debug("denied: \(decision.explanation.last ?? "")") }
+        return decision.allowed
+    }
+
+    public func canWrite(_ operation: WriteOperation, caller: Caller, view: any TreeView) -> Bool {
+        let writes = operation.entries.map { (path: $0.path, value: $0.value) }
+        let decision = rules.canWrite(writes, data: StoreRuleSource(view: view), auth: caller.auth, now: clock())
+        if !decision.allowed { logger?.debug("denied: \(decision.explanation.last ?? "")") }
+        return decision.allowed
+    }
+}
+
+/// The store's view of the data, as the rules read it (`data`, `root`; `newData` is an
+/// overlay over it built by the rules engine).
+struct StoreRuleSource: RuleDataSource {
+    let view: any TreeView
+
+    func leaf(at path: DataPath) throws -> JSONValue? { try view.leaf(at: path) }
+    func childKeys(at path: DataPath) throws -> [String] { try view.childKeys(at: path) }
+    func exists(at path: DataPath) throws -> Bool { try view.exists(at: path) }
+}

@@ -1,0 +1,98 @@
+import HearthJSON
+import HearthRules
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Per-check cost under the reference rules (`rules.json` of the repository): a granted
+/// read, a denied read, a validated write of one favourite, and a multi-path update.
+enum Timing {
+    static let referenceRules = """
+    {
+      "rules": {
+        "users": {
+          "$uid": {
+            "favorites": {
+              ".read": "auth != null && auth.uid == $uid",
+              ".write": "auth != null && auth.uid == $uid",
+              "$favoriteId": {
+                ".validate": "newData.hasChildren(['id', 'name', 'createdAt', 'createdBy', 'latitude', 'longitude']) && newData.child('createdBy').val() == auth.uid"
+              }
+            }
+          }
+        }
+      }
+    }
+    """
+
+    static func favorite(_ id: String, owner: String) -> JSONValue {
+        .object([
+            "id": .string(id), "name": .string("Oslo"), "createdAt": .int(1_700_000_000_000),
+            "createdBy": .string(owner), "latitude": .double(59.91), "longitude": .double(10.75),
+        ])
+    }
+
+    static func nanoseconds() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+
+    static func measure(_ name: String, iterations: Int, filter: String?, _ body: () -> Bool) {
+        if let filter, !name.contains(filter) { return }
+        for _ in 0..<min(1000, iterations) { _ = body() }  // warm up
+        var allowed = 0
+        let start = nanoseconds()
+        for _ in 0..<iterations where body() { allowed += 1 }
+        let elapsed = Double(nanoseconds() - start) / Double(iterations)
+        print("\(name): \(String(format2: elapsed / 1000)) µs per check (\(allowed)/\(iterations) allowed)")
+    }
+
+    static func run(iterations: Int, only filter: String?) throws {
+        let rules = try RuleSet.compile(referenceRules)
+        var favorites: [String: JSONValue] = [:]
+        for index in 0..<20 { favorites["f\(index)"] = favorite("f\(index)", owner: "alice") }
+        let tree: JSONValue = .object(["users": .object(["alice": .object(["favorites": .object(favorites)])])])
+        let data = JSONTreeSource(tree)
+        let alice: JSONValue = .object(["uid": .string("alice"), "provider": .string("password"), "token": .object([:])])
+        let now: Int64 = 1_700_000_000_000
+        let readPath = try DataPath(string: "users/alice/favorites")
+        let otherPath = try DataPath(string: "users/bob/favorites")
+        let writePath = try DataPath(string: "users/alice/favorites/new1")
+        let value = favorite("new1", owner: "alice")
+        let updates: [(path: DataPath, value: JSONValue?)] = [
+            (try DataPath(string: "users/alice/favorites/a1"), favorite("a1", owner: "alice")),
+            (try DataPath(string: "users/alice/favorites/a2"), favorite("a2", owner: "alice")),
+            (try DataPath(string: "users/alice/favorites/f3"), nil),
+        ]
+
+        print("iterations: \(iterations)")
+        if filter == nil || filter == "regex" {
+            let regexRules = try RuleSet.compile(#"{"rules": {"s": {".write": true, ".validate": "newData.val().matches(/^(a+)+$/)"}}}"#)
+            let big: JSONValue = .string(String(repeating: "a", count: 1_000_000) + "b")
+            let start = nanoseconds()
+            let verdict = regexRules.canWrite([(try DataPath(string: "s"), big)], data: JSONTreeSource(nil), auth: .null, now: now).allowed
+            print("1 MB /^(a+)+$/ write check: \(Double(nanoseconds() - start) / 1e6) ms, allowed: \(verdict)")
+        }
+        measure("read, granted", iterations: iterations, filter: filter) {
+            rules.canRead(readPath, data: data, auth: alice, now: now, query: nil).allowed
+        }
+        measure("read, denied (other uid)", iterations: iterations, filter: filter) {
+            rules.canRead(otherPath, data: data, auth: alice, now: now, query: nil).allowed
+        }
+        measure("write one favourite, validated", iterations: iterations, filter: filter) {
+            rules.canWrite([(writePath, value)], data: data, auth: alice, now: now).allowed
+        }
+        measure("update 3 paths (2 sets, 1 delete), validated", iterations: iterations, filter: filter) {
+            rules.canWrite(updates, data: data, auth: alice, now: now).allowed
+        }
+    }
+}
+
+extension String {
+    init(format2 value: Double) {
+        let scaled = (value * 100).rounded() / 100
+        self = "\(scaled)"
+    }
+}

@@ -1,0 +1,76 @@
+import HearthJSON
+@testable import HearthRules
+import Testing
+
+/// `newData`'s view of the tree (spec §3.3).
+@Suite struct WriteOverlayTests {
+    static let base = JSONTreeSource(.parse(#"{"a": {"b": 1, "c": {"d": "x"}}, "leaf": 5, "big": {"k1": 1, "k2": 2, "k3": 3}}"#))
+
+    static func overlay(_ writes: [(String, JSONValue?)]) -> WriteOverlay {
+        WriteOverlay(base: base, writes: writes.map { (path: path($0.0), value: $0.1) })
+    }
+
+    @Test func untouchedPathsReadTheBase() throws {
+        let view = Self.overlay([("a/b", .int(2))])
+        #expect(try view.leaf(at: path("leaf")) == .int(5))
+        #expect(try view.leaf(at: path("a/c/d")) == .string("x"))
+        #expect(try Set(view.childKeys(at: path("a"))) == ["b", "c"])
+    }
+
+    @Test func replacementsAndMerges() throws {
+        let view = Self.overlay([("a/b", .int(2)), ("a/new", .object(["z": true]))])
+        #expect(try view.leaf(at: path("a/b")) == .int(2))
+        #expect(try view.leaf(at: path("a/new/z")) == .bool(true))
+        #expect(try Set(view.childKeys(at: path("a"))) == ["b", "c", "new"])
+        #expect(try view.exists(at: path("a/new")))
+        #expect(try view.leaf(at: path("a")) == nil)
+    }
+
+    @Test func deletesRemoveEmptiedParents() throws {
+        let view = Self.overlay([("a/b", nil), ("a/c", nil)])
+        #expect(try !view.exists(at: path("a")))
+        #expect(try view.childKeys(at: path("a")) == [])
+        #expect(try !view.exists(at: path("a/c/d")))
+        let partial = Self.overlay([("big/k1", nil), ("big/k2", nil)])
+        #expect(try partial.exists(at: path("big")))
+        #expect(try partial.childKeys(at: path("big")) == ["k3"])
+        let all = Self.overlay([("big/k1", nil), ("big/k2", nil), ("big/k3", nil)])
+        #expect(try !all.exists(at: path("big")))
+        #expect(try all.exists(at: .root))
+    }
+
+    @Test func emptyObjectsAndNullsAreDeletes() throws {
+        let view = Self.overlay([("a", .object([:])), ("leaf", .null)])
+        #expect(try !view.exists(at: path("a")))
+        #expect(try !view.exists(at: path("leaf")))
+        let nested = Self.overlay([("a/c", .object(["d": .null, "e": .object([:])]))])
+        #expect(try !nested.exists(at: path("a/c")))
+        #expect(try nested.childKeys(at: path("a")) == ["b"])
+    }
+
+    @Test func leavesAndChildren() throws {
+        // Setting under a leaf replaces it; deleting under a leaf leaves it.
+        let set = Self.overlay([("leaf/x", .int(1))])
+        #expect(try set.leaf(at: path("leaf")) == nil)
+        #expect(try set.childKeys(at: path("leaf")) == ["x"])
+        let delete = Self.overlay([("leaf/x", nil)])
+        #expect(try delete.leaf(at: path("leaf")) == .int(5))
+        #expect(try delete.exists(at: path("leaf")))
+    }
+
+    @Test func laterWritesWin() throws {
+        let view = Self.overlay([("a", .object(["q": 1])), ("a/r", .int(2)), ("a/q", nil)])
+        #expect(try view.childKeys(at: path("a")) == ["r"])
+        let replaced = Self.overlay([("a/b", .int(9)), ("a", .object(["only": 1]))])
+        #expect(try replaced.childKeys(at: path("a")) == ["only"])
+        #expect(try replaced.leaf(at: path("a/b")) == nil)
+    }
+
+    @Test func rootReplacement() throws {
+        let view = Self.overlay([("", .object(["fresh": 1]))])
+        #expect(try view.childKeys(at: .root) == ["fresh"])
+        #expect(try !view.exists(at: path("a")))
+        let gone = Self.overlay([("", nil)])
+        #expect(try !gone.exists(at: .root))
+    }
+}
