@@ -268,6 +268,25 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         }
     }
 
+    // MARK: Direct access for the account tables
+
+    /// Runs `body` on the writer queue with the writer connection (blocking the caller).
+    func onWriter<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try writerQueue.sync {
+            guard let writer else { throw StoreError.closed }
+            return try body(writer)
+        }
+    }
+
+    /// Runs `body` on a reader (blocking the caller).
+    func onReader<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        let reader = readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]
+        return try reader.queue.sync {
+            guard let connection = reader.connection else { throw StoreError.closed }
+            return try body(connection)
+        }
+    }
+
     // MARK: Change log
 
     /// Changes with `seq` greater than `after`, oldest first, at most `limit`; and the

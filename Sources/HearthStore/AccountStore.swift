@@ -1,0 +1,31 @@
+/// Accounts and refresh tokens (DESIGN.md §6), in the same database file as the tree.
+///
+/// Calls block the calling thread until done: call them from a work queue, never from an
+/// I/O queue. Writes run on the store's single writer, so they never contend with tree
+/// writes for SQLite's lock.
+public protocol AccountStore: Sendable {
+    func user(uid: String) throws -> UserRecord?
+    func user(email: String) throws -> UserRecord?
+    /// Users ordered by uid, after `afterUID` (for paging), at most `limit`.
+    func users(after afterUID: String?, limit: Int) throws -> [UserRecord]
+    /// Inserts a new user; throws `AccountStoreError.duplicateUID` or `.duplicateEmail`.
+    func insert(_ user: UserRecord) throws
+    /// Replaces a user's row; throws `.duplicateEmail` or `.notFound`.
+    func update(_ user: UserRecord) throws
+    /// Deletes the user and every refresh token of theirs. False when there was none.
+    @discardableResult func delete(uid: String) throws -> Bool
+
+    /// Stores a new refresh token (its hash) starting or continuing `family`.
+    func addRefreshToken(hash: String, uid: String, family: String, at: Int64) throws
+    /// Uses the token `hash`: when current, marks it used and stores `newHash` in the same
+    /// family; when already used, revokes the family (a stolen token was replayed).
+    func rotateRefreshToken(hash: String, newHash: String, at: Int64) throws -> RefreshOutcome
+    /// Revokes every refresh token of `uid` (password change, disable, sign-out).
+    func revokeRefreshTokens(uid: String) throws
+}
+
+public enum AccountStoreError: Error, Sendable, Equatable {
+    case duplicateUID
+    case duplicateEmail
+    case notFound
+}

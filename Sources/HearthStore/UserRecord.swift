@@ -1,0 +1,46 @@
+/// One account as stored. Secrets are a hash only; `description` never shows it.
+public struct UserRecord: Sendable, Equatable, CustomStringConvertible {
+    public enum Provider: String, Sendable {
+        case anonymous
+        case password
+    }
+
+    public var uid: String
+    public var email: String?
+    public var passwordHash: String?
+    public var displayName: String?
+    public var photoURL: String?
+    public var emailVerified = false
+    public var disabled = false
+    public var provider: Provider
+    /// Custom claims as JSON object text, merged into ID tokens.
+    public var customClaims: String?
+    public var createdAt: Int64
+    public var lastLoginAt: Int64?
+    public var passwordUpdatedAt: Int64?
+    /// Seconds since the epoch; ID tokens issued (`iat`) before it are refused.
+    public var validSince: Int64
+
+    public init(uid: String, email: String? = nil, passwordHash: String? = nil, provider: Provider, createdAt: Int64, validSince: Int64) {
+        self.uid = uid
+        self.email = email
+        self.passwordHash = passwordHash
+        self.provider = provider
+        self.createdAt = createdAt
+        self.validSince = validSince
+    }
+
+    public var description: String {
+        "UserRecord(uid: \(uid), email: \(email ?? "-"), provider: \(provider.rawValue), disabled: \(disabled))"
+    }
+}
+
+/// What happened when a refresh token was presented.
+public enum RefreshOutcome: Sendable, Equatable {
+    /// The token was current: it is now used up and `newHash` replaces it in its family.
+    case rotated(uid: String)
+    /// The token had been rotated before: a replay. Its whole family is now revoked.
+    case reused(uid: String)
+    /// Unknown, revoked, or its user is gone.
+    case invalid
+}
