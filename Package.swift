@@ -24,10 +24,11 @@ let package = Package(
         .target(name: "HearthRules", dependencies: ["HearthJSON"]),
         .target(name: "HearthStore", dependencies: ["HearthJSON", "CSQLite"]),
         .target(name: "HearthHTTP", dependencies: ["CSystem"]),
+        .target(name: "HearthAuth", dependencies: ["HearthJSON", "COpenSSL"]),
         .target(
             name: "HearthServer",
             dependencies: [
-                "HearthJSON", "HearthRules", "HearthStore", "HearthHTTP",
+                "HearthJSON", "HearthRules", "HearthStore", "HearthHTTP", "HearthAuth",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -53,9 +54,10 @@ let package = Package(
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthJSON"], resources: [.copy("Fixtures")]),
         .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP"]),
+        .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthJSON"]),
         .testTarget(
             name: "HearthServerTests",
-            dependencies: ["HearthServer", "HearthHTTP", "HearthJSON", "HearthRules", "HearthStore", "HearthTesting"]),
+            dependencies: ["HearthServer", "HearthHTTP", "HearthJSON", "HearthRules", "HearthStore", "HearthAuth", "HearthTesting"]),
         .testTarget(name: "EndToEndTests", dependencies: ["HearthJSON", "HearthTesting"]),
     ],
     swiftLanguageModes: [.v6]

@@ -5,9 +5,12 @@ import HearthStore
 /// Who is asking: the rules' `auth` variable (spec §3.3), `null` when unauthenticated.
 public struct Caller: Sendable, Equatable {
     public var auth: JSONValue
+    /// An operator's token (`hearth token --admin`): the rules are not consulted.
+    public var isAdmin: Bool
 
-    public init(auth: JSONValue) {
+    public init(auth: JSONValue, isAdmin: Bool = false) {
         self.auth = auth
+        self.isAdmin = isAdmin
     }
 
     public static let unauthenticated = Caller(auth: .null)

@@ -20,6 +20,7 @@ public struct HearthConfiguration: Sendable {
     public var shutdownGracePeriod = HearthConfiguration.defaultShutdownGracePeriod
     public var store = StoreOptions()
     public var limits = HTTPLimits()
+    public var auth = AuthSettings()
 
     public init() {}
 }

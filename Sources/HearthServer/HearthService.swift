@@ -7,6 +7,7 @@ import Logging
 /// Why the server did not start. Descriptions are for the operator's terminal.
 public enum StartupError: Error, CustomStringConvertible {
     case rules(RulesLoader.LoadError)
+    case keys(String)
     case store(StoreError)
     case listen(host: String, port: Int, reason: String)
 
@@ -14,6 +15,8 @@ public enum StartupError: Error, CustomStringConvertible {
         switch self {
         case .rules(let error):
             return error.description
+        case .keys(let reason):
+            return "cannot open the signing keys: \(reason)"
         case .store(let error):
             return "cannot open the data store: \(error)"
         case .listen(let host, let port, let reason):
@@ -45,8 +48,15 @@ public final class HearthService: Sendable {
         } catch {
             throw .store(error)
         }
+        let auth: AuthContext
+        do {
+            auth = try AuthContext.make(store: store, dataDirectory: configuration.dataDirectory, settings: configuration.auth)
+        } catch {
+            store.close()
+            throw .keys("\(error)")
+        }
         let context = RESTContext(
-            store: store, policy: policy, pushIDs: SharedPushIDGenerator(), logger: logger)
+            store: store, policy: policy, pushIDs: SharedPushIDGenerator(), logger: logger, auth: auth)
         var httpConfiguration = HTTPServerConfiguration()
         httpConfiguration.host = configuration.host
         httpConfiguration.port = configuration.port

@@ -14,20 +14,53 @@ struct Router: HTTPHandler {
             return fixedRoute(request, responder) { HealthEndpoint.healthz(responder: responder) }
         case "/readyz":
             return fixedRoute(request, responder) { HealthEndpoint.readyz(context: context, responder: responder) }
+        case "/.well-known/jwks.json":
+            return fixedRoute(request, responder) { responder.respond(context.auth.jwks()) }
         default:
             break
         }
         if request.method == "OPTIONS" {
             return responder.respond(Self.preflight(request))
         }
+        if let operation = AccountsEndpoint.operation(forPath: request.path) {
+            return AccountsEndpoint(context: context.auth).handle(operation, request, responder: responder)
+        }
+        if TokenEndpoint.matches(request.path) {
+            return TokenEndpoint(context: context.auth).handle(request, responder: responder)
+        }
+        if request.path.hasPrefix("/v1/") || request.path.hasPrefix("/identitytoolkit.googleapis.com/")
+            || request.path.hasPrefix("/securetoken.googleapis.com/") {
+            return responder.respond(AuthError.notFound.response)
+        }
+        let rest: RESTRequest
         do {
-            let rest = try RESTRequest(request)
+            rest = try RESTRequest(request)
+        } catch {
+            return responder.respond(error.response)
+        }
+        guard let token = Authenticator.credential(of: request, options: rest.options) else {
+            return dispatch(rest, caller: .unauthenticated, responder: responder)
+        }
+        // Verifying a token may read the user's row: off the I/O queue.
+        let routerContext = context
+        routerContext.auth.work.async {
+            do throws(APIError) {
+                let caller = try routerContext.auth.authenticator.caller(token: token)
+                Router(context: routerContext).dispatch(rest, caller: caller, responder: responder)
+            } catch {
+                responder.respond(error.response)
+            }
+        }
+    }
+
+    private func dispatch(_ rest: RESTRequest, caller: Caller, responder: HTTPResponder) {
+        do {
             switch rest.method {
-            case .get: ReadEndpoint.handle(rest, context: context, responder: responder)
-            case .put: try PutEndpoint.handle(rest, context: context, responder: responder)
-            case .post: try PostEndpoint.handle(rest, context: context, responder: responder)
-            case .patch: try PatchEndpoint.handle(rest, context: context, responder: responder)
-            case .delete: DeleteEndpoint.handle(rest, context: context, responder: responder)
+            case .get: ReadEndpoint.handle(rest, caller: caller, context: context, responder: responder)
+            case .put: try PutEndpoint.handle(rest, caller: caller, context: context, responder: responder)
+            case .post: try PostEndpoint.handle(rest, caller: caller, context: context, responder: responder)
+            case .patch: try PatchEndpoint.handle(rest, caller: caller, context: context, responder: responder)
+            case .delete: DeleteEndpoint.handle(rest, caller: caller, context: context, responder: responder)
             }
         } catch {
             responder.respond(error.response)

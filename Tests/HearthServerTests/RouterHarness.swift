@@ -1,6 +1,7 @@
 import Foundation
 import HearthTesting
 import HearthHTTP
+import HearthAuth
 import HearthJSON
 import HearthRules
 import HearthStore
@@ -16,13 +17,34 @@ final class RouterHarness: Sendable {
     /// Rules that allow everything, for tests about REST semantics rather than access.
     static let openRules = #"{"rules": {".read": true, ".write": true}}"#
 
-    init(policy: (any AccessPolicy)? = nil, identify: @escaping @Sendable (HTTPRequest) -> Caller = { _ in .unauthenticated }) throws {
+    let auth: AuthContext
+
+    /// Cheap scrypt parameters so account tests stay fast (production uses ln=15).
+    static let testHasher = PasswordHasher(parameters: try! ScryptParameters(logN: 10, r: 8, p: 1))
+
+    init(policy: (any AccessPolicy)? = nil, settings: AuthSettings = AuthSettings()) throws {
         store = try SQLiteTreeStore(directory: directory.path)
-        var context = RESTContext(
+        auth = try AuthContext.make(store: store, dataDirectory: directory.path, settings: settings, hasher: Self.testHasher)
+        let context = RESTContext(
             store: store, policy: try policy ?? RulesAccessPolicy(rules: RuleSet.compile(Self.openRules)),
-            pushIDs: SharedPushIDGenerator(), logger: Logger(label: "test"))
-        context.identify = identify
+            pushIDs: SharedPushIDGenerator(), logger: Logger(label: "test"), auth: auth)
         router = Router(context: context)
+    }
+
+    /// An ID token for `uid`, creating that (anonymous) user first if needed.
+    func token(for uid: String) throws -> String {
+        let accounts = auth.service.accounts
+        let user = try accounts.user(uid: uid) ?? {
+            let now = SQLiteTreeStore.systemMilliseconds()
+            let user = UserRecord(uid: uid, provider: .anonymous, createdAt: now, validSince: now / 1000)
+            try accounts.insert(user)
+            return user
+        }()
+        return try auth.service.idToken(for: user, now: SQLiteTreeStore.systemMilliseconds())
+    }
+
+    func bearer(_ uid: String) throws -> [(String, String)] {
+        [("Authorization", "Bearer " + (try token(for: uid)))]
     }
 
     deinit { store.close() }

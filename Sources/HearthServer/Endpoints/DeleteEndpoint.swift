@@ -4,9 +4,9 @@ import HearthStore
 
 /// `DELETE <path>.json`: remove the node; answers `null` (spec §1.2).
 enum DeleteEndpoint {
-    static func handle(_ request: RESTRequest, context: RESTContext, responder: HTTPResponder) {
+    static func handle(_ request: RESTRequest, caller: Caller, context: RESTContext, responder: HTTPResponder) {
         WriteEndpoint.submit(
             .set(WriteEntry(path: request.path, value: nil)), echo: .null,
-            request: request, context: context, responder: responder)
+            request: request, caller: caller, context: context, responder: responder)
     }
 }

@@ -5,7 +5,7 @@ import HearthStore
 /// `PATCH <path>.json`: update the named children; keys may be slash paths, applied
 /// atomically, all or nothing (spec §1.2). Answers with the request data.
 enum PatchEndpoint {
-    static func handle(_ request: RESTRequest, context: RESTContext, responder: HTTPResponder) throws(APIError) {
+    static func handle(_ request: RESTRequest, caller: Caller, context: RESTContext, responder: HTTPResponder) throws(APIError) {
         let body = try WriteEndpoint.body(request)
         let updates: [(path: DataPath, value: JSONValue?)]
         do {
@@ -20,6 +20,6 @@ enum PatchEndpoint {
         }
         WriteEndpoint.submit(
             .update(base: request.path, entries: entries), echo: body, render: false,
-            request: request, context: context, responder: responder)
+            request: request, caller: caller, context: context, responder: responder)
     }
 }

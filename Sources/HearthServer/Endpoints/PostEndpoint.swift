@@ -5,7 +5,7 @@ import HearthStore
 /// `POST <path>.json`: store the body under a new push ID (spec §1.6) and answer
 /// `{"name":"<pushId>"}`. Any JSON value is a valid body, `""` included (spec §1.2).
 enum PostEndpoint {
-    static func handle(_ request: RESTRequest, context: RESTContext, responder: HTTPResponder) throws(APIError) {
+    static func handle(_ request: RESTRequest, caller: Caller, context: RESTContext, responder: HTTPResponder) throws(APIError) {
         let body = try WriteEndpoint.body(request)
         let key = context.pushIDs.next()
         let path: DataPath
@@ -17,6 +17,6 @@ enum PostEndpoint {
         let value = try WriteEndpoint.normalize(body, at: path)
         WriteEndpoint.submit(
             .set(WriteEntry(path: path, value: value)), echo: .object(["name": .string(key)]), render: false,
-            request: request, context: context, responder: responder)
+            request: request, caller: caller, context: context, responder: responder)
     }
 }

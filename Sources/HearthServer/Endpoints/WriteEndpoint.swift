@@ -7,9 +7,9 @@ import HearthStore
 enum WriteEndpoint {
     static func submit(
         _ operation: WriteOperation, echo: JSONValue, render: Bool = true,
-        request: RESTRequest, context: RESTContext, responder: HTTPResponder
+        request: RESTRequest, caller: Caller, context: RESTContext, responder: HTTPResponder
     ) {
-        context.store.write(operation, check: context.writeCheck(for: context.identify(request.http))) { result in
+        context.store.write(operation, check: context.writeCheck(for: caller)) { result in
             switch result {
             case .success:
                 responder.respond(JSONResponse.make(echo, options: request.options, render: render))

@@ -1,0 +1,243 @@
+import HearthAuth
+import HearthJSON
+import HearthStore
+
+/// A signed-in session as the Identity Toolkit returns it.
+public struct Session: Sendable {
+    public var user: UserRecord
+    public var idToken: String
+    public var refreshToken: String
+    public var expiresIn: Int64
+}
+
+/// Account operations (DESIGN.md §6), shared by the REST endpoints and the `hearth users`
+/// CLI. Every method blocks (SQLite, scrypt): call from a work queue or the hashing pool.
+public struct AccountService: Sendable {
+    public let accounts: any AccountStore
+    public let keys: KeyRing
+    public let settings: AuthSettings
+    public let hasher: PasswordHasher
+    /// Milliseconds since the epoch.
+    public let clock: @Sendable () -> Int64
+
+    public init(accounts: any AccountStore, keys: KeyRing, settings: AuthSettings,
+                hasher: PasswordHasher = PasswordHasher(),
+                clock: @escaping @Sendable () -> Int64 = SQLiteTreeStore.systemMilliseconds) {
+        self.accounts = accounts
+        self.keys = keys
+        self.settings = settings
+        self.hasher = hasher
+        self.clock = clock
+    }
+
+    /// 28 characters, like Firebase uids (spec §4.1).
+    static let uidAlphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+    static func newUID() throws -> String {
+        let bytes = try SecureRandom.bytes(count: 28)
+        return String(bytes.map { uidAlphabet[Int($0) % uidAlphabet.count] })
+    }
+
+    // MARK: Sign-up and sign-in
+
+    public func signUpAnonymously() throws(AuthError) -> Session {
+        guard settings.allowAnonymousSignUp else { throw .adminOnlyOperation }
+        let now = clock()
+        let user = UserRecord(uid: try wrap { try Self.newUID() }, provider: .anonymous, createdAt: now, validSince: now / 1000)
+        try wrap { try accounts.insert(user) }
+        return try startSession(for: user, now: now)
+    }
+
+    public func signUp(email rawEmail: String?, password: String?, displayName: String? = nil) throws(AuthError) -> Session {
+        guard settings.allowEmailSignUp else { throw .operationNotAllowed }
+        let (email, password) = try validate(email: rawEmail, password: password)
+        let now = clock()
+        var user = UserRecord(uid: try wrap { try Self.newUID() }, email: email, passwordHash: try hash(password),
+                              provider: .password, createdAt: now, validSince: now / 1000)
+        user.displayName = displayName
+        user.passwordUpdatedAt = now
+        do {
+            try accounts.insert(user)
+        } catch AccountStoreError.duplicateEmail {
+            throw .emailExists
+        } catch {
+            throw .internalError
+        }
+        return try startSession(for: user, now: now)
+    }
+
+    /// One answer for an unknown email and a wrong password (no account enumeration).
+    public func signIn(email rawEmail: String?, password: String?) throws(AuthError) -> Session {
+        guard let rawEmail, !rawEmail.isEmpty else { throw .missingEmail }
+        guard let password, !password.isEmpty else { throw .missingPassword }
+        let email = rawEmail.lowercased()
+        guard var user = try wrap({ try accounts.user(email: email) }), let stored = user.passwordHash else {
+            _ = try? hasher.verify(password, against: Self.decoyHash)  // same work as a real check
+            throw .invalidLoginCredentials
+        }
+        guard (try? hasher.verify(password, against: stored)) == true else { throw .invalidLoginCredentials }
+        guard !user.disabled else { throw .userDisabled }
+        let now = clock()
+        user.lastLoginAt = now
+        if hasher.needsRehash(stored) { user.passwordHash = try hash(password) }
+        try wrap { try accounts.update(user) }
+        return try startSession(for: user, now: now)
+    }
+
+    /// A fixed hash verified when the email is unknown, so both failures cost the same.
+    static let decoyHash = (try? PasswordHasher().hash("hearth-decoy-password")) ?? ""
+
+    // MARK: Tokens
+
+    /// Checks an ID token and the user behind it (exists, enabled, token not older than
+    /// `validSince`). Returns the user.
+    public func user(forIDToken token: String?) throws(AuthError) -> UserRecord {
+        guard let token, !token.isEmpty else { throw .invalidIDToken }
+        let claims = try verify(token)
+        guard let uid = claims.objectValue?["sub"]?.stringValue else { throw .invalidIDToken }
+        guard let user = try wrap({ try accounts.user(uid: uid) }) else { throw .userNotFound }
+        guard !user.disabled else { throw .userDisabled }
+        if case .int(let iat)? = claims.objectValue?["iat"], iat < user.validSince { throw .tokenExpired }
+        return user
+    }
+
+    /// Verified claims of an ID token (signature, algorithm, expiry; spec §4.3).
+    public func verify(_ token: String) throws(AuthError) -> JSONValue {
+        let verifier = TokenVerifier(publicKeys: keys.verifyingKeys, audience: settings.projectID,
+                                     issuer: IDTokenClaims.issuerPrefix + settings.projectID)
+        do {
+            return try verifier.verify(token)
+        } catch .unknownKeyID {
+            keys.reload(ifUnknown: nil, now: clock() / 1000)
+            let retry = TokenVerifier(publicKeys: keys.verifyingKeys, audience: settings.projectID,
+                                      issuer: IDTokenClaims.issuerPrefix + settings.projectID)
+            do { return try retry.verify(token) } catch .expired { throw .tokenExpired } catch { throw .invalidIDToken }
+        } catch .expired {
+            throw .tokenExpired
+        } catch {
+            throw .invalidIDToken
+        }
+    }
+
+    /// Uses a refresh token: rotates it (spec §4.1 `/v1/token`); a replayed token revokes
+    /// its whole family.
+    public func refresh(_ token: String?) throws(AuthError) -> Session {
+        guard let token, !token.isEmpty else { throw .missingRefreshToken }
+        guard SecretToken.isWellFormed(token) else { throw .invalidRefreshToken }
+        let next = try wrap { try SecretToken.generate() }
+        let now = clock()
+        switch try wrap({ try accounts.rotateRefreshToken(hash: SecretToken.hash(token), newHash: SecretToken.hash(next), at: now) }) {
+        case .rotated(let uid):
+            guard let user = try wrap({ try accounts.user(uid: uid) }), !user.disabled else { throw .userDisabled }
+            return Session(user: user, idToken: try idToken(for: user, now: now), refreshToken: next, expiresIn: settings.idTokenLifetime)
+        case .reused, .invalid:
+            throw .invalidRefreshToken
+        }
+    }
+
+    /// An ID token for `user`, with their custom claims.
+    public func idToken(for user: UserRecord, now: Int64, lifetime: Int64? = nil, extraClaims: [String: JSONValue] = [:]) throws(AuthError) -> String {
+        var custom: [String: JSONValue] = [:]
+        if let text = user.customClaims, case .object(let object)? = try? JSONParser.parse(text) { custom = object }
+        custom.merge(extraClaims) { $1 }
+        let claims = IDTokenClaims(
+            projectID: settings.projectID, uid: user.uid, issuedAt: now / 1000, lifetime: lifetime ?? settings.idTokenLifetime,
+            signInProvider: user.provider == .anonymous ? IDTokenClaims.anonymousProvider : "password",
+            email: user.email, emailVerified: user.emailVerified, name: user.displayName, picture: user.photoURL,
+            identities: user.email.map { ["email": [$0]] } ?? [:], customClaims: custom)
+        do {
+            return try TokenSigner(key: keys.signingKey).sign(claims: try claims.json())
+        } catch {
+            throw AuthError("INVALID_CLAIMS", detail: "\(error)")
+        }
+    }
+
+    private func startSession(for user: UserRecord, now: Int64) throws(AuthError) -> Session {
+        let refresh = try wrap { try SecretToken.generate() }
+        try wrap { try accounts.addRefreshToken(hash: SecretToken.hash(refresh), uid: user.uid, family: try Self.newUID(), at: now) }
+        return Session(user: user, idToken: try idToken(for: user, now: now), refreshToken: refresh, expiresIn: settings.idTokenLifetime)
+    }
+
+    // MARK: Changes
+
+    public struct Changes: Sendable {
+        public var email: String?
+        public var password: String?
+        public var displayName: String?
+        public var photoURL: String?
+        public var deleteDisplayName = false
+        public var deletePhotoURL = false
+        public var disabled: Bool?
+        public init() {}
+    }
+
+    /// Applies `changes` to `uid`. A new email or password links an anonymous account
+    /// (keeping its uid) and revokes every earlier token; a new session is returned then.
+    public func update(uid: String, _ changes: Changes) throws(AuthError) -> (UserRecord, Session?) {
+        guard var user = try wrap({ try accounts.user(uid: uid) }) else { throw .userNotFound }
+        let now = clock()
+        var credentialsChanged = false
+        if let email = changes.email {
+            let (valid, _) = try validate(email: email, password: String(repeating: "x", count: settings.minimumPasswordLength))
+            if valid != user.email { user.email = valid; credentialsChanged = true }
+        }
+        if let password = changes.password {
+            _ = try validate(email: user.email ?? "placeholder@example.com", password: password)
+            user.passwordHash = try hash(password)
+            user.passwordUpdatedAt = now
+            credentialsChanged = true
+        }
+        if user.email != nil && user.passwordHash != nil { user.provider = .password }
+        if changes.deleteDisplayName { user.displayName = nil } else if let name = changes.displayName { user.displayName = name }
+        if changes.deletePhotoURL { user.photoURL = nil } else if let url = changes.photoURL { user.photoURL = url }
+        if let disabled = changes.disabled { user.disabled = disabled }
+        let revoke = (credentialsChanged && changes.password != nil) || changes.disabled == true
+        if revoke { user.validSince = now / 1000 }
+        do {
+            try accounts.update(user)
+        } catch AccountStoreError.duplicateEmail {
+            throw .emailExists
+        } catch {
+            throw .internalError
+        }
+        if revoke { try wrap { try accounts.revokeRefreshTokens(uid: uid) } }
+        guard credentialsChanged, !user.disabled else { return (user, nil) }
+        return (user, try startSession(for: user, now: now))
+    }
+
+    public func delete(uid: String) throws(AuthError) {
+        guard try wrap({ try accounts.delete(uid: uid) }) else { throw .userNotFound }
+    }
+
+    /// Signs `uid` out everywhere: refresh tokens revoked, earlier ID tokens refused.
+    public func revokeSessions(uid: String) throws(AuthError) {
+        guard var user = try wrap({ try accounts.user(uid: uid) }) else { throw .userNotFound }
+        user.validSince = clock() / 1000
+        try wrap { try accounts.update(user) }
+        try wrap { try accounts.revokeRefreshTokens(uid: uid) }
+    }
+
+    // MARK: Helpers
+
+    func validate(email: String?, password: String?) throws(AuthError) -> (String, String) {
+        guard let email, !email.isEmpty else { throw .missingEmail }
+        guard let password, !password.isEmpty else { throw .missingPassword }
+        let lower = email.lowercased()
+        let parts = lower.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
+              lower.utf8.count <= 320, !lower.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
+            throw .invalidEmail
+        }
+        guard password.count >= settings.minimumPasswordLength else { throw .weakPassword(minimum: settings.minimumPasswordLength) }
+        guard password.utf8.count <= AuthSettings.maximumPasswordLength else { throw AuthError("INVALID_PASSWORD", detail: "too long") }
+        return (lower, password)
+    }
+
+    private func hash(_ password: String) throws(AuthError) -> String {
+        do { return try hasher.hash(password) } catch { throw .internalError }
+    }
+
+    private func wrap<T>(_ body: () throws -> T) throws(AuthError) -> T {
+        do { return try body() } catch let error as AuthError { throw error } catch { throw .internalError }
+    }
+}

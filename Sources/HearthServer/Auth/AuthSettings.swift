@@ -1,0 +1,25 @@
+/// Account settings (DESIGN.md §6). Defaults follow Firebase's.
+public struct AuthSettings: Sendable {
+    /// Firebase's minimum password length (spec §4.1).
+    public static let defaultMinimumPasswordLength = 6
+    /// ID token lifetime, seconds (`expiresIn: "3600"`).
+    public static let defaultIDTokenLifetime: Int64 = 3600
+    /// Longest accepted password; scrypt's cost does not depend on it, but a cap keeps
+    /// request bodies and memory small.
+    public static let maximumPasswordLength = 4096
+    /// Sign-in attempts allowed per client address and per account, per minute.
+    public static let defaultSignInAttemptsPerMinute = 30
+    /// How long a user's disabled flag and `validSince` are cached when checking tokens;
+    /// changes made by this process apply at once, changes from `hearth users` within this.
+    public static let userStatusCacheSeconds: Int64 = 2
+
+    /// The `aud` of ID tokens and the tail of their `iss` (spec §4.3).
+    public var projectID = "hearth"
+    public var allowAnonymousSignUp = true
+    public var allowEmailSignUp = true
+    public var minimumPasswordLength = AuthSettings.defaultMinimumPasswordLength
+    public var idTokenLifetime = AuthSettings.defaultIDTokenLifetime
+    public var signInAttemptsPerMinute = AuthSettings.defaultSignInAttemptsPerMinute
+
+    public init() {}
+}

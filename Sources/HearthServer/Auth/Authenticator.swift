@@ -1,0 +1,71 @@
+import HearthAuth
+import HearthHTTP
+import HearthJSON
+import HearthStore
+import Synchronization
+
+/// Turns a request's credential (`Authorization: Bearer <idToken>` or `?auth=<idToken>`)
+/// into the rules' `auth` (spec §3.3: `{uid, provider, token}`), or refuses it with 401.
+/// Admin tokens (`hearth token --admin`) make a caller that bypasses the rules.
+public final class Authenticator: Sendable {
+    /// The custom claim that marks an operator's token (minted only by the CLI).
+    public static let adminClaim = "hearth_admin"
+    public static let adminUID = "hearth-admin"
+
+    let service: AccountService
+    private let statusCache = Mutex<[String: (validSince: Int64, disabled: Bool, fetched: Int64)]>([:])
+    static let maxCachedUsers = 50_000
+
+    public init(service: AccountService) {
+        self.service = service
+    }
+
+    /// The credential a request carries, if any.
+    static func credential(of request: HTTPRequest, options: QueryOptions) -> String? {
+        if let header = request.headers["Authorization"] {
+            let parts = header.split(separator: " ", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == "bearer" { return String(parts[1].drop { $0 == " " }) }
+            return header  // an unusable scheme: verification fails with 401
+        }
+        return options.credential
+    }
+
+    /// Blocking (signature check, maybe a user lookup): call from a work queue.
+    func caller(token: String) throws(APIError) -> Caller {
+        let claims: JSONValue
+        do {
+            claims = try service.verify(token)
+        } catch {
+            throw error == .tokenExpired ? APIError(401, "Auth token is expired") : APIError(401, "Invalid auth token")
+        }
+        guard let members = claims.objectValue, let auth = RulesAuth.value(fromVerifiedClaims: claims),
+              let uid = members["sub"]?.stringValue else { throw APIError(401, "Invalid auth token") }
+        if members[Self.adminClaim] == .bool(true) && uid == Self.adminUID {
+            return Caller(auth: auth, isAdmin: true)
+        }
+        guard case .int(let iat)? = members["iat"] else { throw APIError(401, "Invalid auth token") }
+        let status = try userStatus(uid)
+        guard !status.disabled, iat >= status.validSince else { throw APIError(401, "Auth token is revoked") }
+        return Caller(auth: auth)
+    }
+
+    private func userStatus(_ uid: String) throws(APIError) -> (validSince: Int64, disabled: Bool) {
+        let now = service.clock() / 1000
+        if let cached = statusCache.withLock({ $0[uid] }), now - cached.fetched < AuthSettings.userStatusCacheSeconds {
+            return (cached.validSince, cached.disabled)
+        }
+        let user: UserRecord?
+        do { user = try service.accounts.user(uid: uid) } catch { throw APIError.unavailable }
+        guard let user else { throw APIError(401, "Auth token is revoked") }
+        statusCache.withLock { cache in
+            if cache.count >= Self.maxCachedUsers { cache.removeAll(keepingCapacity: true) }
+            cache[uid] = (user.validSince, user.disabled, now)
+        }
+        return (user.validSince, user.disabled)
+    }
+
+    /// Forget what is cached about `uid` (after this process changed the account).
+    func invalidate(_ uid: String) {
+        _ = statusCache.withLock { $0.removeValue(forKey: uid) }
+    }
+}

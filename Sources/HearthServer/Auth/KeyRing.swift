@@ -1,0 +1,102 @@
+import Foundation
+import HearthAuth
+import Synchronization
+
+/// The Ed25519 signing keys, kept with the data (DESIGN.md §6): `<data>/keys/<kid>.key`
+/// holds the base64 raw private key (mode 0600, folder 0700) and `<data>/keys/current`
+/// names the key that signs. Older keys keep verifying, so `hearth keys rotate` does not
+/// sign anyone out; a key is deleted only by an operator.
+public final class KeyRing: Sendable {
+    public let directory: String
+    private struct Keys {
+        var signing: SigningKey
+        var verifying: [String: VerifyingKey]
+        var lastReload: Int64
+    }
+    private let keys: Mutex<Keys>
+
+    /// Unknown `kid`s trigger a re-read of the folder (a rotation by another process) at
+    /// most this often, so forged tokens cannot make the server read files in a loop.
+    static let reloadIntervalSeconds: Int64 = 1
+
+    public enum KeyRingError: Error, CustomStringConvertible {
+        case io(String)
+        case corrupt(String)
+        public var description: String {
+            switch self {
+            case .io(let what): return "signing keys: \(what)"
+            case .corrupt(let what): return "signing keys are damaged: \(what)"
+            }
+        }
+    }
+
+    /// Opens the keys in `<dataDirectory>/keys`, creating the first key if there is none.
+    public init(dataDirectory: String) throws {
+        directory = dataDirectory + "/keys"
+        if try Self.currentKID(in: directory) == nil {
+            _ = try Self.rotate(in: directory)
+        }
+        keys = Mutex(try Self.load(from: directory))
+    }
+
+    public var signingKey: SigningKey { keys.withLock { $0.signing } }
+    public var verifyingKeys: [String: VerifyingKey] { keys.withLock { $0.verifying } }
+
+    /// Re-reads the folder if `kid` is unknown and the last read is old enough.
+    public func reload(ifUnknown kid: String?, now: Int64) {
+        let due = keys.withLock { state -> Bool in
+            guard kid.map({ state.verifying[$0] == nil }) ?? true, now - state.lastReload >= Self.reloadIntervalSeconds else { return false }
+            state.lastReload = now
+            return true
+        }
+        guard due, let fresh = try? Self.load(from: directory) else { return }
+        keys.withLock { $0 = fresh }
+    }
+
+    /// Creates a new key and makes it the signing key; returns its `kid`.
+    @discardableResult
+    public static func rotate(dataDirectory: String) throws -> String {
+        try rotate(in: dataDirectory + "/keys")
+    }
+
+    private static func rotate(in directory: String) throws -> String {
+        let fm = FileManager.default
+        if !fm.fileExists(atPath: directory) {
+            try fm.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        let key = try SigningKey.generate()
+        let kid = key.verifyingKey.kid
+        let encoded = Data(Base64.encode(try key.rawPrivateKey()).utf8)
+        guard fm.createFile(atPath: "\(directory)/\(kid).key", contents: encoded, attributes: [.posixPermissions: 0o600]) else {
+            throw KeyRingError.io("cannot write \(directory)/\(kid).key")
+        }
+        let temporary = "\(directory)/current.tmp"
+        guard fm.createFile(atPath: temporary, contents: Data(kid.utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw KeyRingError.io("cannot write \(temporary)")
+        }
+        guard rename(temporary, "\(directory)/current") == 0 else { throw KeyRingError.io("cannot replace \(directory)/current") }
+        return kid
+    }
+
+    private static func currentKID(in directory: String) throws -> String? {
+        guard let data = FileManager.default.contents(atPath: directory + "/current") else { return nil }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private static func load(from directory: String) throws -> Keys {
+        guard let current = try currentKID(in: directory) else { throw KeyRingError.corrupt("no current key") }
+        var verifying: [String: VerifyingKey] = [:]
+        var signing: SigningKey?
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) where name.hasSuffix(".key") {
+            guard let data = FileManager.default.contents(atPath: "\(directory)/\(name)"),
+                  let raw = Base64.decode(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                throw KeyRingError.corrupt(name)
+            }
+            let key = try SigningKey(rawPrivateKey: raw)
+            verifying[key.verifyingKey.kid] = key.verifyingKey
+            if key.verifyingKey.kid == current { signing = key }
+        }
+        guard let signing else { throw KeyRingError.corrupt("the current key \(current) is missing") }
+        return Keys(signing: signing, verifying: verifying, lastReload: Int64(Date().timeIntervalSince1970))
+    }
+}
