@@ -140,8 +140,10 @@ public struct AccountService: Sendable {
         var custom: [String: JSONValue] = [:]
         if let text = user.customClaims, case .object(let object)? = try? JSONParser.parse(text) { custom = object }
         custom.merge(extraClaims) { $1 }
+        // Never issued before `validSince`, which a revocation sets one second ahead so
+        // that tokens from the revoking second itself are refused.
         let claims = IDTokenClaims(
-            projectID: settings.projectID, uid: user.uid, issuedAt: now / 1000, lifetime: lifetime ?? settings.idTokenLifetime,
+            projectID: settings.projectID, uid: user.uid, issuedAt: max(now / 1000, user.validSince), lifetime: lifetime ?? settings.idTokenLifetime,
             signInProvider: user.provider == .anonymous ? IDTokenClaims.anonymousProvider : "password",
             email: user.email, emailVerified: user.emailVerified, name: user.displayName, picture: user.photoURL,
             identities: user.email.map { ["email": [$0]] } ?? [:], customClaims: custom)
@@ -192,7 +194,7 @@ public struct AccountService: Sendable {
         if changes.deletePhotoURL { user.photoURL = nil } else if let url = changes.photoURL { user.photoURL = url }
         if let disabled = changes.disabled { user.disabled = disabled }
         let revoke = (credentialsChanged && changes.password != nil) || changes.disabled == true
-        if revoke { user.validSince = now / 1000 }
+        if revoke { user.validSince = now / 1000 + 1 }
         do {
             try accounts.update(user)
         } catch AccountStoreError.duplicateEmail {
@@ -212,7 +214,7 @@ public struct AccountService: Sendable {
     /// Signs `uid` out everywhere: refresh tokens revoked, earlier ID tokens refused.
     public func revokeSessions(uid: String) throws(AuthError) {
         guard var user = try wrap({ try accounts.user(uid: uid) }) else { throw .userNotFound }
-        user.validSince = clock() / 1000
+        user.validSince = clock() / 1000 + 1
         try wrap { try accounts.update(user) }
         try wrap { try accounts.revokeRefreshTokens(uid: uid) }
     }

@@ -1,0 +1,250 @@
+import Dispatch
+import HearthAuth
+import HearthHTTP
+import HearthJSON
+import HearthRules
+import HearthStore
+import Synchronization
+import Testing
+@testable import HearthServer
+
+/// The Identity Toolkit endpoints (spec §4) and tokens in use on REST paths.
+@Suite struct AccountsTests {
+    let h: RouterHarness
+    init() throws {
+        h = try RouterHarness(policy: RulesAccessPolicy(rules: try RuleSet.compile(RulesEnforcementTests.referenceRules)))
+    }
+
+    func post(_ path: String, _ body: String, contentType: String = "application/json", address: String = "127.0.0.1") async -> HTTPResponse {
+        let request = HTTPRequest(method: "POST", target: path, headers: HTTPHeaders([(name: "Content-Type", value: contentType)]),
+                                  body: Array(body.utf8), remoteAddress: address)
+        return await withCheckedContinuation { continuation in
+            h.router.handle(request, responder: HTTPResponder { continuation.resume(returning: $0) })
+        }
+    }
+
+    func field(_ response: HTTPResponse, _ name: String) -> String? {
+        response.json?.objectValue?[name]?.stringValue
+    }
+
+    func errorCode(_ response: HTTPResponse) -> String? {
+        response.json?.objectValue?["error"]?.objectValue?["message"]?.stringValue
+    }
+
+    static func favorite(by uid: String) -> String { RulesEnforcementTests.favorite("f1", by: uid) }
+
+    @Test func anonymousSignUpGivesATokenThatWritesOnlyTheOwnFavorites() async throws {
+        let signUp = await post("/v1/accounts:signUp", #"{"returnSecureToken":true}"#)
+        #expect(signUp.status == 200)
+        #expect(field(signUp, "kind") == "identitytoolkit#SignupNewUserResponse")
+        #expect(field(signUp, "expiresIn") == "3600")
+        let uid = try #require(field(signUp, "localId"))
+        let token = try #require(field(signUp, "idToken"))
+        #expect(uid.count == 28)
+        #expect(field(signUp, "refreshToken")?.isEmpty == false)
+
+        let own = await h.send("PUT", "/users/\(uid)/favorites/f1.json", Self.favorite(by: uid), headers: [("Authorization", "Bearer \(token)")])
+        #expect(own.status == 200)
+        let viaQuery = await h.send("GET", "/users/\(uid)/favorites.json?auth=\(token)")
+        #expect(viaQuery.status == 200)
+        let other = await h.send("PUT", "/users/someoneelse/favorites/f1.json", Self.favorite(by: uid), headers: [("Authorization", "Bearer \(token)")])
+        #expect(other.status == 401)
+        let otherRead = await h.send("GET", "/users/someoneelse/favorites.json", headers: [("Authorization", "Bearer \(token)")])
+        #expect(otherRead.status == 401)
+    }
+
+    @Test func emailSignUpSignInAndTheErrorsOfSpec4() async throws {
+        let up = await post("/identitytoolkit.googleapis.com/v1/accounts:signUp?key=any", #"{"email":"Ann@Example.com","password":"secret1","returnSecureToken":true}"#)
+        #expect(up.status == 200)
+        #expect(field(up, "email") == "ann@example.com")
+        #expect(errorCode(await post("/v1/accounts:signUp", #"{"email":"ann@example.com","password":"secret1"}"#)) == "EMAIL_EXISTS")
+        #expect(errorCode(await post("/v1/accounts:signUp", #"{"email":"b@example.com","password":"12345"}"#)) == "WEAK_PASSWORD : Password should be at least 6 characters")
+        #expect(errorCode(await post("/v1/accounts:signUp", #"{"email":"not-an-email","password":"secret1"}"#)) == "INVALID_EMAIL")
+        #expect(errorCode(await post("/v1/accounts:signUp", #"{"email":"c@example.com"}"#)) == "MISSING_PASSWORD")
+        #expect(errorCode(await post("/v1/accounts:signUp", "{not json")) == "INVALID_JSON_PAYLOAD : the body must be a JSON object")
+
+        let signIn = await post("/v1/accounts:signInWithPassword", #"{"email":"ANN@example.com","password":"secret1","returnSecureToken":true}"#)
+        #expect(signIn.status == 200)
+        #expect(field(signIn, "kind") == "identitytoolkit#VerifyPasswordResponse")
+        #expect(signIn.json?.objectValue?["registered"] == .bool(true))
+        #expect(field(signIn, "localId") == field(up, "localId"))
+        let wrong = await post("/v1/accounts:signInWithPassword", #"{"email":"ann@example.com","password":"wrong!!"}"#)
+        let unknown = await post("/v1/accounts:signInWithPassword", #"{"email":"nobody@example.com","password":"wrong!!"}"#)
+        #expect(wrong.status == 400 && unknown.status == 400)
+        #expect(errorCode(wrong) == "INVALID_LOGIN_CREDENTIALS")
+        #expect(wrong.body == unknown.body)
+    }
+
+    @Test func refreshRotatesAndAReplayRevokesTheFamily() async throws {
+        let up = await post("/v1/accounts:signUp", "{}")
+        let first = try #require(field(up, "refreshToken"))
+        let refreshed = await post("/v1/token", "grant_type=refresh_token&refresh_token=\(first)", contentType: "application/x-www-form-urlencoded")
+        #expect(refreshed.status == 200)
+        #expect(field(refreshed, "token_type") == "Bearer")
+        #expect(field(refreshed, "user_id") == field(up, "localId"))
+        let second = try #require(field(refreshed, "refresh_token"))
+        #expect(second != first)
+        let json = await post("/securetoken.googleapis.com/v1/token", #"{"grant_type":"refresh_token","refresh_token":"\#(second)"}"#)
+        #expect(json.status == 200)
+        let third = try #require(field(json, "refresh_token"))
+        // Replaying the first token revokes the family, including the current one.
+        #expect(errorCode(await post("/v1/token", "grant_type=refresh_token&refresh_token=\(first)", contentType: "application/x-www-form-urlencoded")) == "INVALID_REFRESH_TOKEN")
+        #expect(errorCode(await post("/v1/token", #"{"grant_type":"refresh_token","refresh_token":"\#(third)"}"#)) == "INVALID_REFRESH_TOKEN")
+        #expect(errorCode(await post("/v1/token", #"{"grant_type":"password"}"#)) == "INVALID_GRANT_TYPE")
+        #expect(errorCode(await post("/v1/token", #"{"grant_type":"refresh_token"}"#)) == "MISSING_REFRESH_TOKEN")
+    }
+
+    @Test func linkingAnAnonymousAccountKeepsItsUIDAndAPasswordChangeRevokesOldTokens() async throws {
+        let anon = await post("/v1/accounts:signUp", "{}")
+        let uid = try #require(field(anon, "localId"))
+        let anonToken = try #require(field(anon, "idToken"))
+        let anonRefresh = try #require(field(anon, "refreshToken"))
+        let linked = await post("/v1/accounts:update", #"{"idToken":"\#(anonToken)","email":"link@example.com","password":"secret1","returnSecureToken":true}"#)
+        #expect(linked.status == 200)
+        #expect(field(linked, "localId") == uid)
+        let linkedToken = try #require(field(linked, "idToken"))
+        let lookup = await post("/v1/accounts:lookup", #"{"idToken":"\#(linkedToken)"}"#)
+        let user = lookup.json?.objectValue?["users"]?.arrayValue?.first?.objectValue
+        #expect(user?["email"] == .string("link@example.com"))
+        #expect(user?["passwordHash"] == nil)
+        #expect(try h.auth.service.accounts.user(uid: uid)?.provider == .password)
+        // The password change revoked the anonymous session's tokens.
+        #expect(await h.send("GET", "/users/\(uid)/favorites.json", headers: [("Authorization", "Bearer \(anonToken)")]).status == 401)
+        #expect(errorCode(await post("/v1/token", #"{"grant_type":"refresh_token","refresh_token":"\#(anonRefresh)"}"#)) == "INVALID_REFRESH_TOKEN")
+        #expect(await h.send("GET", "/users/\(uid)/favorites.json", headers: [("Authorization", "Bearer \(linkedToken)")]).status == 200)
+        // Signing in with the new credentials gives the same uid.
+        let signIn = await post("/v1/accounts:signInWithPassword", #"{"email":"link@example.com","password":"secret1"}"#)
+        #expect(field(signIn, "localId") == uid)
+    }
+
+    @Test func deleteAndDisableEndTheSession() async throws {
+        let up = await post("/v1/accounts:signUp", "{}")
+        let uid = try #require(field(up, "localId"))
+        let token = try #require(field(up, "idToken"))
+        let deleted = await post("/v1/accounts:delete", #"{"idToken":"\#(token)"}"#)
+        #expect(field(deleted, "kind") == "identitytoolkit#DeleteAccountResponse")
+        #expect(await h.send("GET", "/users/\(uid)/favorites.json", headers: [("Authorization", "Bearer \(token)")]).status == 401)
+        #expect(errorCode(await post("/v1/accounts:lookup", #"{"idToken":"\#(token)"}"#)) == "USER_NOT_FOUND")
+
+        let other = await post("/v1/accounts:signUp", "{}")
+        let otherUID = try #require(field(other, "localId"))
+        let otherToken = try #require(field(other, "idToken"))
+        var changes = AccountService.Changes()
+        changes.disabled = true
+        _ = try h.auth.service.update(uid: otherUID, changes)
+        h.auth.authenticator.invalidate(otherUID)
+        #expect(await h.send("GET", "/users/\(otherUID)/favorites.json", headers: [("Authorization", "Bearer \(otherToken)")]).status == 401)
+    }
+
+    @Test func badTokensAre401() async throws {
+        let up = await post("/v1/accounts:signUp", "{}")
+        let uid = try #require(field(up, "localId"))
+        let token = try #require(field(up, "idToken"))
+        let parts = token.split(separator: ".").map(String.init)
+        let header = { (json: String) in Base64.encode(Array(json.utf8), alphabet: .url, padding: .none) }
+        let publicKey = h.auth.service.keys.signingKey.verifyingKey
+        let forged: [String: String] = [
+            "tampered payload": parts[0] + "." + header(#"{"sub":"\#(uid)","admin":true}"#) + "." + parts[2],
+            "tampered signature": parts[0] + "." + parts[1] + "." + String(parts[2].reversed()),
+            "alg none": header(#"{"alg":"none","kid":"\#(publicKey.kid)"}"#) + "." + parts[1] + ".",
+            "HS256 with the public key": header(#"{"alg":"HS256","kid":"\#(publicKey.kid)"}"#) + "." + parts[1] + "." + parts[2],
+            "unknown kid": header(#"{"alg":"EdDSA","kid":"nope"}"#) + "." + parts[1] + "." + parts[2],
+            "garbage": "not-a-token",
+        ]
+        for (name, bad) in forged {
+            let response = await h.send("GET", "/users/\(uid)/favorites.json", headers: [("Authorization", "Bearer \(bad)")])
+            #expect(response.status == 401, "\(name)")
+        }
+        // Expired: a token issued two hours ago.
+        let twoHoursAgo = SQLiteTreeStore.systemMilliseconds() / 1000 - 7200
+        let claims = IDTokenClaims(projectID: h.auth.service.settings.projectID, uid: uid, issuedAt: twoHoursAgo, signInProvider: "anonymous")
+        let old = try TokenSigner(key: h.auth.service.keys.signingKey).sign(claims: try claims.json())
+        let expired = await h.send("GET", "/users/\(uid)/favorites.json", headers: [("Authorization", "Bearer \(old)")])
+        #expect(expired.status == 401)
+        #expect(expired.errorMessage == "Auth token is expired")
+    }
+
+    @Test func signInIsRateLimitedPerAddressWithRetryAfter() async throws {
+        var settings = AuthSettings()
+        settings.signInAttemptsPerMinute = 3
+        let limited = try RouterHarness(settings: settings)
+        var statuses: [Int] = []
+        for _ in 0..<4 {
+            let request = HTTPRequest(method: "POST", target: "/v1/accounts:signInWithPassword",
+                                      body: Array(#"{"email":"x@example.com","password":"whatever"}"#.utf8), remoteAddress: "10.0.0.9")
+            let response = await withCheckedContinuation { continuation in
+                limited.router.handle(request, responder: HTTPResponder { continuation.resume(returning: $0) })
+            }
+            statuses.append(response.status)
+            if response.status == 429 { #expect(response.headers["Retry-After"] != nil) }
+        }
+        #expect(statuses == [400, 400, 400, 429])
+    }
+
+    @Test func signUpKindsCanBeTurnedOff() async throws {
+        var settings = AuthSettings()
+        settings.allowAnonymousSignUp = false
+        settings.allowEmailSignUp = false
+        let closed = try RouterHarness(settings: settings)
+        let anon = HTTPRequest(method: "POST", target: "/v1/accounts:signUp", body: Array("{}".utf8))
+        let email = HTTPRequest(method: "POST", target: "/v1/accounts:signUp", body: Array(#"{"email":"a@b.co","password":"secret1"}"#.utf8))
+        for (request, code) in [(anon, "ADMIN_ONLY_OPERATION"), (email, "OPERATION_NOT_ALLOWED")] {
+            let response = await withCheckedContinuation { continuation in
+                closed.router.handle(request, responder: HTTPResponder { continuation.resume(returning: $0) })
+            }
+            #expect(errorCode(response) == code)
+        }
+    }
+
+    @Test func jwksPublishesTheVerifyingKey() async throws {
+        let jwks = await h.send("GET", "/.well-known/jwks.json")
+        #expect(jwks.status == 200)
+        let keys = try JWKS.keys(from: try #require(jwks.json))
+        #expect(keys[h.auth.service.keys.signingKey.verifyingKey.kid] != nil)
+        #expect(!jwks.text.contains("\"d\""))  // no private key material
+    }
+
+    @Test func aBurstOfSignInsIsBoundedAndDoesNotStallReads() async throws {
+        // A real scrypt cost (ln=13, ~20 ms) so the burst outlasts a read; the pool runs two
+        // at a time and refuses (429) what does not fit in its backlog.
+        let slow = try RouterHarness(hasher: PasswordHasher(parameters: try ScryptParameters(logN: 13, r: 8, p: 1)))
+        final class Burst: Sendable {
+            let pending = Atomic<Int>(200)
+            let statuses = Mutex<[Int]>([])
+            let readDone = Mutex<Int?>(nil)
+        }
+        let burst = Burst()
+        await withTaskGroup(of: Void.self) { group in
+            for i in 0..<200 {
+                group.addTask {
+                    let request = HTTPRequest(method: "POST", target: "/v1/accounts:signUp",
+                                              body: Array(#"{"email":"burst\#(i)@example.com","password":"secret12"}"#.utf8),
+                                              remoteAddress: "10.1.\(i / 250).\(i % 250)")
+                    let response = await withCheckedContinuation { continuation in
+                        slow.router.handle(request, responder: HTTPResponder { continuation.resume(returning: $0) })
+                    }
+                    burst.statuses.withLock { $0.append(response.status) }
+                    burst.pending.subtract(1, ordering: .relaxed)
+                }
+            }
+            group.addTask {
+                let read = await slow.send("GET", "/anything.json")
+                #expect(read.status == 200)
+                burst.readDone.withLock { $0 = burst.pending.load(ordering: .relaxed) }
+            }
+        }
+        let all = burst.statuses.withLock { $0 }
+        #expect(all.count == 200)
+        #expect(all.allSatisfy { $0 == 200 || $0 == 429 })
+        #expect(all.contains(200))
+        #expect((burst.readDone.withLock { $0 } ?? 0) > 0, "the read waited for the whole burst")
+        #expect(slow.auth.pool.width == AuthContext.hashingPoolWidth)
+    }
+}
+
+extension JSONValue {
+    var arrayValue: [JSONValue]? {
+        if case .array(let items) = self { return items }
+        return nil
+    }
+}
