@@ -31,6 +31,18 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Rules file (default ./rules.json).")
     var rules: String?
 
+    @Flag(name: .customLong("no-anonymous-sign-up"), help: "Refuse anonymous sign-up (HEARTH_NO_ANONYMOUS_SIGN_UP=1).")
+    var noAnonymousSignUp = false
+
+    @Flag(name: .customLong("no-email-sign-up"), help: "Refuse email/password sign-up (HEARTH_NO_EMAIL_SIGN_UP=1).")
+    var noEmailSignUp = false
+
+    @Option(name: .customLong("min-password-length"), help: "Shortest accepted password (default 6).")
+    var minPasswordLength: Int?
+
+    @Option(name: .customLong("project-id"), help: "The audience of ID tokens (default 'hearth').")
+    var projectID: String?
+
     @Option(help: "SQLite synchronous mode: full (default; every acknowledged write survives power loss) or normal.")
     var synchronous: String?
 
@@ -84,6 +96,17 @@ struct Serve: AsyncParsableCommand {
         }
         configuration.dataDirectory = dataDir ?? environment["HEARTH_DATA_DIR"] ?? configuration.dataDirectory
         configuration.rulesPath = rules ?? environment["HEARTH_RULES"] ?? configuration.rulesPath
+        configuration.auth.allowAnonymousSignUp = !(noAnonymousSignUp || environment.flag("HEARTH_NO_ANONYMOUS_SIGN_UP"))
+        configuration.auth.allowEmailSignUp = !(noEmailSignUp || environment.flag("HEARTH_NO_EMAIL_SIGN_UP"))
+        if let length = minPasswordLength ?? environment["HEARTH_MIN_PASSWORD_LENGTH"].flatMap(Int.init) {
+            guard (1...AuthSettings.maximumPasswordLength).contains(length) else { throw ValidationError("--min-password-length out of range") }
+            configuration.auth.minimumPasswordLength = length
+        }
+        if let text = environment["HEARTH_USER_STATUS_CACHE_SECONDS"] {
+            guard let seconds = Int64(text), seconds >= 0 else { throw ValidationError("HEARTH_USER_STATUS_CACHE_SECONDS must be a whole number") }
+            configuration.auth.userStatusCacheSeconds = seconds
+        }
+        configuration.auth.projectID = projectID ?? environment["HEARTH_PROJECT_ID"] ?? configuration.auth.projectID
         switch (synchronous ?? environment["HEARTH_SYNCHRONOUS"] ?? "full").lowercased() {
         case "full": configuration.store.synchronous = .full
         case "normal": configuration.store.synchronous = .normal

@@ -108,7 +108,7 @@ public struct AccountService: Sendable {
         do {
             return try verifier.verify(token)
         } catch .unknownKeyID {
-            keys.reload(ifUnknown: nil, now: clock() / 1000)
+            guard let kid = Self.kid(of: token), keys.reload(ifUnknown: kid) else { throw .invalidIDToken }
             let retry = TokenVerifier(publicKeys: keys.verifyingKeys, audience: settings.projectID,
                                       issuer: IDTokenClaims.issuerPrefix + settings.projectID)
             do { return try retry.verify(token) } catch .expired { throw .tokenExpired } catch { throw .invalidIDToken }
@@ -117,6 +117,14 @@ public struct AccountService: Sendable {
         } catch {
             throw .invalidIDToken
         }
+    }
+
+    /// The `kid` in a token's header, without verifying anything.
+    static func kid(of token: String) -> String? {
+        guard let header = token.split(separator: ".", omittingEmptySubsequences: false).first,
+              let bytes = Base64.decode(header, alphabet: .url, padding: .none),
+              case .object(let fields)? = try? JSONParser.parse(bytes) else { return nil }
+        return fields["kid"]?.stringValue
     }
 
     /// Uses a refresh token: rotates it (spec §4.1 `/v1/token`); a replayed token revokes

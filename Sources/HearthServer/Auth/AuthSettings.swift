@@ -11,7 +11,7 @@ public struct AuthSettings: Sendable {
     public static let defaultSignInAttemptsPerMinute = 30
     /// How long a user's disabled flag and `validSince` are cached when checking tokens;
     /// changes made by this process apply at once, changes from `hearth users` within this.
-    public static let userStatusCacheSeconds: Int64 = 2
+    public static let defaultUserStatusCacheSeconds: Int64 = 2
 
     /// The `aud` of ID tokens and the tail of their `iss` (spec §4.3).
     public var projectID = "hearth"
@@ -20,6 +20,7 @@ public struct AuthSettings: Sendable {
     public var minimumPasswordLength = AuthSettings.defaultMinimumPasswordLength
     public var idTokenLifetime = AuthSettings.defaultIDTokenLifetime
     public var signInAttemptsPerMinute = AuthSettings.defaultSignInAttemptsPerMinute
+    public var userStatusCacheSeconds = AuthSettings.defaultUserStatusCacheSeconds
 
     public init() {}
 }

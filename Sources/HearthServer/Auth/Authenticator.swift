@@ -51,7 +51,7 @@ public final class Authenticator: Sendable {
 
     private func userStatus(_ uid: String) throws(APIError) -> (validSince: Int64, disabled: Bool) {
         let now = service.clock() / 1000
-        if let cached = statusCache.withLock({ $0[uid] }), now - cached.fetched < AuthSettings.userStatusCacheSeconds {
+        if let cached = statusCache.withLock({ $0[uid] }), now - cached.fetched < service.settings.userStatusCacheSeconds {
             return (cached.validSince, cached.disabled)
         }
         let user: UserRecord?

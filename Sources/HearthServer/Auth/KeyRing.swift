@@ -11,13 +11,16 @@ public final class KeyRing: Sendable {
     private struct Keys {
         var signing: SigningKey
         var verifying: [String: VerifyingKey]
-        var lastReload: Int64
     }
     private let keys: Mutex<Keys>
 
-    /// Unknown `kid`s trigger a re-read of the folder (a rotation by another process) at
-    /// most this often, so forged tokens cannot make the server read files in a loop.
-    static let reloadIntervalSeconds: Int64 = 1
+    /// An unknown `kid` makes the ring re-read the folder (a rotation by another process)
+    /// only when a key file of that name exists, so forged `kid`s cost one `stat`.
+    static func isPlausibleKID(_ kid: String) -> Bool {
+        !kid.isEmpty && kid.utf8.count <= 64 && kid.utf8.allSatisfy {
+            ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D || $0 == 0x5F
+        }
+    }
 
     public enum KeyRingError: Error, CustomStringConvertible {
         case io(String)
@@ -42,15 +45,15 @@ public final class KeyRing: Sendable {
     public var signingKey: SigningKey { keys.withLock { $0.signing } }
     public var verifyingKeys: [String: VerifyingKey] { keys.withLock { $0.verifying } }
 
-    /// Re-reads the folder if `kid` is unknown and the last read is old enough.
-    public func reload(ifUnknown kid: String?, now: Int64) {
-        let due = keys.withLock { state -> Bool in
-            guard kid.map({ state.verifying[$0] == nil }) ?? true, now - state.lastReload >= Self.reloadIntervalSeconds else { return false }
-            state.lastReload = now
-            return true
-        }
-        guard due, let fresh = try? Self.load(from: directory) else { return }
+    /// Re-reads the folder if `kid` is unknown here but its key file exists (rotated by
+    /// `hearth keys rotate` in another process). True when `kid` is known afterwards.
+    @discardableResult
+    public func reload(ifUnknown kid: String) -> Bool {
+        if keys.withLock({ $0.verifying[kid] != nil }) { return true }
+        guard Self.isPlausibleKID(kid), FileManager.default.fileExists(atPath: "\(directory)/\(kid).key"),
+              let fresh = try? Self.load(from: directory) else { return false }
         keys.withLock { $0 = fresh }
+        return fresh.verifying[kid] != nil
     }
 
     /// Creates a new key and makes it the signing key; returns its `kid`.
@@ -97,6 +100,6 @@ public final class KeyRing: Sendable {
             if key.verifyingKey.kid == current { signing = key }
         }
         guard let signing else { throw KeyRingError.corrupt("the current key \(current) is missing") }
-        return Keys(signing: signing, verifying: verifying, lastReload: Int64(Date().timeIntervalSince1970))
+        return Keys(signing: signing, verifying: verifying)
     }
 }

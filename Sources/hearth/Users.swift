@@ -1,0 +1,75 @@
+import ArgumentParser
+import HearthServer
+
+/// `hearth users …`: manage accounts in a data directory, also while the server runs
+/// (SQLite's WAL lets both work on the file; the server sees changes within
+/// `AuthSettings.userStatusCacheSeconds`).
+struct Users: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List, add, disable, enable, delete users and set passwords.",
+        subcommands: [List.self, Add.self, Disable.self, Enable.self, Delete.self, SetPassword.self])
+
+    struct List: ParsableCommand {
+        @OptionGroup var data: DataDirectoryOption
+        @Option(help: "At most this many users.") var limit = 1000
+        func run() throws {
+            try Operator.withAccounts(data.path) { service in
+                for user in try service.accounts.users(after: nil, limit: limit) {
+                    print([user.uid, user.email ?? "-", user.provider.rawValue, user.disabled ? "disabled" : "enabled"].joined(separator: "\t"))
+                }
+            }
+        }
+    }
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create an email/password user; prints the uid. The password is read from standard input.")
+        @OptionGroup var data: DataDirectoryOption
+        @Option var email: String
+        func run() throws {
+            let password = Operator.readPassword()
+            try Operator.withAccounts(data.path) { service in
+                print(try service.signUp(email: email, password: password).user.uid)
+            }
+        }
+    }
+
+    struct Disable: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Disable a user and revoke their tokens.")
+        @OptionGroup var data: DataDirectoryOption
+        @Argument var uid: String
+        func run() throws { try Operator.setDisabled(uid, true, data.path) }
+    }
+
+    struct Enable: ParsableCommand {
+        @OptionGroup var data: DataDirectoryOption
+        @Argument var uid: String
+        func run() throws { try Operator.setDisabled(uid, false, data.path) }
+    }
+
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a user and their refresh tokens (their data stays in the tree).")
+        @OptionGroup var data: DataDirectoryOption
+        @Argument var uid: String
+        func run() throws {
+            try Operator.withAccounts(data.path) { try $0.delete(uid: uid) }
+            print("deleted \(uid)")
+        }
+    }
+
+    struct SetPassword: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-password",
+            abstract: "Set a user's password (read from standard input); revokes their earlier tokens.")
+        @OptionGroup var data: DataDirectoryOption
+        @Argument var uid: String
+        func run() throws {
+            let password = Operator.readPassword()
+            try Operator.withAccounts(data.path) { service in
+                var changes = AccountService.Changes()
+                changes.password = password
+                _ = try service.update(uid: uid, changes)
+            }
+            print("password set for \(uid)")
+        }
+    }
+}
