@@ -4,6 +4,7 @@ import HearthHTTP
 import HearthJSON
 import HearthRules
 import HearthStore
+import HearthTesting
 import Synchronization
 import Testing
 @testable import HearthServer
@@ -162,6 +163,20 @@ import Testing
         let expired = await h.send("GET", "/users/\(uid)/favorites.json", headers: [("Authorization", "Bearer \(old)")])
         #expect(expired.status == 401)
         #expect(expired.errorMessage == "Auth token is expired")
+    }
+
+    @Test func aCachedVerifiedTokenStillExpires() throws {
+        let dir = TemporaryDirectory()
+        let store = try SQLiteTreeStore(directory: dir.path)
+        defer { store.close() }
+        let now = Mutex<Int64>(SQLiteTreeStore.systemMilliseconds())
+        let auth = try AuthContext.make(store: store, dataDirectory: dir.path, settings: AuthSettings(),
+                                        hasher: RouterHarness.testHasher, clock: { now.withLock { $0 } })
+        let session = try auth.service.signUpAnonymously()
+        #expect(try auth.authenticator.caller(token: session.idToken).auth.objectValue?["uid"] == JSONValue.string(session.user.uid))
+        #expect(try auth.authenticator.caller(token: session.idToken).isAdmin == false)  // served from the cache
+        now.withLock { $0 += 3_601_000 }
+        #expect(throws: APIError(401, "Auth token is expired")) { try auth.authenticator.caller(token: session.idToken) }
     }
 
     @Test func signInIsRateLimitedPerAddressWithRetryAfter() async throws {

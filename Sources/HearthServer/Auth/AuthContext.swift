@@ -23,9 +23,10 @@ struct AuthContext: Sendable {
 
     /// The account machinery over `store`, with signing keys in `<dataDirectory>/keys`.
     static func make(store: SQLiteTreeStore, dataDirectory: String, settings: AuthSettings,
-                     hasher: PasswordHasher = PasswordHasher()) throws -> AuthContext {
+                     hasher: PasswordHasher = PasswordHasher(),
+                     clock: @escaping @Sendable () -> Int64 = SQLiteTreeStore.systemMilliseconds) throws -> AuthContext {
         let service = AccountService(accounts: store.accounts, keys: try KeyRing(dataDirectory: dataDirectory),
-                                     settings: settings, hasher: hasher)
+                                     settings: settings, hasher: hasher, clock: clock)
         let seconds: @Sendable () -> Int64 = { SQLiteTreeStore.systemMilliseconds() / 1000 }
         return AuthContext(
             service: service, authenticator: Authenticator(service: service),
