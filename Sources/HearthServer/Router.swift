@@ -22,8 +22,8 @@ struct Router: HTTPHandler {
         if request.method == "OPTIONS" {
             return responder.respond(Self.preflight(request))
         }
-        if let operation = AccountsEndpoint.operation(forPath: request.path) {
-            return AccountsEndpoint(context: context.auth).handle(operation, request, responder: responder)
+        if let operation = AccountsRoute.operation(forPath: request.path) {
+            return AccountsRoute(context: context.auth).handle(operation, request, responder: responder)
         }
         if TokenEndpoint.matches(request.path) {
             return TokenEndpoint(context: context.auth).handle(request, responder: responder)

@@ -6,8 +6,8 @@ import HearthServer
 /// `AuthSettings.userStatusCacheSeconds`).
 struct Users: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List, add, disable, enable, delete users and set passwords.",
-        subcommands: [List.self, Add.self, Disable.self, Enable.self, Delete.self, SetPassword.self])
+        abstract: "List, add, disable, enable, delete users, set passwords, sign users out (revoke).",
+        subcommands: [List.self, Add.self, Disable.self, Enable.self, Delete.self, SetPassword.self, Revoke.self])
 
     struct List: ParsableCommand {
         @OptionGroup var data: DataDirectoryOption
@@ -53,6 +53,16 @@ struct Users: ParsableCommand {
         func run() throws {
             try Operator.withAccounts(data.path) { try $0.delete(uid: uid) }
             print("deleted \(uid)")
+        }
+    }
+
+    struct Revoke: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Sign a user out everywhere: refresh tokens revoked, earlier ID tokens refused.")
+        @OptionGroup var data: DataDirectoryOption
+        @Argument var uid: String
+        func run() throws {
+            try Operator.withAccounts(data.path) { try $0.revokeSessions(uid: uid) }
+            print("revoked every session of \(uid)")
         }
     }
 

@@ -62,6 +62,13 @@ import Testing
         let newBo = try #require(refreshed.json["id_token"] as? String)
         #expect(try curl("GET", base + "/users/\(boUID)/favorites.json", headers: ["Authorization: Bearer \(newBo)"]).status == 401)
 
+        // Sign-out by revocation: the anonymous user's tokens stop working, their refresh
+        // token too.
+        let anonRefresh = try #require(anon.json["refreshToken"] as? String)
+        #expect(try run(HearthProcess.binaryPath, ["users", "revoke", uid, "--data-dir", dir.path]).status == 0)
+        #expect(try curl("GET", base + "/users/\(uid)/favorites.json", headers: [bearer]).status == 401)
+        #expect(Self.errorCode(try post(base + "/v1/token", "grant_type=refresh_token&refresh_token=\(anonRefresh)", form: true).json) == "INVALID_REFRESH_TOKEN")
+
         // JWKS and an operator's admin token.
         #expect(try curl("GET", base + "/.well-known/jwks.json").body.contains("Ed25519"))
         let admin = try run(HearthProcess.binaryPath, ["token", "--admin", "--data-dir", dir.path])
@@ -73,7 +80,7 @@ import Testing
 
         // Key rotation: old tokens keep working, new ones are signed by the new key.
         #expect(try run(HearthProcess.binaryPath, ["keys", "rotate", "--data-dir", dir.path]).status == 0)
-        #expect(try curl("GET", base + "/users/\(uid)/favorites.json", headers: [bearer]).status == 200)
+        #expect(try curl("GET", base + "/users/\(uid)/favorites.json", headers: ["Authorization: Bearer \(userToken)"]).status == 200)
         let rotated = try run(HearthProcess.binaryPath, ["token", "--uid", uid, "--data-dir", dir.path]).output.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try curl("GET", base + "/users/\(uid)/favorites.json", headers: ["Authorization: Bearer \(rotated)"]).status == 200)
 

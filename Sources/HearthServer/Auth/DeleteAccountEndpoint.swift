@@ -1,0 +1,17 @@
+import HearthAuth
+import HearthHTTP
+import HearthJSON
+import HearthStore
+
+/// `accounts:delete` (spec §4.1).
+enum DeleteAccountEndpoint {
+    static func handle(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) {
+        let service = route.context.service
+        return route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
+            let user = try service.user(forIDToken: body.string("idToken"))
+            try service.delete(uid: user.uid)
+            route.context.authenticator.invalidate(user.uid)
+            return .object(["kind": .string("identitytoolkit#DeleteAccountResponse")])
+        }
+    }
+}

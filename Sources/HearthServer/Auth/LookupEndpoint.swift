@@ -1,0 +1,15 @@
+import HearthAuth
+import HearthHTTP
+import HearthJSON
+import HearthStore
+
+/// `accounts:lookup` (spec §4.1): the signed-in user, never their password hash.
+enum LookupEndpoint {
+    static func handle(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) {
+        let service = route.context.service
+        return route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
+            let user = try service.user(forIDToken: body.string("idToken"))
+            return .object(["kind": .string("identitytoolkit#GetAccountInfoResponse"), "users": .array([AccountResponses.userInfo(user)])])
+        }
+    }
+}

@@ -1,0 +1,21 @@
+import HearthAuth
+import HearthHTTP
+import HearthJSON
+import HearthStore
+
+/// `accounts:signInWithPassword` (spec §4.1): one error for unknown email and wrong password.
+enum SignInEndpoint {
+    static func handle(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) {
+        let service = route.context.service
+        let email = body.string("email")
+        if let retry = route.context.limitSignIn(address: request.remoteAddress, account: email) { return responder.respond(retry.response) }
+        return route.run(hashing: true, responder) { () throws(AuthError) -> JSONValue in
+            let session = try service.signIn(email: email, password: body.string("password"))
+            var fields = AccountResponses.sessionFields(session)
+            fields["kind"] = .string("identitytoolkit#VerifyPasswordResponse")
+            fields["registered"] = .bool(true)
+            fields["displayName"] = .string(session.user.displayName ?? "")
+            return .object(fields)
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import HearthAuth
+import HearthHTTP
+import HearthJSON
+import HearthStore
+
+/// `accounts:signUp` (spec §4.1): anonymous when neither email nor password is given;
+/// with an `idToken`, links that account to email/password keeping its uid.
+enum SignUpEndpoint {
+    static func handle(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) {
+        let service = route.context.service
+        if let idToken = body.string("idToken") {
+            return route.run(hashing: true, responder) { () throws(AuthError) -> JSONValue in
+                let user = try service.user(forIDToken: idToken)
+                var changes = AccountService.Changes()
+                changes.email = body.string("email")
+                changes.password = body.string("password")
+                let (linked, session) = try service.update(uid: user.uid, changes)
+                route.context.authenticator.invalidate(user.uid)
+                return AccountResponses.signUpResponse(session ?? Session(user: linked, idToken: idToken, refreshToken: "", expiresIn: 0))
+            }
+        }
+        let email = body.string("email"), password = body.string("password")
+        if let retry = route.context.limitSignIn(address: request.remoteAddress, account: email) { return responder.respond(retry.response) }
+        if email == nil && password == nil {
+            return route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
+                AccountResponses.signUpResponse(try service.signUpAnonymously())
+            }
+        }
+        return route.run(hashing: true, responder) { () throws(AuthError) -> JSONValue in
+            AccountResponses.signUpResponse(try service.signUp(email: email, password: password, displayName: body.string("displayName")))
+        }
+    }
+}
