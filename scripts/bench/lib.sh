@@ -1,0 +1,258 @@
+# shellcheck shell=bash
+# Shared helpers for scripts/bench/*.sh (sourced, not run). Written for Hearth.
+#
+# Everything runs on 127.0.0.1 only, on free ports; every process a script starts is
+# recorded here and stopped by bench_cleanup (installed as an EXIT trap by bench_init);
+# runtime files live in a temp dir ($WORK) that bench_cleanup removes (KEEP_WORK=1 keeps it).
+# Result lines go to $RESULTS (default /tmp/hearth-bench-<name>-<date>.jsonl), never the repo.
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$BENCH_DIR/../.." && pwd)
+export PYTHONDONTWRITEBYTECODE=1            # no __pycache__ next to harness.py
+HARNESS=(python3 "$BENCH_DIR/harness.py")
+
+_PIDS=()            # servers to stop at exit, in reverse start order
+_DRAINS=()          # 'cat' processes draining a server's stderr; they end with their server
+HEARTH_PID= HEARTH_URL= HEARTH_DRAIN= NGINX_PID= NGINX_URL=
+
+log() { printf '\n== %s\n' "$*" >&2; }
+
+# bench_init NAME: knobs, temp dir, cleanup trap, tools.
+bench_init() {
+  local name=$1
+  if [ "${QUICK:-0}" = 1 ]; then          # smoke run: seconds, not minutes
+    RUNS=${RUNS:-1}; DURATION=${DURATION:-2}; WARMUP=${WARMUP:-1}
+    export BENCH_QUIET_WAIT=${BENCH_QUIET_WAIT:-5}
+  fi
+  RUNS=${RUNS:-3}; DURATION=${DURATION:-10}; WARMUP=${WARMUP:-3}; CONNS=${CONNS:-64}
+  THREADS=${THREADS:-2}
+  WORK=$(mktemp -d "${TMPDIR:-/tmp}/hearth-bench-$name.XXXXXX")
+  export BENCH_WORK=$WORK                  # harness.py writes its request plans here
+  RESULTS=${RESULTS:-${TMPDIR:-/tmp}/hearth-bench-$name-$(date +%Y%m%d-%H%M%S).jsonl}
+  trap bench_cleanup EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  ensure_tools
+  ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+}
+
+# wrk and nginx from Debian (wrk, nginx-light), curl and python3: installed when missing.
+ensure_tools() {
+  local need=()
+  command -v wrk >/dev/null || need+=(wrk)
+  command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
+  command -v curl >/dev/null || need+=(curl)
+  command -v python3 >/dev/null || need+=(python3)
+  if [ ${#need[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ]; then
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
+    else
+      echo "please install: sudo apt-get install -y ${need[*]}" >&2; exit 1
+    fi
+  fi
+  PATH=$PATH:/usr/sbin
+}
+
+bench_cleanup() {
+  local rc=$? i pid
+  set +e                      # best effort: never stop half-way through the cleanup
+  for (( i=${#_PIDS[@]}-1; i>=0; i-- )); do
+    pid=${_PIDS[i]}
+    if kill -0 "$pid" 2>/dev/null; then
+      if [ "$pid" = "$NGINX_PID" ]; then kill -QUIT "$pid" 2>/dev/null; else kill -TERM "$pid" 2>/dev/null; fi
+      # bounded wait, then SIGKILL
+      for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
+      wait "$pid" 2>/dev/null || true
+    fi
+  done
+  _PIDS=()
+  for pid in "${_DRAINS[@]}"; do
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
+  done
+  _DRAINS=()
+  if [ "${KEEP_WORK:-0}" = 1 ]; then echo "work dir kept: $WORK" >&2
+  elif [ -n "${WORK:-}" ] && [ -d "$WORK" ]; then rm -rf "$WORK"; fi
+  return $rc
+}
+
+# stop_pid PID: stop one process we started (TERM, bounded wait, KILL) and forget it.
+stop_pid() {
+  local pid=$1 keep=() p
+  [ -n "$pid" ] || return 0
+  if kill -0 "$pid" 2>/dev/null; then
+    if [ "$pid" = "$NGINX_PID" ]; then kill -QUIT "$pid" || true; else kill -TERM "$pid" || true; fi
+    for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" || true; fi
+  fi
+  wait "$pid" 2>/dev/null || true
+  for p in "${_PIDS[@]}"; do [ "$p" = "$pid" ] || keep+=("$p"); done
+  _PIDS=("${keep[@]}")
+}
+
+# free_port: a TCP port on 127.0.0.1 that nobody listens on right now.
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# retarget SRC.json BASE_URL DST.json: copy a target config with another base_url.
+retarget() {
+  python3 - "$1" "$2" "$3" <<'EOF'
+import json, sys
+src, base, dst = sys.argv[1:]
+cfg = json.load(open(src))
+cfg["base_url"] = base
+json.dump(cfg, open(dst, "w"), indent=1)
+EOF
+}
+
+# build_hearth: release build (incremental) unless HEARTH_BIN is given.
+build_hearth() {
+  if [ -n "${HEARTH_BIN:-}" ]; then return 0; fi
+  if [ "${SKIP_BUILD:-0}" != 1 ]; then
+    log "swift build -c release"
+    (cd "$REPO" && swift build -c release 2>&1 | tail -3) >&2
+  fi
+  HEARTH_BIN=$REPO/.build/release/hearth
+  [ -x "$HEARTH_BIN" ] || { echo "no $HEARTH_BIN; run: swift build -c release" >&2; exit 1; }
+}
+
+# hearth_access_args: how the benchmark opens the database to anonymous requests
+# (accounts do not exist yet, so no request carries a token). Sets ACCESS_ARGS and
+# ACCESS_NOTE. HEARTH_RULES_FILE=<file> serves that rules file instead.
+#  - builds with --no-rules (before the rules engine, up to 4c8a281): --no-rules;
+#  - later builds: an open rules file {"rules": {".read": true, ".write": true}}, the
+#    README's development setup (every request is still evaluated by the rules engine).
+hearth_access_args() {
+  if [ -n "${HEARTH_RULES_FILE:-}" ]; then
+    ACCESS_ARGS=(--rules "$HEARTH_RULES_FILE"); ACCESS_NOTE="rules file $HEARTH_RULES_FILE"
+  elif "$HEARTH_BIN" serve --help 2>&1 | grep -q -- '--no-rules'; then
+    ACCESS_ARGS=(--no-rules); ACCESS_NOTE="--no-rules (no access control)"
+  else
+    printf '%s\n' '{"rules": {".read": true, ".write": true}}' >"$WORK/open-rules.json"
+    ACCESS_ARGS=(--rules "$WORK/open-rules.json")
+    ACCESS_NOTE='open rules file {"rules": {".read": true, ".write": true}} (rules engine on, grants everything)'
+  fi
+}
+
+# start_hearth DATA_DIR: start hearth on 127.0.0.1, port 0, open to anonymous requests
+# (hearth_access_args); wait for its 'listening on http://127.0.0.1:PORT' log line
+# (read from a pipe, no polling). Sets HEARTH_PID, HEARTH_PORT, HEARTH_URL.
+# Log: $WORK/hearth.log.
+start_hearth() {
+  local data=$1 fifo=$WORK/hearth-stderr.fifo line fd
+  mkdir -p "$data"
+  rm -f "$fifo"; mkfifo "$fifo"
+  hearth_access_args
+  # flags win over any HEARTH_* variable in the caller's environment
+  "$HEARTH_BIN" serve "${ACCESS_ARGS[@]}" --host 127.0.0.1 --port 0 --data-dir "$data" \
+      --synchronous "${HEARTH_SYNC:-full}" --log-level info \
+      >>"$WORK/hearth.log" 2>"$fifo" &
+  HEARTH_PID=$!
+  _PIDS+=("$HEARTH_PID")
+  exec {fd}<"$fifo"
+  HEARTH_PORT=
+  while IFS= read -r -t 60 -u "$fd" line; do
+    printf '%s\n' "$line" >>"$WORK/hearth.log"
+    if [[ $line =~ listening\ on\ http://127\.0\.0\.1:([0-9]+) ]]; then HEARTH_PORT=${BASH_REMATCH[1]}; break; fi
+  done
+  if [ -z "$HEARTH_PORT" ]; then
+    exec {fd}<&-
+    echo "hearth did not report 'listening on' within 60 s; log:" >&2; cat "$WORK/hearth.log" >&2; exit 1
+  fi
+  # keep draining its stderr so logging can never block the server; ends with the server
+  cat <&"$fd" >>"$WORK/hearth.log" &
+  HEARTH_DRAIN=$!
+  _DRAINS+=("$HEARTH_DRAIN")
+  exec {fd}<&-
+  rm -f "$fifo"
+  HEARTH_URL=http://127.0.0.1:$HEARTH_PORT
+  echo "hearth pid $HEARTH_PID on $HEARTH_URL (data $data, synchronous=${HEARTH_SYNC:-full}, access: $ACCESS_NOTE)" >&2
+}
+
+# stop_hearth: SIGTERM (graceful: commits queued writes), wait, then its log drain ends.
+stop_hearth() {
+  stop_pid "$HEARTH_PID"; HEARTH_PID=
+  if [ -n "$HEARTH_DRAIN" ]; then
+    for _ in $(seq 1 50); do kill -0 "$HEARTH_DRAIN" 2>/dev/null || break; sleep 0.1; done
+    kill "$HEARTH_DRAIN" 2>/dev/null || true; wait "$HEARTH_DRAIN" 2>/dev/null || true
+    HEARTH_DRAIN=
+  fi
+}
+
+# start_nginx NAME CONTENT: nginx (2 workers, as the current user, foreground child) on a
+# free loopback port, serving CONTENT as the file /NAME, and the same CONTENT from memory
+# (return 200, no file system) at /NAME-mem. Sets NGINX_PID, NGINX_URL.
+# CONTENT must not contain ' # & or newlines (it goes into nginx.conf through sed).
+start_nginx() {
+  local name=$1 content=$2 dir=$WORK/nginx user_line= port attempt extra
+  mkdir -p "$dir/www" "$dir/tmp"
+  printf '%s' "$content" >"$dir/www/$name"
+  if [ "$(id -u)" = 0 ]; then user_line="user $(id -un) $(id -gn);"; fi
+  case $content in *[\'\#\&]*|*$'\n'*) echo "start_nginx: unsupported characters in content" >&2; exit 1;; esac
+  extra="location = /$name-mem { default_type application/json; return 200 '$content'; }"
+  for attempt in 1 2 3 4 5; do
+    port=$(free_port)
+    sed -e "s#@DIR@#$dir#g" -e "s#@PORT@#$port#g" -e "s#@USER_LINE@#$user_line#" -e "s#@EXTRA@#$extra#" \
+        "$BENCH_DIR/nginx/nginx.conf.in" >"$dir/nginx.conf"
+    nginx -c "$dir/nginx.conf" -p "$dir" -e "$dir/error.log" &
+    NGINX_PID=$!
+    _PIDS+=("$NGINX_PID")
+    for _ in $(seq 1 250); do      # nginx prints nothing when ready: poll (bounded, 5 s)
+      if [ "$(curl -fsS "http://127.0.0.1:$port/$name" 2>/dev/null)" = "$content" ]; then
+        NGINX_URL=http://127.0.0.1:$port
+        echo "nginx pid $NGINX_PID on $NGINX_URL serving /$name ($(wc -c <"$dir/www/$name") bytes)" >&2
+        return 0
+      fi
+      kill -0 "$NGINX_PID" 2>/dev/null || break
+      sleep 0.02
+    done
+    stop_pid "$NGINX_PID"; NGINX_PID=
+    echo "nginx did not come up on port $port (attempt $attempt); error.log:" >&2
+    tail -3 "$dir/error.log" >&2 || true
+  done
+  exit 1
+}
+
+# machine_facts: one line per fact, for the results' .meta file and BENCHMARKS.md.
+machine_facts() {
+  echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+  echo "machine: nproc=$(nproc), $(free -g | awk '/Mem:/{print $2}') GiB RAM, $(uname -sr)"
+  echo "cpu: $(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)"
+  echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "wrk: $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2)"
+  echo "nginx: $(nginx -v 2>&1 | sed 's/^nginx version: //')"
+  echo "swift: $(swift --version 2>/dev/null | head -1)"
+  local rev dirty
+  if [ -n "${HEARTH_REV:-}" ]; then
+    echo "hearth: $HEARTH_REV (binary $HEARTH_BIN, built $(date -u -r "$HEARTH_BIN" '+%Y-%m-%d %H:%M UTC'))"
+  else
+    rev=$(cd "$REPO" && git rev-parse --short HEAD 2>/dev/null || echo '?')
+    dirty=$(cd "$REPO" && git status --porcelain -- Sources Package.swift 2>/dev/null | wc -l)
+    [ "$dirty" = 0 ] && dirty="clean Sources/" || dirty="$dirty uncommitted changes in Sources/ or Package.swift"
+    echo "hearth: repo at commit $rev, $dirty (binary $HEARTH_BIN, built $(date -u -r "$HEARTH_BIN" '+%Y-%m-%d %H:%M UTC'))"
+  fi
+  echo "wrk settings: -t$THREADS -c$CONNS -d${DURATION}s, warm-up ${WARMUP}s, $RUNS runs, median"
+  echo "data dir filesystem: $(df -T "$WORK" | awk 'NR==2{print $2" on "$1}')"
+  python3 - "$WORK" <<'EOF2'
+import os, sys, time
+path = os.path.join(sys.argv[1], "fsync-probe")
+fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+block, lat = b"x" * 4096, []
+for _ in range(200):
+    os.write(fd, block)
+    t = time.perf_counter(); os.fdatasync(fd); lat.append(time.perf_counter() - t)
+os.close(fd); os.unlink(path)
+lat.sort()
+print("disk: fdatasync after a 4 KiB append p50 %.2f ms, p99 %.2f ms (200 samples)" % (lat[100] * 1e3, lat[197] * 1e3))
+EOF2
+}
+
+# run_wrk TARGET_JSON FIXTURES SCENARIOS SERVER_PID [LABEL]: harness.py wrk with the knobs.
+run_wrk() {
+  local tgt=$1 fx=$2 scen=$3 pid=$4 label=${5:-}
+  "${HARNESS[@]}" wrk --target "$tgt" ${fx:+--fixtures "$fx"} --scenario "$scen" \
+    --conns "$CONNS" --threads "$THREADS" --runs "$RUNS" --duration "$DURATION" --warmup "$WARMUP" \
+    --server-pid "$pid" ${label:+--label "$label"} --workdir "$WORK" --out "$RESULTS" >&2
+}

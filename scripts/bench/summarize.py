@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Markdown summary of harness.py result lines (stdlib only), with ratios.
+
+  summarize.py RESULTS.jsonl [--ratio 'LABEL=TARGET:SCENARIO/TARGET:SCENARIO[>=MIN]'] ...
+
+Table: one row per (target, scenario, conns): median (min-max) over the runs of req/s,
+median p50/p99 latency, server / wrk / other-process CPU (% of one core; the machine
+has 200 %), socket errors and non-2xx answers summed over the runs.
+Runs that other processes disturbed (other CPU >= --quiet, default $BENCH_QUIET_PCT or 10,
+the harness's own threshold) are left out of the medians when at least one clean run
+exists; the runs column then says e.g. "3 (1 disturbed, left out)".
+Each --ratio prints median req/s of the first over the second (and p50/p99 of the first
+over the second); with >=MIN it also prints PASS/FAIL against that minimum.
+Written for Hearth's scripts/bench/ (not part of the shared bench kit).
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+from collections import OrderedDict
+
+
+def fnum(v, nd=None):
+    if v is None:
+        return "–"
+    if nd is not None:
+        return "%.*f" % (nd, v)
+    if abs(v) >= 100:
+        return "%.0f" % v
+    if abs(v) >= 10:
+        return "%.1f" % v
+    return "%.2f" % v
+
+
+def med(rs, key):
+    vals = [r.get(key) for r in rs if r.get(key) is not None]
+    return statistics.median(vals) if vals else None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("results", nargs="+")
+    ap.add_argument("--ratio", action="append", default=[])
+    ap.add_argument("--names", default="", help="comma list target=display name")
+    ap.add_argument("--quiet", type=float, default=float(os.environ.get("BENCH_QUIET_PCT", 10)))
+    a = ap.parse_args()
+    names = dict(x.split("=", 1) for x in a.names.split(",") if "=" in x)
+
+    rows = OrderedDict()
+    for path in a.results:
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if not line:
+                    continue
+                r = json.loads(line)
+                if r.get("kind") != "http":
+                    continue
+                rows.setdefault((r["target"], r["scenario"], r["conc"]), []).append(r)
+    if not rows:
+        sys.exit("no http results in %s" % ", ".join(a.results))
+    runs_note = {}
+    for k, rs in rows.items():
+        clean = [r for r in rs if r.get("foreign_cpu_pct", 0) < a.quiet]
+        bad = len(rs) - len(clean)
+        if bad and clean:
+            runs_note[k] = "%d (%d disturbed, left out)" % (len(rs), bad)
+            rows[k] = clean
+        elif bad:
+            runs_note[k] = "%d (all disturbed!)" % len(rs)
+        else:
+            runs_note[k] = str(len(rs))
+
+    print("| target | scenario | conns | runs | req/s median (min–max) | p50 ms | p99 ms "
+          "| server CPU % | server CPU µs/req | wrk CPU % | other CPU % | errors | non-2xx |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for (t, s, c), rs in rows.items():
+        rps = [r["rps"] for r in rs]
+        rng = "" if len(rps) == 1 else " (%s–%s)" % (fnum(min(rps), 0), fnum(max(rps), 0))
+        us = [r["server_cpu_pct"] / 100.0 / r["rps"] * 1e6 for r in rs if r.get("server_cpu_pct") and r["rps"]]
+        print("| %s | %s | %d | %s | **%s**%s | %s | %s | %s | %s | %s | %s | %d | %d |" % (
+            names.get(t, t), s, c, runs_note[(t, s, c)], fnum(statistics.median(rps), 0), rng,
+            fnum(med(rs, "p50_ms")), fnum(med(rs, "p99_ms")),
+            fnum(med(rs, "server_cpu_pct"), 0), fnum(statistics.median(us) if us else None),
+            fnum(med(rs, "wrk_cpu_pct"), 0), fnum(med(rs, "foreign_cpu_pct"), 1),
+            sum(r.get("errors", 0) for r in rs), sum(r.get("non2xx", 0) for r in rs)))
+
+    if a.ratio:
+        print()
+        print("| ratio | conns | req/s | p50 latency | p99 latency | verdict |")
+        print("|---|---|---|---|---|---|")
+    failed = False
+    for spec in a.ratio:
+        label, expr = spec.split("=", 1)
+        minimum = None
+        if ">=" in expr:
+            expr, m = expr.split(">=", 1)
+            minimum = float(m)
+        num, den = [tuple(x.split(":", 1)) for x in expr.split("/", 1)]
+        concs = sorted({k[2] for k in rows if k[:2] == num} & {k[2] for k in rows if k[:2] == den})
+        if not concs:
+            print("| %s | – | missing results | | | |" % label)
+            failed = failed or minimum is not None
+            continue
+        for c in concs:
+            rn, rd = rows[num + (c,)], rows[den + (c,)]
+            ratio = statistics.median([r["rps"] for r in rn]) / statistics.median([r["rps"] for r in rd])
+            lat = []
+            for k in ("p50_ms", "p99_ms"):
+                x, y = med(rn, k), med(rd, k)
+                lat.append("%.2f×" % (x / y) if x and y else "–")
+            verdict = ""
+            if minimum is not None:
+                ok = ratio >= minimum
+                failed = failed or not ok
+                verdict = "%s (needs ≥ %.2f)" % ("PASS" if ok else "FAIL", minimum)
+            print("| %s | %d | **%.2f×** | %s | %s | %s |" % (label, c, ratio, lat[0], lat[1], verdict))
+    print()
+    print("CPU columns: server CPU µs/req = server CPU seconds / requests (lower is leaner, and less"
+          " dependent on wrk sharing the cores); other columns: %% of one core over the run (the machine has %d %%); 'other' = processes that are"
+          " neither the server nor the load generator. Latency ratios > 1 mean the first is slower."
+          % (100 * (os.cpu_count() or 1)))
+    if failed:
+        print("\nAT LEAST ONE RATIO IS BELOW ITS MINIMUM (see 'verdict').")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
