@@ -45,8 +45,7 @@ struct SQLiteTreeView: TreeView {
         while try stmt.step() {
             let full = stmt.text(0)
             let relative = full.utf8.dropFirst(prefixLength)
-            let segments = Substring(relative).split(separator: "/", omittingEmptySubsequences: false)
-            rows.append((segments[...], try LeafRow.decode(kind: stmt.int64(1), statement: stmt, column: 2)))
+            rows.append((LeafRow.segments(relative), try LeafRow.decode(kind: stmt.int64(1), statement: stmt, column: 2)))
         }
         return LeafRow.assemble(rows)
     }
