@@ -102,6 +102,10 @@ struct Serve: AsyncParsableCommand {
             guard (1...AuthSettings.maximumPasswordLength).contains(length) else { throw ValidationError("--min-password-length out of range") }
             configuration.auth.minimumPasswordLength = length
         }
+        if let text = environment["HEARTH_SIGN_IN_ATTEMPTS_PER_MINUTE"] {
+            guard let limit = Int(text), limit > 0 else { throw ValidationError("HEARTH_SIGN_IN_ATTEMPTS_PER_MINUTE must be a positive number") }
+            configuration.auth.signInAttemptsPerMinute = limit
+        }
         if let text = environment["HEARTH_USER_STATUS_CACHE_SECONDS"] {
             guard let seconds = Int64(text), seconds >= 0 else { throw ValidationError("HEARTH_USER_STATUS_CACHE_SECONDS must be a whole number") }
             configuration.auth.userStatusCacheSeconds = seconds

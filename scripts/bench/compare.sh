@@ -59,9 +59,9 @@ retarget "$BENCH_DIR/targets/pocketbase.json" "http://$PB_ADDR" "$WORK/pocketbas
 
 log "Hearth: fresh data dir, open to anonymous requests, 50 readers x 20 favourites + 50 writers"
 start_hearth "$WORK/hearth-data"
-echo "hearth access: $ACCESS_NOTE; no auth header" | tee -a "$RESULTS.meta" >&2
-retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json"
-python3 "$BENCH_DIR/hearth_setup.py" --base "$HEARTH_URL" --target "$WORK/hearth.json" --out "$WORK/hearth-fixtures.json" >&2
+echo "hearth access: $ACCESS_NOTE; $(auth_header_note)" | tee -a "$RESULTS.meta" >&2
+retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json" $(auth_target_arg)
+python3 "$BENCH_DIR/hearth_setup.py" --base "$HEARTH_URL" --target "$WORK/hearth.json" --out "$WORK/hearth-fixtures.json" $(auth_setup_args) >&2
 
 # response sizes of each scenario's first request (context for the table)
 python3 - "$BENCH_DIR" "$SCENARIOS" "$WORK/hearth.json" "$WORK/hearth-fixtures.json" \
@@ -111,13 +111,19 @@ for s in ${SCENARIOS//,/ }; do ratios+=(--ratio "Hearth / PocketBase, $s=hearth:
   echo
   sed 's/^/    /' "$RESULTS.meta"
   echo
-  echo "**Not like for like yet (flatters Hearth):** PocketBase checks a JWT and its per-user access"
-  echo "rules on every request; Hearth gets no auth header (accounts do not exist yet) and runs with"
-  echo "access: $ACCESS_NOTE. The comparison becomes fair once accounts land and Hearth serves the"
-  echo "reference rules.json. Durability: Hearth synchronous=${HEARTH_SYNC:-full}, PocketBase"
-  echo "synchronous=NORMAL (no fsync per commit)."
+  if [ "${AUTH_MODE:-0}" = 1 ]; then
+    echo "**Like for like on access:** both check a token and per-user rules on every request"
+    echo "(Hearth: $ACCESS_NOTE). Durability: Hearth synchronous=${HEARTH_SYNC:-full}, PocketBase"
+    echo "synchronous=NORMAL (no fsync per commit)."
+    names="hearth=Hearth (auth),pocketbase=PocketBase (auth)"
+  else
+    echo "**Not like for like (flatters Hearth):** PocketBase checks a JWT and its per-user access"
+    echo "rules on every request; Hearth gets no auth header and runs with access: $ACCESS_NOTE."
+    echo "Durability: Hearth synchronous=${HEARTH_SYNC:-full}, PocketBase synchronous=NORMAL."
+    names="hearth=Hearth (no auth),pocketbase=PocketBase (auth)"
+  fi
   echo
-  python3 "$BENCH_DIR/summarize.py" "$RESULTS" --names "hearth=Hearth (no auth),pocketbase=PocketBase (auth)" "${ratios[@]}"
+  python3 "$BENCH_DIR/summarize.py" "$RESULTS" --names "$names" "${ratios[@]}"
 } | tee "${RESULTS%.jsonl}.md"
 echo >&2
 echo "raw result lines: $RESULTS; this table: ${RESULTS%.jsonl}.md" >&2

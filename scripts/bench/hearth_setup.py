@@ -44,8 +44,10 @@ class Client:
             sys.exit("refusing non-loopback Hearth address")
         self.conn = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=30)
 
-    def call(self, method, path, body=None, expect=(200,)):
+    def call(self, method, path, body=None, expect=(200,), token=None):
         hdrs = {"Content-Type": "application/json"} if body is not None else {}
+        if token:
+            hdrs["Authorization"] = "Bearer " + token
         self.conn.request(method, path, body=body, headers=hdrs)
         resp = self.conn.getresponse()
         raw = resp.read()
@@ -61,6 +63,9 @@ def main():
     ap.add_argument("--readers", type=int, default=50)
     ap.add_argument("--writers", type=int, default=50)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--auth", action="store_true",
+                    help="sign every user up anonymously (POST /v1/accounts:signUp) and use their ID tokens; "
+                         "for a server with accounts serving the reference rules.json")
     a = ap.parse_args()
 
     cfg = harness.load_json(a.target)
@@ -69,35 +74,51 @@ def main():
 
     t0 = time.time()
     readers = []
+    def account(kind, i):
+        if not a.auth:
+            return uid_for(kind, i), ""
+        _, session = c.call("POST", "/v1/accounts:signUp", b'{"returnSecureToken":true}')
+        return session["localId"], session["idToken"]
+
     for i in range(a.readers):
-        uid = uid_for("reader", i)
+        uid, token = account("reader", i)
         env = {"uid": uid, "seq": 0, "rand": "seed", "now_ms": int(time.time() * 1000)}
         body = harness.render(put["body"], env)
         sent = json.loads(body)
-        c.call("PUT", harness.render(put["path"], env), body.encode())
-        _, back = c.call("GET", "/users/%s/favorites.json" % uid)
+        c.call("PUT", harness.render(put["path"], env), body.encode(), token=token)
+        _, back = c.call("GET", "/users/%s/favorites.json" % uid, token=token)
         if back != sent:
             raise RuntimeError("read-back of %s's favorites differs from what was written" % uid)
-        readers.append({"uid": uid, "token": "", "ids": sorted(sent)})
+        readers.append({"uid": uid, "token": token, "ids": sorted(sent)})
     n_favs = sum(len(r["ids"]) for r in readers)
     print("seeded %d readers x %d favourites (%d) in %.1fs" % (len(readers), n_favs // max(1, len(readers)),
                                                             n_favs, time.time() - t0))
 
     # spot checks: one favourite, shallow list, a writer starts empty
     r0 = readers[0]
-    _, one = c.call("GET", "/users/%s/favorites/%s.json" % (r0["uid"], r0["ids"][0]))
+    _, one = c.call("GET", "/users/%s/favorites/%s.json" % (r0["uid"], r0["ids"][0]), token=r0["token"])
     assert one["id"] == r0["ids"][0] and one["createdBy"] == r0["uid"], one
-    _, shallow = c.call("GET", "/users/%s/favorites.json?shallow=true" % r0["uid"])
+    _, shallow = c.call("GET", "/users/%s/favorites.json?shallow=true" % r0["uid"], token=r0["token"])
     assert sorted(shallow) == r0["ids"], shallow
-    writers = [{"uid": uid_for("writer", i), "token": "", "ids": []} for i in range(a.writers)]
-    _, empty = c.call("GET", "/users/%s/favorites.json" % writers[0]["uid"])
+    writers = []
+    for i in range(a.writers):
+        uid, token = account("writer", i)
+        writers.append({"uid": uid, "token": token, "ids": []})
+    _, empty = c.call("GET", "/users/%s/favorites.json" % writers[0]["uid"], token=writers[0]["token"])
     assert empty is None, empty
+    if a.auth:
+        # The rules really apply: another user's favourites are refused.
+        status, _ = c.call("GET", "/users/%s/favorites.json" % r0["uid"], expect=(401,), token=writers[0]["token"])
+        print("checked: another user's favourites are refused (%d)" % status)
+    sse_uid, sse_token = account("sse", 0)
     print("checked: single favourite, shallow list, empty writer")
 
     with open(a.out, "w") as f:
         json.dump({"readers": readers, "writers": writers,
-                   "sse_user": {"uid": uid_for("sse", 0), "token": "", "ids": []},
-                   "base_url": a.base, "auth": "none (anonymous; server opened with --no-rules or open rules)",
+                   "sse_user": {"uid": sse_uid, "token": sse_token, "ids": []},
+                   "base_url": a.base,
+                   "auth": "Bearer ID tokens of anonymous accounts, reference rules" if a.auth
+                           else "none (anonymous; server opened with --no-rules or open rules)",
                    "created": time.strftime("%Y-%m-%d %H:%M:%S")}, f, indent=1)
     print("wrote", a.out)
 

@@ -36,9 +36,9 @@ echo "results -> $RESULTS" >&2
 
 log "start hearth and seed 50 users x 20 favourites (+50 empty writer users)"
 start_hearth "$WORK/hearth-data"
-echo "hearth access: $ACCESS_NOTE; no auth header" | tee -a "$RESULTS.meta" >&2
-retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json"
-python3 "$BENCH_DIR/hearth_setup.py" --base "$HEARTH_URL" --target "$WORK/hearth.json" --out "$WORK/fixtures.json" >&2
+echo "hearth access: $ACCESS_NOTE; $(auth_header_note)" | tee -a "$RESULTS.meta" >&2
+retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json" $(auth_target_arg)
+python3 "$BENCH_DIR/hearth_setup.py" --base "$HEARTH_URL" --target "$WORK/hearth.json" --out "$WORK/fixtures.json" $(auth_setup_args) >&2
 
 log "start nginx with a static /healthz of the same bytes"
 HEALTHZ=$(curl -fsS "$HEARTH_URL/healthz")
@@ -76,7 +76,7 @@ stop_hearth
   echo
   sed 's/^/    /' "$RESULTS.meta"
   echo
-  echo "Hearth: access $ACCESS_NOTE; no auth header (accounts not built yet); synchronous=${HEARTH_SYNC:-full}."
+  echo "Hearth: access $ACCESS_NOTE; $(auth_header_note); synchronous=${HEARTH_SYNC:-full}."
   echo
   python3 "$BENCH_DIR/summarize.py" "$RESULTS" --names "hearth=Hearth,nginx-healthz=nginx" \
     --ratio "Hearth / nginx static file, GET /healthz (15 B)=hearth:healthz/nginx-healthz:healthz>=0.5" \

@@ -96,16 +96,24 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
-# retarget SRC.json BASE_URL DST.json: copy a target config with another base_url.
+# retarget SRC.json BASE_URL DST.json [auth]: copy a target config with another base_url;
+# with "auth", every request also sends "Authorization: Bearer ${token}".
 retarget() {
-  python3 - "$1" "$2" "$3" <<'EOF'
+  python3 - "$@" <<'EOF'
 import json, sys
-src, base, dst = sys.argv[1:]
+src, base, dst = sys.argv[1:4]
 cfg = json.load(open(src))
 cfg["base_url"] = base
+if len(sys.argv) > 4 and sys.argv[4] == "auth":
+    cfg["auth_headers"] = {"Authorization": "Bearer ${token}"}
 json.dump(cfg, open(dst, "w"), indent=1)
 EOF
 }
+
+# The setup flag, target argument and note for the current access mode (after start_hearth).
+auth_setup_args() { if [ "${AUTH_MODE:-0}" = 1 ]; then echo --auth; fi; }
+auth_target_arg() { if [ "${AUTH_MODE:-0}" = 1 ]; then echo auth; fi; }
+auth_header_note() { if [ "${AUTH_MODE:-0}" = 1 ]; then echo "Bearer ID token per user"; else echo "no auth header"; fi; }
 
 # build_hearth: release build (incremental) unless HEARTH_BIN is given.
 build_hearth() {
@@ -125,7 +133,15 @@ build_hearth() {
 #  - later builds: an open rules file {"rules": {".read": true, ".write": true}}, the
 #    README's development setup (every request is still evaluated by the rules engine).
 hearth_access_args() {
-  if [ -n "${HEARTH_RULES_FILE:-}" ]; then
+  AUTH_MODE=0
+  if [ -z "${HEARTH_RULES_FILE:-}" ] && [ "${HEARTH_AUTH:-auto}" != 0 ] && "$HEARTH_BIN" users --help >/dev/null 2>&1; then
+    # Builds with accounts: the reference rules.json, and every request signed in with
+    # an anonymous account's ID token (hearth_setup.py --auth), as the app runs.
+    AUTH_MODE=1
+    ACCESS_ARGS=(--rules "$BENCH_DIR/../../rules.json")
+    ACCESS_NOTE="the repository's reference rules.json; every request carries its user's ID token (Authorization: Bearer)"
+    export HEARTH_SIGN_IN_ATTEMPTS_PER_MINUTE=100000  # the seeding signs up 100+ users from one address
+  elif [ -n "${HEARTH_RULES_FILE:-}" ]; then
     ACCESS_ARGS=(--rules "$HEARTH_RULES_FILE"); ACCESS_NOTE="rules file $HEARTH_RULES_FILE"
   elif "$HEARTH_BIN" serve --help 2>&1 | grep -q -- '--no-rules'; then
     ACCESS_ARGS=(--no-rules); ACCESS_NOTE="--no-rules (no access control)"
