@@ -6,25 +6,7 @@ import Testing
 @Suite struct RulesEndToEndTests {
     let dir = TemporaryDirectory()
 
-    /// The repository's reference rules (rules.json): each user reads and writes only
-    /// their own favourites, each favourite carries its required fields.
-    static let referenceRules = """
-    {
-      "rules": {
-        "users": {
-          "$uid": {
-            "favorites": {
-              ".read": "auth != null && auth.uid == $uid",
-              ".write": "auth != null && auth.uid == $uid",
-              "$favoriteId": {
-                ".validate": "newData.hasChildren(['id', 'name', 'createdAt', 'createdBy', 'latitude', 'longitude']) && newData.child('createdBy').val() == auth.uid"
-              }
-            }
-          }
-        }
-      }
-    }
-    """
+    static let referenceRules = ReferenceRules.text
 
     /// A file with two errors, on known lines and columns.
     static let brokenRules = """

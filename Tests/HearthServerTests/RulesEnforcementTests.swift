@@ -2,29 +2,14 @@ import HearthHTTP
 import HearthJSON
 import HearthRules
 import HearthStore
+import HearthTesting
 import Testing
 @testable import HearthServer
 
 /// The reference rules enforced on every REST operation, for callers signed in with real
 /// ID tokens (`Authorization: Bearer`).
 @Suite struct RulesEnforcementTests {
-    static let referenceRules = """
-    {
-      "rules": {
-        "users": {
-          "$uid": {
-            "favorites": {
-              ".read": "auth != null && auth.uid == $uid",
-              ".write": "auth != null && auth.uid == $uid",
-              "$favoriteId": {
-                ".validate": "newData.hasChildren(['id', 'name', 'createdAt', 'createdBy', 'latitude', 'longitude']) && newData.child('createdBy').val() == auth.uid"
-              }
-            }
-          }
-        }
-      }
-    }
-    """
+    static let referenceRules = ReferenceRules.text
 
     let h: RouterHarness
     init() throws {
@@ -88,5 +73,15 @@ import Testing
         #expect(await h.send("GET", "/x.json").status == 401)
         policy.replace(try RuleSet.compile(#"{"rules": {".read": true}}"#))
         #expect(await h.send("GET", "/x.json").status == 200)
+    }
+}
+
+@Suite struct ReferenceRulesFileTests {
+    /// The repository's rules.json is the file the tests call the reference rules.
+    @Test func theRepositoryRulesFileIsTheReferenceRules() throws {
+        let root = String(#filePath).components(separatedBy: "/Tests/")[0]
+        let file = try RulesLoader.readText(root + "/rules.json")
+        #expect(try JSONParser.parse(file) == JSONParser.parse(ReferenceRules.text))
+        _ = try RuleSet.compile(file)
     }
 }
