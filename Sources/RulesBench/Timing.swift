@@ -5,27 +5,9 @@ import HearthRules
 import Glibc
 #endif
 
-/// Per-check cost under the reference rules (`rules.json` of the repository): a granted
-/// read, a denied read, a validated write of one favourite, and a multi-path update.
+/// Per-check cost under a rules file (by default the repository's reference `rules.json`):
+/// a granted read, a denied read, a validated write of one favourite, and a multi-path update.
 enum Timing {
-    static let referenceRules = """
-    {
-      "rules": {
-        "users": {
-          "$uid": {
-            "favorites": {
-              ".read": "auth != null && auth.uid == $uid",
-              ".write": "auth != null && auth.uid == $uid",
-              "$favoriteId": {
-                ".validate": "newData.hasChildren(['id', 'name', 'createdAt', 'createdBy', 'latitude', 'longitude']) && newData.child('createdBy').val() == auth.uid"
-              }
-            }
-          }
-        }
-      }
-    }
-    """
-
     static func favorite(_ id: String, owner: String) -> JSONValue {
         .object([
             "id": .string(id), "name": .string("Oslo"), "createdAt": .int(1_700_000_000_000),
@@ -49,8 +31,8 @@ enum Timing {
         print("\(name): \(String(format2: elapsed / 1000)) µs per check (\(allowed)/\(iterations) allowed)")
     }
 
-    static func run(iterations: Int, only filter: String?) throws {
-        let rules = try RuleSet.compile(referenceRules)
+    static func run(rulesText: String, iterations: Int, only filter: String?) throws {
+        let rules = try RuleSet.compile(rulesText)
         var favorites: [String: JSONValue] = [:]
         for index in 0..<20 { favorites["f\(index)"] = favorite("f\(index)", owner: "alice") }
         let tree: JSONValue = .object(["users": .object(["alice": .object(["favorites": .object(favorites)])])])

@@ -24,6 +24,9 @@ struct Token: ParsableCommand {
         var extra: [String: JSONValue] = [:]
         if let claims {
             guard case .object(let object)? = try? JSONParser.parse(claims) else { throw ValidationError("--claims must be a JSON object") }
+            guard object[Authenticator.adminClaim] == nil else {
+                throw ValidationError("--claims may not set \(Authenticator.adminClaim); use --admin")
+            }
             extra = object
         }
         try Operator.withAccounts(data.path) { service in

@@ -1,12 +1,13 @@
+import HearthAuth
+
 /// Account settings (DESIGN.md §6). Defaults follow Firebase's.
 public struct AuthSettings: Sendable {
     /// Firebase's minimum password length (spec §4.1).
     public static let defaultMinimumPasswordLength = 6
     /// ID token lifetime, seconds (`expiresIn: "3600"`).
     public static let defaultIDTokenLifetime: Int64 = 3600
-    /// Longest accepted password; scrypt's cost does not depend on it, but a cap keeps
-    /// request bodies and memory small.
-    public static let maximumPasswordLength = 4096
+    /// Longest accepted password (bytes): the hasher's own cap.
+    public static let maximumPasswordLength = PasswordHasher.maxPasswordBytes
     /// Sign-in attempts allowed per client address and per account, per minute.
     public static let defaultSignInAttemptsPerMinute = 30
     /// How long a user's disabled flag and `validSince` are cached when checking tokens;

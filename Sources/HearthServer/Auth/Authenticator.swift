@@ -16,12 +16,24 @@ public final class Authenticator: Sendable {
     /// Tokens whose signature was already checked, by their exact text, with their expiry:
     /// an Ed25519 verification costs tens of microseconds, a lookup well under one.
     private let verified = Mutex<[String: (claims: JSONValue, expires: Int64)]>([:])
-    static let maxVerifiedTokens = 20_000
+    public static let defaultMaxVerifiedTokens = 20_000
+    /// Users whose status is cached at most by default. Past either cap the cache starts
+    /// over: memory stays bounded, and the cost is one re-verification per token.
+    public static let defaultMaxCachedUsers = 50_000
+    let maxVerifiedTokens: Int
+    let maxCachedUsers: Int
     private let statusCache = Mutex<[String: (validSince: Int64, disabled: Bool, fetched: Int64)]>([:])
-    static let maxCachedUsers = 50_000
 
-    public init(service: AccountService) {
+    public init(service: AccountService, maxVerifiedTokens: Int = defaultMaxVerifiedTokens,
+                maxCachedUsers: Int = defaultMaxCachedUsers) {
         self.service = service
+        self.maxVerifiedTokens = maxVerifiedTokens
+        self.maxCachedUsers = maxCachedUsers
+    }
+
+    /// Entries in the two caches (for tests and metrics).
+    var cacheSizes: (tokens: Int, users: Int) {
+        (verified.withLock { $0.count }, statusCache.withLock { $0.count })
     }
 
     /// The credential a request carries, if any.
@@ -63,7 +75,7 @@ public final class Authenticator: Sendable {
         }
         if case .int(let expires)? = claims.objectValue?["exp"] {
             verified.withLock { cache in
-                if cache.count >= Self.maxVerifiedTokens { cache.removeAll(keepingCapacity: true) }
+                if cache.count >= maxVerifiedTokens { cache.removeAll(keepingCapacity: true) }
                 cache[token] = (claims, expires)
             }
         }
@@ -79,7 +91,7 @@ public final class Authenticator: Sendable {
         do { user = try service.accounts.user(uid: uid) } catch { throw APIError.unavailable }
         guard let user else { throw APIError(401, "Auth token is revoked") }
         statusCache.withLock { cache in
-            if cache.count >= Self.maxCachedUsers { cache.removeAll(keepingCapacity: true) }
+            if cache.count >= maxCachedUsers { cache.removeAll(keepingCapacity: true) }
             cache[uid] = (user.validSince, user.disabled, now)
         }
         return (user.validSince, user.disabled)

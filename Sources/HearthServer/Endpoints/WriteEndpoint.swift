@@ -1,3 +1,4 @@
+import Dispatch
 import HearthHTTP
 import HearthJSON
 import HearthStore
@@ -12,7 +13,16 @@ enum WriteEndpoint {
         context.store.write(operation, check: context.writeCheck(for: caller)) { result in
             switch result {
             case .success:
-                responder.respond(JSONResponse.make(echo, options: request.options, render: render))
+                // The completion runs on the single writer: render a structured echo (a
+                // whole subtree for a PUT) elsewhere so the writer moves on to the next batch.
+                switch echo {
+                case .object, .array where request.options.print != .silent:
+                    DispatchQueue.global().async {
+                        responder.respond(JSONResponse.make(echo, options: request.options, render: render))
+                    }
+                default:
+                    responder.respond(JSONResponse.make(echo, options: request.options, render: render))
+                }
             case .failure(let failure):
                 responder.respond(context.response(for: failure).response)
             }
