@@ -15,12 +15,16 @@ enum WriteEndpoint {
             case .success:
                 // The completion runs on the single writer: render a structured echo (a
                 // whole subtree for a PUT) elsewhere so the writer moves on to the next batch.
+                let structured: Bool
                 switch echo {
-                case .object, .array where request.options.print != .silent:
+                case .object, .array: structured = true
+                default: structured = false
+                }
+                if structured && request.options.print != .silent {
                     DispatchQueue.global().async {
                         responder.respond(JSONResponse.make(echo, options: request.options, render: render))
                     }
-                default:
+                } else {
                     responder.respond(JSONResponse.make(echo, options: request.options, render: render))
                 }
             case .failure(let failure):
