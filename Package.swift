@@ -25,10 +25,11 @@ let package = Package(
         .target(name: "HearthStore", dependencies: ["HearthJSON", "CSQLite"]),
         .target(name: "HearthHTTP", dependencies: ["CSystem"]),
         .target(name: "HearthAuth", dependencies: ["HearthJSON", "COpenSSL"]),
+        .target(name: "HearthStreams", dependencies: ["HearthJSON"]),
         .target(
             name: "HearthServer",
             dependencies: [
-                "HearthJSON", "HearthRules", "HearthStore", "HearthHTTP", "HearthAuth",
+                "HearthJSON", "HearthRules", "HearthStore", "HearthHTTP", "HearthAuth", "HearthStreams",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -55,9 +56,10 @@ let package = Package(
         .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP"]),
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthJSON"]),
+        .testTarget(name: "HearthStreamsTests", dependencies: ["HearthStreams", "HearthJSON"]),
         .testTarget(
             name: "HearthServerTests",
-            dependencies: ["HearthServer", "HearthHTTP", "HearthJSON", "HearthRules", "HearthStore", "HearthAuth", "HearthTesting"]),
+            dependencies: ["HearthServer", "HearthHTTP", "HearthJSON", "HearthRules", "HearthStore", "HearthAuth", "HearthStreams", "HearthTesting"]),
         .testTarget(name: "EndToEndTests", dependencies: ["HearthJSON", "HearthTesting"]),
     ],
     swiftLanguageModes: [.v6]

@@ -22,6 +22,9 @@ struct ConnectionLifecycle: Equatable {
         case writing(lastProgress: Nanoseconds)
         case idle(since: Nanoseconds)
         case lingering(since: Nanoseconds)
+        /// An open-ended body with nothing waiting to be written: no clock runs (the
+        /// application sends its own keep-alives).
+        case streaming
         case closed
     }
 
@@ -79,9 +82,25 @@ struct ConnectionLifecycle: Equatable {
     }
 
     /// Everything queued was written. After a response, the connection is idle; after an
-    /// interim `100 Continue` it keeps reading the body.
+    /// interim `100 Continue` it keeps reading the body; a stream waits for its next event.
     mutating func outputDrained(now: Nanoseconds) {
-        if case .writing = phase { phase = .idle(since: now) }
+        if case .writing = phase { phase = isStream ? .streaming : .idle(since: now) }
+    }
+
+    /// True once the connection carries an open-ended body.
+    private(set) var isStream = false
+
+    /// The handler answered with an open-ended body; its head is queued.
+    mutating func streamStarted(now: Nanoseconds) {
+        guard phase != .closed else { return }
+        isStream = true
+        phase = .writing(lastProgress: now)
+    }
+
+    /// Stream bytes were queued after the output had drained: the write clock starts, so a
+    /// peer that stops reading is closed after `writeTimeout` even below the buffer bound.
+    mutating func streamQueued(now: Nanoseconds) {
+        if phase == .streaming { phase = .writing(lastProgress: now) }
     }
 
     /// The final response was written; the connection drains the peer before closing.
@@ -111,7 +130,7 @@ struct ConnectionLifecycle: Equatable {
         case .writing(let last): return last &+ writeTimeout
         case .idle(let since): return since &+ idleTimeout
         case .lingering(let since): return since &+ lingerTimeout
-        case .handling, .closed: return nil
+        case .handling, .streaming, .closed: return nil
         }
     }
 
@@ -121,7 +140,7 @@ struct ConnectionLifecycle: Equatable {
         switch phase {
         case .readingHead, .readingBody: return .respondTimeoutAndClose
         case .writing, .idle, .lingering: return .close
-        case .handling, .closed: return .none
+        case .handling, .streaming, .closed: return .none
         }
     }
 

@@ -49,7 +49,7 @@ final class HTTPConnection: @unchecked Sendable {
     /// The handler owes a response for request number `sequence`.
     private var inFlight = false
     private var sequence: UInt64 = 0
-    private var pendingResponse: HTTPResponse?
+    private var pendingResponse: HTTPResponder.Answer?
     private var currentIsHead = false
     private var currentKeepAlive = true
     private var currentMinorVersion = 1
@@ -62,6 +62,10 @@ final class HTTPConnection: @unchecked Sendable {
     private var shuttingDown = false
     private var pumping = false
     private(set) var closed = false
+
+    /// Set once the handler answered with an open-ended body: from then on the connection
+    /// only writes (`streamSend`) and watches for the peer's close.
+    private var stream: HTTPStreamOptions?
 
     init(fd: Int32, remoteAddress: String, loop: IOLoop, context: Context) {
         self.fd = fd
@@ -105,6 +109,10 @@ final class HTTPConnection: @unchecked Sendable {
                 peerClosed = true
                 break
             }
+            if stream != nil {
+                // A stream's client has nothing more to say; its bytes are dropped unread.
+                if count < buffer.count { break } else { continue }
+            }
             if lingering {
                 lingerBytes += count
                 if lingerBytes > HTTPLimits.lingerMaxBytes {
@@ -128,7 +136,7 @@ final class HTTPConnection: @unchecked Sendable {
     /// `readAheadLimit` bytes waiting behind the request being handled.
     private func updateReadInterest() {
         guard !closed, let source = readSource else { return }
-        let wanted = !peerClosed && (lingering || parser.bufferedByteCount < Self.readAheadLimit)
+        let wanted = !peerClosed && (lingering || stream != nil || parser.bufferedByteCount < Self.readAheadLimit)
         if wanted && readSuspended {
             readSuspended = false
             source.resume()
@@ -148,11 +156,24 @@ final class HTTPConnection: @unchecked Sendable {
         pumping = true
         defer { pumping = false }
         while !closed {
-            if let response = pendingResponse {
+            if let answer = pendingResponse {
                 pendingResponse = nil
-                queue(response)
+                switch answer {
+                case .response(let response):
+                    queue(response)
+                case .stream(let head, let options, let opened):
+                    beginStream(head, options: options, opened: opened)
+                }
             }
             if outputOffset < output.count && !flush() { break }
+            if stream != nil {
+                if closeAfterFlush {
+                    startLingering()
+                } else if peerClosed {
+                    close()
+                }
+                break
+            }
             if closeAfterFlush {
                 startLingering()
                 break
@@ -192,21 +213,63 @@ final class HTTPConnection: @unchecked Sendable {
         lifecycle.requestDispatched()
         context.counters.requests.wrappingAdd(1, ordering: .relaxed)
         let loop = self.loop
-        let responder = HTTPResponder { response in
+        let responder = HTTPResponder(answer: { answer in
             if loop.isCurrent {
-                self.deliver(response, for: number)
+                self.deliver(answer, for: number)
             } else {
-                loop.queue.async { self.deliver(response, for: number) }
+                loop.queue.async { self.deliver(answer, for: number) }
             }
-        }
+        })
         context.handler.handle(request, responder: responder)
     }
 
     /// The handler's answer, on `loop.queue`. A second answer, or one for a connection
     /// that already closed, is dropped.
-    private func deliver(_ response: HTTPResponse, for number: UInt64) {
-        guard !closed, inFlight, number == sequence, pendingResponse == nil else { return }
-        pendingResponse = response
+    private func deliver(_ answer: HTTPResponder.Answer, for number: UInt64) {
+        guard !closed, inFlight, number == sequence, pendingResponse == nil else {
+            if case .stream(_, _, let opened) = answer { opened(nil) }
+            return
+        }
+        pendingResponse = answer
+        pump()
+    }
+
+    // MARK: Open-ended bodies (server-sent events)
+
+    /// Queues the head of a close-delimited body and hands out the stream. Requests the
+    /// client pipelined behind this one are dropped: the connection is the stream's now.
+    private func beginStream(_ head: HTTPResponse, options: HTTPStreamOptions, opened: @Sendable (HTTPEventStream?) -> Void) {
+        inFlight = false
+        stream = options
+        parser = HTTPRequestParser(limits: context.limits)
+        HTTPResponseSerializer.serializeStreamHead(head, into: &output)
+        lifecycle.streamStarted(now: context.clock())
+        context.counters.openStreams.wrappingAdd(1, ordering: .relaxed)
+        opened(HTTPEventStream(connection: self))
+    }
+
+    /// Queues bytes on the open stream (on `loop.queue`).
+    func streamSend(_ bytes: [UInt8]) {
+        guard !closed, let options = stream, !closeAfterFlush else { return }
+        if output.count - outputOffset + bytes.count > options.maxBufferedBytes {
+            context.counters.streamOverflows.wrappingAdd(1, ordering: .relaxed)
+            output.append(contentsOf: options.overflowBytes)
+            _ = flush()
+            close()
+            return
+        }
+        let wasDrained = outputOffset == output.count
+        output.append(contentsOf: bytes)
+        if wasDrained { lifecycle.streamQueued(now: context.clock()) }
+        pump()
+    }
+
+    /// Queues the stream's last bytes and closes once they are written.
+    func streamFinish(_ bytes: [UInt8]) {
+        guard !closed, stream != nil, !closeAfterFlush else { return }
+        output.append(contentsOf: bytes)
+        lifecycle.streamQueued(now: context.clock())
+        closeAfterFlush = true
         pump()
     }
 
@@ -298,6 +361,12 @@ final class HTTPConnection: @unchecked Sendable {
     func beginShutdown() {
         shuttingDown = true
         if closed { return }
+        if stream != nil {
+            // A stream never becomes idle: end it after what is queued.
+            closeAfterFlush = true
+            pump()
+            return
+        }
         if !inFlight && pendingResponse == nil && outputOffset == output.count
             && lifecycle.isIdle(parserPhase: parser.phase) {
             close()
@@ -357,6 +426,11 @@ final class HTTPConnection: @unchecked Sendable {
         output = []
         parser = HTTPRequestParser(limits: context.limits)
         loop.unregister(self)
+        if let options = stream {
+            stream = nil
+            context.counters.openStreams.wrappingSubtract(1, ordering: .relaxed)
+            options.onClose()
+        }
         context.onClose()
     }
 }

@@ -8,15 +8,46 @@ public protocol HTTPHandler: Sendable {
     func handle(_ request: HTTPRequest, responder: HTTPResponder)
 }
 
-/// Delivers the one response to one request, from any thread.
+/// Delivers the one answer to one request, from any thread: a complete response, or the
+/// head of a response whose body is written later, piece by piece (server-sent events).
 public struct HTTPResponder: Sendable {
-    private let deliver: @Sendable (HTTPResponse) -> Void
+    enum Answer: Sendable {
+        case response(HTTPResponse)
+        case stream(head: HTTPResponse, options: HTTPStreamOptions, opened: @Sendable (HTTPEventStream?) -> Void)
+    }
 
+    private let deliver: @Sendable (Answer) -> Void
+
+    /// For handlers tested without a server: `respond` calls `deliver`; `openStream` calls
+    /// its `opened` with nil (there is no connection to stream on).
     public init(_ deliver: @escaping @Sendable (HTTPResponse) -> Void) {
-        self.deliver = deliver
+        self.deliver = { answer in
+            switch answer {
+            case .response(let response): deliver(response)
+            case .stream(_, _, let opened): opened(nil)
+            }
+        }
+    }
+
+    init(answer: @escaping @Sendable (Answer) -> Void) {
+        self.deliver = answer
     }
 
     public func respond(_ response: HTTPResponse) {
-        deliver(response)
+        deliver(.response(response))
+    }
+
+    /// Answers with `head` (its status and headers; its body is ignored) and a body that
+    /// stays open: the connection stops reading requests and the returned stream writes to
+    /// it until either side closes. The body is delimited by the connection's close
+    /// (RFC 9112 §6.3 rule 8), so it suits HTTP/1.0 clients and proxies alike.
+    ///
+    /// `opened` runs once on the connection's I/O queue with the stream, or with nil when
+    /// the connection closed before the answer arrived.
+    public func openStream(
+        _ head: HTTPResponse, options: HTTPStreamOptions,
+        opened: @escaping @Sendable (HTTPEventStream?) -> Void
+    ) {
+        deliver(.stream(head: head, options: options, opened: opened))
     }
 }

@@ -56,6 +56,23 @@ enum HTTPResponseSerializer {
         }
     }
 
+    /// Appends the head of an open-ended body: the handler's status and fields, no length,
+    /// `Connection: close` (the close delimits the body, RFC 9112 §6.3 rule 8).
+    static func serializeStreamHead(_ head: HTTPResponse, into out: inout [UInt8]) {
+        append("HTTP/1.1 ", to: &out)
+        appendDecimal(min(max(head.status, 100), 999), to: &out)
+        out.append(ASCII.space)
+        append(reasonPhrase(head.status), to: &out)
+        append("\r\n", to: &out)
+        for (name, value) in head.headers.fields where !isFramingField(name) {
+            appendSanitized(name, to: &out)
+            append(": ", to: &out)
+            appendSanitized(value, to: &out)
+            append("\r\n", to: &out)
+        }
+        append("Connection: close\r\n\r\n", to: &out)
+    }
+
     /// The response for an error the HTTP layer answers itself: `{"error":"<generic>"}`,
     /// never the parser's detail (DESIGN §8).
     static func errorResponse(status: Int) -> HTTPResponse {

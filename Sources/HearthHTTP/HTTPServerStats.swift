@@ -10,9 +10,15 @@ public struct HTTPServerStats: Sendable, Equatable {
     public var totalRequests: Int
     /// Malformed requests answered with an error status by the HTTP layer itself.
     public var malformedRequests: Int
+    /// Open-ended bodies (event streams) currently open.
+    public var openStreams: Int
+    /// Streams ended because their reader fell more than the buffer bound behind.
+    public var streamOverflows: Int
 
     public init(openConnections: Int = 0, acceptedConnections: Int = 0, rejectedConnections: Int = 0,
-                totalRequests: Int = 0, malformedRequests: Int = 0) {
+                totalRequests: Int = 0, malformedRequests: Int = 0, openStreams: Int = 0, streamOverflows: Int = 0) {
+        self.openStreams = openStreams
+        self.streamOverflows = streamOverflows
         self.openConnections = openConnections
         self.acceptedConnections = acceptedConnections
         self.rejectedConnections = rejectedConnections

@@ -8,6 +8,8 @@ final class ServerCounters: Sendable {
     let rejected = Atomic<Int>(0)
     let requests = Atomic<Int>(0)
     let malformed = Atomic<Int>(0)
+    let openStreams = Atomic<Int>(0)
+    let streamOverflows = Atomic<Int>(0)
     /// `HTTPConnection` objects alive: lets tests prove connections are freed after close
     /// (no retain cycle left between a connection, its sources and its handlers).
     let liveConnectionObjects = Atomic<Int>(0)
@@ -18,6 +20,8 @@ final class ServerCounters: Sendable {
             acceptedConnections: accepted.load(ordering: .relaxed),
             rejectedConnections: rejected.load(ordering: .relaxed),
             totalRequests: requests.load(ordering: .relaxed),
-            malformedRequests: malformed.load(ordering: .relaxed))
+            malformedRequests: malformed.load(ordering: .relaxed),
+            openStreams: openStreams.load(ordering: .relaxed),
+            streamOverflows: streamOverflows.load(ordering: .relaxed))
     }
 }

@@ -1,0 +1,63 @@
+/// The writing end of one open response body, handed out by `HTTPResponder.openStream`.
+/// Usable from any thread; every call hops onto the connection's I/O queue, so writes keep
+/// the order in which they were made from one thread.
+///
+/// The HTTP layer knows nothing of what is written: the caller frames its own events.
+public final class HTTPEventStream: Sendable {
+    let connection: HTTPConnection
+
+    init(connection: HTTPConnection) {
+        self.connection = connection
+    }
+
+    /// The peer's address, as the connection saw it.
+    public var remoteAddress: String { connection.remoteAddress }
+
+    /// Queues `bytes`. Past `HTTPStreamOptions.maxBufferedBytes` the stream is ended (see there).
+    public func send(_ bytes: [UInt8]) {
+        let connection = self.connection
+        if connection.loop.isCurrent {
+            connection.streamSend(bytes)
+        } else {
+            connection.loop.queue.async { connection.streamSend(bytes) }
+        }
+    }
+
+    /// Queues `bytes` as the last thing written, then closes once they are out (or when the
+    /// write timeout passes).
+    public func finish(_ bytes: [UInt8]) {
+        let connection = self.connection
+        if connection.loop.isCurrent {
+            connection.streamFinish(bytes)
+        } else {
+            connection.loop.queue.async { connection.streamFinish(bytes) }
+        }
+    }
+
+    /// Closes at once, dropping whatever is still queued.
+    public func close() {
+        let connection = self.connection
+        if connection.loop.isCurrent {
+            connection.close()
+        } else {
+            connection.loop.queue.async { connection.close() }
+        }
+    }
+
+    /// Sends the same bytes to many streams with one queue hop per I/O queue instead of
+    /// one per stream: fan-out of one event to 10,000 subscribers costs two hops, not 10,000.
+    public static func broadcast(_ bytes: [UInt8], to streams: [HTTPEventStream]) {
+        if streams.isEmpty { return }
+        if streams.count == 1 { return streams[0].send(bytes) }
+        var byLoop: [ObjectIdentifier: (IOLoop, [HTTPConnection])] = [:]
+        for stream in streams {
+            let loop = stream.connection.loop
+            byLoop[ObjectIdentifier(loop), default: (loop, [])].1.append(stream.connection)
+        }
+        for (_, (loop, connections)) in byLoop {
+            loop.queue.async {
+                for connection in connections { connection.streamSend(bytes) }
+            }
+        }
+    }
+}

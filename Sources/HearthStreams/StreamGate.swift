@@ -1,0 +1,44 @@
+/// What the hub needs to know about a subscriber's right to read, without knowing rules
+/// or tokens (DESIGN.md §2: streams know paths and changes only). The server implements it.
+public protocol StreamGate: Sendable {
+    /// True when the read decision looked at data (`data`, `root`) or at the clock (`now`):
+    /// the hub then asks the server to re-decide after every committed batch, on the
+    /// writer's view of that batch, before delivering its events.
+    var dependsOnData: Bool { get }
+    /// When the credential behind the stream stops being valid (ms since the epoch), or
+    /// nil for never. Past it the stream gets `auth_revoked` and is closed, and no event
+    /// is delivered to it.
+    var expiresAt: Int64? { get }
+}
+
+/// The server's answer when it re-decides a subscriber's access.
+public enum StreamVerdict: Sendable, Equatable {
+    case keep
+    /// Read access is gone (rules, data): `cancel`, then close.
+    case cancel
+    /// The credential expired or was revoked: `auth_revoked`, then close.
+    case authRevoked
+
+    var finalBytes: [UInt8] {
+        switch self {
+        case .keep: return []
+        case .cancel: return StreamFrames.cancel
+        case .authRevoked: return StreamFrames.authRevoked
+        }
+    }
+}
+
+/// Where a subscriber's bytes go: the HTTP layer's stream, behind an adapter.
+public protocol StreamSink: Sendable {
+    func send(_ bytes: [UInt8])
+    /// Sends the last bytes, then closes.
+    func finish(_ bytes: [UInt8])
+}
+
+/// Why a stream could not be opened.
+public enum StreamLimitError: Error, Sendable, Equatable {
+    /// `StreamOptions.maxStreams` are open.
+    case tooManyStreams
+    /// `StreamOptions.maxStreamsPerAddress` are open from this client address.
+    case tooManyStreamsFromAddress
+}

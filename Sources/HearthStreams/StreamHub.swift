@@ -1,0 +1,256 @@
+import Dispatch
+import HearthJSON
+import Synchronization
+
+/// Live change streams (DESIGN.md §5): who listens where, and the fan-out of committed
+/// changes to them in commit order.
+///
+/// Threads: `register`/`remove`/`review` from anywhere; `publish` and `watchedLocations`
+/// from the store's writer queue; all per-subscriber state changes happen on one serial
+/// fan-out queue, so each subscriber sees its events in commit order, and the writer only
+/// pays for matching (a walk of the trie) before it acknowledges its writes.
+public final class StreamHub: Sendable {
+    public let options: StreamOptions
+    private let clock: @Sendable () -> Int64
+    private let broadcast: @Sendable ([UInt8], [any StreamSink]) -> Void
+    private let fanout = DispatchQueue(label: "hearth.streams.fanout")
+
+    private struct Registry: ~Copyable {
+        var trie = SubscriptionTrie()
+        var all: [ObjectIdentifier: Subscription] = [:]
+        /// Subscribers whose access is re-decided after every batch.
+        var dependent: [ObjectIdentifier: Subscription] = [:]
+        var perAddress: [String: Int] = [:]
+    }
+    private let registry = Mutex(Registry())
+    private let timers = Mutex<[DispatchSourceTimer]>([])
+    private let delivered = Atomic<Int>(0)
+    private let ended = Atomic<Int>(0)
+
+    /// - Parameters:
+    ///   - clock: ms since the epoch, compared with `StreamGate.expiresAt`.
+    ///   - broadcast: sends the same bytes to many sinks (the HTTP layer groups them by I/O
+    ///     queue); the default sends to each in turn.
+    public init(
+        options: StreamOptions = StreamOptions(),
+        clock: @escaping @Sendable () -> Int64,
+        broadcast: @escaping @Sendable ([UInt8], [any StreamSink]) -> Void = { bytes, sinks in
+            for sink in sinks { sink.send(bytes) }
+        }
+    ) {
+        self.options = options
+        self.clock = clock
+        self.broadcast = broadcast
+    }
+
+    // MARK: Opening and closing
+
+    /// Registers a stream at `location` before its initial snapshot is read, so no change
+    /// committed after that read can be missed. Changes are held until `start`.
+    public func register(location: DataPath, gate: any StreamGate, address: String) throws(StreamLimitError) -> Subscription {
+        let subscription = Subscription(location: location, gate: gate, address: address)
+        let id = ObjectIdentifier(subscription)
+        let refusal: StreamLimitError? = registry.withLock { registry in
+            if registry.all.count >= options.maxStreams { return .tooManyStreams }
+            if registry.perAddress[address, default: 0] >= options.maxStreamsPerAddress { return .tooManyStreamsFromAddress }
+            registry.all[id] = subscription
+            if gate.dependsOnData { registry.dependent[id] = subscription }
+            registry.perAddress[address, default: 0] += 1
+            registry.trie.insert(subscription)
+            return nil
+        }
+        if let refusal { throw refusal }
+        return subscription
+    }
+
+    /// Hands the stream its sink and its first bytes (the snapshot `put /`, or the replayed
+    /// events of a resume), which bring it in sync with change `seq`; then the changes held
+    /// since `register` that are newer than `seq`.
+    public func start(_ subscription: Subscription, sink: any StreamSink, initial: [UInt8], through seq: Int64) {
+        fanout.async {
+            if subscription.ended {
+                sink.finish(subscription.finalBytes ?? [])
+                return
+            }
+            var out = initial
+            var through = seq
+            for change in subscription.pending ?? [] where change.seq > through {
+                if let event = StreamEvent.of(change, at: subscription.location) {
+                    StreamFrames.append(event: event, id: change.seq, to: &out)
+                }
+                through = change.seq
+            }
+            subscription.pending = nil
+            subscription.deliveredThrough = through
+            subscription.sink = sink
+            if !out.isEmpty { sink.send(out) }
+        }
+    }
+
+    /// The stream's connection closed: forget it.
+    public func remove(_ subscription: Subscription) {
+        unregister(subscription)
+        fanout.async {
+            subscription.ended = true
+            subscription.sink = nil
+            subscription.pending = nil
+        }
+    }
+
+    private func unregister(_ subscription: Subscription) {
+        let id = ObjectIdentifier(subscription)
+        registry.withLock { registry in
+            guard registry.all.removeValue(forKey: id) != nil else { return }
+            registry.dependent[id] = nil
+            let left = registry.perAddress[subscription.address, default: 1] - 1
+            registry.perAddress[subscription.address] = left > 0 ? left : nil
+            registry.trie.remove(subscription)
+        }
+    }
+
+    /// Ends a stream with the verdict's event (on the fan-out queue).
+    private func end(_ subscription: Subscription, _ verdict: StreamVerdict) {
+        if subscription.ended { return }
+        subscription.ended = true
+        subscription.pending = nil
+        unregister(subscription)
+        ended.add(1, ordering: .relaxed)
+        if let sink = subscription.sink {
+            subscription.sink = nil
+            sink.finish(verdict.finalBytes)
+        } else {
+            subscription.finalBytes = verdict.finalBytes
+        }
+    }
+
+    // MARK: Fan-out
+
+    /// Called by the writer after a batch committed and before it acknowledges the writes.
+    /// `recheck` re-decides, on the writer's view of exactly this batch, the access of each
+    /// subscriber whose decision depends on data; a `false` ends it with `cancel` before any
+    /// of the batch's events reach it.
+    public func publish(_ changes: [StreamChange], recheck: (any StreamGate) -> Bool) {
+        let (matches, dependent): ([[SubscriptionTrie.Match]], [Subscription]) = registry.withLock { registry in
+            if registry.all.isEmpty { return ([], []) }
+            return (changes.map { registry.trie.matches($0.path) }, Array(registry.dependent.values))
+        }
+        if matches.isEmpty { return }
+        let denied = dependent.filter { !recheck($0.gate) }
+        fanout.async {
+            for subscription in denied { self.end(subscription, .cancel) }
+            let now = self.clock()
+            for (change, locations) in zip(changes, matches) {
+                for match in locations {
+                    guard let event = StreamEvent.of(change, at: match.location) else { continue }
+                    var sinks: [any StreamSink] = []
+                    for subscription in match.subscribers {
+                        if subscription.ended || change.seq <= subscription.deliveredThrough { continue }
+                        if let expiry = subscription.gate.expiresAt, expiry <= now {
+                            self.end(subscription, .authRevoked)
+                            continue
+                        }
+                        if subscription.pending != nil {
+                            if subscription.pending!.count >= self.options.maxPendingChanges {
+                                self.end(subscription, .cancel)
+                            } else {
+                                subscription.pending!.append(change)
+                            }
+                            continue
+                        }
+                        subscription.deliveredThrough = change.seq
+                        if let sink = subscription.sink { sinks.append(sink) }
+                    }
+                    if !sinks.isEmpty {
+                        self.broadcast(StreamFrames.event(event, id: change.seq), sinks)
+                        self.delivered.add(sinks.count, ordering: .relaxed)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Subscribed locations strictly below `path` (at most `limit`, else nil), so the writer
+    /// can tell which of them a write above them really changes.
+    public func watchedLocations(below path: DataPath, limit: Int) -> [DataPath]? {
+        registry.withLock { registry in
+            registry.all.isEmpty ? [] : registry.trie.locations(below: path, limit: limit)
+        }
+    }
+
+    // MARK: Access over time
+
+    /// Re-decides every subscriber (a rules reload, a revocation poll) on the caller's
+    /// thread; those that lose access are ended with the verdict's event.
+    public func review(_ decide: (Subscription) -> StreamVerdict) {
+        let all = registry.withLock { Array($0.all.values) }
+        var losers: [(Subscription, StreamVerdict)] = []
+        for subscription in all {
+            let verdict = decide(subscription)
+            if verdict != .keep { losers.append((subscription, verdict)) }
+        }
+        if losers.isEmpty { return }
+        let ending = losers
+        fanout.async {
+            for (subscription, verdict) in ending { self.end(subscription, verdict) }
+        }
+    }
+
+    /// Sends `keep-alive` to every live stream (the timer does this every
+    /// `keepAliveInterval`).
+    public func sendKeepAlives() {
+        let all = registry.withLock { Array($0.all.values) }
+        fanout.async {
+            let sinks = all.compactMap { $0.ended ? nil : $0.sink }
+            self.broadcast(StreamFrames.keepAlive, sinks)
+        }
+    }
+
+    /// Ends streams whose credential expired (the timer does this every
+    /// `expirySweepInterval`).
+    public func sweepExpired() {
+        let now = clock()
+        review { subscription in
+            if let expiry = subscription.gate.expiresAt, expiry <= now { return .authRevoked }
+            return .keep
+        }
+    }
+
+    /// Starts the keep-alive and expiry timers; `stop()` cancels them.
+    public func startTimers() {
+        let (keepAliveEvery, sweepEvery, queue) = (options.keepAliveInterval, options.expirySweepInterval, fanout)
+        timers.withLock { timers in
+            timers.append(Self.timer(every: keepAliveEvery, on: queue) { [weak self] in self?.sendKeepAlives() })
+            timers.append(Self.timer(every: sweepEvery, on: queue) { [weak self] in self?.sweepExpired() })
+        }
+    }
+
+    private static func timer(every seconds: Double, on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) -> DispatchSourceTimer {
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        let nanos = max(1_000_000, Int(seconds * 1e9))
+        timer.schedule(deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos), leeway: .nanoseconds(nanos / 20))
+        timer.setEventHandler(handler: body)
+        timer.activate()
+        return timer
+    }
+
+    /// Cancels the timers and ends every stream (server shutdown).
+    public func stop() {
+        timers.withLock { timers in
+            for timer in timers { timer.cancel() }
+            timers = []
+        }
+    }
+
+    /// Waits until everything queued on the fan-out queue ran (tests, shutdown).
+    public func drain() {
+        fanout.sync {}
+    }
+
+    // MARK: Numbers
+
+    public var openStreams: Int { registry.withLock { $0.all.count } }
+    /// Events written to subscribers since start (one event to N subscribers counts N).
+    public var eventsDelivered: Int { delivered.load(ordering: .relaxed) }
+    /// Streams the hub ended (cancel, auth_revoked) since start.
+    public var streamsEnded: Int { ended.load(ordering: .relaxed) }
+}

@@ -1,0 +1,29 @@
+/// The hub's bounds and cadences (DESIGN.md §5). Every bound has a test that crosses it.
+public struct StreamOptions: Sendable {
+    /// Open streams in all. Over → the new stream is refused (503).
+    public var maxStreams: Int = StreamOptions.defaultMaxStreams
+    /// Open streams from one client address. Over → refused (429).
+    public var maxStreamsPerAddress: Int = StreamOptions.defaultMaxStreamsPerAddress
+    /// Changes held for a subscriber while its initial snapshot is being read. Over → the
+    /// subscriber is cancelled (it reconnects and resumes).
+    public var maxPendingChanges: Int = StreamOptions.defaultMaxPendingChanges
+    /// Unsent bytes a slow reader may have waiting. Over → `cancel` and close.
+    public var maxQueuedBytes: Int = StreamOptions.defaultMaxQueuedBytes
+    /// Changes replayed to a client resuming with `Last-Event-ID`. Past it the client gets
+    /// a fresh snapshot instead (cheaper than thousands of events).
+    public var maxReplayChanges: Int = StreamOptions.defaultMaxReplayChanges
+    /// Seconds between `keep-alive` events (spec §2: about 30 s).
+    public var keepAliveInterval: Double = StreamOptions.defaultKeepAliveInterval
+    /// Seconds between sweeps for expired credentials.
+    public var expirySweepInterval: Double = StreamOptions.defaultExpirySweepInterval
+
+    public static let defaultMaxStreams = 20_000
+    public static let defaultMaxStreamsPerAddress = 1_000
+    public static let defaultMaxPendingChanges = 1_024
+    public static let defaultMaxQueuedBytes = 1024 * 1024
+    public static let defaultMaxReplayChanges = 10_000
+    public static let defaultKeepAliveInterval: Double = 30
+    public static let defaultExpirySweepInterval: Double = 1
+
+    public init() {}
+}
