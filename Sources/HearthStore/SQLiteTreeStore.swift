@@ -17,7 +17,8 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     public let databasePath: String
     private let options: StoreOptions
     private let clock: @Sendable () -> Int64
-    private let onCommit: @Sendable ([Change]) -> Void
+    private let onCommit: @Sendable ([Change], any TreeView) -> Void
+    private let watch: (@Sendable (DataPath) -> [DataPath]?)?
 
     private let writerQueue = DispatchQueue(label: "hearth.store.writer")
     private let writerKey = DispatchSpecificKey<UInt8>()
@@ -31,7 +32,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         var closed = false
     }
     private let state = Mutex(State())
-    private var lastTrimmedSeq: Int64 = 0  // confined to writerQueue
+    private var writesSinceTrim = 0  // confined to writerQueue
 
     private struct PendingWrite {
         var operation: WriteOperation
@@ -54,17 +55,23 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     /// - Parameters:
     ///   - clock: milliseconds since the epoch, used as each batch's commit time.
     ///   - onCommit: called on the writer queue with each batch's changes, only after the
-    ///     batch committed (DESIGN.md §3 step 4). Must not block.
+    ///     batch committed and before any of its writes is acknowledged (DESIGN.md §3
+    ///     step 4), with the writer's view of exactly the state the batch left. Must not block.
+    ///   - watch: the locations strictly below a write's path that someone listens to (nil:
+    ///     too many to compare). The writer compares their values before and after the
+    ///     write and reports the unchanged ones in `Change.unchangedBelow`.
     public init(
         directory: String, options: StoreOptions = StoreOptions(),
         clock: @escaping @Sendable () -> Int64 = SQLiteTreeStore.systemMilliseconds,
-        onCommit: @escaping @Sendable ([Change]) -> Void = { _ in }
+        watch: (@Sendable (DataPath) -> [DataPath]?)? = nil,
+        onCommit: @escaping @Sendable ([Change], any TreeView) -> Void = { _, _ in }
     ) throws(StoreError) {
         try Self.createDirectory(directory)
         self.databasePath = directory + "/" + Self.fileName
         self.options = options
         self.clock = clock
         self.onCommit = onCommit
+        self.watch = watch
         writerQueue.setSpecific(key: writerKey, value: 1)
         let writer = try SQLiteConnection(path: databasePath, mode: .readWriteCreate)
         try writer.execute("PRAGMA busy_timeout = \(options.busyTimeoutMilliseconds)")
@@ -82,7 +89,6 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
             readers.append(reader)
         }
         self.readers = readers
-        self.lastTrimmedSeq = 0
     }
 
     deinit {
@@ -198,7 +204,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
             return
         }
         for item in batch {
-            results.append(Self.applyOne(item, connection: connection, view: view, writer: treeWriter, time: time))
+            results.append(Self.applyOne(item, connection: connection, view: view, writer: treeWriter, time: time, watch: watch))
         }
         do {
             try connection.execute("COMMIT")
@@ -210,19 +216,23 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         // Streams hear of the batch before any writer is acknowledged, so an
         // acknowledged write is never missing from a subscriber's later events.
         let changes = results.compactMap { try? $0.get() }
-        if !changes.isEmpty { onCommit(changes) }
+        if !changes.isEmpty { onCommit(changes, view) }
         for (item, result) in zip(batch, results) {
             item.completion(result.map { WriteOutcome(seq: $0.seq, at: $0.at) })
         }
         if let last = changes.last {
-            trimChangeLog(connection, lastSeq: last.seq)
+            writesSinceTrim += changes.count
+            if writesSinceTrim >= min(Self.trimEveryWrites, max(1, options.changeLogRetention / 10)) {
+                writesSinceTrim = 0
+                trimChangeLog(connection, lastSeq: last.seq, now: time)
+            }
         }
     }
 
     /// One write inside the batch's transaction, in a savepoint so its failure undoes only it.
     private static func applyOne(
         _ item: PendingWrite, connection: SQLiteConnection, view: SQLiteTreeView,
-        writer: TreeWriter, time: Int64
+        writer: TreeWriter, time: Int64, watch: (@Sendable (DataPath) -> [DataPath]?)?
     ) -> Result<Change, WriteFailure> {
         do {
             try connection.execute("SAVEPOINT w")
@@ -239,10 +249,20 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
                     throw WriteFailure.rejected(error)
                 }
             }
+            let base: DataPath
+            switch item.operation {
+            case .set(let entry): base = entry.path
+            case .update(let path, _): base = path
+            }
+            let watched = watch?(base) ?? []
+            let before = try watched.map { path throws(StoreError) in try view.value(at: path) }
             for entry in item.operation.entries {
                 try writer.apply(entry)
             }
-            let change = try writer.log(item.operation, at: time)
+            var change = try writer.log(item.operation, at: time)
+            for (path, old) in zip(watched, before) where try view.value(at: path) == old {
+                change.unchangedBelow.append(path)
+            }
             try connection.execute("RELEASE w")
             return .success(change)
         } catch {
@@ -253,18 +273,44 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         }
     }
 
-    /// Keeps the change log at `changeLogRetention` rows, trimming in steps so the cost is
-    /// paid once per many commits.
-    private func trimChangeLog(_ connection: SQLiteConnection, lastSeq: Int64) {
-        let retention = Int64(options.changeLogRetention)
-        let step = max(1, retention / 10)
-        let keepFrom = lastSeq - retention
-        guard keepFrom - lastTrimmedSeq >= step else { return }
+    /// Writes between two trims of the change log on the write path.
+    static let trimEveryWrites = 256
+    /// Rows one trim deletes at most, so one trim never holds the writer for long; a
+    /// backlog is worked off over later trims.
+    static let trimChunkRows = 2_000
+
+    /// Keeps the change log within `changeLogRetention` rows and `changeLogMaxAge`
+    /// (DESIGN.md §4), deleting at most `trimChunkRows` oldest rows. Runs on the writer
+    /// after a batch was acknowledged, and from `trimChangeLog()` when no writes come.
+    /// Returns the rows deleted.
+    @discardableResult
+    private func trimChangeLog(_ connection: SQLiteConnection, lastSeq: Int64, now: Int64) -> Int {
+        let keepFrom = lastSeq - Int64(options.changeLogRetention)
+        let oldestAllowed = now - Int64(options.changeLogMaxAge * 1000)
         do {
-            try connection.statement("DELETE FROM changes WHERE seq <= ?").run([.integer(keepFrom)])
-            lastTrimmedSeq = keepFrom
+            try connection.statement(
+                "DELETE FROM changes WHERE seq IN (SELECT seq FROM changes WHERE seq <= ? OR at < ? ORDER BY seq LIMIT ?)"
+            ).run([.integer(keepFrom), .integer(oldestAllowed), .integer(Int64(Self.trimChunkRows))])
+            return Int(connection.changes)
         } catch {
-            // Trimming is housekeeping: a failure is retried at the next step.
+            // Trimming is housekeeping: a failure is retried at the next trim.
+            return 0
+        }
+    }
+
+    /// Trims the change log by count and age on the writer queue (call it periodically: the
+    /// server does every `StoreOptions.changeLogTrimInterval`). Returns the rows deleted.
+    @discardableResult
+    public func trimChangeLog() -> Int {
+        writerQueue.sync {
+            guard let writer else { return 0 }
+            let last = (try? ChangeLogReader(connection: writer).lastSeq()) ?? 0
+            var deleted = 0
+            while true {
+                let step = trimChangeLog(writer, lastSeq: last, now: clock())
+                deleted += step
+                if step < Self.trimChunkRows { return deleted }
+            }
         }
     }
 

@@ -17,6 +17,14 @@ struct SQLiteTreeView: TreeView {
         (key + "/", key + "0")
     }
 
+    func lastChangeSeq() throws(StoreError) -> Int64 {
+        try ChangeLogReader(connection: connection).lastSeq()
+    }
+
+    func changes(after seq: Int64, limit: Int) throws(StoreError) -> (changes: [Change], oldestSeq: Int64?) {
+        try ChangeLogReader(connection: connection).changes(after: seq, limit: limit)
+    }
+
     func leaf(at path: DataPath) throws(StoreError) -> JSONValue? {
         let stmt = try connection.statement(Self.leafSQL)
         try stmt.reset([.text(path.storageKey)])

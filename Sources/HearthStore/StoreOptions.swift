@@ -13,6 +13,11 @@ public struct StoreOptions: Sendable {
     public static let defaultMaxBatchSize = 512
     /// Change-log rows kept for stream resume (DESIGN.md §5); older rows are trimmed.
     public static let defaultChangeLogRetention = 100_000
+    /// Seconds a change-log row is kept at most (DESIGN.md §5: resume works while the log
+    /// holds the missed changes). One week.
+    public static let defaultChangeLogMaxAge: Double = 7 * 24 * 3600
+    /// Seconds between background trims of the change log.
+    public static let defaultChangeLogTrimInterval: Double = 60
     /// How long a connection waits for a lock held by another process before failing.
     public static let defaultBusyTimeoutMilliseconds = 5_000
 
@@ -21,6 +26,8 @@ public struct StoreOptions: Sendable {
     public var maxBatchSize: Int = StoreOptions.defaultMaxBatchSize
     public var changeLogRetention: Int = StoreOptions.defaultChangeLogRetention
     public var busyTimeoutMilliseconds: Int = StoreOptions.defaultBusyTimeoutMilliseconds
+    public var changeLogMaxAge: Double = StoreOptions.defaultChangeLogMaxAge
+    public var changeLogTrimInterval: Double = StoreOptions.defaultChangeLogTrimInterval
 
     public init() {}
 }

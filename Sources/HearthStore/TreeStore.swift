@@ -13,6 +13,13 @@ public protocol TreeView {
     func leaf(at path: DataPath) throws(StoreError) -> JSONValue?
     /// True when anything is stored at or below `path`.
     func exists(at path: DataPath) throws(StoreError) -> Bool
+    /// The seq of the last change committed in this state (0 before the first write), so
+    /// a snapshot read here is exactly "in sync with change N" (stream start, DESIGN.md §5).
+    func lastChangeSeq() throws(StoreError) -> Int64
+    /// Change-log records newer than `seq` in this state, oldest first, at most `limit`,
+    /// and the oldest seq the log still holds (nil when it is empty): a resuming stream
+    /// can tell whether it missed anything the log no longer has.
+    func changes(after seq: Int64, limit: Int) throws(StoreError) -> (changes: [Change], oldestSeq: Int64?)
 }
 
 /// One replacement in a write: `value` nil deletes. Values are already normalised
@@ -56,14 +63,21 @@ public struct Change: Sendable, Hashable {
     public var kind: ChangeKind
     public var data: JSONValue
     public var at: Int64
+    /// Watched locations strictly below `path` whose value this write left unchanged (see
+    /// `SQLiteTreeStore`'s `watch`). Known only live; not part of the log.
+    public var unchangedBelow: [DataPath]
 
-    public init(seq: Int64, path: DataPath, kind: ChangeKind, data: JSONValue, at: Int64) {
+    public init(seq: Int64, path: DataPath, kind: ChangeKind, data: JSONValue, at: Int64, unchangedBelow: [DataPath] = []) {
         self.seq = seq
         self.path = path
         self.kind = kind
         self.data = data
         self.at = at
+        self.unchangedBelow = unchangedBelow
     }
+
+    /// Where the write lands: its path for a put, its base for a multi-path update.
+    public var base: DataPath { path }
 }
 
 /// The result of a committed write.

@@ -8,7 +8,7 @@ import Testing
     let dir = TemporaryDirectory()
 
     func open(_ options: StoreOptions = StoreOptions(), onCommit: @escaping @Sendable ([Change]) -> Void = { _ in }) throws -> SQLiteTreeStore {
-        try SQLiteTreeStore(directory: dir.path, options: options, onCommit: onCommit)
+        try SQLiteTreeStore(directory: dir.path, options: options, onCommit: { changes, _ in onCommit(changes) })
     }
 
     @Test func leafTypesRoundTripExactly() throws {
@@ -181,6 +181,67 @@ import Testing
         #expect(changes.count >= 10)
         #expect(changes.last?.seq == last)
         #expect(oldest == changes.first?.seq)
+    }
+
+    @Test func changeLogIsTrimmedByAgeInTheBackground() throws {
+        let now = Mutex<Int64>(1_000_000)
+        var options = StoreOptions()
+        options.changeLogMaxAge = 60
+        let store = try SQLiteTreeStore(directory: dir.path, options: options, clock: { now.withLock { $0 } })
+        for i in 0..<5 { try store.put("old", .int(Int64(i))) }
+        now.withLock { $0 += 61_000 }
+        let fresh = try store.put("new", .int(1)).seq
+        #expect(try store.changes(after: 0, limit: 100).changes.count == 6)  // not trimmed on this write
+        #expect(store.trimChangeLog() == 5)
+        let (changes, oldest) = try store.changes(after: 0, limit: 100)
+        #expect(changes.map(\.seq) == [fresh] && oldest == fresh)
+        // The high-water mark survives even an emptied log.
+        now.withLock { $0 += 61_000 }
+        #expect(store.trimChangeLog() == 1)
+        #expect(try store.readSync { try $0.lastChangeSeq() } == fresh)
+        #expect(try store.changes(after: 0, limit: 100).oldestSeq == nil)
+    }
+
+    @Test func aLargeTrimBacklogIsWorkedOffInChunks() throws {
+        var options = StoreOptions()
+        options.changeLogRetention = 1
+        options.maxBatchSize = 512
+        let store = try SQLiteTreeStore(directory: dir.path, options: options)
+        // One batch far larger than one trim chunk: 2,500 writes committed together.
+        let done = DispatchGroup()
+        for i in 0..<2_500 {
+            done.enter()
+            store.write(.set(WriteEntry(path: path("k"), value: .int(Int64(i))))) { _ in done.leave() }
+        }
+        done.wait()
+        store.trimChangeLog()
+        #expect(try store.changes(after: 0, limit: 10_000).changes.count == 1)
+    }
+
+    @Test func theWriterReportsWatchedLocationsAWriteLeftUnchanged() throws {
+        let published = Mutex<[Change]>([])
+        let store = try SQLiteTreeStore(
+            directory: dir.path,
+            watch: { base in base.isRoot || base == (try! DataPath(string: "users")) ? [try! DataPath(string: "users/a"), try! DataPath(string: "users/b")] : [] },
+            onCommit: { changes, _ in published.withLock { $0 += changes } })
+        try store.put("users", obj(["a": obj(["n": .int(1)]), "b": obj(["n": .int(1)])]))
+        // Same value for a, new value for b.
+        try store.put("users", obj(["a": obj(["n": .int(1)]), "b": obj(["n": .int(2)])]))
+        try store.writeSync(.update(base: path("users"), entries: [WriteEntry(path: path("users/b/n"), value: .int(3))]))
+        let seen = published.withLock { $0 }
+        #expect(seen.map(\.unchangedBelow) == [[], [path("users/a")], [path("users/a")]])
+    }
+
+    @Test func onCommitSeesTheBatchsStateAndSeq() throws {
+        let seenValue = Mutex<[JSONValue]>([])
+        let store = try SQLiteTreeStore(directory: dir.path, onCommit: { changes, view in
+            seenValue.withLock { $0.append(try! view.value(at: DataPath(string: "a"))) }
+            #expect(try! view.lastChangeSeq() == changes.last!.seq)
+        })
+        try store.put("a", .int(7))
+        #expect(seenValue.withLock { $0 } == [.int(7)])
+        let (logged, _) = try store.readSync { try $0.changes(after: 0, limit: 10) }
+        #expect(logged.map(\.data) == [.int(7)])
     }
 
     @Test func dataSurvivesReopenAndTheFileIsSound() throws {
