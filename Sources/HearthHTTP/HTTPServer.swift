@@ -41,6 +41,12 @@ public final class HTTPServer: Sendable {
         self.loops = (0..<max(1, configuration.ioQueueCount)).map { IOLoop(label: "hearth.http.io.\($0)") }
     }
 
+    /// Raises the process's open-descriptor limit to its hard limit and returns it, so the
+    /// caller can warn when `maxConnections` does not fit.
+    public static func raiseOpenFileLimit() -> Int? {
+        try? Syscall.raiseOpenFileLimit()
+    }
+
     /// Counters for metrics; cheap, never waits on an I/O queue.
     public var stats: HTTPServerStats { counters.snapshot }
 

@@ -37,6 +37,22 @@ enum Syscall {
         }
     }
 
+    /// Raises the soft limit on open descriptors to the hard limit (what Go servers do at
+    /// start): each connection and stream holds one. Returns the new soft limit.
+    static func raiseOpenFileLimit() throws(SystemError) -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else {
+            throw SystemError(errno: Glibc.errno, call: "getrlimit")
+        }
+        if limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max
+            guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else {
+                throw SystemError(errno: Glibc.errno, call: "setrlimit")
+            }
+        }
+        return Int(clamping: limit.rlim_cur)
+    }
+
     /// For calls on blocking paths (setup), where "would block" cannot happen.
     @inline(__always)
     static func blocking(_ name: StaticString, _ body: () -> Int) throws(SystemError) -> Int {

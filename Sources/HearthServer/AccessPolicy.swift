@@ -16,6 +16,18 @@ public struct Caller: Sendable, Equatable {
     public static let unauthenticated = Caller(auth: .null)
 }
 
+/// A read decision and whether it could change with the data.
+public struct ReadAccess: Sendable, Equatable {
+    public var allowed: Bool
+    /// True when the decision looked at data or the clock (see `RuleDecision`).
+    public var dependsOnDataOrTime: Bool
+
+    public init(allowed: Bool, dependsOnDataOrTime: Bool) {
+        self.allowed = allowed
+        self.dependsOnDataOrTime = dependsOnDataOrTime
+    }
+}
+
 /// Decides whether a request may read or write (DESIGN.md §3). The rules engine implements
 /// it (`RulesAccessPolicy`); tests may supply their own.
 public protocol AccessPolicy: Sendable {
@@ -24,4 +36,14 @@ public protocol AccessPolicy: Sendable {
     /// Called on the writer, inside the write's transaction, before it is applied: `view`
     /// is the writer's current state, so the check and the write see the same data.
     func canWrite(_ operation: WriteOperation, caller: Caller, view: any TreeView) -> Bool
+    /// `canRead`, also saying whether the answer could change with the data (streams
+    /// re-check only those that could).
+    func readAccess(_ path: DataPath, query: RuleQuery?, caller: Caller, view: any TreeView) -> ReadAccess
+}
+
+extension AccessPolicy {
+    /// Without more knowledge, every decision may depend on the data.
+    public func readAccess(_ path: DataPath, query: RuleQuery?, caller: Caller, view: any TreeView) -> ReadAccess {
+        ReadAccess(allowed: canRead(path, query: query, caller: caller, view: view), dependsOnDataOrTime: true)
+    }
 }

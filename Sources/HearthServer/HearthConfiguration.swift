@@ -1,5 +1,6 @@
 import HearthHTTP
 import HearthStore
+import HearthStreams
 
 /// Everything `hearth serve` can be told. Defaults follow DESIGN.md §1: loopback only,
 /// port 9000 (the Firebase database emulator's), data in ./hearth-data, rules from
@@ -21,6 +22,11 @@ public struct HearthConfiguration: Sendable {
     public var store = StoreOptions()
     public var limits = HTTPLimits()
     public var auth = AuthSettings()
+    public var streams = StreamOptions()
+    /// Seconds between checks that open streams' accounts were not disabled, deleted or
+    /// revoked (`auth_revoked` when they were).
+    public var streamRevocationCheckInterval = HearthConfiguration.defaultStreamRevocationCheckInterval
+    public static let defaultStreamRevocationCheckInterval = 5.0
 
     public init() {}
 }

@@ -1,8 +1,11 @@
 import HearthHTTP
 import HearthJSON
 import HearthRules
+import Dispatch
 import HearthStore
+import HearthStreams
 import Logging
+import Synchronization
 
 /// Why the server did not start. Descriptions are for the operator's terminal.
 public enum StartupError: Error, CustomStringConvertible {
@@ -10,6 +13,7 @@ public enum StartupError: Error, CustomStringConvertible {
     case keys(String)
     case store(StoreError)
     case listen(host: String, port: Int, reason: String)
+    case unsafe(String)
 
     public var description: String {
         switch self {
@@ -21,6 +25,8 @@ public enum StartupError: Error, CustomStringConvertible {
             return "cannot open the data store: \(error)"
         case .listen(let host, let port, let reason):
             return "cannot listen on \(host):\(port): \(reason)"
+        case .unsafe(let reason):
+            return reason
         }
     }
 }
@@ -33,18 +39,39 @@ public final class HearthService: Sendable {
     private let store: SQLiteTreeStore
     private let http: HTTPServer
     private let policy: RulesAccessPolicy
+    private let hub: StreamHub
+    private let authContext: AuthContext
+    private let timers = Mutex<[DispatchSourceTimer]>([])
+
+    /// Subscribed locations below a write that the writer compares before and after it, at
+    /// most; past it every one of them gets its event.
+    public static let maxWatchedLocationsPerWrite = 64
 
     public init(configuration: HearthConfiguration, logger: Logger) throws(StartupError) {
         self.configuration = configuration
         self.logger = logger
+        if configuration.auth.acceptEmulatorOwner && !Self.isLoopback(configuration.host) {
+            throw .unsafe("--accept-emulator-owner makes `Bearer owner` an admin credential; it is allowed only on a loopback address, not \(configuration.host)")
+        }
         do {
             policy = RulesAccessPolicy(rules: try RulesLoader.load(configuration.rulesPath), logger: logger)
         } catch {
             throw .rules(error)
         }
         logger.info("rules loaded from \(configuration.rulesPath)")
+        let hub = StreamHub(options: configuration.streams, clock: SQLiteTreeStore.systemMilliseconds,
+                            broadcast: StreamContext.broadcast)
+        self.hub = hub
+        let policy = self.policy
         do {
-            store = try SQLiteTreeStore(directory: configuration.dataDirectory, options: configuration.store)
+            store = try SQLiteTreeStore(
+                directory: configuration.dataDirectory, options: configuration.store,
+                watch: { path in hub.watchedLocations(below: path, limit: Self.maxWatchedLocationsPerWrite) },
+                onCommit: { changes, view in
+                    hub.publish(changes.map(StreamChange.init)) { subscription in
+                        Self.mayStillRead(subscription, policy: policy, view: view)
+                    }
+                })
         } catch {
             throw .store(error)
         }
@@ -55,8 +82,9 @@ public final class HearthService: Sendable {
             store.close()
             throw .keys("\(error)")
         }
+        self.authContext = auth
         let context = RESTContext(
-            store: store, policy: policy, pushIDs: SharedPushIDGenerator(), logger: logger, auth: auth)
+            store: store, policy: policy, pushIDs: SharedPushIDGenerator(), logger: logger, auth: auth, streams: hub)
         var httpConfiguration = HTTPServerConfiguration()
         httpConfiguration.host = configuration.host
         httpConfiguration.port = configuration.port
@@ -70,6 +98,9 @@ public final class HearthService: Sendable {
     /// Starts listening; returns the bound port and logs `listening on http://HOST:PORT`.
     @discardableResult
     public func start() throws(StartupError) -> Int {
+        if let files = HTTPServer.raiseOpenFileLimit(), files < configuration.limits.maxConnections + 64 {
+            logger.warning("open-file limit \(files) is below max connections \(configuration.limits.maxConnections): raise it (ulimit -n, LimitNOFILE=) or lower HEARTH_MAX_CONNECTIONS")
+        }
         let port: Int
         do {
             port = try http.start()
@@ -78,9 +109,51 @@ public final class HearthService: Sendable {
             throw .listen(host: configuration.host, port: configuration.port, reason: "\(error)")
         }
         let shownHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        startHousekeeping()
         logger.info("listening on http://\(shownHost):\(port)")
         return port
     }
+
+    /// Stream keep-alives and expiry, revocation checks for open streams, change-log trims.
+    private func startHousekeeping() {
+        hub.startTimers()
+        let (hub, store, authenticator) = (self.hub, self.store, authContext.authenticator)
+        timers.withLock { timers in
+            timers.append(Self.timer(every: configuration.streamRevocationCheckInterval, on: authContext.work) {
+                hub.review { subscription in
+                    guard let gate = subscription.gate as? SubscriberGate, let uid = gate.uid, let issuedAt = gate.issuedAt else { return .keep }
+                    return authenticator.isStillValid(uid: uid, issuedAt: issuedAt) ? .keep : .authRevoked
+                }
+            })
+            timers.append(Self.timer(every: configuration.store.changeLogTrimInterval, on: DispatchQueue.global(qos: .utility)) {
+                store.trimChangeLog()
+            })
+        }
+    }
+
+    private static func timer(every seconds: Double, on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) -> DispatchSourceTimer {
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        let nanos = max(1_000_000, Int(seconds * 1e9))
+        timer.schedule(deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos), leeway: .nanoseconds(nanos / 10))
+        timer.setEventHandler(handler: body)
+        timer.activate()
+        return timer
+    }
+
+    /// The access re-check of a stream whose read decision depends on data.
+    static func mayStillRead(_ subscription: Subscription, policy: any AccessPolicy, view: any TreeView) -> Bool {
+        guard let gate = subscription.gate as? SubscriberGate else { return false }
+        if gate.caller.isAdmin { return true }
+        return policy.canRead(subscription.location, query: nil, caller: gate.caller, view: view)
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        return bare == "::1" || bare.hasPrefix("127.") || bare == "localhost"
+    }
+
+    /// Open streams (for tests and metrics).
+    public var openStreams: Int { hub.openStreams }
 
     /// Re-reads the rules file and swaps the rules in atomically (on `SIGHUP`). An invalid
     /// or unreadable file keeps the current rules; the reason is logged. True on success.
@@ -89,6 +162,7 @@ public final class HearthService: Sendable {
         do {
             policy.replace(try RulesLoader.load(configuration.rulesPath))
             logger.info("rules reloaded from \(configuration.rulesPath)")
+            reviewStreams()
             return true
         } catch {
             logger.error("rules NOT reloaded, keeping the previous rules: \(error)")
@@ -96,10 +170,26 @@ public final class HearthService: Sendable {
         }
     }
 
+    /// Re-decides every open stream's read access under the current rules and data; those
+    /// that lost it get `cancel` (spec §2).
+    private func reviewStreams() {
+        let (hub, policy) = (self.hub, self.policy)
+        store.read({ view in
+            hub.review { subscription in
+                Self.mayStillRead(subscription, policy: policy, view: view) ? .keep : .cancel
+            }
+        }, completion: { _ in })
+    }
+
     /// Stops accepting, lets in-flight requests finish (up to the grace period), then
     /// commits queued writes and closes the database.
     public func shutdown() async {
         logger.info("shutting down")
+        timers.withLock { timers in
+            for timer in timers { timer.cancel() }
+            timers = []
+        }
+        hub.stop()
         await http.shutdown(gracePeriod: configuration.shutdownGracePeriod)
         store.close()
         logger.info("stopped")

@@ -1,6 +1,7 @@
 import HearthHTTP
 import HearthJSON
 import HearthStore
+import HearthStreams
 import Logging
 
 /// What the RTDB endpoints need, passed in by the composition root (no globals).
@@ -11,6 +12,8 @@ struct RESTContext: Sendable {
     let logger: Logger
     /// Accounts, tokens and the Identity Toolkit endpoints.
     let auth: AuthContext
+    /// Live change streams.
+    let streams: StreamHub
 
     /// The rules gate for a write by `caller`, run by the writer inside the transaction
     /// (DESIGN.md §3). Operators' admin tokens bypass it.

@@ -39,23 +39,26 @@ struct Router: HTTPHandler {
             return responder.respond(error.response)
         }
         guard let token = Authenticator.credential(of: request, options: rest.options) else {
-            return dispatch(rest, caller: .unauthenticated, responder: responder)
+            return dispatch(rest, credential: Authenticator.Credential(caller: .unauthenticated), responder: responder)
         }
         // Verifying a token may read the user's row: off the I/O queue.
         let routerContext = context
         routerContext.auth.work.async {
             do throws(APIError) {
-                let caller = try routerContext.auth.authenticator.caller(token: token)
-                Router(context: routerContext).dispatch(rest, caller: caller, responder: responder)
+                let credential = try routerContext.auth.authenticator.credential(token: token)
+                Router(context: routerContext).dispatch(rest, credential: credential, responder: responder)
             } catch {
                 responder.respond(error.response)
             }
         }
     }
 
-    private func dispatch(_ rest: RESTRequest, caller: Caller, responder: HTTPResponder) {
+    private func dispatch(_ rest: RESTRequest, credential: Authenticator.Credential, responder: HTTPResponder) {
+        let caller = credential.caller
         do {
             switch rest.method {
+            case .get where rest.http.method == "GET" && StreamEndpoint.wantsStream(rest.http):
+                StreamEndpoint.handle(rest, credential: credential, context: context, responder: responder)
             case .get: ReadEndpoint.handle(rest, caller: caller, context: context, responder: responder)
             case .put: try PutEndpoint.handle(rest, caller: caller, context: context, responder: responder)
             case .post: try PostEndpoint.handle(rest, caller: caller, context: context, responder: responder)

@@ -30,6 +30,12 @@ public final class RulesAccessPolicy: AccessPolicy {
         return decision.allowed
     }
 
+    public func readAccess(_ path: DataPath, query: RuleQuery?, caller: Caller, view: any TreeView) -> ReadAccess {
+        let decision = rules.canRead(path, data: StoreRuleSource(view: view), auth: caller.auth, now: clock(), query: query)
+        if !decision.allowed { logger?.debug("denied: \(decision.explanation.last ?? "")") }
+        return ReadAccess(allowed: decision.allowed, dependsOnDataOrTime: decision.dependsOnDataOrTime)
+    }
+
     public func canWrite(_ operation: WriteOperation, caller: Caller, view: any TreeView) -> Bool {
         let writes = operation.entries.map { (path: $0.path, value: $0.value) }
         let decision = rules.canWrite(writes, data: StoreRuleSource(view: view), auth: caller.auth, now: clock())

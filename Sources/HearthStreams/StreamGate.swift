@@ -1,10 +1,6 @@
 /// What the hub needs to know about a subscriber's right to read, without knowing rules
 /// or tokens (DESIGN.md §2: streams know paths and changes only). The server implements it.
 public protocol StreamGate: Sendable {
-    /// True when the read decision looked at data (`data`, `root`) or at the clock (`now`):
-    /// the hub then asks the server to re-decide after every committed batch, on the
-    /// writer's view of that batch, before delivering its events.
-    var dependsOnData: Bool { get }
     /// When the credential behind the stream stops being valid (ms since the epoch), or
     /// nil for never. Past it the stream gets `auth_revoked` and is closed, and no event
     /// is delivered to it.

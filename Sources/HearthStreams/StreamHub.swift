@@ -47,14 +47,18 @@ public final class StreamHub: Sendable {
 
     /// Registers a stream at `location` before its initial snapshot is read, so no change
     /// committed after that read can be missed. Changes are held until `start`.
-    public func register(location: DataPath, gate: any StreamGate, address: String) throws(StreamLimitError) -> Subscription {
+    ///
+    /// `dependsOnData`: the read decision looked at data (`data`, `root`) or the clock
+    /// (`now`), so `publish` re-decides it after every batch. Until the first decision is
+    /// made, pass true (the safe side), then `setDependsOnData`.
+    public func register(location: DataPath, gate: any StreamGate, address: String, dependsOnData: Bool = true) throws(StreamLimitError) -> Subscription {
         let subscription = Subscription(location: location, gate: gate, address: address)
         let id = ObjectIdentifier(subscription)
         let refusal: StreamLimitError? = registry.withLock { registry in
             if registry.all.count >= options.maxStreams { return .tooManyStreams }
             if registry.perAddress[address, default: 0] >= options.maxStreamsPerAddress { return .tooManyStreamsFromAddress }
             registry.all[id] = subscription
-            if gate.dependsOnData { registry.dependent[id] = subscription }
+            if dependsOnData { registry.dependent[id] = subscription }
             registry.perAddress[address, default: 0] += 1
             registry.trie.insert(subscription)
             return nil
@@ -84,6 +88,15 @@ public final class StreamHub: Sendable {
             subscription.deliveredThrough = through
             subscription.sink = sink
             if !out.isEmpty { sink.send(out) }
+        }
+    }
+
+    /// Records whether `subscription`'s access must be re-decided after every batch.
+    public func setDependsOnData(_ subscription: Subscription, _ dependsOnData: Bool) {
+        let id = ObjectIdentifier(subscription)
+        registry.withLock { registry in
+            guard registry.all[id] != nil else { return }
+            registry.dependent[id] = dependsOnData ? subscription : nil
         }
     }
 
@@ -129,13 +142,13 @@ public final class StreamHub: Sendable {
     /// `recheck` re-decides, on the writer's view of exactly this batch, the access of each
     /// subscriber whose decision depends on data; a `false` ends it with `cancel` before any
     /// of the batch's events reach it.
-    public func publish(_ changes: [StreamChange], recheck: (any StreamGate) -> Bool) {
+    public func publish(_ changes: [StreamChange], recheck: (Subscription) -> Bool) {
         let (matches, dependent): ([[SubscriptionTrie.Match]], [Subscription]) = registry.withLock { registry in
             if registry.all.isEmpty { return ([], []) }
             return (changes.map { registry.trie.matches($0.path) }, Array(registry.dependent.values))
         }
         if matches.isEmpty { return }
-        let denied = dependent.filter { !recheck($0.gate) }
+        let denied = dependent.filter { !recheck($0) }
         fanout.async {
             for subscription in denied { self.end(subscription, .cancel) }
             let now = self.clock()

@@ -43,6 +43,10 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("project-id"), help: "The audience of ID tokens (default 'hearth').")
     var projectID: String?
 
+    @Flag(name: .customLong("accept-emulator-owner"),
+          help: "Accept 'Authorization: Bearer owner' (Firebase emulator convention) as an admin credential; loopback only (HEARTH_ACCEPT_EMULATOR_OWNER=1).")
+    var acceptEmulatorOwner = false
+
     @Option(help: "SQLite synchronous mode: full (default; every acknowledged write survives power loss) or normal.")
     var synchronous: String?
 
@@ -111,6 +115,14 @@ struct Serve: AsyncParsableCommand {
             configuration.auth.userStatusCacheSeconds = seconds
         }
         configuration.auth.projectID = projectID ?? environment["HEARTH_PROJECT_ID"] ?? configuration.auth.projectID
+        configuration.auth.acceptEmulatorOwner = acceptEmulatorOwner || environment.flag("HEARTH_ACCEPT_EMULATOR_OWNER")
+        if let value = try environment.positiveInt("HEARTH_MAX_CONNECTIONS") { configuration.limits.maxConnections = value }
+        if let value = try environment.positiveInt("HEARTH_MAX_STREAMS") { configuration.streams.maxStreams = value }
+        if let value = try environment.positiveInt("HEARTH_MAX_STREAMS_PER_ADDRESS") { configuration.streams.maxStreamsPerAddress = value }
+        if let value = try environment.positiveInt("HEARTH_STREAM_QUEUE_BYTES") { configuration.streams.maxQueuedBytes = value }
+        if let value = try environment.positiveInt("HEARTH_STREAM_KEEPALIVE_SECONDS") { configuration.streams.keepAliveInterval = Double(value) }
+        if let value = try environment.positiveInt("HEARTH_CHANGE_LOG_RETENTION") { configuration.store.changeLogRetention = value }
+        if let value = try environment.positiveInt("HEARTH_CHANGE_LOG_MAX_AGE_SECONDS") { configuration.store.changeLogMaxAge = Double(value) }
         switch (synchronous ?? environment["HEARTH_SYNCHRONOUS"] ?? "full").lowercased() {
         case "full": configuration.store.synchronous = .full
         case "normal": configuration.store.synchronous = .normal

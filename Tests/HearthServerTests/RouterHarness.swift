@@ -5,6 +5,7 @@ import HearthAuth
 import HearthJSON
 import HearthRules
 import HearthStore
+import HearthStreams
 import Logging
 @testable import HearthServer
 
@@ -27,7 +28,8 @@ final class RouterHarness: Sendable {
         auth = try AuthContext.make(store: store, dataDirectory: directory.path, settings: settings, hasher: hasher)
         let context = RESTContext(
             store: store, policy: try policy ?? RulesAccessPolicy(rules: RuleSet.compile(Self.openRules)),
-            pushIDs: SharedPushIDGenerator(), logger: Logger(label: "test"), auth: auth)
+            pushIDs: SharedPushIDGenerator(), logger: Logger(label: "test"), auth: auth,
+            streams: StreamHub(clock: SQLiteTreeStore.systemMilliseconds))
         router = Router(context: context)
     }
 

@@ -39,7 +39,7 @@ struct TestGate: StreamGate {
     }
 
     func live(_ hub: StreamHub, _ location: String, gate: TestGate = TestGate(), address: String = "a", through seq: Int64 = 0) throws -> (Subscription, RecordingSink) {
-        let subscription = try hub.register(location: path(location), gate: gate, address: address)
+        let subscription = try hub.register(location: path(location), gate: gate, address: address, dependsOnData: gate.dependsOnData)
         let sink = RecordingSink()
         hub.start(subscription, sink: sink, initial: [], through: seq)
         return (subscription, sink)
@@ -83,9 +83,9 @@ struct TestGate: StreamGate {
         let (_, loses) = try live(hub, "p", gate: TestGate(dependsOnData: true, tag: "lose"))
         let (_, fixed) = try live(hub, "p", gate: TestGate(dependsOnData: false, tag: "lose"))
         let asked = Mutex(0)
-        hub.publish([put(1, "p/x")]) { gate in
+        hub.publish([put(1, "p/x")]) { subscription in
             asked.withLock { $0 += 1 }
-            return (gate as! TestGate).tag == "keep"
+            return (subscription.gate as! TestGate).tag == "keep"
         }
         hub.drain()
         #expect(asked.withLock { $0 } == 2)  // only the data-dependent ones

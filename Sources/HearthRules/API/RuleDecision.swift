@@ -6,9 +6,14 @@ public struct RuleDecision: Sendable, Hashable {
     /// lists every rule evaluated, in order, with its result or runtime error, for
     /// `--explain` style tracing.
     public var explanation: [String]
+    /// False when no rule evaluated for this decision looked at `data`, `root`, `newData`
+    /// or `now`: the same caller asking for the same path gets the same answer until the
+    /// rules change, whatever the data (a stream then needs no re-check per change).
+    public var dependsOnDataOrTime: Bool
 
-    public init(allowed: Bool, explanation: [String]) {
+    public init(allowed: Bool, explanation: [String], dependsOnDataOrTime: Bool = true) {
         self.allowed = allowed
         self.explanation = explanation
+        self.dependsOnDataOrTime = dependsOnDataOrTime
     }
 }

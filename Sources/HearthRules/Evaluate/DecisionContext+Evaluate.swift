@@ -70,7 +70,11 @@ extension DecisionContext {
         return flag
     }
 
-    private func value(of variable: RuleVariable, _ frame: Frame) throws(EvaluationFailure) -> RuntimeValue {
+    private mutating func value(of variable: RuleVariable, _ frame: Frame) throws(EvaluationFailure) -> RuntimeValue {
+        switch variable {
+        case .root, .data, .newData, .now: usedDataOrTime = true
+        case .auth, .query: break
+        }
         switch variable {
         case .auth: return auth
         case .now: return .number(now)

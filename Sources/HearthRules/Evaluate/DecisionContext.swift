@@ -15,6 +15,8 @@ struct DecisionContext {
     let explain: Bool
     /// Lines for `RuleDecision.explanation` when `explain` is set.
     var trace: [String] = []
+    /// Set when an evaluated rule read `data`, `root`, `newData` or `now`.
+    var usedDataOrTime = false
 
     init(before: any RuleDataSource, after: (any RuleDataSource)?, auth: JSONValue, now: Int64, query: RuleQuery?, limits: RuleLimits, explain: Bool) {
         self.before = before

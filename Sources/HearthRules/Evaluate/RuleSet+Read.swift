@@ -97,6 +97,6 @@ extension DataPath {
 
 extension DecisionContext {
     func decision(_ allowed: Bool, _ summary: String) -> RuleDecision {
-        RuleDecision(allowed: allowed, explanation: explain ? trace + [summary] : [summary])
+        RuleDecision(allowed: allowed, explanation: explain ? trace + [summary] : [summary], dependsOnDataOrTime: usedDataOrTime)
     }
 }

@@ -29,7 +29,7 @@ struct AuthContext: Sendable {
                                      settings: settings, hasher: hasher, clock: clock)
         let seconds: @Sendable () -> Int64 = { SQLiteTreeStore.systemMilliseconds() / 1000 }
         return AuthContext(
-            service: service, authenticator: Authenticator(service: service),
+            service: service, authenticator: Authenticator(service: service, acceptEmulatorOwner: settings.acceptEmulatorOwner),
             pool: HashingPool(width: hashingPoolWidth, maxBacklog: hashingBacklog),
             work: DispatchQueue(label: "hearth.auth.work", attributes: .concurrent),
             perAddress: RateLimiter(limit: settings.signInAttemptsPerMinute, clock: seconds),

@@ -22,6 +22,10 @@ public struct AuthSettings: Sendable {
     public var idTokenLifetime = AuthSettings.defaultIDTokenLifetime
     public var signInAttemptsPerMinute = AuthSettings.defaultSignInAttemptsPerMinute
     public var userStatusCacheSeconds = AuthSettings.defaultUserStatusCacheSeconds
+    /// Treat `Authorization: Bearer owner` (the Firebase emulator convention the Admin
+    /// SDKs use, firebase-admin-wire §1) as an admin credential. Off by default; the server
+    /// refuses to start with it unless it listens on a loopback address.
+    public var acceptEmulatorOwner = false
 
     public init() {}
 }

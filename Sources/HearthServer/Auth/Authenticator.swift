@@ -24,9 +24,15 @@ public final class Authenticator: Sendable {
     let maxCachedUsers: Int
     private let statusCache = Mutex<[String: (validSince: Int64, disabled: Bool, fetched: Int64)]>([:])
 
+    /// The fixed token the Firebase emulator suite's admin clients send (`Bearer owner`,
+    /// firebase-admin-wire §1); honoured only when `acceptEmulatorOwner` is on.
+    public static let emulatorOwnerToken = "owner"
+    let acceptEmulatorOwner: Bool
+
     public init(service: AccountService, maxVerifiedTokens: Int = defaultMaxVerifiedTokens,
-                maxCachedUsers: Int = defaultMaxCachedUsers) {
+                maxCachedUsers: Int = defaultMaxCachedUsers, acceptEmulatorOwner: Bool = false) {
         self.service = service
+        self.acceptEmulatorOwner = acceptEmulatorOwner
         self.maxVerifiedTokens = maxVerifiedTokens
         self.maxCachedUsers = maxCachedUsers
     }
@@ -46,18 +52,51 @@ public final class Authenticator: Sendable {
         return options.credential
     }
 
+    /// A verified credential and what a long-lived stream must re-check about it later.
+    struct Credential: Sendable {
+        var caller: Caller
+        /// The user and the token's issue time (s), for revocation checks; nil for admins.
+        var uid: String?
+        var issuedAt: Int64?
+        /// The token's expiry, ms since the epoch; nil when it has none (emulator owner).
+        var expiresAt: Int64?
+    }
+
     /// Blocking (signature check, maybe a user lookup): call from a work queue.
     func caller(token: String) throws(APIError) -> Caller {
+        try credential(token: token).caller
+    }
+
+    /// Blocking, like `caller(token:)`.
+    func credential(token: String) throws(APIError) -> Credential {
+        if acceptEmulatorOwner && ConstantTime.equals(Array(token.utf8), Array(Self.emulatorOwnerToken.utf8)) {
+            return Credential(caller: Caller(auth: .null, isAdmin: true))
+        }
         let claims = try verifiedClaims(token)
         guard let members = claims.objectValue, let auth = RulesAuth.value(fromVerifiedClaims: claims),
               let uid = members["sub"]?.stringValue else { throw APIError(401, "Invalid auth token") }
+        var expiresAt: Int64?
+        if case .int(let exp)? = members["exp"] { expiresAt = exp * 1000 }
         if members[Self.adminClaim] == .bool(true) && uid == Self.adminUID {
-            return Caller(auth: auth, isAdmin: true)
+            return Credential(caller: Caller(auth: auth, isAdmin: true), expiresAt: expiresAt)
         }
         guard case .int(let iat)? = members["iat"] else { throw APIError(401, "Invalid auth token") }
         let status = try userStatus(uid)
         guard !status.disabled, iat >= status.validSince else { throw APIError(401, "Auth token is revoked") }
-        return Caller(auth: auth)
+        return Credential(caller: Caller(auth: auth), uid: uid, issuedAt: iat, expiresAt: expiresAt)
+    }
+
+    /// Whether a token of `uid` issued at `issuedAt` (s) is still good: the account exists,
+    /// is enabled, and was not revoked since (user status cached up to
+    /// `userStatusCacheSeconds`). A store failure answers true: an open stream is not cut
+    /// because the database was briefly busy; the next check decides.
+    func isStillValid(uid: String, issuedAt: Int64) -> Bool {
+        do {
+            let status = try userStatus(uid)
+            return !status.disabled && issuedAt >= status.validSince
+        } catch {
+            return error != APIError(401, "Auth token is revoked")
+        }
     }
 
     /// The token's claims: from the cache of verified tokens while unexpired, else checked.
