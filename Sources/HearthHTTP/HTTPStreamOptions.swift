@@ -1,7 +1,8 @@
 /// The bounds of one open-ended response body (a server-sent event stream).
 public struct HTTPStreamOptions: Sendable {
-    /// Bytes that may wait unsent for a slow reader. A `send` that would pass it ends the
-    /// stream instead: `overflowBytes` is queued, whatever the socket still takes is written,
+    /// Bytes that may wait unsent for a slow reader. A `send` that would pass it (while
+    /// earlier bytes still wait; a single larger send into a drained buffer is accepted)
+    /// ends the stream instead: `overflowBytes` is queued, whatever the socket still takes is written,
     /// and the connection closes. So a client that stops reading costs at most this much
     /// memory and never slows anyone else (DESIGN.md §5).
     public var maxBufferedBytes: Int
