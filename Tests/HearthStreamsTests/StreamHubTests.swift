@@ -223,3 +223,17 @@ enum AsyncTimerSequence {
         }
     }
 }
+
+@Suite struct StreamHubDependenceTests {
+    @Test func onlySubscribersMarkedDependentAreRechecked() throws {
+        let hub = StreamHub(clock: { 0 })
+        let subscription = try hub.register(location: .root, gate: TestGate(), address: "a")  // dependent until decided
+        hub.start(subscription, sink: RecordingSink(), initial: [], through: 0)
+        let asked = Atomic<Int>(0)
+        hub.publish([StreamChange(seq: 1, path: .root, kind: .put, data: .int(1))]) { _ in asked.add(1, ordering: .relaxed); return true }
+        hub.setDependsOnData(subscription, false)
+        hub.publish([StreamChange(seq: 2, path: .root, kind: .put, data: .int(2))]) { _ in asked.add(1, ordering: .relaxed); return true }
+        hub.drain()
+        #expect(asked.load(ordering: .relaxed) == 1)
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import Synchronization
+
+/// `curl -N` reading a live stream as a child process: its output is collected as it
+/// arrives, and a test waits for a piece of text to appear (an event, never a sleep).
+final class CurlStream: @unchecked Sendable {  // `process` is set up in init; output is behind a Mutex
+    let process = Process()
+    private let output = Mutex<String>("")
+    private let changed = DispatchSemaphore(value: 0)
+    private let exited = DispatchSemaphore(value: 0)
+
+    init(_ url: String, headers: [String] = []) throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = ["-s", "-N", "-H", "Accept: text/event-stream"] + headers.flatMap { ["-H", $0] } + [url]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self else { return }
+            if data.isEmpty {
+                handle.readabilityHandler = nil
+            } else {
+                self.output.withLock { $0 += String(decoding: data, as: UTF8.self) }
+            }
+            self.changed.signal()
+        }
+        process.terminationHandler = { [exited] _ in exited.signal() }
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+
+    var text: String { output.withLock { $0 } }
+
+    /// Waits until the output contains `needle` `count` times; throws after the safety timeout.
+    func waitFor(_ needle: String, count: Int = 1) throws {
+        while text.components(separatedBy: needle).count - 1 < count {
+            if changed.wait(timeout: .now() + HearthProcess.eventTimeout) == .timedOut {
+                throw CurlError.failed(status: -1, output: "timed out waiting for \(needle) in: \(text)")
+            }
+        }
+    }
+
+    /// Waits for curl to exit (the server closed the stream); its exit status.
+    func waitForExit() throws -> Int32 {
+        if exited.wait(timeout: .now() + HearthProcess.eventTimeout) == .timedOut {
+            throw CurlError.failed(status: -1, output: "curl did not exit")
+        }
+        return process.terminationStatus
+    }
+}
