@@ -60,7 +60,8 @@ let package = Package(
         .testTarget(
             name: "HearthServerTests",
             dependencies: ["HearthServer", "HearthHTTP", "HearthJSON", "HearthRules", "HearthStore", "HearthAuth", "HearthStreams", "HearthTesting"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["HearthJSON", "HearthTesting"]),
+        // Python/: drivers for the official firebase-admin SDK, run with $HEARTH_PYTHON.
+        .testTarget(name: "EndToEndTests", dependencies: ["HearthJSON", "HearthTesting"], exclude: ["Python"]),
     ],
     swiftLanguageModes: [.v6]
 )

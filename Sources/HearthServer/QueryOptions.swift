@@ -6,8 +6,11 @@ struct QueryOptions: Sendable, Equatable {
 
     var print: Print = .normal
     var shallow = false
-    /// The raw `auth`/`access_token` credential, if any (used once accounts exist).
+    /// The raw `auth`/`access_token` credential, if any.
     var credential: String?
+    /// `auth_variable_override=<json>` (spec §1.3): an admin asks to be judged by the rules
+    /// as this `auth` (an object, or `null` for signed out). Nil when absent.
+    var authOverride: JSONValue?
 
     /// Parameters that select or order children (spec §1.3); served by the query engine.
     static let queryParameters: Set<String> = [
@@ -39,6 +42,11 @@ struct QueryOptions: Sendable, Equatable {
                 }
             case "auth", "access_token":
                 credential = value
+            case "auth_variable_override":
+                guard let parsed = try? JSONParser.parse(Array(value.utf8)), parsed == .null || parsed.objectValue != nil else {
+                    throw .badRequest("auth_variable_override must be a JSON object or null")
+                }
+                authOverride = parsed
             default:
                 if Self.queryParameters.contains(name) {
                     throw .badRequest("Queries (\(name)) are not supported by this server yet")
