@@ -142,6 +142,13 @@ private struct Normalizer {
             return members.isEmpty ? nil : .object(members)
         case .object(let children):
             guard !children.isEmpty else { return nil }
+            if let spec = children[".sv"] {
+                // A server value stands alone and resolves to a leaf at commit (spec §1.5).
+                guard children.count == 1, ServerValues.placeholder(value) != nil else {
+                    throw .invalidServerValue(under: here, detail: children.count == 1 ? JSONWriter.string(spec) : "\".sv\" must be the only key")
+                }
+                return value
+            }
             try checkChildDepth()
             var members: [String: JSONValue] = [:]
             members.reserveCapacity(children.count)
@@ -168,12 +175,12 @@ private struct Normalizer {
         }
     }
 
-    /// The extension point for Firebase's pseudo-keys (spec §1.5): `.sv` (server values),
-    /// `.priority` and `.value`. Until they are implemented they are refused with
-    /// `unsupportedPseudoKey`; any other key starting with `.` is an invalid key.
+    /// Firebase's pseudo-keys (spec §1.5) other than `.sv` (handled above): `.priority` and
+    /// `.value` are refused with `unsupportedPseudoKey`; any other key starting with `.` is
+    /// an invalid key.
     private func pseudoKey(_ key: String, _ value: JSONValue) throws(TreeError) {
         switch key {
-        case ".sv", ".priority", ".value":
+        case ".priority", ".value":
             throw .unsupportedPseudoKey(key: key, under: here)
         default:
             throw .invalidKey(key: key, problem: .forbiddenCharacter("."), under: here)

@@ -17,11 +17,22 @@ struct RESTContext: Sendable {
 
     /// The rules gate for a write by `caller`, run by the writer inside the transaction
     /// (DESIGN.md §3). Operators' admin tokens bypass it.
-    func writeCheck(for caller: Caller) -> WriteCheck? {
-        if caller.isAdmin { return nil }
+    func writeCheck(for caller: Caller, ifMatch: String? = nil, options: QueryOptions = .defaults) -> WriteCheck? {
+        if caller.isAdmin && ifMatch == nil { return nil }
         let policy = self.policy
         return { view, operation in
-            guard policy.canWrite(operation, caller: caller, view: view) else { throw APIError.permissionDenied }
+            if !caller.isAdmin {
+                guard policy.canWrite(operation, caller: caller, view: view) else { throw APIError.permissionDenied }
+            }
+            // `if-match` (spec §1.4), on the same view the write is applied to.
+            if let ifMatch, case .set(let entry) = operation {
+                let current = try view.value(at: entry.path)
+                let etag = ETag.of(current)
+                if etag != ifMatch {
+                    let readable = caller.isAdmin || policy.canRead(entry.path, query: nil, caller: caller, view: view)
+                    throw PreconditionFailed(current: current, etag: etag, readable: readable, options: options)
+                }
+            }
         }
     }
 

@@ -195,7 +195,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         let time = clock()
         let view = SQLiteTreeView(connection: connection)
         let treeWriter = TreeWriter(connection: connection)
-        var results: [Result<Change, WriteFailure>] = []
+        var results: [Result<(Change, WriteOperation), WriteFailure>] = []
         results.reserveCapacity(batch.count)
         do {
             try connection.execute("BEGIN IMMEDIATE")
@@ -215,10 +215,10 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         }
         // Streams hear of the batch before any writer is acknowledged, so an
         // acknowledged write is never missing from a subscriber's later events.
-        let changes = results.compactMap { try? $0.get() }
+        let changes = results.compactMap { try? $0.get().0 }
         if !changes.isEmpty { onCommit(changes, view) }
         for (item, result) in zip(batch, results) {
-            item.completion(result.map { WriteOutcome(seq: $0.seq, at: $0.at) })
+            item.completion(result.map { WriteOutcome(seq: $0.0.seq, at: $0.0.at, applied: $0.1) })
         }
         if let last = changes.last {
             writesSinceTrim += changes.count
@@ -233,16 +233,18 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     private static func applyOne(
         _ item: PendingWrite, connection: SQLiteConnection, view: SQLiteTreeView,
         writer: TreeWriter, time: Int64, watch: (@Sendable (DataPath) -> [DataPath]?)?
-    ) -> Result<Change, WriteFailure> {
+    ) -> Result<(Change, WriteOperation), WriteFailure> {
         do {
             try connection.execute("SAVEPOINT w")
         } catch {
             return .failure(.store(error))
         }
         do {
+            let operation = item.operation.hasServerValues
+                ? try item.operation.resolvingServerValues(in: view, now: time) : item.operation
             if let check = item.check {
                 do {
-                    try check(view, item.operation)
+                    try check(view, operation)
                 } catch let error as StoreError {
                     throw WriteFailure.store(error)
                 } catch {
@@ -250,21 +252,21 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
                 }
             }
             let base: DataPath
-            switch item.operation {
+            switch operation {
             case .set(let entry): base = entry.path
             case .update(let path, _): base = path
             }
             let watched = watch?(base) ?? []
             let before = try watched.map { path throws(StoreError) in try view.value(at: path) }
-            for entry in item.operation.entries {
+            for entry in operation.entries {
                 try writer.apply(entry)
             }
-            var change = try writer.log(item.operation, at: time)
+            var change = try writer.log(operation, at: time)
             for (path, old) in zip(watched, before) where try view.value(at: path) == old {
                 change.unchangedBelow.append(path)
             }
             try connection.execute("RELEASE w")
-            return .success(change)
+            return .success((change, operation))
         } catch {
             try? connection.execute("ROLLBACK TO w")
             try? connection.execute("RELEASE w")

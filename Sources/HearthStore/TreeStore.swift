@@ -86,6 +86,42 @@ public struct WriteOutcome: Sendable, Hashable {
     public var seq: Int64
     /// The commit time used for this write, ms since the epoch.
     public var at: Int64
+    /// The operation as applied: server values resolved (spec §1.5).
+    public var applied: WriteOperation
+}
+
+extension WriteOperation {
+    /// True when an entry holds a server-value placeholder.
+    public var hasServerValues: Bool {
+        entries.contains { $0.value.map(ServerValues.contains) ?? false }
+    }
+
+    /// The operation with server values resolved against `view` (the state before it) at
+    /// commit time `now` (spec §1.5). A resolved value never vanishes: placeholders become
+    /// leaves.
+    func resolvingServerValues(in view: any TreeView, now: Int64) throws(StoreError) -> WriteOperation {
+        func resolve(_ entry: WriteEntry) throws(StoreError) -> WriteEntry {
+            guard let value = entry.value, ServerValues.contains(value) else { return entry }
+            do {
+                let resolved = try ServerValues.resolve(value, at: entry.path, now: now) { path in
+                    try view.leaf(at: path)
+                }
+                return WriteEntry(path: entry.path, value: resolved)
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                throw .corrupt("server value: \(error)")
+            }
+        }
+        switch self {
+        case .set(let entry):
+            return .set(try resolve(entry))
+        case .update(let base, let entries):
+            var resolved: [WriteEntry] = []
+            for entry in entries { resolved.append(try resolve(entry)) }
+            return .update(base: base, entries: resolved)
+        }
+    }
 }
 
 /// Why a write did not happen.

@@ -97,9 +97,29 @@ struct FirebaseTreeTests {
         #expect(throws: TreeError.self) { try normalize([key: .null]) }
     }
 
-    @Test(arguments: [".sv", ".priority", ".value"])
+    @Test(arguments: [".priority", ".value"])
     func pseudoKeysAreNotSupportedYet(_ key: String) {
         #expect(throws: TreeError.unsupportedPseudoKey(key: key, under: .root)) { try normalize([key: "timestamp"]) }
+    }
+
+    @Test func serverValuesStayAsPlaceholdersForTheWriter() throws {
+        #expect(try normalize([".sv": "timestamp"]) == .object([".sv": "timestamp"]))
+        #expect(try normalize(["a": [".sv": ["increment": 2]]]) == .object(["a": .object([".sv": .object(["increment": 2])])]))
+        #expect(throws: TreeError.self) { try normalize([".sv": "tomorrow"]) }
+        #expect(throws: TreeError.self) { try normalize([".sv": "timestamp", "b": 1]) }
+        #expect(throws: TreeError.self) { try normalize([".sv": ["increment": true]]) }
+    }
+
+    @Test func serverValuesResolve() throws {
+        let value: JSONValue = .object(["at": .object([".sv": "timestamp"]), "n": .object([".sv": .object(["increment": 2])]), "k": 1])
+        let resolved = ServerValues.resolve(value, at: try DataPath(string: "x"), now: 1234) { path in
+            path == (try? DataPath(string: "x/n")) ? .int(40) : nil
+        }
+        #expect(resolved == .object(["at": 1234, "n": 42, "k": 1]))
+        #expect(ServerValues.contains(value) && !ServerValues.contains(resolved))
+        #expect(ServerValues.add(.double(0.5), .int(1)) == .double(1.5))
+        #expect(ServerValues.add(.double(0.5), .double(0.5)) == .int(1))
+        #expect(ServerValues.add(.int(Int64.min), .int(-1)) == .double(Double(Int64.min) - 1))
     }
 
     @Test func otherDotKeysAreInvalid() {

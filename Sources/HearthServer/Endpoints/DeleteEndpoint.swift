@@ -6,7 +6,7 @@ import HearthStore
 enum DeleteEndpoint {
     static func handle(_ request: RESTRequest, caller: Caller, context: RESTContext, responder: HTTPResponder) {
         WriteEndpoint.submit(
-            .set(WriteEntry(path: request.path, value: nil)), echo: .null,
+            .set(WriteEntry(path: request.path, value: nil)), echo: .fixed(.null),
             request: request, caller: caller, context: context, responder: responder)
     }
 }

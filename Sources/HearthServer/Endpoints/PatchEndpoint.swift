@@ -19,7 +19,7 @@ enum PatchEndpoint {
             return responder.respond(JSONResponse.make(body, options: request.options, render: false))
         }
         WriteEndpoint.submit(
-            .update(base: request.path, entries: entries), echo: body, render: false,
+            .update(base: request.path, entries: entries), echo: .patchBody(body), render: false,
             request: request, caller: caller, context: context, responder: responder)
     }
 }

@@ -16,7 +16,7 @@ enum PostEndpoint {
         }
         let value = try WriteEndpoint.normalize(body, at: path)
         WriteEndpoint.submit(
-            .set(WriteEntry(path: path, value: value)), echo: .object(["name": .string(key)]), render: false,
+            .set(WriteEntry(path: path, value: value)), echo: .fixed(.object(["name": .string(key)])), render: false,
             request: request, caller: caller, context: context, responder: responder)
     }
 }

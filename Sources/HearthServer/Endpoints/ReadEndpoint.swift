@@ -2,14 +2,30 @@ import HearthHTTP
 import HearthJSON
 import HearthStore
 
-/// `GET <path>.json` (spec §1.2, §1.3 `shallow`): read access is checked on the same
-/// snapshot the value is read from.
+/// `GET <path>.json` (spec §1.2, §1.3 `shallow`, §1.4 ETags): read access is checked on
+/// the same snapshot the value is read from.
 enum ReadEndpoint {
     static func handle(_ request: RESTRequest, caller: Caller, context: RESTContext, responder: HTTPResponder) {
         let policy = context.policy
+        let wantsTag = ETag.wanted(request.http)
+        let ifNoneMatch = ETag.ifNoneMatch(request.http)
         context.store.read({ view -> HTTPResponse in
             guard caller.isAdmin || policy.canRead(request.path, query: nil, caller: caller, view: view) else {
                 return APIError.permissionDenied.response
+            }
+            if wantsTag || ifNoneMatch != nil {
+                let value = try view.value(at: request.path)
+                let etag = ETag.of(value)
+                if etag == ifNoneMatch {
+                    var headers = JSONResponse.corsHeaders()
+                    headers.add("ETag", etag)
+                    return HTTPResponse(status: 304, headers: headers)
+                }
+                var response = request.options.shallow
+                    ? JSONResponse.make(FirebaseTree.shallow(value), options: request.options, render: false)
+                    : JSONResponse.make(value, options: request.options)
+                if wantsTag { response.headers.add("ETag", etag) }
+                return response
             }
             if request.options.shallow {
                 if let leaf = try view.leaf(at: request.path) {

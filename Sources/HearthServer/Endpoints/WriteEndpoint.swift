@@ -6,31 +6,74 @@ import HearthStore
 /// The shared tail of every write: queue it for the writer with the rules gate, then
 /// answer with `echo` once it committed.
 enum WriteEndpoint {
+    /// What a successful write answers with.
+    enum Echo: Sendable {
+        /// The value the write left at the request's path (PUT: the data written, server
+        /// values resolved).
+        case applied
+        /// A fixed answer (POST's name, DELETE's null).
+        case fixed(JSONValue)
+        /// PATCH's request body; with server values, the applied entries instead.
+        case patchBody(JSONValue)
+    }
+
     static func submit(
-        _ operation: WriteOperation, echo: JSONValue, render: Bool = true,
+        _ operation: WriteOperation, echo: Echo, render: Bool = true,
         request: RESTRequest, caller: Caller, context: RESTContext, responder: HTTPResponder
     ) {
-        context.store.write(operation, check: context.writeCheck(for: caller)) { result in
+        let check = context.writeCheck(for: caller, ifMatch: ETag.ifMatch(request.http), options: request.options)
+        let wantsTag = ETag.wanted(request.http) || ETag.ifMatch(request.http) != nil
+        let hasServerValues = operation.hasServerValues
+        context.store.write(operation, check: check) { result in
             switch result {
-            case .success:
+            case .success(let outcome):
+                let written = Self.value(outcome.applied, at: request.path)
+                let body: JSONValue
+                switch echo {
+                case .applied: body = written
+                case .fixed(let value): body = value
+                case .patchBody(let original): body = hasServerValues ? Self.resolvedEcho(outcome.applied) : original
+                }
                 // The completion runs on the single writer: render a structured echo (a
                 // whole subtree for a PUT) elsewhere so the writer moves on to the next batch.
                 let structured: Bool
-                switch echo {
+                switch body {
                 case .object, .array: structured = true
                 default: structured = false
                 }
-                if structured && request.options.print != .silent {
-                    DispatchQueue.global().async {
-                        responder.respond(JSONResponse.make(echo, options: request.options, render: render))
-                    }
-                } else {
-                    responder.respond(JSONResponse.make(echo, options: request.options, render: render))
+                let answer: @Sendable () -> Void = {
+                    var response = JSONResponse.make(body, options: request.options, render: render)
+                    if wantsTag { response.headers.add("ETag", ETag.of(written)) }
+                    responder.respond(response)
                 }
+                if (structured && request.options.print != .silent) || wantsTag {
+                    DispatchQueue.global().async(execute: answer)
+                } else {
+                    answer()
+                }
+            case .failure(.rejected(let failed as PreconditionFailed)):
+                responder.respond(failed.response)
             case .failure(let failure):
                 responder.respond(context.response(for: failure).response)
             }
         }
+    }
+
+    /// The stored value the applied operation left at `path`, when the operation is a
+    /// replacement at `path` (PUT, DELETE); else null (only used for ETags of such writes).
+    static func value(_ applied: WriteOperation, at path: DataPath) -> JSONValue {
+        if case .set(let entry) = applied, entry.path == path { return entry.value ?? .null }
+        return .null
+    }
+
+    /// A PATCH echo with server values resolved: the applied entries by their relative path.
+    static func resolvedEcho(_ applied: WriteOperation) -> JSONValue {
+        guard case .update(let updateBase, let entries) = applied else { return .null }
+        var members: [String: JSONValue] = [:]
+        for entry in entries {
+            members[entry.path.segments.dropFirst(updateBase.count).joined(separator: "/")] = entry.value ?? .null
+        }
+        return .object(members)
     }
 
     /// The request body as JSON; a missing or unparsable body is 400 (spec §1.2).

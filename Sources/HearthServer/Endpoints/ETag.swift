@@ -1,0 +1,54 @@
+import HearthAuth
+import HearthHTTP
+import HearthJSON
+
+/// Conditional requests (spec §1.4). An ETag is opaque: the first 20 bytes of the SHA-256
+/// of the stored value's compact JSON (Firebase key order, so equal values have equal
+/// tags), in base64. It changes exactly when something at or below the path changes.
+enum ETag {
+    static func of(_ storedValue: JSONValue) -> String {
+        Base64.encode(SHA256.hash(JSONWriter.write(storedValue)).prefix(20))
+    }
+
+    /// `X-Firebase-ETag: true` asks for the `ETag` header.
+    static func wanted(_ request: HTTPRequest) -> Bool {
+        request.headers["X-Firebase-ETag"]?.lowercased() == "true"
+    }
+
+    /// The `if-match` tag of a write, if any.
+    static func ifMatch(_ request: HTTPRequest) -> String? {
+        request.headers["If-Match"].map(unquoted)
+    }
+
+    /// The `if-none-match` tag of a read, if any.
+    static func ifNoneMatch(_ request: HTTPRequest) -> String? {
+        request.headers["If-None-Match"].map(unquoted)
+    }
+
+    /// Clients may send the tag as received or quoted as RFC 9110 §8.8.3 has it.
+    static func unquoted(_ tag: String) -> String {
+        var text = Substring(tag).drop { $0 == " " }
+        while text.last == " " { text = text.dropLast() }
+        if text.hasPrefix("W/") { text = text.dropFirst(2) }
+        if text.count >= 2, text.first == "\"", text.last == "\"" { text = text.dropFirst().dropLast() }
+        return String(text)
+    }
+}
+
+/// A write whose `if-match` no longer matches: 412 with the current tag and, when the
+/// caller may read it, the current value as the body (spec §1.4; the Python SDK's
+/// `set_if_unchanged` and `transaction` retry from it). A caller that may not read the
+/// path gets 401 instead, so the 412 body never leaks data.
+struct PreconditionFailed: Error, Sendable {
+    let response: HTTPResponse
+
+    init(current: JSONValue, etag: String, readable: Bool, options: QueryOptions) {
+        if readable {
+            var response = JSONResponse.make(current, options: options.print == .silent ? .defaults : options, status: 412)
+            response.headers.add("ETag", etag)
+            self.response = response
+        } else {
+            self.response = APIError.permissionDenied.response
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import HearthJSON
+import HearthRules
+import Testing
+@testable import HearthServer
+
+/// ETags and conditional requests (spec §1.4), in-process through the router.
+@Suite struct ConditionalRequestTests {
+    let etagHeader = [("X-Firebase-ETag", "true")]
+
+    @Test func getReturnsAnETagThatChangesExactlyWhenTheSubtreeDoes() async throws {
+        let h = try RouterHarness()
+        _ = await h.send("PUT", "/a.json", #"{"x":{"y":1},"z":2}"#)
+        let first = await h.send("GET", "/a/x.json", headers: etagHeader)
+        let tag = try #require(first.headers["ETag"])
+        #expect(tag.count == 28)  // base64 of 20 bytes
+        #expect(await h.send("GET", "/a/x.json").headers["ETag"] == nil)  // only when asked
+        _ = await h.send("PUT", "/a/z.json", "3")  // outside /a/x
+        #expect(await h.send("GET", "/a/x.json", headers: etagHeader).headers["ETag"] == tag)
+        _ = await h.send("PUT", "/a/x/y.json", "2")  // below /a/x
+        let changed = try #require(await h.send("GET", "/a/x.json", headers: etagHeader).headers["ETag"])
+        #expect(changed != tag)
+        _ = await h.send("PUT", "/a/x/y.json", "1")  // back to the same value: the same tag
+        #expect(await h.send("GET", "/a/x.json", headers: etagHeader).headers["ETag"] == tag)
+        // A missing node has a tag too (that of null).
+        #expect(await h.send("GET", "/nothing.json", headers: etagHeader).headers["ETag"] == ETag.of(.null))
+    }
+
+    @Test func ifNoneMatchGives304WhileUnchanged() async throws {
+        let h = try RouterHarness()
+        _ = await h.send("PUT", "/a.json", #"{"x":1}"#)
+        let tag = try #require(await h.send("GET", "/a.json", headers: etagHeader).headers["ETag"])
+        let same = await h.send("GET", "/a.json", headers: [("If-None-Match", tag)])
+        #expect(same.status == 304 && same.body.isEmpty && same.headers["ETag"] == tag)
+        #expect(await h.send("GET", "/a.json", headers: [("If-None-Match", "\"\(tag)\"")]).status == 304)  // quoted form
+        _ = await h.send("PUT", "/a/x.json", "2")
+        let changed = await h.send("GET", "/a.json", headers: [("If-None-Match", tag)])
+        #expect(changed.status == 200 && changed.text == #"{"x":2}"#)
+    }
+
+    @Test func ifMatchWritesOnlyWhileTheTagMatches() async throws {
+        let h = try RouterHarness()
+        _ = await h.send("PUT", "/counter.json", "1")
+        let tag = try #require(await h.send("GET", "/counter.json", headers: etagHeader).headers["ETag"])
+        let ok = await h.send("PUT", "/counter.json", "2", headers: [("if-match", tag)])
+        #expect(ok.status == 200 && ok.text == "2")
+        #expect(ok.headers["ETag"] == ETag.of(.int(2)))
+        // The old tag no longer matches: 412, the current tag, the current value.
+        let stale = await h.send("PUT", "/counter.json", "3", headers: [("if-match", tag)])
+        #expect(stale.status == 412 && stale.text == "2" && stale.headers["ETag"] == ETag.of(.int(2)))
+        #expect(await h.send("GET", "/counter.json").text == "2")
+        // DELETE too.
+        #expect(await h.send("DELETE", "/counter.json", headers: [("if-match", tag)]).status == 412)
+        let deleted = await h.send("DELETE", "/counter.json", headers: [("if-match", ETag.of(.int(2)))])
+        #expect(deleted.status == 200 && deleted.headers["ETag"] == ETag.of(.null))
+        // Creating where nothing is: the tag of null matches.
+        #expect(await h.send("PUT", "/fresh.json", #"{"a":1}"#, headers: [("if-match", ETag.of(.null))]).status == 200)
+    }
+
+    @Test func a412NeverShowsDataTheCallerCannotRead() async throws {
+        let rules = #"{"rules": {"box": {".write": true}}}"#
+        let h = try RouterHarness(policy: RulesAccessPolicy(rules: RuleSet.compile(rules)))
+        _ = await h.send("PUT", "/box.json", #""secret""#)
+        let response = await h.send("PUT", "/box.json", #""mine""#, headers: [("if-match", "stale")])
+        #expect(response.status == 401 && !response.text.contains("secret"))
+    }
+}
+
+/// Server values (spec §1.5).
+@Suite struct ServerValueTests {
+    @Test func timestampsResolveAtCommitAndTheEchoShowsThem() async throws {
+        let h = try RouterHarness()
+        let before = Int64(Date().timeIntervalSince1970 * 1000)
+        let put = await h.send("PUT", "/a.json", #"{"at":{".sv":"timestamp"},"n":1}"#)
+        #expect(put.status == 200)
+        guard case .object(let echo)? = put.json, case .int(let at)? = echo["at"] else {
+            Issue.record("no resolved timestamp in \(put.text)")
+            return
+        }
+        #expect(at >= before && at < before + 60_000)
+        #expect(await h.send("GET", "/a/at.json").text == "\(at)")
+        // A bare placeholder as the whole body, and POST.
+        #expect(Int64(await h.send("PUT", "/t.json", #"{".sv":"timestamp"}"#).text) != nil)
+        let pushed = await h.send("POST", "/log.json", #"{"at":{".sv":"timestamp"}}"#)
+        #expect(pushed.status == 200)
+    }
+
+    @Test func incrementsAddToTheCurrentNumber() async throws {
+        let h = try RouterHarness()
+        #expect(await h.send("PUT", "/c.json", #"{".sv":{"increment":5}}"#).text == "5")  // missing: the delta
+        #expect(await h.send("PUT", "/c.json", #"{".sv":{"increment":2}}"#).text == "7")
+        #expect(await h.send("PUT", "/c.json", #"{".sv":{"increment":0.5}}"#).text == "7.5")
+        _ = await h.send("PUT", "/s.json", #""text""#)
+        #expect(await h.send("PUT", "/s.json", #"{".sv":{"increment":1}}"#).text == "1")  // not a number: the delta
+        _ = await h.send("PUT", "/big.json", "9223372036854775807")
+        #expect(await h.send("PUT", "/big.json", #"{".sv":{"increment":1}}"#).text == "9.223372036854776e+18")
+        // In a multi-path PATCH, each against its own current value; the echo shows them resolved.
+        _ = await h.send("PUT", "/stats.json", #"{"likes":10,"views":100}"#)
+        let patch = await h.send("PATCH", "/stats.json", #"{"likes":{".sv":{"increment":1}},"views":{".sv":{"increment":-1}}}"#)
+        #expect(patch.json == .object(["likes": .int(11), "views": .int(99)]))
+    }
+
+    @Test func concurrentIncrementsAreAtomic() async throws {
+        let h = try RouterHarness()
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<50 {
+                group.addTask { _ = await h.send("PUT", "/n.json", #"{".sv":{"increment":1}}"#) }
+            }
+        }
+        #expect(await h.send("GET", "/n.json").text == "50")
+    }
+
+    @Test func rulesSeeTheResolvedValue() async throws {
+        let rules = #"{"rules": {"t": {".write": "newData.isNumber() && newData.val() <= now", ".read": true}}}"#
+        let h = try RouterHarness(policy: RulesAccessPolicy(rules: RuleSet.compile(rules)))
+        #expect(await h.send("PUT", "/t.json", #"{".sv":"timestamp"}"#).status == 200)
+        #expect(await h.send("PUT", "/t.json", "\(Int64.max)").status == 401)
+    }
+
+    @Test func malformedServerValuesAre400() async throws {
+        let h = try RouterHarness()
+        for body in [#"{".sv":"now"}"#, #"{".sv":{"increment":"1"}}"#, #"{".sv":"timestamp","x":1}"#, #"{".sv":{"increment":1,"x":2}}"#] {
+            let response = await h.send("PUT", "/a.json", body)
+            #expect(response.status == 400, "\(body)")
+            #expect(response.errorMessage?.contains("server value") == true || response.errorMessage?.contains(".sv") == true, "\(body): \(response.text)")
+        }
+    }
+}
