@@ -39,9 +39,15 @@ public protocol AccessPolicy: Sendable {
     /// `canRead`, also saying whether the answer could change with the data (streams
     /// re-check only those that could).
     func readAccess(_ path: DataPath, query: RuleQuery?, caller: Caller, view: any TreeView) -> ReadAccess
+    /// The `.indexOn` entries declared for `path` (spec §1.3: queries ordered by a child or
+    /// by value need one).
+    func indexes(at path: DataPath) -> [String]
 }
 
 extension AccessPolicy {
+    /// No declared indexes.
+    public func indexes(at path: DataPath) -> [String] { [] }
+
     /// Without more knowledge, every decision may depend on the data.
     public func readAccess(_ path: DataPath, query: RuleQuery?, caller: Caller, view: any TreeView) -> ReadAccess {
         ReadAccess(allowed: canRead(path, query: query, caller: caller, view: view), dependsOnDataOrTime: true)

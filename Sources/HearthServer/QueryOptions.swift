@@ -11,16 +11,14 @@ struct QueryOptions: Sendable, Equatable {
     /// `auth_variable_override=<json>` (spec §1.3): an admin asks to be judged by the rules
     /// as this `auth` (an object, or `null` for signed out). Nil when absent.
     var authOverride: JSONValue?
-
-    /// Parameters that select or order children (spec §1.3); served by the query engine.
-    static let queryParameters: Set<String> = [
-        "orderBy", "startAt", "endAt", "equalTo", "limitToFirst", "limitToLast", "startAfter", "endBefore",
-    ]
+    /// `orderBy` and its filters (spec §1.3), when the request is a query.
+    var query: QueryParameters?
 
     /// Parses `query` (still percent-encoded). Unknown parameters are ignored, as Firebase
     /// does, so cache-busting parameters and newer client options do not break requests.
     init(query: String?) throws(APIError) {
         guard let query, !query.isEmpty else { return }
+        var queryValues: [String: String] = [:]
         for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard let name = PercentEncoding.decode(parts[0].utf8, plusIsSpace: true),
@@ -48,10 +46,12 @@ struct QueryOptions: Sendable, Equatable {
                 }
                 authOverride = parsed
             default:
-                if Self.queryParameters.contains(name) {
-                    throw .badRequest("Queries (\(name)) are not supported by this server yet")
+                if QueryParameters.names.contains(name) {
+                    guard queryValues[name] == nil else { throw .badRequest("\(name) is given twice") }
+                    queryValues[name] = value
                 }
             }
         }
+        self.query = try QueryParameters(queryValues)
     }
 }

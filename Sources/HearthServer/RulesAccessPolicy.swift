@@ -30,6 +30,10 @@ public final class RulesAccessPolicy: AccessPolicy {
         return decision.allowed
     }
 
+    public func indexes(at path: DataPath) -> [String] {
+        rules.indexes(at: path)
+    }
+
     public func readAccess(_ path: DataPath, query: RuleQuery?, caller: Caller, view: any TreeView) -> ReadAccess {
         let decision = rules.canRead(path, data: StoreRuleSource(view: view), auth: caller.auth, now: clock(), query: query)
         if !decision.allowed { logger?.debug("denied: \(decision.explanation.last ?? "")") }

@@ -51,8 +51,12 @@ public final class StreamHub: Sendable {
     /// `dependsOnData`: the read decision looked at data (`data`, `root`) or the clock
     /// (`now`), so `publish` re-decides it after every batch. Until the first decision is
     /// made, pass true (the safe side), then `setDependsOnData`.
-    public func register(location: DataPath, gate: any StreamGate, address: String, dependsOnData: Bool = true) throws(StreamLimitError) -> Subscription {
-        let subscription = Subscription(location: location, gate: gate, address: address)
+    ///
+    /// `refresh`: for a stream with a query, how to re-read its result (see `QueryRefresh`).
+    public func register(
+        location: DataPath, gate: any StreamGate, address: String, dependsOnData: Bool = true, refresh: QueryRefresh? = nil
+    ) throws(StreamLimitError) -> Subscription {
+        let subscription = Subscription(location: location, gate: gate, address: address, refresh: refresh)
         let id = ObjectIdentifier(subscription)
         let refusal: StreamLimitError? = registry.withLock { registry in
             if registry.all.count >= options.maxStreams { return .tooManyStreams }
@@ -70,10 +74,20 @@ public final class StreamHub: Sendable {
     /// Hands the stream its sink and its first bytes (the snapshot `put /`, or the replayed
     /// events of a resume), which bring it in sync with change `seq`; then the changes held
     /// since `register` that are newer than `seq`.
-    public func start(_ subscription: Subscription, sink: any StreamSink, initial: [UInt8], through seq: Int64) {
+    /// For a query stream, `resultTag` is the tag of the result `initial` carries.
+    public func start(_ subscription: Subscription, sink: any StreamSink, initial: [UInt8], through seq: Int64, resultTag: [UInt8]? = nil) {
         fanout.async {
             if subscription.ended {
                 sink.finish(subscription.finalBytes ?? [])
+                return
+            }
+            if subscription.refresh != nil {
+                subscription.lastResultTag = resultTag
+                subscription.pending = nil
+                subscription.deliveredThrough = seq
+                subscription.sink = sink
+                if !initial.isEmpty { sink.send(initial) }
+                if subscription.dirty { self.refresh(subscription) }
                 return
             }
             var out = initial
@@ -162,6 +176,15 @@ public final class StreamHub: Sendable {
                             self.end(subscription, .authRevoked)
                             continue
                         }
+                        if subscription.refresh != nil {
+                            // A query stream gets its location's new result, not the change.
+                            if subscription.pending != nil || subscription.refreshing {
+                                subscription.dirty = true
+                            } else {
+                                self.refresh(subscription)
+                            }
+                            continue
+                        }
                         if subscription.pending != nil {
                             if subscription.pending!.count >= self.options.maxPendingChanges {
                                 self.end(subscription, .cancel)
@@ -178,6 +201,31 @@ public final class StreamHub: Sendable {
                         self.delivered.add(sinks.count, ordering: .relaxed)
                     }
                 }
+            }
+        }
+    }
+
+    /// Re-reads a query stream's result; sends `put /` when it changed (on the fan-out queue).
+    private func refresh(_ subscription: Subscription) {
+        guard let refresh = subscription.refresh, !subscription.ended else { return }
+        subscription.refreshing = true
+        subscription.dirty = false
+        refresh { result in
+            self.fanout.async {
+                subscription.refreshing = false
+                guard !subscription.ended else { return }
+                if let result, result.seq > subscription.deliveredThrough {
+                    if let expiry = subscription.gate.expiresAt, expiry <= self.clock() {
+                        return self.end(subscription, .authRevoked)
+                    }
+                    subscription.deliveredThrough = result.seq
+                    if result.tag != subscription.lastResultTag, let sink = subscription.sink {
+                        subscription.lastResultTag = result.tag
+                        sink.send(StreamFrames.event(StreamEvent(name: .put, path: "/", data: result.value), id: result.seq))
+                        self.delivered.add(1, ordering: .relaxed)
+                    }
+                }
+                if subscription.dirty { self.refresh(subscription) }
             }
         }
     }

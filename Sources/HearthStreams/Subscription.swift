@@ -8,6 +8,8 @@ public final class Subscription: @unchecked Sendable {
     public let location: DataPath
     public let gate: any StreamGate
     let address: String
+    /// For a stream with a query: re-reads the query's result (see `QueryRefresh`).
+    let refresh: QueryRefresh?
 
     /// Where events go; nil until the initial snapshot or replay was handed over.
     var sink: (any StreamSink)?
@@ -18,10 +20,38 @@ public final class Subscription: @unchecked Sendable {
     /// Set once the stream ended; `finalBytes` are what it still owes its client.
     var ended = false
     var finalBytes: [UInt8]?
+    /// Query streams: a re-read is running; another change came in meanwhile; the tag of
+    /// the result the client has.
+    var refreshing = false
+    var dirty = false
+    var lastResultTag: [UInt8]?
 
-    init(location: DataPath, gate: any StreamGate, address: String) {
+    init(location: DataPath, gate: any StreamGate, address: String, refresh: QueryRefresh?) {
         self.location = location
         self.gate = gate
         self.address = address
+        self.refresh = refresh
     }
 }
+
+/// A query's result as one consistent read saw it.
+public struct QueryResult: Sendable {
+    /// The result in client form (what `put /` carries).
+    public var value: JSONValue
+    /// A digest of the result, to tell whether it changed.
+    public var tag: [UInt8]
+    /// The change-log seq the read was in sync with.
+    public var seq: Int64
+
+    public init(value: JSONValue, tag: [UInt8], seq: Int64) {
+        self.value = value
+        self.tag = tag
+        self.seq = seq
+    }
+}
+
+/// Re-reads a query stream's result and hands it to the completion (nil on failure). A
+/// query stream's client view is the query's result, so when a change touches its
+/// location the hub re-reads it and sends `put /` with the new result if it differs: the
+/// view stays equal to the result as children enter and leave the window.
+public typealias QueryRefresh = @Sendable (@escaping @Sendable (QueryResult?) -> Void) -> Void

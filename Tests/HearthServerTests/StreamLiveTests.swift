@@ -273,3 +273,28 @@ struct UncheckedBox<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
 }
+
+@Suite struct QueryStreamLiveTests {
+    static let rules = #"{"rules": {"scores": {".read": "query.limitToLast <= 3", ".write": true, ".indexOn": ".value"}}}"#
+
+    @Test func aQueryStreamFollowsTheWindowAsChildrenEnterAndLeave() async throws {
+        let server = try LiveServer(rules: Self.rules)
+        _ = try server.request("PUT", "/scores.json", #"{"ann":10,"bob":20,"cat":30}"#)
+        let stream = try server.stream(#"/scores.json?orderBy=%22$value%22&limitToLast=2"#)
+        #expect(try stream.nextEvent().data == #"{"path":"/","data":{"bob":20,"cat":30}}"#)
+        _ = try server.request("PUT", "/scores/dan.json", "5")  // below the window: no event
+        _ = try server.request("PUT", "/scores/eve.json", "25")  // enters; bob leaves
+        #expect(try stream.nextEvent().data == #"{"path":"/","data":{"cat":30,"eve":25}}"#)
+        _ = try server.request("DELETE", "/scores/cat.json")  // leaves; bob comes back
+        #expect(try stream.nextEvent().data == #"{"path":"/","data":{"bob":20,"eve":25}}"#)
+        await server.stop()
+    }
+
+    @Test func queryStreamsAreCheckedLikeQueries() async throws {
+        let server = try LiveServer(rules: Self.rules)
+        #expect(try server.stream(#"/scores.json?orderBy=%22$value%22&limitToLast=10"#).readHead().status == 401)  // rules see the query
+        #expect(try server.stream(#"/scores.json?orderBy=%22name%22&limitToLast=2"#).readHead().status == 400)  // no index
+        #expect(try server.stream("/scores.json?limitToLast=2").readHead().status == 400)  // no orderBy
+        await server.stop()
+    }
+}

@@ -9,9 +9,22 @@ enum ReadEndpoint {
         let policy = context.policy
         let wantsTag = ETag.wanted(request.http)
         let ifNoneMatch = ETag.ifNoneMatch(request.http)
+        if let query = request.options.query {
+            if let index = query.requiredIndex, !policy.indexes(at: request.path).contains(index) {
+                return responder.respond(query.missingIndexError(at: request.path).response)
+            }
+        }
         context.store.read({ view -> HTTPResponse in
-            guard caller.isAdmin || policy.canRead(request.path, query: nil, caller: caller, view: view) else {
+            guard caller.isAdmin || policy.canRead(request.path, query: request.options.query?.rules, caller: caller, view: view) else {
                 return APIError.permissionDenied.response
+            }
+            if let query = request.options.query {
+                let result = try view.query(query.tree, at: request.path)
+                var response = request.options.shallow
+                    ? JSONResponse.make(FirebaseTree.shallow(result), options: request.options, render: false)
+                    : JSONResponse.make(result, options: request.options)
+                if wantsTag { response.headers.add("ETag", ETag.of(result)) }
+                return response
             }
             if wantsTag || ifNoneMatch != nil {
                 let value = try view.value(at: request.path)

@@ -29,7 +29,7 @@ enum StreamEndpoint {
     /// What the read transaction found.
     enum Opening: Sendable {
         case denied
-        case ready(initial: [UInt8], through: Int64, dependsOnData: Bool)
+        case ready(initial: [UInt8], through: Int64, dependsOnData: Bool, resultTag: [UInt8]?)
     }
 
     static func handle(
@@ -38,9 +38,19 @@ enum StreamEndpoint {
         let hub = context.streams
         let gate = SubscriberGate(
             caller: credential.caller, uid: credential.uid, issuedAt: credential.issuedAt, expiresAt: credential.expiresAt)
+        let query = request.options.query
+        if let query, let index = query.requiredIndex, !context.policy.indexes(at: request.path).contains(index) {
+            return responder.respond(query.missingIndexError(at: request.path).response)
+        }
+        let refresh: QueryRefresh? = query.map { query in
+            let (store, path) = (context.store, request.path)
+            return { completion in
+                store.read({ view in try queryResult(query, at: path, view: view) }, completion: { completion(try? $0.get()) })
+            }
+        }
         let subscription: Subscription
         do {
-            subscription = try hub.register(location: request.path, gate: gate, address: request.http.remoteAddress)
+            subscription = try hub.register(location: request.path, gate: gate, address: request.http.remoteAddress, refresh: refresh)
         } catch {
             switch error {
             case .tooManyStreams: return responder.respond(APIError(503, "Too many open streams; try again later").response)
@@ -55,16 +65,23 @@ enum StreamEndpoint {
         context.store.read({ view -> Opening in
             var dependsOnData = false
             if !credential.caller.isAdmin {
-                let access = policy.readAccess(path, query: nil, caller: credential.caller, view: view)
+                let access = policy.readAccess(path, query: query?.rules, caller: credential.caller, view: view)
                 guard access.allowed else { return .denied }
                 dependsOnData = access.dependsOnDataOrTime
             }
+            if let query {
+                // A query stream always starts from the query's result (no replay).
+                let result = try queryResult(query, at: path, view: view)
+                let event = StreamEvent(name: .put, path: "/", data: result.value)
+                return .ready(initial: StreamFrames.event(event, id: result.seq), through: result.seq,
+                              dependsOnData: dependsOnData, resultTag: result.tag)
+            }
             let seq = try view.lastChangeSeq()
             if let lastEventID, let replay = try replay(at: path, after: lastEventID, through: seq, limit: maxReplay, view: view) {
-                return .ready(initial: replay, through: seq, dependsOnData: dependsOnData)
+                return .ready(initial: replay, through: seq, dependsOnData: dependsOnData, resultTag: nil)
             }
             let snapshot = StreamEvent(name: .put, path: "/", data: FirebaseTree.render(try view.value(at: path)))
-            return .ready(initial: StreamFrames.event(snapshot, id: seq), through: seq, dependsOnData: dependsOnData)
+            return .ready(initial: StreamFrames.event(snapshot, id: seq), through: seq, dependsOnData: dependsOnData, resultTag: nil)
         }, completion: { result in
             switch result {
             case .success(.denied):
@@ -73,17 +90,23 @@ enum StreamEndpoint {
             case .failure(let error):
                 hub.remove(subscription)
                 responder.respond(context.response(for: error).response)
-            case .success(.ready(let initial, let seq, let dependsOnData)):
+            case .success(.ready(let initial, let seq, let dependsOnData, let resultTag)):
                 hub.setDependsOnData(subscription, dependsOnData)
                 let options = HTTPStreamOptions(
                     maxBufferedBytes: hub.options.maxQueuedBytes, overflowBytes: StreamFrames.cancel,
                     onClose: { hub.remove(subscription) })
                 responder.openStream(head(), options: options) { stream in
                     guard let stream else { return hub.remove(subscription) }
-                    hub.start(subscription, sink: HTTPStreamSink(stream: stream), initial: initial, through: seq)
+                    hub.start(subscription, sink: HTTPStreamSink(stream: stream), initial: initial, through: seq, resultTag: resultTag)
                 }
             }
         })
+    }
+
+    /// A query's result on `view`, in client form, with its tag and the seq it is in sync with.
+    static func queryResult(_ query: QueryParameters, at path: DataPath, view: any TreeView) throws -> QueryResult {
+        let stored = try view.query(query.tree, at: path)
+        return QueryResult(value: FirebaseTree.render(stored), tag: Array(ETag.of(stored).utf8), seq: try view.lastChangeSeq())
     }
 
     /// The events a client that saw everything up to `lastEventID` missed, when the log
