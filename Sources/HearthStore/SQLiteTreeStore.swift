@@ -33,6 +33,9 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     }
     private let state = Mutex(State())
     private var writesSinceTrim = 0  // confined to writerQueue
+    private var queryIndexes: QueryIndexMaintainer?  // confined to writerQueue
+    /// Index builds asked for and not yet done ("location\u{0}spec").
+    private let indexRequests = Mutex<Set<String>>([])
 
     private struct PendingWrite {
         var operation: WriteOperation
@@ -79,6 +82,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         try writer.execute("PRAGMA synchronous = \(options.synchronous.rawValue)")
         try writer.execute("PRAGMA foreign_keys = ON")
         try Schema.migrate(writer)
+        self.queryIndexes = try QueryIndexMaintainer(connection: writer)
         self.writer = writer
         var readers: [Reader] = []
         for index in 0..<max(1, options.readerCount) {
@@ -120,7 +124,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
                 completion(.failure(StoreError.closed))
                 return
             }
-            completion(Result { try Self.inReadTransaction(connection, body) })
+            completion(Result { try self.inReadTransaction(connection, body) })
         }
     }
 
@@ -129,14 +133,52 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         let reader = readers[0]
         return try reader.queue.sync {
             guard let connection = reader.connection else { throw StoreError.closed }
-            return try Self.inReadTransaction(connection, body)
+            return try self.inReadTransaction(connection, body)
         }
     }
 
-    private static func inReadTransaction<T>(_ connection: SQLiteConnection, _ body: (any TreeView) throws -> T) throws -> T {
+    private func inReadTransaction<T>(_ connection: SQLiteConnection, _ body: (any TreeView) throws -> T) throws -> T {
         try connection.execute("BEGIN")
         defer { try? connection.execute("COMMIT") }
-        return try body(SQLiteTreeView(connection: connection))
+        return try body(SQLiteTreeView(connection: connection, onMissingIndex: { [weak self] path, spec in
+            self?.requestIndex(at: path, spec: spec)
+        }))
+    }
+
+    // MARK: Query indexes
+
+    /// Most query indexes built; past it queries keep reading in memory.
+    public static let maxQueryIndexes = 100_000
+
+    /// Asks the writer to build the index of `path` by `spec` (deduplicated; runs between
+    /// write batches in its own transaction).
+    func requestIndex(at path: DataPath, spec: String) {
+        let id = path.storageKey + "\u{0}" + spec
+        guard indexRequests.withLock({ $0.insert(id).inserted }) else { return }
+        writerQueue.async {
+            defer { _ = self.indexRequests.withLock { $0.remove(id) } }
+            guard let connection = self.writer, let indexes = self.queryIndexes,
+                  indexes.built.count < Self.maxQueryIndexes else { return }
+            do {
+                try connection.execute("BEGIN IMMEDIATE")
+                try indexes.build(location: path, spec: spec, connection: connection)
+                try connection.execute("COMMIT")
+            } catch {
+                try? connection.execute("ROLLBACK")
+                try? indexes.reload(connection: connection)
+            }
+        }
+    }
+
+    /// Builds the index now (tests, tools); returns when it is built.
+    public func buildQueryIndex(at path: DataPath, spec: String) {
+        requestIndex(at: path, spec: spec)
+        writerQueue.sync {}
+    }
+
+    /// The plan SQLite uses for an index query, one line per step.
+    public func queryIndexPlan() throws -> [String] {
+        try readSync { view in try (view as! SQLiteTreeView).indexQueryPlan() }
     }
 
     // MARK: Writes
@@ -204,12 +246,13 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
             return
         }
         for item in batch {
-            results.append(Self.applyOne(item, connection: connection, view: view, writer: treeWriter, time: time, watch: watch))
+            results.append(Self.applyOne(item, connection: connection, view: view, writer: treeWriter, time: time, watch: watch, indexes: queryIndexes))
         }
         do {
             try connection.execute("COMMIT")
         } catch {
             try? connection.execute("ROLLBACK")
+            try? queryIndexes?.reload(connection: connection)
             for item in batch { item.completion(.failure(.store(error))) }
             return
         }
@@ -232,7 +275,8 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     /// One write inside the batch's transaction, in a savepoint so its failure undoes only it.
     private static func applyOne(
         _ item: PendingWrite, connection: SQLiteConnection, view: SQLiteTreeView,
-        writer: TreeWriter, time: Int64, watch: (@Sendable (DataPath) -> [DataPath]?)?
+        writer: TreeWriter, time: Int64, watch: (@Sendable (DataPath) -> [DataPath]?)?,
+        indexes: QueryIndexMaintainer?
     ) -> Result<(Change, WriteOperation), WriteFailure> {
         do {
             try connection.execute("SAVEPOINT w")
@@ -260,6 +304,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
             let before = try watched.map { path throws(StoreError) in try view.value(at: path) }
             for entry in operation.entries {
                 try writer.apply(entry)
+                try indexes?.written(entry.path, connection: connection)
             }
             var change = try writer.log(operation, at: time)
             for (path, old) in zip(watched, before) where try view.value(at: path) == old {
@@ -270,6 +315,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         } catch {
             try? connection.execute("ROLLBACK TO w")
             try? connection.execute("RELEASE w")
+            try? indexes?.reload(connection: connection)
             if let failure = error as? WriteFailure { return .failure(failure) }
             return .failure(.store(error as? StoreError ?? .corrupt("unexpected error")))
         }

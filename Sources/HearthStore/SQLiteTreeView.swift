@@ -4,6 +4,13 @@ import HearthJSON
 /// writer (inside the write transaction, so it sees the batch's earlier writes).
 struct SQLiteTreeView: TreeView {
     let connection: SQLiteConnection
+    /// Hears of a query an index would have served (readers pass the store's request to
+    /// build it; the writer's view passes nothing).
+    var onMissingIndex: ((DataPath, String) -> Void)? = nil
+
+    func query(_ query: TreeQuery, at path: DataPath) throws(StoreError) -> JSONValue {
+        try indexedQuery(query, at: path, missing: onMissingIndex)
+    }
 
     static let leafSQL = "SELECT kind, value FROM nodes WHERE path = ?"
     static let rangeSQL = "SELECT path, kind, value FROM nodes WHERE path >= ? AND path < ? ORDER BY path"

@@ -47,6 +47,25 @@ enum Schema {
         CREATE INDEX refresh_tokens_family ON refresh_tokens(family);
         CREATE INDEX refresh_tokens_uid ON refresh_tokens(uid);
         """,
+        // 3: query indexes (spec §1.3 `.indexOn`): per indexed location and order, one row per
+        // child with its ordered value, kept by the writer in the same transactions as the data.
+        """
+        CREATE TABLE query_index (
+            location  TEXT NOT NULL,     -- storage key of the node whose children are indexed
+            spec      TEXT NOT NULL,     -- the child path ordered by, or '.value'
+            rank      INTEGER NOT NULL,  -- QueryOrder.rank: 0 null/missing .. 5 object
+            value     ANY NOT NULL,      -- the number or string; 0 for ranks without one
+            key_order TEXT NOT NULL,     -- the child key in a form whose byte order is Firebase key order
+            child_key TEXT NOT NULL,
+            PRIMARY KEY (location, spec, child_key)
+        ) STRICT, WITHOUT ROWID;
+        CREATE INDEX query_index_order ON query_index(location, spec, rank, value, key_order);
+        CREATE TABLE query_index_built (
+            location TEXT NOT NULL,
+            spec     TEXT NOT NULL,
+            PRIMARY KEY (location, spec)
+        ) STRICT, WITHOUT ROWID;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

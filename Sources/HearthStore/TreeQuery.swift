@@ -161,7 +161,7 @@ public enum QueryOrder {
 
 extension TreeView {
     /// The query's result at `path`, read in memory (the default; `SQLiteTreeView` uses a
-    /// query index when one covers it).
+    /// query index when one is built).
     public func query(_ query: TreeQuery, at path: DataPath) throws(StoreError) -> JSONValue {
         query.apply(to: try value(at: path))
     }

@@ -20,6 +20,8 @@ public protocol TreeView {
     /// and the oldest seq the log still holds (nil when it is empty): a resuming stream
     /// can tell whether it missed anything the log no longer has.
     func changes(after seq: Int64, limit: Int) throws(StoreError) -> (changes: [Change], oldestSeq: Int64?)
+    /// The children of `path` that `query` selects (spec §1.3), as an object, or null.
+    func query(_ query: TreeQuery, at path: DataPath) throws(StoreError) -> JSONValue
 }
 
 /// One replacement in a write: `value` nil deletes. Values are already normalised

@@ -1,0 +1,222 @@
+import HearthJSON
+
+/// Query indexes (spec §1.3, DESIGN.md §4): for a location and an order (`.indexOn` child
+/// path or `.value`), one `query_index` row per child holding its ordered value, so
+/// `orderBy` + a limit reads a handful of rows instead of every child.
+///
+/// Built lazily: the first query on a location is answered from the data (a full read, as
+/// without an index) and asks the writer to build the index; from then on the writer keeps
+/// it in step with every write, in the same transaction, and queries read it. A write that
+/// replaces an indexed location or one of its ancestors drops the index (rebuilt on the
+/// next query).
+enum QueryIndex {
+    /// The spec string of a query order, or nil when the order has no index (`$key` and
+    /// `$priority` need none, spec §1.3).
+    static func spec(of order: TreeQuery.OrderBy) -> String? {
+        switch order {
+        case .value: return ".value"
+        case .child(let path): return path.storageKey
+        case .key, .priority: return nil
+        }
+    }
+
+    /// The ordered value of a child: rank and comparable value (spec §1.3 type order).
+    static func sortKey(of child: JSONValue?) -> (rank: Int64, value: SQLiteValue) {
+        guard let child else { return (0, .integer(0)) }
+        let rank = Int64(QueryOrder.rank(child))
+        switch child {
+        case .int(let i): return (rank, .integer(i))
+        case .double(let d): return (rank, .real(d))
+        case .string(let s): return (rank, .text(s))
+        default: return (rank, .integer(0))
+        }
+    }
+
+    /// A bound as the index compares it.
+    static func sortKey(ofBound bound: JSONValue) -> (rank: Int64, value: SQLiteValue) {
+        sortKey(of: bound == .null ? nil : bound)
+    }
+
+    /// The child key in a form whose byte order is Firebase key order (`FirebaseKeyOrder`):
+    /// 32-bit integer keys first, numerically (then shorter first), then the rest. Ties
+    /// between other keys are by UTF-8 bytes here (code point order); Firebase compares
+    /// UTF-16 units, which differs only between U+E000–U+FFFF and astral characters.
+    static func keyOrder(_ key: String) -> String {
+        if let n = FirebaseKeyOrder.int32Value(key) {
+            let offset = Int64(n) - Int64(Int32.min)  // 0 ... 2^32-1
+            var digits = String(offset)
+            digits = String(repeating: "0", count: 10 - digits.count) + digits
+            let length = String(key.utf8.count)
+            return "0" + digits + String(repeating: "0", count: 2 - length.count) + length
+        }
+        return "1" + key
+    }
+
+    /// The ordered value of `location/key` under `spec`, read on `view`; nil when the child
+    /// does not exist.
+    static func entry(_ view: SQLiteTreeView, location: DataPath, key: String, spec: String) throws(StoreError) -> (rank: Int64, value: SQLiteValue)? {
+        let child = DataPath(uncheckedSegments: location.segments + [key])
+        if spec == ".value" {
+            if let leaf = try view.leaf(at: child) { return sortKey(of: leaf) }
+            return try view.exists(at: child) ? (5, .integer(0)) : nil
+        }
+        let target = DataPath(uncheckedSegments: child.segments + spec.split(separator: "/").map(String.init))
+        if let leaf = try view.leaf(at: target) { return sortKey(of: leaf) }
+        if try view.exists(at: target) { return (5, .integer(0)) }
+        return try view.exists(at: child) ? (0, .integer(0)) : nil
+    }
+
+    static let upsertSQL = "INSERT OR REPLACE INTO query_index(location, spec, rank, value, key_order, child_key) VALUES (?, ?, ?, ?, ?, ?)"
+    static let deleteEntrySQL = "DELETE FROM query_index WHERE location = ? AND spec = ? AND child_key = ?"
+}
+
+/// The writer's side: which indexes exist, building them, keeping them in step.
+/// Confined to the writer queue.
+final class QueryIndexMaintainer {
+    /// Built indexes: location storage key → specs.
+    private(set) var built: [String: Set<String>] = [:]
+    private var maxDepth = -1
+
+    init(connection: SQLiteConnection) throws(StoreError) {
+        let stmt = try connection.statement("SELECT location, spec FROM query_index_built")
+        try stmt.reset()
+        defer { try? stmt.reset() }
+        while try stmt.step() {
+            add(stmt.text(0), stmt.text(1))
+        }
+    }
+
+    private func add(_ location: String, _ spec: String) {
+        built[location, default: []].insert(spec)
+        maxDepth = max(maxDepth, location.isEmpty ? 0 : location.split(separator: "/", omittingEmptySubsequences: false).count)
+    }
+
+    func isBuilt(_ location: String, _ spec: String) -> Bool {
+        built[location]?.contains(spec) ?? false
+    }
+
+    /// Builds the index of `location` by `spec` from the data (in the caller's transaction).
+    func build(location: DataPath, spec: String, connection: SQLiteConnection) throws(StoreError) {
+        let key = location.storageKey
+        guard !isBuilt(key, spec) else { return }
+        let view = SQLiteTreeView(connection: connection)
+        let upsert = try connection.statement(QueryIndex.upsertSQL)
+        for child in try view.childKeys(at: location) {
+            guard let entry = try QueryIndex.entry(view, location: location, key: child, spec: spec) else { continue }
+            try upsert.run([.text(key), .text(spec), .integer(entry.rank), entry.value, .text(QueryIndex.keyOrder(child)), .text(child)])
+        }
+        try connection.statement("INSERT INTO query_index_built(location, spec) VALUES (?, ?)").run([.text(key), .text(spec)])
+        add(key, spec)
+    }
+
+    /// Keeps the indexes in step with a write of `entry` that was just applied (same
+    /// transaction): a write inside a child of an indexed location updates that child's row;
+    /// a write at or above an indexed location drops its index.
+    func written(_ path: DataPath, connection: SQLiteConnection) throws(StoreError) {
+        if built.isEmpty { return }
+        let view = SQLiteTreeView(connection: connection)
+        // Indexed locations above the write: update the child the write is in.
+        var prefix: [String] = []
+        for (depth, segment) in path.segments.enumerated() {
+            let key = prefix.joined(separator: "/")
+            if let specs = built[key] {
+                let location = DataPath(uncheckedSegments: prefix)
+                for spec in specs {
+                    if let entry = try QueryIndex.entry(view, location: location, key: segment, spec: spec) {
+                        try connection.statement(QueryIndex.upsertSQL).run(
+                            [.text(key), .text(spec), .integer(entry.rank), entry.value, .text(QueryIndex.keyOrder(segment)), .text(segment)])
+                    } else {
+                        try connection.statement(QueryIndex.deleteEntrySQL).run([.text(key), .text(spec), .text(segment)])
+                    }
+                }
+            }
+            prefix.append(segment)
+            _ = depth
+        }
+        // Indexed locations at or below the write: their children were replaced wholesale.
+        guard path.count <= maxDepth else { return }
+        let base = path.storageKey
+        let dropped = built.keys.filter { location in
+            path.isRoot || location == base || location.hasPrefix(base + "/")
+        }
+        for location in dropped {
+            try connection.statement("DELETE FROM query_index WHERE location = ?").run([.text(location)])
+            try connection.statement("DELETE FROM query_index_built WHERE location = ?").run([.text(location)])
+            built[location] = nil
+        }
+    }
+
+    /// Forgets everything (after a rollback of the transaction that changed it, the
+    /// in-memory copy is reloaded from the table).
+    func reload(connection: SQLiteConnection) throws(StoreError) {
+        built = [:]
+        maxDepth = -1
+        let fresh = try QueryIndexMaintainer(connection: connection)
+        for (location, specs) in fresh.built {
+            for spec in specs { add(location, spec) }
+        }
+    }
+}
+
+extension SQLiteTreeView {
+    /// Runs `query` at `path` from its index when one is built, else in memory. `missing`
+    /// hears of an index that would have served the query, so the store can build it.
+    func indexedQuery(_ query: TreeQuery, at path: DataPath, missing: ((DataPath, String) -> Void)?) throws(StoreError) -> JSONValue {
+        guard let spec = QueryIndex.spec(of: query.orderBy), query.limit != nil else {
+            return query.apply(to: try value(at: path))
+        }
+        let location = path.storageKey
+        let builtStmt = try connection.statement("SELECT 1 FROM query_index_built WHERE location = ? AND spec = ?")
+        try builtStmt.reset([.text(location), .text(spec)])
+        let isBuilt = try builtStmt.step()
+        try builtStmt.reset()
+        guard isBuilt else {
+            missing?(path, spec)
+            return query.apply(to: try value(at: path))
+        }
+        var sql = "SELECT child_key FROM query_index WHERE location = ? AND spec = ?"
+        var arguments: [SQLiteValue] = [.text(location), .text(spec)]
+        if let start = query.start {
+            let bound = QueryIndex.sortKey(ofBound: start.value)
+            sql += " AND (rank, value) \(start.inclusive ? ">=" : ">") (?, ?)"
+            arguments += [.integer(bound.rank), bound.value]
+        }
+        if let end = query.end {
+            let bound = QueryIndex.sortKey(ofBound: end.value)
+            sql += " AND (rank, value) \(end.inclusive ? "<=" : "<") (?, ?)"
+            arguments += [.integer(bound.rank), bound.value]
+        }
+        switch query.limit {
+        case .first(let n)?:
+            sql += " ORDER BY rank, value, key_order LIMIT ?"
+            arguments.append(.integer(Int64(n)))
+        case .last(let n)?:
+            sql += " ORDER BY rank DESC, value DESC, key_order DESC LIMIT ?"
+            arguments.append(.integer(Int64(n)))
+        case nil:
+            break
+        }
+        let stmt = try connection.statement(sql)
+        try stmt.reset(arguments)
+        defer { try? stmt.reset() }
+        var keys: [String] = []
+        while try stmt.step() { keys.append(stmt.text(0)) }
+        if keys.isEmpty { return .null }
+        var result: [String: JSONValue] = [:]
+        for key in keys {
+            result[key] = try value(at: DataPath(uncheckedSegments: path.segments + [key]))
+        }
+        return .object(result)
+    }
+
+    /// The plan SQLite chooses for an index query (for tests: it must search the index).
+    func indexQueryPlan() throws(StoreError) -> [String] {
+        let stmt = try connection.statement(
+            "EXPLAIN QUERY PLAN SELECT child_key FROM query_index WHERE location = ? AND spec = ? AND (rank, value) >= (?, ?) ORDER BY rank DESC, value DESC, key_order DESC LIMIT 10")
+        try stmt.reset([.text("a"), .text("b"), .integer(3), .integer(0)])
+        defer { try? stmt.reset() }
+        var lines: [String] = []
+        while try stmt.step() { lines.append(stmt.text(3)) }
+        return lines
+    }
+}
