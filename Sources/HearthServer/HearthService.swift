@@ -83,8 +83,13 @@ public final class HearthService: Sendable {
             throw .keys("\(error)")
         }
         self.authContext = auth
-        let context = RESTContext(
+        var context = RESTContext(
             store: store, policy: policy, pushIDs: SharedPushIDGenerator(), logger: logger, auth: auth, streams: hub)
+        let (reviewStore, reviewPolicy) = (store, policy)
+        context.rulesSettings = RulesSettings(path: configuration.rulesPath, policy: policy) { [logger] in
+            logger.info("rules replaced through /.settings/rules.json")
+            Self.reviewStreams(hub: hub, store: reviewStore, policy: reviewPolicy)
+        }
         var httpConfiguration = HTTPServerConfiguration()
         httpConfiguration.host = configuration.host
         httpConfiguration.port = configuration.port
@@ -173,7 +178,10 @@ public final class HearthService: Sendable {
     /// Re-decides every open stream's read access under the current rules and data; those
     /// that lost it get `cancel` (spec §2).
     private func reviewStreams() {
-        let (hub, policy) = (self.hub, self.policy)
+        Self.reviewStreams(hub: hub, store: store, policy: policy)
+    }
+
+    static func reviewStreams(hub: StreamHub, store: SQLiteTreeStore, policy: RulesAccessPolicy) {
         store.read({ view in
             hub.review { subscription in
                 Self.mayStillRead(subscription, policy: policy, view: view) ? .keep : .cancel

@@ -14,6 +14,8 @@ struct RESTContext: Sendable {
     let auth: AuthContext
     /// Live change streams.
     let streams: StreamHub
+    /// `/.settings/rules.json`, when the rules come from a file.
+    var rulesSettings: RulesSettings? = nil
 
     /// The rules gate for a write by `caller`, run by the writer inside the transaction
     /// (DESIGN.md §3). Operators' admin tokens bypass it.

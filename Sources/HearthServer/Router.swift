@@ -28,6 +28,9 @@ struct Router: HTTPHandler {
         if TokenEndpoint.matches(request.path) {
             return TokenEndpoint(context: context.auth).handle(request, responder: responder)
         }
+        if request.path == "/.settings/rules.json" || request.path == "/.settings/rules" {
+            return rulesSettings(request, responder: responder)
+        }
         if request.path.hasPrefix("/v1/") || request.path.hasPrefix("/identitytoolkit.googleapis.com/")
             || request.path.hasPrefix("/securetoken.googleapis.com/") {
             return responder.respond(AuthError.notFound.response)
@@ -75,6 +78,40 @@ struct Router: HTTPHandler {
             }
         } catch {
             responder.respond(error.response)
+        }
+    }
+
+    /// `GET`/`PUT /.settings/rules.json`: admins only.
+    private func rulesSettings(_ request: HTTPRequest, responder: HTTPResponder) {
+        guard let settings = context.rulesSettings else { return responder.respond(APIError(404, "Not found").response) }
+        guard request.method == "GET" || request.method == "PUT" else {
+            return responder.respond(APIError(405, "Method not allowed", headers: [("Allow", "GET, PUT")]).response)
+        }
+        let options: QueryOptions
+        do {
+            options = try QueryOptions(query: request.query)
+        } catch {
+            return responder.respond(error.response)
+        }
+        let parameters = Dictionary((request.query ?? "").split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
+        }, uniquingKeysWith: { $1 })
+        guard let token = Authenticator.credential(of: request, options: options) else {
+            return responder.respond(APIError.permissionDenied.response)
+        }
+        let authenticator = context.auth.authenticator
+        context.auth.work.async {
+            do throws(APIError) {
+                guard try authenticator.caller(token: token).isAdmin else { throw .permissionDenied }
+                if request.method == "GET" {
+                    responder.respond(settings.get(strict: parameters["format"] == "strict"))
+                } else {
+                    responder.respond(settings.put(request.body, dryRun: parameters["dryRun"] == "true"))
+                }
+            } catch {
+                responder.respond(error.response)
+            }
         }
     }
 

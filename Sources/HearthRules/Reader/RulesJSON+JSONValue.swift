@@ -25,3 +25,37 @@ extension RulesJSON {
         }
     }
 }
+
+extension RulesJSON {
+    /// The value as strict JSON (comments and multi-line strings are gone; numbers keep
+    /// their value).
+    var jsonValue: JSONValue {
+        switch kind {
+        case .null: return .null
+        case .bool(let flag): return .bool(flag)
+        case .number(let text): return (try? JSONParser.parse(Array(text.utf8))) ?? .string(text)
+        case .string(let string): return .string(string.value)
+        case .array(let elements): return .array(elements.map(\.jsonValue))
+        case .object(let members):
+            var object: [String: JSONValue] = [:]
+            for member in members { object[member.key] = member.value.jsonValue }
+            return .object(object)
+        }
+    }
+}
+
+extension RuleSet {
+    /// A rules file's text as strict JSON (`GET /.settings/rules.json?format=strict`):
+    /// comments and line breaks inside strings dropped. Throws like `compile` on bad syntax.
+    public static func strictJSON(_ text: String) throws(RulesCompileError) -> JSONValue {
+        let source = SourceText(text)
+        do {
+            return try RulesFileParser.parse(source).jsonValue
+        } catch {
+            let (line, column) = source.location(ofByte: error.offset)
+            throw RulesCompileError(diagnostics: [
+                RuleDiagnostic(kind: .syntax, rulePath: error.path, line: line, column: column, message: error.message)
+            ])
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import HearthHTTP
+import HearthJSON
+import HearthRules
+import Synchronization
+
+/// `/.settings/rules.json` for admins (Firebase's REST rules management): read the rules
+/// file (`format=strict` for plain JSON), or replace it (`dryRun=true` only checks it).
+/// A replacement is compiled first, written to the rules file atomically (so a restart
+/// keeps it), swapped in atomically, and open streams that lose read access get `cancel`.
+public final class RulesSettings: Sendable {
+    let path: String
+    let policy: RulesAccessPolicy
+    private let replaced: @Sendable () -> Void
+    /// Replacements one at a time, so the file and the running rules never disagree.
+    private let writing = Mutex(())
+
+    public init(path: String, policy: RulesAccessPolicy, replaced: @escaping @Sendable () -> Void) {
+        self.path = path
+        self.policy = policy
+        self.replaced = replaced
+    }
+
+    func get(strict: Bool) -> HTTPResponse {
+        let text: String
+        do {
+            text = try writing.withLock { _ in try RulesLoader.readText(path) }
+        } catch {
+            return APIError(503, "The rules file cannot be read").response
+        }
+        if strict {
+            guard let json = try? RuleSet.strictJSON(text) else { return APIError(503, "The rules file is not valid").response }
+            return JSONResponse.make(json, options: .defaults, render: false)
+        }
+        var headers = JSONResponse.corsHeaders()
+        headers.add("Content-Type", JSONResponse.contentType)
+        return HTTPResponse(status: 200, headers: headers, body: Array(text.utf8))
+    }
+
+    func put(_ body: [UInt8], dryRun: Bool) -> HTTPResponse {
+        guard body.count <= RulesLoader.maxRulesFileBytes else {
+            return APIError(413, "Rules larger than \(RulesLoader.maxRulesFileBytes) bytes").response
+        }
+        guard let text = String(validating: body, as: UTF8.self) else {
+            return APIError.badRequest("Rules must be UTF-8 text").response
+        }
+        let rules: RuleSet
+        do {
+            rules = try RuleSet.compile(text)
+        } catch {
+            let lines = error.diagnostics.map { "Line \($0.line): \($0.rulePath): \($0.message)" }
+            return APIError.badRequest(lines.joined(separator: "\n")).response
+        }
+        if dryRun { return JSONResponse.make(.object(["status": "ok"]), options: .defaults, render: false) }
+        do {
+            try writing.withLock { _ in
+                try Data(body).write(to: URL(fileURLWithPath: path), options: .atomic)
+                policy.replace(rules)
+            }
+        } catch {
+            return APIError(503, "The rules file cannot be written; the rules were not changed").response
+        }
+        replaced()
+        return JSONResponse.make(.object(["status": "ok"]), options: .defaults, render: false)
+    }
+}
