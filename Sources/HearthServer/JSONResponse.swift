@@ -13,7 +13,7 @@ enum JSONResponse {
         }
         var headers = corsHeaders()
         headers.add("Content-Type", contentType)
-        let shown = render ? FirebaseTree.render(value) : value
+        let shown = render && !options.export ? FirebaseTree.render(value) : value
         let body = JSONWriter.write(shown, style: options.print == .pretty ? .pretty : .compact)
         return HTTPResponse(status: status, headers: headers, body: body)
     }

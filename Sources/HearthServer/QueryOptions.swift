@@ -6,6 +6,10 @@ struct QueryOptions: Sendable, Equatable {
 
     var print: Print = .normal
     var shallow = false
+    /// `format=export` (spec §1.3): the stored form, with priorities. Hearth stores no
+    /// priorities, so this is the value without the array rendering (integer-keyed objects
+    /// stay objects), which is how an export must look to re-import exactly.
+    var export = false
     /// The raw `auth`/`access_token` credential, if any.
     var credential: String?
     /// `auth_variable_override=<json>` (spec §1.3): an admin asks to be judged by the rules
@@ -32,6 +36,9 @@ struct QueryOptions: Sendable, Equatable {
                 case "silent": print = .silent
                 default: throw .badRequest("print must be 'pretty' or 'silent'")
                 }
+            case "format":
+                guard value == "export" else { throw .badRequest("format must be 'export'") }
+                export = true
             case "shallow":
                 switch value {
                 case "true": shallow = true

@@ -87,16 +87,12 @@ struct Router: HTTPHandler {
         guard request.method == "GET" || request.method == "PUT" else {
             return responder.respond(APIError(405, "Method not allowed", headers: [("Allow", "GET, PUT")]).response)
         }
-        let options: QueryOptions
-        do {
-            options = try QueryOptions(query: request.query)
-        } catch {
-            return responder.respond(error.response)
-        }
         let parameters = Dictionary((request.query ?? "").split(separator: "&").map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1)
-            return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
+            return (String(parts[0]), parts.count > 1 ? PercentEncoding.decode(parts[1].utf8, plusIsSpace: true) ?? "" : "")
         }, uniquingKeysWith: { $1 })
+        var options = QueryOptions.defaults
+        options.credential = parameters["auth"]
         guard let token = Authenticator.credential(of: request, options: options) else {
             return responder.respond(APIError.permissionDenied.response)
         }

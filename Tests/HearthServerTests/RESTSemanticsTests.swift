@@ -162,6 +162,13 @@ import Testing
         #expect(await h.send("GET", "/b.json").text == "null")
     }
 
+    @Test func formatExportShowsTheStoredForm() async {
+        _ = await h.send("PUT", "/arr.json", #"["a","b"]"#)
+        #expect(await h.send("GET", "/arr.json").text == #"["a","b"]"#)
+        #expect(await h.send("GET", "/arr.json?format=export").text == #"{"0":"a","1":"b"}"#)
+        #expect(await h.send("GET", "/arr.json?format=csv").status == 400)
+    }
+
     @Test func queryParametersAreNeverIgnored() async {
         _ = await h.send("PUT", "/q.json", #"{"a":1,"b":2}"#)
         #expect(await h.send("GET", "/q.json?orderBy=%22$key%22&limitToFirst=1").text == #"{"a":1}"#)
