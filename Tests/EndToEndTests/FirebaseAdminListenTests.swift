@@ -71,13 +71,14 @@ func pythonInterpreter() throws -> String {
     try #require(ProcessInfo.processInfo.environment["HEARTH_PYTHON"], "run scripts/test.sh (HEARTH_PYTHON not set)")
 }
 
-/// Runs `Python/admin_listen.py <mode>` with `python` in emulator mode against
-/// `127.0.0.1:port`. The driver times out its own waits (20 s each, 60 s in all); the kill
-/// here after two minutes is only a safety net so a wedged interpreter cannot hang the suite.
-func runDriver(_ python: String, _ mode: String, port: Int) throws -> DriverResult {
+/// Runs `Python/<script> <mode>` with `python` in emulator mode against `127.0.0.1:port`.
+/// The drivers time out their own waits (admin_listen.py: 20 s each, 60 s in all;
+/// admin_database.py: 20 s per request, 90 s in all); the kill here after two minutes is only
+/// a safety net so a wedged interpreter cannot hang the suite.
+func runDriver(_ python: String, _ mode: String, port: Int, script: String = "admin_listen.py") throws -> DriverResult {
     let environment = ProcessInfo.processInfo.environment
     let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("Python/admin_listen.py").path
+        .appendingPathComponent("Python").appendingPathComponent(script).path
 
     let process = Process()
     process.executableURL = URL(fileURLWithPath: python)

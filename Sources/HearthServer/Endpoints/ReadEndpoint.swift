@@ -37,7 +37,9 @@ enum ReadEndpoint {
                 var response = request.options.shallow
                     ? JSONResponse.make(FirebaseTree.shallow(value), options: request.options, render: false)
                     : JSONResponse.make(value, options: request.options)
-                if wantsTag { response.headers.add("ETag", etag) }
+                // A changed value comes with its new tag even unasked: the Python SDK's
+                // get_if_changed returns it as the tag for the next call.
+                response.headers.add("ETag", etag)
                 return response
             }
             if request.options.shallow {
