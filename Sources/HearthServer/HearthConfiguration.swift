@@ -23,10 +23,25 @@ public struct HearthConfiguration: Sendable {
     public var limits = HTTPLimits()
     public var auth = AuthSettings()
     public var streams = StreamOptions()
+    /// Logging: level, format, access log.
+    public var logging = LoggingSettings()
+    /// Peer addresses whose `X-Forwarded-For` / `X-Forwarded-Proto` are believed.
+    public var trustedProxies: [String] = []
     /// Seconds between checks that open streams' accounts were not disabled, deleted or
     /// revoked (`auth_revoked` when they were).
     public var streamRevocationCheckInterval = HearthConfiguration.defaultStreamRevocationCheckInterval
     public static let defaultStreamRevocationCheckInterval = 5.0
+
+    public init() {}
+}
+
+/// How the server logs.
+public struct LoggingSettings: Sendable, Equatable {
+    public var level = "info"
+    /// One JSON object per line instead of human-readable lines.
+    public var json = false
+    /// One line per request.
+    public var accessLog = true
 
     public init() {}
 }

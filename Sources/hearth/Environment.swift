@@ -17,13 +17,3 @@ struct Environment {
     }
 }
 
-import ArgumentParser
-
-extension Environment {
-    /// A positive whole number, or nil when unset; anything else is refused by name.
-    func positiveInt(_ name: String) throws -> Int? {
-        guard let text = self[name] else { return nil }
-        guard let value = Int(text), value > 0 else { throw ValidationError("\(name) must be a positive whole number") }
-        return value
-    }
-}

@@ -13,6 +13,8 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set once in in
     private let listening = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)
     private let logChanged = DispatchSemaphore(value: 0)
+    /// Signalled at the end of the child's output, so `log` is complete after an exit.
+    private let outputEnded = DispatchSemaphore(value: 0)
     private(set) var port: Int = 0
 
     /// How long to wait for a child event before failing the test instead of hanging.
@@ -47,6 +49,7 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set once in in
             guard let self else { return }
             if data.isEmpty {
                 h.readabilityHandler = nil
+                self.outputEnded.signal()
                 return
             }
             let text = String(decoding: data, as: UTF8.self)
@@ -119,6 +122,8 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set once in in
             throw ChildError.didNotExit(output: log)
         }
         process.waitUntilExit()
+        _ = outputEnded.wait(timeout: .now() + Self.eventTimeout)
+        outputEnded.signal()  // a second wait returns at once
         return process.terminationStatus
     }
 

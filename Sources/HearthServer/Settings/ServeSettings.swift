@@ -1,0 +1,143 @@
+import HearthAuth
+import HearthHTTP
+import HearthJSON
+import HearthStore
+import HearthStreams
+
+/// Every setting of `hearth serve`, in one table: the flags' help, the environment
+/// variables, the config file keys and `docs/configuration.md` all come from it (a test
+/// checks that the doc matches).
+public enum ServeSettings {
+    public static let all: [Setting] = [
+        Setting("host", env: "HEARTH_HOST", flag: "host", .string, default: HearthConfiguration.defaultHost,
+                "Address to bind. Loopback by default; use 0.0.0.0 only behind a proxy or firewall.") { $0.host = $1.string },
+        Setting("port", env: "HEARTH_PORT", flag: "port", .integer(0...65535), default: String(HearthConfiguration.defaultPort),
+                "TCP port; 0 picks a free one, shown in the `listening on` log line.") { $0.port = $1.integer },
+        Setting("dataDir", env: "HEARTH_DATA_DIR", flag: "data-dir", .string, default: HearthConfiguration.defaultDataDirectory,
+                "Directory holding `hearth.sqlite` and the signing keys.") { $0.dataDirectory = $1.string },
+        Setting("rules", env: "HEARTH_RULES", flag: "rules", .string, default: HearthConfiguration.defaultRulesPath,
+                "Rules file; the server refuses to start when it is missing or invalid.") { $0.rulesPath = $1.string },
+        Setting("synchronous", env: "HEARTH_SYNCHRONOUS", flag: "synchronous", .choice(["full", "normal"]), default: "full",
+                "SQLite durability: `full` makes every acknowledged write survive power loss (one fsync per group commit).") {
+            $0.store.synchronous = $1.string == "normal" ? .normal : .full
+        },
+        Setting("logLevel", env: "HEARTH_LOG_LEVEL", flag: "log-level",
+                .choice(["trace", "debug", "info", "notice", "warning", "error", "critical"]), default: "info",
+                "Least severe level logged.") { $0.logging.level = $1.string },
+        Setting("logFormat", env: "HEARTH_LOG_FORMAT", flag: "log-format", .choice(["human", "json"]), default: "human",
+                "`human` lines, or one JSON object per line.") { $0.logging.json = $1.string == "json" },
+        Setting("accessLog", env: "HEARTH_ACCESS_LOG", flag: nil, .boolean, default: "true",
+                "One log line per request (method, path without query, status, bytes, duration, request id, client address).") {
+            $0.logging.accessLog = $1.boolean
+        },
+        Setting("trustedProxies", env: "HEARTH_TRUSTED_PROXIES", flag: nil, .list, default: "(none)",
+                "Peer addresses whose `X-Forwarded-For`/`X-Forwarded-Proto` are believed (comma-separated in the variable).") {
+            $0.trustedProxies = $1.list
+        },
+        Setting("noAnonymousSignUp", env: "HEARTH_NO_ANONYMOUS_SIGN_UP", flag: "no-anonymous-sign-up", .boolean, default: "false",
+                "Refuse anonymous sign-up.") { $0.auth.allowAnonymousSignUp = !$1.boolean },
+        Setting("noEmailSignUp", env: "HEARTH_NO_EMAIL_SIGN_UP", flag: "no-email-sign-up", .boolean, default: "false",
+                "Refuse email/password sign-up.") { $0.auth.allowEmailSignUp = !$1.boolean },
+        Setting("minPasswordLength", env: "HEARTH_MIN_PASSWORD_LENGTH", flag: "min-password-length",
+                .integer(1...AuthSettings.maximumPasswordLength), default: String(AuthSettings.defaultMinimumPasswordLength),
+                "Shortest accepted password.") { $0.auth.minimumPasswordLength = $1.integer },
+        Setting("projectId", env: "HEARTH_PROJECT_ID", flag: "project-id", .string, default: "hearth",
+                "The `aud` of ID tokens and the tail of their `iss`.") { $0.auth.projectID = $1.string },
+        Setting("signInAttemptsPerMinute", env: "HEARTH_SIGN_IN_ATTEMPTS_PER_MINUTE", flag: nil, .integer(1...1_000_000),
+                default: String(AuthSettings.defaultSignInAttemptsPerMinute),
+                "Sign-in and sign-up attempts per client address and per account per minute (then 429).") {
+            $0.auth.signInAttemptsPerMinute = $1.integer
+        },
+        Setting("userStatusCacheSeconds", env: "HEARTH_USER_STATUS_CACHE_SECONDS", flag: nil, .integer(0...3600),
+                default: String(AuthSettings.defaultUserStatusCacheSeconds),
+                "How long a user's disabled flag and revocation time are cached when checking tokens.") {
+            $0.auth.userStatusCacheSeconds = Int64($1.integer)
+        },
+        Setting("acceptEmulatorOwner", env: "HEARTH_ACCEPT_EMULATOR_OWNER", flag: "accept-emulator-owner", .boolean, default: "false",
+                "Treat `Authorization: Bearer owner` (Firebase emulator convention) as admin; loopback only.") {
+            $0.auth.acceptEmulatorOwner = $1.boolean
+        },
+        Setting("maxConnections", env: "HEARTH_MAX_CONNECTIONS", flag: nil, .integer(1...1_000_000),
+                default: String(HTTPLimits.defaultMaxConnections), "Open connections at most (then 503).") {
+            $0.limits.maxConnections = $1.integer
+        },
+        Setting("maxStreams", env: "HEARTH_MAX_STREAMS", flag: nil, .integer(1...1_000_000),
+                default: String(StreamOptions.defaultMaxStreams), "Open streams at most (then 503).") { $0.streams.maxStreams = $1.integer },
+        Setting("maxStreamsPerAddress", env: "HEARTH_MAX_STREAMS_PER_ADDRESS", flag: nil, .integer(1...1_000_000),
+                default: String(StreamOptions.defaultMaxStreamsPerAddress), "Open streams per client address (then 429).") {
+            $0.streams.maxStreamsPerAddress = $1.integer
+        },
+        Setting("streamQueueBytes", env: "HEARTH_STREAM_QUEUE_BYTES", flag: nil, .integer(1024...(1 << 30)),
+                default: String(StreamOptions.defaultMaxQueuedBytes), "Unsent bytes a slow stream reader may have before `cancel`.") {
+            $0.streams.maxQueuedBytes = $1.integer
+        },
+        Setting("streamKeepAliveSeconds", env: "HEARTH_STREAM_KEEPALIVE_SECONDS", flag: nil, .number(0.01...3600),
+                default: "30", "Seconds between `keep-alive` events on streams.") { $0.streams.keepAliveInterval = $1.number },
+        Setting("streamRevocationCheckSeconds", env: "HEARTH_STREAM_REVOCATION_CHECK_SECONDS", flag: nil, .number(0.01...3600),
+                default: "5", "Seconds between checks that open streams' accounts were not disabled, deleted or revoked.") {
+            $0.streamRevocationCheckInterval = $1.number
+        },
+        Setting("changeLogRetention", env: "HEARTH_CHANGE_LOG_RETENTION", flag: nil, .integer(1...100_000_000),
+                default: String(StoreOptions.defaultChangeLogRetention), "Change-log records kept for stream resume.") {
+            $0.store.changeLogRetention = $1.integer
+        },
+        Setting("changeLogMaxAgeSeconds", env: "HEARTH_CHANGE_LOG_MAX_AGE_SECONDS", flag: nil, .integer(1...(10 * 365 * 86_400)),
+                default: "604800", "Seconds a change-log record is kept at most.") { $0.store.changeLogMaxAge = Double($1.integer) },
+        Setting("shutdownGraceSeconds", env: "HEARTH_SHUTDOWN_GRACE_SECONDS", flag: nil, .number(0...3600),
+                default: "10", "On SIGTERM/SIGINT: how long in-flight requests get to finish before connections are closed.") {
+            $0.shutdownGracePeriod = $1.number
+        },
+    ]
+
+    /// The environment variable naming the config file, and its flag.
+    public static let configEnvironment = "HEARTH_CONFIG"
+
+    /// Builds the configuration: for each setting the flag if given, else the environment
+    /// variable, else the config file's member, else the default. Unknown config file keys
+    /// are refused (a typo must not silently fall back to a default).
+    public static func resolve(
+        flags: [String: String], environment: (String) -> String?, configFile: JSONValue?
+    ) throws(SettingError) -> HearthConfiguration {
+        var configuration = HearthConfiguration()
+        var file: [String: JSONValue] = [:]
+        if let configFile {
+            guard case .object(let members) = configFile else { throw SettingError(message: "the config file must hold a JSON object") }
+            let known = Set(all.map(\.key))
+            if let unknown = members.keys.sorted().first(where: { !known.contains($0) }) {
+                throw SettingError(message: "the config file has an unknown setting \"\(unknown)\"; known: " + all.map(\.key).joined(separator: ", "))
+            }
+            file = members
+        }
+        for setting in all {
+            let value: SettingValue
+            if let flag = setting.flag, let text = flags[flag] {
+                value = try setting.parse(text, from: "--\(flag)")
+            } else if let text = environment(setting.environment), !text.isEmpty {
+                value = try setting.parse(text, from: setting.environment)
+            } else if let json = file[setting.key] {
+                value = try setting.parse(json, from: "\"\(setting.key)\" in the config file")
+            } else {
+                continue
+            }
+            setting.apply(&configuration, value)
+        }
+        return configuration
+    }
+
+    /// `docs/configuration.md`'s table.
+    public static func markdownTable() -> String {
+        var lines = ["| config file key | environment | flag | default | meaning |", "|---|---|---|---|---|"]
+        for setting in all {
+            let flag = setting.flag.map { "`--\($0)`" } ?? ""
+            lines.append("| `\(setting.key)` | `\(setting.environment)` | \(flag) | `\(setting.defaultText)` | \(setting.summary) (\(setting.kind.expectation)) |")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The list `hearth serve --help` shows.
+    public static func helpText() -> String {
+        all.map { setting in
+            "  \(setting.environment) / \(setting.key)" + (setting.flag.map { " / --\($0)" } ?? "") + " (default \(setting.defaultText))"
+        }.joined(separator: "\n")
+    }
+}
