@@ -22,6 +22,9 @@ final class HTTPConnection: @unchecked Sendable {
         let counters: ServerCounters
         let clock: @Sendable () -> Nanoseconds
         let log: @Sendable (String) -> Void
+        let trustedProxies: Set<String>
+        let accessLog: (@Sendable (HTTPAccessRecord) -> Void)?
+        let requestIDPrefix: String
         /// Called once, after the fd is closed.
         let onClose: @Sendable () -> Void
     }
@@ -53,6 +56,9 @@ final class HTTPConnection: @unchecked Sendable {
     private var currentIsHead = false
     private var currentKeepAlive = true
     private var currentMinorVersion = 1
+    /// The request being answered, for the access log.
+    private var current: (method: String, path: String, requestID: String, client: String, start: Nanoseconds)?
+    private var streamBytes = 0
 
     /// The final response is queued; close once it is written.
     private var closeAfterFlush = false
@@ -203,7 +209,14 @@ final class HTTPConnection: @unchecked Sendable {
 
     private func dispatch(_ request: HTTPRequest, keepAlive: Bool) {
         var request = request
-        request.remoteAddress = remoteAddress
+        request.peerAddress = remoteAddress
+        let trusted = context.trustedProxies
+        request.remoteAddress = ForwardedFor.client(peer: remoteAddress, header: request.headers["X-Forwarded-For"], trusted: trusted)
+        request.forwardedProto = ForwardedFor.proto(peer: remoteAddress, header: request.headers["X-Forwarded-Proto"], trusted: trusted)
+        let forwardedID = trusted.contains(remoteAddress) ? ForwardedFor.requestID(request.headers["X-Request-Id"]) : nil
+        request.requestID = forwardedID
+            ?? context.requestIDPrefix + "-" + String(context.counters.requestIDs.add(1, ordering: .relaxed).newValue, radix: 36)
+        current = (request.method, request.path, request.requestID, request.remoteAddress, context.clock())
         inFlight = true
         sequence &+= 1
         let number = sequence
@@ -242,6 +255,8 @@ final class HTTPConnection: @unchecked Sendable {
         inFlight = false
         stream = options
         parser = HTTPRequestParser(limits: context.limits)
+        var head = head
+        if let current { head.headers.add("X-Request-Id", current.requestID) }
         HTTPResponseSerializer.serializeStreamHead(head, into: &output)
         lifecycle.streamStarted(now: context.clock())
         context.counters.openStreams.wrappingAdd(1, ordering: .relaxed)
@@ -263,6 +278,7 @@ final class HTTPConnection: @unchecked Sendable {
         }
         let wasDrained = outputOffset == output.count
         output.append(contentsOf: bytes)
+        streamBytes += bytes.count
         if wasDrained { lifecycle.streamQueued(now: context.clock()) }
         pump()
     }
@@ -279,10 +295,24 @@ final class HTTPConnection: @unchecked Sendable {
     private func queue(_ response: HTTPResponse) {
         inFlight = false
         let keepAlive = currentKeepAlive && !shuttingDown && !HTTPResponseSerializer.requestsClose(response)
+        var response = response
+        if let current { response.headers.add("X-Request-Id", current.requestID) }
         HTTPResponseSerializer.serialize(
             response, isHead: currentIsHead, keepAlive: keepAlive, minorVersion: currentMinorVersion, into: &output)
+        logAccess(status: response.status, bytes: currentIsHead ? 0 : response.body.count, isStream: false)
         if !keepAlive { closeAfterFlush = true }
         lifecycle.responseQueued(now: context.clock())
+    }
+
+    /// Writes the access-log record of the current request, once.
+    private func logAccess(status: Int, bytes: Int, isStream: Bool) {
+        guard let request = current else { return }
+        current = nil
+        guard let accessLog = context.accessLog else { return }
+        accessLog(HTTPAccessRecord(
+            method: request.method, path: request.path, status: status, bytes: bytes,
+            durationNanoseconds: context.clock() &- request.start, requestID: request.requestID,
+            client: request.client, peer: remoteAddress, isStream: isStream))
     }
 
     /// An answer from the HTTP layer itself (parse error, timeout), after which the
@@ -431,6 +461,7 @@ final class HTTPConnection: @unchecked Sendable {
         loop.unregister(self)
         if let options = stream {
             stream = nil
+            logAccess(status: 200, bytes: streamBytes, isStream: true)
             context.counters.openStreams.wrappingSubtract(1, ordering: .relaxed)
             options.onClose()
         }

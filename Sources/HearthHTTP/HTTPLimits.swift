@@ -37,7 +37,7 @@ public struct HTTPLimits: Sendable, Equatable {
     public static let defaultBodyReadTimeout: Double = 30
     public static let defaultWriteTimeout: Double = 30
     public static let defaultIdleTimeout: Double = 60
-    public static let defaultMaxConnections = 20_000
+    public static let defaultMaxConnections = 16_000
 
     /// How long a closing connection keeps draining what the peer still sends after our
     /// final response (a "lingering close"), so our response is not destroyed by a TCP

@@ -12,8 +12,16 @@ public struct HTTPRequest: Sendable {
     public var minorVersion: Int
     public var headers: HTTPHeaders
     public var body: [UInt8]
-    /// The peer's address as text ("127.0.0.1"), set by the connection.
+    /// The client's address as text ("127.0.0.1"), set by the connection: the peer's, or,
+    /// when the peer is a trusted proxy, the address it forwarded (`X-Forwarded-For`).
     public var remoteAddress: String
+    /// The socket peer's address (the proxy, behind one).
+    public var peerAddress: String = ""
+    /// `https` when a trusted proxy says the client used TLS (`X-Forwarded-Proto`).
+    public var forwardedProto: String?
+    /// This request's id: a trusted proxy's `X-Request-Id`, or one the server made. Sent
+    /// back in `X-Request-Id` and written to the access log.
+    public var requestID: String = ""
 
     public init(
         method: String, target: String, minorVersion: Int = 1,

@@ -47,6 +47,14 @@ public final class HTTPServer: Sendable {
         try? Syscall.raiseOpenFileLimit()
     }
 
+    /// A random prefix for the request ids this server makes (`<prefix>-<counter>`), so ids
+    /// from two runs or two servers do not collide.
+    static func requestIDPrefix() -> String {
+        let value = UInt32.random(in: 0...UInt32.max)  // the system generator
+        let hex = String(value, radix: 16)
+        return String(repeating: "0", count: 8 - hex.count) + hex
+    }
+
     /// Counters for metrics; cheap, never waits on an I/O queue.
     public var stats: HTTPServerStats { counters.snapshot }
 
@@ -59,6 +67,8 @@ public final class HTTPServer: Sendable {
             let (fd, port) = try ListeningSocket.open(host: configuration.host, port: configuration.port)
             let context = HTTPConnection.Context(
                 handler: handler, limits: configuration.limits, counters: counters, clock: clock, log: log,
+                trustedProxies: configuration.trustedProxies, accessLog: configuration.accessLog,
+                requestIDPrefix: Self.requestIDPrefix(),
                 onClose: { [weak self] in self?.connectionClosed() })
             let listener = Listener(
                 fd: fd, queue: acceptQueue, loops: loops, counters: counters,

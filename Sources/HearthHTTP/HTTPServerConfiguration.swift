@@ -13,6 +13,12 @@ public struct HTTPServerConfiguration: Sendable {
     /// Serial I/O queues, one per core by default (LINUX-SWIFT-NOTES pitfall 4).
     public var ioQueueCount: Int = HTTPServerConfiguration.defaultIOQueueCount
     public var limits: HTTPLimits = HTTPLimits()
+    /// Peer addresses (exact literals) whose `X-Forwarded-For`, `X-Forwarded-Proto` and
+    /// `X-Request-Id` are believed. Empty: none (DESIGN §1, deny by default).
+    public var trustedProxies: Set<String> = []
+    /// Called once per answered request (and once per stream, when it closes), on an I/O
+    /// queue: must not block.
+    public var accessLog: (@Sendable (HTTPAccessRecord) -> Void)?
 
     public static var defaultIOQueueCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 

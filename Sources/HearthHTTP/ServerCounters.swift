@@ -10,6 +10,8 @@ final class ServerCounters: Sendable {
     let malformed = Atomic<Int>(0)
     let openStreams = Atomic<Int>(0)
     let streamOverflows = Atomic<Int>(0)
+    /// Request ids made so far (the counter part of `<prefix>-<n>`).
+    let requestIDs = Atomic<Int>(0)
     /// `HTTPConnection` objects alive: lets tests prove connections are freed after close
     /// (no retain cycle left between a connection, its sources and its handlers).
     let liveConnectionObjects = Atomic<Int>(0)

@@ -94,6 +94,10 @@ public final class HearthService: Sendable {
         httpConfiguration.host = configuration.host
         httpConfiguration.port = configuration.port
         httpConfiguration.limits = configuration.limits
+        httpConfiguration.trustedProxies = Set(configuration.trustedProxies)
+        if configuration.logging.accessLog {
+            httpConfiguration.accessLog = AccessLog(logger: Logger(label: "hearth.access")).record
+        }
         let httpLogger = logger
         http = HTTPServer(configuration: httpConfiguration, handler: Router(context: context), log: { message in
             httpLogger.info("\(message)")

@@ -17,7 +17,7 @@ public struct StreamOptions: Sendable {
     /// Seconds between sweeps for expired credentials.
     public var expirySweepInterval: Double = StreamOptions.defaultExpirySweepInterval
 
-    public static let defaultMaxStreams = 20_000
+    public static let defaultMaxStreams = 15_000
     public static let defaultMaxStreamsPerAddress = 1_000
     public static let defaultMaxPendingChanges = 1_024
     public static let defaultMaxQueuedBytes = 1024 * 1024

@@ -20,7 +20,7 @@ struct HTTPRequestParserLimitTests {
         #expect(limits.maxBodyBytes == 16 * 1024 * 1024)
         #expect(limits.headerReadTimeout == 10)
         #expect(limits.idleTimeout == 60)
-        #expect(limits.maxConnections == 20_000)
+        #expect(limits.maxConnections == 16_000)
     }
 
     @Test func requestLineAtTheLimitPasses() {
