@@ -22,6 +22,9 @@ struct Router: HTTPHandler {
         if request.method == "OPTIONS" {
             return responder.respond(Self.preflight(request))
         }
+        if let target = AdminAccountsRoute.target(forPath: request.path) {
+            return AdminAccountsRoute(context: context.auth).handle(target, request, responder: responder)
+        }
         if let operation = AccountsRoute.operation(forPath: request.path) {
             return AccountsRoute(context: context.auth).handle(operation, request, responder: responder)
         }

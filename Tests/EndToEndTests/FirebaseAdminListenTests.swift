@@ -76,15 +76,20 @@ func pythonInterpreter() throws -> String {
 /// admin_database.py: 20 s per request, 90 s in all); the kill here after two minutes is only
 /// a safety net so a wedged interpreter cannot hang the suite.
 func runDriver(_ python: String, _ mode: String, port: Int, script: String = "admin_listen.py") throws -> DriverResult {
-    let environment = ProcessInfo.processInfo.environment
+    try runPythonDriver(python, script: script, arguments: [mode],
+                        environment: ["FIREBASE_DATABASE_EMULATOR_HOST": "127.0.0.1:\(port)"])
+}
+
+/// Runs `Python/<script> <arguments…>` with `python`, with `environment` merged into ours
+/// (nil removes a variable); collects stdout and stderr.
+func runPythonDriver(_ python: String, script: String, arguments: [String], environment overrides: [String: String?]) throws -> DriverResult {
     let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Python").appendingPathComponent(script).path
-
     let process = Process()
     process.executableURL = URL(fileURLWithPath: python)
-    process.arguments = [script, mode]
-    var env = environment
-    env["FIREBASE_DATABASE_EMULATOR_HOST"] = "127.0.0.1:\(port)"
+    process.arguments = [script] + arguments
+    var env = ProcessInfo.processInfo.environment
+    for (name, value) in overrides { env[name] = value }
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     process.environment = env
     let out = Pipe(), err = Pipe()

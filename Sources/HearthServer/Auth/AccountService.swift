@@ -178,21 +178,42 @@ public struct AccountService: Sendable {
         public var deleteDisplayName = false
         public var deletePhotoURL = false
         public var disabled: Bool?
+        /// Admin only (`projects/P/accounts:update`); the user-facing endpoint never sets these.
+        public var emailVerified: Bool?
+        /// Custom claims checked by `CustomClaimsPolicy.parse`; an empty object clears them.
+        public var customClaims: [String: JSONValue]?
+        /// `validSince` in seconds (admin `revoke_refresh_tokens`): see `apply`.
+        public var validSince: Int64?
         public init() {}
     }
 
     /// Applies `changes` to `uid`. A new email or password links an anonymous account
     /// (keeping its uid) and revokes every earlier token; a new session is returned then.
     public func update(uid: String, _ changes: Changes) throws(AuthError) -> (UserRecord, Session?) {
-        guard var user = try wrap({ try accounts.user(uid: uid) }) else { throw .userNotFound }
         let now = clock()
+        let (user, credentialsChanged) = try apply(changes, to: uid, now: now)
+        guard credentialsChanged, !user.disabled else { return (user, nil) }
+        return (user, try startSession(for: user, now: now))
+    }
+
+    /// Applies `changes` and stores the user; no session is started. Returns the user and
+    /// whether the email or password changed.
+    ///
+    /// A new password or disabling revokes earlier tokens: refresh tokens revoked, and
+    /// `validSince` one second ahead (so ID tokens from the revoking second itself are
+    /// refused, as `revokeSessions` does). A requested `validSince` at or after the current
+    /// second (the Admin SDK's `revoke_refresh_tokens` sends the current second) revokes
+    /// the same way; an earlier one is stored as given and revokes nothing.
+    func apply(_ changes: Changes, to uid: String, now: Int64) throws(AuthError) -> (UserRecord, Bool) {
+        guard var user = try wrap({ try accounts.user(uid: uid) }) else { throw .userNotFound }
+        let nowSeconds = now / 1000
         var credentialsChanged = false
         if let email = changes.email {
-            let (valid, _) = try validate(email: email, password: String(repeating: "x", count: settings.minimumPasswordLength))
+            let valid = try validate(email: email)
             if valid != user.email { user.email = valid; credentialsChanged = true }
         }
         if let password = changes.password {
-            _ = try validate(email: user.email ?? "placeholder@example.com", password: password)
+            _ = try validate(password: password)
             user.passwordHash = try hash(password)
             user.passwordUpdatedAt = now
             credentialsChanged = true
@@ -201,8 +222,23 @@ public struct AccountService: Sendable {
         if changes.deleteDisplayName { user.displayName = nil } else if let name = changes.displayName { user.displayName = name }
         if changes.deletePhotoURL { user.photoURL = nil } else if let url = changes.photoURL { user.photoURL = url }
         if let disabled = changes.disabled { user.disabled = disabled }
-        let revoke = (credentialsChanged && changes.password != nil) || changes.disabled == true
-        if revoke { user.validSince = now / 1000 + 1 }
+        if let verified = changes.emailVerified { user.emailVerified = verified }
+        if let claims = changes.customClaims {
+            user.customClaims = claims.isEmpty ? nil : JSONWriter.string(.object(claims))
+        }
+        var revoke = changes.password != nil || changes.disabled == true
+        if let requested = changes.validSince {
+            guard requested >= 0, requested <= nowSeconds + Self.maxValidSinceAhead else {
+                throw AuthError("INVALID_ARGUMENT", detail: "validSince must be seconds since the epoch, at most \(Self.maxValidSinceAhead) s ahead")
+            }
+            if requested >= nowSeconds {
+                user.validSince = max(requested, nowSeconds + 1)
+                revoke = true
+            } else {
+                user.validSince = requested
+            }
+        }
+        if revoke { user.validSince = max(user.validSince, nowSeconds + 1) }
         do {
             try accounts.update(user)
         } catch AccountStoreError.duplicateEmail {
@@ -211,9 +247,13 @@ public struct AccountService: Sendable {
             throw .internalError
         }
         if revoke { try wrap { try accounts.revokeRefreshTokens(uid: uid) } }
-        guard credentialsChanged, !user.disabled else { return (user, nil) }
-        return (user, try startSession(for: user, now: now))
+        return (user, credentialsChanged)
     }
+
+    /// How far ahead of now an admin may set `validSince`, seconds: ID tokens are never
+    /// issued before `validSince`, and ones issued further ahead than the verifier's leeway
+    /// would be refused as from the future.
+    public static let maxValidSinceAhead = TokenVerifier.defaultLeeway
 
     public func delete(uid: String) throws(AuthError) {
         guard try wrap({ try accounts.delete(uid: uid) }) else { throw .userNotFound }
@@ -232,22 +272,32 @@ public struct AccountService: Sendable {
     func validate(email: String?, password: String?) throws(AuthError) -> (String, String) {
         guard let email, !email.isEmpty else { throw .missingEmail }
         guard let password, !password.isEmpty else { throw .missingPassword }
+        return (try validate(email: email), try validate(password: password))
+    }
+
+    /// The email lowercased, or `INVALID_EMAIL`.
+    func validate(email: String) throws(AuthError) -> String {
         let lower = email.lowercased()
         let parts = lower.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
               lower.utf8.count <= 320, !lower.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
             throw .invalidEmail
         }
-        guard password.count >= settings.minimumPasswordLength else { throw .weakPassword(minimum: settings.minimumPasswordLength) }
-        guard password.utf8.count <= AuthSettings.maximumPasswordLength else { throw AuthError("INVALID_PASSWORD", detail: "too long") }
-        return (lower, password)
+        return lower
     }
 
-    private func hash(_ password: String) throws(AuthError) -> String {
+    /// The password if long enough and not too long.
+    func validate(password: String) throws(AuthError) -> String {
+        guard password.count >= settings.minimumPasswordLength else { throw .weakPassword(minimum: settings.minimumPasswordLength) }
+        guard password.utf8.count <= AuthSettings.maximumPasswordLength else { throw AuthError("INVALID_PASSWORD", detail: "too long") }
+        return password
+    }
+
+    func hash(_ password: String) throws(AuthError) -> String {
         do { return try hasher.hash(password) } catch { throw .internalError }
     }
 
-    private func wrap<T>(_ body: () throws -> T) throws(AuthError) -> T {
+    func wrap<T>(_ body: () throws -> T) throws(AuthError) -> T {
         do { return try body() } catch let error as AuthError { throw error } catch { throw .internalError }
     }
 }

@@ -33,6 +33,11 @@ struct AuthRequestBody: Sendable {
         fields = object
     }
 
+    /// Fields given directly (a GET's query parameters).
+    init(fields: [String: JSONValue]) {
+        self.fields = fields
+    }
+
     /// The value of `camelName` or its snake_case spelling.
     func value(_ camelName: String) -> JSONValue? {
         if let v = fields[camelName] { return v }
@@ -49,6 +54,17 @@ struct AuthRequestBody: Sendable {
         case .bool(let b)?: return b
         case .string("true")?: return true
         case .string("false")?: return false
+        default: return nil
+        }
+    }
+
+    /// An integer given as a JSON number or a string of digits (int64 fields in Google's
+    /// JSON mapping are strings).
+    func int(_ name: String) -> Int64? {
+        switch value(name) {
+        case .int(let i)?: return i
+        case .double(let d)? where d == d.rounded() && abs(d) < 9e15: return Int64(d)
+        case .string(let s)?: return Int64(s)
         default: return nil
         }
     }

@@ -11,14 +11,7 @@ enum UpdateEndpoint {
         let hashes = body.string("password") != nil
         return route.run(hashing: hashes, responder) { () throws(AuthError) -> JSONValue in
             let user = try service.user(forIDToken: body.string("idToken"))
-            var changes = AccountService.Changes()
-            changes.email = body.string("email")
-            changes.password = body.string("password")
-            changes.displayName = body.string("displayName")
-            changes.photoURL = body.string("photoUrl")
-            let deletions = body.strings("deleteAttribute")
-            changes.deleteDisplayName = deletions.contains("DISPLAY_NAME")
-            changes.deletePhotoURL = deletions.contains("PHOTO_URL")
+            let changes = profileChanges(body)
             let (updated, session) = try service.update(uid: user.uid, changes)
             route.context.authenticator.invalidate(user.uid)
             var fields = AccountResponses.userInfo(updated).objectValue ?? [:]
@@ -26,5 +19,19 @@ enum UpdateEndpoint {
             if let session { fields.merge(AccountResponses.sessionFields(session)) { $1 } }
             return .object(fields)
         }
+    }
+
+    /// The changes a user may make to their own profile (email, password, display name,
+    /// photo, and deleting the last two); admins may change more (AdminUpdateEndpoint).
+    static func profileChanges(_ body: AuthRequestBody) -> AccountService.Changes {
+        var changes = AccountService.Changes()
+        changes.email = body.string("email")
+        changes.password = body.string("password")
+        changes.displayName = body.string("displayName")
+        changes.photoURL = body.string("photoUrl")
+        let deletions = body.strings("deleteAttribute")
+        changes.deleteDisplayName = deletions.contains("DISPLAY_NAME")
+        changes.deletePhotoURL = deletions.contains("PHOTO_URL")
+        return changes
     }
 }

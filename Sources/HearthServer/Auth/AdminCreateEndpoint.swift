@@ -1,0 +1,34 @@
+import HearthAuth
+import HearthHTTP
+import HearthJSON
+import HearthStore
+
+/// `POST …/projects/P/accounts` (Admin SDK `create_user`): `localId` (optional),
+/// `email`, `password`, `displayName`, `photoUrl`, `emailVerified`, `disabled`. Answers
+/// `localId` (the SDK then looks the user up). `DUPLICATE_LOCAL_ID`, `EMAIL_EXISTS`.
+enum AdminCreateEndpoint {
+    static func handle(_ body: AuthRequestBody, route: AccountsRoute, responder: HTTPResponder) {
+        if body.string("phoneNumber") != nil { return responder.respond(AuthError.phoneNumbersUnsupported.response) }
+        var new = AccountService.NewUser()
+        new.uid = body.string("localId")
+        new.email = body.string("email")
+        new.password = body.string("password")
+        new.displayName = body.string("displayName")
+        new.photoURL = body.string("photoUrl")
+        new.emailVerified = body.bool("emailVerified") ?? false
+        new.disabled = body.bool("disabled") ?? false
+        let service = route.context.service
+        route.run(hashing: new.password != nil, responder) { [new] () throws(AuthError) -> JSONValue in
+            let user = try service.createUser(new)
+            var fields: [String: JSONValue] = ["kind": .string("identitytoolkit#SignupNewUserResponse"), "localId": .string(user.uid)]
+            if let email = user.email { fields["email"] = .string(email) }
+            if let name = user.displayName { fields["displayName"] = .string(name) }
+            return .object(fields)
+        }
+    }
+}
+
+extension AuthError {
+    /// Hearth keeps no phone numbers: refused rather than silently dropped.
+    static let phoneNumbersUnsupported = AuthError("OPERATION_NOT_ALLOWED", detail: "Hearth does not support phone numbers")
+}

@@ -1,0 +1,29 @@
+import HearthAuth
+import HearthHTTP
+import HearthJSON
+import HearthStore
+
+/// `POST …/projects/P/accounts:lookup` (Admin SDK `get_user`, `get_user_by_email`,
+/// `get_users`): `{"localId":[…],"email":[…]}`. Answers `users` in the order asked; with
+/// no match `users` is left out (the SDK's `UserNotFoundError`). Phone numbers and
+/// federated ids match no one. Never password hashes or salts.
+enum AdminLookupEndpoint {
+    /// Identifiers accepted in one lookup, like Firebase (and the SDKs' `get_users`).
+    static let maxIdentifiers = 100
+
+    static func handle(_ body: AuthRequestBody, route: AccountsRoute, responder: HTTPResponder) {
+        let uids = body.strings("localId"), emails = body.strings("email")
+        var count = uids.count + emails.count + body.strings("phoneNumber").count
+        if case .array(let federated)? = body.value("federatedUserId") { count += federated.count }
+        guard count <= maxIdentifiers else {
+            return responder.respond(AuthError("INVALID_ARGUMENT", detail: "at most \(maxIdentifiers) identifiers in one lookup").response)
+        }
+        let service = route.context.service
+        route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
+            let users = try service.users(uids: uids, emails: emails)
+            var fields: [String: JSONValue] = ["kind": .string("identitytoolkit#GetAccountInfoResponse")]
+            if !users.isEmpty { fields["users"] = .array(users.map(AccountResponses.userInfo)) }
+            return .object(fields)
+        }
+    }
+}
