@@ -13,7 +13,7 @@ struct AccessLog: Sendable {
         var metadata: Logger.Metadata = [
             "method": .string(entry.method), "path": .string(entry.path), "status": .stringConvertible(entry.status),
             "bytes": .stringConvertible(entry.bytes), "ms": .string(duration), "request_id": .string(entry.requestID),
-            "client": .string(entry.client),
+            "client": .string(entry.client), "log": "access",
         ]
         if entry.peer != entry.client { metadata["peer"] = .string(entry.peer) }
         if entry.isStream { metadata["stream"] = "true" }

@@ -42,6 +42,9 @@ public final class HearthService: Sendable {
     private let hub: StreamHub
     private let authContext: AuthContext
     private let timers = Mutex<[DispatchSourceTimer]>([])
+    private let metrics: ServerMetrics
+    /// Set once `http` exists (the metrics text reads its counters).
+    private let httpBox = LateBox<HTTPServer>()
 
     /// Subscribed locations below a write that the writer compares before and after it, at
     /// most; past it every one of them gets its event.
@@ -59,6 +62,8 @@ public final class HearthService: Sendable {
             throw .rules(error)
         }
         logger.info("rules loaded from \(configuration.rulesPath)")
+        let metrics = ServerMetrics()
+        self.metrics = metrics
         let hub = StreamHub(options: configuration.streams, clock: SQLiteTreeStore.systemMilliseconds,
                             broadcast: StreamContext.broadcast)
         self.hub = hub
@@ -67,6 +72,7 @@ public final class HearthService: Sendable {
             store = try SQLiteTreeStore(
                 directory: configuration.dataDirectory, options: configuration.store,
                 watch: { path in hub.watchedLocations(below: path, limit: Self.maxWatchedLocationsPerWrite) },
+                observeCommit: { writes, nanoseconds in metrics.recordCommit(writes: writes, nanoseconds: nanoseconds) },
                 onCommit: { changes, view in
                     hub.publish(changes.map(StreamChange.init)) { subscription in
                         Self.mayStillRead(subscription, policy: policy, view: view)
@@ -95,13 +101,21 @@ public final class HearthService: Sendable {
         httpConfiguration.port = configuration.port
         httpConfiguration.limits = configuration.limits
         httpConfiguration.trustedProxies = Set(configuration.trustedProxies)
-        if configuration.logging.accessLog {
-            httpConfiguration.accessLog = AccessLog(logger: Logger(label: "hearth.access")).record
+        let accessLog = configuration.logging.accessLog ? AccessLog(logger: logger) : nil
+        httpConfiguration.accessLog = { record in
+            metrics.record(record)
+            accessLog?.record(record)
         }
         let httpLogger = logger
+        let httpBox = self.httpBox
+        context.metricsText = {
+            let stats = httpBox.value?.stats ?? HTTPServerStats()
+            return metrics.render(http: stats, streams: hub.openStreams, eventsDelivered: hub.eventsDelivered, streamsEnded: hub.streamsEnded)
+        }
         http = HTTPServer(configuration: httpConfiguration, handler: Router(context: context), log: { message in
             httpLogger.info("\(message)")
         })
+        httpBox.value = http
     }
 
     /// Starts listening; returns the bound port and logs `listening on http://HOST:PORT`.
@@ -205,5 +219,14 @@ public final class HearthService: Sendable {
         await http.shutdown(gracePeriod: configuration.shutdownGracePeriod)
         store.close()
         logger.info("stopped")
+    }
+}
+
+/// A reference set once after creation, read from other threads.
+final class LateBox<Value: Sendable>: Sendable {
+    private let storage = Mutex<Value?>(nil)
+    var value: Value? {
+        get { storage.withLock { $0 } }
+        set { storage.withLock { $0 = newValue } }
     }
 }

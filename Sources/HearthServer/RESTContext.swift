@@ -16,6 +16,8 @@ struct RESTContext: Sendable {
     let streams: StreamHub
     /// `/.settings/rules.json`, when the rules come from a file.
     var rulesSettings: RulesSettings? = nil
+    /// The body of `GET /metrics`, when metrics are on.
+    var metricsText: (@Sendable () -> [UInt8])? = nil
 
     /// The rules gate for a write by `caller`, run by the writer inside the transaction
     /// (DESIGN.md §3). Operators' admin tokens bypass it.

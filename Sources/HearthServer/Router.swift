@@ -16,6 +16,8 @@ struct Router: HTTPHandler {
             return fixedRoute(request, responder) { HealthEndpoint.readyz(context: context, responder: responder) }
         case "/.well-known/jwks.json":
             return fixedRoute(request, responder) { responder.respond(context.auth.jwks()) }
+        case "/metrics":
+            return fixedRoute(request, responder) { metrics(request, responder: responder) }
         default:
             break
         }
@@ -81,6 +83,31 @@ struct Router: HTTPHandler {
             }
         } catch {
             responder.respond(error.response)
+        }
+    }
+
+    /// `GET /metrics` (Prometheus text): for clients on loopback (the client as seen through
+    /// trusted proxies, so the world behind nginx is not loopback once `trustedProxies` is
+    /// set; the shipped nginx site also denies the path) or with an admin credential.
+    private func metrics(_ request: HTTPRequest, responder: HTTPResponder) {
+        guard let render = context.metricsText else { return responder.respond(APIError(404, "Not found").response) }
+        let answer: @Sendable () -> Void = {
+            var headers = HTTPHeaders()
+            headers.add("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+            responder.respond(HTTPResponse(status: 200, headers: headers, body: render()))
+        }
+        if HearthService.isLoopback(request.remoteAddress) { return answer() }
+        var options = QueryOptions.defaults
+        options.credential = nil
+        guard let token = Authenticator.credential(of: request, options: options) else {
+            return responder.respond(APIError.permissionDenied.response)
+        }
+        let authenticator = context.auth.authenticator
+        context.auth.work.async {
+            guard (try? authenticator.caller(token: token).isAdmin) == true else {
+                return responder.respond(APIError.permissionDenied.response)
+            }
+            answer()
         }
     }
 

@@ -19,6 +19,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     private let clock: @Sendable () -> Int64
     private let onCommit: @Sendable ([Change], any TreeView) -> Void
     private let watch: (@Sendable (DataPath) -> [DataPath]?)?
+    private let observeCommit: (@Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void)?
 
     private let writerQueue = DispatchQueue(label: "hearth.store.writer")
     private let writerKey = DispatchSpecificKey<UInt8>()
@@ -67,6 +68,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         directory: String, options: StoreOptions = StoreOptions(),
         clock: @escaping @Sendable () -> Int64 = SQLiteTreeStore.systemMilliseconds,
         watch: (@Sendable (DataPath) -> [DataPath]?)? = nil,
+        observeCommit: (@Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void)? = nil,
         onCommit: @escaping @Sendable ([Change], any TreeView) -> Void = { _, _ in }
     ) throws(StoreError) {
         try Self.createDirectory(directory)
@@ -75,6 +77,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         self.clock = clock
         self.onCommit = onCommit
         self.watch = watch
+        self.observeCommit = observeCommit
         writerQueue.setSpecific(key: writerKey, value: 1)
         let writer = try SQLiteConnection(path: databasePath, mode: .readWriteCreate)
         try writer.execute("PRAGMA busy_timeout = \(options.busyTimeoutMilliseconds)")
@@ -235,6 +238,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
             return
         }
         let time = clock()
+        let started = DispatchTime.now().uptimeNanoseconds
         let view = SQLiteTreeView(connection: connection)
         let treeWriter = TreeWriter(connection: connection)
         var results: [Result<(Change, WriteOperation), WriteFailure>] = []
@@ -256,6 +260,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
             for item in batch { item.completion(.failure(.store(error))) }
             return
         }
+        observeCommit?(batch.count, DispatchTime.now().uptimeNanoseconds &- started)
         // Streams hear of the batch before any writer is acknowledged, so an
         // acknowledged write is never missing from a subscriber's later events.
         let changes = results.compactMap { try? $0.get().0 }

@@ -13,7 +13,7 @@ import Testing
     let dir = TemporaryDirectory()
 
     @Test func restThroughTheProxy() throws {
-        let hearth = try HearthProcess.serve(dataDirectory: dir.path)
+        let hearth = try HearthProcess.serve(dataDirectory: dir.path, environment: ["HEARTH_TRUSTED_PROXIES": "127.0.0.1"])
         let nginx = try NginxProcess.start(in: dir.path + "/nginx", upstreamPort: hearth.port)
         let base = nginx.baseURL
 
@@ -27,6 +27,14 @@ import Testing
         // Really through nginx, and Hearth's own headers survive the trip.
         #expect(get.headers["server"]?.hasPrefix("nginx") == true)
         #expect(get.headers["access-control-allow-origin"] == "*")
+        // nginx's request id reached Hearth (a trusted proxy), came back, and is in the
+        // access log beside the client address nginx forwarded.
+        let requestID = try #require(get.headers["x-request-id"])
+        #expect(requestID.count == 32)
+        try hearth.waitForLog("request_id=\(requestID)", count: 1)
+        let line = hearth.log.split(separator: "\n").first { $0.contains("request_id=\(requestID)") } ?? ""
+        #expect(line.contains("client=127.0.0.1") && line.contains("GET /rooms/r1.json 200"))
+        #expect(try curl("GET", base + "/metrics").status == 404)
         // Hearth's own errors pass through unchanged.
         let bad = try curl("PUT", base + "/rooms/r2.json", body: "{not json")
         #expect(bad.status == 400)

@@ -12,6 +12,7 @@ final class LiveServer: Sendable {
     let rulesPath: String
 
     init(rules: String = #"{"rules": {".read": true, ".write": true}}"#,
+         logger: Logger = Logger(label: "live", factory: { _ in SwiftLogNoOpLogHandler() }),
          configure: (inout HearthConfiguration) -> Void = { _ in }) throws {
         rulesPath = directory.path + "/rules.json"
         try writeFile(rulesPath, rules)
@@ -20,7 +21,7 @@ final class LiveServer: Sendable {
         configuration.dataDirectory = directory.path + "/data"
         configuration.rulesPath = rulesPath
         configure(&configuration)
-        service = try HearthService(configuration: configuration, logger: Logger(label: "live", factory: { _ in SwiftLogNoOpLogHandler() }))
+        service = try HearthService(configuration: configuration, logger: logger)
         port = try service.start()
     }
 

@@ -1,0 +1,115 @@
+import CoreMetrics
+import HearthHTTP
+import Prometheus
+import Synchronization
+
+/// `GET /metrics` in Prometheus text format (issue 7), through swift-metrics with the
+/// swift-prometheus backend. The factory is passed to each metric explicitly: no global
+/// `MetricsSystem.bootstrap`, so two servers in one process (tests) keep their own numbers.
+///
+/// - `hearth_http_requests_total{route,status}` and `hearth_http_request_duration_seconds{route}`
+///   (from every access record; streams count when they close);
+/// - `hearth_open_connections`, `hearth_open_streams` (read at scrape time);
+/// - `hearth_write_batch_size`, `hearth_commit_duration_seconds` (from the writer);
+/// - `hearth_stream_events_total`, `hearth_streams_ended_total` (from the stream hub);
+/// - `hearth_sign_ins_total{result}` (password sign-ins: success or failure).
+public final class ServerMetrics: Sendable {
+    public let registry = PrometheusCollectorRegistry()
+    private let factory: PrometheusMetricsFactory
+    private let requestCounters = Mutex<[String: CoreMetrics.Counter]>([:])
+    private let requestTimers = Mutex<[String: CoreMetrics.Timer]>([:])
+    private let openConnections: CoreMetrics.Gauge
+    private let openStreams: CoreMetrics.Gauge
+    private let batchSize: CoreMetrics.Recorder
+    private let commitDuration: CoreMetrics.Timer
+    private let eventsDelivered: CoreMetrics.Counter
+    private let streamsEnded: CoreMetrics.Counter
+    private let signInSuccess: CoreMetrics.Counter
+    private let signInFailure: CoreMetrics.Counter
+    private let seen = Mutex<(events: Int, ended: Int)>((0, 0))
+
+    public init() {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2.5),
+            .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+            .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(10),
+        ]
+        factory.valueHistogramBuckets = ["hearth_write_batch_size": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]]
+        self.factory = factory
+        openConnections = Gauge(label: "hearth_open_connections", dimensions: [], factory: factory)
+        openStreams = Gauge(label: "hearth_open_streams", dimensions: [], factory: factory)
+        batchSize = Recorder(label: "hearth_write_batch_size", dimensions: [], aggregate: true, factory: factory)
+        commitDuration = Timer(label: "hearth_commit_duration_seconds", dimensions: [], factory: factory)
+        eventsDelivered = Counter(label: "hearth_stream_events_total", dimensions: [], factory: factory)
+        streamsEnded = Counter(label: "hearth_streams_ended_total", dimensions: [], factory: factory)
+        signInSuccess = Counter(label: "hearth_sign_ins_total", dimensions: [("result", "success")], factory: factory)
+        signInFailure = Counter(label: "hearth_sign_ins_total", dimensions: [("result", "failure")], factory: factory)
+    }
+
+    /// One answered request (or closed stream).
+    func record(_ entry: HTTPAccessRecord) {
+        let route = Self.route(of: entry)
+        let key = route + " " + String(entry.status)
+        let counter = requestCounters.withLock { counters in
+            if let existing = counters[key] { return existing }
+            let made = Counter(label: "hearth_http_requests_total", dimensions: [("route", route), ("status", String(entry.status))], factory: factory)
+            counters[key] = made
+            return made
+        }
+        counter.increment()
+        if !entry.isStream {
+            let timer = requestTimers.withLock { timers in
+                if let existing = timers[route] { return existing }
+                let made = Timer(label: "hearth_http_request_duration_seconds", dimensions: [("route", route)], factory: factory)
+                timers[route] = made
+                return made
+            }
+            timer.recordNanoseconds(Int64(clamping: entry.durationNanoseconds))
+        }
+        if route == "auth.signIn" {
+            (entry.status == 200 ? signInSuccess : signInFailure).increment()
+        }
+    }
+
+    /// One committed write batch.
+    func recordCommit(writes: Int, nanoseconds: UInt64) {
+        batchSize.record(writes)
+        commitDuration.recordNanoseconds(Int64(clamping: nanoseconds))
+    }
+
+    /// The Prometheus text, with the scrape-time gauges and counters brought up to date.
+    func render(http: HTTPServerStats, streams: Int, eventsDelivered events: Int, streamsEnded ended: Int) -> [UInt8] {
+        openConnections.record(http.openConnections)
+        openStreams.record(streams)
+        let (newEvents, newEnded) = seen.withLock { seen in
+            defer { seen = (events, ended) }
+            return (events - seen.events, ended - seen.ended)
+        }
+        if newEvents > 0 { eventsDelivered.increment(by: newEvents) }
+        if newEnded > 0 { streamsEnded.increment(by: newEnded) }
+        return registry.emitToBuffer()
+    }
+
+    /// A small fixed set of route names (label values must not grow with the data).
+    static func route(of entry: HTTPAccessRecord) -> String {
+        let path = entry.path
+        if entry.isStream { return "db.stream" }
+        switch path {
+        case "/healthz", "/readyz": return "health"
+        case "/metrics": return "metrics"
+        case "/.well-known/jwks.json": return "auth.jwks"
+        default: break
+        }
+        if path.hasPrefix("/.settings/") { return "settings" }
+        if path.hasSuffix("accounts:signInWithPassword") { return "auth.signIn" }
+        if path.hasSuffix("accounts:signUp") { return "auth.signUp" }
+        if path == "/v1/token" || path.hasPrefix("/securetoken.googleapis.com/") { return "auth.token" }
+        if path.hasPrefix("/v1/") || path.hasPrefix("/identitytoolkit.googleapis.com/") { return "auth.other" }
+        switch entry.method {
+        case "GET", "HEAD": return "db.read"
+        case "OPTIONS": return "cors"
+        default: return "db.write"
+        }
+    }
+}
