@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// Hearth: a self-hosted Firebase Realtime Database replacement. Module map: docs/ARCHITECTURE.md.
+// Hearth: a self-hosted Firebase Realtime Database replacement. Module map: docs/architecture.md.
 import PackageDescription
 
 let package = Package(
@@ -21,7 +21,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "CSystem"),
 
-        // Libraries, lowest first. Arrows point down only (docs/ARCHITECTURE.md).
+        // Libraries, lowest first. Arrows point down only (docs/architecture.md).
         .target(name: "HearthJSON"),
         .target(name: "HearthRules", dependencies: ["HearthJSON"]),
         .target(name: "HearthStore", dependencies: ["HearthJSON", "CSQLite"]),
