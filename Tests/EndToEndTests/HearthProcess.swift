@@ -140,18 +140,5 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set once in in
 /// Runs a command to completion and returns its exit status and standard output.
 @discardableResult
 func run(_ executable: String, _ arguments: [String], input: String? = nil) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let out = Pipe()
-    process.standardOutput = out
-    process.standardError = FileHandle.nullDevice
-    let inPipe = Pipe()
-    process.standardInput = inPipe
-    try process.run()
-    if let input { inPipe.fileHandleForWriting.write(Data(input.utf8)) }
-    try inPipe.fileHandleForWriting.close()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    try Spawn.run(executable, arguments, input: input)
 }
