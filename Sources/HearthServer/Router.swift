@@ -49,7 +49,16 @@ struct Router: HTTPHandler {
         guard let token = Authenticator.credential(of: request, options: rest.options) else {
             return dispatch(rest, credential: Authenticator.Credential(caller: .unauthenticated), responder: responder)
         }
-        // Verifying a token may read the user's row: off the I/O queue.
+        // A token seen before, whose user's status is fresh, is decided from the caches:
+        // no hop. Otherwise verifying may check a signature or read the user's row: off
+        // the I/O queue.
+        do {
+            if let credential = try context.auth.authenticator.cachedCredential(token: token) {
+                return dispatch(rest, credential: credential, responder: responder)
+            }
+        } catch {
+            return responder.respond(error.response)
+        }
         let routerContext = context
         routerContext.auth.work.async {
             do throws(APIError) {

@@ -15,7 +15,7 @@ public final class Authenticator: Sendable {
     let service: AccountService
     /// Tokens whose signature was already checked, by their exact text, with their expiry:
     /// an Ed25519 verification costs tens of microseconds, a lookup well under one.
-    private let verified = Mutex<[String: (claims: JSONValue, expires: Int64)]>([:])
+    private let verified = Mutex<[String: VerifiedToken]>([:])
     public static let defaultMaxVerifiedTokens = 20_000
     /// Users whose status is cached at most by default. Past either cap the cache starts
     /// over: memory stays bounded, and the cost is one re-verification per token.
@@ -69,21 +69,29 @@ public final class Authenticator: Sendable {
 
     /// Blocking, like `caller(token:)`.
     func credential(token: String) throws(APIError) -> Credential {
+        // Without cacheOnly the answer is never nil.
+        try credential(token: token, cacheOnly: false)!
+    }
+
+    /// The credential when it can be decided from the caches alone (the token verified
+    /// before, the user's status fresh): no signature check, no database read, so the
+    /// caller may stay on an I/O queue. nil when that would block; errors as `credential`.
+    func cachedCredential(token: String) throws(APIError) -> Credential? {
+        try credential(token: token, cacheOnly: true)
+    }
+
+    private func credential(token: String, cacheOnly: Bool) throws(APIError) -> Credential? {
         if acceptEmulatorOwner && ConstantTime.equals(Array(token.utf8), Array(Self.emulatorOwnerToken.utf8)) {
             return Credential(caller: Caller(auth: .null, isAdmin: true))
         }
-        let claims = try verifiedClaims(token)
-        guard let members = claims.objectValue, let auth = RulesAuth.value(fromVerifiedClaims: claims),
-              let uid = members["sub"]?.stringValue else { throw APIError(401, "Invalid auth token") }
-        var expiresAt: Int64?
-        if case .int(let exp)? = members["exp"] { expiresAt = exp * 1000 }
-        if members[Self.adminClaim] == .bool(true) && uid == Self.adminUID {
-            return Credential(caller: Caller(auth: auth, isAdmin: true), expiresAt: expiresAt)
+        guard let verified = try verifiedToken(token, cacheOnly: cacheOnly) else { return nil }
+        let uid = verified.uid
+        if verified.isAdmin {
+            return Credential(caller: Caller(auth: verified.auth, isAdmin: true), expiresAt: verified.expires * 1000)
         }
-        guard case .int(let iat)? = members["iat"] else { throw APIError(401, "Invalid auth token") }
-        let status = try userStatus(uid)
-        guard !status.disabled, iat >= status.validSince else { throw APIError(401, "Auth token is revoked") }
-        return Credential(caller: Caller(auth: auth), uid: uid, issuedAt: iat, expiresAt: expiresAt)
+        guard let status = try userStatus(uid, cacheOnly: cacheOnly) else { return nil }
+        guard !status.disabled, verified.issuedAt >= status.validSince else { throw APIError(401, "Auth token is revoked") }
+        return Credential(caller: Caller(auth: verified.auth), uid: uid, issuedAt: verified.issuedAt, expiresAt: verified.expires * 1000)
     }
 
     /// Whether a token of `uid` issued at `issuedAt` (s) is still good: the account exists,
@@ -92,40 +100,62 @@ public final class Authenticator: Sendable {
     /// because the database was briefly busy; the next check decides.
     func isStillValid(uid: String, issuedAt: Int64) -> Bool {
         do {
-            let status = try userStatus(uid)
+            guard let status = try userStatus(uid) else { return true }
             return !status.disabled && issuedAt >= status.validSince
         } catch {
             return error != APIError(401, "Auth token is revoked")
         }
     }
 
-    /// The token's claims: from the cache of verified tokens while unexpired, else checked.
-    private func verifiedClaims(_ token: String) throws(APIError) -> JSONValue {
+    /// A verified token's facts, cached by the token's text until it expires: the rules'
+    /// `auth` is built once per token, not per request.
+    struct VerifiedToken: Sendable {
+        let auth: JSONValue
+        let uid: String
+        let issuedAt: Int64
+        let expires: Int64
+        let isAdmin: Bool
+    }
+
+    /// The token's facts: from the cache while unexpired, else checked (nil on a miss when
+    /// `cacheOnly`).
+    private func verifiedToken(_ token: String, cacheOnly: Bool) throws(APIError) -> VerifiedToken? {
         let now = service.clock() / 1000
         if let hit = verified.withLock({ $0[token] }) {
             guard hit.expires > now else { throw APIError(401, "Auth token is expired") }
-            return hit.claims
+            return hit
         }
+        if cacheOnly { return nil }
         let claims: JSONValue
         do {
             claims = try service.verify(token)
         } catch {
             throw error == .tokenExpired ? APIError(401, "Auth token is expired") : APIError(401, "Invalid auth token")
         }
-        if case .int(let expires)? = claims.objectValue?["exp"] {
-            verified.withLock { cache in
-                if cache.count >= maxVerifiedTokens { cache.removeAll(keepingCapacity: true) }
-                cache[token] = (claims, expires)
-            }
+        guard let members = claims.objectValue, let auth = RulesAuth.value(fromVerifiedClaims: claims),
+              let uid = members["sub"]?.stringValue, case .int(let expires)? = members["exp"] else {
+            throw APIError(401, "Invalid auth token")
         }
-        return claims
+        let isAdmin = members[Self.adminClaim] == .bool(true) && uid == Self.adminUID
+        var issuedAt: Int64 = 0
+        if !isAdmin {
+            guard case .int(let iat)? = members["iat"] else { throw APIError(401, "Invalid auth token") }
+            issuedAt = iat
+        }
+        let facts = VerifiedToken(auth: auth, uid: uid, issuedAt: issuedAt, expires: expires, isAdmin: isAdmin)
+        verified.withLock { cache in
+            if cache.count >= maxVerifiedTokens { cache.removeAll(keepingCapacity: true) }
+            cache[token] = facts
+        }
+        return facts
     }
 
-    private func userStatus(_ uid: String) throws(APIError) -> (validSince: Int64, disabled: Bool) {
+    private func userStatus(_ uid: String, cacheOnly: Bool = false) throws(APIError) -> (validSince: Int64, disabled: Bool)? {
         let now = service.clock() / 1000
         if let cached = statusCache.withLock({ $0[uid] }), now - cached.fetched < service.settings.userStatusCacheSeconds {
             return (cached.validSince, cached.disabled)
         }
+        if cacheOnly { return nil }
         let user: UserRecord?
         do { user = try service.accounts.user(uid: uid) } catch { throw APIError.unavailable }
         guard let user else { throw APIError(401, "Auth token is revoked") }
