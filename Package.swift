@@ -55,8 +55,8 @@ let package = Package(
 
         // Shared test helpers (temp directories); tests only.
         .target(name: "HearthTesting", path: "Tests/HearthTesting"),
-        .testTarget(name: "HearthJSONTests", dependencies: ["HearthJSON"]),
-        .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthJSON"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "HearthJSONTests", dependencies: ["HearthJSON", "HearthTesting"]),
+        .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthJSON", "HearthTesting"], resources: [.copy("Fixtures")]),
         .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP"]),
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthJSON"]),

@@ -16,6 +16,7 @@
 //   (normalising it again changes nothing), and rendering it round-trips through the
 //   writer and parser too.
 // * Firebase key order is a strict total order on the keys of every parsed object.
+// * the streaming reader (JSONStreamReader, 3-byte chunks) gives the same value or error.
 // Every input is also tried as a URL path.
 
 import HearthJSON
@@ -24,6 +25,7 @@ import HearthJSON
 public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
     _ = try? DataPath(urlPath: String(decoding: bytes, as: UTF8.self))
+    checkStreamReader(bytes)
 
     guard let value = try? JSONParser.parse(bytes) else { return 0 }
     checkRoundTrip(value)
@@ -78,4 +80,19 @@ func javaScriptNumbers(_ value: JSONValue) -> JSONValue {
     default:
         return value
     }
+}
+
+/// The streaming reader, fed 3 bytes at a time, must give the parser's value or error.
+func checkStreamReader(_ bytes: UnsafeRawBufferPointer) {
+    let expected = Result { () throws(JSONStreamError) -> JSONValue in
+        do throws(JSONParseError) { return try JSONParser.parse(bytes) } catch { throw .syntax(error) }
+    }
+    var reader = JSONStreamReader(bytes: Array(bytes), chunkBytes: 3)
+    let actual = Result { () throws(JSONStreamError) -> JSONValue in
+        guard let first = try reader.next() else { throw .source("no event") }
+        let value = try reader.value(startingWith: first)
+        guard try reader.next() == nil else { throw .source("events after the value") }
+        return value
+    }
+    precondition(actual == expected, "the stream reader and the parser disagree")
 }

@@ -34,7 +34,10 @@ enum QueryIndex {
 
     /// A bound as the index compares it.
     static func sortKey(ofBound bound: JSONValue) -> (rank: Int64, value: SQLiteValue) {
-        sortKey(of: bound == .null ? nil : bound)
+        // Written as a pattern match: `sortKey(of: bound == .null ? nil : bound)` crashes
+        // the Swift 6.3.1 optimizer (SIL verifier, OwnershipModelEliminator) in release builds.
+        if case .null = bound { return sortKey(of: nil) }
+        return sortKey(of: bound)
     }
 
     /// The child key in a form whose byte order is Firebase key order (`FirebaseKeyOrder`):

@@ -120,7 +120,7 @@ public struct SQLiteAccountStore: AccountStore {
 
     // MARK: Rows
 
-    private static func bindings(_ u: UserRecord) -> [SQLiteValue] {
+    static func bindings(_ u: UserRecord) -> [SQLiteValue] {
         func text(_ s: String?) -> SQLiteValue { s.map { .text($0) } ?? .null }
         func int(_ i: Int64?) -> SQLiteValue { i.map { .integer($0) } ?? .null }
         return [

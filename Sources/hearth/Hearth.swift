@@ -6,7 +6,7 @@ struct Hearth: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hearth",
         abstract: "A self-hosted Firebase Realtime Database: REST, rules, accounts, live streams, in one SQLite file.",
-        subcommands: [Serve.self, Rules.self, Users.self, Token.self, Keys.self, ConfigDocs.self],
+        subcommands: [Serve.self, Rules.self, Users.self, Token.self, Keys.self, Backup.self, Restore.self, ExportData.self, ImportData.self, ConfigDocs.self],
         defaultSubcommand: nil
     )
 }

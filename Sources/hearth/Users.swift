@@ -7,7 +7,7 @@ import HearthServer
 struct Users: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List, add, disable, enable, delete users, set passwords, sign users out (revoke).",
-        subcommands: [List.self, Add.self, Disable.self, Enable.self, Delete.self, SetPassword.self, Revoke.self])
+        subcommands: [List.self, Add.self, Disable.self, Enable.self, Delete.self, SetPassword.self, Revoke.self, Import.self, Export.self])
 
     struct List: ParsableCommand {
         @OptionGroup var data: DataDirectoryOption

@@ -29,39 +29,12 @@ import Testing
 
     @Test func acknowledgedWritesSurviveSigkill() throws {
         let server = try HearthProcess.serve(dataDirectory: dir.path)
-        let acks = Mutex<[Int]>([])
-        let enough = DispatchSemaphore(value: 0)
-        let python = Process()
-        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        python.arguments = ["python3", "-c", Self.writer, String(server.port)]
-        let out = Pipe()
-        python.standardOutput = out
-        python.standardError = FileHandle.nullDevice
-        let buffer = Mutex<String>("")
-        out.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil; return }
-            let lines: [Substring] = buffer.withLock { text in
-                text += String(decoding: data, as: UTF8.self)
-                guard let last = text.lastIndex(of: "\n") else { return [] }
-                let complete = text[...last].split(separator: "\n")
-                text = String(text[text.index(after: last)...])
-                return complete
-            }
-            let count = acks.withLock { acks in
-                for line in lines where line.hasPrefix("ack ") { acks.append(Int(line.dropFirst(4))!) }
-                return acks.count
-            }
-            if count >= Self.acknowledgedBeforeKill && count - lines.count < Self.acknowledgedBeforeKill {
-                enough.signal()
-            }
-        }
-        try python.run()
-        #expect(enough.wait(timeout: .now() + .seconds(120)) == .success)
+        let writer = try AckingWriter(port: server.port)
+        #expect(writer.waitFor(acks: Self.acknowledgedBeforeKill))
         server.signal(SIGKILL)
         _ = try server.waitForExit()
-        python.waitUntilExit()
-        let acknowledged = acks.withLock { $0 }
+        writer.waitUntilExit()
+        let acknowledged = writer.acknowledged
         #expect(acknowledged.count >= Self.acknowledgedBeforeKill)
 
         let restarted = try HearthProcess.serve(dataDirectory: dir.path)

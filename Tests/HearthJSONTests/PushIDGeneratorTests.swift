@@ -1,3 +1,4 @@
+import HearthTesting
 import Synchronization
 import Testing
 @testable import HearthJSON

@@ -263,3 +263,19 @@ extension JSONValue {
         return nil
     }
 }
+
+@Suite struct AuthBodyTests {
+    @Test func jsonLabelledAsAFormIsReadAsJSON() async throws {
+        let h = try RouterHarness()
+        // What `curl -d '{...}'` sends: JSON with curl's default form content type.
+        let signUp = await h.send("POST", "/v1/accounts:signUp", #"{"email":"ann@example.com","password":"secret1"}"#,
+                                  headers: [("Content-Type", "application/x-www-form-urlencoded")])
+        #expect(signUp.status == 200)
+        guard case .object(let body)? = signUp.json else { Issue.record("no JSON body"); return }
+        #expect(body["email"] == .string("ann@example.com"))
+        // A real form still works (the token endpoint takes forms).
+        let form = await h.send("POST", "/v1/token", "grant_type=refresh_token&refresh_token=nope",
+                                headers: [("Content-Type", "application/x-www-form-urlencoded")])
+        #expect(form.status == 400 && form.text.contains("INVALID_REFRESH_TOKEN"))
+    }
+}

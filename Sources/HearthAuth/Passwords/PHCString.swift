@@ -80,7 +80,7 @@ public struct PHCString: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A non-negative decimal of at most 9 digits without leading zeros, or nil.
-    private static func canonicalDecimal(_ text: Substring) -> Int? {
+    static func canonicalDecimal(_ text: Substring) -> Int? {
         let digits = Array(text.utf8)
         guard (1...9).contains(digits.count),
               digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),

@@ -75,7 +75,7 @@ public struct AccountService: Sendable {
             _ = try? hasher.verify(password, against: Self.decoyHash)  // same work as a real check
             throw .invalidLoginCredentials
         }
-        guard (try? hasher.verify(password, against: stored)) == true else { throw .invalidLoginCredentials }
+        guard (try? hasher.verifyStored(password, against: stored)) == true else { throw .invalidLoginCredentials }
         guard !user.disabled else { throw .userDisabled }
         let now = clock()
         user.lastLoginAt = now

@@ -13,7 +13,11 @@ struct AuthRequestBody: Sendable {
     init(_ request: HTTPRequest) throws(AuthError) {
         guard request.body.count <= Self.maxBytes else { throw AuthError("INVALID_JSON_PAYLOAD", detail: "body too large") }
         let contentType = request.headers["Content-Type"]?.lowercased() ?? ""
-        if contentType.hasPrefix("application/x-www-form-urlencoded") {
+        // `curl -d '{...}'` labels JSON as a form: a body that starts like a JSON object is
+        // read as one (no form field name starts with `{`), so it is never mistaken for an
+        // empty request (which signUp would take as an anonymous sign-up).
+        let looksLikeJSON = request.body.first { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\n") } == UInt8(ascii: "{")
+        if contentType.hasPrefix("application/x-www-form-urlencoded") && !looksLikeJSON {
             fields = [:]
             for pair in request.body.split(separator: UInt8(ascii: "&")) {
                 let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)

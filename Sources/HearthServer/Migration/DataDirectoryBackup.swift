@@ -1,0 +1,97 @@
+import Foundation
+import HearthStore
+
+/// `hearth backup` and `hearth restore`: a data directory's database and signing keys.
+///
+/// A backup is a directory holding `hearth.sqlite` (a consistent snapshot taken with
+/// SQLite's online backup API while the server runs, checked with `PRAGMA
+/// integrity_check`, one self-contained file) and `keys/` (the signing keys, so ID tokens
+/// issued before the backup still verify after a restore). It is built under a temporary
+/// name beside the destination and renamed into place when complete; every file is 0600,
+/// every directory 0700.
+public enum DataDirectoryBackup {
+    /// The signing keys' folder inside a data directory and inside a backup (`KeyRing`).
+    public static let keysFolder = "keys"
+
+    /// Backs up `dataDirectory` to the new directory `destination`.
+    public static func backup(dataDirectory: String, to destination: String) throws(MaintenanceError) {
+        var destination = destination
+        while destination.count > 1, destination.hasSuffix("/") { destination.removeLast() }
+        guard !exists(destination) else { throw .exists(path: destination) }
+        let database = dataDirectory + "/" + SQLiteTreeStore.fileName
+        guard exists(database) else { throw .missing(path: database) }
+        let partial = destination + ".partial-\(getpid())"
+        guard mkdir(partial, DatabaseFile.directoryMode) == 0 else { throw .io(operation: "create directory", path: partial, errno: errno) }
+        do throws(MaintenanceError) {
+            try DatabaseFile.backup(databaseAt: database, to: partial + "/" + SQLiteTreeStore.fileName)
+            try copyKeys(from: dataDirectory + "/" + keysFolder, to: partial + "/" + keysFolder, replacing: false)
+            try DatabaseFile.syncFile(partial)
+            // rename() replaces an empty directory that appeared meanwhile, never one with
+            // content (ENOTEMPTY) or a file (ENOTDIR).
+            guard !exists(destination) else { throw .exists(path: destination) }
+            guard rename(partial, destination) == 0 else {
+                let code = errno
+                throw code == ENOTEMPTY || code == EEXIST || code == ENOTDIR
+                    ? .exists(path: destination) : .io(operation: "rename", path: destination, errno: code)
+            }
+            try DatabaseFile.syncFile(parent(of: destination))
+        } catch {
+            try? FileManager.default.removeItem(atPath: partial)
+            throw error
+        }
+    }
+
+    /// Restores a backup (a backup directory, or a bare `hearth.sqlite` file) into
+    /// `dataDirectory`: the database first (`DatabaseFile.restore`: verified, refused if
+    /// one exists unless `force`, and while in use), then the backup's keys, added to the
+    /// directory's own, its current key becoming the signing key.
+    public static func restore(from source: String, intoDataDirectory dataDirectory: String, force: Bool) throws(MaintenanceError) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) else { throw .missing(path: source) }
+        let database = isDirectory.boolValue ? source + "/" + SQLiteTreeStore.fileName : source
+        try DatabaseFile.restore(from: database, intoDirectory: dataDirectory, force: force)
+        if isDirectory.boolValue {
+            try copyKeys(from: source + "/" + keysFolder, to: dataDirectory + "/" + keysFolder, replacing: true)
+        }
+    }
+
+    /// Copies the key files (`*.key`, `current`) of `source` into `destination` (created
+    /// 0700), each through a temporary file renamed into place; `current` last. Nothing to
+    /// do without a `source` folder.
+    static func copyKeys(from source: String, to destination: String, replacing: Bool) throws(MaintenanceError) {
+        guard exists(source) else { return }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: source)
+        } catch {
+            throw .io(operation: "list", path: source, errno: EIO)
+        }
+        try DatabaseFile.makeDirectory(destination)
+        let keys = names.filter { $0.hasSuffix(".key") }.sorted() + (names.contains("current") ? ["current"] : [])
+        for name in keys {
+            let target = destination + "/" + name
+            if !replacing, exists(target) { throw .exists(path: target) }
+            try copyFile(from: source + "/" + name, to: target)
+        }
+        try DatabaseFile.syncFile(destination)
+    }
+
+    /// Copies one small file (mode 0600): flushed, then renamed over `destination`.
+    static func copyFile(from source: String, to destination: String) throws(MaintenanceError) {
+        guard let contents = FileManager.default.contents(atPath: source) else { throw .io(operation: "read", path: source, errno: EIO) }
+        let output = try OutputFile(path: destination)
+        try output.append([UInt8](contents))
+        try output.commit()
+    }
+
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    static func parent(of path: String) -> String {
+        let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
+        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
+        return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
+    }
+}

@@ -1,0 +1,49 @@
+/// A user that could not be imported because the uid or the email is taken (by an existing
+/// user or an earlier one in the same import).
+public enum AccountImportError: Error, Sendable, Equatable, CustomStringConvertible {
+    case duplicateUID(String)
+    case duplicateEmail(uid: String)
+
+    public var description: String {
+        switch self {
+        case .duplicateUID(let uid): return "a user with uid \(uid) already exists"
+        case .duplicateEmail(let uid): return "the email of user \(uid) belongs to another user"
+        }
+    }
+}
+
+extension SQLiteTreeStore {
+    /// Inserts users in one transaction on the writer: all of them or, on any error
+    /// (including one thrown by `next`), none. `next` is called on the writer queue for
+    /// each user until it returns nil, so a large file is read while it is inserted.
+    /// Returns how many were inserted.
+    public func importUsers(_ next: () throws -> UserRecord?) throws -> Int {
+        try onWriter { connection in
+            try connection.execute("BEGIN IMMEDIATE")
+            do {
+                let insert = try connection.statement("""
+                    INSERT INTO users(uid, email, password_hash, display_name, photo_url, email_verified, disabled, provider,
+                      custom_claims, created_at, last_login_at, password_updated_at, valid_since)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """)
+                var count = 0
+                while let user = try next() {
+                    do {
+                        try insert.run(SQLiteAccountStore.bindings(user))
+                    } catch StoreError.sqlite(let code, _, _) where code == 1555 {
+                        throw AccountImportError.duplicateUID(user.uid)
+                    } catch StoreError.sqlite(let code, _, _) where code == 2067 {
+                        throw AccountImportError.duplicateEmail(uid: user.uid)
+                    }
+                    count += 1
+                }
+                try connection.execute("COMMIT")
+                return count
+            } catch {
+                try? connection.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+}

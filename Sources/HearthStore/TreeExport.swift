@@ -1,0 +1,161 @@
+import HearthJSON
+
+/// Writes the value at a path as JSON while reading it, leaf row by leaf row in path order,
+/// so memory stays bounded by the depth of the tree, not its size.
+///
+/// The output is the stored form, as `format=export` shows it: integer-keyed objects stay
+/// objects (never rendered as arrays, which would need every key of an object before its
+/// first byte), there are no priorities, and a missing node is `null`. Members appear in
+/// the byte order of their paths (how the `nodes` table keeps them; JSON gives object
+/// order no meaning), so the same data always gives the same bytes. The whole export reads
+/// one snapshot (one read transaction), beside a running server.
+public enum TreeExport {
+    /// Output is handed to the sink in pieces of about this many bytes.
+    public static let chunkBytes = 64 * 1024
+
+    public struct Summary: Sendable, Equatable {
+        /// Leaves written.
+        public var leaves: Int
+        /// Bytes written.
+        public var bytes: Int
+    }
+
+    /// Exports the value at `path` of the database in `directory` to `sink`.
+    public static func run(
+        directory: String, at path: DataPath, sink: @escaping ([UInt8]) throws(MaintenanceError) -> Void
+    ) throws(MaintenanceError) -> Summary {
+        let file = directory + "/" + SQLiteTreeStore.fileName
+        let connection = try DatabaseFile.openExisting(file)
+        defer { connection.close() }
+        try DatabaseFile.checkSchema(connection, path: file)
+        try DatabaseFile.store { () throws(StoreError) in try connection.execute("BEGIN") }
+        defer { try? connection.execute("COMMIT") }
+        var writer = Writer(sink: sink)
+        try write(connection: connection, at: path, into: &writer)
+        try writer.flush()
+        return Summary(leaves: writer.leaves, bytes: writer.written)
+    }
+
+    private static func write(connection: SQLiteConnection, at path: DataPath, into writer: inout Writer) throws(MaintenanceError) {
+        let key = path.storageKey
+        let leaf = try DatabaseFile.store { () throws(StoreError) in try SQLiteTreeView(connection: connection).leaf(at: path) }
+        if let leaf {
+            writer.leaf(leaf)
+            return
+        }
+        let statement: SQLiteStatement
+        let prefixLength: Int
+        do {
+            if path.isRoot {
+                statement = try connection.statement(SQLiteTreeView.allSQL)
+                try statement.reset()
+                prefixLength = 0
+            } else {
+                let range = SQLiteTreeView.descendantRange(key)
+                statement = try connection.statement(SQLiteTreeView.rangeSQL)
+                try statement.reset([.text(range.lower), .text(range.upper)])
+                prefixLength = range.lower.utf8.count
+            }
+        } catch {
+            throw .store(error)
+        }
+        defer { try? statement.reset() }
+        while try DatabaseFile.store({ () throws(StoreError) in try statement.step() }) {
+            let full = statement.text(0)
+            let segments = LeafRow.segments(full.utf8.dropFirst(prefixLength))
+            let value = try DatabaseFile.store { () throws(StoreError) in
+                try LeafRow.decode(kind: statement.int64(1), statement: statement, column: 2)
+            }
+            try writer.member(segments, value, fullPath: full)
+            try writer.flushIfFull()
+        }
+        writer.finish()
+    }
+
+    /// The JSON being written: the keys of the open objects, innermost last.
+    private struct Writer {
+        let sink: ([UInt8]) throws(MaintenanceError) -> Void
+        var buffer: [UInt8] = []
+        var open: [Substring] = []
+        /// The innermost open object has no member yet.
+        var empty = true
+        /// Segments of the last leaf, to catch a (corrupt) row below a leaf.
+        var lastLeaf: ArraySlice<Substring> = []
+        var started = false
+        var leaves = 0
+        var written = 0
+
+        init(sink: @escaping ([UInt8]) throws(MaintenanceError) -> Void) {
+            self.sink = sink
+            buffer.reserveCapacity(TreeExport.chunkBytes + 1024)
+        }
+
+        /// The whole export is one leaf.
+        mutating func leaf(_ value: JSONValue) {
+            JSONWriter.write(value, into: &buffer)
+            leaves = 1
+        }
+
+        /// One leaf row below the exported path, given by its relative segments.
+        mutating func member(_ segments: ArraySlice<Substring>, _ value: JSONValue, fullPath: String) throws(MaintenanceError) {
+            if !started {
+                buffer.append(UInt8(ascii: "{"))
+                started = true
+            }
+            let parents = segments.dropLast()
+            if !lastLeaf.isEmpty, parents.count >= lastLeaf.count, parents.prefix(lastLeaf.count).elementsEqual(lastLeaf) {
+                throw .store(.corrupt("a leaf and a subtree both at /\(fullPath)"))
+            }
+            // Close the objects this row is not in, open the ones it is in.
+            var common = 0
+            while common < open.count, common < parents.count, open[common] == parents[parents.startIndex + common] {
+                common += 1
+            }
+            while open.count > common {
+                buffer.append(UInt8(ascii: "}"))
+                open.removeLast()
+                empty = false
+            }
+            for segment in parents.dropFirst(common) {
+                separate()
+                JSONWriter.writeString(String(segment), into: &buffer)
+                buffer.append(UInt8(ascii: ":"))
+                buffer.append(UInt8(ascii: "{"))
+                open.append(segment)
+                empty = true
+            }
+            separate()
+            JSONWriter.writeString(String(segments.last ?? ""), into: &buffer)
+            buffer.append(UInt8(ascii: ":"))
+            JSONWriter.write(value, into: &buffer)
+            empty = false
+            lastLeaf = segments
+            leaves += 1
+        }
+
+        private mutating func separate() {
+            if !empty { buffer.append(UInt8(ascii: ",")) }
+        }
+
+        /// Closes every open object (or writes `null` when there were no rows).
+        mutating func finish() {
+            guard started else {
+                buffer.append(contentsOf: "null".utf8)
+                return
+            }
+            buffer.append(contentsOf: repeatElement(UInt8(ascii: "}"), count: open.count + 1))
+            open.removeAll()
+        }
+
+        mutating func flushIfFull() throws(MaintenanceError) {
+            if buffer.count >= TreeExport.chunkBytes { try flush() }
+        }
+
+        mutating func flush() throws(MaintenanceError) {
+            guard !buffer.isEmpty else { return }
+            try sink(buffer)
+            written += buffer.count
+            buffer.removeAll(keepingCapacity: true)
+        }
+    }
+}

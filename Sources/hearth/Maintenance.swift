@@ -1,0 +1,138 @@
+import ArgumentParser
+import HearthJSON
+import HearthServer
+import HearthStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `hearth backup`: a consistent copy of a data directory while the server runs.
+struct Backup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Copy the database and the signing keys to a new directory, also while the server runs.",
+        discussion: """
+            DEST is created and must not exist. It holds hearth.sqlite (one consistent \
+            snapshot, taken with SQLite's online backup API without stopping writes, checked \
+            with PRAGMA integrity_check) and keys/ (the token signing keys). It is written \
+            under a temporary name and renamed when complete; files are 0600, folders 0700.
+            """)
+
+    @Argument(help: "The backup directory to create.") var destination: String
+    @OptionGroup var data: DataDirectoryOption
+
+    func run() throws {
+        try Tool.run {
+            try DataDirectoryBackup.backup(dataDirectory: data.path, to: destination)
+            print("backed up \(data.path) to \(destination)")
+        }
+    }
+}
+
+/// `hearth restore`: put a backup back, with the server stopped.
+struct Restore: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Restore a backup (made by 'hearth backup') into a data directory that is not in use.",
+        discussion: """
+            SOURCE is a backup directory (or a bare hearth.sqlite). It is checked first \
+            (PRAGMA integrity_check, a known schema version). A data directory that already \
+            has a database is refused unless --force; the server must be stopped (a database \
+            in use is refused). The backup's signing keys are added to the directory's keys. \
+            Streams that resume afterwards start from a fresh snapshot.
+            """)
+
+    @Argument(help: "The backup directory (or a hearth.sqlite file).") var source: String
+    @OptionGroup var data: DataDirectoryOption
+    @Flag(help: "Replace the data directory's existing database.") var force = false
+
+    func run() throws {
+        try Tool.run {
+            try DataDirectoryBackup.restore(from: source, intoDataDirectory: data.path, force: force)
+            print("restored \(source) into \(data.path)")
+        }
+    }
+}
+
+/// `hearth export`: the tree (or a part) as JSON, streamed.
+struct ExportData: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Write the data at a path as JSON (Firebase's export format), also while the server runs.",
+        discussion: """
+            The output is the stored form, as GET ?format=export gives it: objects only \
+            (arrays were stored as integer-keyed objects and stay so), keys in the byte order \
+            of their paths, a missing path is null. It is read from one snapshot and written \
+            while it is read, so memory does not grow with the database. With --output the \
+            file is replaced only when complete (mode 0600).
+            """)
+
+    @Option(help: "The path to export (default: the root).") var path = "/"
+    @OptionGroup var data: DataDirectoryOption
+    @Option(help: "Write to this file instead of standard output.") var output: String?
+
+    func run() throws {
+        let location = try Tool.path(path)
+        try Tool.run {
+            let out = try OutputFile(path: output)
+            let summary = try TreeExport.run(directory: data.path, at: location) { bytes throws(MaintenanceError) in
+                try out.append(bytes)
+            }
+            try out.append(Array("\n".utf8))
+            try out.commit()
+            if let output { print("exported \(summary.leaves) leaves (\(summary.bytes) bytes) at \(location) to \(output)") }
+        }
+    }
+}
+
+/// `hearth import`: load a JSON export, streamed, in one transaction, with the server stopped.
+struct ImportData: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Replace the data at a path with a JSON file (a Firebase export), with the server stopped.",
+        discussion: """
+            The file is read as a stream (memory does not grow with its size) and validated \
+            as a REST PUT is: every key, the depth, string sizes; an error names the path. \
+            Arrays become integer-keyed objects; null and empty objects write nothing. Server \
+            values (.sv) and keys repeated within an object are refused. Everything is written \
+            in one transaction: on any error nothing changes. The database must not be in use \
+            (stop the server first). The change log is emptied, not sent the import: streams \
+            that resume afterwards start from a fresh snapshot.
+            """)
+
+    @Argument(help: "The JSON file ('-' for standard input).") var file: String
+    @Option(help: "The path to replace (default: the root).") var path = "/"
+    @OptionGroup var data: DataDirectoryOption
+
+    func run() throws {
+        let location = try Tool.path(path)
+        try Tool.run {
+            let input = try InputFile(path: file)
+            var reader = input.jsonReader()
+            let summary = try TreeImport.run(directory: data.path, at: location, reader: &reader)
+            print("imported \(summary.leaves) leaves at \(location)")
+        }
+    }
+}
+
+/// Error reporting shared by the data tools: the error's text on standard error, exit 1.
+enum Tool {
+    static func run(_ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            let text = Array("error: \(error)\n".utf8)
+            _ = text.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            throw ExitCode(1)
+        }
+    }
+
+    /// `--path`, as a data path.
+    static func path(_ text: String) throws -> DataPath {
+        do {
+            return try DataPath(string: text)
+        } catch {
+            throw ValidationError("--path: \(error)")
+        }
+    }
+}
