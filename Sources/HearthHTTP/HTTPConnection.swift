@@ -32,6 +32,10 @@ final class HTTPConnection: @unchecked Sendable {
     /// Unparsed input that may wait while a request is being handled before we stop
     /// reading (backpressure on pipelining clients).
     static let readAheadLimit = 64 * 1024
+    /// Output capacity kept after a drain, so keep-alive responses reuse their buffer.
+    static let keptOutputCapacity = 64 * 1024
+    /// The same for an open stream: enough for the usual event, not for a whole snapshot.
+    static let keptStreamOutputCapacity = 1024
 
     let fd: Int32
     let remoteAddress: String
@@ -347,7 +351,14 @@ final class HTTPConnection: @unchecked Sendable {
                 return false
             }
         }
-        if output.capacity > 64 * 1024 { output = [] } else { output.removeAll(keepingCapacity: true) }
+        // Keep a small buffer for the next response, but not what a large one grew: an open
+        // stream idles with its output drained, and keeping the capacity its initial snapshot
+        // needed would cost that much memory per idle stream for as long as it stays open.
+        if output.capacity > (stream == nil ? Self.keptOutputCapacity : Self.keptStreamOutputCapacity) {
+            output = []
+        } else {
+            output.removeAll(keepingCapacity: true)
+        }
         outputOffset = 0
         if let source = writeSource, !writeSuspended {
             writeSuspended = true

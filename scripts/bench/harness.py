@@ -1,7 +1,15 @@
 #!/usr/bin/env python3
 # Copied from the team's shared bench kit (shared/bench/harness.py), unchanged except
-# that paths in comments and help texts now say scripts/bench/ instead of bench/.
-# Hearth runs it from scripts/bench/ (http_baseline.sh, compare.sh, run_pocketbase.sh).
+# that paths in comments and help texts now say scripts/bench/ instead of bench/, and one
+# fix in SubscriberWorker._open_one (the kit still has the bug): a subscriber's "ready"
+# waiter is registered before the connection exists, not after create_connection returns.
+# A server that answers the stream request with its first event within microseconds
+# (Hearth's snapshot `put`) made the stream ready before the waiter existed; the waiter
+# then never fired, the open phase waited the full --ready-timeout (120 s) and counted a
+# "ready timeout" failure for a stream that was in fact live. PocketBase needs a second
+# round trip (the subscribe POST) and never hit it.
+# Hearth runs it from scripts/bench/ (http_baseline.sh, compare.sh, run_pocketbase.sh,
+# streams.sh).
 """Peer-neutral load harness for per-user favorites backends (stdlib only).
 
 Scenarios take URLs, headers and bodies from a per-target config
@@ -581,16 +589,32 @@ class SubscriberWorker:
         async with sem:
             loop = asyncio.get_running_loop()
             fut = loop.create_future()
+            made = []
+
+            def factory():
+                # register the waiter before any byte can arrive: the first event may be
+                # processed before create_connection() returns to this coroutine
+                conn = SSEConn(self, self.user)
+                self.ready_waiters[conn] = fut
+                made.append(conn)
+                return conn
             try:
-                tr, conn = await asyncio.wait_for(loop.create_connection(
-                    lambda: SSEConn(self, self.user), self.host, self.port), timeout)
+                tr, conn = await asyncio.wait_for(loop.create_connection(factory, self.host, self.port), timeout)
             except Exception as e:  # noqa
-                self.n_failed += 1
+                live = [c for c in made if c.tr is not None and not c.dead]
+                for c in live:
+                    c.tr.close()  # connection_lost -> on_lost counts the failure
+                for c in made:
+                    if c not in live:
+                        self.ready_waiters.pop(c, None)
+                if not live:
+                    self.n_failed += 1
                 if len(self.fail_msgs) < 5:
                     self.fail_msgs.append("connect %r" % e)
                 return
             self.conns.append(conn)
-            self.ready_waiters[conn] = fut
+            if fut.done():
+                return
             try:
                 await asyncio.wait_for(fut, timeout)
             except asyncio.TimeoutError:

@@ -6,7 +6,7 @@ Written for this repo after the shared bench kit's pocketbase_setup.py; the fixt
 have the same keys:
   readers:  [{uid, token, ids: [20 favourite keys]}]   list / get / put / update
   writers:  [{uid, token, ids: []}]                     create (so the readers' lists stay at 20)
-  sse_user: {uid, token, ids: []}                       (streams: later)
+  sse_user: {uid, token, ids: []}                       streams (streams.sh)
 
 Every reader is seeded with the target's own "put" scenario body (the whole
 20-favourite subtree), so the seed data has exactly the shape the PUT traffic writes
