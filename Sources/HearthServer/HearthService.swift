@@ -167,7 +167,7 @@ public final class HearthService: Sendable {
     static func mayStillRead(_ subscription: Subscription, policy: any AccessPolicy, view: any TreeView) -> Bool {
         guard let gate = subscription.gate as? SubscriberGate else { return false }
         if gate.caller.isAdmin { return true }
-        return policy.canRead(subscription.location, query: nil, caller: gate.caller, view: view)
+        return policy.canRead(subscription.location, query: gate.query, caller: gate.caller, view: view)
     }
 
     static func isLoopback(_ host: String) -> Bool {

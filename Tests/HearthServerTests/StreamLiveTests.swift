@@ -290,6 +290,21 @@ struct UncheckedBox<Value>: @unchecked Sendable {
         await server.stop()
     }
 
+    @Test func rechecksOfAQueryStreamSeeItsQuery() async throws {
+        let rules = #"{"rules": {"open": {".write": true}, "scores": {".read": "query.limitToLast <= 3 && root.child('open').val() === true", ".write": true, ".indexOn": ".value"}}}"#
+        let server = try LiveServer(rules: rules)
+        _ = try server.request("PUT", "/open.json", "true")
+        _ = try server.request("PUT", "/scores.json", #"{"a":1,"b":2,"c":3}"#)
+        let stream = try server.stream(#"/scores.json?orderBy=%22$value%22&limitToLast=2"#)
+        #expect(try stream.nextEvent().data == #"{"path":"/","data":{"b":2,"c":3}}"#)
+        // A write re-checks this data-dependent decision, with the stream's query: still allowed.
+        _ = try server.request("PUT", "/scores/d.json", "4")
+        #expect(try stream.nextEvent().data == #"{"path":"/","data":{"c":3,"d":4}}"#)
+        _ = try server.request("PUT", "/open.json", "false")
+        #expect(try stream.nextEvent() == ReceivedEvent(name: "cancel", id: nil, data: "null"))
+        await server.stop()
+    }
+
     @Test func queryStreamsAreCheckedLikeQueries() async throws {
         let server = try LiveServer(rules: Self.rules)
         #expect(try server.stream(#"/scores.json?orderBy=%22$value%22&limitToLast=10"#).readHead().status == 401)  // rules see the query

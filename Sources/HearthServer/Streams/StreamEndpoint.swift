@@ -36,9 +36,10 @@ enum StreamEndpoint {
         _ request: RESTRequest, credential: Authenticator.Credential, context: RESTContext, responder: HTTPResponder
     ) {
         let hub = context.streams
-        let gate = SubscriberGate(
-            caller: credential.caller, uid: credential.uid, issuedAt: credential.issuedAt, expiresAt: credential.expiresAt)
         let query = request.options.query
+        let gate = SubscriberGate(
+            caller: credential.caller, uid: credential.uid, issuedAt: credential.issuedAt, expiresAt: credential.expiresAt,
+            query: query?.rules)
         if let query, let index = query.requiredIndex, !context.policy.indexes(at: request.path).contains(index) {
             return responder.respond(query.missingIndexError(at: request.path).response)
         }

@@ -1,4 +1,5 @@
 import HearthHTTP
+import HearthRules
 import HearthStreams
 
 /// What the hub keeps about a stream's right to read: the caller, and what must be
@@ -9,6 +10,8 @@ struct SubscriberGate: StreamGate {
     let uid: String?
     let issuedAt: Int64?
     let expiresAt: Int64?
+    /// The stream's query as the rules see it (`query.*`), for every later re-check.
+    var query: RuleQuery? = nil
 }
 
 /// The HTTP layer's stream as the hub's sink.
