@@ -182,7 +182,9 @@ import Testing
     @Test func signInIsRateLimitedPerAddressWithRetryAfter() async throws {
         var settings = AuthSettings()
         settings.signInAttemptsPerMinute = 3
-        let limited = try RouterHarness(settings: settings)
+        // A frozen clock: the four attempts fall in one rate-limit window however slow the machine.
+        let frozen = SQLiteTreeStore.systemMilliseconds()
+        let limited = try RouterHarness(settings: settings, clock: { frozen })
         var statuses: [Int] = []
         for _ in 0..<4 {
             let request = HTTPRequest(method: "POST", target: "/v1/accounts:signInWithPassword",

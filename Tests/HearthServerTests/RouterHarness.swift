@@ -23,9 +23,10 @@ final class RouterHarness: Sendable {
     /// Cheap scrypt parameters so account tests stay fast (production uses ln=15).
     static let testHasher = PasswordHasher(parameters: try! ScryptParameters(logN: 10, r: 8, p: 1))
 
-    init(policy: (any AccessPolicy)? = nil, settings: AuthSettings = AuthSettings(), hasher: PasswordHasher = testHasher) throws {
+    init(policy: (any AccessPolicy)? = nil, settings: AuthSettings = AuthSettings(), hasher: PasswordHasher = testHasher,
+         clock: @escaping @Sendable () -> Int64 = SQLiteTreeStore.systemMilliseconds) throws {
         store = try SQLiteTreeStore(directory: directory.path)
-        auth = try AuthContext.make(store: store, dataDirectory: directory.path, settings: settings, hasher: hasher)
+        auth = try AuthContext.make(store: store, dataDirectory: directory.path, settings: settings, hasher: hasher, clock: clock)
         let context = RESTContext(
             store: store, policy: try policy ?? RulesAccessPolicy(rules: RuleSet.compile(Self.openRules)),
             pushIDs: SharedPushIDGenerator(), logger: Logger(label: "test"), auth: auth,

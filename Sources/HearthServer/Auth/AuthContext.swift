@@ -27,7 +27,7 @@ struct AuthContext: Sendable {
                      clock: @escaping @Sendable () -> Int64 = SQLiteTreeStore.systemMilliseconds) throws -> AuthContext {
         let service = AccountService(accounts: store.accounts, keys: try KeyRing(dataDirectory: dataDirectory),
                                      settings: settings, hasher: hasher, clock: clock)
-        let seconds: @Sendable () -> Int64 = { SQLiteTreeStore.systemMilliseconds() / 1000 }
+        let seconds: @Sendable () -> Int64 = { clock() / 1000 }
         return AuthContext(
             service: service, authenticator: Authenticator(service: service, acceptEmulatorOwner: settings.acceptEmulatorOwner),
             pool: HashingPool(width: hashingPoolWidth, maxBacklog: hashingBacklog),
