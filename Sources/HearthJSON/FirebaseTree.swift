@@ -36,7 +36,10 @@ public enum FirebaseTree {
     /// must not call this.)
     public static func render(_ value: JSONValue) -> JSONValue {
         switch value {
-        case .object(let members):
+        case .object(var members):
+            // Priorities are shown only by `format=export` (spec §1.5).
+            if let leaf = members[".value"] { return leaf }
+            members[".priority"] = nil
             if let length = arrayLength(members) {
                 var elements = [JSONValue](repeating: .null, count: length)
                 for (key, child) in members {
@@ -50,6 +53,15 @@ public enum FirebaseTree {
         case .null, .bool, .int, .double, .string:
             return value
         }
+    }
+
+    /// `value` without its priorities (`.priority` members, `{".value": v}` wrappers): what
+    /// the rules, ETags and clients that do not ask for `format=export` see.
+    public static func withoutPriorities(_ value: JSONValue) -> JSONValue {
+        guard case .object(var members) = value else { return value }
+        if let leaf = members[".value"] { return leaf }
+        members[".priority"] = nil
+        return .object(members.mapValues(withoutPriorities))
     }
 
     /// The `shallow=true` view (spec §1.3): an object becomes `{key: true, ...}`; a
@@ -149,11 +161,26 @@ private struct Normalizer {
                 }
                 return value
             }
+            if let wrapped = children[".value"] {
+                // `{".value": v, ".priority": p}`: a leaf with a priority (spec §1.5).
+                guard children.keys.allSatisfy({ $0 == ".value" || $0 == ".priority" }) else {
+                    throw .invalidPriority(under: here, detail: "\".value\" may only stand beside \".priority\"")
+                }
+                guard let leaf = try normalize(wrapped) else { return nil }
+                if case .object = leaf { throw .invalidPriority(under: here, detail: "\".value\" must be a string, number or boolean") }
+                guard let priority = try priority(children[".priority"]) else { return leaf }
+                return .object([".value": leaf, ".priority": priority])
+            }
             try checkChildDepth()
             var members: [String: JSONValue] = [:]
             members.reserveCapacity(children.count)
+            var nodePriority: JSONValue?
             for (key, child) in children {
                 if key.utf8.first == UInt8(ascii: ".") {
+                    if key == ".priority" {
+                        nodePriority = try priority(child)
+                        continue
+                    }
                     try pseudoKey(key, child)
                     continue
                 }
@@ -164,7 +191,27 @@ private struct Normalizer {
                 defer { keys.removeLast() }
                 if let normalized = try normalize(child) { members[key] = normalized }
             }
-            return members.isEmpty ? nil : .object(members)
+            // A priority alone does not make a node exist (a node with no children does not).
+            if members.isEmpty { return nil }
+            if let nodePriority { members[".priority"] = nodePriority }
+            return .object(members)
+        }
+    }
+
+    /// A priority: a string, a finite number, or null (none) (spec §1.5).
+    private func priority(_ value: JSONValue?) throws(TreeError) -> JSONValue? {
+        switch value {
+        case nil, .null?: return nil
+        case .string(let text)?:
+            guard text.utf8.count <= DataPath.maxKeyBytes else { throw .invalidPriority(under: here, detail: "a string priority is at most \(DataPath.maxKeyBytes) bytes") }
+            return .string(text)
+        case .int?: return value
+        case .double(let d)?:
+            guard d.isFinite else { throw .invalidPriority(under: here, detail: "NaN and Infinity are not priorities") }
+            if d.magnitude <= JSONWriter.maxIntegralDoubleWrittenAsInteger, d.rounded(.towardZero) == d { return .int(Int64(d)) }
+            return value
+        default:
+            throw .invalidPriority(under: here, detail: "a priority must be a string, a number or null")
         }
     }
 
@@ -175,15 +222,9 @@ private struct Normalizer {
         }
     }
 
-    /// Firebase's pseudo-keys (spec §1.5) other than `.sv` (handled above): `.priority` and
-    /// `.value` are refused with `unsupportedPseudoKey`; any other key starting with `.` is
-    /// an invalid key.
+    /// Keys starting with `.` other than `.sv`, `.value` and `.priority` (handled above) are
+    /// invalid keys.
     private func pseudoKey(_ key: String, _ value: JSONValue) throws(TreeError) {
-        switch key {
-        case ".priority", ".value":
-            throw .unsupportedPseudoKey(key: key, under: here)
-        default:
-            throw .invalidKey(key: key, problem: .forbiddenCharacter("."), under: here)
-        }
+        throw .invalidKey(key: key, problem: .forbiddenCharacter("."), under: here)
     }
 }

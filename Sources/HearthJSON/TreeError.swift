@@ -13,8 +13,10 @@ public enum TreeError: Error, Sendable, Hashable {
     /// NaN or ±Infinity at `at` (only reachable for values built in code; the parser
     /// never produces them).
     case invalidNumber(at: DataPath)
-    /// `.priority` or `.value`: valid Firebase, not supported by Hearth yet.
+    /// `.priority` or `.value` where Hearth does not take them (the import tool).
     case unsupportedPseudoKey(key: String, under: DataPath)
+    /// A `.priority` that is not a string, number or null, or a `.value` beside other keys.
+    case invalidPriority(under: DataPath, detail: String)
     /// A `.sv` object that is not `"timestamp"` or `{"increment": <number>}`, or that has
     /// other keys beside `.sv`.
     case invalidServerValue(under: DataPath, detail: String)
@@ -31,6 +33,8 @@ extension TreeError: CustomStringConvertible {
             return "Invalid data at \(Self.show(at)): a string of \(bytes) bytes exceeds the limit of \(FirebaseTree.maxStringBytes) bytes"
         case .invalidNumber(let at):
             return "Invalid data at \(Self.show(at)): NaN and Infinity are not valid numbers"
+        case .invalidPriority(let under, let detail):
+            return "Invalid data at \(Self.show(under)): \(detail)"
         case .invalidServerValue(let under, let detail):
             return "Invalid data at \(Self.show(under)): invalid server value \(PathError.excerpt(detail)); use {\".sv\":\"timestamp\"} or {\".sv\":{\"increment\":<number>}}"
         case .unsupportedPseudoKey(let key, let under):

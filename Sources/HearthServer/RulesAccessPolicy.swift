@@ -41,7 +41,8 @@ public final class RulesAccessPolicy: AccessPolicy {
     }
 
     public func canWrite(_ operation: WriteOperation, caller: Caller, view: any TreeView) -> Bool {
-        let writes = operation.entries.map { (path: $0.path, value: $0.value) }
+        // Rules see data without priorities (`getPriority()` is null; rules.md).
+        let writes = operation.entries.map { (path: $0.path, value: $0.value.map(FirebaseTree.withoutPriorities)) }
         let decision = rules.canWrite(writes, data: StoreRuleSource(view: view), auth: caller.auth, now: clock())
         if !decision.allowed { logger?.debug("denied: \(decision.explanation.last ?? "")") }
         return decision.allowed

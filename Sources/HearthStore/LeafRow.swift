@@ -46,18 +46,25 @@ struct LeafRow {
 
     /// The leaves of a normalised value written at `base` ("" for the root).
     /// Arrays are expected to be normalised away; if one slips through it is stored by index.
-    static func flatten(_ value: JSONValue, at base: String, into rows: inout [LeafRow]) {
+    /// Priorities (`.priority` members, `{".value": v, ".priority": p}` leaves) go to
+    /// `priorities` instead, keyed by their node's path.
+    static func flatten(_ value: JSONValue, at base: String, into rows: inout [LeafRow], priorities: inout [LeafRow]) {
         switch value {
         case .null: return
         case .bool, .int, .double, .string:
             rows.append(LeafRow(path: base, value: value))
         case .object(let children):
-            for (key, child) in children {
-                flatten(child, at: base.isEmpty ? key : base + "/" + key, into: &rows)
+            if let priority = children[".priority"] { priorities.append(LeafRow(path: base, value: priority)) }
+            if let leaf = children[".value"] {
+                rows.append(LeafRow(path: base, value: leaf))
+                return
+            }
+            for (key, child) in children where key != ".priority" {
+                flatten(child, at: base.isEmpty ? key : base + "/" + key, into: &rows, priorities: &priorities)
             }
         case .array(let items):
             for (i, child) in items.enumerated() {
-                flatten(child, at: base.isEmpty ? String(i) : base + "/" + String(i), into: &rows)
+                flatten(child, at: base.isEmpty ? String(i) : base + "/" + String(i), into: &rows, priorities: &priorities)
             }
         }
     }

@@ -166,7 +166,7 @@ extension SQLiteTreeView {
     /// hears of an index that would have served the query, so the store can build it.
     func indexedQuery(_ query: TreeQuery, at path: DataPath, missing: ((DataPath, String) -> Void)?) throws(StoreError) -> JSONValue {
         guard let spec = QueryIndex.spec(of: query.orderBy), query.limit != nil else {
-            return query.apply(to: try value(at: path))
+            return query.apply(to: query.orderBy == .priority ? try exportValue(at: path) : try value(at: path))
         }
         let location = path.storageKey
         let builtStmt = try connection.statement("SELECT 1 FROM query_index_built WHERE location = ? AND spec = ?")

@@ -24,6 +24,50 @@ struct SQLiteTreeView: TreeView {
         (key + "/", key + "0")
     }
 
+    static let prioritiesSQL = "SELECT path, kind, value FROM priorities WHERE path = ? OR (path >= ? AND path < ?)"
+    static let allPrioritiesSQL = "SELECT path, kind, value FROM priorities"
+
+    /// The value with its priorities laid over it (`format=export`).
+    func exportValue(at path: DataPath) throws(StoreError) -> JSONValue {
+        var value = try value(at: path)
+        let stmt: SQLiteStatement
+        let prefix: Int
+        if path.isRoot {
+            stmt = try connection.statement(Self.allPrioritiesSQL)
+            try stmt.reset()
+            prefix = 0
+        } else {
+            let key = path.storageKey
+            let range = Self.descendantRange(key)
+            stmt = try connection.statement(Self.prioritiesSQL)
+            try stmt.reset([.text(key), .text(range.lower), .text(range.upper)])
+            prefix = key.utf8.count
+        }
+        defer { try? stmt.reset() }
+        while try stmt.step() {
+            let full = stmt.text(0)
+            let relative = full.utf8.count > prefix ? LeafRow.segments(full.utf8.dropFirst(prefix + (prefix == 0 ? 0 : 1))) : []
+            let priority = try LeafRow.decode(kind: stmt.int64(1), statement: stmt, column: 2)
+            value = Self.attach(priority, at: relative.map(String.init)[...], in: value)
+        }
+        return value
+    }
+
+    private static func attach(_ priority: JSONValue, at path: ArraySlice<String>, in value: JSONValue) -> JSONValue {
+        guard let key = path.first else {
+            switch value {
+            case .object(var members):
+                members[".priority"] = priority
+                return .object(members)
+            case .null: return .null  // a stale row: the node is gone
+            default: return .object([".value": value, ".priority": priority])
+            }
+        }
+        guard case .object(var members) = value, let child = members[key] else { return value }
+        members[key] = attach(priority, at: path.dropFirst(), in: child)
+        return .object(members)
+    }
+
     func lastChangeSeq() throws(StoreError) -> Int64 {
         try ChangeLogReader(connection: connection).lastSeq()
     }

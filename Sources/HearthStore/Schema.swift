@@ -66,6 +66,15 @@ enum Schema {
             PRIMARY KEY (location, spec)
         ) STRICT, WITHOUT ROWID;
         """,
+        // 4: priorities (spec §1.5), beside the tree: one row per node that has one, keyed
+        // like `nodes` (the node's path), so a leaf keeps its one row in `nodes`.
+        """
+        CREATE TABLE priorities (
+            path  TEXT PRIMARY KEY NOT NULL,
+            kind  INTEGER NOT NULL,      -- LeafKind raw value (string, int or double)
+            value ANY NOT NULL
+        ) STRICT, WITHOUT ROWID;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

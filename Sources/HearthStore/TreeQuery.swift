@@ -71,13 +71,15 @@ public struct TreeQuery: Sendable, Hashable {
         let sortValue: JSONValue?
     }
 
-    /// The value a child is ordered by (`.null` when missing; priorities are not stored, so
-    /// every child has a null priority).
+    /// The value a child is ordered by (`.null` when missing; for `$priority`, the child's
+    /// `.priority` member, which only `exportValue` carries).
     func sortValue(of child: JSONValue) -> JSONValue? {
         switch orderBy {
         case .key: return nil
         case .value: return child
-        case .priority: return .null
+        case .priority:
+            if case .object(let members) = child { return members[".priority"] ?? .null }
+            return .null
         case .child(let path):
             var current = child
             for key in path.segments {
@@ -163,6 +165,11 @@ extension TreeView {
     /// The query's result at `path`, read in memory (the default; `SQLiteTreeView` uses a
     /// query index when one is built).
     public func query(_ query: TreeQuery, at path: DataPath) throws(StoreError) -> JSONValue {
-        query.apply(to: try value(at: path))
+        query.apply(to: query.orderBy == .priority ? try exportValue(at: path) : try value(at: path))
+    }
+
+    /// Without stored priorities: the plain value.
+    public func exportValue(at path: DataPath) throws(StoreError) -> JSONValue {
+        try value(at: path)
     }
 }

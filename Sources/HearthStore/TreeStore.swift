@@ -22,6 +22,9 @@ public protocol TreeView {
     func changes(after seq: Int64, limit: Int) throws(StoreError) -> (changes: [Change], oldestSeq: Int64?)
     /// The children of `path` that `query` selects (spec §1.3), as an object, or null.
     func query(_ query: TreeQuery, at path: DataPath) throws(StoreError) -> JSONValue
+    /// The value at `path` with its priorities (spec §1.5 `format=export`): objects carry a
+    /// `.priority` member, leaves with one become `{".value": v, ".priority": p}`.
+    func exportValue(at path: DataPath) throws(StoreError) -> JSONValue
 }
 
 /// One replacement in a write: `value` nil deletes. Values are already normalised

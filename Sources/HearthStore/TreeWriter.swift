@@ -10,6 +10,10 @@ struct TreeWriter {
     static let deleteRangeSQL = "DELETE FROM nodes WHERE path >= ? AND path < ?"
     static let deleteAllSQL = "DELETE FROM nodes"
     static let logSQL = "INSERT INTO changes(path, kind, data, at) VALUES (?, ?, ?, ?)"
+    static let insertPrioritySQL = "INSERT OR REPLACE INTO priorities(path, kind, value) VALUES (?, ?, ?)"
+    static let deletePriorityExactSQL = "DELETE FROM priorities WHERE path = ?"
+    static let deletePriorityRangeSQL = "DELETE FROM priorities WHERE path >= ? AND path < ?"
+    static let deleteAllPrioritiesSQL = "DELETE FROM priorities"
 
     /// Replaces whatever is at `entry.path` with `entry.value` (nil deletes).
     ///
@@ -20,11 +24,16 @@ struct TreeWriter {
         let path = entry.path
         if path.isRoot {
             try connection.statement(Self.deleteAllSQL).run()
+            try connection.statement(Self.deleteAllPrioritiesSQL).run()
         } else {
             let key = path.storageKey
             let range = SQLiteTreeView.descendantRange(key)
             try connection.statement(Self.deleteExactSQL).run([.text(key)])
             try connection.statement(Self.deleteRangeSQL).run([.text(range.lower), .text(range.upper)])
+            // A replaced node loses its priority and its children's (spec §1.5: a set without
+            // a priority clears it).
+            try connection.statement(Self.deletePriorityExactSQL).run([.text(key)])
+            try connection.statement(Self.deletePriorityRangeSQL).run([.text(range.lower), .text(range.upper)])
             if entry.value != nil {
                 var ancestor = path
                 while let parent = ancestor.parent {
@@ -35,10 +44,16 @@ struct TreeWriter {
         }
         guard let value = entry.value else { return }
         var rows: [LeafRow] = []
-        LeafRow.flatten(value, at: path.storageKey, into: &rows)
+        var priorities: [LeafRow] = []
+        LeafRow.flatten(value, at: path.storageKey, into: &rows, priorities: &priorities)
         let insert = try connection.statement(Self.insertSQL)
         for row in rows {
             try insert.run([.text(row.path), .integer(row.kind.rawValue), row.sqliteValue])
+        }
+        if priorities.isEmpty { return }
+        let insertPriority = try connection.statement(Self.insertPrioritySQL)
+        for row in priorities {
+            try insertPriority.run([.text(row.path), .integer(row.kind.rawValue), row.sqliteValue])
         }
     }
 

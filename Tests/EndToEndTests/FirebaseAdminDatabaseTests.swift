@@ -89,17 +89,10 @@ import Testing
         ])
     }
 
-    /// Priorities are not supported (README): Firebase stores `{".value": v, ".priority": p}`,
-    /// Hearth answers 400, which the SDK raises as InvalidArgumentError. Kept as a known issue
-    /// so the day priorities land this test says so.
-    @Test func prioritiesAreNotSupported() throws {
-        let run = try runChecks(group: "priorities", rules: Self.indexedRules, expecting: ["priority_set"])
-        let check = try #require(run.checks["priority_set"])
-        #expect(check.ok || check.details.contains("InvalidArgumentError"), "unexpected failure: \(check.details)")
-        let passed = check.ok
-        withKnownIssue("priorities are not supported: .priority/.value keys are rejected with 400") {
-            #expect(passed, "priority_set: \(check.details)")
-        }
+    /// Priorities: `{".value": v, ".priority": p}` and `.priority` beside children are stored;
+    /// a plain read shows the value without them (format=export shows them, QueryTests).
+    @Test func priorities() throws {
+        try expectPassing(group: "priorities", ["priority_set", "priority_on_object"])
     }
 
     // MARK: - Helpers

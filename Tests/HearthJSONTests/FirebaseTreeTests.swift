@@ -97,9 +97,20 @@ struct FirebaseTreeTests {
         #expect(throws: TreeError.self) { try normalize([key: .null]) }
     }
 
-    @Test(arguments: [".priority", ".value"])
-    func pseudoKeysAreNotSupportedYet(_ key: String) {
-        #expect(throws: TreeError.unsupportedPseudoKey(key: key, under: .root)) { try normalize([key: "timestamp"]) }
+    @Test func prioritiesAreKeptForTheWriter() throws {
+        #expect(try normalize(["a": 1, ".priority": "p"]) == .object(["a": 1, ".priority": "p"]))
+        #expect(try normalize([".value": 5, ".priority": 2.0]) == .object([".value": 5, ".priority": 2]))
+        #expect(try normalize([".value": 5]) == .int(5))
+        #expect(try normalize([".value": 5, ".priority": .null]) == .int(5))
+        #expect(try normalize([".priority": 1]) == nil)  // a priority alone does not make a node
+        #expect(throws: TreeError.self) { try normalize([".value": 5, "x": 1]) }
+        #expect(throws: TreeError.self) { try normalize(["a": 1, ".priority": true]) }
+        #expect(throws: TreeError.self) { try normalize([".value": ["x": 1], ".priority": 1]) }
+        #expect(throws: TreeError.self) { try normalize(["a": 1, ".priority": .string(String(repeating: "p", count: 769))]) }
+        // Readers see values without priorities.
+        let stored: JSONValue = .object(["a": .object([".value": 1, ".priority": 3]), "b": .object(["c": 2, ".priority": "x"])])
+        #expect(FirebaseTree.render(stored) == .object(["a": 1, "b": .object(["c": 2])]))
+        #expect(FirebaseTree.withoutPriorities(stored) == .object(["a": 1, "b": .object(["c": 2])]))
     }
 
     @Test func serverValuesStayAsPlaceholdersForTheWriter() throws {

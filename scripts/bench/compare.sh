@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Hearth vs PocketBase (the closest existing peer), in one run, on the scenarios both
-# can serve today, with the shared kit's workload (50 reader users x 20 favourites,
-# 50 writer users; requests rotate over the users):
+# can serve today, with the shared kit's workload (50 reader users x 20 favourites, READERS
+# to change; 50 writer users; requests rotate over the users):
 #   list   = GET one user's whole favourites (Hearth: /users/<uid>/favorites.json;
 #            PocketBase: records?perPage=1000&skipTotal=1, filtered to the caller by its list rule)
 #   get    = GET one favourite          update = PATCH one favourite's note
@@ -21,7 +21,9 @@
 #
 # Knobs (env): DURATION (10) RUNS (3) WARMUP (3) CONNS (64) THREADS (2) QUICK=1
 #   SCENARIOS (list,get,update,create) HEARTH_SYNC (full) HEARTH_BIN HEARTH_REV SKIP_BUILD=1
-#   HEARTH_RULES_FILE
+#   HEARTH_RULES_FILE  READERS (50: reader users x 20 favourites on both servers; writers
+#   stay at 50)  PB_SEED (a finished PocketBase setup to copy instead of a fresh one; lib.sh
+#   pb_prepare)
 #   PB_VERSION (0.40.6) PB_VENV (venv cache, default /tmp/hearth-bench-pb-venv)
 #   RESULTS KEEP_WORK=1 BENCH_QUIET_PCT (10) BENCH_QUIET_WAIT (300)
 # Everything on 127.0.0.1, free ports; all processes stopped and temp files removed at
@@ -30,6 +32,7 @@ set -euo pipefail
 source "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 bench_init compare
 SCENARIOS=${SCENARIOS:-list,get,update,create}
+READERS=${READERS:-50}
 PB_VERSION=${PB_VERSION:-0.40.6}
 PB_VENV=${PB_VENV:-${TMPDIR:-/tmp}/hearth-bench-pb-venv}
 build_hearth
@@ -41,10 +44,8 @@ ensure_pocketbase
   | tee "$RESULTS.meta" >&2
 echo "results -> $RESULTS" >&2
 
-log "PocketBase: fresh setup (superuser, collection + rules, 101 users, 1000 favourites, tokens)"
-mkdir -p "$WORK/pb"; ln -s "$PB_VENV" "$WORK/pb/venv"
-PB_ADDR=127.0.0.1:$(free_port)
-BENCH_WORK=$WORK/pb PB_ADDR=$PB_ADDR PB_VERSION=$PB_VERSION "$BENCH_DIR/pocketbase_setup.sh" >&2
+log "PocketBase: ${PB_SEED:+copy of a }fresh setup (superuser, collection + rules, $READERS readers x 20 favourites + 50 writers + the SSE user, tokens)"
+pb_prepare
 "$PB" serve --http "$PB_ADDR" --dir "$WORK/pb/pb_data" >>"$WORK/pb.log" 2>&1 &
 PB_PID=$!; _PIDS+=("$PB_PID")
 for _ in $(seq 1 400); do curl -fsS "http://$PB_ADDR/api/health" >/dev/null 2>&1 && break; sleep 0.025; done
@@ -52,11 +53,13 @@ curl -fsS "http://$PB_ADDR/api/health" >/dev/null
 echo "pocketbase pid $PB_PID on http://$PB_ADDR" >&2
 retarget "$BENCH_DIR/targets/pocketbase.json" "http://$PB_ADDR" "$WORK/pocketbase.json"
 
-log "Hearth: fresh data dir, open to anonymous requests, 50 readers x 20 favourites + 50 writers"
+log "Hearth: fresh data dir, $READERS readers x 20 favourites + 50 writers"
 start_hearth "$WORK/hearth-data"
 echo "hearth access: $ACCESS_NOTE; $(auth_header_note)" | tee -a "$RESULTS.meta" >&2
+echo "data: $READERS reader users x 20 favourites + 50 writer users on both servers" | tee -a "$RESULTS.meta" >&2
 retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json" $(auth_target_arg)
-python3 "$BENCH_DIR/hearth_setup.py" --base "$HEARTH_URL" --target "$WORK/hearth.json" --out "$WORK/hearth-fixtures.json" $(auth_setup_args) >&2
+python3 "$BENCH_DIR/hearth_setup.py" --base "$HEARTH_URL" --target "$WORK/hearth.json" --out "$WORK/hearth-fixtures.json" \
+  --readers "$READERS" $(auth_setup_args) >&2
 
 # response sizes of each scenario's first request (context for the table)
 python3 - "$BENCH_DIR" "$SCENARIOS" "$WORK/hearth.json" "$WORK/hearth-fixtures.json" \

@@ -19,7 +19,8 @@
 # at exit; nothing is written into the repo.
 #
 # Knobs (env): DURATION (10) RUNS (3) WARMUP (3) CONNS (64; comma list ok) THREADS (2)
-#   QUICK=1 (smoke run: 1 run of 2 s, 1 s warm-up)  SCENARIOS (list,put,get,create)
+#   QUICK=1 (smoke run: 1 run of 2 s, 1 s warm-up)  SCENARIOS (list,put,get,create;
+#   "none": only part (a), no seeding; scripts/bench/run uses that)
 #   HEARTH_BIN (default: swift build -c release, then .build/release/hearth) SKIP_BUILD=1
 #   HEARTH_REV (label for a HEARTH_BIN built elsewhere)  HEARTH_RULES_FILE
 #   HEARTH_SYNC (full)  RESULTS (file for result lines)  KEEP_WORK=1
@@ -34,11 +35,14 @@ build_hearth
 machine_facts | tee "$RESULTS.meta" >&2
 echo "results -> $RESULTS" >&2
 
-log "start hearth and seed 50 users x 20 favourites (+50 empty writer users)"
+if [ "$SCENARIOS" = none ]; then log "start hearth (healthz only: no seeding)"
+else log "start hearth and seed 50 users x 20 favourites (+50 empty writer users)"; fi
 start_hearth "$WORK/hearth-data"
 echo "hearth access: $ACCESS_NOTE; $(auth_header_note)" | tee -a "$RESULTS.meta" >&2
 retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json" $(auth_target_arg)
-python3 "$BENCH_DIR/hearth_setup.py" --base "$HEARTH_URL" --target "$WORK/hearth.json" --out "$WORK/fixtures.json" $(auth_setup_args) >&2
+if [ "$SCENARIOS" != none ]; then
+  python3 "$BENCH_DIR/hearth_setup.py" --base "$HEARTH_URL" --target "$WORK/hearth.json" --out "$WORK/fixtures.json" $(auth_setup_args) >&2
+fi
 
 log "start nginx with a static /healthz of the same bytes"
 HEALTHZ=$(curl -fsS "$HEARTH_URL/healthz")
@@ -57,6 +61,7 @@ for r in $(seq 1 "$RUNS"); do
 done
 stop_pid "$NGINX_PID"; NGINX_PID=
 
+if [ "$SCENARIOS" != none ]; then
 log "favourites: $SCENARIOS"
 run_wrk "$WORK/hearth.json" "$WORK/fixtures.json" "$SCENARIOS" "$HEARTH_PID"
 echo "hearth RSS after the runs: $("${HARNESS[@]}" rss "$HEARTH_PID") KiB" | tee -a "$RESULTS.meta" >&2
@@ -64,10 +69,14 @@ echo "hearth RSS after the runs: $("${HARNESS[@]}" rss "$HEARTH_PID") KiB" | tee
 python3 - "$HEARTH_URL" "$WORK/fixtures.json" <<'EOF' | tee -a "$RESULTS.meta" >&2
 import json, sys, urllib.request
 base, fx = sys.argv[1], json.load(open(sys.argv[2]))
-u = fx["readers"][0]["uid"]
-body = urllib.request.urlopen("%s/users/%s/favorites.json" % (base, u)).read()
+u = fx["readers"][0]
+req = urllib.request.Request("%s/users/%s/favorites.json" % (base, u["uid"]))
+if u.get("token"):  # auth mode: the reference rules let only the owner read
+    req.add_header("Authorization", "Bearer " + u["token"])
+body = urllib.request.urlopen(req).read()
 print("after the runs: a reader's list has %d favourites, %d bytes" % (len(json.loads(body)), len(body)))
 EOF
+fi
 stop_hearth
 
 {

