@@ -90,13 +90,10 @@ struct Serve: AsyncParsableCommand {
         }
         let level = Logger.Level(rawValue: configuration.logging.level) ?? .info
         let json = configuration.logging.json
+        let output = LogOutput()
+        defer { output.flush() }
         LoggingSystem.bootstrap { label in
-            if json {
-                var handler = JSONLogHandler(label: label)
-                handler.logLevel = level
-                return handler
-            }
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = HearthLogHandler(label: label, json: json, output: output)
             handler.logLevel = level
             return handler
         }
@@ -107,11 +104,13 @@ struct Serve: AsyncParsableCommand {
             try service.start()
         } catch {
             logger.critical("\(error)")
+            output.flush()
             throw ExitCode(1)
         }
         let signal = await SignalWaiter.wait(for: [SIGTERM, SIGINT], onHangup: { service.reloadRules() })
         logger.info("received signal \(signal)")
         await service.shutdown()
+        output.flush()
     }
 
     /// Flag, else environment variable, else config file, else default.

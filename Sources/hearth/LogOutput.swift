@@ -1,0 +1,123 @@
+import Dispatch
+import HearthJSON
+import Logging
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Standard error, buffered: log lines (one per request with the access log) are gathered
+/// and written with one `write(2)` every `flushInterval`, or at once when `flushBytes` pile
+/// up or a line is an error. Writing each line as it came cost half of the server's
+/// throughput on `/healthz` (27.5k vs 52.9k req/s, BENCHMARKS.md); at most
+/// `flushInterval` of lines is lost if the process is killed.
+final class LogOutput: Sendable {
+    static let flushInterval = 0.05
+    static let flushBytes = 64 * 1024
+
+    private let buffer = Mutex<[UInt8]>([])
+    private let timer = Mutex<DispatchSourceTimer?>(nil)
+
+    init() {
+        timer.withLock { timer in
+            let source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "hearth.log.flush"))
+            let nanos = Int(Self.flushInterval * 1e9)
+            source.schedule(deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos), leeway: .nanoseconds(nanos / 5))
+            source.setEventHandler { [weak self] in self?.flush() }
+            source.activate()
+            timer = source
+        }
+    }
+
+    func append(_ line: [UInt8], urgent: Bool) {
+        let full: [UInt8]? = buffer.withLock { buffer in
+            buffer.append(contentsOf: line)
+            guard urgent || buffer.count >= Self.flushBytes else { return nil }
+            defer { buffer.removeAll(keepingCapacity: true) }
+            return buffer
+        }
+        if let full { Self.write(full) }
+    }
+
+    /// Writes what is buffered (the timer does this; call it before exiting).
+    func flush() {
+        let pending: [UInt8] = buffer.withLock { buffer in
+            defer { buffer.removeAll(keepingCapacity: true) }
+            return buffer
+        }
+        if !pending.isEmpty { Self.write(pending) }
+    }
+
+    private static func write(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = Glibc.write(2, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return }
+                offset += n
+            }
+        }
+    }
+}
+
+/// swift-log handler for `hearth serve`: a human line (`<time> <level> <label>: <message>
+/// key=value…`) or, with `--log-format json`, one JSON object per line; both into
+/// `LogOutput`.
+struct HearthLogHandler: LogHandler {
+    let label: String
+    let json: Bool
+    let output: LogOutput
+    var logLevel: Logger.Level = .info
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let fields = metadata.isEmpty ? (event.metadata ?? [:]) : metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 })
+        var line: [UInt8] = []
+        line.reserveCapacity(160)
+        if json {
+            var members: [String: JSONValue] = [
+                "time": .string(Self.timestamp()), "level": .string(event.level.rawValue),
+                "label": .string(label), "message": .string(event.message.description),
+            ]
+            for (key, value) in fields where members[key] == nil { members[key] = .string(value.description) }
+            JSONWriter.write(.object(members), into: &line)
+        } else {
+            line.append(contentsOf: Self.timestamp().utf8)
+            line.append(UInt8(ascii: " "))
+            line.append(contentsOf: event.level.rawValue.utf8)
+            line.append(UInt8(ascii: " "))
+            line.append(contentsOf: label.utf8)
+            line.append(contentsOf: ": ".utf8)
+            line.append(contentsOf: event.message.description.utf8)
+            for key in fields.keys.sorted() {
+                line.append(UInt8(ascii: " "))
+                line.append(contentsOf: key.utf8)
+                line.append(UInt8(ascii: "="))
+                line.append(contentsOf: fields[key]!.description.utf8)
+            }
+        }
+        line.append(UInt8(ascii: "\n"))
+        output.append(line, urgent: event.level >= .error)
+    }
+
+    /// RFC 3339 UTC with milliseconds.
+    static func timestamp() -> String {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        var seconds = ts.tv_sec
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(ts.tv_nsec / 1_000_000), 3))Z"
+    }
+}
