@@ -42,11 +42,18 @@ public protocol AccessPolicy: Sendable {
     /// The `.indexOn` entries declared for `path` (spec §1.3: queries ordered by a child or
     /// by value need one).
     func indexes(at path: DataPath) -> [String]
+    /// True when a plain read of `path` (no query) is allowed by a decision that looked at
+    /// neither data nor the clock, so it holds whatever the data: the read cache may answer
+    /// it without a read transaction. False means "ask `canRead` with a view".
+    func readAllowedWithoutData(_ path: DataPath, caller: Caller) -> Bool
 }
 
 extension AccessPolicy {
     /// No declared indexes.
     public func indexes(at path: DataPath) -> [String] { [] }
+
+    /// Without more knowledge, every read needs the data.
+    public func readAllowedWithoutData(_ path: DataPath, caller: Caller) -> Bool { false }
 
     /// Without more knowledge, every decision may depend on the data.
     public func readAccess(_ path: DataPath, query: RuleQuery?, caller: Caller, view: any TreeView) -> ReadAccess {

@@ -27,6 +27,8 @@ public struct HearthConfiguration: Sendable {
     public var logging = LoggingSettings()
     /// Peer addresses whose `X-Forwarded-For` / `X-Forwarded-Proto` are believed.
     public var trustedProxies: [String] = []
+    /// Bytes of rendered plain-read bodies kept (`ReadCache`); 0 turns the cache off.
+    public var readCacheBytes = ReadCache.defaultMaxBytes
     /// Seconds between checks that open streams' accounts were not disabled, deleted or
     /// revoked (`auth_revoked` when they were).
     public var streamRevocationCheckInterval = HearthConfiguration.defaultStreamRevocationCheckInterval

@@ -68,12 +68,15 @@ public final class HearthService: Sendable {
                             broadcast: StreamContext.broadcast)
         self.hub = hub
         let policy = self.policy
+        let readCache = ReadCache(maxBytes: configuration.readCacheBytes)
         do {
             store = try SQLiteTreeStore(
                 directory: configuration.dataDirectory, options: configuration.store,
                 watch: { path in hub.watchedLocations(below: path, limit: Self.maxWatchedLocationsPerWrite) },
                 observeCommit: { writes, nanoseconds in metrics.recordCommit(writes: writes, nanoseconds: nanoseconds) },
                 onCommit: { changes, view in
+                    // Before any writer of the batch is acknowledged (ReadCache).
+                    readCache.invalidate(changes.lazy.map(\.path.storageKey))
                     hub.publish(changes.map(StreamChange.init)) { subscription in
                         Self.mayStillRead(subscription, policy: policy, view: view)
                     }
@@ -92,6 +95,7 @@ public final class HearthService: Sendable {
         var context = RESTContext(
             store: store, policy: policy, pushIDs: SharedPushIDGenerator(), logger: logger, auth: auth, streams: hub)
         let (reviewStore, reviewPolicy) = (store, policy)
+        context.readCache = readCache.isEnabled ? readCache : nil
         context.rulesSettings = RulesSettings(path: configuration.rulesPath, policy: policy) { [logger] in
             logger.info("rules replaced through /.settings/rules.json")
             Self.reviewStreams(hub: hub, store: reviewStore, policy: reviewPolicy)
@@ -110,7 +114,8 @@ public final class HearthService: Sendable {
         let httpBox = self.httpBox
         context.metricsText = {
             let stats = httpBox.value?.stats ?? HTTPServerStats()
-            return metrics.render(http: stats, streams: hub.openStreams, eventsDelivered: hub.eventsDelivered, streamsEnded: hub.streamsEnded)
+            return metrics.render(http: stats, streams: hub.openStreams, eventsDelivered: hub.eventsDelivered, streamsEnded: hub.streamsEnded,
+                                  readCache: readCache.stats)
         }
         http = HTTPServer(configuration: httpConfiguration, handler: Router(context: context), log: { message in
             httpLogger.info("\(message)")

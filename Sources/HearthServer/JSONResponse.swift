@@ -18,6 +18,13 @@ enum JSONResponse {
         return HTTPResponse(status: status, headers: headers, body: body)
     }
 
+    /// A 200 with an already rendered JSON body (the read cache's).
+    static func body(_ body: [UInt8]) -> HTTPResponse {
+        var headers = corsHeaders()
+        headers.add("Content-Type", contentType)
+        return HTTPResponse(status: 200, headers: headers, body: body)
+    }
+
     static func corsHeaders() -> HTTPHeaders {
         var headers = HTTPHeaders()
         headers.add("Access-Control-Allow-Origin", "*")

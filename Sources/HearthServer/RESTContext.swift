@@ -18,6 +18,9 @@ struct RESTContext: Sendable {
     var rulesSettings: RulesSettings? = nil
     /// The body of `GET /metrics`, when metrics are on.
     var metricsText: (@Sendable () -> [UInt8])? = nil
+    /// Rendered bodies of plain reads; whoever sets it must also invalidate it on every
+    /// commit (`HearthService` does, in the store's `onCommit`).
+    var readCache: ReadCache? = nil
 
     /// The rules gate for a write by `caller`, run by the writer inside the transaction
     /// (DESIGN.md §3). Operators' admin tokens bypass it.

@@ -40,6 +40,11 @@ public final class RulesAccessPolicy: AccessPolicy {
         return ReadAccess(allowed: decision.allowed, dependsOnDataOrTime: decision.dependsOnDataOrTime)
     }
 
+    public func readAllowedWithoutData(_ path: DataPath, caller: Caller) -> Bool {
+        let decision = rules.canRead(path, data: NoRuleData(), auth: caller.auth, now: clock(), query: nil)
+        return decision.allowed && !decision.dependsOnDataOrTime
+    }
+
     public func canWrite(_ operation: WriteOperation, caller: Caller, view: any TreeView) -> Bool {
         // Rules see data without priorities (`getPriority()` is null; rules.md).
         let writes = operation.entries.map { (path: $0.path, value: $0.value.map(FirebaseTree.withoutPriorities)) }
@@ -47,6 +52,16 @@ public final class RulesAccessPolicy: AccessPolicy {
         if !decision.allowed { logger?.debug("denied: \(decision.explanation.last ?? "")") }
         return decision.allowed
     }
+}
+
+/// A data source for decisions that must not need data: any read fails (the rule then
+/// counts as false, and the decision reports that it used data, so callers fall back).
+struct NoRuleData: RuleDataSource {
+    struct NeedsData: Error {}
+
+    func leaf(at path: DataPath) throws -> JSONValue? { throw NeedsData() }
+    func childKeys(at path: DataPath) throws -> [String] { throw NeedsData() }
+    func exists(at path: DataPath) throws -> Bool { throw NeedsData() }
 }
 
 /// The store's view of the data, as the rules read it (`data`, `root`; `newData` is an

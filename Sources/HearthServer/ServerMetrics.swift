@@ -12,7 +12,9 @@ import Synchronization
 /// - `hearth_open_connections`, `hearth_open_streams` (read at scrape time);
 /// - `hearth_write_batch_size`, `hearth_commit_duration_seconds` (from the writer);
 /// - `hearth_stream_events_total`, `hearth_streams_ended_total` (from the stream hub);
-/// - `hearth_sign_ins_total{result}` (password sign-ins: success or failure).
+/// - `hearth_sign_ins_total{result}` (password sign-ins: success or failure);
+/// - `hearth_read_cache_lookups_total{result}` (hit or miss), `hearth_read_cache_entries`,
+///   `hearth_read_cache_bytes` (`ReadCache`, read at scrape time).
 public final class ServerMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
@@ -27,6 +29,11 @@ public final class ServerMetrics: Sendable {
     private let signInSuccess: CoreMetrics.Counter
     private let signInFailure: CoreMetrics.Counter
     private let seen = Mutex<(events: Int, ended: Int)>((0, 0))
+    private let cacheHits: CoreMetrics.Counter
+    private let cacheMisses: CoreMetrics.Counter
+    private let cacheEntries: CoreMetrics.Gauge
+    private let cacheBytes: CoreMetrics.Gauge
+    private let seenCache = Mutex<(hits: Int, misses: Int)>((0, 0))
 
     public init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -45,6 +52,10 @@ public final class ServerMetrics: Sendable {
         streamsEnded = Counter(label: "hearth_streams_ended_total", dimensions: [], factory: factory)
         signInSuccess = Counter(label: "hearth_sign_ins_total", dimensions: [("result", "success")], factory: factory)
         signInFailure = Counter(label: "hearth_sign_ins_total", dimensions: [("result", "failure")], factory: factory)
+        cacheHits = Counter(label: "hearth_read_cache_lookups_total", dimensions: [("result", "hit")], factory: factory)
+        cacheMisses = Counter(label: "hearth_read_cache_lookups_total", dimensions: [("result", "miss")], factory: factory)
+        cacheEntries = Gauge(label: "hearth_read_cache_entries", dimensions: [], factory: factory)
+        cacheBytes = Gauge(label: "hearth_read_cache_bytes", dimensions: [], factory: factory)
     }
 
     /// One answered request (or closed stream).
@@ -79,7 +90,16 @@ public final class ServerMetrics: Sendable {
     }
 
     /// The Prometheus text, with the scrape-time gauges and counters brought up to date.
-    func render(http: HTTPServerStats, streams: Int, eventsDelivered events: Int, streamsEnded ended: Int) -> [UInt8] {
+    func render(http: HTTPServerStats, streams: Int, eventsDelivered events: Int, streamsEnded ended: Int,
+                readCache: ReadCache.Stats = ReadCache.Stats()) -> [UInt8] {
+        let (newHits, newMisses) = seenCache.withLock { seen in
+            defer { seen = (readCache.hits, readCache.misses) }
+            return (readCache.hits - seen.hits, readCache.misses - seen.misses)
+        }
+        if newHits > 0 { cacheHits.increment(by: newHits) }
+        if newMisses > 0 { cacheMisses.increment(by: newMisses) }
+        cacheEntries.record(readCache.entries)
+        cacheBytes.record(readCache.bytes)
         openConnections.record(http.openConnections)
         openStreams.record(streams)
         let (newEvents, newEnded) = seen.withLock { seen in

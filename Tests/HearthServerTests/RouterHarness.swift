@@ -19,18 +19,27 @@ final class RouterHarness: Sendable {
     static let openRules = #"{"rules": {".read": true, ".write": true}}"#
 
     let auth: AuthContext
+    /// The read cache, wired as `HearthService` wires it (on by default, so every router
+    /// test also checks that cached reads never show stale data).
+    let readCache: ReadCache?
 
     /// Cheap scrypt parameters so account tests stay fast (production uses ln=15).
     static let testHasher = PasswordHasher(parameters: try! ScryptParameters(logN: 10, r: 8, p: 1))
 
     init(policy: (any AccessPolicy)? = nil, settings: AuthSettings = AuthSettings(), hasher: PasswordHasher = testHasher,
-         clock: @escaping @Sendable () -> Int64 = SQLiteTreeStore.systemMilliseconds) throws {
-        store = try SQLiteTreeStore(directory: directory.path)
+         clock: @escaping @Sendable () -> Int64 = SQLiteTreeStore.systemMilliseconds,
+         readCacheBytes: Int = ReadCache.defaultMaxBytes) throws {
+        let cache = readCacheBytes > 0 ? ReadCache(maxBytes: readCacheBytes) : nil
+        readCache = cache
+        store = try SQLiteTreeStore(directory: directory.path, onCommit: { changes, _ in
+            cache?.invalidate(changes.map(\.path.storageKey))
+        })
         auth = try AuthContext.make(store: store, dataDirectory: directory.path, settings: settings, hasher: hasher, clock: clock)
-        let context = RESTContext(
+        var context = RESTContext(
             store: store, policy: try policy ?? RulesAccessPolicy(rules: RuleSet.compile(Self.openRules)),
             pushIDs: SharedPushIDGenerator(), logger: Logger(label: "test"), auth: auth,
             streams: StreamHub(clock: SQLiteTreeStore.systemMilliseconds))
+        context.readCache = cache
         router = Router(context: context)
     }
 

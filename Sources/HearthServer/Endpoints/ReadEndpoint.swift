@@ -14,6 +14,19 @@ enum ReadEndpoint {
                 return responder.respond(query.missingIndexError(at: request.path).response)
             }
         }
+        // A plain read may be answered from the read cache, right here on the I/O thread,
+        // when the rules allowed it without looking at data (ReadCache explains why that
+        // is safe); otherwise the body rendered below is offered to the cache.
+        var cacheTicket: ReadCache.Ticket? = nil
+        if let cache = context.readCache, cache.isEnabled, isCacheable(request.options), !wantsTag, ifNoneMatch == nil {
+            if caller.isAdmin || policy.readAllowedWithoutData(request.path, caller: caller),
+               let body = cache.lookup(request.path.storageKey) {
+                return responder.respond(JSONResponse.body(body))
+            }
+            cacheTicket = cache.ticket()
+        }
+        let ticket = cacheTicket
+        let cache = context.readCache
         context.store.read({ view -> HTTPResponse in
             guard caller.isAdmin || policy.canRead(request.path, query: request.options.query?.rules, caller: caller, view: view) else {
                 return APIError.permissionDenied.response
@@ -54,12 +67,21 @@ enum ReadEndpoint {
             if request.options.export {
                 return JSONResponse.make(try view.exportValue(at: request.path), options: request.options)
             }
-            return JSONResponse.make(try view.value(at: request.path), options: request.options)
+            let response = JSONResponse.make(try view.value(at: request.path), options: request.options)
+            if let ticket, response.status == 200 {
+                cache?.insert(request.path.storageKey, body: response.body, ticket: ticket)
+            }
+            return response
         }, completion: { result in
             switch result {
             case .success(let response): responder.respond(response)
             case .failure(let error): responder.respond(context.response(for: error).response)
             }
         })
+    }
+
+    /// Reads whose body is the plain compact rendering of the whole value.
+    static func isCacheable(_ options: QueryOptions) -> Bool {
+        options.query == nil && !options.shallow && !options.export && options.print == .normal
     }
 }

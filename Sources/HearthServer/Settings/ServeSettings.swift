@@ -77,6 +77,11 @@ public enum ServeSettings {
                 default: "5", "Seconds between checks that open streams' accounts were not disabled, deleted or revoked.") {
             $0.streamRevocationCheckInterval = $1.number
         },
+        Setting("readCacheBytes", env: "HEARTH_READ_CACHE_BYTES", flag: nil, .integer(0...(1 << 40)),
+                default: String(ReadCache.defaultMaxBytes),
+                "Bytes of rendered read bodies kept in memory for repeated plain GETs (0 turns the cache off).") {
+            $0.readCacheBytes = $1.integer
+        },
         Setting("changeLogRetention", env: "HEARTH_CHANGE_LOG_RETENTION", flag: nil, .integer(1...100_000_000),
                 default: String(StoreOptions.defaultChangeLogRetention), "Change-log records kept for stream resume.") {
             $0.store.changeLogRetention = $1.integer
