@@ -8,6 +8,7 @@ issue 8, with ratios, the issue's targets, an optional BENCHMARKS.md section and
 
 Reads the result lines (JSONL) the bench scripts wrote into RESULTS_DIR:
   compare.jsonl   compare.sh      kind "http", targets hearth / pocketbase, list get update create
+  compare-nocache.jsonl  compare.sh with HEARTH_READ_CACHE_BYTES=0, list only (context rows)
   streams.jsonl   streams.sh      kind "sse", targets hearth / pocketbase, N subscribers
   startup.jsonl   run (harness.py startup)  kind "startup", targets hearth / pocketbase
   baseline.jsonl  http_baseline.sh (SCENARIOS=none)  kind "http", hearth:healthz vs nginx-healthz:healthz
@@ -159,6 +160,21 @@ def http_rows(recs, quiet):
                         "lower", median_of(h, "p99_ms"), median_of(p, "p99_ms"), "PocketBase",
                         (">", 1.0) if p99_target else None, "lower p99 (> 1×)" if p99_target else "", **common))
     return rows
+
+
+def nocache_rows(recs, quiet):
+    """list with Hearth's read cache off (compare-nocache.jsonl): context, no target."""
+    h, nh, dh = side([r for r in recs if r.get("kind") == "http" and r["target"] == "hearth" and r["scenario"] == "list"], quiet)
+    p, np_, dp = side([r for r in recs if r.get("kind") == "http" and r["target"] == "pocketbase" and r["scenario"] == "list"], quiet)
+    if not h and not p:
+        return []
+    common = dict(runs=runs_note(nh, np_), disturbed=dh or dp,
+                  note="HEARTH_READ_CACHE_BYTES=0: every read rebuilds the subtree from SQLite (a first read after a write)")
+    group = "HTTP, read cache off (Hearth), same run"
+    return [Row(group, "list req/s, cache off", "GET one user's 20 favourites (list), cache off — req/s", "req/s",
+                "higher", median_of(h, "rps"), median_of(p, "rps"), "PocketBase", **common),
+            Row(group, "list p99, cache off", "GET one user's 20 favourites (list), cache off — p99 ms", "ms",
+                "lower", median_of(h, "p99_ms"), median_of(p, "p99_ms"), "PocketBase", **common)]
 
 
 def sse_rows(recs, quiet):
@@ -314,7 +330,8 @@ def main():
     failed = open(os.path.join(d, "failed")).read().split() if os.path.exists(os.path.join(d, "failed")) else []
     skipped = open(os.path.join(d, "skipped")).read().split() if os.path.exists(os.path.join(d, "skipped")) else []
     rows = []
-    for part, build, name in (("http", http_rows, "compare.jsonl"), ("streams", sse_rows, "streams.jsonl"),
+    for part, build, name in (("http", http_rows, "compare.jsonl"), ("http-nocache", nocache_rows, "compare-nocache.jsonl"),
+                              ("streams", sse_rows, "streams.jsonl"),
                               ("startup", startup_rows, "startup.jsonl"), ("nginx", baseline_rows, "baseline.jsonl")):
         part_rows = build(load(os.path.join(d, name)), a.quiet)
         for r in part_rows:
@@ -348,6 +365,10 @@ def main():
         % (sync, "an fsync per group commit, its default" if sync == "full" else "no fsync per commit, like PocketBase"),
         "The servers alternate run by run (HTTP, streams) and start by start (startup); a fresh server process per"
         " stream run and per start. Values: medians over the kept runs.",
+        "**Read cache:** Hearth runs with its read cache on (the default, 64 MiB): repeated plain GETs of an"
+        " unchanged path are answered from the rendered body; every request is still authenticated and judged by"
+        " the rules, and every write drops the entries it touches before it is acknowledged. The \"cache off\" rows"
+        " (HEARTH_READ_CACHE_BYTES=0) show reads that all go to SQLite. PocketBase has no such cache.",
         "",
         table(rows),
         "",
