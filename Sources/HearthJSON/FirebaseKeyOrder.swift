@@ -34,7 +34,12 @@ public enum FirebaseKeyOrder {
     /// The key's value if it is a 32-bit integer key in the sense of js-sdk `tryParseInt`
     /// (`^-?(0*)\d{1,10}$` and within `Int32`), else nil.
     public static func int32Value(_ key: String) -> Int32? {
-        var utf8 = key.utf8.makeIterator()
+        int32Value(utf8: key.utf8)
+    }
+
+    /// `int32Value` of a key given as UTF-8 bytes.
+    static func int32Value<Bytes: Sequence<UInt8>>(utf8 bytes: Bytes) -> Int32? {
+        var utf8 = bytes.makeIterator()
         guard var byte = utf8.next() else { return nil }
         let negative = byte == UInt8(ascii: "-")
         if negative {
@@ -66,6 +71,19 @@ public enum FirebaseKeyOrder {
             if x != y { return x < y ? -1 : 1 }
             let (la, lb) = (a.utf8.count, b.utf8.count)  // ASCII only: bytes == UTF-16 units
             if la != lb { return la < lb ? -1 : 1 }
+            return compareUTF16(a, b)
+        case (.some, .none): return -1
+        case (.none, .some): return 1
+        case (.none, .none): return compareUTF16(a, b)
+        }
+    }
+
+    /// `compare` of keys given as UTF-8 bytes, with pre-parsed integer forms.
+    static func compare(_ a: UnsafeBufferPointer<UInt8>, _ aInt: Int32?, _ b: UnsafeBufferPointer<UInt8>, _ bInt: Int32?) -> Int {
+        switch (aInt, bInt) {
+        case let (x?, y?):
+            if x != y { return x < y ? -1 : 1 }
+            if a.count != b.count { return a.count < b.count ? -1 : 1 }
             return compareUTF16(a, b)
         case (.some, .none): return -1
         case (.none, .some): return 1

@@ -99,7 +99,11 @@ public enum FirebaseTree {
     /// long to be an index of any realistic array (over 15 digits) give `Int.max`, which
     /// fails the 2× test.
     static func canonicalIndex(_ key: String) -> Int? {
-        let utf8 = key.utf8
+        canonicalIndex(utf8: key.utf8)
+    }
+
+    /// `canonicalIndex` of a key given as UTF-8 bytes.
+    static func canonicalIndex<Bytes: Collection<UInt8>>(utf8: Bytes) -> Int? {
         guard let first = utf8.first, first &- UInt8(ascii: "0") < 10 else { return nil }
         if first == UInt8(ascii: "0") { return utf8.count == 1 ? 0 : nil }
         var value = 0

@@ -141,7 +141,7 @@ public enum JSONWriter {
     }
 
     /// Copies runs of bytes that need no escape in one go.
-    private static func escape(_ bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+    static func escape(_ bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
         var runStart = 0
         for i in 0..<bytes.count {
             let byte = bytes[i]

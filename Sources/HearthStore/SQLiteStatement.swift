@@ -72,6 +72,12 @@ final class SQLiteStatement {
         return String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self)
     }
 
+    /// The column's text as UTF-8 bytes, valid only inside `body` (no String is made).
+    func withText<R>(_ i: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        guard let p = sqlite3_column_text(handle, i) else { return body(UnsafeBufferPointer(start: nil, count: 0)) }
+        return body(UnsafeBufferPointer(start: p, count: Int(sqlite3_column_bytes(handle, i))))
+    }
+
     func blob(_ i: Int32) -> [UInt8] {
         let n = Int(sqlite3_column_bytes(handle, i))
         guard n > 0, let p = sqlite3_column_blob(handle, i) else { return [] }

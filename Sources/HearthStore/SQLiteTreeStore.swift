@@ -391,10 +391,9 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     /// Changes with `seq` greater than `after`, oldest first, at most `limit`; and the
     /// smallest seq the log still holds (so a caller can tell whether it missed some).
     public func changes(after: Int64, limit: Int) throws -> (changes: [Change], oldestSeq: Int64?) {
-        try readers[0].queue.sync {
-            guard let connection = readers[0].connection else { throw StoreError.closed }
-            return try ChangeLogReader(connection: connection).changes(after: after, limit: limit)
-        }
+        // One read transaction: the oldest seq and the records come from one snapshot even
+        // while the writer trims (a flaky test caught the two reads straddling a trim).
+        try readSync { try $0.changes(after: after, limit: limit) }
     }
 
     // MARK: Lifecycle

@@ -86,19 +86,7 @@ struct SQLiteTreeView: TreeView {
 
     func value(at path: DataPath) throws(StoreError) -> JSONValue {
         if let leaf = try leaf(at: path) { return leaf }
-        let stmt: SQLiteStatement
-        let prefixLength: Int
-        if path.isRoot {
-            stmt = try connection.statement(Self.allSQL)
-            try stmt.reset()
-            prefixLength = 0
-        } else {
-            let key = path.storageKey
-            let range = Self.descendantRange(key)
-            stmt = try connection.statement(Self.rangeSQL)
-            try stmt.reset([.text(range.lower), .text(range.upper)])
-            prefixLength = range.lower.utf8.count
-        }
+        let (stmt, prefixLength) = try subtreeScan(path)
         defer { try? stmt.reset() }
         var rows: [(segments: ArraySlice<Substring>, value: JSONValue)] = []
         while try stmt.step() {
@@ -107,6 +95,43 @@ struct SQLiteTreeView: TreeView {
             rows.append((LeafRow.segments(relative), try LeafRow.decode(kind: stmt.int64(1), statement: stmt, column: 2)))
         }
         return LeafRow.assemble(rows)
+    }
+
+    /// The statement stepping through every leaf below `path` in path order (reset by the
+    /// caller when done), and the length of the prefix that makes their paths relative.
+    private func subtreeScan(_ path: DataPath) throws(StoreError) -> (SQLiteStatement, Int) {
+        if path.isRoot {
+            let stmt = try connection.statement(Self.allSQL)
+            try stmt.reset()
+            return (stmt, 0)
+        }
+        let range = Self.descendantRange(path.storageKey)
+        let stmt = try connection.statement(Self.rangeSQL)
+        try stmt.reset([.text(range.lower), .text(range.upper)])
+        return (stmt, range.lower.utf8.count)
+    }
+
+    /// `value(at:)` written straight to JSON from the sorted rows (`SortedLeafRenderer`):
+    /// no strings, segment arrays or dictionaries per leaf.
+    func renderedValue(at path: DataPath) throws(StoreError) -> [UInt8] {
+        if let leaf = try leaf(at: path) { return JSONWriter.write(leaf) }
+        let (stmt, prefixLength) = try subtreeScan(path)
+        defer { try? stmt.reset() }
+        var renderer = SortedLeafRenderer()
+        while try stmt.step() {
+            let raw = stmt.int64(1)
+            guard let kind = LeafKind(rawValue: raw) else { throw .corrupt("unknown leaf kind \(raw)") }
+            stmt.withText(0) { full in
+                let relative = UnsafeBufferPointer(rebasing: full[min(prefixLength, full.count)...])
+                switch kind {
+                case .string: stmt.withText(2) { renderer.append(path: relative, leaf: .string($0)) }
+                case .int: renderer.append(path: relative, leaf: .int(stmt.int64(2)))
+                case .double: renderer.append(path: relative, leaf: .double(stmt.double(2)))
+                case .bool: renderer.append(path: relative, leaf: .bool(stmt.int64(2) != 0))
+                }
+            }
+        }
+        return renderer.render()
     }
 
     /// Skip-scan: one indexed probe per child instead of reading the whole subtree.

@@ -25,6 +25,15 @@ public protocol TreeView {
     /// The value at `path` with its priorities (spec §1.5 `format=export`): objects carry a
     /// `.priority` member, leaves with one become `{".value": v, ".priority": p}`.
     func exportValue(at path: DataPath) throws(StoreError) -> JSONValue
+    /// The compact JSON text of the value at `path` as readers see it (spec §1.8 arrays,
+    /// Firebase key order): `JSONWriter.write(FirebaseTree.render(value(at: path)))`.
+    func renderedValue(at path: DataPath) throws(StoreError) -> [UInt8]
+}
+
+extension TreeView {
+    public func renderedValue(at path: DataPath) throws(StoreError) -> [UInt8] {
+        JSONWriter.write(FirebaseTree.render(try value(at: path)))
+    }
 }
 
 /// One replacement in a write: `value` nil deletes. Values are already normalised

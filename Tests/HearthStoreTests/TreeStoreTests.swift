@@ -266,3 +266,35 @@ import Testing
         #expect(throws: StoreError.schemaTooNew(found: 999, known: Schema.currentVersion)) { try open() }
     }
 }
+
+/// `renderedValue(at:)` (JSON straight from the sorted rows) against the dictionary path.
+@Suite struct RenderedValueTests {
+    let dir = TemporaryDirectory()
+
+    @Test func equalsTheRenderedAssembledValueAtEveryPath() throws {
+        let store = try SQLiteTreeStore(directory: dir.path)
+        defer { store.close() }
+        var random = SplitMix64(seed: 0xFA_57)
+        let keys = ["0", "1", "2", "10", "01", "-1", "a", "a-b", "a0", "ä", "😀", "\u{FFFF}", "q\"k", "x y"]
+        var written: [String] = [""]
+        for step in 0..<400 {
+            let depth = 1 + Int(random.next() % 3)
+            let target = (0..<depth).map { _ in keys[Int(random.next() % UInt64(keys.count))] }.joined(separator: "/")
+            let value: JSONValue? = switch random.next() % 5 {
+            case 0: nil
+            case 1: .string("s\(step)\n")
+            case 2: .double(Double(step) / 3)
+            case 3: .bool(step % 2 == 0)
+            default: obj(["0": .int(Int64(step)), "2": obj(["k": .string("v")]), "name": .string("n")])
+            }
+            try store.put(target, value)
+            written.append(target)
+        }
+        for target in Set(written + written.map { String($0.split(separator: "/").first ?? "") }) {
+            try store.readSync { view in
+                let expected = JSONWriter.write(FirebaseTree.render(try view.value(at: path(target))))
+                #expect(try view.renderedValue(at: path(target)) == expected, "at /\(target)")
+            }
+        }
+    }
+}

@@ -67,7 +67,9 @@ enum ReadEndpoint {
             if request.options.export {
                 return JSONResponse.make(try view.exportValue(at: request.path), options: request.options)
             }
-            let response = JSONResponse.make(try view.value(at: request.path), options: request.options)
+            let response = request.options.print == .normal
+                ? JSONResponse.body(try view.renderedValue(at: request.path))
+                : JSONResponse.make(try view.value(at: request.path), options: request.options)
             if let ticket, response.status == 200 {
                 cache?.insert(request.path.storageKey, body: response.body, ticket: ticket)
             }
