@@ -342,6 +342,19 @@ def cmd_report(a):
               % "{:,}".format(max(s.get("readers", 0) for s in seeds))]
         L += [n + "." for n in notes]
         L.append("")
+        L += ["Reads with the read cache off (`HEARTH_READ_CACHE_BYTES=0`, a fresh server on the same data after"
+              " the runs above): every read goes to SQLite, so this is the storage's own curve.", "",
+              "| favourites | list req/s | list p99 ms | get req/s | get p99 ms |", "|---|---|---|---|---|"]
+        for size in sizes:
+            label = "size-%d-nocache" % size
+            cells = [num(size, "int")]
+            for sc in ["list", "get"]:
+                rs, dist = keep([r for r in recs if r.get("kind") == "http" and r.get("target") == label
+                                 and r["scenario"] == sc], q)
+                m = mark(dist, "%s %s" % (label, sc))
+                cells += [num(med(rs, "rps"), "int") + m, num(med(rs, "p99_ms")) + m]
+            L.append("| " + " | ".join(cells) + " |")
+        L.append("")
 
     # ---- streams
     holds = [r for r in recs if r.get("kind") == "http" and r.get("target") == "streams-idle"]

@@ -25,7 +25,9 @@
 #     - HTTP: wrk (harness.py wrk, the compare.sh plans and wrk/replay.lua), CONNS
 #       connections, WARMUP + DURATION s per scenario: list (a reader's 20 favourites),
 #       get (one favourite), update (PATCH a note), create (POST a favourite, a writer's;
-#       last, as it grows the data), req/s and p99; then the RSS after the runs.
+#       last, as it grows the data), req/s and p99; then the RSS after the runs; then list
+#       and get again on a server with the read cache off (HEARTH_READ_CACHE_BYTES=0), so
+#       every read goes to SQLite.
 # 2. Number of streams, at the reference data size (READERS users x 20 favourites):
 #     - delivery: streams.sh HEARTH_ONLY=1 (fresh server per run, 1 write/s for
 #       SSE_SECONDS, N in STREAM_NS): send→recv p50/p99, last-of-N p99, events/s,
@@ -180,6 +182,15 @@ for line in open(sys.argv[1]):
     run_wrk "$WORK/hearth.json" "$fx" "$s" "$HEARTH_PID" "size-$size"
   done
   rss_after=$("${HARNESS[@]}" rss "$HEARTH_PID")
+  stop_hearth
+  # the same reads with the read cache off: every read goes to SQLite, so these show how
+  # the storage itself scales (with the cache on, the readers' lists are cache hits)
+  HEARTH_READ_CACHE_BYTES=0 start_hearth "$dir"
+  retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json" auth
+  for s in list get; do
+    log "size $size: $s with the read cache off, wrk -c$CONNS, $RUNS x ${DURATION}s"
+    run_wrk "$WORK/hearth.json" "$fx" "$s" "$HEARTH_PID" "size-$size-nocache"
+  done
   stop_hearth
   python3 -c 'import json,sys; k=["size","users","readers","accounts","gen_s","import_s","file_bytes","db_bytes","start_s","rss_seeded_kib","rss_after_kib"]
 v=[float(x) if "." in x else int(x) for x in sys.argv[1:]]
