@@ -11,18 +11,16 @@ enum JSONResponse {
         if options.print == .silent {
             return HTTPResponse(status: 204, headers: corsHeaders())
         }
-        var headers = corsHeaders()
-        headers.add("Content-Type", contentType)
         let shown = render && !options.export ? FirebaseTree.render(value) : value
-        let body = JSONWriter.write(shown, style: options.print == .pretty ? .pretty : .compact)
-        return HTTPResponse(status: status, headers: headers, body: body)
+        return body(JSONWriter.write(shown, style: options.print == .pretty ? .pretty : .compact), status: status)
     }
 
-    /// A 200 with an already rendered JSON body (the read cache's).
-    static func body(_ body: [UInt8]) -> HTTPResponse {
+    /// An already rendered JSON body (the read cache's, the row renderer's) with the
+    /// RTDB headers.
+    static func body(_ body: [UInt8], status: Int = 200) -> HTTPResponse {
         var headers = corsHeaders()
         headers.add("Content-Type", contentType)
-        return HTTPResponse(status: 200, headers: headers, body: body)
+        return HTTPResponse(status: status, headers: headers, body: body)
     }
 
     static func corsHeaders() -> HTTPHeaders {

@@ -90,18 +90,21 @@ public final class ReadCache: Sendable {
     /// Records in the eviction queue (tests: it must stay proportional to the entries).
     var queueLength: Int { state.withLock { $0.queue.count - $0.head } }
 
-    /// The body cached for `key`, if any.
-    public func lookup(_ key: String) -> [UInt8]? {
+    /// The body cached for `key`, if any and if `usable()` (asked outside the lock, only
+    /// when there is a body: the read endpoint's rules check) says it may be served.
+    public func lookup(_ key: String, if usable: () -> Bool = { true }) -> [UInt8]? {
         guard isEnabled else { return nil }
-        return state.withLock { state in
-            guard let body = state.entries[key]?.body else {
-                state.misses += 1
-                return nil
-            }
-            state.entries[key]!.referenced = true
-            state.hits += 1
+        let found = state.withLock { state in
+            let body = state.entries[key]?.body
+            if body == nil { state.misses += 1 }
             return body
         }
+        guard let body = found, usable() else { return nil }
+        state.withLock { state in
+            state.entries[key]?.referenced = true
+            state.hits += 1
+        }
+        return body
     }
 
     /// Take before the read transaction that produces a body for `insert` begins.
@@ -146,6 +149,7 @@ public final class ReadCache: Sendable {
                 if state.recent.isEmpty { state.recent = Array(repeating: "", count: Self.invalidationHistory) }
                 state.generation &+= 1
                 state.recent[Int(state.generation % UInt64(Self.invalidationHistory))] = key
+                if state.entries.isEmpty { continue }  // nothing to drop: skip the ancestor walk
                 Self.remove(key, from: &state)
                 Self.forEachAncestor(of: key) { Self.remove($0, from: &state) }
                 if state.below[key, default: 0] > 0 {

@@ -84,6 +84,16 @@ import Testing
         #expect(cache.lookup("j") == nil)
     }
 
+    @Test func aBodyTheCallerMayNotUseIsNeitherServedNorCountedAsAHit() {
+        let cache = Self.filled(["a"])
+        var asked = 0
+        #expect(cache.lookup("a", if: { asked += 1; return false }) == nil)
+        #expect(cache.lookup("b", if: { asked += 1; return true }) == nil)  // a miss never asks
+        #expect(asked == 1)
+        #expect(cache.stats.hits == 0 && cache.stats.misses == 1)
+        #expect(cache.lookup("a") == Self.body && cache.stats.hits == 1)
+    }
+
     @Test func zeroBytesTurnsItOff() {
         let cache = ReadCache(maxBytes: 0)
         #expect(!cache.isEnabled)

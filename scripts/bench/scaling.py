@@ -229,11 +229,7 @@ def cmd_hold(a):
 # ---------------------------------------------------------------- report
 
 
-def load(path):
-    if not os.path.exists(path):
-        return []
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
+from report import load  # noqa: E402  (the same result-file reader as the run's report)
 
 
 def keep(rs, quiet, key="foreign_cpu_pct"):

@@ -19,8 +19,11 @@ enum ReadEndpoint {
         // is safe); otherwise the body rendered below is offered to the cache.
         var cacheTicket: ReadCache.Ticket? = nil
         if let cache = context.readCache, cache.isEnabled, isCacheable(request.options), !wantsTag, ifNoneMatch == nil {
-            if caller.isAdmin || policy.readAllowedWithoutData(request.path, caller: caller),
-               let body = cache.lookup(request.path.storageKey) {
+            // The rules are asked only when there is a body to serve (a miss reads on a
+            // reader, which decides there).
+            if let body = cache.lookup(request.path.storageKey, if: {
+                caller.isAdmin || policy.readAllowedWithoutData(request.path, caller: caller)
+            }) {
                 return responder.respond(JSONResponse.body(body))
             }
             cacheTicket = cache.ticket()
