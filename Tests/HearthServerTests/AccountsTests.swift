@@ -281,3 +281,28 @@ extension JSONValue {
         #expect(form.status == 400 && form.text.contains("INVALID_REFRESH_TOKEN"))
     }
 }
+
+/// Two revocations within one second: the token issued between them (one second ahead,
+/// after the first) is refused by the second. (A firebase-admin check flaked on this.)
+@Suite struct RevocationWithinOneSecondTests {
+    @Test func aSecondRevocationInTheSameSecondRefusesTokensIssuedAfterTheFirst() throws {
+        let dir = TemporaryDirectory()
+        let store = try SQLiteTreeStore(directory: dir.path)
+        defer { store.close() }
+        let frozen: Int64 = 1_795_560_311_200
+        let auth = try AuthContext.make(store: store, dataDirectory: dir.path, settings: AuthSettings(),
+                                        hasher: RouterHarness.testHasher, clock: { frozen })
+        let first = try auth.service.signUpAnonymously()
+        try auth.service.revokeSessions(uid: first.user.uid)
+        #expect(throws: AuthError.self) { try auth.service.user(forIDToken: first.idToken) }
+        let between = try auth.service.idToken(for: try #require(try auth.service.accounts.user(uid: first.user.uid)), now: frozen)
+        #expect(try auth.service.user(forIDToken: between).uid == first.user.uid)
+        var changes = AccountService.Changes()
+        changes.validSince = frozen / 1000  // what firebase-admin's revoke_refresh_tokens sends
+        _ = try auth.service.update(uid: first.user.uid, changes)
+        #expect(throws: AuthError.self) { try auth.service.user(forIDToken: between) }
+        try auth.service.revokeSessions(uid: first.user.uid)
+        let after = try auth.service.idToken(for: try #require(try auth.service.accounts.user(uid: first.user.uid)), now: frozen)
+        #expect(try auth.service.user(forIDToken: after).uid == first.user.uid)
+    }
+}

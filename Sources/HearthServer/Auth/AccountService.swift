@@ -144,8 +144,8 @@ public struct AccountService: Sendable {
     }
 
     /// An ID token for `user`, with their custom claims.
-    public func idToken(for user: UserRecord, now: Int64, lifetime: Int64? = nil, extraClaims: [String: JSONValue] = [:]) throws(AuthError) -> String {
-        var custom: [String: JSONValue] = [:]
+    public func idToken(for user: UserRecord, now: Int64, lifetime: Int64? = nil, extraClaims: [JSONKey: JSONValue] = [:]) throws(AuthError) -> String {
+        var custom: [JSONKey: JSONValue] = [:]
         if let text = user.customClaims, case .object(let object)? = try? JSONParser.parse(text) { custom = object }
         custom.merge(extraClaims) { $1 }
         // Never issued before `validSince`, which a revocation sets one second ahead so
@@ -181,7 +181,7 @@ public struct AccountService: Sendable {
         /// Admin only (`projects/P/accounts:update`); the user-facing endpoint never sets these.
         public var emailVerified: Bool?
         /// Custom claims checked by `CustomClaimsPolicy.parse`; an empty object clears them.
-        public var customClaims: [String: JSONValue]?
+        public var customClaims: [JSONKey: JSONValue]?
         /// `validSince` in seconds (admin `revoke_refresh_tokens`): see `apply`.
         public var validSince: Int64?
         public init() {}
@@ -232,13 +232,13 @@ public struct AccountService: Sendable {
                 throw AuthError("INVALID_ARGUMENT", detail: "validSince must be seconds since the epoch, at most \(Self.maxValidSinceAhead) s ahead")
             }
             if requested >= nowSeconds {
-                user.validSince = max(requested, nowSeconds + 1)
+                user.validSince = max(requested, Self.validSinceRevoking(user.validSince, nowSeconds: nowSeconds))
                 revoke = true
             } else {
                 user.validSince = requested
             }
         }
-        if revoke { user.validSince = max(user.validSince, nowSeconds + 1) }
+        if revoke { user.validSince = max(user.validSince, Self.validSinceRevoking(user.validSince, nowSeconds: nowSeconds)) }
         do {
             try accounts.update(user)
         } catch AccountStoreError.duplicateEmail {
@@ -255,6 +255,14 @@ public struct AccountService: Sendable {
     /// would be refused as from the future.
     public static let maxValidSinceAhead = TokenVerifier.defaultLeeway
 
+    /// The `validSince` that refuses every ID token issued so far. Tokens are issued at
+    /// `max(now, validSince)`, so after an earlier revocation in this same second some carry
+    /// `iat == validSince`, one second ahead: the new bound must pass those too, not just
+    /// the current second. Never more than `maxValidSinceAhead` ahead.
+    static func validSinceRevoking(_ current: Int64, nowSeconds: Int64) -> Int64 {
+        min(max(current, nowSeconds) + 1, nowSeconds + maxValidSinceAhead)
+    }
+
     public func delete(uid: String) throws(AuthError) {
         guard try wrap({ try accounts.delete(uid: uid) }) else { throw .userNotFound }
     }
@@ -262,7 +270,7 @@ public struct AccountService: Sendable {
     /// Signs `uid` out everywhere: refresh tokens revoked, earlier ID tokens refused.
     public func revokeSessions(uid: String) throws(AuthError) {
         guard var user = try wrap({ try accounts.user(uid: uid) }) else { throw .userNotFound }
-        user.validSince = clock() / 1000 + 1
+        user.validSince = Self.validSinceRevoking(user.validSince, nowSeconds: clock() / 1000)
         try wrap { try accounts.update(user) }
         try wrap { try accounts.revokeRefreshTokens(uid: uid) }
     }
