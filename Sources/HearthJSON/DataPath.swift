@@ -91,7 +91,7 @@ public struct DataPath: Sendable, Hashable {
 
     /// True when this path equals `other` or is an ancestor of it (js-sdk `pathContains`).
     public func isPrefix(of other: DataPath) -> Bool {
-        other.segments.count >= segments.count && other.segments.starts(with: segments)
+        other.segments.count >= segments.count && other.segments.starts(with: segments) { $0.sameCodeUnits(as: $1) }
     }
 
     /// `other` expressed relative to this path, when this path is a prefix of it.
@@ -108,6 +108,19 @@ public struct DataPath: Sendable, Hashable {
     public var storageKey: String { segments.joined(separator: "/") }
 }
 
+extension DataPath {
+    /// Equal when every segment has the same code units (`JSONKey`): canonically
+    /// equivalent keys are different locations, as in Firebase.
+    public static func == (a: DataPath, b: DataPath) -> Bool {
+        a.segments.count == b.segments.count && a.segments.elementsEqual(b.segments) { $0.sameCodeUnits(as: $1) }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(segments.count)
+        for segment in segments { segment.hashCodeUnits(into: &hasher) }
+    }
+}
+
 extension DataPath: CustomStringConvertible {
     /// `/a/b`, and `/` for the root (the form used in SSE `path` fields, spec §2).
     public var description: String { "/" + storageKey }
@@ -117,7 +130,7 @@ extension DataPath: Comparable {
     /// Segment by segment in Firebase key order, a prefix before its extensions
     /// (js-sdk `pathCompare`). Ancestors therefore sort directly before their descendants.
     public static func < (lhs: DataPath, rhs: DataPath) -> Bool {
-        for (a, b) in zip(lhs.segments, rhs.segments) where a != b {
+        for (a, b) in zip(lhs.segments, rhs.segments) where !a.sameCodeUnits(as: b) {
             return FirebaseKeyOrder.less(a, b)
         }
         return lhs.segments.count < rhs.segments.count

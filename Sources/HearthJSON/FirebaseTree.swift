@@ -43,7 +43,7 @@ public enum FirebaseTree {
             if let length = arrayLength(members) {
                 var elements = [JSONValue](repeating: .null, count: length)
                 for (key, child) in members {
-                    elements[canonicalIndex(key)!] = render(child)
+                    elements[canonicalIndex(key.string)!] = render(child)
                 }
                 return .array(elements)
             }
@@ -72,7 +72,7 @@ public enum FirebaseTree {
         case .object(let members):
             return .object(members.mapValues { _ in .bool(true) })
         case .array(let elements):
-            var members: [String: JSONValue] = [:]
+            var members: [JSONKey: JSONValue] = [:]
             for (i, element) in elements.enumerated() where element != .null {
                 members[String(i)] = .bool(true)
             }
@@ -85,11 +85,11 @@ public enum FirebaseTree {
     // MARK: Arrays
 
     /// The array length `members` renders to, or nil when it stays an object.
-    static func arrayLength(_ members: [String: JSONValue]) -> Int? {
+    static func arrayLength(_ members: [JSONKey: JSONValue]) -> Int? {
         guard !members.isEmpty else { return nil }
         var maxIndex = 0
         for key in members.keys {
-            guard let index = canonicalIndex(key) else { return nil }
+            guard let index = canonicalIndex(key.string) else { return nil }
             maxIndex = max(maxIndex, index)
         }
         return maxIndex < 2 * members.count ? maxIndex + 1 : nil
@@ -147,7 +147,7 @@ private struct Normalizer {
         case .array(let elements):
             guard !elements.isEmpty else { return nil }
             try checkChildDepth()
-            var members: [String: JSONValue] = [:]
+            var members: [JSONKey: JSONValue] = [:]
             members.reserveCapacity(elements.count)
             for (index, element) in elements.enumerated() where element != .null {
                 let key = String(index)
@@ -176,10 +176,11 @@ private struct Normalizer {
                 return .object([".value": leaf, ".priority": priority])
             }
             try checkChildDepth()
-            var members: [String: JSONValue] = [:]
+            var members: [JSONKey: JSONValue] = [:]
             members.reserveCapacity(children.count)
             var nodePriority: JSONValue?
-            for (key, child) in children {
+            for (jsonKey, child) in children {
+                let key = jsonKey.string
                 if key.utf8.first == UInt8(ascii: ".") {
                     if key == ".priority" {
                         nodePriority = try priority(child)
@@ -193,7 +194,7 @@ private struct Normalizer {
                 }
                 keys.append(key)
                 defer { keys.removeLast() }
-                if let normalized = try normalize(child) { members[key] = normalized }
+                if let normalized = try normalize(child) { members[jsonKey] = normalized }
             }
             // A priority alone does not make a node exist (a node with no children does not).
             if members.isEmpty { return nil }

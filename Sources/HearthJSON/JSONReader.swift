@@ -17,7 +17,7 @@ struct JSONReader {
     /// would copy the array or dictionary on every element.
     private var openKinds: [Kind] = []
     private var openArrays: [[JSONValue]] = []
-    private var openObjects: [[String: JSONValue]] = []
+    private var openObjects: [[JSONKey: JSONValue]] = []
     /// The key each open object is waiting to receive a value for.
     private var pendingKeys: [String] = []
 
@@ -37,7 +37,7 @@ struct JSONReader {
                 skipWhitespace()
                 if pos < bytes.count, bytes[pos] == UInt8(ascii: "}") {
                     pos += 1
-                    value = .object([:])
+                    value = .object([JSONKey: JSONValue]())
                 } else {
                     let key = try parseKeyAndColon()
                     openKinds.append(.object)

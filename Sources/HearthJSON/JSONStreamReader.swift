@@ -140,7 +140,7 @@ public struct JSONStreamReader {
     /// after `first` is `valueTooLarge`. Duplicate keys: the last one wins.
     public mutating func value(startingWith first: Event, maxBytes: Int = .max) throws(JSONStreamError) -> JSONValue {
         let start = offset
-        var objects: [[String: JSONValue]] = []
+        var objects: [[JSONKey: JSONValue]] = []
         var arrays: [[JSONValue]] = []
         var kinds: [Bool] = []
         var keys: [String] = []

@@ -27,7 +27,7 @@ extension JSONValue: ExpressibleByArrayLiteral {
 extension JSONValue: ExpressibleByDictionaryLiteral {
     /// Duplicate keys: the last wins, as in the parser.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
-        var members: [String: JSONValue] = [:]
+        var members: [JSONKey: JSONValue] = [:]
         for (key, value) in elements { members[key] = value }
         self = .object(members)
     }

@@ -11,7 +11,7 @@ public enum JSONValue: Sendable, Hashable {
     case double(Double)
     case string(String)
     case array([JSONValue])
-    case object([String: JSONValue])
+    case object([JSONKey: JSONValue])
 }
 
 extension JSONValue {
@@ -24,7 +24,7 @@ extension JSONValue {
     }
 
     /// The children of an object, or nil.
-    public var objectValue: [String: JSONValue]? {
+    public var objectValue: [JSONKey: JSONValue]? {
         if case .object(let children) = self { return children }
         return nil
     }

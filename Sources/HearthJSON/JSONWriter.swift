@@ -106,13 +106,13 @@ public enum JSONWriter {
     /// Members in Firebase key order; each key's integer form is parsed once. Sorts
     /// dictionary indices (plain integers), not key/value pairs, so the sort itself does
     /// no reference counting.
-    private static func orderedMembers(_ members: [String: JSONValue]) -> [(key: String, value: JSONValue)] {
-        if members.count < 2 { return members.map { ($0.key, $0.value) } }
-        var order = members.indices.map { (index: $0, int: FirebaseKeyOrder.int32Value(members.keys[$0])) }
+    private static func orderedMembers(_ members: [JSONKey: JSONValue]) -> [(key: String, value: JSONValue)] {
+        if members.count < 2 { return members.map { ($0.key.string, $0.value) } }
+        var order = members.indices.map { (index: $0, int: FirebaseKeyOrder.int32Value(members.keys[$0].string)) }
         order.sort { a, b in
-            FirebaseKeyOrder.compare(members.keys[a.index], a.int, members.keys[b.index], b.int) < 0
+            FirebaseKeyOrder.compare(members.keys[a.index].string, a.int, members.keys[b.index].string, b.int) < 0
         }
-        return order.map { members[$0.index] }
+        return order.map { let member = members[$0.index]; return (member.key.string, member.value) }
     }
 
     private static func writeScalar(_ value: JSONValue, into out: inout [UInt8]) {

@@ -23,7 +23,8 @@ public enum MultiPathUpdate {
 
         var writes: [(path: DataPath, value: JSONValue?)] = []
         writes.reserveCapacity(members.count)
-        for (key, value) in members {
+        for (jsonKey, value) in members {
+            let key = jsonKey.string
             let relative: DataPath
             do throws(PathError) {
                 relative = try DataPath(string: key)

@@ -48,10 +48,10 @@ public enum ServerValues {
             }
         }
         guard case .object(let members) = value else { return value }
-        var resolved: [String: JSONValue] = [:]
+        var resolved: [JSONKey: JSONValue] = [:]
         resolved.reserveCapacity(members.count)
         for (key, child) in members {
-            resolved[key] = try resolve(child, at: DataPath(uncheckedSegments: path.segments + [key]), now: now, current: current)
+            resolved[key] = try resolve(child, at: DataPath(uncheckedSegments: path.segments + [key.string]), now: now, current: current)
         }
         return .object(resolved)
     }

@@ -1,3 +1,5 @@
+import HearthJSON
+
 import Synchronization
 
 /// The rendered bodies of recent plain reads (`GET <path>.json` with no query, `shallow`,
@@ -57,10 +59,10 @@ public final class ReadCache: Sendable {
     }
 
     private struct State {
-        var entries: [String: Entry] = [:]
+        var entries: [JSONKey: Entry] = [:]
         /// How many entries lie strictly below each key (so a write above cached entries
         /// finds out whether it must look for them).
-        var below: [String: Int] = [:]
+        var below: [JSONKey: Int] = [:]
         /// CLOCK queue: (key, serial) in insertion order from `head`; records whose entry is
         /// gone or was replaced are skipped.
         var queue: [(key: String, serial: UInt64)] = []
@@ -153,7 +155,7 @@ public final class ReadCache: Sendable {
                 Self.remove(key, from: &state)
                 Self.forEachAncestor(of: key) { Self.remove($0, from: &state) }
                 if state.below[key, default: 0] > 0 {
-                    let doomed = state.entries.keys.filter { Self.isStrictlyBelow($0, key) }
+                    let doomed = state.entries.keys.map(\.string).filter { Self.isStrictlyBelow($0, key) }
                     for descendant in doomed { Self.remove(descendant, from: &state) }
                 }
             }
@@ -185,7 +187,7 @@ public final class ReadCache: Sendable {
     }
 
     private static func remove(_ key: String, from state: inout State) {
-        guard let entry = state.entries.removeValue(forKey: key) else { return }
+        guard let entry = state.entries.removeValue(forKey: JSONKey(key)) else { return }
         state.bytes -= entry.cost
         forEachAncestor(of: key) { ancestor in
             let left = state.below[ancestor, default: 0] - 1
@@ -216,6 +218,6 @@ public final class ReadCache: Sendable {
     /// Whether a change at one key can affect the value at the other: equal, or one below
     /// the other.
     static func overlaps(_ a: String, _ b: String) -> Bool {
-        a == b || isStrictlyBelow(a, b) || isStrictlyBelow(b, a)
+        a.sameCodeUnits(as: b) || isStrictlyBelow(a, b) || isStrictlyBelow(b, a)
     }
 }

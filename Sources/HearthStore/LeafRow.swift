@@ -60,7 +60,7 @@ struct LeafRow {
                 return
             }
             for (key, child) in children where key != ".priority" {
-                flatten(child, at: base.isEmpty ? key : base + "/" + key, into: &rows, priorities: &priorities)
+                flatten(child, at: base.isEmpty ? key.string : base + "/" + key.string, into: &rows, priorities: &priorities)
             }
         case .array(let items):
             for (i, child) in items.enumerated() {
@@ -101,7 +101,7 @@ struct LeafRow {
         if rows.count == 1, let only = rows.first, only.segments.count == depth {
             return only.value
         }
-        var object: [String: JSONValue] = [:]
+        var object: [JSONKey: JSONValue] = [:]
         var start = rows.startIndex
         while start < rows.endIndex {
             guard rows[start].segments.count > depth else {

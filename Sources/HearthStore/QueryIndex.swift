@@ -77,7 +77,7 @@ enum QueryIndex {
 /// Confined to the writer queue.
 final class QueryIndexMaintainer {
     /// Built indexes: location storage key → specs.
-    private(set) var built: [String: Set<String>] = [:]
+    private(set) var built: [JSONKey: Set<String>] = [:]
     private var maxDepth = -1
 
     init(connection: SQLiteConnection) throws(StoreError) {
@@ -139,8 +139,9 @@ final class QueryIndexMaintainer {
         // Indexed locations at or below the write: their children were replaced wholesale.
         guard path.count <= maxDepth else { return }
         let base = path.storageKey
-        let dropped = built.keys.filter { location in
-            path.isRoot || location == base || location.hasPrefix(base + "/")
+        let below = base + "/"
+        let dropped = built.keys.map(\.string).filter { location in
+            path.isRoot || location.sameCodeUnits(as: base) || location.utf8.starts(with: below.utf8)
         }
         for location in dropped {
             try connection.statement("DELETE FROM query_index WHERE location = ?").run([.text(location)])
@@ -156,7 +157,7 @@ final class QueryIndexMaintainer {
         maxDepth = -1
         let fresh = try QueryIndexMaintainer(connection: connection)
         for (location, specs) in fresh.built {
-            for spec in specs { add(location, spec) }
+            for spec in specs { add(location.string, spec) }
         }
     }
 }
@@ -205,7 +206,7 @@ extension SQLiteTreeView {
         var keys: [String] = []
         while try stmt.step() { keys.append(stmt.text(0)) }
         if keys.isEmpty { return .null }
-        var result: [String: JSONValue] = [:]
+        var result: [JSONKey: JSONValue] = [:]
         for key in keys {
             result[key] = try value(at: DataPath(uncheckedSegments: path.segments + [key]))
         }

@@ -36,7 +36,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     private var writesSinceTrim = 0  // confined to writerQueue
     private var queryIndexes: QueryIndexMaintainer?  // confined to writerQueue
     /// Index builds asked for and not yet done ("location\u{0}spec").
-    private let indexRequests = Mutex<Set<String>>([])
+    private let indexRequests = Mutex<Set<JSONKey>>([])
 
     private struct PendingWrite {
         var operation: WriteOperation
@@ -156,7 +156,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     /// Asks the writer to build the index of `path` by `spec` (deduplicated; runs between
     /// write batches in its own transaction).
     func requestIndex(at path: DataPath, spec: String) {
-        let id = path.storageKey + "\u{0}" + spec
+        let id = JSONKey(path.storageKey + "\u{0}" + spec)
         guard indexRequests.withLock({ $0.insert(id).inserted }) else { return }
         writerQueue.async {
             defer { _ = self.indexRequests.withLock { $0.remove(id) } }

@@ -43,7 +43,7 @@ public struct TreeQuery: Sendable, Hashable {
     /// The children of `value` (a stored node) this query selects, in memory.
     public func apply(to value: JSONValue) -> JSONValue {
         guard case .object(let children) = value else { return value }
-        var entries = children.map { key, child in Entry(key: key, sortValue: sortValue(of: child)) }
+        var entries = children.map { key, child in Entry(key: key.string, sortValue: sortValue(of: child)) }
         entries.sort { order($0, $1) < 0 }
         var selected = entries.filter { within($0) }
         switch limit {
@@ -52,7 +52,7 @@ public struct TreeQuery: Sendable, Hashable {
         case nil: break
         }
         if selected.isEmpty { return .null }
-        var result: [String: JSONValue] = [:]
+        var result: [JSONKey: JSONValue] = [:]
         for entry in selected { result[entry.key] = children[entry.key] }
         return .object(result)
     }
@@ -60,7 +60,7 @@ public struct TreeQuery: Sendable, Hashable {
     /// The keys of `value`'s children in this query's order (bounds and limit ignored).
     public func orderedKeys(of value: JSONValue) -> [String] {
         guard case .object(let children) = value else { return [] }
-        var entries = children.map { key, child in Entry(key: key, sortValue: sortValue(of: child)) }
+        var entries = children.map { key, child in Entry(key: key.string, sortValue: sortValue(of: child)) }
         entries.sort { order($0, $1) < 0 }
         return entries.map(\.key)
     }

@@ -64,7 +64,7 @@ struct TreeWriter {
         case .set(let entry):
             change = Change(seq: 0, path: entry.path, kind: .put, data: entry.value ?? .null, at: time)
         case .update(let base, let entries):
-            var data: [String: JSONValue] = [:]
+            var data: [JSONKey: JSONValue] = [:]
             for entry in entries {
                 let relative = entry.path.segments.dropFirst(base.segments.count).joined(separator: "/")
                 data[relative] = entry.value ?? .null

@@ -44,14 +44,14 @@ public struct StreamEvent: Sendable, Equatable {
             return StreamEvent(name: .put, path: "/", data: FirebaseTree.render(descend(change.data, inside[...])))
         case .patch:
             guard case .object(let entries) = change.data else { return nil }
-            var below: [String: JSONValue] = [:]
+            var below: [JSONKey: JSONValue] = [:]
             for (key, value) in entries {
-                let entry = key.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-                if inside.starts(with: entry) {
+                let entry = key.string.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+                if inside.starts(byCodeUnitsWith: entry) {
                     let rest = inside[entry.count...]
                     return StreamEvent(name: .put, path: "/", data: FirebaseTree.render(descend(value, rest)))
                 }
-                if entry.starts(with: inside) {
+                if entry.starts(byCodeUnitsWith: inside) {
                     below[entry.dropFirst(inside.count).joined(separator: "/")] = FirebaseTree.render(value)
                 }
             }

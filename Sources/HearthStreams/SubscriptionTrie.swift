@@ -8,7 +8,7 @@ import HearthJSON
 struct SubscriptionTrie {
     final class Node {
         let location: DataPath
-        var children: [String: Node] = [:]
+        var children: [JSONKey: Node] = [:]
         var subscribers: [ObjectIdentifier: Subscription] = [:]
 
         init(location: DataPath) {

@@ -33,11 +33,11 @@ enum Timing {
 
     static func run(rulesText: String, iterations: Int, only filter: String?) throws {
         let rules = try RuleSet.compile(rulesText)
-        var favorites: [String: JSONValue] = [:]
+        var favorites: [JSONKey: JSONValue] = [:]
         for index in 0..<20 { favorites["f\(index)"] = favorite("f\(index)", owner: "alice") }
         let tree: JSONValue = .object(["users": .object(["alice": .object(["favorites": .object(favorites)])])])
         let data = JSONTreeSource(tree)
-        let alice: JSONValue = .object(["uid": .string("alice"), "provider": .string("password"), "token": .object([:])])
+        let alice: JSONValue = .object(["uid": .string("alice"), "provider": .string("password"), "token": .object([JSONKey: JSONValue]())])
         let now: Int64 = 1_700_000_000_000
         let readPath = try DataPath(string: "users/alice/favorites")
         let otherPath = try DataPath(string: "users/bob/favorites")

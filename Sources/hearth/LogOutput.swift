@@ -81,7 +81,7 @@ struct HearthLogHandler: LogHandler {
         var line: [UInt8] = []
         line.reserveCapacity(160)
         if json {
-            var members: [String: JSONValue] = [
+            var members: [JSONKey: JSONValue] = [
                 "time": .string(Self.timestamp()), "level": .string(event.level.rawValue),
                 "label": .string(label), "message": .string(event.message.description),
             ]

@@ -21,7 +21,7 @@ struct Token: ParsableCommand {
     }
 
     func run() throws {
-        var extra: [String: JSONValue] = [:]
+        var extra: [JSONKey: JSONValue] = [:]
         if let claims {
             guard case .object(let object)? = try? JSONParser.parse(claims) else { throw ValidationError("--claims must be a JSON object") }
             guard object[Authenticator.adminClaim] == nil else {
@@ -33,7 +33,7 @@ struct Token: ParsableCommand {
             let now = SQLiteTreeStore.systemMilliseconds()
             if admin {
                 let user = UserRecord(uid: Authenticator.adminUID, provider: .password, createdAt: now, validSince: 0)
-                print(try service.idToken(for: user, now: now, lifetime: ttl, extraClaims: [Authenticator.adminClaim: .bool(true)]))
+                print(try service.idToken(for: user, now: now, lifetime: ttl, extraClaims: [JSONKey(Authenticator.adminClaim): .bool(true)]))
             } else if let uid {
                 guard let user = try service.accounts.user(uid: uid) else { throw ValidationError("no user \(uid)") }
                 print(try service.idToken(for: user, now: now, lifetime: ttl, extraClaims: extra))

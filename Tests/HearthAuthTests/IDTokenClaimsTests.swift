@@ -52,7 +52,7 @@ struct IDTokenClaimsTests {
 
     @Test(arguments: Array(IDTokenClaims.reservedClaimNames).sorted())
     func reservedNamesAreRejected(name: String) {
-        let builder = IDTokenClaims(projectID: "p", uid: "u", issuedAt: 0, signInProvider: "password", customClaims: [name: 1])
+        let builder = IDTokenClaims(projectID: "p", uid: "u", issuedAt: 0, signInProvider: "password", customClaims: [JSONKey(name): 1])
         #expect(throws: ClaimsError.reservedClaim(name)) { try builder.json() }
     }
 

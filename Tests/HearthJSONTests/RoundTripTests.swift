@@ -105,7 +105,7 @@ struct RoundTripTests {
             return zip(elements, array).allSatisfy { matches($0, $1) }
         case .object(let members):
             guard let dict = theirs as? [String: Any], dict.count == members.count else { return false }
-            return members.allSatisfy { key, value in dict[key].map { matches(value, $0) } ?? false }
+            return members.allSatisfy { key, value in dict[key.string].map { matches(value, $0) } ?? false }
         }
     }
 }

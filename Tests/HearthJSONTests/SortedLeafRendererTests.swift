@@ -12,7 +12,7 @@ import Testing
         func walk(_ value: JSONValue, _ path: String) {
             switch value {
             case .object(let members):
-                for (key, child) in members { walk(child, path.isEmpty ? key : path + "/" + key) }
+                for (key, child) in members { walk(child, path.isEmpty ? key.string : path + "/" + key.string) }
             case .null, .array: break
             default: out.append((path, value))
             }

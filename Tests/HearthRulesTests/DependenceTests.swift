@@ -6,7 +6,7 @@ import Testing
 /// with the data or the clock.
 @Suite struct DependenceTests {
     let data = JSONTreeSource(.object(["rooms": .object(["r": .object(["public": .bool(true)])])]))
-    let auth: JSONValue = .object(["uid": .string("u1"), "provider": .string("anonymous"), "token": .object([:])])
+    let auth: JSONValue = .object(["uid": .string("u1"), "provider": .string("anonymous"), "token": .object([JSONKey: JSONValue]())])
 
     func decide(_ rule: String, at path: String = "rooms/r", auth: JSONValue? = nil) throws -> RuleDecision {
         let rules = try RuleSet.compile(#"{"rules": {"rooms": {"$room": {".read": "\#(rule)"}}}}"#)

@@ -40,10 +40,10 @@ import Testing
     }
 
     @Test func emptyObjectsAndNullsAreDeletes() throws {
-        let view = Self.overlay([("a", .object([:])), ("leaf", .null)])
+        let view = Self.overlay([("a", .object([JSONKey: JSONValue]())), ("leaf", .null)])
         #expect(try !view.exists(at: path("a")))
         #expect(try !view.exists(at: path("leaf")))
-        let nested = Self.overlay([("a/c", .object(["d": .null, "e": .object([:])]))])
+        let nested = Self.overlay([("a/c", .object(["d": .null, "e": .object([JSONKey: JSONValue]())]))])
         #expect(try !nested.exists(at: path("a/c")))
         #expect(try nested.childKeys(at: path("a")) == ["b"])
     }

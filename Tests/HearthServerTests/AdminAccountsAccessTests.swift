@@ -79,7 +79,7 @@ import Testing
         let h = try Self.harness(acceptOwner: false)
         let now = SQLiteTreeStore.systemMilliseconds()
         let operatorUser = UserRecord(uid: Authenticator.adminUID, provider: .password, createdAt: now, validSince: 0)
-        let token = try h.auth.service.idToken(for: operatorUser, now: now, extraClaims: [Authenticator.adminClaim: .bool(true)])
+        let token = try h.auth.service.idToken(for: operatorUser, now: now, extraClaims: [JSONKey(Authenticator.adminClaim): .bool(true)])
         let header = [("Authorization", "Bearer \(token)")]
         let lookup = await h.send("POST", Self.base + "/accounts:lookup", #"{"localId":["victim"]}"#, headers: header)
         #expect(lookup.status == 200)

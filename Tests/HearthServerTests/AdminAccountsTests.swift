@@ -33,7 +33,7 @@ import Testing
         return try #require(response.json?.objectValue?["localId"]?.stringValue)
     }
 
-    func lookup(uid: String) async -> [String: JSONValue]? {
+    func lookup(uid: String) async -> [JSONKey: JSONValue]? {
         await admin(":lookup", #"{"localId":["\#(uid)"]}"#).json?.objectValue?["users"]?.arrayValue?.first?.objectValue
     }
 

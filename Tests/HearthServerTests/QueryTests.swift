@@ -24,7 +24,7 @@ import Testing
 
     func keys(_ text: String) -> Set<String> {
         guard case .object(let members)? = try? JSONParser.parse(Array(text.utf8)) else { return [] }
-        return Set(members.keys)
+        return Set(members.keys.strings)
     }
 
     @Test func orderByChildWithBoundsAndLimits() async throws {

@@ -53,14 +53,14 @@ public struct IDTokenClaims: Sendable, Hashable {
     /// `{"phone": [phoneNumber]}` for whichever is set (as the emulator does).
     public var identities: [String: [String]]?
     /// Claims merged at the top level (validated by `json()`).
-    public var customClaims: [String: JSONValue]
+    public var customClaims: [JSONKey: JSONValue]
 
     public init(
         projectID: String, uid: String, issuedAt: Int64, authTime: Int64? = nil,
         lifetime: Int64 = defaultLifetime, signInProvider: String,
         email: String? = nil, emailVerified: Bool = false, phoneNumber: String? = nil,
         name: String? = nil, picture: String? = nil,
-        identities: [String: [String]]? = nil, customClaims: [String: JSONValue] = [:]
+        identities: [String: [String]]? = nil, customClaims: [JSONKey: JSONValue] = [:]
     ) {
         self.projectID = projectID
         self.uid = uid
@@ -107,16 +107,16 @@ public struct IDTokenClaims: Sendable, Hashable {
         if let email { derived["email"] = [email] }
         if let phoneNumber { derived["phone"] = [phoneNumber] }
         let identityValues = (identities ?? derived).mapValues { JSONValue.array($0.map(JSONValue.string)) }
-        claims["firebase"] = ["identities": .object(identityValues), "sign_in_provider": .string(signInProvider)]
+        claims["firebase"] = ["identities": .object(Dictionary(uniqueKeysWithValues: identityValues.map { (JSONKey($0.key), $0.value) })), "sign_in_provider": .string(signInProvider)]
         return .object(claims)
     }
 
     /// Checks custom claims as Firebase does when they are set (`accounts:update`
     /// `customAttributes`, spec §4.1): an object, no reserved names, at most
     /// `maxCustomClaimsBytes` of JSON. Returns the members.
-    public static func validateCustomClaims(_ claims: JSONValue) throws(ClaimsError) -> [String: JSONValue] {
+    public static func validateCustomClaims(_ claims: JSONValue) throws(ClaimsError) -> [JSONKey: JSONValue] {
         guard let members = claims.objectValue else { throw .customClaimsNotAnObject }
-        if let reserved = members.keys.sorted().first(where: reservedClaimNames.contains) {
+        if let reserved = members.keys.strings.sorted().first(where: reservedClaimNames.contains) {
             throw .reservedClaim(reserved)
         }
         guard JSONWriter.write(claims).count <= maxCustomClaimsBytes else { throw .customClaimsTooLarge }

@@ -9,7 +9,7 @@ public enum RulesAuth {
     /// claims). `provider` is left out when the token names none.
     public static func value(fromVerifiedClaims claims: JSONValue) -> JSONValue? {
         guard let members = claims.objectValue, let uid = members["sub"]?.stringValue else { return nil }
-        var auth: [String: JSONValue] = ["uid": .string(uid), "token": claims]
+        var auth: [JSONKey: JSONValue] = ["uid": .string(uid), "token": claims]
         if let provider = members["firebase"]?.objectValue?["sign_in_provider"], case .string = provider {
             auth["provider"] = provider
         }

@@ -81,7 +81,7 @@ public struct TokenVerifier: Sendable {
         return .object(claims)
     }
 
-    private func checkClaims(_ claims: [String: JSONValue]) throws(TokenError) {
+    private func checkClaims(_ claims: [JSONKey: JSONValue]) throws(TokenError) {
         guard let subValue = claims["sub"] else { throw .missingClaim("sub") }
         guard let sub = subValue.stringValue else { throw .invalidClaim("sub") }
         guard (1...Self.maxSubjectLength).contains(sub.utf16.count) else { throw .invalidSubject }
@@ -99,7 +99,7 @@ public struct TokenVerifier: Sendable {
     }
 
     /// A required NumericDate claim (RFC 7519 §2) in whole seconds; fractions are dropped.
-    private static func numericDate(_ claims: [String: JSONValue], _ name: String) throws(TokenError) -> Int64 {
+    private static func numericDate(_ claims: [JSONKey: JSONValue], _ name: String) throws(TokenError) -> Int64 {
         switch claims[name] {
         case nil: throw .missingClaim(name)
         case .int(let seconds)?: return seconds
@@ -108,12 +108,12 @@ public struct TokenVerifier: Sendable {
         }
     }
 
-    private static func decodeObject(_ encoded: ArraySlice<UInt8>, part: TokenError.Part) throws(TokenError) -> [String: JSONValue] {
+    private static func decodeObject(_ encoded: ArraySlice<UInt8>, part: TokenError.Part) throws(TokenError) -> [JSONKey: JSONValue] {
         guard let decoded = Base64.urlDecode(String(decoding: encoded, as: UTF8.self)) else { throw .badBase64(part) }
         return try parseObject(decoded, part: part)
     }
 
-    private static func parseObject(_ json: [UInt8], part: TokenError.Part) throws(TokenError) -> [String: JSONValue] {
+    private static func parseObject(_ json: [UInt8], part: TokenError.Part) throws(TokenError) -> [JSONKey: JSONValue] {
         let value: JSONValue
         do { value = try JSONParser.parse(json) } catch { throw .badJSON(part) }
         guard let object = value.objectValue else { throw .notAnObject(part) }

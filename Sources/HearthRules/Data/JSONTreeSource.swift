@@ -40,7 +40,7 @@ public struct JSONTreeSource: RuleDataSource, Sendable {
     static func child(of node: JSONValue, _ key: String) -> JSONValue? {
         switch node {
         case .object(let children):
-            return children.exactValue(forKey: key)
+            return children[JSONKey(key)]
         case .array(let elements):
             guard let index = Int(key), String(index) == key, elements.indices.contains(index) else { return nil }
             return elements[index]
@@ -52,7 +52,7 @@ public struct JSONTreeSource: RuleDataSource, Sendable {
     static func keys(of node: JSONValue) -> [String] {
         switch node {
         case .object(let children):
-            return children.compactMap { isPresent($0.value) ? $0.key : nil }
+            return children.compactMap { isPresent($0.value) ? $0.key.string : nil }
         case .array(let elements):
             return elements.indices.compactMap { isPresent(elements[$0]) ? String($0) : nil }
         default:
@@ -67,15 +67,5 @@ public struct JSONTreeSource: RuleDataSource, Sendable {
         case .object(let children): return children.values.contains(where: isPresent)
         case .array(let elements): return elements.contains(where: isPresent)
         }
-    }
-}
-
-extension Dictionary where Key == String {
-    /// Swift dictionaries treat canonically equivalent strings ("é" and "e\u{301}") as one
-    /// key; Firebase keys are compared byte for byte. Returns the value only when the stored
-    /// key has exactly the bytes asked for, so rules never see data under a look-alike key.
-    func exactValue(forKey key: String) -> Value? {
-        guard let index = self.index(forKey: key), self[index].key.hasSameBytes(as: key) else { return nil }
-        return self[index].value
     }
 }

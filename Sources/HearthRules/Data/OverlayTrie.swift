@@ -65,13 +65,13 @@ struct OverlayTrie {
         case .bool, .int, .double, .string:
             return value
         case .object(let children):
-            var kept: [String: JSONValue] = [:]
+            var kept: [JSONKey: JSONValue] = [:]
             for (key, child) in children {
                 if let child = present(child) { kept[key] = child }
             }
             return kept.isEmpty ? nil : .object(kept)
         case .array(let elements):
-            var kept: [String: JSONValue] = [:]
+            var kept: [JSONKey: JSONValue] = [:]
             for (index, child) in elements.enumerated() {
                 if let child = present(child) { kept[String(index)] = child }
             }
@@ -100,13 +100,13 @@ struct OverlayTrie {
     /// `base` with `value` put at `path` (nil deletes), pruning emptied objects.
     static func setting(_ base: JSONValue?, at path: ArraySlice<String>, to value: JSONValue?) -> JSONValue? {
         guard let key = path.first else { return value }
-        var children: [String: JSONValue] = [:]
+        var children: [JSONKey: JSONValue] = [:]
         if case .object(let existing)? = base {
             children = existing
         } else if base != nil && value == nil {
             return base  // deleting below a leaf changes nothing
         }
-        let updated = setting(children.exactValue(forKey: key), at: path.dropFirst(), to: value)
+        let updated = setting(children[JSONKey(key)], at: path.dropFirst(), to: value)
         children[key] = updated
         return children.isEmpty ? nil : .object(children)
     }

@@ -6,7 +6,7 @@ extension DecisionContext {
     static func member(of target: RuntimeValue, _ name: String) throws(EvaluationFailure) -> RuntimeValue {
         switch target {
         case .json(.object(let children)):
-            return children.exactValue(forKey: name).map(RuntimeValue.init) ?? .null
+            return children[JSONKey(name)].map(RuntimeValue.init) ?? .null
         case .json(.array(let elements)):
             guard let index = Int(name), String(index) == name, elements.indices.contains(index) else { return .null }
             return RuntimeValue(elements[index])

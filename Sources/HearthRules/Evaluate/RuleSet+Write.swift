@@ -97,15 +97,15 @@ extension RuleSet {
         guard case .object(let children) = value, !(node.children.isEmpty && node.wildcard == nil) else { return nil }
         if context.explain {
             // Sorted only for a stable trace; the outcome does not depend on the order.
-            for (key, childValue) in children.sorted(by: { $0.key < $1.key }) {
-                if let failed = try validateChild(key, childValue, node: node, path: path, captures: captures, &walk, &context) {
+            for (key, childValue) in children.sorted(by: { $0.key.string < $1.key.string }) {
+                if let failed = try validateChild(key.string, childValue, node: node, path: path, captures: captures, &walk, &context) {
                     return failed
                 }
             }
             return nil
         }
         for (key, childValue) in children {
-            if let failed = try validateChild(key, childValue, node: node, path: path, captures: captures, &walk, &context) {
+            if let failed = try validateChild(key.string, childValue, node: node, path: path, captures: captures, &walk, &context) {
                 return failed
             }
         }

@@ -18,8 +18,8 @@ extension RulesJSON {
         case .array(let elements):
             self.init(kind: .array(elements.map(RulesJSON.init)), offset: nil)
         case .object(let children):
-            let members = children.sorted { $0.key < $1.key }.map { child in
-                Member(key: child.key, keyOffset: nil, value: RulesJSON(child.value))
+            let members = children.sorted { $0.key.string < $1.key.string }.map { child in
+                Member(key: child.key.string, keyOffset: nil, value: RulesJSON(child.value))
             }
             self.init(kind: .object(members), offset: nil)
         }
@@ -37,7 +37,7 @@ extension RulesJSON {
         case .string(let string): return .string(string.value)
         case .array(let elements): return .array(elements.map(\.jsonValue))
         case .object(let members):
-            var object: [String: JSONValue] = [:]
+            var object: [JSONKey: JSONValue] = [:]
             for member in members { object[member.key] = member.value.jsonValue }
             return .object(object)
         }

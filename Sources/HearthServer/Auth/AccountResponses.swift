@@ -5,8 +5,8 @@ import HearthStore
 
 /// The JSON shapes shared by the account endpoints (spec §4.1).
 enum AccountResponses {
-    static func sessionFields(_ session: Session) -> [String: JSONValue] {
-        var fields: [String: JSONValue] = [
+    static func sessionFields(_ session: Session) -> [JSONKey: JSONValue] {
+        var fields: [JSONKey: JSONValue] = [
             "localId": .string(session.user.uid),
             "idToken": .string(session.idToken),
             "refreshToken": .string(session.refreshToken),
@@ -24,7 +24,7 @@ enum AccountResponses {
 
     /// A user as `accounts:lookup` shows it; never the password hash.
     static func userInfo(_ user: UserRecord) -> JSONValue {
-        var fields: [String: JSONValue] = [
+        var fields: [JSONKey: JSONValue] = [
             "localId": .string(user.uid),
             "emailVerified": .bool(user.emailVerified),
             "disabled": .bool(user.disabled),

@@ -66,7 +66,7 @@ struct AdminAccountsRoute {
         let query: [String: String]
         do throws(AuthError) {
             query = try Self.queryParameters(request.query)
-            body = operation == .batchGet ? AuthRequestBody(fields: query.mapValues(JSONValue.string)) : try AuthRequestBody(request)
+            body = operation == .batchGet ? AuthRequestBody(fields: Dictionary(uniqueKeysWithValues: query.map { (JSONKey($0.key), JSONValue.string($0.value)) })) : try AuthRequestBody(request)
         } catch {
             return responder.respond(error.response)
         }

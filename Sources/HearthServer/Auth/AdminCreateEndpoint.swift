@@ -20,7 +20,7 @@ enum AdminCreateEndpoint {
         let service = route.context.service
         route.run(hashing: new.password != nil, responder) { [new] () throws(AuthError) -> JSONValue in
             let user = try service.createUser(new)
-            var fields: [String: JSONValue] = ["kind": .string("identitytoolkit#SignupNewUserResponse"), "localId": .string(user.uid)]
+            var fields: [JSONKey: JSONValue] = ["kind": .string("identitytoolkit#SignupNewUserResponse"), "localId": .string(user.uid)]
             if let email = user.email { fields["email"] = .string(email) }
             if let name = user.displayName { fields["displayName"] = .string(name) }
             return .object(fields)

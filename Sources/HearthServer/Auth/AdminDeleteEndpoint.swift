@@ -45,7 +45,7 @@ enum AdminDeleteEndpoint {
                 }
                 context.authenticator.invalidate(uid)
             }
-            var fields: [String: JSONValue] = ["kind": .string("identitytoolkit#BatchDeleteAccountsResponse")]
+            var fields: [JSONKey: JSONValue] = ["kind": .string("identitytoolkit#BatchDeleteAccountsResponse")]
             if !errors.isEmpty { fields["errors"] = .array(errors) }
             return .object(fields)
         }

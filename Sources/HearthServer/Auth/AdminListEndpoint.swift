@@ -24,7 +24,7 @@ enum AdminListEndpoint {
         let service = route.context.service
         route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
             let (users, next) = try service.listUsers(after: after, limit: limit)
-            var fields: [String: JSONValue] = ["kind": .string("identitytoolkit#DownloadAccountResponse")]
+            var fields: [JSONKey: JSONValue] = ["kind": .string("identitytoolkit#DownloadAccountResponse")]
             if !users.isEmpty { fields["users"] = .array(users.map(AccountResponses.userInfo)) }
             if let next { fields["nextPageToken"] = .string(pageToken(after: next)) }
             return .object(fields)

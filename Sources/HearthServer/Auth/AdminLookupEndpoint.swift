@@ -21,7 +21,7 @@ enum AdminLookupEndpoint {
         let service = route.context.service
         route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
             let users = try service.users(uids: uids, emails: emails)
-            var fields: [String: JSONValue] = ["kind": .string("identitytoolkit#GetAccountInfoResponse")]
+            var fields: [JSONKey: JSONValue] = ["kind": .string("identitytoolkit#GetAccountInfoResponse")]
             if !users.isEmpty { fields["users"] = .array(users.map(AccountResponses.userInfo)) }
             return .object(fields)
         }

@@ -5,7 +5,7 @@ import HearthJSON
 /// with camelCase or snake_case keys (the emulator takes both), and `/v1/token` also takes
 /// an `application/x-www-form-urlencoded` body (spec §4.1).
 struct AuthRequestBody: Sendable {
-    private var fields: [String: JSONValue]
+    private var fields: [JSONKey: JSONValue]
 
     /// Largest accepted body; account requests are small.
     static let maxBytes = 64 * 1024
@@ -38,7 +38,7 @@ struct AuthRequestBody: Sendable {
     }
 
     /// Fields given directly (a GET's query parameters).
-    init(fields: [String: JSONValue]) {
+    init(fields: [JSONKey: JSONValue]) {
         self.fields = fields
     }
 

@@ -17,7 +17,7 @@ public enum CustomClaimsPolicy {
 
     /// The claims in `value`: a JSON object, or a string holding one (what the SDKs send).
     /// Errors: `CLAIMS_TOO_LARGE`, `INVALID_CLAIMS : <why>`, `FORBIDDEN_CLAIM : <name>`.
-    public static func parse(_ value: JSONValue) throws(AuthError) -> [String: JSONValue] {
+    public static func parse(_ value: JSONValue) throws(AuthError) -> [JSONKey: JSONValue] {
         let claims: JSONValue
         switch value {
         case .string(let text):
@@ -30,7 +30,7 @@ public enum CustomClaimsPolicy {
             claims = value
         }
         guard let members = claims.objectValue else { throw AuthError("INVALID_CLAIMS", detail: "customAttributes must be a JSON object") }
-        if let reserved = members.keys.sorted().first(where: reservedNames.contains) {
+        if let reserved = members.keys.strings.sorted().first(where: reservedNames.contains) {
             throw AuthError("FORBIDDEN_CLAIM", detail: reserved)
         }
         do {

@@ -64,7 +64,7 @@ enum ReadEndpoint {
                 }
                 let keys = try view.childKeys(at: request.path)
                 let value: JSONValue = keys.isEmpty
-                    ? .null : .object(Dictionary(uniqueKeysWithValues: keys.map { ($0, JSONValue.bool(true)) }))
+                    ? .null : .object(Dictionary(uniqueKeysWithValues: keys.map { (JSONKey($0), JSONValue.bool(true)) }))
                 return JSONResponse.make(value, options: request.options, render: false)
             }
             if request.options.export {

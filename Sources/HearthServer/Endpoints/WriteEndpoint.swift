@@ -69,7 +69,7 @@ enum WriteEndpoint {
     /// A PATCH echo with server values resolved: the applied entries by their relative path.
     static func resolvedEcho(_ applied: WriteOperation) -> JSONValue {
         guard case .update(let updateBase, let entries) = applied else { return .null }
-        var members: [String: JSONValue] = [:]
+        var members: [JSONKey: JSONValue] = [:]
         for entry in entries {
             members[entry.path.segments.dropFirst(updateBase.count).joined(separator: "/")] = entry.value ?? .null
         }

@@ -244,7 +244,7 @@ public enum FirebaseUsersFile {
 
     /// One user in the export format.
     static func exported(_ user: UserRecord) -> JSONValue {
-        var fields: [String: JSONValue] = [
+        var fields: [JSONKey: JSONValue] = [
             "localId": .string(user.uid),
             "emailVerified": .bool(user.emailVerified),
             "disabled": .bool(user.disabled),

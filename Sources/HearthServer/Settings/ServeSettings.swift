@@ -104,11 +104,11 @@ public enum ServeSettings {
         flags: [String: String], environment: (String) -> String?, configFile: JSONValue?
     ) throws(SettingError) -> HearthConfiguration {
         var configuration = HearthConfiguration()
-        var file: [String: JSONValue] = [:]
+        var file: [JSONKey: JSONValue] = [:]
         if let configFile {
             guard case .object(let members) = configFile else { throw SettingError(message: "the config file must hold a JSON object") }
             let known = Set(all.map(\.key))
-            if let unknown = members.keys.sorted().first(where: { !known.contains($0) }) {
+            if let unknown = members.keys.strings.sorted().first(where: { !known.contains($0) }) {
                 throw SettingError(message: "the config file has an unknown setting \"\(unknown)\"; known: " + all.map(\.key).joined(separator: ", "))
             }
             file = members
