@@ -1,5 +1,6 @@
 import HearthHTTP
 import HearthJSON
+import HearthRules
 
 /// An error as a REST client sees it: a status and a short text, sent as
 /// `{"error":"<text>"}` (spec §1.9). Internal causes stay in the log, never in `message`.
@@ -7,15 +8,19 @@ public struct APIError: Error, Sendable, Equatable {
     public var status: Int
     public var message: String
     public var headers: [(String, String)] = []
+    /// More for a developer, sent as a `"detail"` member beside `"error"`: Firebase clients
+    /// read only `"error"`, so its text stays exactly Firebase's (docs/rest.md, "Errors").
+    public var detail: String?
 
-    public init(_ status: Int, _ message: String, headers: [(String, String)] = []) {
+    public init(_ status: Int, _ message: String, headers: [(String, String)] = [], detail: String? = nil) {
         self.status = status
         self.message = message
         self.headers = headers
+        self.detail = detail
     }
 
     public static func == (a: APIError, b: APIError) -> Bool {
-        a.status == b.status && a.message == b.message
+        a.status == b.status && a.message == b.message && a.detail == b.detail
     }
 
     // Texts observed from Firebase where known (spec §1.9), ours otherwise.
@@ -23,6 +28,24 @@ public struct APIError: Error, Sendable, Equatable {
     public static let permissionDenied = APIError(401, "Permission denied")
     public static let internalError = APIError(500, "Internal server error")
     public static let unavailable = APIError(503, "Service unavailable; the request was not attempted")
+
+    /// A write the rules refused. A failed `.validate` keeps Firebase's 401 `Permission
+    /// denied` and names the rule and the node in `detail`; a write whose check ran out of
+    /// `RuleLimits` is not a permission problem: 413, saying it is too large to validate.
+    public static func writeDenied(_ denial: RuleDenial?) -> APIError {
+        switch denial {
+        case .validationFailed(let rule, let path)?:
+            var denied = permissionDenied
+            denied.detail = ".validate failed at \(path.description) (rule \(rule))"
+            return denied
+        case .limitExceeded(.evaluationSteps, let limit)?:
+            return APIError(413, "Write too large to validate: checking it against the rules took more than \(limit) evaluation steps; write fewer nodes at once")
+        case .limitExceeded(.validatedNodes, let limit)?:
+            return APIError(413, "Write too large to validate: it has more than \(limit) nodes under .validate rules; write fewer nodes at once")
+        case .notGranted?, .aborted?, nil:
+            return permissionDenied
+        }
+    }
 
     public static func invalidPath(_ detail: String) -> APIError {
         APIError(400, "Invalid path: \(detail)")
@@ -41,6 +64,8 @@ public struct APIError: Error, Sendable, Equatable {
         headers.add("Content-Type", JSONResponse.contentType)
         headers.add("Access-Control-Allow-Origin", "*")
         for (name, value) in self.headers { headers.add(name, value) }
-        return HTTPResponse(status: status, headers: headers, body: JSONWriter.write(.object(["error": .string(message)])))
+        var members: [JSONKey: JSONValue] = ["error": .string(message)]
+        if let detail { members["detail"] = .string(detail) }
+        return HTTPResponse(status: status, headers: headers, body: JSONWriter.write(.object(members)))
     }
 }

@@ -28,6 +28,18 @@ public struct ReadAccess: Sendable, Equatable {
     }
 }
 
+/// A write decision and, when denied, why (for the error the client gets).
+public struct WriteAccess: Sendable, Equatable {
+    public var allowed: Bool
+    /// Nil when allowed.
+    public var denial: RuleDenial?
+
+    public init(allowed: Bool, denial: RuleDenial? = nil) {
+        self.allowed = allowed
+        self.denial = allowed ? nil : (denial ?? .notGranted)
+    }
+}
+
 /// Decides whether a request may read or write (DESIGN.md §3). The rules engine implements
 /// it (`RulesAccessPolicy`); tests may supply their own.
 public protocol AccessPolicy: Sendable {
@@ -36,6 +48,8 @@ public protocol AccessPolicy: Sendable {
     /// Called on the writer, inside the write's transaction, before it is applied: `view`
     /// is the writer's current state, so the check and the write see the same data.
     func canWrite(_ operation: WriteOperation, caller: Caller, view: any TreeView) -> Bool
+    /// `canWrite`, also saying why a denied write was denied. The writer calls this one.
+    func writeAccess(_ operation: WriteOperation, caller: Caller, view: any TreeView) -> WriteAccess
     /// `canRead`, also saying whether the answer could change with the data (streams
     /// re-check only those that could).
     func readAccess(_ path: DataPath, query: RuleQuery?, caller: Caller, view: any TreeView) -> ReadAccess
@@ -49,6 +63,11 @@ public protocol AccessPolicy: Sendable {
 }
 
 extension AccessPolicy {
+    /// Without more knowledge, a denial is a missing grant.
+    public func writeAccess(_ operation: WriteOperation, caller: Caller, view: any TreeView) -> WriteAccess {
+        WriteAccess(allowed: canWrite(operation, caller: caller, view: view))
+    }
+
     /// No declared indexes.
     public func indexes(at path: DataPath) -> [String] { [] }
 

@@ -29,7 +29,8 @@ struct RESTContext: Sendable {
         let policy = self.policy
         return { view, operation in
             if !caller.isAdmin {
-                guard policy.canWrite(operation, caller: caller, view: view) else { throw APIError.permissionDenied }
+                let access = policy.writeAccess(operation, caller: caller, view: view)
+                guard access.allowed else { throw APIError.writeDenied(access.denial) }
             }
             // `if-match` (spec §1.4), on the same view the write is applied to.
             if let ifMatch, case .set(let entry) = operation {

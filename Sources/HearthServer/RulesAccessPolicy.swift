@@ -46,11 +46,23 @@ public final class RulesAccessPolicy: AccessPolicy {
     }
 
     public func canWrite(_ operation: WriteOperation, caller: Caller, view: any TreeView) -> Bool {
+        writeAccess(operation, caller: caller, view: view).allowed
+    }
+
+    public func writeAccess(_ operation: WriteOperation, caller: Caller, view: any TreeView) -> WriteAccess {
         // Rules see data without priorities (`getPriority()` is null; rules.md).
         let writes = operation.entries.map { (path: $0.path, value: $0.value.map(FirebaseTree.withoutPriorities)) }
         let decision = rules.canWrite(writes, data: StoreRuleSource(view: view), auth: caller.auth, now: clock())
-        if !decision.allowed { logger?.debug("denied: \(decision.explanation.last ?? "")") }
-        return decision.allowed
+        switch decision.denial {
+        case nil:
+            break
+        case .validationFailed?, .limitExceeded?:
+            // What a developer needs to fix a rejected write, at info (docs/rules.md).
+            logger?.info("write denied: \(decision.explanation.last ?? "")")
+        case .notGranted?, .aborted?:
+            logger?.debug("denied: \(decision.explanation.last ?? "")")
+        }
+        return WriteAccess(allowed: decision.allowed, denial: decision.denial)
     }
 }
 

@@ -21,7 +21,7 @@ extension RuleSet {
             }
             return context.decision(false, "read of \(path.description) denied: no .read rule on the path granted it")
         } catch {
-            return context.decision(false, Self.abortReason(error, operation: "read of \(path.description)"))
+            return context.decision(false, Self.abortReason(error, operation: "read of \(path.description)"), denial: denial(error))
         }
     }
 
@@ -50,6 +50,15 @@ extension RuleSet {
             if next.captured { captures.append(segments[depth]) }
             node = next.node
             depth += 1
+        }
+    }
+
+    /// The denial an aborted decision reports.
+    func denial(_ error: EvaluationFailure) -> RuleDenial {
+        switch error {
+        case .budgetExceeded: return .limitExceeded(.evaluationSteps, limit: limits.maxEvaluationSteps)
+        case .validationLimitExceeded: return .limitExceeded(.validatedNodes, limit: limits.maxValidatedNodes)
+        case .dataSource, .invalidWrite, .runtime: return .aborted
         }
     }
 
@@ -96,7 +105,7 @@ extension DataPath {
 }
 
 extension DecisionContext {
-    func decision(_ allowed: Bool, _ summary: String) -> RuleDecision {
-        RuleDecision(allowed: allowed, explanation: explain ? trace + [summary] : [summary], dependsOnDataOrTime: usedDataOrTime)
+    func decision(_ allowed: Bool, _ summary: String, denial: RuleDenial? = nil) -> RuleDecision {
+        RuleDecision(allowed: allowed, explanation: explain ? trace + [summary] : [summary], dependsOnDataOrTime: usedDataOrTime, denial: denial)
     }
 }

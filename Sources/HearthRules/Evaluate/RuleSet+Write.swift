@@ -38,12 +38,13 @@ extension RuleSet {
             var walk = ValidationWalk(multiPath: multiPath, maxNodes: limits.maxValidatedNodes)
             for write in writes {
                 if let failed = try validate(write.path, write.value, &walk, &context) {
-                    return context.decision(false, "\(operation) denied: \(failed) failed")
+                    return context.decision(false, "\(operation) denied: \(failed.rule) at \(failed.path.description) failed",
+                                            denial: .validationFailed(rule: failed.rule, path: failed.path))
                 }
             }
             return context.decision(true, "\(operation) allowed by \(grants.joined(separator: ", "))")
         } catch {
-            return context.decision(false, Self.abortReason(error, operation: operation))
+            return context.decision(false, Self.abortReason(error, operation: operation), denial: denial(error))
         }
     }
 
@@ -68,7 +69,7 @@ extension RuleSet {
 
     /// Runs the `.validate` rules one written entry brings into play; returns the failing
     /// rule and path, or nil if all pass.
-    private func validate(_ path: DataPath, _ value: JSONValue?, _ walk: inout ValidationWalk, _ context: inout DecisionContext) throws(EvaluationFailure) -> String? {
+    private func validate(_ path: DataPath, _ value: JSONValue?, _ walk: inout ValidationWalk, _ context: inout DecisionContext) throws(EvaluationFailure) -> (rule: String, path: DataPath)? {
         var node = root
         var captures: [String] = []
         let segments = path.segments
@@ -78,7 +79,7 @@ extension RuleSet {
                 let nodePath = depth == segments.count ? path : DataPath(uncheckedSegments: Array(segments[0..<depth]))
                 if walk.firstVisit(nodePath), try context.exists(SnapshotRef(view: .after, path: nodePath)) {
                     if !(try context.run(rule, at: DecisionContext.Frame(path: nodePath, captures: captures))) {
-                        return "\(rule.location) at \(nodePath.description)"
+                        return (rule.location, nodePath)
                     }
                 }
             }
@@ -93,7 +94,7 @@ extension RuleSet {
     }
 
     /// Every node present in the written value that has rules (corpus §2).
-    private func validateDescendants(of value: JSONValue, node: RuleNode, path: DataPath, captures: [String], _ walk: inout ValidationWalk, _ context: inout DecisionContext) throws(EvaluationFailure) -> String? {
+    private func validateDescendants(of value: JSONValue, node: RuleNode, path: DataPath, captures: [String], _ walk: inout ValidationWalk, _ context: inout DecisionContext) throws(EvaluationFailure) -> (rule: String, path: DataPath)? {
         guard case .object(let children) = value, !(node.children.isEmpty && node.wildcard == nil) else { return nil }
         if context.explain {
             // Sorted only for a stable trace; the outcome does not depend on the order.
@@ -113,7 +114,7 @@ extension RuleSet {
     }
 
     /// One child of a written object: its `.validate` if it has rules, then its own children.
-    private func validateChild(_ key: String, _ childValue: JSONValue, node: RuleNode, path: DataPath, captures: [String], _ walk: inout ValidationWalk, _ context: inout DecisionContext) throws(EvaluationFailure) -> String? {
+    private func validateChild(_ key: String, _ childValue: JSONValue, node: RuleNode, path: DataPath, captures: [String], _ walk: inout ValidationWalk, _ context: inout DecisionContext) throws(EvaluationFailure) -> (rule: String, path: DataPath)? {
         switch childValue {
         case .null: return nil
         case .object(let grandchildren) where grandchildren.isEmpty: return nil
@@ -133,7 +134,7 @@ extension RuleSet {
             // In a multi-path update a later entry may have removed this node again.
             let present = walk.multiPath ? try context.exists(SnapshotRef(view: .after, path: childPath)) : true
             if present, !(try context.run(rule, at: DecisionContext.Frame(path: childPath, captures: childCaptures))) {
-                return "\(rule.location) at \(childPath.description)"
+                return (rule.location, childPath)
             }
         }
         return try validateDescendants(of: childValue, node: next.node, path: childPath, captures: childCaptures, &walk, &context)
