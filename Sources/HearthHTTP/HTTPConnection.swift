@@ -76,6 +76,12 @@ final class HTTPConnection: @unchecked Sendable {
     /// Set once the handler answered with an open-ended body: from then on the connection
     /// only writes (`streamSend`) and watches for the peer's close.
     private var stream: HTTPStreamOptions?
+    /// On a stream, where each queued unit (the head, then each event) ends in `output`,
+    /// so an overflow can drop whole units that have not started and end on a boundary.
+    /// Cleared whenever the output drains.
+    private var streamUnitEnds: [Int] = []
+    /// The stream's end was reported (`endStream`): its last bytes are out, or it closed.
+    private var streamEnded = false
 
     init(fd: Int32, remoteAddress: String, loop: IOLoop, context: Context) {
         self.fd = fd
@@ -262,6 +268,7 @@ final class HTTPConnection: @unchecked Sendable {
         var head = head
         if let current { head.headers.add("X-Request-Id", current.requestID) }
         HTTPResponseSerializer.serializeStreamHead(head, into: &output)
+        streamUnitEnds = [output.count]
         lifecycle.streamStarted(now: context.clock())
         context.counters.openStreams.wrappingAdd(1, ordering: .relaxed)
         opened(HTTPEventStream(connection: self))
@@ -274,16 +281,29 @@ final class HTTPConnection: @unchecked Sendable {
         // One event larger than the bound still goes out on a drained connection: the bound
         // is on what a reader lets pile up, not on the size of a single value.
         if waiting > 0 && waiting + bytes.count > options.maxBufferedBytes {
-            context.counters.streamOverflows.wrappingAdd(1, ordering: .relaxed)
-            output.append(contentsOf: options.overflowBytes)
-            _ = flush()
-            close()
+            overflow(options)
             return
         }
         let wasDrained = outputOffset == output.count
         output.append(contentsOf: bytes)
+        streamUnitEnds.append(output.count)
         streamBytes += bytes.count
         if wasDrained { lifecycle.streamQueued(now: context.clock()) }
+        pump()
+    }
+
+    /// A reader fell too far behind: what has not started going out is dropped (memory is
+    /// released at once), the unit being written is finished, `overflowBytes` (SSE:
+    /// `cancel`) follow, and the connection closes once they are written. A reader that
+    /// catches up therefore sees whole events, then `cancel`, then the end; one that never
+    /// reads again is closed by `writeTimeout`.
+    private func overflow(_ options: HTTPStreamOptions) {
+        context.counters.streamOverflows.wrappingAdd(1, ordering: .relaxed)
+        let cut = streamUnitEnds.first(where: { $0 >= outputOffset }) ?? output.count
+        if cut < output.count { output.removeSubrange(cut...) }
+        streamUnitEnds = []
+        output.append(contentsOf: options.overflowBytes)
+        closeAfterFlush = true
         pump()
     }
 
@@ -360,6 +380,7 @@ final class HTTPConnection: @unchecked Sendable {
             output.removeAll(keepingCapacity: true)
         }
         outputOffset = 0
+        streamUnitEnds.removeAll(keepingCapacity: true)
         if let source = writeSource, !writeSuspended {
             writeSuspended = true
             source.suspend()
@@ -391,11 +412,23 @@ final class HTTPConnection: @unchecked Sendable {
 
     // MARK: Closing
 
+    /// Reports the end of an open stream once: when its last bytes are written (before
+    /// the lingering close, so the application forgets it as soon as the peer has
+    /// everything), or when the connection closes first.
+    private func endStream() {
+        guard let options = stream, !streamEnded else { return }
+        streamEnded = true
+        logAccess(status: 200, bytes: streamBytes, isStream: true)
+        context.counters.openStreams.wrappingSubtract(1, ordering: .relaxed)
+        options.onClose()
+    }
+
     /// After the final response: half-close and drain what the peer still sends, so the
     /// response is not lost to a reset caused by unread input (RFC 9112 §9.6).
     private func startLingering() {
         if lingering { return }
         lingering = true
+        endStream()
         try? Syscall.shutdown(fd, Int32(SHUT_WR))
         lifecycle.lingerStarted(now: context.clock())
         if peerClosed { close() }
@@ -470,12 +503,8 @@ final class HTTPConnection: @unchecked Sendable {
         output = []
         parser = HTTPRequestParser(limits: context.limits)
         loop.unregister(self)
-        if let options = stream {
-            stream = nil
-            logAccess(status: 200, bytes: streamBytes, isStream: true)
-            context.counters.openStreams.wrappingSubtract(1, ordering: .relaxed)
-            options.onClose()
-        }
+        endStream()
+        stream = nil
         context.onClose()
     }
 }

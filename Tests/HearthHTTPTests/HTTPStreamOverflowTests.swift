@@ -1,0 +1,58 @@
+import Dispatch
+import Testing
+@testable import HearthHTTP
+
+/// A stream whose reader falls more than `maxBufferedBytes` behind ends with the overflow
+/// bytes (SSE: `cancel`) after whole events, then closes (docs/streams.md, "Slow readers").
+@Suite("HTTPServer: stream overflow")
+struct HTTPStreamOverflowTests {
+    static let eventBytes = 256 * 1024
+    static let events = 64  // 16 MiB: far more than the kernel buffers towards a reader that waits
+    static let bound = 512 * 1024
+    static let cancel = Array("event: cancel\ndata: null\n\n".utf8)
+
+    static func event(_ i: Int) -> [UInt8] {
+        Array("data: \(i):".utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: eventBytes) + Array("\n\n".utf8)
+    }
+
+    @Test func aReaderThatFallsBehindGetsWholeEventsThenCancelThenTheEnd() async throws {
+        let sent = DispatchSemaphore(value: 0)
+        let handler = ClosureHandler { _, responder in
+            let head = HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/event-stream")]), body: [])
+            responder.openStream(head, options: HTTPStreamOptions(maxBufferedBytes: Self.bound, overflowBytes: Self.cancel)) { stream in
+                guard let stream else { sent.signal(); return }
+                // From another thread, as an application sends; the reader does not read
+                // until every send was handled on the I/O queue (the signal is queued behind
+                // them), so the overflow is certain.
+                DispatchQueue.global().async {
+                    for i in 0..<Self.events { stream.send(Self.event(i)) }
+                    stream.connection.loop.queue.async { sent.signal() }
+                }
+            }
+        }
+        try await withServer(handler: handler) { port, server in
+            let client = try RawClient(port: port)
+            try client.send("GET /s HTTP/1.1\r\nHost: h\r\n\r\n")
+            sent.wait()
+            let received = client.readUntilClose()
+            let crlf2 = Array("\r\n\r\n".utf8)
+            guard let headEnd = (0...(received.count - 4)).first(where: { Array(received[$0..<$0 + 4]) == crlf2 }) else {
+                Issue.record("no head")
+                return
+            }
+            let body = String(decoding: received[(headEnd + 4)...], as: UTF8.self)
+            var frames = body.split(separator: "\n\n", omittingEmptySubsequences: false).map(String.init)
+            #expect(frames.last == "")  // the body ends with a frame's blank line
+            frames.removeLast()
+            let endsWithCancel = frames.last == "event: cancel\ndata: null"
+            #expect(endsWithCancel, "last frame begins \(String((frames.last ?? "").prefix(40)))")
+            let events = frames.dropLast()
+            #expect(!events.isEmpty && events.count < Self.events)
+            for (i, frame) in events.enumerated() {
+                let whole = frame == "data: \(i):" + String(repeating: "x", count: Self.eventBytes)
+                #expect(whole, "event \(i) is not whole: \(frame.utf8.count) bytes")
+            }
+            #expect(server.stats.streamOverflows == 1)
+        }
+    }
+}
