@@ -9,6 +9,9 @@ typealias Nanoseconds = UInt64
 /// - `readingHead`: from accept or from the first byte of a request until its header
 ///   section is complete; over `headerReadTimeout` → 408 and close (slowloris defence).
 /// - `readingBody`: between two reads of the body; over `bodyReadTimeout` → 408 and close.
+///   Also a rate floor: `bodyReadTimeout + n / minBodyBytesPerSecond` seconds after the
+///   body began it must have delivered `n` bytes, else 408 and close (a byte every few
+///   seconds never trips the idle clock, but it trips this one).
 /// - `handling`: the handler owns the time; no timeout here.
 /// - `writing`: between two writes of a response; over `writeTimeout` → close (a peer
 ///   that does not read must not pin memory forever).
@@ -42,6 +45,11 @@ struct ConnectionLifecycle: Equatable {
     let writeTimeout: Nanoseconds
     let idleTimeout: Nanoseconds
     let lingerTimeout: Nanoseconds
+    /// `HTTPLimits.minBodyBytesPerSecond`; 0 turns the rate floor off.
+    let minBodyBytesPerSecond: Int
+    /// When the body being read began, and how many of its bytes have arrived.
+    private(set) var bodyStarted: Nanoseconds = 0
+    private(set) var bodyBytes = 0
 
     /// A new connection starts its header clock at accept: a client that connects and
     /// sends nothing is treated like one that sends its head too slowly.
@@ -52,14 +60,21 @@ struct ConnectionLifecycle: Equatable {
         writeTimeout = Self.nanoseconds(limits.writeTimeout)
         idleTimeout = Self.nanoseconds(limits.idleTimeout)
         lingerTimeout = Self.nanoseconds(HTTPLimits.lingerTimeout)
+        minBodyBytesPerSecond = max(0, limits.minBodyBytesPerSecond)
     }
 
-    /// The parser consumed what arrived and is now in `parserPhase`.
-    mutating func inputParsed(_ parserPhase: HTTPRequestParser.Phase, now: Nanoseconds) {
+    /// The parser consumed what arrived and is now in `parserPhase`; `bodyBytes` is how
+    /// much of the current request's body has arrived (`HTTPRequestParser.bodyProgress`).
+    mutating func inputParsed(_ parserPhase: HTTPRequestParser.Phase, now: Nanoseconds, bodyBytes: Int = 0) {
         switch (phase, parserPhase) {
         case (.idle, .head):
             phase = .readingHead(since: now)
-        case (.idle, .body), (.readingHead, .body), (.readingBody, .body):
+        case (.idle, .body), (.readingHead, .body):
+            bodyStarted = now
+            self.bodyBytes = bodyBytes
+            phase = .readingBody(lastProgress: now)
+        case (.readingBody, .body):
+            self.bodyBytes = bodyBytes
             phase = .readingBody(lastProgress: now)
         default:
             break
@@ -126,7 +141,12 @@ struct ConnectionLifecycle: Equatable {
     var deadline: Nanoseconds? {
         switch phase {
         case .readingHead(let since): return since &+ headerTimeout
-        case .readingBody(let last): return last &+ bodyTimeout
+        case .readingBody(let last):
+            guard minBodyBytesPerSecond > 0 else { return last &+ bodyTimeout }
+            // Whole seconds' worth first, so huge bodies cannot overflow the product.
+            let earned = UInt64(bodyBytes / minBodyBytesPerSecond) &* 1_000_000_000
+                &+ UInt64(bodyBytes % minBodyBytesPerSecond) &* 1_000_000_000 / UInt64(minBodyBytesPerSecond)
+            return min(last &+ bodyTimeout, bodyStarted &+ bodyTimeout &+ earned)
         case .writing(let last): return last &+ writeTimeout
         case .idle(let since): return since &+ idleTimeout
         case .lingering(let since): return since &+ lingerTimeout

@@ -200,7 +200,7 @@ final class HTTPConnection: @unchecked Sendable {
                 break
             }
             guard let event = parser.next() else {
-                lifecycle.inputParsed(parser.phase, now: context.clock())
+                lifecycle.inputParsed(parser.phase, now: context.clock(), bodyBytes: parser.bodyProgress)
                 if peerClosed { close() }
                 break
             }

@@ -20,6 +20,12 @@ public struct HTTPLimits: Sendable, Equatable {
     /// Longest pause between two reads of a request body. Over → 408 and close. Measured as
     /// inactivity, not total time, so large uploads on slow links still succeed.
     public var bodyReadTimeout: Double = HTTPLimits.defaultBodyReadTimeout
+    /// Slowest acceptable average rate of a request body, bytes per second, once
+    /// `bodyReadTimeout` has passed since the body began: by `bodyReadTimeout + n / rate`
+    /// seconds after its start, a body must have delivered `n` bytes. A client that trickles
+    /// a byte every few seconds (which never trips the idle timeout) is answered 408 and
+    /// closed; a 16 MiB upload on a 20 KB/s link still succeeds.
+    public var minBodyBytesPerSecond: Int = HTTPLimits.defaultMinBodyBytesPerSecond
     /// Longest pause in writing a response to a peer that does not read. Over → close.
     public var writeTimeout: Double = HTTPLimits.defaultWriteTimeout
     /// How long a keep-alive connection may sit between requests. Over → closed silently
@@ -28,6 +34,17 @@ public struct HTTPLimits: Sendable, Equatable {
     /// Open connections at most. Over: the new connection is accepted, answered 503 and
     /// closed at once, so clients learn why instead of waiting in the backlog.
     public var maxConnections: Int = HTTPLimits.defaultMaxConnections
+    /// Open connections from one client address at most: the peer's address, or behind a
+    /// trusted proxy the forwarded client's (counted from its first request on). Over: 429
+    /// and close, so one client cannot take the whole `maxConnections`.
+    public var maxConnectionsPerAddress: Int = HTTPLimits.defaultMaxConnectionsPerAddress
+    /// Response bytes that may wait unsent in the server's buffers, all connections together
+    /// (what the kernel's socket buffers already took is not counted). A connection holds
+    /// at most one response at a time (it reads no further request until its output has
+    /// drained), so this bounds what clients that do not read can pin. A response larger
+    /// than `alwaysSentBytes` that would pass it is replaced by 503 with `Retry-After`, and
+    /// a stream that is behind while the total is over it is ended as if it had overflowed.
+    public var maxUnsentBytes: Int = HTTPLimits.defaultMaxUnsentBytes
 
     public static let defaultMaxRequestLineBytes = 8 * 1024
     public static let defaultMaxHeaderBytes = 32 * 1024
@@ -38,6 +55,13 @@ public struct HTTPLimits: Sendable, Equatable {
     public static let defaultWriteTimeout: Double = 30
     public static let defaultIdleTimeout: Double = 60
     public static let defaultMaxConnections = 16_000
+    /// The default stream cap per address (1,000) plus room for ordinary requests.
+    public static let defaultMaxConnectionsPerAddress = 1_200
+    public static let defaultMaxUnsentBytes = 256 * 1024 * 1024
+    public static let defaultMinBodyBytesPerSecond = 1024
+    /// Responses this small are always sent, whatever `maxUnsentBytes` says: health checks,
+    /// errors and small reads keep working while large unread responses are refused.
+    public static let alwaysSentBytes = 16 * 1024
 
     /// How long a closing connection keeps draining what the peer still sends after our
     /// final response (a "lingering close"), so our response is not destroyed by a TCP

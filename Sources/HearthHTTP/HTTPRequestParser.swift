@@ -76,6 +76,9 @@ public struct HTTPRequestParser: Sendable {
     /// Bytes received and not yet consumed by a reported event.
     public var bufferedByteCount: Int { buffer.count - start }
 
+    /// Body bytes (de-chunked) of the request being read so far; 0 outside a body.
+    public var bodyProgress: Int { pending?.request.body.count ?? 0 }
+
     public var phase: Phase {
         switch state {
         case .head: return bufferedByteCount == 0 ? .betweenRequests : .head

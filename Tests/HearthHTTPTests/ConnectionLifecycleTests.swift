@@ -56,8 +56,9 @@ struct ConnectionLifecycleTests {
 
     @Test func bodyTimeoutCountsFromTheLastProgress() {
         var lifecycle = ConnectionLifecycle(limits: Self.limits, now: 0)
-        lifecycle.inputParsed(.body, now: 1 * Self.second)
-        lifecycle.inputParsed(.body, now: 25 * Self.second)
+        // Progress means bytes (above the rate floor, so only the idle clock matters here).
+        lifecycle.inputParsed(.body, now: 1 * Self.second, bodyBytes: 64 * 1024)
+        lifecycle.inputParsed(.body, now: 25 * Self.second, bodyBytes: 128 * 1024)
         #expect(lifecycle.check(now: 54 * Self.second) == .none)
         #expect(lifecycle.check(now: 55 * Self.second) == .respondTimeoutAndClose)
     }
