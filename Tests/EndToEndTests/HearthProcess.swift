@@ -33,9 +33,10 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set once in in
         return bundle.appendingPathComponent("hearth").path
     }
 
-    init(arguments: [String], dataDirectory: String, environment: [String: String] = [:]) throws {
+    init(arguments: [String], dataDirectory: String, environment: [String: String] = [:], currentDirectory: String? = nil) throws {
         self.dataDirectory = dataDirectory
         process.executableURL = URL(fileURLWithPath: Self.binaryPath)
+        if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HEARTH_") }
         env.merge(environment) { $1 }
