@@ -49,6 +49,9 @@ COPY --from=build /staging/ /
 # 0.0.0.0: inside its own network namespace the container's loopback is unreachable from
 # the host, so Hearth must listen on the container's interface; what the world sees is
 # decided by `-p` (publish to 127.0.0.1 and put nginx in front, as above).
+# No HEARTH_TRUSTED_PROXIES default: nginx's connections arrive from the Docker network's
+# gateway (172.17.0.1 on the default bridge), which depends on the host. Set it with -e
+# to believe nginx's X-Forwarded-For (docs/deploying.md, "Trusted proxies").
 ENV HEARTH_HOST=0.0.0.0 \
     HEARTH_PORT=9000 \
     HEARTH_DATA_DIR=/data \

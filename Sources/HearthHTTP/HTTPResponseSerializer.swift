@@ -74,7 +74,7 @@ enum HTTPResponseSerializer {
     }
 
     /// The response for an error the HTTP layer answers itself: `{"error":"<generic>"}`,
-    /// never the parser's detail (DESIGN §8).
+    /// never the parser's detail (DESIGN §8). Sentence case, as every REST error text.
     static func errorResponse(status: Int) -> HTTPResponse {
         var body: [UInt8] = []
         append("{\"error\":\"", to: &body)
@@ -85,16 +85,16 @@ enum HTTPResponseSerializer {
 
     static func genericError(_ status: Int) -> StaticString {
         switch status {
-        case 400: return "bad request"
-        case 408: return "request timeout"
-        case 413: return "payload too large"
-        case 414: return "request target too long"
-        case 417: return "expectation failed"
-        case 431: return "request header fields too large"
-        case 501: return "not implemented"
-        case 503: return "service unavailable"
-        case 505: return "http version not supported"
-        default: return "error"
+        case 400: return "Bad request"
+        case 408: return "Request timeout"
+        case 413: return "Payload too large"
+        case 414: return "Request target too long"
+        case 417: return "Expectation failed"
+        case 431: return "Request header fields too large"
+        case 501: return "Not implemented"
+        case 503: return "Service unavailable"
+        case 505: return "HTTP version not supported"
+        default: return "Error"
         }
     }
 

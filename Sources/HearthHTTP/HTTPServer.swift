@@ -58,13 +58,20 @@ public final class HTTPServer: Sendable {
     /// Counters for metrics; cheap, never waits on an I/O queue.
     public var stats: HTTPServerStats { counters.snapshot }
 
-    /// Binds, listens and starts accepting. Returns the bound port (useful with port 0).
+    /// Binds, listens and starts accepting (on `socket` if given: bound earlier, its
+    /// address wins over the configuration's). Returns the bound port (useful with port 0).
     /// Ignores `SIGPIPE` process-wide (writes report `EPIPE` instead).
-    public func start() throws -> Int {
+    public func start(on socket: BoundSocket? = nil) throws -> Int {
         try state.withLock { state in
             guard case .idle = state else { throw HTTPServerError.alreadyStarted }
             Syscall.ignoreSIGPIPE()
-            let (fd, port) = try ListeningSocket.open(host: configuration.host, port: configuration.port)
+            let (fd, port): (Int32, Int)
+            if let socket {
+                guard let taken = socket.take() else { throw HTTPServerError.alreadyStarted }
+                (fd, port) = (taken, socket.port)
+            } else {
+                (fd, port) = try ListeningSocket.open(host: configuration.host, port: configuration.port)
+            }
             let context = HTTPConnection.Context(
                 handler: handler, limits: configuration.limits, counters: counters, clock: clock, log: log,
                 trustedProxies: configuration.trustedProxies, accessLog: configuration.accessLog,

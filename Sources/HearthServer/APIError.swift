@@ -47,8 +47,10 @@ public struct APIError: Error, Sendable, Equatable {
         }
     }
 
-    public static func invalidPath(_ detail: String) -> APIError {
-        APIError(400, "Invalid path: \(detail)")
+    /// A path or key the URL names is invalid; `PathError`'s text already reads
+    /// "Invalid path: …" (so the prefix is not added here again).
+    public static func invalidPath(_ error: PathError) -> APIError {
+        APIError(400, error.description)
     }
 
     public static func badRequest(_ detail: String) -> APIError {

@@ -38,6 +38,8 @@ public final class HearthService: Sendable {
     private let logger: Logger
     private let store: SQLiteTreeStore
     private let http: HTTPServer
+    /// Bound in `init` before anything is created on disk, so a taken port leaves no trace.
+    private let socket: BoundSocket
     private let policy: RulesAccessPolicy
     private let hub: StreamHub
     private let authContext: AuthContext
@@ -62,6 +64,13 @@ public final class HearthService: Sendable {
             throw .rules(error)
         }
         logger.info("rules loaded from \(configuration.rulesPath)")
+        // Bind before the store and the keys exist: a serve that cannot listen creates
+        // neither the data directory nor anything in it.
+        do {
+            socket = try BoundSocket(host: configuration.host, port: configuration.port)
+        } catch {
+            throw .listen(host: configuration.host, port: configuration.port, reason: "\(error)")
+        }
         let metrics = ServerMetrics()
         self.metrics = metrics
         let hub = StreamHub(options: configuration.streams, clock: SQLiteTreeStore.systemMilliseconds,
@@ -131,7 +140,7 @@ public final class HearthService: Sendable {
         }
         let port: Int
         do {
-            port = try http.start()
+            port = try http.start(on: socket)
         } catch {
             store.close()
             throw .listen(host: configuration.host, port: configuration.port, reason: "\(error)")

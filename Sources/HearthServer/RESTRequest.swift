@@ -28,7 +28,7 @@ struct RESTRequest: Sendable {
         do {
             self.path = try DataPath(urlPath: request.path)
         } catch {
-            throw .invalidPath(error.description)
+            throw .invalidPath(error)
         }
         self.options = try QueryOptions(query: request.query)
         self.http = request

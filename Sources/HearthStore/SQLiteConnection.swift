@@ -1,5 +1,8 @@
 import CSQLite
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One SQLite connection. Not thread-safe: every call must come from the one queue that
 /// owns it (the writer queue or one reader's queue), which `assertConfined` checks in
@@ -12,6 +15,7 @@ final class SQLiteConnection {
     enum Mode { case readWriteCreate, readOnly }
 
     init(path: String, mode: Mode, queueKey: DispatchSpecificKey<UInt8>? = nil) throws(StoreError) {
+        if mode == .readWriteCreate { try Self.createPrivately(path) }
         var db: OpaquePointer?
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         switch mode {
@@ -31,6 +35,23 @@ final class SQLiteConnection {
     deinit {
         statements.removeAll()
         sqlite3_close_v2(handle)
+    }
+
+    /// Creates a missing database file empty with `DatabaseFile.fileMode` (0600), so it is
+    /// never readable by others whatever the umask or the folder's mode: SQLite would
+    /// create it 0644 (`SQLITE_DEFAULT_FILE_PERMISSIONS`) less the umask. SQLite gives the
+    /// `-wal`, `-shm` and `-journal` files it creates the main file's mode
+    /// (sqlite.org/src, os_unix.c `findCreateFileMode`), and opens an empty file as a new
+    /// database. An existing file is left as it is.
+    private static func createPrivately(_ path: String) throws(StoreError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, DatabaseFile.fileMode)
+        if fd >= 0 {
+            Glibc.close(fd)
+            return
+        }
+        let code = errno
+        if code == EEXIST || code == EINTR { return }  // EINTR: sqlite3_open_v2 creates it (and reports failures)
+        throw StoreError.sqlite(code: 14, message: "cannot create \(path): errno \(code)", operation: "open")
     }
 
     /// Closes now (statements first). Returns the result code of `sqlite3_close`.

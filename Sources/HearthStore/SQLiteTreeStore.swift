@@ -110,7 +110,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     }
 
     private static func createDirectory(_ directory: String) throws(StoreError) {
-        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+        if mkdir(directory, DatabaseFile.directoryMode) != 0 && errno != EEXIST {
             throw .sqlite(code: 14, message: "cannot create data directory: errno \(errno)", operation: "open")
         }
     }

@@ -69,6 +69,8 @@ struct ExportData: ParsableCommand {
     @OptionGroup var data: DataDirectoryOption
     @Option(help: "Write to this file instead of standard output.") var output: String?
 
+    func validate() throws { _ = try Tool.path(path) }
+
     func run() throws {
         let location = try Tool.path(path)
         try Tool.run {
@@ -102,6 +104,8 @@ struct ImportData: ParsableCommand {
     @Option(help: "The path to replace (default: the root).") var path = "/"
     @OptionGroup var data: DataDirectoryOption
 
+    func validate() throws { _ = try Tool.path(path) }
+
     func run() throws {
         let location = try Tool.path(path)
         try Tool.run {
@@ -109,30 +113,6 @@ struct ImportData: ParsableCommand {
             var reader = input.jsonReader()
             let summary = try TreeImport.run(directory: data.path, at: location, reader: &reader)
             print("imported \(summary.leaves) leaves at \(location)")
-        }
-    }
-}
-
-/// Error reporting shared by the data tools: the error's text on standard error, exit 1.
-enum Tool {
-    static func run(_ body: () throws -> Void) throws {
-        do {
-            try body()
-        } catch let error as ExitCode {
-            throw error
-        } catch {
-            let text = Array("error: \(error)\n".utf8)
-            _ = text.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-            throw ExitCode(1)
-        }
-    }
-
-    /// `--path`, as a data path.
-    static func path(_ text: String) throws -> DataPath {
-        do {
-            return try DataPath(string: text)
-        } catch {
-            throw ValidationError("--path: \(error)")
         }
     }
 }

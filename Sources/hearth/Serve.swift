@@ -80,14 +80,21 @@ struct Serve: AsyncParsableCommand {
         return flags
     }
 
-    func run() async throws {
-        let environment = Environment()
-        let configuration: HearthConfiguration
+    /// Settings errors are usage errors: reported with this command's usage.
+    func validate() throws {
+        _ = try configuration()
+    }
+
+    func configuration() throws -> HearthConfiguration {
         do {
-            configuration = try resolve(environment)
+            return try resolve(Environment())
         } catch {
-            throw ValidationError("\(error)")
+            throw Tool.usageError(error)
         }
+    }
+
+    func run() async throws {
+        let configuration = try configuration()
         let level = Logger.Level(rawValue: configuration.logging.level) ?? .info
         let json = configuration.logging.json
         let output = LogOutput()

@@ -1,4 +1,5 @@
 import ArgumentParser
+import HearthAuth
 import HearthJSON
 import HearthServer
 import HearthStore
@@ -7,35 +8,41 @@ import HearthStore
 struct Token: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print an ID token for --uid, or with --admin a token that bypasses the rules.",
-        discussion: "Tokens are signed with the data directory's current key and live at most 3600 s.")
+        discussion: "Tokens are signed with the data directory's current key and live at most \(IDTokenClaims.maxLifetime) s (longer-lived tokens are refused).")
 
     @OptionGroup var data: DataDirectoryOption
     @Option(help: "The user to mint a token for.") var uid: String?
     @Option(help: "Extra custom claims, a JSON object (at most 1000 bytes).") var claims: String?
-    @Option(help: "Lifetime in seconds (1-3600).") var ttl: Int64 = 3600
+    @Option(help: "Lifetime in seconds (1-\(IDTokenClaims.maxLifetime)).") var ttl: Int64 = IDTokenClaims.defaultLifetime
     @Flag(help: "An admin token: full read and write access, no rules. Keep it secret.") var admin = false
 
     func validate() throws {
-        guard admin != (uid != nil) else { throw ValidationError("give exactly one of --uid and --admin") }
-        guard (1...3600).contains(ttl) else { throw ValidationError("--ttl must be 1...3600") }
+        guard admin != (uid != nil) else { throw ValidationError("Give exactly one of --uid and --admin.") }
+        guard IDTokenClaims.lifetimeRange.contains(ttl) else {
+            throw ValidationError("--ttl must be \(IDTokenClaims.lifetimeRange) seconds.")
+        }
+        _ = try extraClaims()
+    }
+
+    /// `--claims`, checked.
+    func extraClaims() throws -> [JSONKey: JSONValue] {
+        guard let claims else { return [:] }
+        guard case .object(let object)? = try? JSONParser.parse(claims) else { throw ValidationError("--claims must be a JSON object.") }
+        guard object[Authenticator.adminClaim] == nil else {
+            throw ValidationError("--claims may not set \(Authenticator.adminClaim); use --admin.")
+        }
+        return object
     }
 
     func run() throws {
-        var extra: [JSONKey: JSONValue] = [:]
-        if let claims {
-            guard case .object(let object)? = try? JSONParser.parse(claims) else { throw ValidationError("--claims must be a JSON object") }
-            guard object[Authenticator.adminClaim] == nil else {
-                throw ValidationError("--claims may not set \(Authenticator.adminClaim); use --admin")
-            }
-            extra = object
-        }
+        let extra = try extraClaims()
         try Operator.withAccounts(data.path) { service in
             let now = SQLiteTreeStore.systemMilliseconds()
             if admin {
                 let user = UserRecord(uid: Authenticator.adminUID, provider: .password, createdAt: now, validSince: 0)
                 print(try service.idToken(for: user, now: now, lifetime: ttl, extraClaims: [JSONKey(Authenticator.adminClaim): .bool(true)]))
             } else if let uid {
-                guard let user = try service.accounts.user(uid: uid) else { throw ValidationError("no user \(uid)") }
+                guard let user = try service.accounts.user(uid: uid) else { throw Tool.fail("no user \(uid)") }
                 print(try service.idToken(for: user, now: now, lifetime: ttl, extraClaims: extra))
             }
         }
@@ -50,7 +57,7 @@ struct Keys: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a new signing key; tokens signed by older keys stay valid until they expire.")
         @OptionGroup var data: DataDirectoryOption
         func run() throws {
-            print("new signing key \(try KeyRing.rotate(dataDirectory: data.path))")
+            try Tool.run { print("new signing key \(try KeyRing.rotate(dataDirectory: data.path))") }
         }
     }
 }

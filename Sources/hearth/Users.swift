@@ -10,6 +10,7 @@ struct Users: ParsableCommand {
         subcommands: [List.self, Add.self, Disable.self, Enable.self, Delete.self, SetPassword.self, Revoke.self, Import.self, Export.self])
 
     struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print every user: uid, email, provider, enabled or disabled (tab-separated).")
         @OptionGroup var data: DataDirectoryOption
         @Option(help: "At most this many users.") var limit = 1000
         func run() throws {
@@ -22,11 +23,13 @@ struct Users: ParsableCommand {
     }
 
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create an email/password user; prints the uid. The password is read from standard input.")
+        static let configuration = CommandConfiguration(
+            abstract: "Create an email/password user; prints the uid.",
+            discussion: "On a terminal the password is asked for twice, without echo; otherwise it is the first line of standard input.")
         @OptionGroup var data: DataDirectoryOption
-        @Option var email: String
+        @Option(help: "The new user's email address.") var email: String
         func run() throws {
-            let password = Operator.readPassword()
+            let password = try PasswordInput.read()
             try Operator.withAccounts(data.path) { service in
                 print(try service.signUp(email: email, password: password).user.uid)
             }
@@ -36,20 +39,21 @@ struct Users: ParsableCommand {
     struct Disable: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Disable a user and revoke their tokens.")
         @OptionGroup var data: DataDirectoryOption
-        @Argument var uid: String
+        @Argument(help: "The user's uid.") var uid: String
         func run() throws { try Operator.setDisabled(uid, true, data.path) }
     }
 
     struct Enable: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Enable a disabled user again.")
         @OptionGroup var data: DataDirectoryOption
-        @Argument var uid: String
+        @Argument(help: "The user's uid.") var uid: String
         func run() throws { try Operator.setDisabled(uid, false, data.path) }
     }
 
     struct Delete: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a user and their refresh tokens (their data stays in the tree).")
         @OptionGroup var data: DataDirectoryOption
-        @Argument var uid: String
+        @Argument(help: "The user's uid.") var uid: String
         func run() throws {
             try Operator.withAccounts(data.path) { try $0.delete(uid: uid) }
             print("deleted \(uid)")
@@ -59,7 +63,7 @@ struct Users: ParsableCommand {
     struct Revoke: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Sign a user out everywhere: refresh tokens revoked, earlier ID tokens refused.")
         @OptionGroup var data: DataDirectoryOption
-        @Argument var uid: String
+        @Argument(help: "The user's uid.") var uid: String
         func run() throws {
             try Operator.withAccounts(data.path) { try $0.revokeSessions(uid: uid) }
             print("revoked every session of \(uid)")
@@ -69,11 +73,12 @@ struct Users: ParsableCommand {
     struct SetPassword: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "set-password",
-            abstract: "Set a user's password (read from standard input); revokes their earlier tokens.")
+            abstract: "Set a user's password; revokes their earlier tokens.",
+            discussion: "On a terminal the password is asked for twice, without echo; otherwise it is the first line of standard input.")
         @OptionGroup var data: DataDirectoryOption
-        @Argument var uid: String
+        @Argument(help: "The user's uid.") var uid: String
         func run() throws {
-            let password = Operator.readPassword()
+            let password = try PasswordInput.read()
             try Operator.withAccounts(data.path) { service in
                 var changes = AccountService.Changes()
                 changes.password = password

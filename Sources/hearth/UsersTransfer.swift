@@ -28,19 +28,23 @@ extension Users {
         func validate() throws {
             let given = [hashKey != nil, saltSeparator != nil, rounds != nil, memCost != nil]
             guard given.allSatisfy({ $0 }) || !given.contains(true) else {
-                throw ValidationError("give all of --hash-key, --salt-separator, --rounds and --mem-cost, or none")
+                throw ValidationError("Give all of --hash-key, --salt-separator, --rounds and --mem-cost, or none.")
+            }
+            _ = try scrypt()
+        }
+
+        /// The hash parameters, checked.
+        func scrypt() throws -> FirebaseScrypt? {
+            guard let hashKey, let saltSeparator, let rounds, let memCost else { return nil }
+            do {
+                return try FirebaseScrypt(base64SignerKey: hashKey, base64SaltSeparator: saltSeparator, rounds: rounds, memCost: memCost)
+            } catch {
+                throw Tool.usageError(error)
             }
         }
 
         func run() throws {
-            var scrypt: FirebaseScrypt?
-            if let hashKey, let saltSeparator, let rounds, let memCost {
-                do {
-                    scrypt = try FirebaseScrypt(base64SignerKey: hashKey, base64SaltSeparator: saltSeparator, rounds: rounds, memCost: memCost)
-                } catch {
-                    throw ValidationError(error.description)
-                }
-            }
+            let scrypt = try scrypt()
             try Tool.run {
                 let store = try SQLiteTreeStore(directory: data.path)
                 defer { store.close() }

@@ -33,10 +33,18 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set once in in
         return bundle.appendingPathComponent("hearth").path
     }
 
-    init(arguments: [String], dataDirectory: String, environment: [String: String] = [:]) throws {
+    /// - Parameter umask: run the binary under this umask (through `sh`), e.g. "022".
+    init(arguments: [String], dataDirectory: String, environment: [String: String] = [:], currentDirectory: String? = nil,
+         umask: String? = nil) throws {
         self.dataDirectory = dataDirectory
-        process.executableURL = URL(fileURLWithPath: Self.binaryPath)
-        process.arguments = arguments
+        if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
+        if let umask {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", #"umask "$0" && exec "$@""#, umask, Self.binaryPath] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: Self.binaryPath)
+            process.arguments = arguments
+        }
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HEARTH_") }
         env.merge(environment) { $1 }
         process.environment = env

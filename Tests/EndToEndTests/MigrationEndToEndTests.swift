@@ -140,6 +140,7 @@ import Testing
         let good = dir.path + "/good.json"
         try Self.document.write(toFile: good, atomically: true, encoding: .utf8)
         let data = dir.path + "/data"
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: false)  // only serve creates one
         #expect(try hearth(["import", good, "--data-dir", data]).status == 0)
         let before = try hearth(["export", "--data-dir", data]).output
 
@@ -162,6 +163,7 @@ import Testing
     @Test func importMemoryStaysBounded() throws {
         let file = dir.path + "/big.json"
         let items = try Self.generate(file, bytes: Self.generatedImportBytes)
+        try FileManager.default.createDirectory(atPath: dir.path + "/data", withIntermediateDirectories: false)  // only serve creates one
         let measure = """
             import resource, subprocess, sys
             result = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)

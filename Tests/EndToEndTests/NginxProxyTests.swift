@@ -54,7 +54,7 @@ import Testing
         #expect(refused.status == 413)
         #expect(refused.header("content-type")?.hasPrefix("application/json") == true)
         #expect(refused.header("access-control-allow-origin") == "*")
-        #expect(client.body == #"{"error":"payload too large"}"#)
+        #expect(client.body == #"{"error":"Payload too large"}"#)
         #expect(try curl("GET", base + "/toolarge.json").body == "null")
 
         try nginx.stop()

@@ -183,6 +183,23 @@ struct TokenVerifierTests {
         _ = try verifier.verify(valid(Fixture.claims(iat: now + leeway, exp: now + 3600)))
     }
 
+    /// A correctly signed token that claims to live longer than Hearth ever issues
+    /// (`exp − iat` over `maxLifetime`) is refused, though it is neither expired nor early.
+    @Test func lifetimeLongerThanHearthIssues() throws {
+        let now = Fixture.now
+        let longest = TokenVerifier.maxLifetime
+        #expect(longest == 3600)
+        _ = try verifier.verify(valid(Fixture.claims(iat: now, exp: now + longest)))
+        #expect(throws: TokenError.lifetimeTooLong) { try verifier.verify(valid(Fixture.claims(iat: now, exp: now + longest + 1))) }
+        #expect(throws: TokenError.lifetimeTooLong) { try verifier.verify(valid(Fixture.claims(iat: now - 60, exp: now + 365 * 86_400))) }
+        // exp − iat would overflow Int64: refused, not trapped.
+        #expect(throws: TokenError.lifetimeTooLong) { try verifier.verify(valid(Fixture.claims(iat: .min, exp: .max))) }
+        // The signer refuses to make one too.
+        #expect(throws: ClaimsError.invalidLifetime) {
+            try IDTokenClaims(projectID: "demo", uid: "u1", issuedAt: now, lifetime: longest + 1, signInProvider: "password").json()
+        }
+    }
+
     @Test func notBefore() throws {
         var claims = Fixture.claims()
         claims["nbf"] = .int(Fixture.now + TokenVerifier.defaultLeeway + 1)

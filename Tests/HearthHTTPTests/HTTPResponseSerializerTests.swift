@@ -50,8 +50,16 @@ struct HTTPResponseSerializerTests {
 
     @Test func errorBodiesAreGenericJSON() {
         let response = HTTPResponseSerializer.errorResponse(status: 400)
-        #expect(String(decoding: response.body, as: UTF8.self) == #"{"error":"bad request"}"#)
+        #expect(String(decoding: response.body, as: UTF8.self) == #"{"error":"Bad request"}"#)
         #expect(response.headers["content-type"] == "application/json")
+    }
+
+    /// The HTTP layer's texts are sentences, as the REST layer's are ("Permission denied",
+    /// "Service unavailable; …"): one casing style for every `{"error": …}`.
+    @Test func errorTextsAreSentenceCase() {
+        let texts = [400, 408, 413, 414, 417, 431, 501, 503, 505, 599].map { HTTPResponseSerializer.genericError($0).description }
+        #expect(texts == ["Bad request", "Request timeout", "Payload too large", "Request target too long", "Expectation failed",
+                          "Request header fields too large", "Not implemented", "Service unavailable", "HTTP version not supported", "Error"])
     }
 
     @Test func decimalWriting() {

@@ -19,7 +19,7 @@ struct HTTPServerLimitTests {
         try await withServer { port, _ in
             let client = try RawClient(port: port)
             try client.send("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1000000000\r\n\r\n")
-            try expectClosingError(client, status: 413, text: "payload too large")
+            try expectClosingError(client, status: 413, text: "Payload too large")
         }
     }
 
@@ -29,7 +29,7 @@ struct HTTPServerLimitTests {
         try await withServer(limits: limits) { port, _ in
             let client = try RawClient(port: port)
             try client.send("GET / HTTP/1.1\r\nHost: h\r\nX-Big: " + String(repeating: "b", count: 4000) + "\r\n\r\n")
-            try expectClosingError(client, status: 431, text: "request header fields too large")
+            try expectClosingError(client, status: 431, text: "Request header fields too large")
         }
     }
 
@@ -39,7 +39,7 @@ struct HTTPServerLimitTests {
         try await withServer(limits: limits) { port, _ in
             let client = try RawClient(port: port)
             try client.send("GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n")
-            try expectClosingError(client, status: 431, text: "request header fields too large")
+            try expectClosingError(client, status: 431, text: "Request header fields too large")
         }
     }
 
@@ -49,7 +49,7 @@ struct HTTPServerLimitTests {
         try await withServer(limits: limits) { port, _ in
             let client = try RawClient(port: port)
             try client.send("GET /" + String(repeating: "a", count: 200) + " HTTP/1.1\r\nHost: h\r\n\r\n")
-            try expectClosingError(client, status: 414, text: "request target too long")
+            try expectClosingError(client, status: 414, text: "Request target too long")
         }
     }
 
@@ -59,7 +59,7 @@ struct HTTPServerLimitTests {
         try await withServer(limits: limits) { port, _ in
             let client = try RawClient(port: port)
             try client.send("GET / HTTP/1.1\r\nHost: h\r\n")  // the head never ends
-            try expectClosingError(client, status: 408, text: "request timeout")
+            try expectClosingError(client, status: 408, text: "Request timeout")
         }
     }
 
@@ -85,7 +85,7 @@ struct HTTPServerLimitTests {
                 #expect(try client.readResponse()?.status == 200)
             }
             let third = try RawClient(port: port)
-            try expectClosingError(third, status: 503, text: "service unavailable")
+            try expectClosingError(third, status: 503, text: "Service unavailable")
             #expect(server.stats.rejectedConnections == 1)
             // The first two still work.
             try first.send("GET /again HTTP/1.1\r\nHost: h\r\n\r\n")
@@ -106,7 +106,7 @@ struct HTTPServerLimitTests {
         try await withServer { port, server in
             let client = try RawClient(port: port)
             try client.send(request)
-            try expectClosingError(client, status: 400, text: "bad request")
+            try expectClosingError(client, status: 400, text: "Bad request")
             #expect(server.stats.malformedRequests == 1)
             #expect(server.stats.totalRequests == 0)
         }
@@ -116,7 +116,7 @@ struct HTTPServerLimitTests {
         try await withServer { port, _ in
             let client = try RawClient(port: port)
             try client.send("GET / HTTP/2.0\r\nHost: h\r\n\r\n")
-            try expectClosingError(client, status: 505, text: "http version not supported")
+            try expectClosingError(client, status: 505, text: "HTTP version not supported")
         }
     }
 
@@ -125,7 +125,7 @@ struct HTTPServerLimitTests {
             let client = try RawClient(port: port)
             try client.send("GET /ok HTTP/1.1\r\nHost: h\r\n\r\nBAD REQUEST\r\n\r\n")
             #expect(try client.readResponse()?.text == "GET /ok ")
-            try expectClosingError(client, status: 400, text: "bad request")
+            try expectClosingError(client, status: 400, text: "Bad request")
         }
     }
 }

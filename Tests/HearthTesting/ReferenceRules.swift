@@ -11,6 +11,7 @@ public enum ReferenceRules {
             "favorites": {
               ".read": "auth != null && auth.uid == $uid",
               ".write": "auth != null && auth.uid == $uid",
+          ".indexOn": ["createdAt"],
               "$favoriteId": {
                 ".validate": "newData.hasChildren(['id', 'name', 'createdAt', 'createdBy', 'latitude', 'longitude']) && newData.child('createdBy').val() == auth.uid"
               }

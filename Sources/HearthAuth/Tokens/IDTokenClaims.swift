@@ -17,8 +17,13 @@ import HearthJSON
 public struct IDTokenClaims: Sendable, Hashable {
     /// ID tokens live one hour, as Firebase's do (`expiresIn: "3600"`, spec §4.1).
     public static let defaultLifetime: Int64 = 3600
-    /// Lifetimes accepted, in seconds (Firebase never issues more than an hour).
-    public static let lifetimeRange: ClosedRange<Int64> = 1...3600
+    /// The longest lifetime (`exp − iat`) Hearth issues, in seconds: Firebase never issues
+    /// more than an hour. `TokenVerifier` refuses any longer-lived token, even correctly
+    /// signed, so a leaked signing key or a mistaken minting tool cannot make credentials
+    /// that outlive a revocation check by days.
+    public static let maxLifetime: Int64 = 3600
+    /// Lifetimes accepted, in seconds.
+    public static let lifetimeRange: ClosedRange<Int64> = 1...maxLifetime
     /// The custom-claims size limit Firebase enforces (`setCustomUserClaims`), measured here
     /// on the compact JSON that `JSONWriter` produces.
     public static let maxCustomClaimsBytes = 1000

@@ -43,6 +43,8 @@ public enum TokenError: Error, Sendable, Hashable, CustomStringConvertible {
     case issuedInFuture
     /// `nbf` is later than now plus the leeway.
     case notYetValid
+    /// `exp − iat` is longer than `TokenVerifier.maxLifetime`.
+    case lifetimeTooLong
     /// `aud` is not the audience the verifier expects.
     case wrongAudience
     /// `iss` is not the issuer the verifier expects.
@@ -66,6 +68,7 @@ public enum TokenError: Error, Sendable, Hashable, CustomStringConvertible {
         case .expired: return "token has expired"
         case .issuedInFuture: return "token was issued in the future"
         case .notYetValid: return "token is not valid yet"
+        case .lifetimeTooLong: return "token lifetime is longer than \(TokenVerifier.maxLifetime) seconds"
         case .wrongAudience: return "token audience is wrong"
         case .wrongIssuer: return "token issuer is wrong"
         }

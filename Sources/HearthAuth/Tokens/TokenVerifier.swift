@@ -14,7 +14,7 @@ import HearthJSON
 ///    `maxSubjectLength` UTF-16 code units (Firebase's Admin SDKs, spec §4.3, count like
 ///    JavaScript), numeric `exp` and `iat`;
 /// 6. time: `exp` after now − leeway (RFC 7519 §4.1.4: "on or after" is expired), `iat` and (if present) `nbf` not after
-///    now + leeway;
+///    now + leeway; the lifetime `exp − iat` at most `maxLifetime` (the most Hearth issues);
 /// 7. if configured, `aud` and `iss` equal the expected values (Firebase: the project id,
 ///    and `https://securetoken.google.com/<projectId>`).
 public struct TokenVerifier: Sendable {
@@ -24,8 +24,12 @@ public struct TokenVerifier: Sendable {
     /// The longest `sub` accepted (spec §4.3), in UTF-16 code units.
     public static let maxSubjectLength = 128
     /// Default clock-skew allowance in seconds between this server and whoever minted or
-    /// checks the token.
+    /// checks the token: a token is accepted up to this long after its `exp`, and its `iat`
+    /// and `nbf` may be up to this far in the future (docs/threat-model.md).
     public static let defaultLeeway: Int64 = 30
+    /// The longest lifetime (`exp − iat`) accepted: the most Hearth issues
+    /// (`IDTokenClaims.maxLifetime`). Longer-lived tokens are refused even when correctly signed.
+    public static let maxLifetime = IDTokenClaims.maxLifetime
 
     public let publicKeys: [String: VerifyingKey]
     public let clock: UnixClock
@@ -94,6 +98,8 @@ public struct TokenVerifier: Sendable {
         if claims["nbf"] != nil {
             guard try Self.numericDate(claims, "nbf") <= now + leeway else { throw .notYetValid }
         }
+        let (lifetime, overflow) = exp.subtractingReportingOverflow(iat)
+        guard !overflow, lifetime <= Self.maxLifetime else { throw .lifetimeTooLong }
         if let audience, claims["aud"] != .string(audience) { throw .wrongAudience }
         if let issuer, claims["iss"] != .string(issuer) { throw .wrongIssuer }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import HearthAuth
+import HearthStore
 import Synchronization
 
 /// The Ed25519 signing keys, kept with the data (DESIGN.md §6): `<data>/keys/<kid>.key`
@@ -62,23 +63,22 @@ public final class KeyRing: Sendable {
         try rotate(in: dataDirectory + "/keys")
     }
 
+    /// Files are created 0600 from the start and folders 0700 (`DatabaseFile`'s modes,
+    /// through `OutputFile`: written under a temporary name, flushed, renamed), whatever
+    /// the umask; the key is in place before `current` names it.
     private static func rotate(in directory: String) throws -> String {
-        let fm = FileManager.default
-        if !fm.fileExists(atPath: directory) {
-            try fm.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        }
+        try DatabaseFile.makeDirectory(directory)
         let key = try SigningKey.generate()
         let kid = key.verifyingKey.kid
-        let encoded = Data(Base64.encode(try key.rawPrivateKey()).utf8)
-        guard fm.createFile(atPath: "\(directory)/\(kid).key", contents: encoded, attributes: [.posixPermissions: 0o600]) else {
-            throw KeyRingError.io("cannot write \(directory)/\(kid).key")
-        }
-        let temporary = "\(directory)/current.tmp"
-        guard fm.createFile(atPath: temporary, contents: Data(kid.utf8), attributes: [.posixPermissions: 0o600]) else {
-            throw KeyRingError.io("cannot write \(temporary)")
-        }
-        guard rename(temporary, "\(directory)/current") == 0 else { throw KeyRingError.io("cannot replace \(directory)/current") }
+        try write(Array(Base64.encode(try key.rawPrivateKey()).utf8), to: "\(directory)/\(kid).key")
+        try write(Array(kid.utf8), to: "\(directory)/current")
         return kid
+    }
+
+    private static func write(_ bytes: [UInt8], to path: String) throws {
+        let output = try OutputFile(path: path)
+        try output.append(bytes)
+        try output.commit()
     }
 
     private static func currentKID(in directory: String) throws -> String? {

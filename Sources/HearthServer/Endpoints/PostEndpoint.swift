@@ -12,7 +12,7 @@ enum PostEndpoint {
         do {
             path = try request.path.child(key)
         } catch {
-            throw .invalidPath(error.description)
+            throw .invalidPath(error)
         }
         let value = try WriteEndpoint.normalize(body, at: path)
         WriteEndpoint.submit(

@@ -1,0 +1,60 @@
+import ArgumentParser
+import HearthJSON
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Error reporting shared by the commands: `Error: <message>` on standard error (the form
+/// and casing swift-argument-parser uses for its own errors), exit status 1.
+enum Tool {
+    /// Runs `body`; any error but an `ExitCode` is reported with `fail`.
+    static func run(_ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            throw fail("\(error)")
+        }
+    }
+
+    /// Writes `message` (its first letter capitalised) to standard error; returns the exit
+    /// code to throw.
+    static func fail(_ message: String) -> ExitCode {
+        standardError("Error: \(sentence(message))\n")
+        return ExitCode(1)
+    }
+
+    /// `text` with its first letter capitalised: library errors describe themselves in
+    /// lower case (they are also embedded in longer messages); the CLI prints sentences.
+    static func sentence(_ text: String) -> String {
+        text.prefix(1).uppercased() + text.dropFirst()
+    }
+
+    /// A usage error from a library error's description (shown with the command's usage).
+    static func usageError(_ error: any Error) -> ValidationError {
+        ValidationError(sentence("\(error)"))
+    }
+
+    /// Writes `text` to standard error, unbuffered.
+    static func standardError(_ text: String) {
+        let text = Array(text.utf8)
+        var offset = 0
+        while offset < text.count {
+            let n = text.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            offset += n
+        }
+    }
+
+    /// `--path`, as a data path (call it from `validate()`, so a bad one prints the
+    /// command's own usage).
+    static func path(_ text: String) throws -> DataPath {
+        do {
+            return try DataPath(string: text)
+        } catch {
+            throw ValidationError("--path: \(error)")
+        }
+    }
+}
