@@ -25,6 +25,8 @@ final class HTTPConnection: @unchecked Sendable {
         let trustedProxies: Set<String>
         let accessLog: (@Sendable (HTTPAccessRecord) -> Void)?
         let requestIDPrefix: String
+        /// Connections per client address (`HTTPLimits.maxConnectionsPerAddress`).
+        let addresses: AddressCounts
         /// Called once, after the fd is closed.
         let onClose: @Sendable () -> Void
     }
@@ -52,6 +54,12 @@ final class HTTPConnection: @unchecked Sendable {
 
     private var output: [UInt8] = []
     private var outputOffset = 0
+    /// What this connection has added to `ServerCounters.unsentBytes` (`accountUnsent`).
+    private var accountedUnsent = 0
+    /// The client address this connection is counted under in `Context.addresses`: the
+    /// peer (counted by the listener at accept), or behind a trusted proxy the forwarded
+    /// client of the current request; nil when not counted.
+    private var countedAddress: String?
 
     /// The handler owes a response for request number `sequence`.
     private var inFlight = false
@@ -83,9 +91,10 @@ final class HTTPConnection: @unchecked Sendable {
     /// The stream's end was reported (`endStream`): its last bytes are out, or it closed.
     private var streamEnded = false
 
-    init(fd: Int32, remoteAddress: String, loop: IOLoop, context: Context) {
+    init(fd: Int32, remoteAddress: String, loop: IOLoop, context: Context, countedAddress: String? = nil) {
         self.fd = fd
         self.remoteAddress = remoteAddress
+        self.countedAddress = countedAddress
         self.loop = loop
         self.context = context
         self.parser = HTTPRequestParser(limits: context.limits)
@@ -214,7 +223,16 @@ final class HTTPConnection: @unchecked Sendable {
                 dispatch(request, keepAlive: keepAlive)
             }
         }
+        accountUnsent()
         updateReadInterest()
+    }
+
+    /// Brings `ServerCounters.unsentBytes` up to date with this connection's output.
+    private func accountUnsent() {
+        let waiting = closed ? 0 : output.count - outputOffset
+        guard waiting != accountedUnsent else { return }
+        context.counters.unsentBytes.wrappingAdd(waiting - accountedUnsent, ordering: .relaxed)
+        accountedUnsent = waiting
     }
 
     private func dispatch(_ request: HTTPRequest, keepAlive: Bool) {
@@ -223,6 +241,17 @@ final class HTTPConnection: @unchecked Sendable {
         let trusted = context.trustedProxies
         request.remoteAddress = ForwardedFor.client(peer: remoteAddress, header: request.headers["X-Forwarded-For"], trusted: trusted)
         request.forwardedProto = ForwardedFor.proto(peer: remoteAddress, header: request.headers["X-Forwarded-Proto"], trusted: trusted)
+        if trusted.contains(remoteAddress) && request.remoteAddress != countedAddress {
+            // Behind a proxy, the cap is per forwarded client, from its first request on.
+            if let previous = countedAddress { context.addresses.release(previous) }
+            countedAddress = nil
+            guard context.addresses.acquire(request.remoteAddress) else {
+                context.counters.addressRefusals.wrappingAdd(1, ordering: .relaxed)
+                respondFinally(status: 429, minorVersion: request.minorVersion)
+                return
+            }
+            countedAddress = request.remoteAddress
+        }
         let forwardedID = trusted.contains(remoteAddress) ? ForwardedFor.requestID(request.headers["X-Request-Id"]) : nil
         request.requestID = forwardedID
             ?? context.requestIDPrefix + "-" + String(context.counters.requestIDs.add(1, ordering: .relaxed).newValue, radix: 36)
@@ -280,7 +309,11 @@ final class HTTPConnection: @unchecked Sendable {
         let waiting = output.count - outputOffset
         // One event larger than the bound still goes out on a drained connection: the bound
         // is on what a reader lets pile up, not on the size of a single value.
-        if waiting > 0 && waiting + bytes.count > options.maxBufferedBytes {
+        if waiting > 0 && (waiting + bytes.count > options.maxBufferedBytes
+            || context.counters.unsentBytes.load(ordering: .relaxed) + bytes.count > context.limits.maxUnsentBytes) {
+            if waiting + bytes.count <= options.maxBufferedBytes {
+                context.counters.unsentRefusals.wrappingAdd(1, ordering: .relaxed)
+            }
             overflow(options)
             return
         }
@@ -318,8 +351,17 @@ final class HTTPConnection: @unchecked Sendable {
 
     private func queue(_ response: HTTPResponse) {
         inFlight = false
-        let keepAlive = currentKeepAlive && !shuttingDown && !HTTPResponseSerializer.requestsClose(response)
         var response = response
+        let unsent = context.counters.unsentBytes.load(ordering: .relaxed)
+        if !currentIsHead && response.body.count > HTTPLimits.alwaysSentBytes
+            && unsent > 0 && unsent + response.body.count > context.limits.maxUnsentBytes {
+            // Clients that do not read already hold `maxUnsentBytes`: refuse this body
+            // rather than hold it too; its memory goes as soon as this returns.
+            context.counters.unsentRefusals.wrappingAdd(1, ordering: .relaxed)
+            response = HTTPResponseSerializer.errorResponse(status: 503)
+            response.headers.add("Retry-After", "1")
+        }
+        let keepAlive = currentKeepAlive && !shuttingDown && !HTTPResponseSerializer.requestsClose(response)
         if let current { response.headers.add("X-Request-Id", current.requestID) }
         HTTPResponseSerializer.serialize(
             response, isHead: currentIsHead, keepAlive: keepAlive, minorVersion: currentMinorVersion, into: &output)
@@ -501,6 +543,12 @@ final class HTTPConnection: @unchecked Sendable {
         readSource = nil
         writeSource = nil
         output = []
+        outputOffset = 0
+        accountUnsent()
+        if let address = countedAddress {
+            context.addresses.release(address)
+            countedAddress = nil
+        }
         parser = HTTPRequestParser(limits: context.limits)
         loop.unregister(self)
         endStream()

@@ -41,9 +41,11 @@ public struct HTTPLimits: Sendable, Equatable {
     /// Response bytes that may wait unsent in the server's buffers, all connections together
     /// (what the kernel's socket buffers already took is not counted). A connection holds
     /// at most one response at a time (it reads no further request until its output has
-    /// drained), so this bounds what clients that do not read can pin. A response larger
-    /// than `alwaysSentBytes` that would pass it is replaced by 503 with `Retry-After`, and
-    /// a stream that is behind while the total is over it is ended as if it had overflowed.
+    /// drained), so this bounds what clients that do not read can pin: at most this plus
+    /// one response (a response is never refused when nothing else waits, so one larger
+    /// than the bound can still be served). A response larger than `alwaysSentBytes` that
+    /// would pass it is replaced by 503 with `Retry-After`, and a stream that is behind
+    /// while the total is over it is ended as if it had overflowed.
     public var maxUnsentBytes: Int = HTTPLimits.defaultMaxUnsentBytes
 
     public static let defaultMaxRequestLineBytes = 8 * 1024

@@ -92,6 +92,7 @@ enum HTTPResponseSerializer {
         case 417: return "Expectation failed"
         case 431: return "Request header fields too large"
         case 501: return "Not implemented"
+        case 429: return "Too many requests"
         case 503: return "Service unavailable"
         case 505: return "HTTP version not supported"
         default: return "Error"

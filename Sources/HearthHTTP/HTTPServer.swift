@@ -12,6 +12,8 @@ public final class HTTPServer: Sendable {
     private let log: @Sendable (String) -> Void
     private let clock: @Sendable () -> Nanoseconds
     let counters = ServerCounters()
+    /// Open connections per client address (`HTTPLimits.maxConnectionsPerAddress`).
+    let addresses: AddressCounts
     private let loops: [IOLoop]
     private let acceptQueue = DispatchQueue(label: "hearth.http.accept")
     private let state = Mutex<State>(.idle)
@@ -38,6 +40,7 @@ public final class HTTPServer: Sendable {
         self.handler = handler
         self.log = log
         self.clock = clock
+        self.addresses = AddressCounts(limit: configuration.limits.maxConnectionsPerAddress)
         self.loops = (0..<max(1, configuration.ioQueueCount)).map { IOLoop(label: "hearth.http.io.\($0)") }
     }
 
@@ -75,13 +78,14 @@ public final class HTTPServer: Sendable {
             let context = HTTPConnection.Context(
                 handler: handler, limits: configuration.limits, counters: counters, clock: clock, log: log,
                 trustedProxies: configuration.trustedProxies, accessLog: configuration.accessLog,
-                requestIDPrefix: Self.requestIDPrefix(),
+                requestIDPrefix: Self.requestIDPrefix(), addresses: addresses,
                 onClose: { [weak self] in self?.connectionClosed() })
             let listener = Listener(
                 fd: fd, queue: acceptQueue, loops: loops, counters: counters,
-                maxConnections: configuration.limits.maxConnections, log: log
-            ) { fd, address, loop in
-                HTTPConnection(fd: fd, remoteAddress: address, loop: loop, context: context)
+                maxConnections: configuration.limits.maxConnections, addresses: addresses,
+                trustedProxies: configuration.trustedProxies, log: log
+            ) { fd, address, loop, counted in
+                HTTPConnection(fd: fd, remoteAddress: address, loop: loop, context: context, countedAddress: counted)
             }
             let tick = Self.sweepInterval(configuration.limits)
             for loop in loops { loop.startTimer(interval: tick, clock: clock) }

@@ -14,9 +14,19 @@ public struct HTTPServerStats: Sendable, Equatable {
     public var openStreams: Int
     /// Streams ended because their reader fell more than the buffer bound behind.
     public var streamOverflows: Int
+    /// Response bytes waiting unsent in the server's buffers now (`maxUnsentBytes` bounds it).
+    public var unsentBytes: Int
+    /// Responses answered 503, and streams ended, because `maxUnsentBytes` was reached.
+    public var unsentRefusals: Int
+    /// Connections refused with 429 because their address had `maxConnectionsPerAddress`.
+    public var addressRefusals: Int
 
     public init(openConnections: Int = 0, acceptedConnections: Int = 0, rejectedConnections: Int = 0,
-                totalRequests: Int = 0, malformedRequests: Int = 0, openStreams: Int = 0, streamOverflows: Int = 0) {
+                totalRequests: Int = 0, malformedRequests: Int = 0, openStreams: Int = 0, streamOverflows: Int = 0,
+                unsentBytes: Int = 0, unsentRefusals: Int = 0, addressRefusals: Int = 0) {
+        self.unsentBytes = unsentBytes
+        self.unsentRefusals = unsentRefusals
+        self.addressRefusals = addressRefusals
         self.openStreams = openStreams
         self.streamOverflows = streamOverflows
         self.openConnections = openConnections

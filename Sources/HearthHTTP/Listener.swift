@@ -20,9 +20,11 @@ final class Listener: @unchecked Sendable {
     let fd: Int32
     let queue: DispatchQueue
     private let loops: [IOLoop]
-    private let makeConnection: @Sendable (Int32, String, IOLoop) -> HTTPConnection
+    private let makeConnection: @Sendable (Int32, String, IOLoop, String?) -> HTTPConnection
     private let counters: ServerCounters
     private let maxConnections: Int
+    private let addresses: AddressCounts
+    private let trustedProxies: Set<String>
     private let log: @Sendable (String) -> Void
     private var source: DispatchSourceRead?
     private var suspended = false
@@ -30,13 +32,16 @@ final class Listener: @unchecked Sendable {
     private var nextLoop = 0
 
     init(fd: Int32, queue: DispatchQueue, loops: [IOLoop], counters: ServerCounters, maxConnections: Int,
+         addresses: AddressCounts, trustedProxies: Set<String>,
          log: @escaping @Sendable (String) -> Void,
-         makeConnection: @escaping @Sendable (Int32, String, IOLoop) -> HTTPConnection) {
+         makeConnection: @escaping @Sendable (Int32, String, IOLoop, String?) -> HTTPConnection) {
         self.fd = fd
         self.queue = queue
         self.loops = loops
         self.counters = counters
         self.maxConnections = maxConnections
+        self.addresses = addresses
+        self.trustedProxies = trustedProxies
         self.log = log
         self.makeConnection = makeConnection
     }
@@ -104,22 +109,31 @@ final class Listener: @unchecked Sendable {
         counters.accepted.wrappingAdd(1, ordering: .relaxed)
         if counters.open.load(ordering: .relaxed) >= maxConnections {
             counters.rejected.wrappingAdd(1, ordering: .relaxed)
-            refuse(connection)
+            refuse(connection, status: 503)
+            return
+        }
+        let address = Self.format(&peer)
+        // A trusted proxy's connections are counted per forwarded client, on their requests.
+        let counted = trustedProxies.contains(address) ? nil : address
+        if let counted, !addresses.acquire(counted) {
+            counters.addressRefusals.wrappingAdd(1, ordering: .relaxed)
+            refuse(connection, status: 429)
             return
         }
         counters.open.wrappingAdd(1, ordering: .relaxed)
         let loop = loops[nextLoop]
         nextLoop = (nextLoop + 1) % loops.count
-        let conn = makeConnection(connection, Self.format(&peer), loop)
+        let conn = makeConnection(connection, address, loop, counted)
         loop.queue.async { loop.register(conn) }
     }
 
-    /// Over `maxConnections`: answer 503 at once and close (best effort, never blocks; a
-    /// fresh socket's send buffer always takes this small response).
-    private func refuse(_ connection: Int32) {
+    /// Over `maxConnections` (503) or `maxConnectionsPerAddress` (429): answer at once and
+    /// close (best effort, never blocks; a fresh socket's send buffer always takes this
+    /// small response).
+    private func refuse(_ connection: Int32, status: Int) {
         var response: [UInt8] = []
         HTTPResponseSerializer.serialize(
-            HTTPResponseSerializer.errorResponse(status: 503), isHead: false, keepAlive: false, minorVersion: 1,
+            HTTPResponseSerializer.errorResponse(status: status), isHead: false, keepAlive: false, minorVersion: 1,
             into: &response)
         _ = try? response.withUnsafeBytes { bytes throws(SystemError) in try Syscall.send(connection, bytes) }
         try? Syscall.shutdown(connection, Int32(SHUT_WR))

@@ -10,6 +10,13 @@ final class ServerCounters: Sendable {
     let malformed = Atomic<Int>(0)
     let openStreams = Atomic<Int>(0)
     let streamOverflows = Atomic<Int>(0)
+    /// Response bytes queued in connections' buffers and not yet written (all connections).
+    let unsentBytes = Atomic<Int>(0)
+    /// Responses replaced by 503 because `maxUnsentBytes` was reached, and streams ended
+    /// for the same reason.
+    let unsentRefusals = Atomic<Int>(0)
+    /// Connections refused with 429 because their address had `maxConnectionsPerAddress`.
+    let addressRefusals = Atomic<Int>(0)
     /// Request ids made so far (the counter part of `<prefix>-<n>`).
     let requestIDs = Atomic<Int>(0)
     /// `HTTPConnection` objects alive: lets tests prove connections are freed after close
@@ -24,6 +31,9 @@ final class ServerCounters: Sendable {
             totalRequests: requests.load(ordering: .relaxed),
             malformedRequests: malformed.load(ordering: .relaxed),
             openStreams: openStreams.load(ordering: .relaxed),
-            streamOverflows: streamOverflows.load(ordering: .relaxed))
+            streamOverflows: streamOverflows.load(ordering: .relaxed),
+            unsentBytes: unsentBytes.load(ordering: .relaxed),
+            unsentRefusals: unsentRefusals.load(ordering: .relaxed),
+            addressRefusals: addressRefusals.load(ordering: .relaxed))
     }
 }

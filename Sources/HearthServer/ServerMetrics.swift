@@ -34,6 +34,10 @@ public final class ServerMetrics: Sendable {
     private let cacheEntries: CoreMetrics.Gauge
     private let cacheBytes: CoreMetrics.Gauge
     private let seenCache = Mutex<(hits: Int, misses: Int)>((0, 0))
+    private let unsentBytes: CoreMetrics.Gauge
+    private let unsentRefusals: CoreMetrics.Counter
+    private let addressRefusals: CoreMetrics.Counter
+    private let seenRefusals = Mutex<(unsent: Int, address: Int)>((0, 0))
 
     public init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -56,6 +60,9 @@ public final class ServerMetrics: Sendable {
         cacheMisses = Counter(label: "hearth_read_cache_lookups_total", dimensions: [("result", "miss")], factory: factory)
         cacheEntries = Gauge(label: "hearth_read_cache_entries", dimensions: [], factory: factory)
         cacheBytes = Gauge(label: "hearth_read_cache_bytes", dimensions: [], factory: factory)
+        unsentBytes = Gauge(label: "hearth_http_unsent_bytes", dimensions: [], factory: factory)
+        unsentRefusals = Counter(label: "hearth_http_unsent_refusals_total", dimensions: [], factory: factory)
+        addressRefusals = Counter(label: "hearth_http_address_refusals_total", dimensions: [], factory: factory)
     }
 
     /// One answered request (or closed stream).
@@ -102,6 +109,13 @@ public final class ServerMetrics: Sendable {
         cacheBytes.record(readCache.bytes)
         openConnections.record(http.openConnections)
         openStreams.record(streams)
+        unsentBytes.record(http.unsentBytes)
+        let (newUnsent, newAddress) = seenRefusals.withLock { seen in
+            defer { seen = (http.unsentRefusals, http.addressRefusals) }
+            return (http.unsentRefusals - seen.unsent, http.addressRefusals - seen.address)
+        }
+        if newUnsent > 0 { unsentRefusals.increment(by: newUnsent) }
+        if newAddress > 0 { addressRefusals.increment(by: newAddress) }
         let (newEvents, newEnded) = seen.withLock { seen in
             defer { seen = (events, ended) }
             return (events - seen.events, ended - seen.ended)

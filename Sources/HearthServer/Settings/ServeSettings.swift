@@ -61,6 +61,21 @@ public enum ServeSettings {
                 default: String(HTTPLimits.defaultMaxConnections), "Open connections at most (then 503).") {
             $0.limits.maxConnections = $1.integer
         },
+        Setting("maxConnectionsPerAddress", env: "HEARTH_MAX_CONNECTIONS_PER_ADDRESS", flag: nil, .integer(1...1_000_000),
+                default: String(HTTPLimits.defaultMaxConnectionsPerAddress),
+                "Open connections per client address, the forwarded client's behind `trustedProxies` (then 429).") {
+            $0.limits.maxConnectionsPerAddress = $1.integer
+        },
+        Setting("maxUnsentBytes", env: "HEARTH_MAX_UNSENT_BYTES", flag: nil, .integer((1 << 20)...(1 << 40)),
+                default: String(HTTPLimits.defaultMaxUnsentBytes),
+                "Response bytes waiting for slow readers, all connections together; larger responses then get 503.") {
+            $0.limits.maxUnsentBytes = $1.integer
+        },
+        Setting("minBodyBytesPerSecond", env: "HEARTH_MIN_BODY_BYTES_PER_SECOND", flag: nil, .integer(0...(1 << 30)),
+                default: String(HTTPLimits.defaultMinBodyBytesPerSecond),
+                "Slowest average request-body rate after a 30 s grace (then 408); 0 turns it off.") {
+            $0.limits.minBodyBytesPerSecond = $1.integer
+        },
         Setting("maxStreams", env: "HEARTH_MAX_STREAMS", flag: nil, .integer(1...1_000_000),
                 default: String(StreamOptions.defaultMaxStreams), "Open streams at most (then 503).") { $0.streams.maxStreams = $1.integer },
         Setting("maxStreamsPerAddress", env: "HEARTH_MAX_STREAMS_PER_ADDRESS", flag: nil, .integer(1...1_000_000),
