@@ -80,6 +80,54 @@ struct HTTPServerExhaustionTests {
         }
     }
 
+    @Test func aLaggingStreamIsEndedWhenTheTotalIsReachedEvenUnderItsOwnBound() async throws {
+        var limits = HTTPLimits()
+        limits.maxUnsentBytes = 1024 * 1024
+        let answered = DispatchSemaphore(value: 0)
+        let sent = DispatchSemaphore(value: 0)
+        let cancel = Array("event: cancel\ndata: null\n\n".utf8)
+        let eventBytes = 256 * 1024
+        let handler = ClosureHandler { request, responder in
+            if request.path == "/big" {
+                responder.respond(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain")]), body: Self.bigBody))
+                answered.signal()
+                return
+            }
+            // A per-stream bound (64 MiB) far above everything sent: only the total can end it.
+            let head = HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/event-stream")]), body: [])
+            responder.openStream(head, options: HTTPStreamOptions(maxBufferedBytes: 64 << 20, overflowBytes: cancel)) { stream in
+                guard let stream else { sent.signal(); return }
+                DispatchQueue.global().async {
+                    for i in 0..<32 {
+                        stream.send(Array("data: \(i):".utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: eventBytes) + Array("\n\n".utf8))
+                    }
+                    stream.connection.loop.queue.async { sent.signal() }
+                }
+            }
+        }
+        try await withServer(limits: limits, handler: handler) { port, server in
+            // A client that does not read pins more than the total bound.
+            let pinning = try RawClient(port: port)
+            Self.setReceiveBuffer(pinning, bytes: 4096)
+            try pinning.send("GET /big HTTP/1.1\r\nHost: h\r\n\r\n")
+            answered.wait()
+            // The I/O queue accounts the queued response once the handler has returned.
+            var waited = 0
+            while server.stats.unsentBytes <= limits.maxUnsentBytes && waited < 1_000_000 {
+                waited += 1
+                await Task.yield()
+            }
+            #expect(server.stats.unsentBytes > limits.maxUnsentBytes)
+            let reader = try RawClient(port: port)
+            try reader.send("GET /s HTTP/1.1\r\nHost: h\r\n\r\n")
+            sent.wait()
+            let body = String(decoding: reader.readUntilClose(), as: UTF8.self)
+            #expect(body.hasSuffix("event: cancel\ndata: null\n\n"))
+            #expect(server.stats.streamOverflows == 1)
+            #expect(server.stats.unsentRefusals >= 1)
+        }
+    }
+
     @Test func connectionsPerAddressAreCapped() async throws {
         var limits = HTTPLimits()
         limits.maxConnectionsPerAddress = 3
