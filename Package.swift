@@ -25,7 +25,7 @@ let package = Package(
         .target(name: "HearthJSON"),
         .target(name: "HearthRules", dependencies: ["HearthJSON"]),
         .target(name: "HearthStore", dependencies: ["HearthJSON", "CSQLite"]),
-        .target(name: "HearthHTTP", dependencies: ["CSystem"]),
+        .target(name: "HearthHTTP", dependencies: ["CSystem", "COpenSSL"]),  // libcrypto: SHA-1 of the WebSocket handshake
         .target(name: "HearthAuth", dependencies: ["HearthJSON", "COpenSSL"]),
         .target(name: "HearthStreams", dependencies: ["HearthJSON"]),
         .target(

@@ -76,9 +76,15 @@ enum HTTPResponseSerializer {
     /// The response for an error the HTTP layer answers itself: `{"error":"<generic>"}`,
     /// never the parser's detail (DESIGN §8). Sentence case, as every REST error text.
     static func errorResponse(status: Int) -> HTTPResponse {
+        errorResponse(status: status, message: "\(genericError(status))")
+    }
+
+    /// `{"error":"<message>"}` with `status`; `message` is one of the HTTP layer's own
+    /// fixed texts (no quotes or backslashes to escape).
+    static func errorResponse(status: Int, message: String) -> HTTPResponse {
         var body: [UInt8] = []
         append("{\"error\":\"", to: &body)
-        append(genericError(status), to: &body)
+        body.append(contentsOf: message.utf8)
         append("\"}", to: &body)
         return HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/json")]), body: body)
     }

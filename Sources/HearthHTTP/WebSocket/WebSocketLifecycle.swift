@@ -1,0 +1,80 @@
+/// The timeout side of one WebSocket session as a pure state machine over an injected
+/// clock, like `ConnectionLifecycle`: the session reports what happened, a periodic tick
+/// asks `check(now:)` what to do. (Writes to a peer that does not read are timed by the
+/// connection's `ConnectionLifecycle`, as for any response.)
+///
+/// - `open`: after `pingInterval` without a frame from the peer, ping it (RFC 6455
+///   §5.5.2); after a ping, `pongTimeout` without any frame means the peer is gone. Silence
+///   alone never closes a session: Firebase clients that only receive send nothing for
+///   minutes, and their libraries answer pings by themselves (wire protocol spec §6.4).
+/// - `closing`: our close frame is queued; the peer has `closeTimeout` to answer with its
+///   own (§7.1.1) before the TCP connection is closed anyway.
+struct WebSocketLifecycle: Equatable {
+    enum Phase: Equatable {
+        case open(lastHeard: Nanoseconds, pingSent: Nanoseconds?)
+        case closing(since: Nanoseconds)
+        case closed
+    }
+
+    enum Decision: Equatable {
+        case none
+        /// Send a ping frame, then report `pingSent`.
+        case sendPing
+        /// Close the TCP connection (the peer is gone, or did not finish the close handshake).
+        case close
+    }
+
+    private(set) var phase: Phase
+    let pingInterval: Nanoseconds
+    let pongTimeout: Nanoseconds
+    let closeTimeout: Nanoseconds
+
+    init(limits: WebSocketLimits, now: Nanoseconds) {
+        phase = .open(lastHeard: now, pingSent: nil)
+        pingInterval = ConnectionLifecycle.nanoseconds(limits.pingInterval)
+        pongTimeout = ConnectionLifecycle.nanoseconds(limits.pongTimeout)
+        closeTimeout = ConnectionLifecycle.nanoseconds(limits.closeTimeout)
+    }
+
+    /// A frame (any frame: data, ping, pong) arrived from the peer.
+    mutating func heard(now: Nanoseconds) {
+        if case .open = phase { phase = .open(lastHeard: now, pingSent: nil) }
+    }
+
+    mutating func pingSent(now: Nanoseconds) {
+        if case .open(let lastHeard, nil) = phase { phase = .open(lastHeard: lastHeard, pingSent: now) }
+    }
+
+    /// Our close frame is queued (we started the closing handshake, or answered the peer's).
+    mutating func closeSent(now: Nanoseconds) {
+        if case .open = phase { phase = .closing(since: now) }
+    }
+
+    mutating func closed() {
+        phase = .closed
+    }
+
+    var isOpen: Bool {
+        if case .open = phase { return true }
+        return false
+    }
+
+    /// The instant something is due, or nil when no clock runs.
+    var deadline: Nanoseconds? {
+        switch phase {
+        case .open(let lastHeard, nil): return lastHeard &+ pingInterval
+        case .open(_, let ping?): return ping &+ pongTimeout
+        case .closing(let since): return since &+ closeTimeout
+        case .closed: return nil
+        }
+    }
+
+    func check(now: Nanoseconds) -> Decision {
+        guard let deadline, now >= deadline else { return .none }
+        switch phase {
+        case .open(_, nil): return .sendPing
+        case .open(_, _?), .closing: return .close
+        case .closed: return .none
+        }
+    }
+}

@@ -1,0 +1,35 @@
+/// Every bound a WebSocket session enforces (STYLE habit 8: each has a test that crosses
+/// it). Times are in seconds.
+public struct WebSocketLimits: Sendable, Equatable {
+    /// Largest message, all of its fragments together. Over → close 1009, decided from the
+    /// frame header before the payload is buffered. The default matches
+    /// `HTTPLimits.defaultMaxBodyBytes`: the most one REST write may carry.
+    public var maxMessageBytes: Int = WebSocketLimits.defaultMaxMessageBytes
+    /// Bytes that may wait unsent for a peer that does not read. A message that would pass
+    /// it while earlier bytes still wait ends the session instead (like a stream's
+    /// `HTTPStreamOptions.maxBufferedBytes`): what has not started going out is dropped, a
+    /// close frame 1008 follows, and the connection closes once it is written or after
+    /// `HTTPLimits.writeTimeout`. One message larger than the bound still goes out on a
+    /// drained connection.
+    public var maxBufferedBytes: Int = WebSocketLimits.defaultMaxBufferedBytes
+    /// After this long without a frame from the peer, the server sends a ping (§5.5.2).
+    /// Liveness is never judged by the peer's silence alone: Firebase clients that only
+    /// receive send nothing for minutes (wire protocol spec §6.4).
+    public var pingInterval: Double = WebSocketLimits.defaultPingInterval
+    /// After a ping, how long the peer has to send anything (its pong) before the
+    /// connection is dropped as dead.
+    public var pongTimeout: Double = WebSocketLimits.defaultPongTimeout
+    /// After our close frame, how long the peer has to answer with its own before the TCP
+    /// connection is closed anyway (§7.1.1).
+    public var closeTimeout: Double = WebSocketLimits.defaultCloseTimeout
+
+    public static let defaultMaxMessageBytes = 16 * 1024 * 1024
+    public static let defaultMaxBufferedBytes = 1024 * 1024
+    public static let defaultPingInterval: Double = 30
+    public static let defaultPongTimeout: Double = 30
+    public static let defaultCloseTimeout: Double = 5
+    /// Longest control frame payload (§5.5). Not configurable: the RFC fixes it.
+    public static let maxControlPayloadBytes = 125
+
+    public init() {}
+}

@@ -1,0 +1,52 @@
+import Testing
+@testable import HearthHTTP
+
+/// The session's clocks over literal instants (no sleeps), as `ConnectionLifecycleTests`.
+@Suite("WebSocket: lifecycle")
+struct WebSocketLifecycleTests {
+    static let second: UInt64 = 1_000_000_000
+    static var limits: WebSocketLimits {
+        var limits = WebSocketLimits()
+        limits.pingInterval = 30
+        limits.pongTimeout = 10
+        limits.closeTimeout = 5
+        return limits
+    }
+
+    @Test func silenceBringsAPingNotAClose() {
+        var lifecycle = WebSocketLifecycle(limits: Self.limits, now: 0)
+        #expect(lifecycle.check(now: 30 * Self.second - 1) == .none)
+        #expect(lifecycle.check(now: 30 * Self.second) == .sendPing)
+        lifecycle.pingSent(now: 30 * Self.second)
+        #expect(lifecycle.check(now: 40 * Self.second - 1) == .none)
+        // Anything heard (the pong) starts the silence clock again.
+        lifecycle.heard(now: 31 * Self.second)
+        #expect(lifecycle.check(now: 40 * Self.second) == .none)
+        #expect(lifecycle.check(now: 61 * Self.second) == .sendPing)
+    }
+
+    @Test func noAnswerToAPingClosesTheConnection() {
+        var lifecycle = WebSocketLifecycle(limits: Self.limits, now: 0)
+        lifecycle.pingSent(now: 30 * Self.second)
+        #expect(lifecycle.check(now: 40 * Self.second) == .close)
+    }
+
+    @Test func framesFromThePeerPostponeThePing() {
+        var lifecycle = WebSocketLifecycle(limits: Self.limits, now: 0)
+        lifecycle.heard(now: 20 * Self.second)
+        #expect(lifecycle.check(now: 30 * Self.second) == .none)
+        #expect(lifecycle.deadline == 50 * Self.second)
+    }
+
+    @Test func aCloseHandshakeThePeerDoesNotFinishEndsAtTheCloseTimeout() {
+        var lifecycle = WebSocketLifecycle(limits: Self.limits, now: 0)
+        lifecycle.closeSent(now: 10 * Self.second)
+        #expect(!lifecycle.isOpen)
+        lifecycle.heard(now: 12 * Self.second)  // data after our close does not reopen it
+        #expect(lifecycle.check(now: 15 * Self.second - 1) == .none)
+        #expect(lifecycle.check(now: 15 * Self.second) == .close)
+        lifecycle.closed()
+        #expect(lifecycle.deadline == nil)
+        #expect(lifecycle.check(now: .max) == .none)
+    }
+}
