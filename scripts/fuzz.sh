@@ -11,7 +11,7 @@
 #   FUZZ_MERGE=1 (long mode)                 afterwards, inputs that add coverage are merged into
 #                                            Fuzz/corpus/<name>/ (libFuzzer -merge=1: only inputs
 #                                            with new features are copied; review and commit them)
-# Targets: FuzzHTTPParser, FuzzJSONParser, FuzzRules.
+# Targets: FuzzHTTPParser, FuzzWebSocketParser, FuzzJSONParser, FuzzRules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODE=${FUZZ_MODE:-smoke}
@@ -21,7 +21,7 @@ case "$MODE" in
   *) echo "FUZZ_MODE must be smoke or long" >&2; exit 2 ;;
 esac
 targets=("$@")
-[ "${#targets[@]}" -gt 0 ] || targets=(FuzzHTTPParser FuzzJSONParser FuzzRules)
+[ "${#targets[@]}" -gt 0 ] || targets=(FuzzHTTPParser FuzzWebSocketParser FuzzJSONParser FuzzRules)
 scratch=.build-fuzz
 RESULTS=${FUZZ_RESULTS:-$scratch/fuzz-results.txt}
 log=$(mktemp)

@@ -90,6 +90,11 @@ final class HTTPConnection: @unchecked Sendable {
     private var streamUnitEnds: [Int] = []
     /// The stream's end was reported (`endStream`): its last bytes are out, or it closed.
     private var streamEnded = false
+    /// Set once the connection was upgraded (`HTTPResponder.upgrade`): received bytes are
+    /// frames for this state machine, and the output is the stream's (above), bounded by
+    /// `WebSocketLimits.maxBufferedBytes`, ended with a close frame 1008 on overflow.
+    private var webSocket: WebSocketProtocolState?
+    private var webSocketHandler: (any WebSocketHandler)?
 
     init(fd: Int32, remoteAddress: String, loop: IOLoop, context: Context, countedAddress: String? = nil) {
         self.fd = fd
@@ -134,7 +139,12 @@ final class HTTPConnection: @unchecked Sendable {
                 peerClosed = true
                 break
             }
-            if stream != nil {
+            if webSocket != nil && !lingering {
+                webSocketReceived(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                if closed { return }
+                if count < buffer.count { break } else { continue }
+            }
+            if stream != nil && !lingering {
                 // A stream's client has nothing more to say; its bytes are dropped unread.
                 if count < buffer.count { break } else { continue }
             }
@@ -188,6 +198,8 @@ final class HTTPConnection: @unchecked Sendable {
                     queue(response)
                 case .stream(let head, let options, let opened):
                     beginStream(head, options: options, opened: opened)
+                case .webSocket(let head, let limits, let handler):
+                    beginWebSocket(head, limits: limits, handler: handler)
                 }
             }
             if outputOffset < output.count && !flush() { break }
@@ -279,7 +291,11 @@ final class HTTPConnection: @unchecked Sendable {
     /// that already closed, is dropped.
     private func deliver(_ answer: HTTPResponder.Answer, for number: UInt64) {
         guard !closed, inFlight, number == sequence, pendingResponse == nil else {
-            if case .stream(_, _, let opened) = answer { opened(nil) }
+            switch answer {
+            case .stream(_, _, let opened): opened(nil)
+            case .webSocket(_, _, let handler): handler.closed(code: nil)
+            case .response: break
+            }
             return
         }
         pendingResponse = answer
@@ -301,6 +317,66 @@ final class HTTPConnection: @unchecked Sendable {
         lifecycle.streamStarted(now: context.clock())
         context.counters.openStreams.wrappingAdd(1, ordering: .relaxed)
         opened(HTTPEventStream(connection: self))
+    }
+
+    /// Queues the `101` and turns the connection into a WebSocket session. Bytes the client
+    /// sent after its handshake (RFC 6455 §4.1 says it waits, but nothing stops it) are
+    /// its first frames.
+    private func beginWebSocket(_ head: HTTPResponse, limits: WebSocketLimits, handler: any WebSocketHandler) {
+        inFlight = false
+        let early = parser.takeBufferedBytes()
+        parser = HTTPRequestParser(limits: context.limits)
+        stream = HTTPStreamOptions(
+            maxBufferedBytes: limits.maxBufferedBytes,
+            overflowBytes: WebSocketFrameWriter.close(.policyViolation, reason: "Reader too slow"))
+        webSocket = WebSocketProtocolState(limits: limits, now: context.clock())
+        webSocketHandler = handler
+        var head = head
+        if let current { head.headers.add("X-Request-Id", current.requestID) }
+        HTTPResponseSerializer.serializeUpgradeHead(head, into: &output)
+        streamUnitEnds = [output.count]
+        lifecycle.streamStarted(now: context.clock())
+        context.counters.openWebSockets.wrappingAdd(1, ordering: .relaxed)
+        handler.opened(WebSocketSession(connection: self))
+        if !early.isEmpty && !closed {
+            early.withUnsafeBytes { webSocketReceived($0) }
+        }
+    }
+
+    /// Frames from the peer, through the protocol state; its actions carried out in order.
+    private func webSocketReceived(_ bytes: UnsafeRawBufferPointer) {
+        guard webSocket != nil, let handler = webSocketHandler else { return }
+        let actions = webSocket!.received(bytes, now: context.clock())  // in place: no copy of its buffer
+        for action in actions {
+            perform(action, handler: handler)
+            if closed || closeAfterFlush { return }
+        }
+    }
+
+    private func perform(_ action: WebSocketProtocolState.Action, handler: any WebSocketHandler) {
+        switch action {
+        case .deliver(let message): handler.received(message)
+        case .send(let frame): webSocketSend(frame)
+        case .finish(let frame): streamFinish(frame)
+        case .closeNow: close()
+        }
+    }
+
+    /// A frame for the peer, under the stream's bound (on `loop.queue`).
+    func webSocketSend(_ frame: [UInt8]) {
+        guard webSocket?.closeSent == false else { return }
+        streamSend(frame)
+        if closeAfterFlush {
+            // The peer fell too far behind: the overflow's close frame 1008 ended the session.
+            _ = webSocket?.close(.policyViolation, reason: "", now: context.clock())
+        }
+    }
+
+    /// Our closing handshake (on `loop.queue`): the close frame goes last, then the
+    /// connection drains the peer's answer and closes.
+    func webSocketClose(_ code: WebSocketCloseCode, reason: String) {
+        guard !closed, let frame = webSocket?.close(code, reason: reason, now: context.clock()) else { return }
+        streamFinish(frame)
     }
 
     /// Queues bytes on the open stream (on `loop.queue`).
@@ -460,6 +536,13 @@ final class HTTPConnection: @unchecked Sendable {
     private func endStream() {
         guard let options = stream, !streamEnded else { return }
         streamEnded = true
+        if let handler = webSocketHandler {
+            logAccess(status: 101, bytes: streamBytes, isStream: true)
+            context.counters.openWebSockets.wrappingSubtract(1, ordering: .relaxed)
+            webSocketHandler = nil
+            handler.closed(code: webSocket?.closeCode)
+            return
+        }
         logAccess(status: 200, bytes: streamBytes, isStream: true)
         context.counters.openStreams.wrappingSubtract(1, ordering: .relaxed)
         options.onClose()
@@ -480,6 +563,10 @@ final class HTTPConnection: @unchecked Sendable {
     func beginShutdown() {
         shuttingDown = true
         if closed { return }
+        if webSocket != nil {
+            webSocketClose(.goingAway, reason: "Server shutting down")
+            return
+        }
         if stream != nil {
             // A stream never becomes idle: end it after what is queued.
             closeAfterFlush = true
@@ -495,6 +582,10 @@ final class HTTPConnection: @unchecked Sendable {
     /// Called by the loop's periodic sweep.
     func checkTimeouts(now: Nanoseconds) {
         if closed { return }
+        if webSocket != nil, let handler = webSocketHandler, let action = webSocket!.tick(now: now) {
+            perform(action, handler: handler)
+            if closed { return }
+        }
         switch lifecycle.check(now: now) {
         case .none:
             return
@@ -553,6 +644,7 @@ final class HTTPConnection: @unchecked Sendable {
         loop.unregister(self)
         endStream()
         stream = nil
+        webSocket = nil
         context.onClose()
     }
 }

@@ -14,6 +14,7 @@ public struct HTTPResponder: Sendable {
     enum Answer: Sendable {
         case response(HTTPResponse)
         case stream(head: HTTPResponse, options: HTTPStreamOptions, opened: @Sendable (HTTPEventStream?) -> Void)
+        case webSocket(head: HTTPResponse, limits: WebSocketLimits, handler: any WebSocketHandler)
     }
 
     private let deliver: @Sendable (Answer) -> Void
@@ -25,6 +26,7 @@ public struct HTTPResponder: Sendable {
             switch answer {
             case .response(let response): deliver(response)
             case .stream(_, _, let opened): opened(nil)
+            case .webSocket(_, _, let handler): handler.closed(code: nil)
             }
         }
     }
@@ -49,5 +51,13 @@ public struct HTTPResponder: Sendable {
         opened: @escaping @Sendable (HTTPEventStream?) -> Void
     ) {
         deliver(.stream(head: head, options: options, opened: opened))
+    }
+
+    /// Answers with `head` (the `101` of `WebSocketHandshake.accept`) and turns the
+    /// connection into a WebSocket session served by `handler` (RFC 6455): requests the
+    /// client pipelined behind this one are not read as HTTP; what follows the handshake is
+    /// frames. The connection keeps its place under `maxConnections`.
+    public func upgrade(_ head: HTTPResponse, limits: WebSocketLimits, handler: any WebSocketHandler) {
+        deliver(.webSocket(head: head, limits: limits, handler: handler))
     }
 }

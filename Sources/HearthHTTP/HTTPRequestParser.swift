@@ -76,6 +76,16 @@ public struct HTTPRequestParser: Sendable {
     /// Bytes received and not yet consumed by a reported event.
     public var bufferedByteCount: Int { buffer.count - start }
 
+    /// Hands out (and forgets) the bytes received after the last reported request: after
+    /// an upgrade they belong to the new protocol.
+    mutating func takeBufferedBytes() -> [UInt8] {
+        defer {
+            buffer = []
+            start = 0
+        }
+        return Array(buffer[start...])
+    }
+
     /// Body bytes (de-chunked) of the request being read so far; 0 outside a body.
     public var bodyProgress: Int { pending?.request.body.count ?? 0 }
 

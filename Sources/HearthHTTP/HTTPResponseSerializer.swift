@@ -73,6 +73,19 @@ enum HTTPResponseSerializer {
         append("Connection: close\r\n\r\n", to: &out)
     }
 
+    /// The head of a `101 Switching Protocols` (RFC 9110 §15.2.2): status line and the
+    /// given fields as they are (`Connection: Upgrade` included), no body framing.
+    static func serializeUpgradeHead(_ head: HTTPResponse, into out: inout [UInt8]) {
+        append("HTTP/1.1 101 Switching Protocols\r\n", to: &out)
+        for (name, value) in head.headers.fields {
+            appendSanitized(name, to: &out)
+            append(": ", to: &out)
+            appendSanitized(value, to: &out)
+            append("\r\n", to: &out)
+        }
+        append("\r\n", to: &out)
+    }
+
     /// The response for an error the HTTP layer answers itself: `{"error":"<generic>"}`,
     /// never the parser's detail (DESIGN §8). Sentence case, as every REST error text.
     static func errorResponse(status: Int) -> HTTPResponse {

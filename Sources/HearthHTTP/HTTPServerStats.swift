@@ -14,6 +14,8 @@ public struct HTTPServerStats: Sendable, Equatable {
     public var openStreams: Int
     /// Streams ended because their reader fell more than the buffer bound behind.
     public var streamOverflows: Int
+    /// Connections upgraded to WebSocket sessions and still open.
+    public var openWebSockets: Int
     /// Response bytes waiting unsent in the server's buffers now (`maxUnsentBytes` bounds it).
     public var unsentBytes: Int
     /// Responses answered 503, and streams ended, because `maxUnsentBytes` was reached.
@@ -23,7 +25,8 @@ public struct HTTPServerStats: Sendable, Equatable {
 
     public init(openConnections: Int = 0, acceptedConnections: Int = 0, rejectedConnections: Int = 0,
                 totalRequests: Int = 0, malformedRequests: Int = 0, openStreams: Int = 0, streamOverflows: Int = 0,
-                unsentBytes: Int = 0, unsentRefusals: Int = 0, addressRefusals: Int = 0) {
+                openWebSockets: Int = 0, unsentBytes: Int = 0, unsentRefusals: Int = 0, addressRefusals: Int = 0) {
+        self.openWebSockets = openWebSockets
         self.unsentBytes = unsentBytes
         self.unsentRefusals = unsentRefusals
         self.addressRefusals = addressRefusals

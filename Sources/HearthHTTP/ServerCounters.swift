@@ -10,6 +10,8 @@ final class ServerCounters: Sendable {
     let malformed = Atomic<Int>(0)
     let openStreams = Atomic<Int>(0)
     let streamOverflows = Atomic<Int>(0)
+    /// Connections upgraded to WebSocket sessions and still open.
+    let openWebSockets = Atomic<Int>(0)
     /// Response bytes queued in connections' buffers and not yet written (all connections).
     let unsentBytes = Atomic<Int>(0)
     /// Responses replaced by 503 because `maxUnsentBytes` was reached, and streams ended
@@ -32,6 +34,7 @@ final class ServerCounters: Sendable {
             malformedRequests: malformed.load(ordering: .relaxed),
             openStreams: openStreams.load(ordering: .relaxed),
             streamOverflows: streamOverflows.load(ordering: .relaxed),
+            openWebSockets: openWebSockets.load(ordering: .relaxed),
             unsentBytes: unsentBytes.load(ordering: .relaxed),
             unsentRefusals: unsentRefusals.load(ordering: .relaxed),
             addressRefusals: addressRefusals.load(ordering: .relaxed))

@@ -135,6 +135,15 @@ final class RawClient {
         return response
     }
 
+    /// Exactly `count` bytes, or nil if the stream ended (or the safety timeout passed) first.
+    func read(count: Int) -> [UInt8]? {
+        while buffer.count < count {
+            if !fill() { return nil }
+        }
+        defer { buffer.removeFirst(count) }
+        return Array(buffer[0..<count])
+    }
+
     /// Everything until the server closes (or the safety timeout).
     func readUntilClose() -> [UInt8] {
         while fill() {}

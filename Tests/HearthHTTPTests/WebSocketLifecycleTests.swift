@@ -9,7 +9,6 @@ struct WebSocketLifecycleTests {
         var limits = WebSocketLimits()
         limits.pingInterval = 30
         limits.pongTimeout = 10
-        limits.closeTimeout = 5
         return limits
     }
 
@@ -38,14 +37,12 @@ struct WebSocketLifecycleTests {
         #expect(lifecycle.deadline == 50 * Self.second)
     }
 
-    @Test func aCloseHandshakeThePeerDoesNotFinishEndsAtTheCloseTimeout() {
+    @Test func afterOurCloseNoClockRuns() {
+        // The connection's lingering close bounds the wait for the peer's answer.
         var lifecycle = WebSocketLifecycle(limits: Self.limits, now: 0)
         lifecycle.closeSent(now: 10 * Self.second)
         #expect(!lifecycle.isOpen)
         lifecycle.heard(now: 12 * Self.second)  // data after our close does not reopen it
-        #expect(lifecycle.check(now: 15 * Self.second - 1) == .none)
-        #expect(lifecycle.check(now: 15 * Self.second) == .close)
-        lifecycle.closed()
         #expect(lifecycle.deadline == nil)
         #expect(lifecycle.check(now: .max) == .none)
     }

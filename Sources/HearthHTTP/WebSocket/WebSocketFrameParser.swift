@@ -7,24 +7,24 @@
 /// larger than `WebSocketLimits.maxMessageBytes` is refused while it is announced, so a
 /// peer cannot make the server hold more than one bounded message. After the first error
 /// the parser hands out nothing more (the connection is closing).
-struct WebSocketFrameParser {
-    let limits: WebSocketLimits
+public struct WebSocketFrameParser: Sendable {
+    public let limits: WebSocketLimits
     private var buffer: [UInt8] = []
     private var offset = 0
     /// The fragmented message being assembled: its opcode (text or binary) and bytes.
     private var messageOpcode: WebSocketOpcode?
     private var message: [UInt8] = []
     private var utf8 = UTF8Validator()
-    private(set) var failure: WebSocketError?
+    public private(set) var failure: WebSocketError?
 
-    init(limits: WebSocketLimits) {
+    public init(limits: WebSocketLimits) {
         self.limits = limits
     }
 
     /// Bytes received and not yet handed out as an event (for read-ahead bounds).
-    var bufferedByteCount: Int { buffer.count - offset + message.count }
+    public var bufferedByteCount: Int { buffer.count - offset + message.count }
 
-    mutating func feed(_ bytes: UnsafeRawBufferPointer) {
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer) {
         guard failure == nil else { return }
         buffer.append(contentsOf: bytes)
     }
@@ -34,7 +34,7 @@ struct WebSocketFrameParser {
     }
 
     /// The next event, an error (once), or nil when more bytes are needed.
-    mutating func next() -> Result<WebSocketEvent, WebSocketError>? {
+    public mutating func next() -> Result<WebSocketEvent, WebSocketError>? {
         guard failure == nil else { return nil }
         while true {
             let frame: Frame

@@ -7,8 +7,9 @@
 ///   §5.5.2); after a ping, `pongTimeout` without any frame means the peer is gone. Silence
 ///   alone never closes a session: Firebase clients that only receive send nothing for
 ///   minutes, and their libraries answer pings by themselves (wire protocol spec §6.4).
-/// - `closing`: our close frame is queued; the peer has `closeTimeout` to answer with its
-///   own (§7.1.1) before the TCP connection is closed anyway.
+/// - `closing`: our close frame is queued. No clock runs here: once the frame is written the
+///   connection half-closes and drains the peer's answer for at most
+///   `HTTPLimits.lingerTimeout` (§7.1.1), as after any final HTTP response.
 struct WebSocketLifecycle: Equatable {
     enum Phase: Equatable {
         case open(lastHeard: Nanoseconds, pingSent: Nanoseconds?)
@@ -27,13 +28,11 @@ struct WebSocketLifecycle: Equatable {
     private(set) var phase: Phase
     let pingInterval: Nanoseconds
     let pongTimeout: Nanoseconds
-    let closeTimeout: Nanoseconds
 
     init(limits: WebSocketLimits, now: Nanoseconds) {
         phase = .open(lastHeard: now, pingSent: nil)
         pingInterval = ConnectionLifecycle.nanoseconds(limits.pingInterval)
         pongTimeout = ConnectionLifecycle.nanoseconds(limits.pongTimeout)
-        closeTimeout = ConnectionLifecycle.nanoseconds(limits.closeTimeout)
     }
 
     /// A frame (any frame: data, ping, pong) arrived from the peer.
@@ -64,8 +63,7 @@ struct WebSocketLifecycle: Equatable {
         switch phase {
         case .open(let lastHeard, nil): return lastHeard &+ pingInterval
         case .open(_, let ping?): return ping &+ pongTimeout
-        case .closing(let since): return since &+ closeTimeout
-        case .closed: return nil
+        case .closing, .closed: return nil
         }
     }
 
@@ -73,8 +71,8 @@ struct WebSocketLifecycle: Equatable {
         guard let deadline, now >= deadline else { return .none }
         switch phase {
         case .open(_, nil): return .sendPing
-        case .open(_, _?), .closing: return .close
-        case .closed: return .none
+        case .open(_, _?): return .close
+        case .closing, .closed: return .none
         }
     }
 }

@@ -19,15 +19,11 @@ public struct WebSocketLimits: Sendable, Equatable {
     /// After a ping, how long the peer has to send anything (its pong) before the
     /// connection is dropped as dead.
     public var pongTimeout: Double = WebSocketLimits.defaultPongTimeout
-    /// After our close frame, how long the peer has to answer with its own before the TCP
-    /// connection is closed anyway (§7.1.1).
-    public var closeTimeout: Double = WebSocketLimits.defaultCloseTimeout
 
     public static let defaultMaxMessageBytes = 16 * 1024 * 1024
     public static let defaultMaxBufferedBytes = 1024 * 1024
     public static let defaultPingInterval: Double = 30
     public static let defaultPongTimeout: Double = 30
-    public static let defaultCloseTimeout: Double = 5
     /// Longest control frame payload (§5.5). Not configurable: the RFC fixes it.
     public static let maxControlPayloadBytes = 125
 

@@ -1,0 +1,50 @@
+/// The application side of WebSocket sessions (the Firebase wire-protocol adapter is one).
+/// The HTTP layer frames, checks and times; it knows nothing of what the messages mean.
+///
+/// Every call arrives on the session's I/O queue, in order, and must not block: hand
+/// blocking work elsewhere and answer later through the `WebSocketSession`, from any thread.
+public protocol WebSocketHandler: AnyObject, Sendable {
+    /// The `101` is queued: the session is open and `session` may send.
+    func opened(_ session: WebSocketSession)
+    /// A whole message from the peer.
+    func received(_ message: WebSocketMessage)
+    /// Once, when the session has ended for any reason, with the close code that ended it
+    /// (the peer's, ours, or nil when the connection dropped without one). Also called,
+    /// without `opened`, when the connection closed before the upgrade was answered.
+    func closed(code: WebSocketCloseCode?)
+}
+
+/// The sending end of one open WebSocket session. Usable from any thread; every call hops
+/// onto the connection's I/O queue, so sends from one thread keep their order.
+public final class WebSocketSession: Sendable {
+    let connection: HTTPConnection
+
+    init(connection: HTTPConnection) {
+        self.connection = connection
+    }
+
+    /// The peer's address as the connection saw it (the proxy, behind one).
+    public var peerAddress: String { connection.remoteAddress }
+
+    /// Sends one text message (`bytes` must be UTF-8). Past
+    /// `WebSocketLimits.maxBufferedBytes` waiting for a peer that does not read, the session
+    /// is ended instead (close 1008).
+    public func send(text bytes: [UInt8]) {
+        perform { $0.webSocketSend(WebSocketFrameWriter.frame(.text, bytes)) }
+    }
+
+    /// Starts the closing handshake with `code`; the connection closes once the close frame
+    /// is written and the peer has answered (or `closeTimeout` passed).
+    public func close(_ code: WebSocketCloseCode = .normal, reason: String = "") {
+        perform { $0.webSocketClose(code, reason: reason) }
+    }
+
+    private func perform(_ body: @escaping @Sendable (HTTPConnection) -> Void) {
+        let connection = self.connection
+        if connection.loop.isCurrent {
+            body(connection)
+        } else {
+            connection.loop.queue.async { body(connection) }
+        }
+    }
+}
