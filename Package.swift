@@ -28,6 +28,9 @@ let package = Package(
         .target(name: "HearthHTTP", dependencies: ["CSystem", "COpenSSL"]),  // libcrypto: SHA-1 of the WebSocket handshake
         .target(name: "HearthAuth", dependencies: ["HearthJSON", "COpenSSL"]),
         .target(name: "HearthStreams", dependencies: ["HearthJSON"]),
+        // The Firebase wire protocol's codec (spec/firebase-wire-protocol.md): envelopes,
+        // chunking, the SDK hash, query objects. Pure; the adapter over the core uses it.
+        .target(name: "HearthWire", dependencies: ["HearthJSON", "COpenSSL"]),
         .target(
             name: "HearthServer",
             dependencies: [
@@ -62,6 +65,7 @@ let package = Package(
         .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP"]),
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthJSON"]),
         .testTarget(name: "HearthStreamsTests", dependencies: ["HearthStreams", "HearthJSON"]),
+        .testTarget(name: "HearthWireTests", dependencies: ["HearthWire", "HearthJSON"]),
         .testTarget(
             name: "HearthServerTests",
             dependencies: ["HearthServer", "HearthHTTP", "HearthJSON", "HearthRules", "HearthStore", "HearthAuth", "HearthStreams", "HearthTesting"]),
