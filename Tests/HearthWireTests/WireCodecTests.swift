@@ -1,0 +1,64 @@
+import HearthJSON
+import Testing
+@testable import HearthWire
+
+@Suite("Wire: envelopes and chunks")
+struct WireCodecTests {
+    static func decode(_ text: String) throws(WireError) -> WireInbound {
+        try WireInbound.decode(Array(text.utf8))
+    }
+
+    @Test func requestsPingsAndControlMessagesDecode() throws {
+        // Captured from the JS SDK (spec §3.2, §4.7).
+        #expect(try Self.decode(#"{"t":"d","d":{"r":1,"a":"s","b":{"c":{"sdk.node.12-18-0":1}}}}"#)
+            == .request(number: 1, action: "s", body: .object(["c": .object(["sdk.node.12-18-0": .int(1)])])))
+        #expect(try Self.decode(#"{"t":"d","d":{"r":0,"a":"q","b":{"p":"/a","h":""}}}"#)
+            == .request(number: 0, action: "q", body: .object(["p": "/a", "h": ""])))
+        #expect(try Self.decode(#"{"t":"d","d":{"a":"n","b":{"p":"/a"}}}"#) == .request(number: nil, action: "n", body: .object(["p": "/a"])))
+        #expect(try Self.decode(#"{"t":"c","d":{"t":"p","d":{}}}"#) == .ping)
+        #expect(try Self.decode(#"{"t":"c","d":{"t":"n","d":{}}}"#) == .control(type: "n"))
+        #expect(try Self.decode(#"{"t":"d","d":{}}"#) == .ignored)
+    }
+
+    @Test(arguments: [
+        "not json", "[1]", #"{"d":{}}"#, #"{"t":"d"}"#, #"{"t":"x","d":{}}"#, #"{"t":"c","d":"p"}"#,
+        #"{"t":"d","d":{"r":-1,"a":"s","b":{}}}"#, #"{"t":"d","d":{"r":"1","a":"s","b":{}}}"#, #"{"t":"d","d":[]}"#,
+    ])
+    func malformedMessagesAreRefused(text: String) {
+        #expect(throws: WireError.malformedMessage) { try Self.decode(text) }
+    }
+
+    @Test func chunksAreJoinedAndKeepAlivesSkipped() throws {
+        var assembler = WireFrameAssembler(limits: WireLimits())
+        #expect(try assembler.take(Array("0".utf8)) == .keepAlive)
+        #expect(try assembler.take(Array("3".utf8)) == .needMore)
+        #expect(try assembler.take(Array(#"{"t":"d","#.utf8)) == .needMore)
+        #expect(try assembler.take(Array("0".utf8)) == .needMore)  // inside a message, a chunk like any other
+        #expect(try assembler.take(Array(#","d":{}}"#.utf8)) == .message(Array(#"{"t":"d",0,"d":{}}"#.utf8)))
+        #expect(try assembler.take(Array(#"{"t":"d","d":{}}"#.utf8)) == .message(Array(#"{"t":"d","d":{}}"#.utf8)))
+        // Seven digits are not a count: a message (that will not parse).
+        #expect(try assembler.take(Array("1234567".utf8)) == .message(Array("1234567".utf8)))
+    }
+
+    @Test func limitsAreCrossed() throws {
+        var limits = WireLimits()
+        limits.maxMessageBytes = 10
+        limits.maxChunks = 3
+        var assembler = WireFrameAssembler(limits: limits)
+        #expect(throws: WireError.invalidChunkCount) { try assembler.take(Array("4".utf8)) }
+        #expect(try assembler.take(Array("2".utf8)) == .needMore)
+        #expect(try assembler.take(Array("123456".utf8)) == .needMore)
+        #expect(throws: WireError.messageTooBig) { try assembler.take(Array("12345".utf8)) }
+        var fresh = WireFrameAssembler(limits: limits)
+        #expect(throws: WireError.messageTooBig) { try fresh.take(Array("{\"t\":\"d\",\"d\"}".utf8)) }
+    }
+
+    @Test func outboundMessagesAreTheSpecsShapes() {
+        func text(_ message: WireOutbound) -> String { String(decoding: message.bytes, as: UTF8.self) }
+        #expect(text(.handshake(timestamp: 1_700_000_000_000, host: "127.0.0.1:9000", sessionID: "s1"))
+            == #"{"d":{"d":{"h":"127.0.0.1:9000","s":"s1","ts":1700000000000,"v":"5"},"t":"h"},"t":"c"}"#)
+        #expect(text(.pong) == #"{"d":{"d":null,"t":"o"},"t":"c"}"#)
+        #expect(text(.response(number: 0, status: "ok", data: JSONValue.object([JSONKey: JSONValue]()))) == #"{"d":{"b":{"d":{},"s":"ok"},"r":0},"t":"d"}"#)
+        #expect(text(.push(action: "d", body: .object(["p": "/a", "d": .null]))) == #"{"d":{"a":"d","b":{"d":null,"p":"/a"}},"t":"d"}"#)
+    }
+}
