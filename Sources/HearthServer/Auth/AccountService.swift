@@ -101,17 +101,21 @@ public struct AccountService: Sendable {
         return user
     }
 
+    /// A verifier over the current keys that tells time by this service's clock (the one
+    /// tokens are issued by), not the system's: tests pin both.
+    private func tokenVerifier() -> TokenVerifier {
+        let clock = self.clock
+        return TokenVerifier(publicKeys: keys.verifyingKeys, clock: UnixClock { clock() / 1000 }, audience: settings.projectID,
+                             issuer: IDTokenClaims.issuerPrefix + settings.projectID)
+    }
+
     /// Verified claims of an ID token (signature, algorithm, expiry; spec §4.3).
     public func verify(_ token: String) throws(AuthError) -> JSONValue {
-        let verifier = TokenVerifier(publicKeys: keys.verifyingKeys, audience: settings.projectID,
-                                     issuer: IDTokenClaims.issuerPrefix + settings.projectID)
         do {
-            return try verifier.verify(token)
+            return try tokenVerifier().verify(token)
         } catch .unknownKeyID {
             guard let kid = Self.kid(of: token), keys.reload(ifUnknown: kid) else { throw .invalidIDToken }
-            let retry = TokenVerifier(publicKeys: keys.verifyingKeys, audience: settings.projectID,
-                                      issuer: IDTokenClaims.issuerPrefix + settings.projectID)
-            do { return try retry.verify(token) } catch .expired { throw .tokenExpired } catch { throw .invalidIDToken }
+            do { return try tokenVerifier().verify(token) } catch .expired { throw .tokenExpired } catch { throw .invalidIDToken }
         } catch .expired {
             throw .tokenExpired
         } catch {
