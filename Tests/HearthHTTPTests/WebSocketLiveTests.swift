@@ -9,6 +9,8 @@ final class EchoSocket: WebSocketHandler {
     private let session = Mutex<WebSocketSession?>(nil)
     let ended = Mutex<(count: Int, code: WebSocketCloseCode?)>((0, nil))
     let closedSignal = DispatchSemaphore(value: 0)
+    /// Signalled when a "flood" has been handed to the session in full.
+    let flooded = DispatchSemaphore(value: 0)
 
     func opened(_ session: WebSocketSession) {
         self.session.withLock { $0 = session }
@@ -24,6 +26,7 @@ final class EchoSocket: WebSocketHandler {
             } else if text.hasPrefix("flood "), let count = Int(text.dropFirst(6)) {
                 let chunk = [UInt8](repeating: UInt8(ascii: "f"), count: 64 * 1024)
                 for _ in 0..<count { session.send(text: chunk) }
+                flooded.signal()
             } else {
                 session.send(text: bytes)
             }
@@ -175,6 +178,9 @@ struct WebSocketLiveTests {
             // 64 MiB asked for at once: far past the bound and the kernel's buffers.
             try client.sendFrame(0x1, Array("flood 1024".utf8))
             let socket = try #require(handler.last)
+            // Read nothing until every send was made (on the I/O queue, so the overflow has
+            // happened by then: 64 MiB is far more than the kernel's socket buffers take).
+            #expect(socket.flooded.wait(timeout: .now() + 10) == .success)
             // What waits for the client stays near the bound, not the 64 MiB asked for.
             #expect(server.stats.unsentBytes <= limits.maxBufferedBytes + 64 * 1024 + 1024)
             var frames = 0
