@@ -307,14 +307,7 @@ final class HTTPConnection: @unchecked Sendable {
     /// Queues the head of a close-delimited body and hands out the stream. Requests the
     /// client pipelined behind this one are dropped: the connection is the stream's now.
     private func beginStream(_ head: HTTPResponse, options: HTTPStreamOptions, opened: @Sendable (HTTPEventStream?) -> Void) {
-        inFlight = false
-        stream = options
-        parser = HTTPRequestParser(limits: context.limits)
-        var head = head
-        if let current { head.headers.add("X-Request-Id", current.requestID) }
-        HTTPResponseSerializer.serializeStreamHead(head, into: &output)
-        streamUnitEnds = [output.count]
-        lifecycle.streamStarted(now: context.clock())
+        beginOpenEnded(head, options: options) { HTTPResponseSerializer.serializeStreamHead($0, into: &$1) }
         context.counters.openStreams.wrappingAdd(1, ordering: .relaxed)
         opened(HTTPEventStream(connection: self))
     }
@@ -323,24 +316,31 @@ final class HTTPConnection: @unchecked Sendable {
     /// sent after its handshake (RFC 6455 §4.1 says it waits, but nothing stops it) are
     /// its first frames.
     private func beginWebSocket(_ head: HTTPResponse, limits: WebSocketLimits, handler: any WebSocketHandler) {
-        inFlight = false
         let early = parser.takeBufferedBytes()
-        parser = HTTPRequestParser(limits: context.limits)
-        stream = HTTPStreamOptions(
-            maxBufferedBytes: limits.maxBufferedBytes,
-            overflowBytes: WebSocketFrameWriter.close(.policyViolation, reason: "Reader too slow"))
         webSocket = WebSocketProtocolState(limits: limits, now: context.clock())
         webSocketHandler = handler
-        var head = head
-        if let current { head.headers.add("X-Request-Id", current.requestID) }
-        HTTPResponseSerializer.serializeUpgradeHead(head, into: &output)
-        streamUnitEnds = [output.count]
-        lifecycle.streamStarted(now: context.clock())
+        let options = HTTPStreamOptions(
+            maxBufferedBytes: limits.maxBufferedBytes,
+            overflowBytes: WebSocketFrameWriter.close(.policyViolation, reason: "Reader too slow"))
+        beginOpenEnded(head, options: options) { HTTPResponseSerializer.serializeUpgradeHead($0, into: &$1) }
         context.counters.openWebSockets.wrappingAdd(1, ordering: .relaxed)
         handler.opened(WebSocketSession(connection: self))
         if !early.isEmpty && !closed {
             early.withUnsafeBytes { webSocketReceived($0) }
         }
+    }
+
+    /// What every open-ended answer shares: from here on the connection reads no more
+    /// requests and writes `head` then output bounded by `options`.
+    private func beginOpenEnded(_ head: HTTPResponse, options: HTTPStreamOptions, serialize: (HTTPResponse, inout [UInt8]) -> Void) {
+        inFlight = false
+        stream = options
+        parser = HTTPRequestParser(limits: context.limits)
+        var head = head
+        if let current { head.headers.add("X-Request-Id", current.requestID) }
+        serialize(head, &output)
+        streamUnitEnds = [output.count]
+        lifecycle.streamStarted(now: context.clock())
     }
 
     /// Frames from the peer, through the protocol state; its actions carried out in order.
