@@ -28,6 +28,10 @@ public struct APIError: Error, Sendable, Equatable {
     public static let permissionDenied = APIError(401, "Permission denied")
     public static let internalError = APIError(500, "Internal server error")
     public static let unavailable = APIError(503, "Service unavailable; the request was not attempted")
+    /// The data volume is full: nothing was written (Firebase clients keep a write that
+    /// got a non-2xx). Deletes still commit (`DiskSpace`'s reserve), so space can be freed.
+    public static let insufficientStorage = APIError(
+        507, "Insufficient storage: the server's disk is full, so the write was not saved; deletes still work")
 
     /// A write the rules refused. A failed `.validate` keeps Firebase's 401 `Permission
     /// denied` and names the rule and the node in `detail`; a write whose check ran out of

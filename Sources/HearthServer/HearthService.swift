@@ -83,6 +83,7 @@ public final class HearthService: Sendable {
                 directory: configuration.dataDirectory, options: configuration.store,
                 watch: { path in hub.watchedLocations(below: path, limit: Self.maxWatchedLocationsPerWrite) },
                 observeCommit: { writes, nanoseconds in metrics.recordCommit(writes: writes, nanoseconds: nanoseconds) },
+                observeStorage: { [logger] event in Self.report(event, logger: logger, metrics: metrics) },
                 onCommit: { changes, view in
                     // Before any writer of the batch is acknowledged (ReadCache).
                     readCache.invalidate(changes.lazy.map(\.path.storageKey))
@@ -121,15 +122,30 @@ public final class HearthService: Sendable {
         }
         let httpLogger = logger
         let httpBox = self.httpBox
+        let metricsStore = store
         context.metricsText = {
             let stats = httpBox.value?.stats ?? HTTPServerStats()
             return metrics.render(http: stats, streams: hub.openStreams, eventsDelivered: hub.eventsDelivered, streamsEnded: hub.streamsEnded,
-                                  readCache: readCache.stats)
+                                  readCache: readCache.stats, storageFull: metricsStore.isStorageFull)
         }
         http = HTTPServer(configuration: httpConfiguration, handler: Router(context: context), log: { message in
             httpLogger.info("\(message)")
         })
         httpBox.value = http
+    }
+
+    /// Logs and counts what the store says about space on the data volume.
+    static func report(_ event: StorageEvent, logger: Logger, metrics: ServerMetrics) {
+        switch event {
+        case .writeRefused:
+            metrics.recordStorageRefusal()
+        case .becameFull(let directory):
+            logger.error("the volume holding \(directory) is full: writes and sign-ups are refused with 507 and /readyz answers 503 until space is freed. Free space on the volume or delete data through the API (deletes still work), then writes resume by themselves")
+        case .recovered:
+            logger.notice("space on the data volume is back: writes are taken again and /readyz answers ready")
+        case .reserveUnavailable(let directory):
+            logger.warning("cannot allocate the \(DiskSpace.reserveBytes)-byte reserve in \(directory): the volume is nearly full, and deletes may fail once it is full")
+        }
     }
 
     /// Starts listening; returns the bound port and logs `listening on http://HOST:PORT`.

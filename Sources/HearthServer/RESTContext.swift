@@ -61,6 +61,8 @@ struct RESTContext: Sendable {
         if let api = error as? APIError { return api }
         if let store = error as? StoreError {
             if store.isBusy || store == .closed { return .unavailable }
+            // Logged once per full episode by HearthService's storage observer.
+            if store.isDiskFull { return .insufficientStorage }
             logger.error("store error: \(store)")
             return .internalError
         }

@@ -14,7 +14,9 @@ import Synchronization
 /// - `hearth_stream_events_total`, `hearth_streams_ended_total` (from the stream hub);
 /// - `hearth_sign_ins_total{result}` (password sign-ins: success or failure);
 /// - `hearth_read_cache_lookups_total{result}` (hit or miss), `hearth_read_cache_entries`,
-///   `hearth_read_cache_bytes` (`ReadCache`, read at scrape time).
+///   `hearth_read_cache_bytes` (`ReadCache`, read at scrape time);
+/// - `hearth_storage_full_refusals_total` (writes refused for lack of space),
+///   `hearth_storage_full` (1 while writes are being refused for lack of space).
 public final class ServerMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
@@ -38,6 +40,8 @@ public final class ServerMetrics: Sendable {
     private let unsentRefusals: CoreMetrics.Counter
     private let addressRefusals: CoreMetrics.Counter
     private let seenRefusals = Mutex<(unsent: Int, address: Int)>((0, 0))
+    private let storageRefusals: CoreMetrics.Counter
+    private let storageFull: CoreMetrics.Gauge
 
     public init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -63,6 +67,14 @@ public final class ServerMetrics: Sendable {
         unsentBytes = Gauge(label: "hearth_http_unsent_bytes", dimensions: [], factory: factory)
         unsentRefusals = Counter(label: "hearth_http_unsent_refusals_total", dimensions: [], factory: factory)
         addressRefusals = Counter(label: "hearth_http_address_refusals_total", dimensions: [], factory: factory)
+        storageRefusals = Counter(label: "hearth_storage_full_refusals_total", dimensions: [], factory: factory)
+        storageFull = Gauge(label: "hearth_storage_full", dimensions: [], factory: factory)
+        storageFull.record(0)
+    }
+
+    /// One write (tree or accounts) refused for lack of space.
+    func recordStorageRefusal() {
+        storageRefusals.increment()
     }
 
     /// One answered request (or closed stream).
@@ -98,7 +110,8 @@ public final class ServerMetrics: Sendable {
 
     /// The Prometheus text, with the scrape-time gauges and counters brought up to date.
     func render(http: HTTPServerStats, streams: Int, eventsDelivered events: Int, streamsEnded ended: Int,
-                readCache: ReadCache.Stats = ReadCache.Stats()) -> [UInt8] {
+                readCache: ReadCache.Stats = ReadCache.Stats(), storageFull full: Bool = false) -> [UInt8] {
+        storageFull.record(full ? 1 : 0)
         let (newHits, newMisses) = seenCache.withLock { seen in
             defer { seen = (readCache.hits, readCache.misses) }
             return (readCache.hits - seen.hits, readCache.misses - seen.misses)

@@ -20,6 +20,9 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     private let onCommit: @Sendable ([Change], any TreeView) -> Void
     private let watch: (@Sendable (DataPath) -> [DataPath]?)?
     private let observeCommit: (@Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void)?
+    /// The reserve for deletes on a full disk, and whether writes are being refused for
+    /// lack of space (`DiskSpace`).
+    let space: DiskSpace
 
     private let writerQueue = DispatchQueue(label: "hearth.store.writer")
     private let writerKey = DispatchSpecificKey<UInt8>()
@@ -64,14 +67,20 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     ///   - watch: the locations strictly below a write's path that someone listens to (nil:
     ///     too many to compare). The writer compares their values before and after the
     ///     write and reports the unchanged ones in `Change.unchangedBelow`.
+    ///   - observeStorage: told of writes refused for lack of space and of the volume
+    ///     filling up and recovering (`DiskSpace`); called on the writer queue.
+    ///   - reserveBytes: the space held back so deletes commit on a full disk.
     public init(
         directory: String, options: StoreOptions = StoreOptions(),
         clock: @escaping @Sendable () -> Int64 = SQLiteTreeStore.systemMilliseconds,
         watch: (@Sendable (DataPath) -> [DataPath]?)? = nil,
         observeCommit: (@Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void)? = nil,
+        observeStorage: @escaping @Sendable (StorageEvent) -> Void = { _ in },
+        reserveBytes: Int = DiskSpace.reserveBytes,
         onCommit: @escaping @Sendable ([Change], any TreeView) -> Void = { _, _ in }
     ) throws(StoreError) {
         try Self.createDirectory(directory)
+        self.space = DiskSpace(directory: directory, bytes: reserveBytes, observe: observeStorage)
         self.databasePath = directory + "/" + Self.fileName
         self.options = options
         self.clock = clock
@@ -96,6 +105,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
             readers.append(reader)
         }
         self.readers = readers
+        space.start()
     }
 
     deinit {
@@ -237,6 +247,34 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
             for item in batch { item.completion(.failure(.store(.closed))) }
             return
         }
+        guard let error = transact(batch, connection: connection) else {
+            if space.isFull { _ = space.readinessProblem() }
+            return
+        }
+        guard error.isDiskFull else {
+            for item in batch { item.completion(.failure(.store(error))) }
+            return
+        }
+        // Out of space: refuse what adds data; retry what only deletes with the reserve
+        // released, so an operator can free space through the API (DiskSpace).
+        space.noteRefused()
+        let deletes = batch.filter(\.operation.onlyDeletes)
+        for item in batch where !item.operation.onlyDeletes { item.completion(.failure(.store(error))) }
+        if deletes.isEmpty { return }
+        space.release()
+        if let again = transact(deletes, connection: connection) {
+            if again.isDiskFull { space.noteRefused() }
+            for item in deletes { item.completion(.failure(.store(again))) }
+        } else {
+            // Give the WAL's pages back to the volume so the reserve fits again.
+            try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        space.restore()
+    }
+
+    /// Commits `batch` in one transaction and completes each write; or, when the
+    /// transaction cannot begin or commit, rolls it back, completes nothing and returns why.
+    private func transact(_ batch: [PendingWrite], connection: SQLiteConnection) -> StoreError? {
         let time = clock()
         let started = DispatchTime.now().uptimeNanoseconds
         let view = SQLiteTreeView(connection: connection)
@@ -246,8 +284,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         do {
             try connection.execute("BEGIN IMMEDIATE")
         } catch {
-            for item in batch { item.completion(.failure(.store(error))) }
-            return
+            return error
         }
         for item in batch {
             results.append(Self.applyOne(item, connection: connection, view: view, writer: treeWriter, time: time, watch: watch, indexes: queryIndexes))
@@ -257,8 +294,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         } catch {
             try? connection.execute("ROLLBACK")
             try? queryIndexes?.reload(connection: connection)
-            for item in batch { item.completion(.failure(.store(error))) }
-            return
+            return error
         }
         observeCommit?(batch.count, DispatchTime.now().uptimeNanoseconds &- started)
         // Streams hear of the batch before any writer is acknowledged, so an
@@ -266,6 +302,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         let changes = results.compactMap { try? $0.get().0 }
         if !changes.isEmpty { onCommit(changes, view) }
         for (item, result) in zip(batch, results) {
+            if case .failure(.store(let error)) = result, error.isDiskFull { space.noteRefused() }
             item.completion(result.map { WriteOutcome(seq: $0.0.seq, at: $0.0.at, applied: $0.1) })
         }
         if let last = changes.last {
@@ -275,6 +312,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
                 trimChangeLog(connection, lastSeq: last.seq, now: time)
             }
         }
+        return nil
     }
 
     /// One write inside the batch's transaction, in a savepoint so its failure undoes only it.
@@ -388,7 +426,14 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     func onWriter<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try writerQueue.sync {
             guard let writer else { throw StoreError.closed }
-            return try body(writer)
+            do {
+                let result = try body(writer)
+                if space.isFull { _ = space.readinessProblem() }
+                return result
+            } catch let error as StoreError where error.isDiskFull {
+                space.noteRefused()
+                throw error
+            }
         }
     }
 
@@ -400,6 +445,25 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
             return try body(connection)
         }
     }
+
+    // MARK: Readiness
+
+    /// Whether the store takes writes: not while writes are refused for lack of space and
+    /// space has not come back (`DiskSpace.readinessProblem`), else a write transaction
+    /// that opens and rolls back.
+    public func checkWritable(completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        writerQueue.async {
+            if let problem = self.space.readinessProblem() {
+                completion(.failure(problem))
+                return
+            }
+            self.probeWritable(completion: completion)
+        }
+    }
+
+    /// True while writes are refused for lack of space (until the readiness check sees
+    /// space again).
+    public var isStorageFull: Bool { space.isFull }
 
     // MARK: Change log
 

@@ -9,6 +9,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case closed
     /// The database's schema is newer than this binary knows.
     case schemaTooNew(found: Int, known: Int)
+    /// The volume holding the data has too little free space to take writes (found by the
+    /// readiness check while writes are being refused for lack of space; `DiskSpace`).
+    case storageFull(String)
 
     public var description: String {
         switch self {
@@ -18,6 +21,19 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .closed: return "store is closed"
         case .schemaTooNew(let found, let known):
             return "database schema version \(found) is newer than this binary's \(known)"
+        case .storageFull(let reason):
+            return "storage full: \(reason)"
+        }
+    }
+
+    /// SQLITE_FULL (the volume is full, or the database reached its size limit), or a
+    /// readiness check that found too little space: a write may work again once space is
+    /// freed, nothing is wrong with the data.
+    public var isDiskFull: Bool {
+        switch self {
+        case .sqlite(let code, _, _): return code & 0xFF == 13
+        case .storageFull: return true
+        default: return false
         }
     }
 

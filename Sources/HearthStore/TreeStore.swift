@@ -105,6 +105,13 @@ public struct WriteOutcome: Sendable, Hashable {
 }
 
 extension WriteOperation {
+    /// True when every entry deletes (and there is at least one): the writes that still
+    /// commit on a full disk (`DiskSpace`).
+    public var onlyDeletes: Bool {
+        let entries = self.entries
+        return !entries.isEmpty && entries.allSatisfy { $0.value == nil }
+    }
+
     /// True when an entry holds a server-value placeholder.
     public var hasServerValues: Bool {
         entries.contains { $0.value.map(ServerValues.contains) ?? false }
@@ -163,11 +170,18 @@ public protocol TreeStore: Sendable {
         _ operation: WriteOperation, check: WriteCheck?,
         completion: @escaping @Sendable (Result<WriteOutcome, WriteFailure>) -> Void
     )
+    /// Whether the store takes writes now (`/readyz`).
+    func checkWritable(completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
 }
 
 extension TreeStore {
-    /// Runs a no-op write transaction on the writer, proving the store takes writes.
+    /// By default, `probeWritable`.
     public func checkWritable(completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        probeWritable(completion: completion)
+    }
+
+    /// Runs a no-op write transaction on the writer, proving the store takes writes.
+    public func probeWritable(completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         write(.update(base: .root, entries: []), check: { _, _ in throw WritableProbe() }) { result in
             switch result {
             case .failure(.rejected(let error)) where error is WritableProbe: completion(.success(()))

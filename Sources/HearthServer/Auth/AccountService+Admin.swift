@@ -55,7 +55,7 @@ extension AccountService {
         } catch AccountStoreError.duplicateUID {
             throw AuthError("DUPLICATE_LOCAL_ID")
         } catch {
-            throw .internalError
+            throw .unexpected(error)
         }
         return user
     }

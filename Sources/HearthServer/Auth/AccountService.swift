@@ -61,7 +61,7 @@ public struct AccountService: Sendable {
         } catch AccountStoreError.duplicateEmail {
             throw .emailExists
         } catch {
-            throw .internalError
+            throw .unexpected(error)
         }
         return try startSession(for: user, now: now)
     }
@@ -248,7 +248,7 @@ public struct AccountService: Sendable {
         } catch AccountStoreError.duplicateEmail {
             throw .emailExists
         } catch {
-            throw .internalError
+            throw .unexpected(error)
         }
         if revoke { try wrap { try accounts.revokeRefreshTokens(uid: uid) } }
         return (user, credentialsChanged)
@@ -310,6 +310,6 @@ public struct AccountService: Sendable {
     }
 
     func wrap<T>(_ body: () throws -> T) throws(AuthError) -> T {
-        do { return try body() } catch let error as AuthError { throw error } catch { throw .internalError }
+        do { return try body() } catch let error as AuthError { throw error } catch { throw .unexpected(error) }
     }
 }

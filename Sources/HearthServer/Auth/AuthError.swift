@@ -1,5 +1,6 @@
 import HearthHTTP
 import HearthJSON
+import HearthStore
 
 /// An Identity Toolkit error (spec §4.2): HTTP 400 (mostly) with
 /// `{"error":{"code":400,"message":"CODE[ : detail]","errors":[{"message":…,"domain":"global","reason":"invalid"}]}}`.
@@ -36,6 +37,15 @@ public struct AuthError: Error, Sendable, Equatable {
     public static let invalidJSON = AuthError("INVALID_JSON_PAYLOAD", detail: "the body must be a JSON object")
     public static let tooManyAttempts = AuthError("TOO_MANY_ATTEMPTS_TRY_LATER", status: 429)
     public static let internalError = AuthError("INTERNAL_ERROR", status: 500)
+    /// The data volume is full: the account or session was not saved (HTTP 507).
+    public static let storageFull = AuthError("STORAGE_FULL", detail: "the server's disk is full; try again later", status: 507)
+
+    /// An unexpected failure below the service: a full disk says so, anything else is
+    /// an internal error (its cause stays out of the response).
+    static func unexpected(_ error: any Error) -> AuthError {
+        if let store = error as? StoreError, store.isDiskFull { return .storageFull }
+        return .internalError
+    }
     public static let notFound = AuthError("NOT_FOUND", status: 404)
 
     public static func weakPassword(minimum: Int) -> AuthError {

@@ -2,7 +2,8 @@ import HearthHTTP
 import HearthStore
 
 /// `GET /healthz`: the process is up and serving HTTP. `GET /readyz`: the store takes
-/// writes (a write transaction opens on the writer), so a load balancer can route here.
+/// writes (a write transaction opens on the writer, and space has come back after writes
+/// were refused for lack of it), so a load balancer can route here; 503 with the reason.
 enum HealthEndpoint {
     static func healthz(responder: HTTPResponder) {
         responder.respond(JSONResponse.make(.object(["status": .string("ok")]), options: QueryOptions.defaults))
@@ -13,6 +14,9 @@ enum HealthEndpoint {
             switch result {
             case .success:
                 responder.respond(JSONResponse.make(.object(["status": .string("ready")]), options: QueryOptions.defaults))
+            case .failure(let error as StoreError) where error.isDiskFull:
+                // The storage observer has logged what to do; the reason names no data.
+                responder.respond(APIError(503, "Not ready: the data volume is full, writes are refused until space is freed", detail: error.description).response)
             case .failure(let error):
                 context.logger.warning("readiness check failed: \(error)")
                 responder.respond(APIError.unavailable.response)
