@@ -197,8 +197,10 @@ public final class StreamHub: Sendable {
                         if let sink = subscription.sink { sinks.append(sink) }
                     }
                     if !sinks.isEmpty {
-                        self.broadcast(StreamFrames.event(event, id: change.seq), sinks)
+                        // Counted before the hand-off: a reader that has the event also
+                        // sees it counted (ObservabilityLiveTests raced here under load).
                         self.delivered.add(sinks.count, ordering: .relaxed)
+                        self.broadcast(StreamFrames.event(event, id: change.seq), sinks)
                     }
                 }
             }
@@ -221,8 +223,8 @@ public final class StreamHub: Sendable {
                     subscription.deliveredThrough = result.seq
                     if result.tag != subscription.lastResultTag, let sink = subscription.sink {
                         subscription.lastResultTag = result.tag
-                        sink.send(StreamFrames.event(StreamEvent(name: .put, path: "/", data: result.value), id: result.seq))
                         self.delivered.add(1, ordering: .relaxed)
+                        sink.send(StreamFrames.event(StreamEvent(name: .put, path: "/", data: result.value), id: result.seq))
                     }
                 }
                 if subscription.dirty { self.refresh(subscription) }
