@@ -35,6 +35,7 @@ let package = Package(
             name: "HearthServer",
             dependencies: [
                 "HearthJSON", "HearthRules", "HearthStore", "HearthHTTP", "HearthAuth", "HearthStreams",
+                "CSystem",  // malloc_trim (MemoryTrimmer)
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

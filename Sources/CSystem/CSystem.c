@@ -2,6 +2,9 @@
 #include "CSystem.h"
 #include <arpa/inet.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 int hearth_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags) {
     return accept4(fd, addr, len, flags);
@@ -43,4 +46,12 @@ int hearth_sockaddr_format(const struct sockaddr_storage *address, char *buffer,
     default: return -1;
     }
     return inet_ntop(address->ss_family, raw, buffer, (socklen_t)length) ? 0 : -1;
+}
+
+int hearth_malloc_trim(void) {
+#ifdef __GLIBC__
+    return malloc_trim(0);
+#else
+    return 0;
+#endif
 }

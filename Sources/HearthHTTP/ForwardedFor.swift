@@ -58,4 +58,6 @@ public struct HTTPAccessRecord: Sendable {
     public var client: String
     public var peer: String
     public var isStream: Bool
+    /// Request body bytes (after de-chunking).
+    public var requestBytes: Int = 0
 }

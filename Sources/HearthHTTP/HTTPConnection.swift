@@ -69,7 +69,7 @@ final class HTTPConnection: @unchecked Sendable {
     private var currentKeepAlive = true
     private var currentMinorVersion = 1
     /// The request being answered, for the access log.
-    private var current: (method: String, path: String, requestID: String, client: String, start: Nanoseconds)?
+    private var current: (method: String, path: String, requestID: String, client: String, start: Nanoseconds, bodyBytes: Int)?
     private var streamBytes = 0
 
     /// The final response is queued; close once it is written.
@@ -267,7 +267,7 @@ final class HTTPConnection: @unchecked Sendable {
         let forwardedID = trusted.contains(remoteAddress) ? ForwardedFor.requestID(request.headers["X-Request-Id"]) : nil
         request.requestID = forwardedID
             ?? context.requestIDPrefix + "-" + String(context.counters.requestIDs.add(1, ordering: .relaxed).newValue, radix: 36)
-        current = (request.method, request.path, request.requestID, request.remoteAddress, context.clock())
+        current = (request.method, request.path, request.requestID, request.remoteAddress, context.clock(), request.body.count)
         inFlight = true
         sequence &+= 1
         let number = sequence
@@ -454,7 +454,7 @@ final class HTTPConnection: @unchecked Sendable {
         accessLog(HTTPAccessRecord(
             method: request.method, path: request.path, status: status, bytes: bytes,
             durationNanoseconds: context.clock() &- request.start, requestID: request.requestID,
-            client: request.client, peer: remoteAddress, isStream: isStream))
+            client: request.client, peer: remoteAddress, isStream: isStream, requestBytes: request.bodyBytes))
     }
 
     /// An answer from the HTTP layer itself (parse error, timeout), after which the

@@ -1,6 +1,7 @@
 import HearthHTTP
 import HearthJSON
 import HearthRules
+import HearthStore
 
 /// An error as a REST client sees it: a status and a short text, sent as
 /// `{"error":"<text>"}` (spec §1.9). Internal causes stay in the log, never in `message`.
@@ -48,6 +49,16 @@ public struct APIError: Error, Sendable, Equatable {
             return APIError(413, "Write too large to validate: it has more than \(limit) nodes under .validate rules; write fewer nodes at once")
         case .notGranted?, .aborted?, nil:
             return permissionDenied
+        }
+    }
+
+    /// A write over `StoreOptions.maxNodesPerWrite` (docs/rest.md, "Huge writes").
+    public static func writeTooLarge(_ reason: WriteTooLarge) -> APIError {
+        switch reason {
+        case .writes(let limit):
+            return APIError(413, "Write too large: the data has more than \(limit) nodes; write it in parts of at most \(limit)")
+        case .replaces(let limit):
+            return APIError(413, "Write too large: it would replace or delete more than \(limit) stored nodes; delete the children in parts first")
         }
     }
 

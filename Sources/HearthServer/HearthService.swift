@@ -116,7 +116,9 @@ public final class HearthService: Sendable {
         httpConfiguration.limits = configuration.limits
         httpConfiguration.trustedProxies = Set(configuration.trustedProxies)
         let accessLog = configuration.logging.accessLog ? AccessLog(logger: logger) : nil
+        let trimmer = MemoryTrimmer()
         httpConfiguration.accessLog = { record in
+            trimmer.noteExchange(bytes: record.bytes + record.requestBytes)
             metrics.record(record)
             accessLog?.record(record)
         }
@@ -126,7 +128,8 @@ public final class HearthService: Sendable {
         context.metricsText = {
             let stats = httpBox.value?.stats ?? HTTPServerStats()
             return metrics.render(http: stats, streams: hub.openStreams, eventsDelivered: hub.eventsDelivered, streamsEnded: hub.streamsEnded,
-                                  readCache: readCache.stats, storageFull: metricsStore.isStorageFull)
+                                  readCache: readCache.stats, storageFull: metricsStore.isStorageFull,
+                                  memoryTrims: trimmer.trims)
         }
         http = HTTPServer(configuration: httpConfiguration, handler: Router(context: context), log: { message in
             httpLogger.info("\(message)")

@@ -54,6 +54,8 @@ struct RESTContext: Sendable {
             return .internalError
         case .store(let error):
             return response(for: error)
+        case .tooLarge(let reason):
+            return .writeTooLarge(reason)
         }
     }
 

@@ -15,6 +15,7 @@ import Synchronization
 /// - `hearth_sign_ins_total{result}` (password sign-ins: success or failure);
 /// - `hearth_read_cache_lookups_total{result}` (hit or miss), `hearth_read_cache_entries`,
 ///   `hearth_read_cache_bytes` (`ReadCache`, read at scrape time);
+/// - `hearth_memory_trims_total` (heap given back after large exchanges, `MemoryTrimmer`);
 /// - `hearth_storage_full_refusals_total` (writes refused for lack of space),
 ///   `hearth_storage_full` (1 while writes are being refused for lack of space).
 public final class ServerMetrics: Sendable {
@@ -42,6 +43,8 @@ public final class ServerMetrics: Sendable {
     private let seenRefusals = Mutex<(unsent: Int, address: Int)>((0, 0))
     private let storageRefusals: CoreMetrics.Counter
     private let storageFull: CoreMetrics.Gauge
+    private let memoryTrims: CoreMetrics.Counter
+    private let seenTrims = Mutex<Int>(0)
 
     public init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -70,6 +73,7 @@ public final class ServerMetrics: Sendable {
         storageRefusals = Counter(label: "hearth_storage_full_refusals_total", dimensions: [], factory: factory)
         storageFull = Gauge(label: "hearth_storage_full", dimensions: [], factory: factory)
         storageFull.record(0)
+        memoryTrims = Counter(label: "hearth_memory_trims_total", dimensions: [], factory: factory)
     }
 
     /// One write (tree or accounts) refused for lack of space.
@@ -110,8 +114,14 @@ public final class ServerMetrics: Sendable {
 
     /// The Prometheus text, with the scrape-time gauges and counters brought up to date.
     func render(http: HTTPServerStats, streams: Int, eventsDelivered events: Int, streamsEnded ended: Int,
-                readCache: ReadCache.Stats = ReadCache.Stats(), storageFull full: Bool = false) -> [UInt8] {
+                readCache: ReadCache.Stats = ReadCache.Stats(), storageFull full: Bool = false,
+                memoryTrims trims: Int = 0) -> [UInt8] {
         storageFull.record(full ? 1 : 0)
+        let newTrims = seenTrims.withLock { seen in
+            defer { seen = trims }
+            return trims - seen
+        }
+        if newTrims > 0 { memoryTrims.increment(by: newTrims) }
         let (newHits, newMisses) = seenCache.withLock { seen in
             defer { seen = (readCache.hits, readCache.misses) }
             return (readCache.hits - seen.hits, readCache.misses - seen.misses)

@@ -200,6 +200,12 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         _ operation: WriteOperation, check: WriteCheck? = nil,
         completion: @escaping @Sendable (Result<WriteOutcome, WriteFailure>) -> Void
     ) {
+        // Refused before it reaches the writer, at no more cost than the limit.
+        let limit = options.maxNodesPerWrite
+        if WriteSize.rows(in: operation, limit: limit) > limit {
+            completion(.failure(.tooLarge(.writes(limit: limit))))
+            return
+        }
         let startDrain: Bool? = state.withLock { state in
             if state.closed { return nil }
             state.pending.append(PendingWrite(operation: operation, check: check, completion: completion))
@@ -287,7 +293,8 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
             return error
         }
         for item in batch {
-            results.append(Self.applyOne(item, connection: connection, view: view, writer: treeWriter, time: time, watch: watch, indexes: queryIndexes))
+            results.append(Self.applyOne(item, connection: connection, view: view, writer: treeWriter, time: time, watch: watch, indexes: queryIndexes,
+                                        maxNodes: options.maxNodesPerWrite))
         }
         do {
             try connection.execute("COMMIT")
@@ -319,7 +326,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     private static func applyOne(
         _ item: PendingWrite, connection: SQLiteConnection, view: SQLiteTreeView,
         writer: TreeWriter, time: Int64, watch: (@Sendable (DataPath) -> [DataPath]?)?,
-        indexes: QueryIndexMaintainer?
+        indexes: QueryIndexMaintainer?, maxNodes: Int
     ) -> Result<(Change, WriteOperation), WriteFailure> {
         do {
             try connection.execute("SAVEPOINT w")
@@ -345,6 +352,9 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
             }
             let watched = watch?(base) ?? []
             let before = try watched.map { path throws(StoreError) in try view.value(at: path) }
+            if try Self.replacedRows(operation, connection: connection, limit: maxNodes) > maxNodes {
+                throw WriteFailure.tooLarge(.replaces(limit: maxNodes))
+            }
             for entry in operation.entries {
                 try writer.apply(entry)
                 try indexes?.written(entry.path, connection: connection)
@@ -362,6 +372,31 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
             if let failure = error as? WriteFailure { return .failure(failure) }
             return .failure(.store(error as? StoreError ?? .corrupt("unexpected error")))
         }
+    }
+
+    /// The stored rows `operation` replaces or deletes (at and below each entry's path),
+    /// counted up to `limit + 1` by an index range scan that stops there.
+    static func replacedRows(_ operation: WriteOperation, connection: SQLiteConnection, limit: Int) throws(StoreError) -> Int {
+        let sql = "SELECT (SELECT count(*) FROM (SELECT 1 FROM nodes WHERE path >= ?2 AND path < ?3 LIMIT ?4))"
+            + " + EXISTS (SELECT 1 FROM nodes WHERE path = ?1)"
+        let rootSQL = "SELECT count(*) FROM (SELECT 1 FROM nodes LIMIT ?1)"
+        var total = 0
+        for entry in operation.entries {
+            let statement: SQLiteStatement
+            if entry.path.isRoot {
+                statement = try connection.statement(rootSQL)
+                try statement.reset([.integer(Int64(limit - total + 1))])
+            } else {
+                let key = entry.path.storageKey
+                let range = SQLiteTreeView.descendantRange(key)
+                statement = try connection.statement(sql)
+                try statement.reset([.text(key), .text(range.lower), .text(range.upper), .integer(Int64(limit - total + 1))])
+            }
+            total += try statement.step() ? Int(statement.int64(0)) : 0
+            try statement.reset()
+            if total > limit { return total }
+        }
+        return total
     }
 
     /// Writes between two trims of the change log on the write path.

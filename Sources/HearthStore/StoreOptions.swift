@@ -21,7 +21,15 @@ public struct StoreOptions: Sendable {
     /// How long a connection waits for a lock held by another process before failing.
     public static let defaultBusyTimeoutMilliseconds = 5_000
 
+    /// Most stored nodes (leaves and priorities) one write may write, and most it may
+    /// replace or delete: the writer applies a write in one transaction, and every other
+    /// write waits for it (a PUT of 10^6 leaves held it for about 5 s). 100,000 nodes take
+    /// the writer a few hundred milliseconds (BENCHMARKS.md, "Huge writes"); larger data
+    /// goes in parts, or through `hearth import`.
+    public static let defaultMaxNodesPerWrite = 100_000
+
     public var synchronous: Synchronous = .full
+    public var maxNodesPerWrite: Int = StoreOptions.defaultMaxNodesPerWrite
     public var readerCount: Int = 2
     public var maxBatchSize: Int = StoreOptions.defaultMaxBatchSize
     public var changeLogRetention: Int = StoreOptions.defaultChangeLogRetention

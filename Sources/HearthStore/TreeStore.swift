@@ -151,6 +151,8 @@ public enum WriteFailure: Error, Sendable {
     case rejected(any Error & Sendable)
     /// The store failed; nothing of this write was committed.
     case store(StoreError)
+    /// The write touches more nodes than `StoreOptions.maxNodesPerWrite`; nothing was written.
+    case tooLarge(WriteTooLarge)
 }
 
 /// Checks a write inside the writer's transaction, on the writer's current view of the

@@ -28,10 +28,10 @@ final class RouterHarness: Sendable {
 
     init(policy: (any AccessPolicy)? = nil, settings: AuthSettings = AuthSettings(), hasher: PasswordHasher = testHasher,
          clock: @escaping @Sendable () -> Int64 = SQLiteTreeStore.systemMilliseconds,
-         readCacheBytes: Int = ReadCache.defaultMaxBytes) throws {
+         readCacheBytes: Int = ReadCache.defaultMaxBytes, storeOptions: StoreOptions = StoreOptions()) throws {
         let cache = readCacheBytes > 0 ? ReadCache(maxBytes: readCacheBytes) : nil
         readCache = cache
-        store = try SQLiteTreeStore(directory: directory.path, onCommit: { changes, _ in
+        store = try SQLiteTreeStore(directory: directory.path, options: storeOptions, onCommit: { changes, _ in
             cache?.invalidate(changes.map(\.path.storageKey))
         })
         auth = try AuthContext.make(store: store, dataDirectory: directory.path, settings: settings, hasher: hasher, clock: clock)

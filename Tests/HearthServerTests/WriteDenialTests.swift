@@ -1,6 +1,7 @@
 import HearthHTTP
 import HearthJSON
 import HearthRules
+import HearthStore
 import HearthTesting
 import Testing
 @testable import HearthServer
@@ -38,7 +39,12 @@ import Testing
 
     @Test func aWriteTooLargeToValidateIs413NotPermissionDenied() async throws {
         // 50,000 valid favourites (the case): the reference rules' checks run out of
-        // the default evaluation budget (`RuleLimits.defaultMaxEvaluationSteps`).
+        // the default evaluation budget (`RuleLimits.defaultMaxEvaluationSteps`). They are
+        // 300,000 nodes, past the store's default `maxNodesPerWrite`, which would refuse
+        // them first (WriteSizeLimitTests): raised here so the rules' budget is what is crossed.
+        var options = StoreOptions()
+        options.maxNodesPerWrite = 1_000_000
+        let h = try RouterHarness(policy: RulesAccessPolicy(rules: try RuleSet.compile(ReferenceRules.text)), storeOptions: options)
         var body = "{"
         for i in 0..<50_000 {
             if i > 0 { body += "," }

@@ -19,4 +19,9 @@ int hearth_sockaddr_port(const struct sockaddr_storage *address);
 /// Returns 0, or -1 for an unknown family or a buffer that is too small.
 int hearth_sockaddr_format(const struct sockaddr_storage *address, char *buffer, size_t length);
 
+/// Returns freed heap memory at the top of glibc's arenas and whole free pages inside them
+/// to the system (malloc_trim(0)). Returns 1 if memory was released, 0 if not or when the
+/// C library has no malloc_trim.
+int hearth_malloc_trim(void);
+
 #endif

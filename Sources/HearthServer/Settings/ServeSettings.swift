@@ -101,6 +101,11 @@ public enum ServeSettings {
                 default: String(StoreOptions.defaultChangeLogRetention), "Change-log records kept for stream resume.") {
             $0.store.changeLogRetention = $1.integer
         },
+        Setting("maxNodesPerWrite", env: "HEARTH_MAX_NODES_PER_WRITE", flag: nil, .integer(1...100_000_000),
+                default: String(StoreOptions.defaultMaxNodesPerWrite),
+                "Stored nodes one write may write, and may replace or delete (then 413); every other write waits while one is applied.") {
+            $0.store.maxNodesPerWrite = $1.integer
+        },
         Setting("changeLogMaxAgeSeconds", env: "HEARTH_CHANGE_LOG_MAX_AGE_SECONDS", flag: nil, .integer(1...(10 * 365 * 86_400)),
                 default: "604800", "Seconds a change-log record is kept at most.") { $0.store.changeLogMaxAge = Double($1.integer) },
         Setting("shutdownGraceSeconds", env: "HEARTH_SHUTDOWN_GRACE_SECONDS", flag: nil, .number(0...3600),
