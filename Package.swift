@@ -31,10 +31,16 @@ let package = Package(
         // The Firebase wire protocol's codec (spec/firebase-wire-protocol.md): envelopes,
         // chunking, the SDK hash, query objects. Pure; the adapter over the core uses it.
         .target(name: "HearthWire", dependencies: ["HearthJSON", "COpenSSL"]),
+        // The transport-neutral database core (issue 14): reads and writes for a caller
+        // behind the rules, compare-and-set, the read cache. REST + SSE and the wire
+        // protocol are adapters over it.
+        .target(
+            name: "HearthDatabase",
+            dependencies: ["HearthJSON", "HearthRules", "HearthStore", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "HearthServer",
             dependencies: [
-                "HearthJSON", "HearthRules", "HearthStore", "HearthHTTP", "HearthAuth", "HearthStreams",
+                "HearthJSON", "HearthRules", "HearthStore", "HearthHTTP", "HearthAuth", "HearthStreams", "HearthDatabase",
                 "CSystem",  // malloc_trim (MemoryTrimmer)
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -67,6 +73,7 @@ let package = Package(
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthJSON"]),
         .testTarget(name: "HearthStreamsTests", dependencies: ["HearthStreams", "HearthJSON"]),
         .testTarget(name: "HearthWireTests", dependencies: ["HearthWire", "HearthJSON"]),
+        .testTarget(name: "HearthDatabaseTests", dependencies: ["HearthDatabase", "HearthStore", "HearthRules", "HearthJSON", "HearthTesting"]),
         .testTarget(
             name: "HearthServerTests",
             dependencies: ["HearthServer", "HearthHTTP", "HearthJSON", "HearthRules", "HearthStore", "HearthAuth", "HearthStreams", "HearthTesting"]),

@@ -2,38 +2,28 @@ import HearthHTTP
 import HearthJSON
 import HearthStore
 
-/// `GET <path>.json` (spec §1.2, §1.3 `shallow`, §1.4 ETags): read access is checked on
-/// the same snapshot the value is read from.
+/// `GET <path>.json` (spec §1.2, §1.3 `shallow`, §1.4 ETags), through the database core:
+/// the core decides read access on the snapshot the value is read from; this adapter
+/// chooses the rendering (query, shallow, export, print, ETags) and the HTTP answer.
 enum ReadEndpoint {
     static func handle(_ request: RESTRequest, caller: Caller, context: RESTContext, responder: HTTPResponder) {
-        let policy = context.policy
         let wantsTag = ETag.wanted(request.http)
         let ifNoneMatch = ETag.ifNoneMatch(request.http)
         if let query = request.options.query {
-            if let index = query.requiredIndex, !policy.indexes(at: request.path).contains(index) {
+            if let index = query.requiredIndex, !context.policy.indexes(at: request.path).contains(index) {
                 return responder.respond(query.missingIndexError(at: request.path).response)
             }
         }
-        // A plain read may be answered from the read cache, right here on the I/O thread,
-        // when the rules allowed it without looking at data (ReadCache explains why that
-        // is safe); otherwise the body rendered below is offered to the cache.
-        var cacheTicket: ReadCache.Ticket? = nil
-        if let cache = context.readCache, cache.isEnabled, isCacheable(request.options), !wantsTag, ifNoneMatch == nil {
-            // The rules are asked only when there is a body to serve (a miss reads on a
-            // reader, which decides there).
-            if let body = cache.lookup(request.path.storageKey, if: {
-                caller.isAdmin || policy.readAllowedWithoutData(request.path, caller: caller)
-            }) {
-                return responder.respond(JSONResponse.body(body))
+        // A plain read: the compact rendering, possibly from the read cache (Database).
+        if isCacheable(request.options), !wantsTag, ifNoneMatch == nil {
+            return context.database.readRendered(request.path, as: caller) { result in
+                switch result {
+                case .success(let body): responder.respond(JSONResponse.body(body))
+                case .failure(let error): responder.respond(context.response(for: error).response)
+                }
             }
-            cacheTicket = cache.ticket()
         }
-        let ticket = cacheTicket
-        let cache = context.readCache
-        context.store.read({ view -> HTTPResponse in
-            guard caller.isAdmin || policy.canRead(request.path, query: request.options.query?.rules, caller: caller, view: view) else {
-                return APIError.permissionDenied.response
-            }
+        context.database.read(request.path, query: request.options.query?.rules, as: caller, { view -> HTTPResponse in
             if let query = request.options.query {
                 let result = try view.query(query.tree, at: request.path)
                 var response = request.options.shallow
@@ -70,13 +60,7 @@ enum ReadEndpoint {
             if request.options.export {
                 return JSONResponse.make(try view.exportValue(at: request.path), options: request.options)
             }
-            let response = request.options.print == .normal
-                ? JSONResponse.body(try view.renderedValue(at: request.path))
-                : JSONResponse.make(try view.value(at: request.path), options: request.options)
-            if let ticket, response.status == 200 {
-                cache?.insert(request.path.storageKey, body: response.body, ticket: ticket)
-            }
-            return response
+            return JSONResponse.make(try view.value(at: request.path), options: request.options)
         }, completion: { result in
             switch result {
             case .success(let response): responder.respond(response)

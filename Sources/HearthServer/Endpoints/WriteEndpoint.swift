@@ -21,10 +21,11 @@ enum WriteEndpoint {
         _ operation: WriteOperation, echo: Echo, render: Bool = true,
         request: RESTRequest, caller: Caller, context: RESTContext, responder: HTTPResponder
     ) {
-        let check = context.writeCheck(for: caller, ifMatch: ETag.ifMatch(request.http), options: request.options)
-        let wantsTag = ETag.wanted(request.http) || ETag.ifMatch(request.http) != nil
+        // `if-match` (spec §1.4): compare-and-set on the ETag, decided on the writer's view.
+        let precondition = ETag.ifMatch(request.http).map { Database.Precondition(expected: $0, tag: ETag.of) }
+        let wantsTag = ETag.wanted(request.http) || precondition != nil
         let hasServerValues = operation.hasServerValues
-        context.store.write(operation, check: check) { result in
+        context.database.write(operation, as: caller, precondition: precondition) { result in
             switch result {
             case .success(let outcome):
                 let written = Self.value(outcome.applied, at: request.path)
@@ -51,10 +52,10 @@ enum WriteEndpoint {
                 } else {
                     answer()
                 }
-            case .failure(.rejected(let failed as PreconditionFailed)):
-                responder.respond(failed.response)
-            case .failure(let failure):
-                responder.respond(context.response(for: failure).response)
+            case .failure(.stale(let current, let etag, let readable)):
+                responder.respond(PreconditionFailed(current: current, etag: etag, readable: readable, options: request.options).response)
+            case .failure(let error):
+                responder.respond(context.response(for: error).response)
             }
         }
     }

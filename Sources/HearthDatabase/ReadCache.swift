@@ -34,7 +34,7 @@ public final class ReadCache: Sendable {
     /// A body larger than this is never cached (one big subtree must not flush the rest).
     public static let maxEntryBytes = 1 << 20
     /// Bytes counted per entry beyond its body and key (dictionary slot, queue record).
-    static let entryOverhead = 96
+    public static let entryOverhead = 96
     /// Invalidations remembered for `insert`'s race check; a read that spans more writes
     /// than this is simply not cached.
     public static let invalidationHistory = 4096
@@ -49,6 +49,13 @@ public final class ReadCache: Sendable {
         public var misses = 0
         public var entries = 0
         public var bytes = 0
+
+        public init(hits: Int = 0, misses: Int = 0, entries: Int = 0, bytes: Int = 0) {
+            self.hits = hits
+            self.misses = misses
+            self.entries = entries
+            self.bytes = bytes
+        }
     }
 
     private struct Entry {
@@ -90,7 +97,7 @@ public final class ReadCache: Sendable {
     }
 
     /// Records in the eviction queue (tests: it must stay proportional to the entries).
-    var queueLength: Int { state.withLock { $0.queue.count - $0.head } }
+    public var queueLength: Int { state.withLock { $0.queue.count - $0.head } }
 
     /// The body cached for `key`, if any and if `usable()` (asked outside the lock, only
     /// when there is a body: the read endpoint's rules check) says it may be served.

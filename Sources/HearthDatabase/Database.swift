@@ -1,0 +1,120 @@
+import HearthJSON
+import HearthRules
+import HearthStore
+
+/// The database's operations, for any transport (issue 14): reads and writes for a
+/// `Caller`, behind the rules gate, with server values, compare-and-set and the read
+/// cache. It returns values and `DatabaseError`s; REST + SSE and the wire protocol are
+/// adapters over it, each turning its own requests into these calls and the results
+/// into its own answers.
+///
+/// Every decision is made where the data is read (DESIGN.md §3): a read's rules check and
+/// the read share one snapshot on a reader; a write's check and the write run on the
+/// writer's view inside its transaction.
+public final class Database: Sendable {
+    public let store: any TreeStore
+    public let policy: any AccessPolicy
+    /// Rendered bodies of plain reads; whoever sets it must also invalidate it on every
+    /// commit before any writer is acknowledged (`HearthService` does, in `onCommit`).
+    public let readCache: ReadCache?
+
+    public init(store: any TreeStore, policy: any AccessPolicy, readCache: ReadCache? = nil) {
+        self.store = store
+        self.policy = policy
+        self.readCache = readCache.flatMap { $0.isEnabled ? $0 : nil }
+    }
+
+    // MARK: Reads
+
+    /// Decides `caller`'s read of `path` (with `query`'s rule variables) and, when allowed,
+    /// runs `body` on the same snapshot, on a reader. Admins skip the rules.
+    public func read<T: Sendable>(
+        _ path: DataPath, query: RuleQuery? = nil, as caller: Caller,
+        _ body: @escaping @Sendable (any TreeView) throws -> T,
+        completion: @escaping @Sendable (Result<T, DatabaseError>) -> Void
+    ) {
+        let policy = self.policy
+        store.read({ view -> T in
+            guard caller.isAdmin || policy.canRead(path, query: query, caller: caller, view: view) else {
+                throw DatabaseError.permissionDenied(nil)
+            }
+            return try body(view)
+        }, completion: { result in
+            completion(result.mapError(DatabaseError.from))
+        })
+    }
+
+    /// The compact rendering of the whole value at `path` (Firebase key order, arrays),
+    /// for `caller`. Answered from the read cache on the calling thread when the body is
+    /// there and the rules granted the read without looking at data (ReadCache explains
+    /// why that is safe); otherwise read on a reader and offered to the cache.
+    public func readRendered(
+        _ path: DataPath, as caller: Caller, completion: @escaping @Sendable (Result<[UInt8], DatabaseError>) -> Void
+    ) {
+        let key = path.storageKey
+        var ticket: ReadCache.Ticket? = nil
+        if let cache = readCache {
+            // The rules are asked only when there is a body to serve (a miss reads on a
+            // reader, which decides there).
+            if let body = cache.lookup(key, if: { caller.isAdmin || policy.readAllowedWithoutData(path, caller: caller) }) {
+                return completion(.success(body))
+            }
+            ticket = cache.ticket()
+        }
+        let (cache, taken) = (readCache, ticket)
+        read(path, as: caller, { view in
+            let body = try view.renderedValue(at: path)
+            if let taken { cache?.insert(key, body: body, ticket: taken) }
+            return body
+        }, completion: completion)
+    }
+
+    // MARK: Writes
+
+    /// A compare-and-set condition: the write happens only if `tag(current value at the
+    /// write's path)` equals `expected`. REST uses ETags (`if-match`); the wire protocol
+    /// uses the SDKs' node hash (transactions). Only for `.set` operations.
+    public struct Precondition: Sendable {
+        public var expected: String
+        public var tag: @Sendable (JSONValue) -> String
+
+        public init(expected: String, tag: @escaping @Sendable (JSONValue) -> String) {
+            self.expected = expected
+            self.tag = tag
+        }
+    }
+
+    /// Queues `operation` for the single writer on behalf of `caller`: the rules (unless
+    /// admin) and `precondition` are checked on the writer's view inside the transaction,
+    /// server values are resolved there, and `completion` runs after the commit (or the
+    /// refusal), on the writer: keep it short.
+    public func write(
+        _ operation: WriteOperation, as caller: Caller, precondition: Precondition? = nil,
+        completion: @escaping @Sendable (Result<WriteOutcome, DatabaseError>) -> Void
+    ) {
+        store.write(operation, check: check(for: caller, precondition: precondition)) { result in
+            completion(result.mapError(DatabaseError.from))
+        }
+    }
+
+    /// The writer-side gate of a write by `caller` (DESIGN.md §3). Admins without a
+    /// precondition need none.
+    func check(for caller: Caller, precondition: Precondition?) -> WriteCheck? {
+        if caller.isAdmin && precondition == nil { return nil }
+        let policy = self.policy
+        return { view, operation in
+            if !caller.isAdmin {
+                let access = policy.writeAccess(operation, caller: caller, view: view)
+                guard access.allowed else { throw DatabaseError.permissionDenied(access.denial) }
+            }
+            if let precondition, case .set(let entry) = operation {
+                let current = try view.value(at: entry.path)
+                let tag = precondition.tag(current)
+                if tag != precondition.expected {
+                    let readable = caller.isAdmin || policy.canRead(entry.path, query: nil, caller: caller, view: view)
+                    throw DatabaseError.stale(current: current, tag: tag, readable: readable)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import HearthJSON
+import HearthRules
+import HearthStore
+
+/// Why a database operation did not happen, as every transport needs to know it. The
+/// adapters turn it into their own shape: an HTTP status and `{"error":…}` for REST, a
+/// status string (`permission_denied`, `datastale`, …) for the wire protocol. No HTTP
+/// status appears here.
+public enum DatabaseError: Error, Sendable {
+    /// The rules refused (`nil` denial: a missing grant); nothing was read or written.
+    case permissionDenied(RuleDenial?)
+    /// A compare-and-set whose tag no longer matches the current value (REST `if-match`,
+    /// wire-protocol transactions). `current` is the value now stored at the path and
+    /// `tag` its tag; `readable` says whether the caller may see `current`.
+    case stale(current: JSONValue, tag: String, readable: Bool)
+    /// The write is over `StoreOptions.maxNodesPerWrite`.
+    case tooLarge(WriteTooLarge)
+    /// The data volume is full (`DiskSpace`): nothing was written.
+    case storageFull
+    /// The store is closed or locked by another process: try again later.
+    case unavailable
+    /// Anything else; `reason` is for the log only, never for a client.
+    case internalError(reason: String)
+
+    /// Maps a store-side error; anything unexpected becomes `.internalError`.
+    public static func from(_ error: any Error) -> DatabaseError {
+        switch error {
+        case let database as DatabaseError:
+            return database
+        case let store as StoreError:
+            if store.isBusy || store == .closed { return .unavailable }
+            if store.isDiskFull { return .storageFull }
+            return .internalError(reason: "store error: \(store)")
+        case let failure as WriteFailure:
+            switch failure {
+            case .store(let store): return from(store)
+            case .tooLarge(let reason): return .tooLarge(reason)
+            case .rejected(let inner): return from(inner)
+            }
+        default:
+            return .internalError(reason: "unexpected error: \(error)")
+        }
+    }
+}

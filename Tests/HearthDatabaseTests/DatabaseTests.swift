@@ -1,0 +1,103 @@
+import HearthJSON
+import HearthRules
+import HearthStore
+import HearthTesting
+import Testing
+@testable import HearthDatabase
+
+/// The core's reads and writes over a real store, with the reference-style rules written
+/// as literals: what each transport adapter relies on.
+@Suite struct DatabaseTests {
+    static let rules = #"""
+    {"rules": {
+      "users": {"$uid": {".read": "auth != null && auth.uid == $uid", ".write": "auth != null && auth.uid == $uid",
+                         "n": {".validate": "newData.isNumber()"}}},
+      "open": {".read": true, ".write": true}
+    }}
+    """#
+    let directory = TemporaryDirectory()
+    let store: SQLiteTreeStore
+    let database: Database
+    let cache = ReadCache()
+
+    init() throws {
+        let cache = self.cache
+        store = try SQLiteTreeStore(directory: directory.path, onCommit: { changes, _ in
+            cache.invalidate(changes.map(\.path.storageKey))
+        })
+        database = Database(store: store, policy: RulesAccessPolicy(rules: try RuleSet.compile(Self.rules)), readCache: cache)
+    }
+
+    static func path(_ text: String) -> DataPath { try! DataPath(string: text) }
+    static let alice = Caller(auth: .object(["uid": .string("alice")]))
+    static let bob = Caller(auth: .object(["uid": .string("bob")]))
+
+    func write(_ operation: WriteOperation, as caller: Caller, precondition: Database.Precondition? = nil) async -> Result<WriteOutcome, DatabaseError> {
+        await withCheckedContinuation { continuation in
+            database.write(operation, as: caller, precondition: precondition) { continuation.resume(returning: $0) }
+        }
+    }
+
+    func readRendered(_ text: String, as caller: Caller) async -> Result<[UInt8], DatabaseError> {
+        await withCheckedContinuation { continuation in
+            database.readRendered(Self.path(text), as: caller) { continuation.resume(returning: $0) }
+        }
+    }
+
+    func set(_ text: String, _ value: JSONValue?) -> WriteOperation {
+        .set(WriteEntry(path: Self.path(text), value: value))
+    }
+
+    @Test func theRulesGateReadsAndWritesPerCaller() async throws {
+        #expect(try await write(set("/users/alice/n", .int(1)), as: Self.alice).get().seq > 0)
+        guard case .failure(.permissionDenied(.notGranted?)) = await write(set("/users/alice/n", .int(2)), as: Self.bob) else {
+            Issue.record("bob wrote alice's data"); return
+        }
+        guard case .failure(.permissionDenied(.validationFailed?)) = await write(set("/users/alice/n", .string("x")), as: Self.alice) else {
+            Issue.record("a failed .validate was not reported as such"); return
+        }
+        #expect(try await readRendered("/users/alice", as: Self.alice).get() == Array(#"{"n":1}"#.utf8))
+        guard case .failure(.permissionDenied) = await readRendered("/users/alice", as: Self.bob) else {
+            Issue.record("bob read alice's data"); return
+        }
+        // Admins skip the rules.
+        #expect(try await readRendered("/users/alice", as: Caller(auth: .null, isAdmin: true)).get() == Array(#"{"n":1}"#.utf8))
+    }
+
+    /// A rendered read is cached only for decisions that did not look at data, and a
+    /// write drops it before it is acknowledged.
+    @Test func renderedReadsComeFromTheCacheUntilAWriteDropsThem() async throws {
+        _ = try await write(set("/open/a", .int(1)), as: .unauthenticated).get()
+        #expect(try await readRendered("/open/a", as: .unauthenticated).get() == Array("1".utf8))
+        #expect(try await readRendered("/open/a", as: .unauthenticated).get() == Array("1".utf8))
+        #expect(cache.stats.hits == 1)
+        _ = try await write(set("/open/a", .int(2)), as: .unauthenticated).get()
+        #expect(try await readRendered("/open/a", as: .unauthenticated).get() == Array("2".utf8))
+    }
+
+    /// Compare-and-set with any tag function: a match writes, a mismatch reports the
+    /// current value and its tag, and whether the caller may see it.
+    @Test func compareAndSetReportsStaleWithTheCurrentValue() async throws {
+        let tag: @Sendable (JSONValue) -> String = { String(decoding: JSONWriter.write($0), as: UTF8.self) }
+        _ = try await write(set("/users/alice/n", .int(1)), as: Self.alice).get()
+        let stale = await write(set("/users/alice/n", .int(5)), as: Self.alice, precondition: .init(expected: "0", tag: tag))
+        guard case .failure(.stale(let current, let currentTag, let readable)) = stale else {
+            Issue.record("expected stale, got \(stale)"); return
+        }
+        #expect(current == .int(1) && currentTag == "1" && readable)
+        #expect(try await write(set("/users/alice/n", .int(5)), as: Self.alice, precondition: .init(expected: "1", tag: tag)).get().seq > 0)
+        #expect(try store.readSync { try $0.value(at: Self.path("/users/alice/n")) } == .int(5))
+        // The rules come first: a stranger learns nothing from a precondition.
+        guard case .failure(.permissionDenied) = await write(set("/users/alice/n", .int(6)), as: Self.bob, precondition: .init(expected: "5", tag: tag)) else {
+            Issue.record("bob's compare-and-set was not denied"); return
+        }
+    }
+
+    @Test func storeFailuresMapToTransportNeutralErrors() {
+        guard case .unavailable = DatabaseError.from(StoreError.closed) else { Issue.record("closed"); return }
+        guard case .storageFull = DatabaseError.from(StoreError.sqlite(code: 13, message: "full", operation: "exec")) else { Issue.record("full"); return }
+        guard case .tooLarge(.writes(limit: 3)) = DatabaseError.from(WriteFailure.tooLarge(.writes(limit: 3))) else { Issue.record("too large"); return }
+        guard case .permissionDenied = DatabaseError.from(WriteFailure.rejected(DatabaseError.permissionDenied(nil))) else { Issue.record("rejected"); return }
+        guard case .internalError = DatabaseError.from(StoreError.corrupt("x")) else { Issue.record("corrupt"); return }
+    }
+}
