@@ -36,11 +36,12 @@ let package = Package(
         // protocol are adapters over it.
         .target(
             name: "HearthDatabase",
-            dependencies: ["HearthJSON", "HearthRules", "HearthStore", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["HearthJSON", "HearthRules", "HearthStore", "HearthStreams", "HearthAuth",
+                           .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "HearthServer",
             dependencies: [
-                "HearthJSON", "HearthRules", "HearthStore", "HearthHTTP", "HearthAuth", "HearthStreams", "HearthDatabase",
+                "HearthJSON", "HearthRules", "HearthStore", "HearthHTTP", "HearthAuth", "HearthStreams", "HearthDatabase", "HearthWire",
                 "CSystem",  // malloc_trim (MemoryTrimmer)
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -71,15 +71,35 @@ public final class Database: Sendable {
 
     // MARK: Writes
 
+    /// Whether `caller` may make `operation` now, decided on a reader's snapshot with
+    /// server values resolved at this moment, without writing (the wire protocol's
+    /// onDisconnect operations are checked when registered).
+    public func checkWrite(
+        _ operation: WriteOperation, as caller: Caller, now: Int64,
+        completion: @escaping @Sendable (Result<Void, DatabaseError>) -> Void
+    ) {
+        if caller.isAdmin { return completion(.success(())) }
+        let policy = self.policy
+        store.read({ view in
+            let resolved = operation.hasServerValues ? try operation.resolvingServerValues(in: view, now: now) : operation
+            let access = policy.writeAccess(resolved, caller: caller, view: view)
+            guard access.allowed else { throw DatabaseError.permissionDenied(access.denial) }
+        }, completion: { result in completion(result.mapError(DatabaseError.from)) })
+    }
+
     /// A compare-and-set condition: the write happens only if `tag(current value at the
     /// write's path)` equals `expected`. REST uses ETags (`if-match`); the wire protocol
     /// uses the SDKs' node hash (transactions). Only for `.set` operations.
     public struct Precondition: Sendable {
         public var expected: String
         public var tag: @Sendable (JSONValue) -> String
+        /// Tag the value with its priorities (`format=export` form: the SDKs' node hash
+        /// covers them) rather than without (REST ETags do not).
+        public var withPriorities: Bool
 
-        public init(expected: String, tag: @escaping @Sendable (JSONValue) -> String) {
+        public init(expected: String, withPriorities: Bool = false, tag: @escaping @Sendable (JSONValue) -> String) {
             self.expected = expected
+            self.withPriorities = withPriorities
             self.tag = tag
         }
     }
@@ -109,7 +129,7 @@ public final class Database: Sendable {
             }
             if let precondition, case .set(let entry) = operation {
                 let current = try view.value(at: entry.path)
-                let tag = precondition.tag(current)
+                let tag = precondition.tag(precondition.withPriorities ? try view.exportValue(at: entry.path) : current)
                 if tag != precondition.expected {
                     let readable = caller.isAdmin || policy.canRead(entry.path, query: nil, caller: caller, view: view)
                     throw DatabaseError.stale(current: current, tag: tag, readable: readable)

@@ -19,6 +19,8 @@ public enum DatabaseError: Error, Sendable {
     case storageFull
     /// The store is closed or locked by another process: try again later.
     case unavailable
+    /// The caps on open listens (`StreamOptions.maxStreams`, per address) are reached.
+    case tooManyListens
     /// Anything else; `reason` is for the log only, never for a client.
     case internalError(reason: String)
 

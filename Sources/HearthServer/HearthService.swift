@@ -106,6 +106,8 @@ public final class HearthService: Sendable {
             store: store, policy: policy, pushIDs: SharedPushIDGenerator(), logger: logger, auth: auth, streams: hub)
         let (reviewStore, reviewPolicy) = (store, policy)
         context.readCache = readCache.isEnabled ? readCache : nil
+        context.wire = WireContext(database: context.database, hub: hub, authenticator: auth.authenticator, authWork: auth.work,
+                                   clock: SQLiteTreeStore.systemMilliseconds, logger: logger)
         context.rulesSettings = RulesSettings(path: configuration.rulesPath, policy: policy) { [logger] in
             logger.info("rules replaced through /.settings/rules.json")
             Self.reviewStreams(hub: hub, store: reviewStore, policy: reviewPolicy)

@@ -18,6 +18,8 @@ struct RESTContext: Sendable {
     let streams: StreamHub
     /// `/.settings/rules.json`, when the rules come from a file.
     var rulesSettings: RulesSettings? = nil
+    /// The wire protocol's sessions (`/.ws`), when served.
+    var wire: WireContext? = nil
     /// The body of `GET /metrics`, when metrics are on.
     var metricsText: (@Sendable () -> [UInt8])? = nil
     /// Rendered bodies of plain reads; whoever sets it must also invalidate it on every
@@ -55,6 +57,8 @@ struct RESTContext: Sendable {
             return .insufficientStorage
         case .unavailable:
             return .unavailable
+        case .tooManyListens:
+            return APIError(503, "Too many open streams; try again later")
         case .internalError(let reason):
             logger.error("\(reason)")
             return .internalError

@@ -18,6 +18,8 @@ struct Router: HTTPHandler {
             return fixedRoute(request, responder) { responder.respond(context.auth.jwks()) }
         case "/metrics":
             return fixedRoute(request, responder) { metrics(request, responder: responder) }
+        case WireEndpoint.path:
+            return WireEndpoint.handle(request, context: context, responder: responder)
         default:
             break
         }

@@ -120,7 +120,7 @@ extension WriteOperation {
     /// The operation with server values resolved against `view` (the state before it) at
     /// commit time `now` (spec §1.5). A resolved value never vanishes: placeholders become
     /// leaves.
-    func resolvingServerValues(in view: any TreeView, now: Int64) throws(StoreError) -> WriteOperation {
+    public func resolvingServerValues(in view: any TreeView, now: Int64) throws(StoreError) -> WriteOperation {
         func resolve(_ entry: WriteEntry) throws(StoreError) -> WriteEntry {
             guard let value = entry.value, ServerValues.contains(value) else { return entry }
             do {

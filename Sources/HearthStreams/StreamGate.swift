@@ -31,6 +31,16 @@ public protocol StreamSink: Sendable {
     func finish(_ bytes: [UInt8])
 }
 
+/// Where a subscriber's events go when its transport encodes them itself (the wire
+/// protocol). Called on the hub's fan-out queue, in commit order; must not block.
+public protocol StreamEventSink: Sendable {
+    /// One event, in sync with change `seq`. `event.path` is relative to the location.
+    func deliver(_ event: StreamEvent, seq: Int64)
+    /// The hub ended the subscription (`cancel`: access lost; `authRevoked`: the
+    /// credential expired or was revoked). Nothing is delivered after it.
+    func ended(_ verdict: StreamVerdict)
+}
+
 /// Why a stream could not be opened.
 public enum StreamLimitError: Error, Sendable, Equatable {
     /// `StreamOptions.maxStreams` are open.

@@ -105,6 +105,39 @@ public final class StreamHub: Sendable {
         }
     }
 
+    /// `start` for a subscriber whose transport encodes typed events itself: `initial`
+    /// (the snapshot as `put /`, or nil) first, then the held changes newer than `seq`.
+    public func start(_ subscription: Subscription, events sink: any StreamEventSink, initial: StreamEvent?, through seq: Int64,
+                      resultTag: [UInt8]? = nil) {
+        fanout.async {
+            if subscription.ended {
+                sink.ended(subscription.finalVerdict ?? .cancel)
+                return
+            }
+            if let initial { sink.deliver(initial, seq: seq) }
+            var through = seq
+            if subscription.refresh != nil {
+                subscription.lastResultTag = resultTag
+            } else {
+                for change in subscription.pending ?? [] where change.seq > through {
+                    if let event = StreamEvent.of(change, at: subscription.location) { sink.deliver(event, seq: change.seq) }
+                    through = change.seq
+                }
+            }
+            subscription.pending = nil
+            subscription.deliveredThrough = through
+            subscription.eventSink = sink
+            if subscription.refresh != nil && subscription.dirty { self.refresh(subscription) }
+        }
+    }
+
+    /// Runs `body` on the fan-out queue after everything queued there so far: after the
+    /// events of every batch already published were handed to their sinks. A transport
+    /// answers a write this way so that its client has the write's events first.
+    public func afterQueuedEvents(_ body: @escaping @Sendable () -> Void) {
+        fanout.async(execute: body)
+    }
+
     /// Records whether `subscription`'s access must be re-decided after every batch.
     public func setDependsOnData(_ subscription: Subscription, _ dependsOnData: Bool) {
         let id = ObjectIdentifier(subscription)
@@ -120,6 +153,7 @@ public final class StreamHub: Sendable {
         fanout.async {
             subscription.ended = true
             subscription.sink = nil
+            subscription.eventSink = nil
             subscription.pending = nil
         }
     }
@@ -145,8 +179,12 @@ public final class StreamHub: Sendable {
         if let sink = subscription.sink {
             subscription.sink = nil
             sink.finish(verdict.finalBytes)
+        } else if let events = subscription.eventSink {
+            subscription.eventSink = nil
+            events.ended(verdict)
         } else {
             subscription.finalBytes = verdict.finalBytes
+            subscription.finalVerdict = verdict
         }
     }
 
@@ -194,7 +232,12 @@ public final class StreamHub: Sendable {
                             continue
                         }
                         subscription.deliveredThrough = change.seq
-                        if let sink = subscription.sink { sinks.append(sink) }
+                        if let sink = subscription.sink {
+                            sinks.append(sink)
+                        } else if let events = subscription.eventSink {
+                            self.delivered.add(1, ordering: .relaxed)
+                            events.deliver(event, seq: change.seq)
+                        }
                     }
                     if !sinks.isEmpty {
                         // Counted before the hand-off: a reader that has the event also
@@ -221,10 +264,17 @@ public final class StreamHub: Sendable {
                         return self.end(subscription, .authRevoked)
                     }
                     subscription.deliveredThrough = result.seq
-                    if result.tag != subscription.lastResultTag, let sink = subscription.sink {
-                        subscription.lastResultTag = result.tag
-                        self.delivered.add(1, ordering: .relaxed)
-                        sink.send(StreamFrames.event(StreamEvent(name: .put, path: "/", data: result.value), id: result.seq))
+                    if result.tag != subscription.lastResultTag {
+                        let event = StreamEvent(name: .put, path: "/", data: result.value)
+                        if let sink = subscription.sink {
+                            subscription.lastResultTag = result.tag
+                            self.delivered.add(1, ordering: .relaxed)
+                            sink.send(StreamFrames.event(event, id: result.seq))
+                        } else if let events = subscription.eventSink {
+                            subscription.lastResultTag = result.tag
+                            self.delivered.add(1, ordering: .relaxed)
+                            events.deliver(event, seq: result.seq)
+                        }
                     }
                 }
                 if subscription.dirty { self.refresh(subscription) }

@@ -13,6 +13,9 @@ public final class Subscription: @unchecked Sendable {
 
     /// Where events go; nil until the initial snapshot or replay was handed over.
     var sink: (any StreamSink)?
+    /// Where typed events go, for a transport that encodes them itself (the wire
+    /// protocol); set instead of `sink` by `StreamHub.start(_:events:...)`.
+    var eventSink: (any StreamEventSink)?
     /// Changes that arrived while the initial snapshot was read; nil once live.
     var pending: [StreamChange]? = []
     /// The last change-log seq this subscriber is in sync with.
@@ -20,6 +23,7 @@ public final class Subscription: @unchecked Sendable {
     /// Set once the stream ended; `finalBytes` are what it still owes its client.
     var ended = false
     var finalBytes: [UInt8]?
+    var finalVerdict: StreamVerdict?
     /// Query streams: a re-read is running; another change came in meanwhile; the tag of
     /// the result the client has.
     var refreshing = false

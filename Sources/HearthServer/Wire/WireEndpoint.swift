@@ -1,0 +1,31 @@
+import HearthHTTP
+import HearthJSON
+import HearthStore
+
+/// `GET /.ws?v=5&ns=<namespace>`: the official SDKs' WebSocket (wire spec §1). Any
+/// namespace is served by the one database (**choice**: a Hearth serves one database;
+/// docs/client-sdks.md). A plain GET without the upgrade gets a clear 400.
+enum WireEndpoint {
+    static let path = "/.ws"
+
+    static func handle(_ request: HTTPRequest, context: RESTContext, responder: HTTPResponder) {
+        guard let wire = context.wire else {
+            return responder.respond(APIError(404, "The wire protocol is not served here").response)
+        }
+        guard request.method == "GET" else { return responder.respond(APIError.methodNotAllowed(request.method).response) }
+        guard WebSocketHandshake.isUpgradeRequest(request) else {
+            return responder.respond(APIError(400, "Expected a WebSocket upgrade: /.ws speaks the Firebase SDKs' wire protocol").response)
+        }
+        switch WebSocketHandshake.accept(request) {
+        case .failure(let refusal):
+            responder.respond(refusal.response)
+        case .success(let head):
+            // The host the client must use from now on: exactly the one it connected to
+            // (iOS stores it, spec §2.3).
+            let host = request.headers["Host"] ?? "localhost"
+            let session = WireSession(context: wire, host: host, address: request.remoteAddress,
+                                      sessionID: context.pushIDs.next())
+            responder.upgrade(head, limits: WebSocketLimits(), handler: session)
+        }
+    }
+}

@@ -1,0 +1,533 @@
+import Dispatch
+import HearthHTTP
+import HearthJSON
+import HearthRules
+import HearthStore
+import HearthStreams
+import HearthWire
+import Logging
+import Synchronization
+
+/// Named bounds of one wire-protocol connection (issue 14: every limit named and tested).
+struct WireSessionLimits: Sendable {
+    /// Listens open at once on one connection; past it a `q` answers `too_big`... no:
+    /// `max_listens` (the listen is refused, the connection stays).
+    static let defaultMaxListens = 1_000
+    /// onDisconnect operations queued on one connection; past it `o`/`om` answer
+    /// `too_many_ondisconnect`.
+    static let defaultMaxOnDisconnect = 100
+    /// Requests received and not yet answered; past it the connection is closed with 1008
+    /// (a client that sends without reading its answers).
+    static let defaultMaxPendingRequests = 1_000
+    /// Failed `auth`/`gauth` attempts on one connection; past it the connection is closed
+    /// with 1008.
+    static let defaultMaxAuthFailures = 10
+    /// Malformed messages or unknown actions on one connection before it is closed with 1008.
+    static let defaultMaxBadMessages = 20
+
+    var maxListens = defaultMaxListens
+    var maxOnDisconnect = defaultMaxOnDisconnect
+    var maxPendingRequests = defaultMaxPendingRequests
+    var maxAuthFailures = defaultMaxAuthFailures
+    var maxBadMessages = defaultMaxBadMessages
+    var frames = WireLimits()
+}
+
+/// What a wire-protocol session needs from the server (passed in; no globals).
+struct WireContext: Sendable {
+    let database: Database
+    let hub: StreamHub
+    let authenticator: Authenticator
+    /// Where token checks run (they may block: a signature, a user row).
+    let authWork: DispatchQueue
+    let clock: @Sendable () -> Int64
+    let logger: Logger
+    var limits = WireSessionLimits()
+}
+
+/// One client of the Firebase wire protocol (spec/firebase-wire-protocol.md) on a
+/// WebSocket: the second adapter over the database core, beside REST + SSE.
+///
+/// Requests are handled one at a time in arrival order (spec §3.1): the next starts when
+/// the previous one answered. Every answer is sent through `StreamHub.afterQueuedEvents`,
+/// so the pushes of writes committed before it (including this client's own write, and a
+/// listen's first data) reach the client first (§4.2, §4.3).
+///
+/// `@unchecked Sendable`: all mutable state is confined to `queue`.
+final class WireSession: WebSocketHandler, @unchecked Sendable {
+    private let context: WireContext
+    private let host: String
+    private let address: String
+    private let sessionID: String
+    private let queue = DispatchQueue(label: "hearth.wire.session")
+
+    // Confined to `queue`.
+    private var session: WebSocketSession?
+    /// The same session for the hub's fan-out queue, which sends pushes directly so that
+    /// they keep their order with the answers sent from there.
+    private let sessionForPushes = Mutex<WebSocketSession?>(nil)
+    private var assembler: WireFrameAssembler
+    private var inbox: [WireInbound] = []
+    private var busy = false
+    private var closed = false
+    private var credential = Authenticator.Credential(caller: .unauthenticated)
+    private var listens: [ListenKey: OpenListen] = [:]
+    private var onDisconnect: [(operation: WriteOperation, caller: Caller)] = []
+    private var authFailures = 0
+    private var badMessages = 0
+
+    struct ListenKey: Hashable {
+        let path: DataPath
+        let query: JSONValue
+    }
+
+    struct OpenListen {
+        let listening: Listening
+        let tag: Int64?
+    }
+
+    init(context: WireContext, host: String, address: String, sessionID: String) {
+        self.context = context
+        self.host = host
+        self.address = address
+        self.sessionID = sessionID
+        self.assembler = WireFrameAssembler(limits: context.limits.frames)
+    }
+
+    // MARK: WebSocketHandler
+
+    func opened(_ session: WebSocketSession) {
+        queue.async {
+            self.session = session
+            self.sessionForPushes.withLock { $0 = session }
+            // The handshake first: the client sends nothing before it (spec §2.3).
+            session.send(text: WireOutbound.handshake(timestamp: self.context.clock(), host: self.host, sessionID: self.sessionID).bytes)
+        }
+    }
+
+    func received(_ message: WebSocketMessage) {
+        queue.async { self.take(message) }
+    }
+
+    func closed(code: WebSocketCloseCode?) {
+        queue.async { self.end() }
+    }
+
+    // MARK: Input
+
+    private func take(_ message: WebSocketMessage) {
+        guard !closed else { return }
+        guard case .text(let frame) = message else { return fail(.unsupportedData, "binary frames are not part of the protocol") }
+        let whole: [UInt8]
+        do {
+            switch try assembler.take(frame) {
+            case .message(let bytes): whole = bytes
+            case .keepAlive, .needMore: return
+            }
+        } catch {
+            return fail(error == .messageTooBig ? .messageTooBig : .policyViolation, "\(error)")
+        }
+        let inbound: WireInbound
+        do {
+            inbound = try WireInbound.decode(whole)
+        } catch {
+            return badMessage(number: nil, "malformed message")
+        }
+        switch inbound {
+        case .ping:
+            session?.send(text: WireOutbound.pong.bytes)
+        case .control, .ignored:
+            break
+        case .request:
+            guard inbox.count < context.limits.maxPendingRequests else {
+                return fail(.policyViolation, "too many requests without reading the answers")
+            }
+            inbox.append(inbound)
+            next()
+        }
+    }
+
+    /// Starts the next request when none is running.
+    private func next() {
+        guard !busy, !closed, !inbox.isEmpty else { return }
+        busy = true
+        let request = inbox.removeFirst()
+        guard case .request(let number, let action, let body) = request else { return done() }
+        handle(number: number, action: action, body: body)
+    }
+
+    /// The running request answered: on to the next.
+    private func done() {
+        busy = false
+        next()
+    }
+
+    /// Answers request `number` (if it has one) after the pushes queued so far, then runs
+    /// the next request. Call on `queue`.
+    private func answer(_ number: Int64?, _ status: String, _ data: JSONValue) {
+        if let number, let session {
+            let bytes = WireOutbound.response(number: number, status: status, data: data).bytes
+            context.hub.afterQueuedEvents { session.send(text: bytes) }
+        }
+        done()
+    }
+
+    /// `answer` from any thread.
+    private func answerLater(_ number: Int64?, _ status: String, _ data: JSONValue) {
+        queue.async { self.answer(number, status, data) }
+    }
+
+    private func badMessage(number: Int64?, _ reason: String) {
+        badMessages += 1
+        if badMessages > context.limits.maxBadMessages {
+            return fail(.policyViolation, "too many bad messages")
+        }
+        if let number, let session {
+            session.send(text: WireOutbound.response(number: number, status: "invalid_action", data: .string(reason)).bytes)
+        }
+    }
+
+    private func fail(_ code: WebSocketCloseCode, _ reason: String) {
+        session?.close(code, reason: String(reason.prefix(100)))
+        end()
+    }
+
+    // MARK: Requests (spec §3.2)
+
+    private func handle(number: Int64?, action: String, body: JSONValue) {
+        let members: [JSONKey: JSONValue]
+        if case .object(let object) = body { members = object } else { members = [:] }
+        switch action {
+        case "s", "appcheck", "unappeck", "unappcheck":
+            answer(number, "ok", .string(""))
+        case "auth", "gauth":
+            guard case .string(let token)? = members["cred"] else { return invalid(number, "auth needs cred") }
+            authenticate(number: number, token: token)
+        case "unauth":
+            setCredential(Authenticator.Credential(caller: .unauthenticated))
+            answer(number, "ok", .string(""))
+        case "q", "l":
+            listen(number: number, members)
+        case "n", "u":
+            unlisten(number: number, members)
+        case "p":
+            put(number: number, members)
+        case "m":
+            merge(number: number, members)
+        case "g":
+            get(number: number, members)
+        case "o", "om":
+            registerOnDisconnect(number: number, merge: action == "om", members)
+        case "oc":
+            guard let path = path(members) else { return invalid(number, "bad path") }
+            onDisconnect.removeAll { path.isPrefix(of: Self.base(of: $0.operation)) }
+            answer(number, "ok", .string(""))
+        default:
+            invalid(number, "unknown action \(action.prefix(20))")
+        }
+    }
+
+    static func base(of operation: WriteOperation) -> DataPath {
+        switch operation {
+        case .set(let entry): return entry.path
+        case .update(let base, _): return base
+        }
+    }
+
+    private func invalid(_ number: Int64?, _ reason: String) {
+        badMessage(number: number, reason)
+        done()
+    }
+
+    private func path(_ members: [JSONKey: JSONValue]) -> DataPath? {
+        guard case .string(let text)? = members["p"] else { return nil }
+        return try? DataPath(string: text)
+    }
+
+    /// The failure answer for a core error: a Firebase status and a non-empty string.
+    static func status(of error: DatabaseError) -> (String, String) {
+        switch error {
+        case .permissionDenied: return ("permission_denied", "Permission denied")
+        case .stale: return ("datastale", "The transaction's data is stale")
+        case .tooLarge: return ("write_too_big", "Write too large")
+        case .storageFull: return ("unavailable", "The server's disk is full")
+        case .unavailable: return ("unavailable", "The database is unavailable; try again")
+        case .tooManyListens: return ("unavailable", "Too many open listens")
+        case .internalError: return ("unavailable", "Internal server error")
+        }
+    }
+
+    private func failed(_ number: Int64?, _ error: DatabaseError) {
+        if case .internalError(let reason) = error { context.logger.error("\(reason)") }
+        let (status, text) = Self.status(of: error)
+        answer(number, status, .string(text))
+    }
+
+    // MARK: Auth (spec §4.7)
+
+    private func authenticate(number: Int64?, token: String) {
+        let authenticator = context.authenticator
+        context.authWork.async {
+            do throws(APIError) {
+                let credential = try authenticator.credential(token: token)
+                self.queue.async {
+                    self.setCredential(credential)
+                    let expires: JSONValue = credential.expiresAt.map { .int($0 / 1000) } ?? .null
+                    self.answer(number, "ok", .object(["auth": credential.caller.auth, "expires": expires]))
+                }
+            } catch {
+                self.queue.async {
+                    self.authFailures += 1
+                    if self.authFailures > self.context.limits.maxAuthFailures {
+                        self.busy = false
+                        return self.fail(.policyViolation, "too many failed auth attempts")
+                    }
+                    let expired = error.message.lowercased().contains("expired")
+                    self.answer(number, expired ? "expired_token" : "invalid_token", .string(error.message))
+                }
+            }
+        }
+    }
+
+    /// A new identity: listens opened under another one are ended with `c` (the client
+    /// cancels those listeners; it re-listens under the new identity if it wants to). A
+    /// refreshed token of the same identity keeps them.
+    private func setCredential(_ new: Authenticator.Credential) {
+        let same = new.caller == credential.caller
+        credential = new
+        if same { return }
+        for (key, listen) in listens {
+            listen.listening.cancel()
+            revoked(key, tag: listen.tag)
+        }
+        listens = [:]
+    }
+
+    // MARK: Listens (spec §4.2)
+
+    private func listen(number: Int64?, _ members: [JSONKey: JSONValue]) {
+        guard let path = path(members) else { return invalid(number, "bad path") }
+        let queryObject = members["q"] ?? JSONValue.object([JSONKey: JSONValue]())
+        let wire: WireQuery
+        let mapped: WireListenQuery?
+        do {
+            wire = try WireQuery(queryObject)
+            mapped = wire.filters ? try WireListenQuery(wire) : nil
+        } catch {
+            return invalid(number, "bad query")
+        }
+        let tag: Int64? = mapped == nil ? nil : { if case .int(let t)? = members["t"] { return t } else { return nil } }()
+        let key = ListenKey(path: path, query: mapped == nil ? JSONValue.object([JSONKey: JSONValue]()) : queryObject)
+        if listens[key] != nil { return answer(number, "ok", JSONValue.object([JSONKey: JSONValue]())) }
+        guard listens.count < context.limits.maxListens else {
+            return answer(number, "max_listens", .string("Too many listens on this connection"))
+        }
+        var warnings: JSONValue = JSONValue.object([JSONKey: JSONValue]())
+        if let index = mapped?.requiredIndex, !context.database.policy.indexes(at: path).contains(index) {
+            // The SDK logs its "unspecified index" warning; Hearth serves the query anyway
+            // (spec §4.2 item 5), as REST refuses it only to match Firebase's REST.
+            warnings = .object(["w": .array([.string("no_index")])])
+        }
+        let okData = warnings
+        let gate = SubscriberGate(caller: credential.caller, uid: credential.uid, issuedAt: credential.issuedAt,
+                                  expiresAt: credential.expiresAt, query: mapped?.listen.rules)
+        let sink = WireListenSink(session: self, path: path, tag: tag, queryObject: mapped == nil ? nil : queryObject, key: key)
+        context.database.listen(path, query: mapped?.listen, as: credential.caller, gate: gate, address: address,
+                                hub: context.hub, sink: sink) { result in
+            self.queue.async {
+                switch result {
+                case .success(let listening):
+                    if self.closed {
+                        listening.cancel()
+                        return self.done()
+                    }
+                    self.listens[key] = OpenListen(listening: listening, tag: tag)
+                    self.answer(number, "ok", okData)
+                case .failure(let error):
+                    self.failed(number, error)
+                }
+            }
+        }
+    }
+
+    private func unlisten(number: Int64?, _ members: [JSONKey: JSONValue]) {
+        guard let path = path(members) else { return invalid(number, "bad path") }
+        let queryObject = members["q"] ?? JSONValue.object([JSONKey: JSONValue]())
+        let filters = (try? WireQuery(queryObject))?.filters ?? false
+        let key = ListenKey(path: path, query: filters ? queryObject : JSONValue.object([JSONKey: JSONValue]()))
+        listens.removeValue(forKey: key)?.listening.cancel()
+        answer(number, "ok", .string(""))
+    }
+
+    /// The hub ended a listen (access lost, or the credential expired).
+    fileprivate func listenEnded(_ key: ListenKey, verdict: StreamVerdict) {
+        queue.async {
+            guard let listen = self.listens.removeValue(forKey: key) else { return }
+            switch verdict {
+            case .authRevoked:
+                // The client forgets its token, reconnects and authenticates again (§3.3).
+                self.session?.send(text: WireOutbound.push(action: "ac", body: .object([
+                    "s": .string("expired_token"), "d": .string("Auth token is expired or revoked")])).bytes)
+                self.setCredential(Authenticator.Credential(caller: .unauthenticated))
+            case .cancel, .keep:
+                self.revoked(key, tag: listen.tag)
+            }
+        }
+    }
+
+    /// Pushes `c` for a listen the server dropped (§3.3: `q` as an array, omitted for a
+    /// location listen).
+    private func revoked(_ key: ListenKey, tag: Int64?) {
+        var body: [JSONKey: JSONValue] = ["p": .string(key.path.description)]
+        if tag != nil { body["q"] = .array([key.query]) }
+        session?.send(text: WireOutbound.push(action: "c", body: .object(body)).bytes)
+    }
+
+    // MARK: Writes (spec §4.3, §4.4)
+
+    private func put(number: Int64?, _ members: [JSONKey: JSONValue]) {
+        guard let path = path(members), let data = members["d"] else { return invalid(number, "put needs p and d") }
+        let value: JSONValue?
+        do {
+            value = try FirebaseTree.normalize(data, at: path)
+        } catch {
+            return answer(number, "invalid_data", .string(error.description))
+        }
+        var precondition: Database.Precondition? = nil
+        if case .string(let hash)? = members["h"] {
+            precondition = Database.Precondition(expected: hash, withPriorities: true, tag: SDKHash.hash)
+        }
+        write(number: number, .set(WriteEntry(path: path, value: value)), precondition: precondition)
+    }
+
+    private func merge(number: Int64?, _ members: [JSONKey: JSONValue]) {
+        guard let path = path(members), let data = members["d"] else { return invalid(number, "merge needs p and d") }
+        do {
+            let updates = try MultiPathUpdate.parse(base: path, body: data)
+            if updates.isEmpty { return answer(number, "ok", .string("")) }
+            write(number: number, .update(base: path, entries: updates.map { WriteEntry(path: $0.path, value: $0.value) }), precondition: nil)
+        } catch {
+            answer(number, "invalid_data", .string(error.description))
+        }
+    }
+
+    private func write(number: Int64?, _ operation: WriteOperation, precondition: Database.Precondition?) {
+        context.database.write(operation, as: credential.caller, precondition: precondition) { result in
+            switch result {
+            case .success: self.answerLater(number, "ok", .string(""))
+            case .failure(let error): self.queue.async { self.failed(number, error) }
+            }
+        }
+    }
+
+    // MARK: get (spec §4.8)
+
+    private func get(number: Int64?, _ members: [JSONKey: JSONValue]) {
+        guard let path = path(members) else { return invalid(number, "bad path") }
+        if path.segments.first == ".info" { return answer(number, "ok", .null) }
+        let mapped: WireListenQuery?
+        do {
+            let wire = try WireQuery(members["q"] ?? JSONValue.object([JSONKey: JSONValue]()))
+            mapped = wire.filters ? try WireListenQuery(wire) : nil
+        } catch {
+            return invalid(number, "bad query")
+        }
+        context.database.read(path, query: mapped?.listen.rules, as: credential.caller, { view -> JSONValue in
+            if let mapped { return FirebaseTree.render(try view.query(mapped.listen.tree, at: path)) }
+            return FirebaseTree.render(try view.value(at: path))
+        }, completion: { result in
+            switch result {
+            case .success(let value): self.answerLater(number, "ok", value)
+            case .failure(let error): self.queue.async { self.failed(number, error) }
+            }
+        })
+    }
+
+    // MARK: onDisconnect (spec §4.5)
+
+    private func registerOnDisconnect(number: Int64?, merge: Bool, _ members: [JSONKey: JSONValue]) {
+        guard let path = path(members), let data = members["d"] else { return invalid(number, "needs p and d") }
+        let operation: WriteOperation
+        do {
+            if merge {
+                let updates = try MultiPathUpdate.parse(base: path, body: data)
+                if updates.isEmpty { return answer(number, "ok", .string("")) }
+                operation = .update(base: path, entries: updates.map { WriteEntry(path: $0.path, value: $0.value) })
+            } else {
+                operation = .set(WriteEntry(path: path, value: try FirebaseTree.normalize(data, at: path)))
+            }
+        } catch {
+            return answer(number, "invalid_data", .string("\(error)"))
+        }
+        guard onDisconnect.count < context.limits.maxOnDisconnect else {
+            return answer(number, "too_many_ondisconnect", .string("Too many onDisconnect operations on this connection"))
+        }
+        let caller = credential.caller
+        context.database.checkWrite(operation, as: caller, now: context.clock()) { result in
+            self.queue.async {
+                switch result {
+                case .success:
+                    self.onDisconnect.append((operation, caller))
+                    self.answer(number, "ok", .string(""))
+                case .failure(let error):
+                    self.failed(number, error)
+                }
+            }
+        }
+    }
+
+    // MARK: End
+
+    /// The connection ended (any reason): stop listening, then run the queued onDisconnect
+    /// operations in registration order, each judged by the rules again as its registrant,
+    /// server values resolved now.
+    private func end() {
+        guard !closed else { return }
+        closed = true
+        inbox = []
+        for listen in listens.values { listen.listening.cancel() }
+        listens = [:]
+        let operations = onDisconnect
+        onDisconnect = []
+        for (operation, caller) in operations {
+            context.database.write(operation, as: caller) { _ in }
+        }
+    }
+}
+
+/// A listen's events as wire pushes: `d` (overwrite) for a put, `m` (merge) for a patch,
+/// at the absolute path, with the listen's tag for a query.
+struct WireListenSink: StreamEventSink {
+    let session: WireSession
+    let path: DataPath
+    let tag: Int64?
+    let queryObject: JSONValue?
+    let key: WireSession.ListenKey
+
+    func deliver(_ event: StreamEvent, seq: Int64) {
+        var target = path
+        if event.path != "/", let relative = try? DataPath(string: event.path) {
+            for segment in relative.segments { target = (try? target.child(segment)) ?? target }
+        }
+        var body: [JSONKey: JSONValue] = ["p": .string(target.description), "d": event.data]
+        if let tag { body["t"] = .int(tag) }
+        let action = event.name == .put ? "d" : "m"
+        session.pushNow(WireOutbound.push(action: action, body: .object(body)).bytes)
+    }
+
+    func ended(_ verdict: StreamVerdict) {
+        session.listenEndedFromHub(key, verdict: verdict)
+    }
+}
+
+extension WireSession {
+    /// From the fan-out queue: the bytes go straight to the socket (the session hops onto
+    /// its I/O queue, keeping the fan-out queue's order).
+    fileprivate func pushNow(_ bytes: [UInt8]) {
+        sessionForPushes.withLock { $0 }?.send(text: bytes)
+    }
+
+    fileprivate func listenEndedFromHub(_ key: ListenKey, verdict: StreamVerdict) {
+        listenEnded(key, verdict: verdict)
+    }
+}

@@ -1,0 +1,336 @@
+"""Our own Firebase wire-protocol client (spec/firebase-wire-protocol.md), driving a Hearth
+binary over /.ws with the `websockets` package. Each mode runs one scenario, checks every
+answer itself, prints `ok <check>` per passed check and exits 1 on the first failure.
+
+Usage: wire_client.py <mode> <port>
+Modes: handshake, listen_write, query, transaction, ondisconnect, chunked, auth
+Every wait has a timeout (WAIT seconds); the whole run is bounded by the Swift test too.
+"""
+import json
+import sys
+import threading
+import time
+import urllib.request
+
+from websockets.sync.client import connect
+
+WAIT = 20
+PORT = int(sys.argv[2])
+BASE = f"http://127.0.0.1:{PORT}"
+
+
+def check(condition, name, detail=""):
+    if not condition:
+        print(f"FAILED {name}: {detail}", file=sys.stderr, flush=True)
+        sys.exit(1)
+    print(f"ok {name}", flush=True)
+
+
+def rest(method, path, body=None, token=None):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(BASE + path, data=data, method=method)
+    if token:
+        request.add_header("Authorization", "Bearer " + token)
+    try:
+        with urllib.request.urlopen(request, timeout=WAIT) as response:
+            return response.status, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")
+
+
+def sign_up():
+    status, body = rest("POST", "/v1/accounts:signUp", {"returnSecureToken": True})
+    assert status == 200, body
+    return body["idToken"], body["localId"]
+
+
+def favorite(fid, uid, created):
+    return {"id": fid, "name": fid.title(), "createdAt": created, "createdBy": uid, "latitude": 59.9, "longitude": 10.7}
+
+
+class Client:
+    """One connection: requests numbered from 1, answers matched by `r`, pushes kept in
+    arrival order together with the answers (to check push-before-answer ordering)."""
+
+    def __init__(self, namespace="demo"):
+        self.ws = connect(f"ws://127.0.0.1:{PORT}/.ws?v=5&ns={namespace}", open_timeout=WAIT, max_size=None)
+        self.number = 0
+        self.log = []  # every data-layer message received, in order
+        self.handshake = self.recv()
+        self.cond = threading.Condition()
+        self.closed = False
+        self.reader = threading.Thread(target=self.read_loop, daemon=True)
+        self.reader.start()
+
+    def recv(self):
+        return json.loads(self.ws.recv(timeout=WAIT))
+
+    def read_loop(self):
+        try:
+            while True:
+                message = json.loads(self.ws.recv())
+                with self.cond:
+                    self.log.append(message)
+                    self.cond.notify_all()
+        except Exception:
+            with self.cond:
+                self.closed = True
+                self.cond.notify_all()
+
+    def send_raw(self, text):
+        self.ws.send(text)
+
+    def request(self, action, body):
+        self.number += 1
+        number = self.number
+        self.ws.send(json.dumps({"t": "d", "d": {"r": number, "a": action, "b": body}}))
+        return number
+
+    def wait_for(self, predicate, what):
+        deadline = time.time() + WAIT
+        with self.cond:
+            while True:
+                for index, message in enumerate(self.log):
+                    if predicate(message):
+                        return index, message
+                remaining = deadline - time.time()
+                if remaining <= 0:
+                    raise AssertionError(f"timed out waiting for {what}; got {self.log}")
+                self.cond.wait(remaining)
+
+    def answer(self, number):
+        index, message = self.wait_for(lambda m: m.get("t") == "d" and m["d"].get("r") == number, f"answer {number}")
+        return index, message["d"]["b"]
+
+    def call(self, action, body):
+        return self.answer(self.request(action, body))[1]
+
+    def push(self, action, predicate=lambda b: True, what="push"):
+        """The first push `action` whose body satisfies `predicate`: (its index, its body)."""
+        index, message = self.wait_for(
+            lambda m: m.get("t") == "d" and "r" not in m["d"] and m["d"].get("a") == action and predicate(m["d"]["b"]), what)
+        return index, message["d"]["b"]
+
+    def pushes(self, action):
+        with self.cond:
+            return [m["d"]["b"] for m in self.log if m.get("t") == "d" and m["d"].get("a") == action]
+
+    def close(self):
+        self.ws.close()
+
+
+def mode_handshake():
+    c = Client()
+    h = c.handshake
+    check(h["t"] == "c" and h["d"]["t"] == "h", "handshake first", h)
+    d = h["d"]["d"]
+    check(abs(d["ts"] - time.time() * 1000) < 60_000, "handshake ts is server epoch ms", d)
+    check(d["v"] == "5", "handshake v", d)
+    check(d["h"] == f"127.0.0.1:{PORT}", "handshake h echoes the Host", d)
+    check(isinstance(d["s"], str) and len(d["s"]) > 0, "handshake session id", d)
+    c.send_raw(json.dumps({"t": "c", "d": {"t": "p", "d": {}}}))
+    _, pong = c.wait_for(lambda m: m.get("t") == "c" and m["d"]["t"] == "o", "pong")
+    check("d" in pong["d"], "pong carries d", pong)
+    check(c.call("s", {"c": {"sdk.js.12-18-0": 1}}) == {"s": "ok", "d": ""}, "stats answered ok")
+    c.send_raw("0")  # keep-alive: ignored, not a message
+    check(c.call("appcheck", {"token": "x"})["s"] == "ok", "appcheck accepted as a no-op")
+    bad = c.call("frobnicate", {})
+    check(bad["s"] == "invalid_action" and isinstance(bad["d"], str) and bad["d"], "unknown action answered invalid_action", bad)
+    zero = c.request("s", {})  # r 0 (Android) is answered too
+    c.ws.send(json.dumps({"t": "d", "d": {"r": 0, "a": "s", "b": {}}}))
+    _, z = c.wait_for(lambda m: m.get("t") == "d" and m["d"].get("r") == 0, "answer to r 0")
+    check(z["d"]["b"]["s"] == "ok", "request number 0 answered")
+    c.answer(zero)
+    c.send_raw("not json")
+    check(c.call("s", {})["s"] == "ok", "a malformed message does not end the connection")
+    c.close()
+
+
+def mode_listen_write():
+    token, uid = sign_up()
+    other_token, other = sign_up()
+    a = Client()
+    check(a.call("auth", {"cred": token})["s"] == "ok", "auth with a Hearth ID token")
+    path = f"/users/{uid}/favorites"
+    number = a.request("q", {"p": path, "h": ""})
+    index_answer, answer = a.answer(number)
+    index_data, data = a.push("d", lambda b: b["p"].rstrip("/") == path, "first data")
+    check(answer == {"s": "ok", "d": {}}, "listen answered ok with an object", answer)
+    check(index_data < index_answer, "the listen's data arrives before its ok", a.log)
+    check(data["d"] is None, "nothing there yet", data)
+
+    # A second connection of the same user sees the first one's writes.
+    b = Client()
+    b.call("auth", {"cred": token})
+    check(b.call("q", {"p": path, "h": ""})["s"] == "ok", "second listener")
+
+    put = a.request("p", {"p": f"{path}/oslo", "d": favorite("oslo", uid, {".sv": "timestamp"})})
+    index_ok, ok = a.answer(put)
+    check(ok["s"] == "ok", "put accepted", ok)
+    index_push, pushed = a.push("d", lambda b: b["p"].endswith("/oslo"), "the put's own push")
+    check(index_push < index_ok, "the writer's push arrives before its ok", a.log)
+    check(isinstance(pushed["d"]["createdAt"], int) and pushed["d"]["createdAt"] > 1_600_000_000_000, "server timestamp resolved", pushed)
+    _, seen = b.push("d", lambda b: b["p"].endswith("/oslo"), "the other connection sees it")
+    check(seen["d"]["name"] == "Oslo", "another connection of the user sees the put", seen)
+
+    merged = a.call("m", {"p": f"{path}/oslo", "d": {"name": "Oslo S", "latitude": 60.0}})
+    check(merged["s"] == "ok", "merge accepted", merged)
+    _, merge_push = b.push("m", lambda b: b["p"].endswith("/oslo"), "merge push")
+    check(merge_push["d"] == {"name": "Oslo S", "latitude": 60.0}, "merge pushed as m with relative paths", merge_push)
+
+    got = a.call("g", {"p": f"{path}/oslo/name", "q": {}})
+    check(got == {"s": "ok", "d": "Oslo S"}, "get returns the value", got)
+
+    # Rules: a failed .validate is refused with a string d, and nothing is pushed.
+    before = len(b.pushes("d")) + len(b.pushes("m"))
+    denied = a.call("p", {"p": f"{path}/rome", "d": favorite("rome", "someone-else", 1)})
+    check(denied["s"] == "permission_denied" and isinstance(denied["d"], str) and denied["d"], "validate failure refused", denied)
+    check(b.call("s", {})["s"] == "ok", "(sync)")
+    check(len(b.pushes("d")) + len(b.pushes("m")) == before, "a refused write pushes nothing")
+
+    # Another user may not listen to or read these favourites.
+    c = Client()
+    c.call("auth", {"cred": other_token})
+    refused = c.call("q", {"p": path, "h": ""})
+    check(refused["s"] == "permission_denied" and refused["d"], "listen on another user's data refused", refused)
+    refused_get = c.call("g", {"p": path, "q": {}})
+    check(refused_get["s"] == "permission_denied" and refused_get["d"], "get of another user's data refused", refused_get)
+
+    # Unlisten stops pushes; delete is p with null.
+    check(b.call("n", {"p": path})["s"] == "ok", "unlisten answered")
+    check(a.call("p", {"p": f"{path}/oslo", "d": None})["s"] == "ok", "delete")
+    a.push("d", lambda b: b["p"].endswith("/oslo") and b["d"] is None, "delete push")
+    check(b.call("s", {})["s"] == "ok", "(sync)")
+    check(not any(p["d"] is None for p in b.pushes("d") if p["p"].endswith("/oslo")), "no push after unlisten")
+    for client in (a, b, c):
+        client.close()
+
+
+def mode_query():
+    token, uid = sign_up()
+    a = Client()
+    a.call("auth", {"cred": token})
+    path = f"/users/{uid}/favorites"
+    for i, name in enumerate(["a", "b", "c"]):
+        assert a.call("p", {"p": f"{path}/{name}", "d": favorite(name, uid, 1000 + i)})["s"] == "ok"
+    number = a.request("q", {"p": path, "q": {"i": "createdAt", "l": 2, "vf": "r"}, "t": 7, "h": ""})
+    _, answer = a.answer(number)
+    check(answer["s"] == "ok" and "w" not in answer["d"], "indexed query listen ok without a warning", answer)
+    _, first = a.push("d", lambda b: b.get("t") == 7, "tagged first window")
+    check(sorted(first["d"].keys()) == ["b", "c"], "limitToLast(2) window", first)
+    assert a.call("p", {"p": f"{path}/d", "d": favorite("d", uid, 2000)})["s"] == "ok"
+    _, moved = a.push("d", lambda b: b.get("t") == 7 and "d" in (b["d"] or {}), "window after a newer child")
+    check(sorted(moved["d"].keys()) == ["c", "d"], "a child enters and another leaves the window", moved)
+    unindexed = a.call("q", {"p": path, "q": {"i": "name", "l": 1, "vf": "l"}, "t": 8, "h": ""})
+    check(unindexed["s"] == "ok" and unindexed["d"].get("w") == ["no_index"], "no_index warning for an unindexed child", unindexed)
+    got = a.call("g", {"p": path, "q": {"i": "createdAt", "sp": 1001, "ep": 1001}})
+    check(got["s"] == "ok" and list(got["d"].keys()) == ["b"], "get with equalTo", got)
+    a.close()
+
+
+def mode_transaction():
+    """Two connections increment one counter N times each with the SDK's hash protocol:
+    the end value is exactly 2N."""
+    rounds = 25
+    def worker(results):
+        c = Client()
+        c.call("q", {"p": "/open/counter", "h": ""})
+        done = 0
+        stale = 0
+        while done < rounds:
+            # The newest value this client has is the last push at the path.
+            pushes = [p for p in c.pushes("d") if p["p"].rstrip("/") == "/open/counter"]
+            current = pushes[-1]["d"] if pushes else None
+            value = (current or 0) + 1
+            h = "" if current is None else sdk_hash(current)
+            answer = c.call("p", {"p": "/open/counter", "d": value, "h": h})
+            if answer["s"] == "ok":
+                done += 1
+            elif answer["s"] == "datastale":
+                stale += 1
+            else:
+                raise AssertionError(answer)
+        results.append(stale)
+        c.close()
+    results = []
+    threads = [threading.Thread(target=worker, args=(results,)) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    check(len(results) == 2, "both workers finished", results)
+    status, value = rest("GET", "/open/counter.json")
+    check(value == 2 * rounds, f"counter is exactly {2 * rounds}", value)
+    c = Client()
+    stale = c.call("p", {"p": "/open/counter", "d": 0, "h": "wrong"})
+    check(stale["s"] == "datastale" and isinstance(stale["d"], str) and stale["d"], "a wrong hash is datastale", stale)
+    c.close()
+
+
+def sdk_hash(value):
+    import base64, hashlib, struct
+    if isinstance(value, bool):
+        pre = "boolean:" + ("true" if value else "false")
+    elif isinstance(value, (int, float)):
+        pre = "number:" + struct.pack(">d", float(value)).hex()
+    elif isinstance(value, str):
+        pre = "string:" + value
+    else:
+        raise ValueError(value)
+    return base64.b64encode(hashlib.sha1(pre.encode()).digest()).decode()
+
+
+def mode_ondisconnect():
+    token, uid = sign_up()
+    watcher = Client()
+    watcher.call("q", {"p": "/open/presence", "h": ""})
+    a = Client()
+    a.call("auth", {"cred": token})
+    check(a.call("p", {"p": f"/open/presence/{uid}", "d": {"online": True}})["s"] == "ok", "online")
+    check(a.call("o", {"p": f"/open/presence/{uid}", "d": {"online": False, "at": {".sv": "timestamp"}}})["s"] == "ok", "onDisconnect set registered")
+    check(a.call("o", {"p": f"/open/presence/{uid}/cancelled", "d": True})["s"] == "ok", "second onDisconnect registered")
+    check(a.call("oc", {"p": f"/open/presence/{uid}/cancelled", "d": None})["s"] == "ok", "onDisconnect cancelled")
+    denied = a.call("o", {"p": "/users/someone/favorites/x", "d": True})
+    check(denied["s"] == "permission_denied", "onDisconnect checked against the rules when registered", denied)
+    a.close()
+    _, gone = watcher.push("d", lambda b: b["p"].endswith(f"/presence/{uid}") and b["d"] and b["d"].get("online") is False, "offline after close")
+    check(isinstance(gone["d"]["at"], int), "server value resolved when it ran", gone)
+    status, value = rest("GET", f"/open/presence/{uid}.json")
+    check(value.get("online") is False and "cancelled" not in value, "the cancelled operation did not run", value)
+    watcher.close()
+
+
+def mode_chunked():
+    c = Client()
+    big = "x" * 40_000
+    message = json.dumps({"t": "d", "d": {"r": 1, "a": "p", "b": {"p": "/open/big", "d": big}}})
+    chunks = [message[i:i + 16384] for i in range(0, len(message), 16384)]
+    c.send_raw(str(len(chunks)))
+    for chunk in chunks:
+        c.send_raw(chunk)
+    _, answer = c.answer(1)
+    c.number = 1
+    check(answer["s"] == "ok", f"a message in {len(chunks)} chunks", answer)
+    got = c.call("g", {"p": "/open/big", "q": {}})
+    check(got["d"] == big, "the chunked value round-trips")
+    c.close()
+
+
+def mode_auth():
+    c = Client()
+    bad = c.call("auth", {"cred": "not-a-token"})
+    check(bad["s"] in ("invalid_token", "expired_token") and bad["d"], "a bad token is refused", bad)
+    token, uid = sign_up()
+    check(c.call("auth", {"cred": token})["s"] == "ok", "a good token after a bad one")
+    check(c.call("q", {"p": f"/users/{uid}/favorites", "h": ""})["s"] == "ok", "authenticated listen")
+    check(c.call("unauth", {})["s"] == "ok", "unauth")
+    _, revoked = c.push("c", lambda b: b["p"] == f"/users/{uid}/favorites", "listen revoked after unauth")
+    check("q" not in revoked, "listen revoked after unauth", revoked)
+    refused = c.call("g", {"p": f"/users/{uid}/favorites", "q": {}})
+    check(refused["s"] == "permission_denied", "signed out: refused", refused)
+    c.close()
+
+
+if __name__ == "__main__":
+    globals()["mode_" + sys.argv[1]]()
+    print("done", flush=True)

@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+/// The Firebase wire protocol on `/.ws` (issue 14), spoken by our own client
+/// (`Python/wire_client.py`, the `websockets` package) against the built binary, under the
+/// reference rules plus an open `/open` subtree. Each mode checks every answer itself and
+/// prints `ok <check>`; the test requires a clean exit and the checks it expects.
+@Suite struct WireProtocolEndToEndTests {
+    let dir = TemporaryDirectory()
+
+    static let rules = #"""
+    {"rules": {
+      "users": {"$uid": {"favorites": {
+        ".read": "auth != null && auth.uid == $uid", ".write": "auth != null && auth.uid == $uid",
+        ".indexOn": ["createdAt"],
+        "$favoriteId": {".validate": "newData.hasChildren(['id', 'name', 'createdAt', 'createdBy', 'latitude', 'longitude']) && newData.child('createdBy').val() == auth.uid"}
+      }}},
+      "open": {".read": true, ".write": true}
+    }}
+    """#
+
+    func run(_ mode: String, expecting checks: [String]) throws {
+        let python = try pythonInterpreter()
+        let server = try HearthProcess.serve(dataDirectory: dir.path, rules: Self.rules)
+        let result = try runPythonDriver(python, script: "wire_client.py", arguments: [mode, String(server.port)], environment: [:])
+        #expect(result.status == 0, "\(mode) failed:\n\(result.stdout)\n\(result.stderr)\n\(server.log.suffix(3000))")
+        let passed = Set(result.stdout.split(separator: "\n").filter { $0.hasPrefix("ok ") }.map { String($0.dropFirst(3)) })
+        for check in checks { #expect(passed.contains(check), "\(mode): '\(check)' did not pass\n\(result.stdout)") }
+        #expect(result.stdout.hasSuffix("done\n"))
+    }
+
+    @Test func handshakePingStatsKeepAliveAndBadInput() throws {
+        try run("handshake", expecting: ["handshake first", "handshake h echoes the Host", "pong carries d", "stats answered ok",
+                                         "unknown action answered invalid_action", "request number 0 answered",
+                                         "a malformed message does not end the connection"])
+    }
+
+    @Test func listensWritesMergesGetsAndRules() throws {
+        try run("listen_write", expecting: ["the listen's data arrives before its ok", "the writer's push arrives before its ok",
+                                            "server timestamp resolved", "merge pushed as m with relative paths", "get returns the value",
+                                            "validate failure refused", "a refused write pushes nothing",
+                                            "listen on another user's data refused", "no push after unlisten"])
+    }
+
+    @Test func queriesWithTagsAndAMovingWindow() throws {
+        try run("query", expecting: ["limitToLast(2) window", "a child enters and another leaves the window",
+                                     "no_index warning for an unindexed child", "get with equalTo"])
+    }
+
+    @Test func transactionsFromTwoConnectionsCountExactly() throws {
+        try run("transaction", expecting: ["counter is exactly 50", "a wrong hash is datastale"])
+    }
+
+    @Test func onDisconnectRunsWhenTheConnectionEnds() throws {
+        try run("ondisconnect", expecting: ["onDisconnect checked against the rules when registered", "server value resolved when it ran",
+                                            "the cancelled operation did not run"])
+    }
+
+    @Test func chunkedMessagesAreJoined() throws {
+        try run("chunked", expecting: ["the chunked value round-trips"])
+    }
+
+    @Test func authRefusalsAndSignOut() throws {
+        try run("auth", expecting: ["a bad token is refused", "authenticated listen", "listen revoked after unauth", "signed out: refused"])
+    }
+
+    /// A plain GET of /.ws (no upgrade) is a clear 400, not a read of data at "/.ws".
+    @Test func aPlainGetIsRefused() throws {
+        let server = try HearthProcess.serve(dataDirectory: dir.path)
+        let answer = try curl("GET", server.baseURL + "/.ws?v=5&ns=demo")
+        #expect(answer.status == 400)
+        #expect(answer.body.contains("Expected a WebSocket upgrade"))
+    }
+}
