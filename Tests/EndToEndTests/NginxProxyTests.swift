@@ -107,6 +107,24 @@ import Testing
     }
 }
 
+extension NginxProxyTests {
+    /// The SDKs' WebSocket crosses nginx (`location = /.ws` in hearth.conf): our protocol
+    /// client's handshake checks (the handshake's `h` must be nginx's host and port, as the
+    /// client used them), pings, requests and answers, all through the proxy.
+    @Test func theWireProtocolCrossesTheProxy() throws {
+        let python = try pythonInterpreter()
+        let hearth = try HearthProcess.serve(dataDirectory: dir.path)
+        let nginx = try NginxProcess.start(in: dir.path + "/nginx", upstreamPort: hearth.port)
+        let result = try runPythonDriver(python, script: "wire_client.py", arguments: ["handshake", String(nginx.port)], environment: [:])
+        #expect(result.status == 0, "through nginx:\n\(result.stdout)\n\(result.stderr)\n\(nginx.log)")
+        #expect(result.stdout.contains("ok handshake h echoes the Host"))
+        #expect(result.stdout.hasSuffix("done\n"))
+        try nginx.stop()
+        hearth.signal(SIGTERM)
+        #expect(try hearth.waitForExit() == 0)
+    }
+}
+
 /// Why nginx could not be used.
 private struct NginxError: Error, CustomStringConvertible {
     var description: String
