@@ -23,6 +23,8 @@ public struct HearthConfiguration: Sendable {
     public var limits = HTTPLimits()
     public var auth = AuthSettings()
     public var streams = StreamOptions()
+    /// Per-connection bounds of the wire protocol (`/.ws`).
+    public var wire = WireSessionLimits()
     /// Logging: level, format, access log.
     public var logging = LoggingSettings()
     /// Peer addresses whose `X-Forwarded-For` / `X-Forwarded-Proto` are believed.

@@ -107,7 +107,7 @@ public final class HearthService: Sendable {
         let (reviewStore, reviewPolicy) = (store, policy)
         context.readCache = readCache.isEnabled ? readCache : nil
         context.wire = WireContext(database: context.database, hub: hub, authenticator: auth.authenticator, authWork: auth.work,
-                                   clock: SQLiteTreeStore.systemMilliseconds, logger: logger)
+                                   clock: SQLiteTreeStore.systemMilliseconds, logger: logger, limits: configuration.wire)
         context.rulesSettings = RulesSettings(path: configuration.rulesPath, policy: policy) { [logger] in
             logger.info("rules replaced through /.settings/rules.json")
             Self.reviewStreams(hub: hub, store: reviewStore, policy: reviewPolicy)

@@ -19,9 +19,9 @@ import Testing
     }}
     """#
 
-    func run(_ mode: String, expecting checks: [String]) throws {
+    func run(_ mode: String, environment: [String: String] = [:], expecting checks: [String]) throws {
         let python = try pythonInterpreter()
-        let server = try HearthProcess.serve(dataDirectory: dir.path, rules: Self.rules)
+        let server = try HearthProcess.serve(dataDirectory: dir.path, rules: Self.rules, environment: environment)
         let result = try runPythonDriver(python, script: "wire_client.py", arguments: [mode, String(server.port)], environment: [:])
         #expect(result.status == 0, "\(mode) failed:\n\(result.stdout)\n\(result.stderr)\n\(server.log.suffix(3000))")
         let passed = Set(result.stdout.split(separator: "\n").filter { $0.hasPrefix("ok ") }.map { String($0.dropFirst(3)) })
@@ -62,6 +62,16 @@ import Testing
 
     @Test func authRefusalsAndSignOut() throws {
         try run("auth", expecting: ["a bad token is refused", "authenticated listen", "listen revoked after unauth", "signed out: refused"])
+    }
+
+    /// Every per-connection limit (`WireSessionLimits`, set small here) crossed by one.
+    @Test func perConnectionLimitsAreCrossed() throws {
+        try run("limits", environment: [
+            "HEARTH_WIRE_MAX_LISTENS": "2", "HEARTH_WIRE_MAX_ON_DISCONNECT": "2", "HEARTH_WIRE_MAX_BAD_MESSAGES": "3",
+            "HEARTH_WIRE_MAX_AUTH_FAILURES": "2", "HEARTH_WIRE_MAX_PENDING_REQUESTS": "4",
+        ], expecting: ["a third listen is refused", "after an unlisten it fits", "a third onDisconnect is refused",
+                       "the fourth bad message closes with 1008", "the third failed auth closes with 1008",
+                       "requests past the pending bound close with 1008"])
     }
 
     /// A plain GET of /.ws (no upgrade) is a clear 400, not a read of data at "/.ws".

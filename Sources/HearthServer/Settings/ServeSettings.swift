@@ -101,6 +101,27 @@ public enum ServeSettings {
                 default: String(StoreOptions.defaultChangeLogRetention), "Change-log records kept for stream resume.") {
             $0.store.changeLogRetention = $1.integer
         },
+        Setting("wireMaxListens", env: "HEARTH_WIRE_MAX_LISTENS", flag: nil, .integer(1...1_000_000),
+                default: String(WireSessionLimits.defaultMaxListens),
+                "Listens one wire-protocol connection (/.ws) may hold (then `max_listens`).") { $0.wire.maxListens = $1.integer },
+        Setting("wireMaxOnDisconnect", env: "HEARTH_WIRE_MAX_ON_DISCONNECT", flag: nil, .integer(0...1_000_000),
+                default: String(WireSessionLimits.defaultMaxOnDisconnect),
+                "onDisconnect operations one wire-protocol connection may queue (then `too_many_ondisconnect`).") {
+            $0.wire.maxOnDisconnect = $1.integer
+        },
+        Setting("wireMaxPendingRequests", env: "HEARTH_WIRE_MAX_PENDING_REQUESTS", flag: nil, .integer(1...1_000_000),
+                default: String(WireSessionLimits.defaultMaxPendingRequests),
+                "Requests one wire-protocol connection may have waiting for their answers (then close 1008).") {
+            $0.wire.maxPendingRequests = $1.integer
+        },
+        Setting("wireMaxAuthFailures", env: "HEARTH_WIRE_MAX_AUTH_FAILURES", flag: nil, .integer(0...1_000_000),
+                default: String(WireSessionLimits.defaultMaxAuthFailures),
+                "Failed auth attempts on one wire-protocol connection (then close 1008).") { $0.wire.maxAuthFailures = $1.integer },
+        Setting("wireMaxBadMessages", env: "HEARTH_WIRE_MAX_BAD_MESSAGES", flag: nil, .integer(0...1_000_000),
+                default: String(WireSessionLimits.defaultMaxBadMessages),
+                "Malformed messages or unknown actions on one wire-protocol connection (then close 1008).") {
+            $0.wire.maxBadMessages = $1.integer
+        },
         Setting("maxNodesPerWrite", env: "HEARTH_MAX_NODES_PER_WRITE", flag: nil, .integer(1...100_000_000),
                 default: String(StoreOptions.defaultMaxNodesPerWrite),
                 "Stored nodes one write may write, and may replace or delete (then 413); every other write waits while one is applied.") {

@@ -8,29 +8,33 @@ import HearthWire
 import Logging
 import Synchronization
 
-/// Named bounds of one wire-protocol connection (issue 14: every limit named and tested).
-struct WireSessionLimits: Sendable {
-    /// Listens open at once on one connection; past it a `q` answers `too_big`... no:
-    /// `max_listens` (the listen is refused, the connection stays).
-    static let defaultMaxListens = 1_000
-    /// onDisconnect operations queued on one connection; past it `o`/`om` answer
+/// Named bounds of one wire-protocol connection (issue 14: every limit named and tested;
+/// the serve settings `wireMax…` set them).
+public struct WireSessionLimits: Sendable, Equatable {
+    /// Listens open at once on one connection; past it a `q` is answered `max_listens`
+    /// (the connection stays).
+    public static let defaultMaxListens = 1_000
+    /// onDisconnect operations queued on one connection; past it `o`/`om` are answered
     /// `too_many_ondisconnect`.
-    static let defaultMaxOnDisconnect = 100
+    public static let defaultMaxOnDisconnect = 100
     /// Requests received and not yet answered; past it the connection is closed with 1008
-    /// (a client that sends without reading its answers).
-    static let defaultMaxPendingRequests = 1_000
+    /// (a client that sends faster than it lets the server answer).
+    public static let defaultMaxPendingRequests = 1_000
     /// Failed `auth`/`gauth` attempts on one connection; past it the connection is closed
     /// with 1008.
-    static let defaultMaxAuthFailures = 10
-    /// Malformed messages or unknown actions on one connection before it is closed with 1008.
-    static let defaultMaxBadMessages = 20
+    public static let defaultMaxAuthFailures = 10
+    /// Malformed messages or unknown actions on one connection; past it the connection is
+    /// closed with 1008.
+    public static let defaultMaxBadMessages = 20
 
-    var maxListens = defaultMaxListens
-    var maxOnDisconnect = defaultMaxOnDisconnect
-    var maxPendingRequests = defaultMaxPendingRequests
-    var maxAuthFailures = defaultMaxAuthFailures
-    var maxBadMessages = defaultMaxBadMessages
+    public var maxListens = defaultMaxListens
+    public var maxOnDisconnect = defaultMaxOnDisconnect
+    public var maxPendingRequests = defaultMaxPendingRequests
+    public var maxAuthFailures = defaultMaxAuthFailures
+    public var maxBadMessages = defaultMaxBadMessages
     var frames = WireLimits()
+
+    public init() {}
 }
 
 /// What a wire-protocol session needs from the server (passed in; no globals).

@@ -3,7 +3,7 @@ binary over /.ws with the `websockets` package. Each mode runs one scenario, che
 answer itself, prints `ok <check>` per passed check and exits 1 on the first failure.
 
 Usage: wire_client.py <mode> <port>
-Modes: handshake, listen_write, query, transaction, ondisconnect, chunked, auth
+Modes: handshake, listen_write, query, transaction, ondisconnect, chunked, auth, limits
 Every wait has a timeout (WAIT seconds); the whole run is bounded by the Swift test too.
 """
 import json
@@ -329,6 +329,52 @@ def mode_auth():
     refused = c.call("g", {"p": f"/users/{uid}/favorites", "q": {}})
     check(refused["s"] == "permission_denied", "signed out: refused", refused)
     c.close()
+
+
+def wait_closed(client, what):
+    deadline = time.time() + WAIT
+    with client.cond:
+        while not client.closed:
+            remaining = deadline - time.time()
+            if remaining <= 0:
+                raise AssertionError(f"{what}: the connection stayed open")
+            client.cond.wait(remaining)
+    return client.ws.close_code
+
+
+def mode_limits():
+    """Run with HEARTH_WIRE_MAX_LISTENS=2, _ON_DISCONNECT=2, _BAD_MESSAGES=3,
+    _AUTH_FAILURES=2, _PENDING_REQUESTS=4: each limit is crossed by one."""
+    c = Client()
+    check(c.call("q", {"p": "/open/a", "h": ""})["s"] == "ok", "listen 1")
+    check(c.call("q", {"p": "/open/b", "h": ""})["s"] == "ok", "listen 2")
+    third = c.call("q", {"p": "/open/c", "h": ""})
+    check(third["s"] == "max_listens" and third["d"], "a third listen is refused", third)
+    check(c.call("n", {"p": "/open/a"})["s"] == "ok" and c.call("q", {"p": "/open/c", "h": ""})["s"] == "ok", "after an unlisten it fits")
+    check(c.call("o", {"p": "/open/x", "d": 1})["s"] == "ok" and c.call("om", {"p": "/open", "d": {"y": 2}})["s"] == "ok", "two onDisconnect")
+    over = c.call("o", {"p": "/open/z", "d": 3})
+    check(over["s"] == "too_many_ondisconnect" and over["d"], "a third onDisconnect is refused", over)
+    c.close()
+
+    bad = Client()
+    for i in range(3):
+        check(bad.call("nope", {})["s"] == "invalid_action", f"bad message {i + 1} answered")
+    bad.request("nope", {})
+    check(wait_closed(bad, "fourth bad message") == 1008, "the fourth bad message closes with 1008")
+
+    auth = Client()
+    for i in range(2):
+        check(auth.call("auth", {"cred": "bad"})["s"] == "invalid_token", f"failed auth {i + 1} answered")
+    auth.request("auth", {"cred": "bad"})
+    check(wait_closed(auth, "third failed auth") == 1008, "the third failed auth closes with 1008")
+
+    flood = Client()
+    try:
+        for i in range(200):
+            flood.request("g", {"p": "/open", "q": {}})
+    except Exception:
+        pass  # the server may close while the burst is still being sent
+    check(wait_closed(flood, "request flood") == 1008, "requests past the pending bound close with 1008")
 
 
 if __name__ == "__main__":
