@@ -56,6 +56,11 @@ import Testing
                                             "the cancelled operation did not run"])
     }
 
+    @Test func aReconnectWithLsEndsTheOldSessionFirst() throws {
+        try run("reconnect", expecting: ["the old session's onDisconnect ran before the new session's first answer",
+                                         "the old session was closed"])
+    }
+
     @Test func chunkedMessagesAreJoined() throws {
         try run("chunked", expecting: ["the chunked value round-trips"])
     }

@@ -8,6 +8,16 @@ import HearthStore
 enum WireEndpoint {
     static let path = "/.ws"
 
+    /// A query parameter's raw value (the SDKs do not percent-encode them, spec §1.1).
+    static func parameter(_ name: String, in query: String?) -> String? {
+        guard let query else { return nil }
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            if parts.count == 2, parts[0] == name { return String(parts[1]) }
+        }
+        return nil
+    }
+
     static func handle(_ request: HTTPRequest, context: RESTContext, responder: HTTPResponder) {
         guard let wire = context.wire else {
             return responder.respond(APIError(404, "The wire protocol is not served here").response)
@@ -23,8 +33,14 @@ enum WireEndpoint {
             // The host the client must use from now on: exactly the one it connected to
             // (iOS stores it, spec §2.3).
             let host = request.headers["Host"] ?? "localhost"
-            let session = WireSession(context: wire, host: host, address: request.remoteAddress,
-                                      sessionID: context.pushIDs.next())
+            // A reconnecting client names its previous session (`ls`): end it first, so its
+            // onDisconnect writes (say, presence "offline") come before this session's.
+            if let previous = parameter("ls", in: request.query), let old = wire.sessions.take(id: previous) {
+                old.endForReconnect()
+            }
+            let id = context.pushIDs.next()
+            let session = WireSession(context: wire, host: host, address: request.remoteAddress, sessionID: id)
+            wire.sessions.add(session, id: id)
             responder.upgrade(head, limits: WebSocketLimits(), handler: session)
         }
     }

@@ -47,6 +47,29 @@ struct WireContext: Sendable {
     let clock: @Sendable () -> Int64
     let logger: Logger
     var limits = WireSessionLimits()
+    /// Open sessions by id, for a reconnecting client's `ls` (spec §4.5).
+    let sessions = WireSessionRegistry()
+}
+
+/// The open sessions of this server by session id (`s` of their handshake), so that a
+/// client reconnecting with `ls=<old id>` can end its old session at once (spec §4.5, §6.3).
+final class WireSessionRegistry: Sendable {
+    private let open = Mutex<[String: WireSession]>([:])
+
+    func add(_ session: WireSession, id: String) {
+        open.withLock { $0[id] = session }
+    }
+
+    func remove(id: String) {
+        _ = open.withLock { $0.removeValue(forKey: id) }
+    }
+
+    /// Removes and returns the session `id`, if it is still open.
+    func take(id: String) -> WireSession? {
+        open.withLock { $0.removeValue(forKey: id) }
+    }
+
+    var count: Int { open.withLock { $0.count } }
 }
 
 /// One client of the Firebase wire protocol (spec/firebase-wire-protocol.md) on a
@@ -485,9 +508,20 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     /// The connection ended (any reason): stop listening, then run the queued onDisconnect
     /// operations in registration order, each judged by the rules again as its registrant,
     /// server values resolved now.
+    /// The client reconnected with `ls` naming this session: close it and run its
+    /// onDisconnect operations now (queued on the writer before anything the new session
+    /// writes, since this returns only after they were queued).
+    func endForReconnect() {
+        queue.sync {
+            session?.close(.normal, reason: "replaced by a new connection")
+            end()
+        }
+    }
+
     private func end() {
         guard !closed else { return }
         closed = true
+        context.sessions.remove(id: sessionID)
         inbox = []
         for listen in listens.values { listen.listening.cancel() }
         listens = [:]

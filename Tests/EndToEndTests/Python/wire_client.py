@@ -3,7 +3,7 @@ binary over /.ws with the `websockets` package. Each mode runs one scenario, che
 answer itself, prints `ok <check>` per passed check and exits 1 on the first failure.
 
 Usage: wire_client.py <mode> <port>
-Modes: handshake, listen_write, query, transaction, ondisconnect, chunked, auth, limits
+Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, chunked, auth, limits
 Every wait has a timeout (WAIT seconds); the whole run is bounded by the Swift test too.
 """
 import json
@@ -52,8 +52,9 @@ class Client:
     """One connection: requests numbered from 1, answers matched by `r`, pushes kept in
     arrival order together with the answers (to check push-before-answer ordering)."""
 
-    def __init__(self, namespace="demo"):
-        self.ws = connect(f"ws://127.0.0.1:{PORT}/.ws?v=5&ns={namespace}", open_timeout=WAIT, max_size=None)
+    def __init__(self, namespace="demo", last_session=None):
+        extra = f"&ls={last_session}" if last_session else ""
+        self.ws = connect(f"ws://127.0.0.1:{PORT}/.ws?v=5{extra}&ns={namespace}", open_timeout=WAIT, max_size=None)
         self.number = 0
         self.log = []  # every data-layer message received, in order
         self.handshake = self.recv()
@@ -298,6 +299,21 @@ def mode_ondisconnect():
     status, value = rest("GET", f"/open/presence/{uid}.json")
     check(value.get("online") is False and "cancelled" not in value, "the cancelled operation did not run", value)
     watcher.close()
+
+
+def mode_reconnect():
+    """A client reconnecting with ls=<old session id> ends the old session first: its
+    onDisconnect writes are in before the new session's first request is answered."""
+    old = Client()
+    session_id = old.handshake["d"]["d"]["s"]
+    check(old.call("p", {"p": "/open/presence/me", "d": "online"})["s"] == "ok", "online")
+    check(old.call("o", {"p": "/open/presence/me", "d": "offline"})["s"] == "ok", "onDisconnect registered")
+    new = Client(last_session=session_id)
+    got = new.call("g", {"p": "/open/presence/me", "q": {}})
+    check(got == {"s": "ok", "d": "offline"}, "the old session's onDisconnect ran before the new session's first answer", got)
+    check(wait_closed(old, "old session") in (1000, 1006, None), "the old session was closed")
+    check(new.call("p", {"p": "/open/presence/me", "d": "online"})["s"] == "ok", "online again on the new session")
+    new.close()
 
 
 def mode_chunked():
