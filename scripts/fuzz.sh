@@ -80,7 +80,7 @@ for target in "${targets[@]}"; do
   status=0
   wait "${pids[$target]}" || status=$?
   name=$(corpus_name "$target")
-  final=$(grep -E "^#[0-9]+ +DONE" "${logs[$target]}" | tail -n 1 || true)
+  final=$(grep -E "^#[0-9]+[[:space:]]+DONE" "${logs[$target]}" | tail -n 1 || true)
   execs=$(grep -E "stat::number_of_executed_units" "${logs[$target]}" | awk '{print $2}')
   {
     echo "$(date -u '+%Y-%m-%d %H:%M UTC') $target commit=$commit seconds=$SECONDS_EACH exit=$status execs=${execs:-?}"
