@@ -106,8 +106,18 @@ public final class HearthService: Sendable {
             store: store, policy: policy, pushIDs: SharedPushIDGenerator(), logger: logger, auth: auth, streams: hub)
         let (reviewStore, reviewPolicy) = (store, policy)
         context.readCache = readCache.isEnabled ? readCache : nil
+        // onDisconnect operations of wire sessions that were open when Hearth last stopped
+        // (a crash, a kill) run now, before anyone connects.
+        let ledger = OnDisconnectLedger(records: SQLiteOnDisconnectStore(store: store), database: context.database)
+        do {
+            let ran = try ledger.runLeftovers()
+            if ran > 0 { logger.info("ran \(ran) onDisconnect operations left by connections open when Hearth last stopped") }
+        } catch {
+            logger.error("cannot read the pending onDisconnect operations: \(error)")
+        }
         context.wire = WireContext(database: context.database, hub: hub, authenticator: auth.authenticator, authWork: auth.work,
-                                   clock: SQLiteTreeStore.systemMilliseconds, logger: logger, limits: configuration.wire)
+                                   clock: SQLiteTreeStore.systemMilliseconds, logger: logger, limits: configuration.wire,
+                                   onDisconnect: ledger)
         context.rulesSettings = RulesSettings(path: configuration.rulesPath, policy: policy) { [logger] in
             logger.info("rules replaced through /.settings/rules.json")
             Self.reviewStreams(hub: hub, store: reviewStore, policy: reviewPolicy)

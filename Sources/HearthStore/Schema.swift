@@ -75,6 +75,17 @@ enum Schema {
             value ANY NOT NULL
         ) STRICT, WITHOUT ROWID;
         """,
+        // 5: onDisconnect operations of the wire protocol's sessions (issue 14), persisted so
+        // that those of a session whose server died run when Hearth starts again.
+        """
+        CREATE TABLE on_disconnect (
+            session   TEXT NOT NULL,     -- the session id of the handshake
+            position  INTEGER NOT NULL,  -- registration order within the session
+            operation TEXT NOT NULL,     -- JSON (OnDisconnectRecord)
+            caller    TEXT NOT NULL,     -- JSON: the registrant's auth and admin flag
+            PRIMARY KEY (session, position)
+        ) STRICT, WITHOUT ROWID;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

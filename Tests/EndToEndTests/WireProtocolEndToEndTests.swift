@@ -31,6 +31,7 @@ import Testing
 
     @Test func handshakePingStatsKeepAliveAndBadInput() throws {
         try run("handshake", expecting: ["handshake first", "handshake h echoes the Host", "pong carries d", "stats answered ok",
+                                         "a get of .info is answered ok with null",
                                          "unknown action answered invalid_action", "request number 0 answered",
                                          "a malformed message does not end the connection"])
     }
@@ -59,6 +60,31 @@ import Testing
     @Test func aReconnectWithLsEndsTheOldSessionFirst() throws {
         try run("reconnect", expecting: ["the old session's onDisconnect ran before the new session's first answer",
                                          "the old session was closed"])
+    }
+
+    /// Beyond Firebase: onDisconnect operations are persisted, so those of connections open
+    /// when Hearth is killed run when it starts again (presence never sticks at online).
+    @Test func onDisconnectOperationsSurviveAServerKill() throws {
+        let python = try pythonInterpreter()
+        let server = try HearthProcess.serve(dataDirectory: dir.path, rules: Self.rules)
+        let result = try runPythonDriver(python, script: "wire_client.py",
+                                         arguments: ["crash", String(server.port), String(server.process.processIdentifier)], environment: [:])
+        #expect(result.status == 0, "crash mode failed:\n\(result.stdout)\n\(result.stderr)")
+        #expect(result.stdout.contains("ok and cancelled"))
+        _ = try server.waitForExit()
+        let restarted = try HearthProcess.serve(dataDirectory: dir.path, rules: Self.rules)
+        try restarted.waitForLog("onDisconnect operations left by connections open when Hearth last stopped", count: 1)
+        let presence = try curl("GET", restarted.baseURL + "/open/presence/me.json")
+        let value = json(presence.body) as? [String: Any]
+        #expect(value?["state"] as? String == "offline", "\(presence.body)")
+        #expect((value?["at"] as? NSNumber)?.int64Value ?? 0 > 1_600_000_000_000, "\(presence.body)")
+        #expect(value?["cancelled"] == nil, "\(presence.body)")
+        // They ran once: a second restart runs nothing.
+        restarted.signal(SIGTERM)
+        #expect(try restarted.waitForExit() == 0)
+        let again = try HearthProcess.serve(dataDirectory: dir.path, rules: Self.rules)
+        #expect(!again.log.contains("onDisconnect operations left"))
+        #expect(try curl("GET", again.baseURL + "/open/presence/me/state.json").body == #""offline""#)
     }
 
     @Test func chunkedMessagesAreJoined() throws {

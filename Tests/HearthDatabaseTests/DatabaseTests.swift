@@ -101,3 +101,42 @@ import Testing
         guard case .internalError = DatabaseError.from(StoreError.corrupt("x")) else { Issue.record("corrupt"); return }
     }
 }
+
+/// The persisted form of onDisconnect operations round-trips, and a ledger over a real
+/// store runs what an earlier run left, once.
+@Suite struct OnDisconnectLedgerTests {
+    static func path(_ text: String) -> DataPath { try! DataPath(string: text) }
+
+    @Test func operationsAndCallersRoundTrip() {
+        let operations: [WriteOperation] = [
+            .set(WriteEntry(path: Self.path("/a/b"), value: .object(["x": .int(1), "t": .object([".sv": .string("timestamp")])]))),
+            .set(WriteEntry(path: Self.path("/a"), value: nil)),
+            .update(base: Self.path("/p"), entries: [WriteEntry(path: Self.path("/p/q"), value: .string("v")),
+                                                    WriteEntry(path: Self.path("/p/r/s"), value: nil)]),
+        ]
+        for operation in operations {
+            #expect(OnDisconnectLedger.decodeOperation(OnDisconnectLedger.encode(operation)) == operation)
+        }
+        let caller = Caller(auth: .object(["uid": .string("u1"), "token": .object(["x": .bool(true)])]))
+        #expect(OnDisconnectLedger.decodeCaller(OnDisconnectLedger.encode(caller)) == caller)
+        #expect(OnDisconnectLedger.decodeCaller(OnDisconnectLedger.encode(Caller(auth: .null, isAdmin: true))) == Caller(auth: .null, isAdmin: true))
+        #expect(OnDisconnectLedger.decodeOperation("{}") == nil)
+    }
+
+    @Test func leftoversRunOnceInRegistrationOrder() throws {
+        let directory = TemporaryDirectory()
+        let store = try SQLiteTreeStore(directory: directory.path)
+        defer { store.close() }
+        let database = Database(store: store, policy: RulesAccessPolicy(rules: try RuleSet.compile(#"{"rules": {".read": true, ".write": true}}"#)))
+        let ledger = OnDisconnectLedger(records: SQLiteOnDisconnectStore(store: store), database: database)
+        let who = Caller(auth: .object(["uid": .string("u1")]))
+        try ledger.register(session: "s1", .init(position: 0, operation: .set(WriteEntry(path: Self.path("/p"), value: .string("first"))), caller: who))
+        try ledger.register(session: "s1", .init(position: 1, operation: .set(WriteEntry(path: Self.path("/p"), value: .string("second"))), caller: who))
+        try ledger.register(session: "s1", .init(position: 2, operation: .set(WriteEntry(path: Self.path("/q"), value: .int(1))), caller: who))
+        try ledger.cancel(session: "s1", positions: [2])
+        #expect(try ledger.runLeftovers() == 2)
+        #expect(try store.readSync { try $0.value(at: Self.path("/p")) } == .string("second"))
+        #expect(try store.readSync { try $0.value(at: Self.path("/q")) } == .null)
+        #expect(try ledger.runLeftovers() == 0)
+    }
+}

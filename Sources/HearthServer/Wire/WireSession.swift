@@ -47,6 +47,8 @@ struct WireContext: Sendable {
     let clock: @Sendable () -> Int64
     let logger: Logger
     var limits = WireSessionLimits()
+    /// Where onDisconnect operations are kept and run.
+    let onDisconnect: OnDisconnectLedger
     /// Open sessions by id, for a reconnecting client's `ls` (spec §4.5).
     let sessions = WireSessionRegistry()
 }
@@ -99,7 +101,8 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     private var closed = false
     private var credential = Authenticator.Credential(caller: .unauthenticated)
     private var listens: [ListenKey: OpenListen] = [:]
-    private var onDisconnect: [(operation: WriteOperation, caller: Caller)] = []
+    private var onDisconnect: [OnDisconnectLedger.Entry] = []
+    private var nextPosition: Int64 = 0
     private var authFailures = 0
     private var badMessages = 0
 
@@ -247,8 +250,14 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
             registerOnDisconnect(number: number, merge: action == "om", members)
         case "oc":
             guard let path = path(members) else { return invalid(number, "bad path") }
+            let cancelled = onDisconnect.filter { path.isPrefix(of: Self.base(of: $0.operation)) }
             onDisconnect.removeAll { path.isPrefix(of: Self.base(of: $0.operation)) }
-            answer(number, "ok", .string(""))
+            do {
+                try context.onDisconnect.cancel(session: sessionID, positions: cancelled.map(\.position))
+                answer(number, "ok", .string(""))
+            } catch {
+                failed(number, DatabaseError.from(error))
+            }
         default:
             invalid(number, "unknown action \(action.prefix(20))")
         }
@@ -450,8 +459,12 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     // MARK: get (spec §4.8)
 
     private func get(number: Int64?, _ members: [JSONKey: JSONValue]) {
+        // `.info/...` is client-side; the JS SDK still asks (spec §4.8): `ok` with null.
+        // Checked before parsing: `.info` is not a valid key, so it never reaches the data.
+        if case .string(let raw)? = members["p"], raw == "/.info" || raw.hasPrefix("/.info/") || raw.hasPrefix(".info") {
+            return answer(number, "ok", .null)
+        }
         guard let path = path(members) else { return invalid(number, "bad path") }
-        if path.segments.first == ".info" { return answer(number, "ok", .null) }
         let mapped: WireListenQuery?
         do {
             let wire = try WireQuery(members["q"] ?? JSONValue.object([JSONKey: JSONValue]()))
@@ -494,7 +507,14 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
             self.queue.async {
                 switch result {
                 case .success:
-                    self.onDisconnect.append((operation, caller))
+                    let entry = OnDisconnectLedger.Entry(position: self.nextPosition, operation: operation, caller: caller)
+                    self.nextPosition += 1
+                    do {
+                        try self.context.onDisconnect.register(session: self.sessionID, entry)
+                    } catch {
+                        return self.failed(number, DatabaseError.from(error))
+                    }
+                    self.onDisconnect.append(entry)
                     self.answer(number, "ok", .string(""))
                 case .failure(let error):
                     self.failed(number, error)
@@ -525,11 +545,9 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         inbox = []
         for listen in listens.values { listen.listening.cancel() }
         listens = [:]
-        let operations = onDisconnect
+        let entries = onDisconnect
         onDisconnect = []
-        for (operation, caller) in operations {
-            context.database.write(operation, as: caller) { _ in }
-        }
+        context.onDisconnect.run(session: sessionID, entries)
     }
 }
 

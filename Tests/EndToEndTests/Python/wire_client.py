@@ -3,7 +3,7 @@ binary over /.ws with the `websockets` package. Each mode runs one scenario, che
 answer itself, prints `ok <check>` per passed check and exits 1 on the first failure.
 
 Usage: wire_client.py <mode> <port>
-Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, chunked, auth, limits
+Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, chunked, auth, limits
 Every wait has a timeout (WAIT seconds); the whole run is bounded by the Swift test too.
 """
 import json
@@ -142,6 +142,8 @@ def mode_handshake():
     _, z = c.wait_for(lambda m: m.get("t") == "d" and m["d"].get("r") == 0, "answer to r 0")
     check(z["d"]["b"]["s"] == "ok", "request number 0 answered")
     c.answer(zero)
+    info = c.call("g", {"p": "/.info/serverTimeOffset", "q": {}})
+    check(info == {"s": "ok", "d": None}, "a get of .info is answered ok with null", info)
     c.send_raw("not json")
     check(c.call("s", {})["s"] == "ok", "a malformed message does not end the connection")
     c.close()
@@ -314,6 +316,20 @@ def mode_reconnect():
     check(wait_closed(old, "old session") in (1000, 1006, None), "the old session was closed")
     check(new.call("p", {"p": "/open/presence/me", "d": "online"})["s"] == "ok", "online again on the new session")
     new.close()
+
+
+def mode_crash():
+    """Registers onDisconnect operations, then SIGKILLs the server (pid in argv[3]) while
+    the connection is open: the Swift test restarts it and checks that they ran."""
+    import os, signal
+    c = Client()
+    check(c.call("p", {"p": "/open/presence/me", "d": {"state": "online"}})["s"] == "ok", "online")
+    check(c.call("o", {"p": "/open/presence/me/state", "d": "offline"})["s"] == "ok", "onDisconnect set registered")
+    check(c.call("om", {"p": "/open/presence/me", "d": {"at": {".sv": "timestamp"}}})["s"] == "ok", "onDisconnect update registered")
+    check(c.call("o", {"p": "/open/presence/me/cancelled", "d": True})["s"] == "ok", "a third registered")
+    check(c.call("oc", {"p": "/open/presence/me/cancelled", "d": None})["s"] == "ok", "and cancelled")
+    os.kill(int(sys.argv[3]), signal.SIGKILL)
+    check(wait_closed(c, "server killed") is not None or True, "the server is gone")
 
 
 def mode_chunked():

@@ -1,0 +1,150 @@
+import Dispatch
+import HearthJSON
+import Synchronization
+import HearthStore
+
+/// The wire protocol's onDisconnect operations, kept in the database as well as with their
+/// connection (issue 14, beyond Firebase): when a connection ends its operations run and
+/// are forgotten; when Hearth itself died with connections open, their operations run
+/// when it starts again (`runLeftovers`), so presence never sticks at "online".
+///
+/// Each operation runs as the caller who registered it, judged by the rules again, with
+/// server values resolved when it runs. They run at least once: a crash after the writes
+/// and before the records are removed runs them again at the next start (a set is
+/// idempotent; an increment would apply twice).
+public struct OnDisconnectLedger: Sendable {
+    let records: SQLiteOnDisconnectStore?
+    let database: Database
+
+    /// - Parameter records: where operations are persisted; nil keeps them in memory only.
+    public init(records: SQLiteOnDisconnectStore?, database: Database) {
+        self.records = records
+        self.database = database
+    }
+
+    /// One queued operation.
+    public struct Entry: Sendable {
+        public var position: Int64
+        public var operation: WriteOperation
+        public var caller: Caller
+
+        public init(position: Int64, operation: WriteOperation, caller: Caller) {
+            self.position = position
+            self.operation = operation
+            self.caller = caller
+        }
+    }
+
+    public func register(session: String, _ entry: Entry) throws {
+        try records?.add(OnDisconnectRecord(session: session, position: entry.position,
+                                            operation: Self.encode(entry.operation), caller: Self.encode(entry.caller)))
+    }
+
+    public func cancel(session: String, positions: [Int64]) throws {
+        try records?.remove(session: session, positions: positions)
+    }
+
+    /// Runs `entries` in order (the single writer keeps the order they are queued in),
+    /// then forgets the session's records; `completion` after the last write.
+    public func run(session: String, _ entries: [Entry], completion: @escaping @Sendable () -> Void = {}) {
+        guard !entries.isEmpty else {
+            try? records?.removeAll(session: session)
+            return completion()
+        }
+        let records = self.records
+        let remaining = Countdown(entries.count) {
+            // The last write's completion runs on the store's writer queue, which removing
+            // the records needs too: do it from elsewhere.
+            DispatchQueue.global().async {
+                try? records?.removeAll(session: session)
+                completion()
+            }
+        }
+        for entry in entries {
+            database.write(entry.operation, as: entry.caller) { _ in remaining.tick() }
+        }
+    }
+
+    /// Runs what sessions of a previous run of the server left (call at start, before
+    /// serving); returns how many operations ran.
+    @discardableResult
+    public func runLeftovers() throws -> Int {
+        guard let records else { return 0 }
+        let all = try records.all()
+        var bySession: [String: [Entry]] = [:]
+        var order: [String] = []
+        for record in all {
+            guard let operation = Self.decodeOperation(record.operation), let caller = Self.decodeCaller(record.caller) else { continue }
+            if bySession[record.session] == nil { order.append(record.session) }
+            bySession[record.session, default: []].append(Entry(position: record.position, operation: operation, caller: caller))
+        }
+        let done = DispatchGroup()
+        for session in order {
+            done.enter()
+            run(session: session, bySession[session] ?? []) { done.leave() }
+        }
+        // Sessions whose records did not decode are forgotten too.
+        for record in all where bySession[record.session] == nil { try? records.removeAll(session: record.session) }
+        done.wait()
+        return bySession.values.reduce(0) { $0 + $1.count }
+    }
+
+    // MARK: Encoding
+
+    static func encode(_ operation: WriteOperation) -> String {
+        let json: JSONValue
+        switch operation {
+        case .set(let entry):
+            json = .object(["set": .string(entry.path.description), "value": entry.value ?? .null])
+        case .update(let base, let entries):
+            json = .object(["update": .string(base.description), "entries": .array(entries.map {
+                .array([.string($0.path.description), $0.value ?? .null])
+            })])
+        }
+        return String(decoding: JSONWriter.write(json), as: UTF8.self)
+    }
+
+    static func decodeOperation(_ text: String) -> WriteOperation? {
+        guard case .object(let members)? = try? JSONParser.parse(Array(text.utf8)) else { return nil }
+        func value(_ v: JSONValue?) -> JSONValue? { v == nil || v == .null ? nil : v }
+        if case .string(let path)? = members["set"], let target = try? DataPath(string: path) {
+            return .set(WriteEntry(path: target, value: value(members["value"])))
+        }
+        if case .string(let base)? = members["update"], let basePath = try? DataPath(string: base),
+           case .array(let items)? = members["entries"] {
+            var entries: [WriteEntry] = []
+            for item in items {
+                guard case .array(let pair) = item, pair.count == 2, case .string(let path) = pair[0],
+                      let target = try? DataPath(string: path) else { return nil }
+                entries.append(WriteEntry(path: target, value: value(pair[1])))
+            }
+            return .update(base: basePath, entries: entries)
+        }
+        return nil
+    }
+
+    static func encode(_ caller: Caller) -> String {
+        String(decoding: JSONWriter.write(.object(["auth": caller.auth, "admin": .bool(caller.isAdmin)])), as: UTF8.self)
+    }
+
+    static func decodeCaller(_ text: String) -> Caller? {
+        guard case .object(let members)? = try? JSONParser.parse(Array(text.utf8)), let auth = members["auth"],
+              case .bool(let admin)? = members["admin"] else { return nil }
+        return Caller(auth: auth, isAdmin: admin)
+    }
+}
+
+/// Calls `done` once after `count` ticks, from whichever thread ticks last.
+final class Countdown: Sendable {
+    private let left: Mutex<Int>
+    private let done: @Sendable () -> Void
+
+    init(_ count: Int, done: @escaping @Sendable () -> Void) {
+        left = Mutex(count)
+        self.done = done
+    }
+
+    func tick() {
+        if left.withLock({ $0 -= 1; return $0 == 0 }) { done() }
+    }
+}
