@@ -87,6 +87,23 @@ import Testing
         #expect(try curl("GET", again.baseURL + "/open/presence/me/state.json").body == #""offline""#)
     }
 
+    /// Access over time, as for SSE streams: a deleted account's listens get `ac`.
+    @Test func aRevokedAccountGetsAuthRevoked() throws {
+        try run("revoke", environment: ["HEARTH_STREAM_REVOCATION_CHECK_SECONDS": "0.2"],
+                expecting: ["ac pushed when the account is gone", "signed out after ac"])
+    }
+
+    /// A rules reload (SIGHUP) re-decides every listen: those that lost access get `c`.
+    @Test func aRulesReloadRevokesListensThatLostAccess() throws {
+        let python = try pythonInterpreter()
+        let server = try HearthProcess.serve(dataDirectory: dir.path, rules: Self.rules)
+        let result = try runPythonDriver(python, script: "wire_client.py", arguments: [
+            "reload", String(server.port), String(server.process.processIdentifier), dir.path + "/rules.json"], environment: [:])
+        #expect(result.status == 0, "reload failed:\n\(result.stdout)\n\(result.stderr)\n\(server.log.suffix(2000))")
+        #expect(result.stdout.contains("ok c pushed for the listen that lost access"))
+        #expect(result.stdout.contains("ok the other listen still gets pushes"))
+    }
+
     @Test func chunkedMessagesAreJoined() throws {
         try run("chunked", expecting: ["the chunked value round-trips"])
     }

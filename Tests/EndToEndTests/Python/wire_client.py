@@ -3,7 +3,7 @@ binary over /.ws with the `websockets` package. Each mode runs one scenario, che
 answer itself, prints `ok <check>` per passed check and exits 1 on the first failure.
 
 Usage: wire_client.py <mode> <port>
-Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, chunked, auth, limits
+Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, revoke, reload, chunked, auth, limits
 Every wait has a timeout (WAIT seconds); the whole run is bounded by the Swift test too.
 """
 import json
@@ -330,6 +330,40 @@ def mode_crash():
     check(c.call("oc", {"p": "/open/presence/me/cancelled", "d": None})["s"] == "ok", "and cancelled")
     os.kill(int(sys.argv[3]), signal.SIGKILL)
     check(wait_closed(c, "server killed") is not None or True, "the server is gone")
+
+
+def mode_revoke():
+    """Run with a fast revocation check: an account deleted while its listen is open gets
+    `ac` (the SDK then reconnects with a fresh token), and the connection is signed out."""
+    token, uid = sign_up()
+    c = Client()
+    c.call("auth", {"cred": token})
+    check(c.call("q", {"p": f"/users/{uid}/favorites", "h": ""})["s"] == "ok", "listening")
+    status, _ = rest("POST", "/v1/accounts:delete", {"idToken": token})
+    check(status == 200, "account deleted", status)
+    _, revoked = c.push("ac", what="auth revoked")
+    check(revoked["s"] == "expired_token" and revoked["d"], "ac pushed when the account is gone", revoked)
+    refused = c.call("g", {"p": f"/users/{uid}/favorites", "q": {}})
+    check(refused["s"] == "permission_denied", "signed out after ac", refused)
+    c.close()
+
+
+def mode_reload():
+    """Rules replaced on disk and reloaded with SIGHUP (argv[3] pid, argv[4] rules file):
+    a listen that lost read access gets `c`; one that kept it stays."""
+    import os, signal
+    c = Client()
+    check(c.call("q", {"p": "/open/secret", "h": ""})["s"] == "ok", "listening to a path about to close")
+    check(c.call("q", {"p": "/open/public", "h": ""})["s"] == "ok", "listening to a path that stays open")
+    with open(sys.argv[4], "w") as f:
+        f.write('{"rules": {"open": {"public": {".read": true}, ".write": true}}}')
+    os.kill(int(sys.argv[3]), signal.SIGHUP)
+    _, cancelled = c.push("c", what="listen revoked")
+    check(cancelled["p"] == "/open/secret" and "q" not in cancelled, "c pushed for the listen that lost access", cancelled)
+    check(c.call("p", {"p": "/open/public", "d": 1})["s"] == "ok", "write")
+    _, still = c.push("d", lambda b: b["p"] == "/open/public" and b["d"] == 1, "push to the listen that kept access")
+    check(still["d"] == 1, "the other listen still gets pushes")
+    c.close()
 
 
 def mode_chunked():
