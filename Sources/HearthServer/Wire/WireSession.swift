@@ -367,7 +367,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         let okData = warnings
         let gate = SubscriberGate(caller: credential.caller, uid: credential.uid, issuedAt: credential.issuedAt,
                                   expiresAt: credential.expiresAt, query: mapped?.listen.rules)
-        let sink = WireListenSink(session: self, path: path, tag: tag, queryObject: mapped == nil ? nil : queryObject, key: key)
+        let sink = WireListenSink(session: self, path: path, tag: tag, key: key)
         context.database.listen(path, query: mapped?.listen, as: credential.caller, gate: gate, address: address,
                                 hub: context.hub, sink: sink) { result in
             self.queue.async {
@@ -557,13 +557,12 @@ struct WireListenSink: StreamEventSink {
     let session: WireSession
     let path: DataPath
     let tag: Int64?
-    let queryObject: JSONValue?
     let key: WireSession.ListenKey
 
     func deliver(_ event: StreamEvent, seq: Int64) {
         var target = path
-        if event.path != "/", let relative = try? DataPath(string: event.path) {
-            for segment in relative.segments { target = (try? target.child(segment)) ?? target }
+        if event.path != "/", let relative = try? DataPath(string: event.path), let below = try? path.appending(relative) {
+            target = below
         }
         var body: [JSONKey: JSONValue] = ["p": .string(target.description), "d": event.data]
         if let tag { body["t"] = .int(tag) }
@@ -572,7 +571,7 @@ struct WireListenSink: StreamEventSink {
     }
 
     func ended(_ verdict: StreamVerdict) {
-        session.listenEndedFromHub(key, verdict: verdict)
+        session.listenEnded(key, verdict: verdict)
     }
 }
 
@@ -581,9 +580,5 @@ extension WireSession {
     /// its I/O queue, keeping the fan-out queue's order).
     fileprivate func pushNow(_ bytes: [UInt8]) {
         sessionForPushes.withLock { $0 }?.send(text: bytes)
-    }
-
-    fileprivate func listenEndedFromHub(_ key: ListenKey, verdict: StreamVerdict) {
-        listenEnded(key, verdict: verdict)
     }
 }
