@@ -8,6 +8,17 @@ import HearthStore
 enum WireEndpoint {
     static let path = "/.ws"
 
+    /// A fresh session id: 128 random bits (the system generator: getrandom), hex. Not a
+    /// push id, whose random part only increments within a millisecond: knowing a session
+    /// id must not let anyone guess another, since `ls` ends the session it names.
+    static func sessionID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in
+            let word = String(generator.next() as UInt64, radix: 16)
+            return String(repeating: "0", count: 16 - word.count) + word
+        }.joined()
+    }
+
     /// A query parameter's raw value (the SDKs do not percent-encode them, spec §1.1).
     static func parameter(_ name: String, in query: String?) -> String? {
         guard let query else { return nil }
@@ -38,7 +49,7 @@ enum WireEndpoint {
             if let previous = parameter("ls", in: request.query), let old = wire.sessions.take(id: previous) {
                 old.endForReconnect()
             }
-            let id = context.pushIDs.next()
+            let id = sessionID()
             let session = WireSession(context: wire, host: host, address: request.remoteAddress, sessionID: id)
             wire.sessions.add(session, id: id)
             responder.upgrade(head, limits: WebSocketLimits(), handler: session)
