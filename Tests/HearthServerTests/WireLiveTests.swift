@@ -1,0 +1,46 @@
+import Foundation
+import HearthServer
+import Testing
+
+/// The live tier of the wire protocol: an in-process `HearthService` on 127.0.0.1 port 0,
+/// driven by our own protocol client (`EndToEndTests/Python/wire_client.py`, the
+/// `websockets` package in the test virtualenv that scripts/test.sh sets up).
+@Suite struct WireLiveTests {
+    static let rules = #"""
+    {"rules": {
+      "users": {"$uid": {"favorites": {
+        ".read": "auth != null && auth.uid == $uid", ".write": "auth != null && auth.uid == $uid",
+        ".indexOn": ["createdAt"],
+        "$favoriteId": {".validate": "newData.hasChildren(['id', 'name', 'createdAt', 'createdBy', 'latitude', 'longitude']) && newData.child('createdBy').val() == auth.uid"}
+      }}},
+      "open": {".read": true, ".write": true}
+    }}
+    """#
+
+    /// Runs one mode of the client against `port`; its exit status and output.
+    static func client(_ mode: String, port: Int) throws -> (status: Int32, output: String) {
+        let python = try #require(ProcessInfo.processInfo.environment["HEARTH_PYTHON"], "run scripts/test.sh (HEARTH_PYTHON not set)")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../EndToEndTests/Python/wire_client.py").standardized.path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [script, mode, String(port)]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()  // the client bounds its own waits
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test(arguments: ["handshake", "listen_write", "query", "ondisconnect"])
+    func theProtocolAgainstAnInProcessServer(mode: String) async throws {
+        let server = try LiveServer(rules: Self.rules)
+        let result = try Self.client(mode, port: server.port)
+        await server.stop()
+        #expect(result.status == 0, "\(mode):\n\(result.output)")
+        #expect(result.output.hasSuffix("done\n"))
+        #expect(result.output.contains("ok "))
+    }
+}

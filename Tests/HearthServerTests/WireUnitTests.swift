@@ -1,0 +1,69 @@
+import HearthJSON
+import HearthRules
+import HearthStore
+import HearthWire
+import Testing
+@testable import HearthServer
+
+/// The wire adapter's pure parts, from literals: query objects to the core's queries, and
+/// core errors to the statuses the SDKs expect (spec §3.1, §4.1).
+@Suite struct WireUnitTests {
+    func mapped(_ text: String) throws -> WireListenQuery {
+        try WireListenQuery(WireQuery(try JSONParser.parse(Array(text.utf8))))
+    }
+
+    @Test func limitToLastByAChildNeedsItsIndex() throws {
+        let query = try mapped(#"{"l":2,"vf":"r","i":"createdAt"}"#)
+        #expect(query.listen.tree == TreeQuery(orderBy: .child(try DataPath(string: "createdAt")), limit: .last(2)))
+        #expect(query.listen.rules == RuleQuery(orderBy: .child("createdAt"), limitToLast: 2))
+        #expect(query.requiredIndex == "createdAt")
+    }
+
+    @Test func boundsAndTheSDKsSentinels() throws {
+        // JS startAt/endAt: inclusive; equal bounds are equalTo for the rules.
+        let equal = try mapped(#"{"i":".value","sp":5,"sin":true,"ep":5,"ein":true}"#)
+        #expect(equal.listen.tree.start == TreeQuery.Bound(.int(5), inclusive: true))
+        #expect(equal.listen.tree.end == TreeQuery.Bound(.int(5), inclusive: true))
+        #expect(equal.listen.rules.equalTo == .int(5))
+        #expect(equal.requiredIndex == ".value")
+        // JS startAfter: sin false. iOS startAfter: no sin, sn [MAX_NAME]. Both exclusive.
+        #expect(try mapped(#"{"i":"n","sp":1,"sin":false}"#).listen.tree.start == TreeQuery.Bound(.int(1), inclusive: false))
+        #expect(try mapped(#"{"i":"n","sp":1,"sn":"[MAX_NAME]"}"#).listen.tree.start == TreeQuery.Bound(.int(1), inclusive: false))
+        #expect(try mapped(#"{"i":"n","ep":9,"en":"[MIN_NAME]"}"#).listen.tree.end == TreeQuery.Bound(.int(9), inclusive: false))
+        // iOS startAt: no sin means inclusive; a real key name keeps it inclusive.
+        #expect(try mapped(#"{"i":"n","sp":1}"#).listen.tree.start == TreeQuery.Bound(.int(1), inclusive: true))
+        #expect(try mapped(#"{"i":"n","sp":1,"sn":"k"}"#).listen.tree.start == TreeQuery.Bound(.int(1), inclusive: true))
+    }
+
+    @Test func keyAndPriorityOrdersNeedNoIndex() throws {
+        let byKey = try mapped(#"{"i":".key","sp":"a","l":3,"vf":"l"}"#)
+        #expect(byKey.listen.tree.orderBy == .key && byKey.listen.tree.limit == .first(3) && byKey.requiredIndex == nil)
+        let byPriority = try mapped(#"{"l":1,"vf":"l"}"#)
+        #expect(byPriority.listen.tree.orderBy == .priority && byPriority.requiredIndex == nil)
+    }
+
+    @Test func badChildPathsAreRefused() {
+        #expect(throws: WireError.self) { try mapped(#"{"i":"a.b","l":1,"vf":"l"}"#) }
+        #expect(throws: WireError.self) { try mapped(#"{"i":"a[0]","l":1,"vf":"l"}"#) }
+    }
+
+    @Test func everyCoreErrorHasAStatusAndANonEmptyText() {
+        let errors: [DatabaseError] = [
+            .permissionDenied(nil), .stale(current: .null, tag: "", readable: true), .tooLarge(.writes(limit: 1)),
+            .storageFull, .unavailable, .tooManyListens, .internalError(reason: "x"),
+        ]
+        for error in errors {
+            let (status, text) = WireSession.status(of: error)
+            #expect(!status.isEmpty && !text.isEmpty)
+            #expect(status == status.lowercased())
+        }
+        #expect(WireSession.status(of: .permissionDenied(nil)).0 == "permission_denied")
+        #expect(WireSession.status(of: .stale(current: .null, tag: "", readable: true)).0 == "datastale")
+    }
+
+    @Test func sessionIDsAre128RandomBitsInHex() {
+        let ids = (0..<100).map { _ in WireEndpoint.sessionID() }
+        #expect(Set(ids).count == 100)
+        #expect(ids.allSatisfy { $0.count == 32 && $0.allSatisfy(\.isHexDigit) })
+    }
+}
