@@ -8,16 +8,7 @@ import Testing
 @Suite struct WireProtocolEndToEndTests {
     let dir = TemporaryDirectory()
 
-    static let rules = #"""
-    {"rules": {
-      "users": {"$uid": {"favorites": {
-        ".read": "auth != null && auth.uid == $uid", ".write": "auth != null && auth.uid == $uid",
-        ".indexOn": ["createdAt"],
-        "$favoriteId": {".validate": "newData.hasChildren(['id', 'name', 'createdAt', 'createdBy', 'latitude', 'longitude']) && newData.child('createdBy').val() == auth.uid"}
-      }}},
-      "open": {".read": true, ".write": true}
-    }}
-    """#
+    static let rules = ReferenceRules.withOpenSubtree
 
     func run(_ mode: String, environment: [String: String] = [:], expecting checks: [String]) throws {
         let python = try pythonInterpreter()

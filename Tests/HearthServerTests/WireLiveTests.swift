@@ -1,21 +1,13 @@
 import Foundation
 import HearthServer
+import HearthTesting
 import Testing
 
 /// The live tier of the wire protocol: an in-process `HearthService` on 127.0.0.1 port 0,
 /// driven by our own protocol client (`EndToEndTests/Python/wire_client.py`, the
 /// `websockets` package in the test virtualenv that scripts/test.sh sets up).
 @Suite struct WireLiveTests {
-    static let rules = #"""
-    {"rules": {
-      "users": {"$uid": {"favorites": {
-        ".read": "auth != null && auth.uid == $uid", ".write": "auth != null && auth.uid == $uid",
-        ".indexOn": ["createdAt"],
-        "$favoriteId": {".validate": "newData.hasChildren(['id', 'name', 'createdAt', 'createdBy', 'latitude', 'longitude']) && newData.child('createdBy').val() == auth.uid"}
-      }}},
-      "open": {".read": true, ".write": true}
-    }}
-    """#
+    static let rules = ReferenceRules.withOpenSubtree
 
     /// Runs one mode of the client against `port`; its exit status and output.
     static func client(_ mode: String, port: Int) throws -> (status: Int32, output: String) {
