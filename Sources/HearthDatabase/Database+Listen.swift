@@ -23,21 +23,54 @@ public struct Listening: Sendable {
     public func cancel() { hub.remove(subscription) }
 }
 
+/// A listen whose access was decided and whose first events were read, not yet delivering:
+/// the transport attaches its sink with `start` once it is ready (SSE: after the response
+/// head is out), or gives up with `cancel`.
+public struct PendingListen: Sendable {
+    public let subscription: Subscription
+    let hub: StreamHub
+    /// The snapshot as `put /`, or the events a resuming client missed, each with its seq.
+    let initial: [(event: StreamEvent, seq: Int64)]
+    let seq: Int64
+    let resultTag: [UInt8]?
+
+    /// Starts delivery: `initial`, then every newer change.
+    @discardableResult
+    public func start(_ sink: any StreamEventSink) -> Listening {
+        hub.start(subscription, events: sink, initial: initial, through: seq, resultTag: resultTag)
+        return Listening(subscription: subscription, hub: hub)
+    }
+
+    public func cancel() { hub.remove(subscription) }
+}
+
 extension Database {
     /// Listens to `location` (or to `query`'s window of its children) for `caller`, with
-    /// typed events to `sink` (for transports that encode events themselves).
-    ///
-    /// The order guarantees "no change lost, none duplicated" (DESIGN.md §5): the listen
-    /// registers with the hub first, then one read transaction decides access and reads
-    /// the current value (or the query's result) with the seq it is in sync with; the hub
-    /// then hands `sink` that value as `put /`, then only newer changes. A query listen
-    /// gets its whole new window as `put /` whenever it changes. Access that depends on
-    /// data is re-decided after every batch by whoever publishes (`gate` is what that
-    /// re-check and the expiry sweep look at).
+    /// typed events to `sink`: `openListen` and `start` at once (the wire protocol).
     public func listen(
         _ location: DataPath, query: ListenQuery?, as caller: Caller, gate: any StreamGate, address: String,
         hub: StreamHub, sink: any StreamEventSink,
         completion: @escaping @Sendable (Result<Listening, DatabaseError>) -> Void
+    ) {
+        openListen(location, query: query, as: caller, gate: gate, address: address, hub: hub) { result in
+            completion(result.map { $0.start(sink) })
+        }
+    }
+
+    /// Opens a listen on `location` (or on `query`'s window of its children) for `caller`.
+    ///
+    /// The order guarantees "no change lost, none duplicated" (DESIGN.md §5): the listen
+    /// registers with the hub first, then one read transaction decides access and reads
+    /// the current value (or the query's result, or, for a location listen resuming after
+    /// change `resumeAfter`, the changes it missed while the log holds at most
+    /// `maxReplay` of them) with the seq it is in sync with; once started, the hub delivers
+    /// only newer changes. A query listen gets its whole new window as `put /` whenever it
+    /// changes. Access that depends on data is re-decided after every batch by whoever
+    /// publishes (`gate` is what that re-check and the expiry sweep look at).
+    public func openListen(
+        _ location: DataPath, query: ListenQuery?, as caller: Caller, gate: any StreamGate, address: String,
+        hub: StreamHub, resumeAfter: Int64? = nil, maxReplay: Int = 0,
+        completion: @escaping @Sendable (Result<PendingListen, DatabaseError>) -> Void
     ) {
         let store = self.store
         var refresh: QueryRefresh? = nil
@@ -51,10 +84,11 @@ extension Database {
         do {
             subscription = try hub.register(location: location, gate: gate, address: address, refresh: refresh)
         } catch {
-            return completion(.failure(.tooManyListens))
+            return completion(.failure(error == .tooManyStreams ? .tooManyListens : .tooManyListensFromAddress))
         }
         let policy = self.policy
-        store.read({ view -> (initial: StreamEvent, seq: Int64, dependsOnData: Bool, tag: [UInt8]?)? in
+        typealias Opened = (initial: [(event: StreamEvent, seq: Int64)], seq: Int64, dependsOnData: Bool, tag: [UInt8]?)
+        store.read({ view -> Opened? in
             var dependsOnData = false
             if !caller.isAdmin {
                 let access = policy.readAccess(location, query: query?.rules, caller: caller, view: view)
@@ -62,11 +96,16 @@ extension Database {
                 dependsOnData = access.dependsOnDataOrTime
             }
             if let query {
+                // A query listen always starts from the query's result (no replay).
                 let result = try Self.queryResult(query.tree, at: location, view: view)
-                return (StreamEvent(name: .put, path: "/", data: result.value), result.seq, dependsOnData, result.tag)
+                return ([(StreamEvent(name: .put, path: "/", data: result.value), result.seq)], result.seq, dependsOnData, result.tag)
+            }
+            let seq = try view.lastChangeSeq()
+            if let resumeAfter, let replay = try Self.replay(at: location, after: resumeAfter, through: seq, limit: maxReplay, view: view) {
+                return (replay, seq, dependsOnData, nil)
             }
             let value = FirebaseTree.render(try view.value(at: location))
-            return (StreamEvent(name: .put, path: "/", data: value), try view.lastChangeSeq(), dependsOnData, nil)
+            return ([(StreamEvent(name: .put, path: "/", data: value), seq)], seq, dependsOnData, nil)
         }, completion: { result in
             switch result {
             case .success(nil):
@@ -77,10 +116,24 @@ extension Database {
                 completion(.failure(DatabaseError.from(error)))
             case .success(let opened?):
                 hub.setDependsOnData(subscription, opened.dependsOnData)
-                hub.start(subscription, events: sink, initial: opened.initial, through: opened.seq, resultTag: opened.tag)
-                completion(.success(Listening(subscription: subscription, hub: hub)))
+                completion(.success(PendingListen(subscription: subscription, hub: hub, initial: opened.initial,
+                                                  seq: opened.seq, resultTag: opened.tag)))
             }
         })
+    }
+
+    /// The events a client that saw everything up to `after` missed, when the log still
+    /// holds all of them and they are at most `limit`; nil when a fresh snapshot is needed
+    /// instead (log trimmed, too many, or an id from the future, e.g. after a restore).
+    static func replay(at path: DataPath, after: Int64, through seq: Int64, limit: Int,
+                       view: any TreeView) throws -> [(event: StreamEvent, seq: Int64)]? {
+        guard after >= 0, after <= seq else { return nil }
+        if after == seq { return [] }
+        let (changes, oldest) = try view.changes(after: after, limit: limit + 1)
+        guard let oldest, oldest <= after + 1, changes.count <= limit, changes.last?.seq == seq else { return nil }
+        return changes.compactMap { change in
+            StreamEvent.of(StreamChange(change), at: path).map { ($0, change.seq) }
+        }
     }
 
     /// A query's result on `view` in client form, with a digest to tell whether it changed
@@ -88,5 +141,13 @@ extension Database {
     static func queryResult(_ query: TreeQuery, at path: DataPath, view: any TreeView) throws -> QueryResult {
         let stored = try view.query(query, at: path)
         return QueryResult(value: FirebaseTree.render(stored), tag: SHA256.hash(JSONWriter.write(stored)), seq: try view.lastChangeSeq())
+    }
+}
+
+extension StreamChange {
+    /// A committed change as the hub carries it.
+    public init(_ change: Change) {
+        self.init(seq: change.seq, path: change.path, kind: change.kind == .put ? .put : .patch,
+                  data: change.data, unchangedBelow: change.unchangedBelow)
     }
 }

@@ -19,8 +19,10 @@ public enum DatabaseError: Error, Sendable {
     case storageFull
     /// The store is closed or locked by another process: try again later.
     case unavailable
-    /// The caps on open listens (`StreamOptions.maxStreams`, per address) are reached.
+    /// The cap on open listens (`StreamOptions.maxStreams`) is reached.
     case tooManyListens
+    /// The cap on open listens from one client address is reached.
+    case tooManyListensFromAddress
     /// Anything else; `reason` is for the log only, never for a client.
     case internalError(reason: String)
 

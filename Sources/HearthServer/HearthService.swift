@@ -74,7 +74,7 @@ public final class HearthService: Sendable {
         let metrics = ServerMetrics()
         self.metrics = metrics
         let hub = StreamHub(options: configuration.streams, clock: SQLiteTreeStore.systemMilliseconds,
-                            broadcast: StreamContext.broadcast)
+                            broadcastEvents: StreamContext.broadcastEvents)
         self.hub = hub
         let policy = self.policy
         let readCache = ReadCache(maxBytes: configuration.readCacheBytes)

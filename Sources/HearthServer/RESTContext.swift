@@ -59,6 +59,8 @@ struct RESTContext: Sendable {
             return .unavailable
         case .tooManyListens:
             return APIError(503, "Too many open streams; try again later")
+        case .tooManyListensFromAddress:
+            return APIError(429, "Too many open streams from this address")
         case .internalError(let reason):
             logger.error("\(reason)")
             return .internalError

@@ -15,7 +15,8 @@ public enum StreamVerdict: Sendable, Equatable {
     /// The credential expired or was revoked: `auth_revoked`, then close.
     case authRevoked
 
-    var finalBytes: [UInt8] {
+    /// The SSE bytes that end a stream with this verdict (`cancel`, `auth_revoked`).
+    public var finalBytes: [UInt8] {
         switch self {
         case .keep: return []
         case .cancel: return StreamFrames.cancel
@@ -39,6 +40,13 @@ public protocol StreamEventSink: Sendable {
     /// The hub ended the subscription (`cancel`: access lost; `authRevoked`: the
     /// credential expired or was revoked). Nothing is delivered after it.
     func ended(_ verdict: StreamVerdict)
+    /// The hub's keep-alive tick (every `keepAliveInterval`); a transport that needs no
+    /// keep-alive of its own ignores it.
+    func keepAlive()
+}
+
+extension StreamEventSink {
+    public func keepAlive() {}
 }
 
 /// Why a stream could not be opened.

@@ -13,6 +13,7 @@ public final class StreamHub: Sendable {
     public let options: StreamOptions
     private let clock: @Sendable () -> Int64
     private let broadcast: @Sendable ([UInt8], [any StreamSink]) -> Void
+    private let broadcastEvents: @Sendable (StreamEvent, Int64, [any StreamEventSink]) -> Void
     private let fanout = DispatchQueue(label: "hearth.streams.fanout")
 
     private struct Registry: ~Copyable {
@@ -31,16 +32,22 @@ public final class StreamHub: Sendable {
     ///   - clock: ms since the epoch, compared with `StreamGate.expiresAt`.
     ///   - broadcast: sends the same bytes to many sinks (the HTTP layer groups them by I/O
     ///     queue); the default sends to each in turn.
+    ///   - broadcastEvents: hands one event to the typed sinks of one location at once, so
+    ///     a transport can encode it once for all of them; the default delivers to each.
     public init(
         options: StreamOptions = StreamOptions(),
         clock: @escaping @Sendable () -> Int64,
         broadcast: @escaping @Sendable ([UInt8], [any StreamSink]) -> Void = { bytes, sinks in
             for sink in sinks { sink.send(bytes) }
+        },
+        broadcastEvents: @escaping @Sendable (StreamEvent, Int64, [any StreamEventSink]) -> Void = { event, seq, sinks in
+            for sink in sinks { sink.deliver(event, seq: seq) }
         }
     ) {
         self.options = options
         self.clock = clock
         self.broadcast = broadcast
+        self.broadcastEvents = broadcastEvents
     }
 
     // MARK: Opening and closing
@@ -106,15 +113,16 @@ public final class StreamHub: Sendable {
     }
 
     /// `start` for a subscriber whose transport encodes typed events itself: `initial`
-    /// (the snapshot as `put /`, or nil) first, then the held changes newer than `seq`.
-    public func start(_ subscription: Subscription, events sink: any StreamEventSink, initial: StreamEvent?, through seq: Int64,
-                      resultTag: [UInt8]? = nil) {
+    /// (the snapshot as `put /`, or the replayed events of a resume, each with its seq)
+    /// first, then the held changes newer than `seq`.
+    public func start(_ subscription: Subscription, events sink: any StreamEventSink, initial: [(event: StreamEvent, seq: Int64)],
+                      through seq: Int64, resultTag: [UInt8]? = nil) {
         fanout.async {
             if subscription.ended {
                 sink.ended(subscription.finalVerdict ?? .cancel)
                 return
             }
-            if let initial { sink.deliver(initial, seq: seq) }
+            for (event, eventSeq) in initial { sink.deliver(event, seq: eventSeq) }
             var through = seq
             if subscription.refresh != nil {
                 subscription.lastResultTag = resultTag
@@ -208,6 +216,7 @@ public final class StreamHub: Sendable {
                 for match in locations {
                     guard let event = StreamEvent.of(change, at: match.location) else { continue }
                     var sinks: [any StreamSink] = []
+                    var eventSinks: [any StreamEventSink] = []
                     for subscription in match.subscribers {
                         if subscription.ended || change.seq <= subscription.deliveredThrough { continue }
                         if let expiry = subscription.gate.expiresAt, expiry <= now {
@@ -235,8 +244,7 @@ public final class StreamHub: Sendable {
                         if let sink = subscription.sink {
                             sinks.append(sink)
                         } else if let events = subscription.eventSink {
-                            self.delivered.add(1, ordering: .relaxed)
-                            events.deliver(event, seq: change.seq)
+                            eventSinks.append(events)
                         }
                     }
                     if !sinks.isEmpty {
@@ -244,6 +252,10 @@ public final class StreamHub: Sendable {
                         // sees it counted (ObservabilityLiveTests raced here under load).
                         self.delivered.add(sinks.count, ordering: .relaxed)
                         self.broadcast(StreamFrames.event(event, id: change.seq), sinks)
+                    }
+                    if !eventSinks.isEmpty {
+                        self.delivered.add(eventSinks.count, ordering: .relaxed)
+                        self.broadcastEvents(event, change.seq, eventSinks)
                     }
                 }
             }
@@ -315,6 +327,7 @@ public final class StreamHub: Sendable {
         fanout.async {
             let sinks = all.compactMap { $0.ended ? nil : $0.sink }
             self.broadcast(StreamFrames.keepAlive, sinks)
+            for subscription in all where !subscription.ended { subscription.eventSink?.keepAlive() }
         }
     }
 

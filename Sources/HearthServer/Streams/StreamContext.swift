@@ -5,13 +5,15 @@ import HearthStreams
 struct StreamContext: Sendable {
     let hub: StreamHub
 
-    /// Sends one event to many HTTP streams with one hop per I/O queue.
-    static let broadcast: @Sendable ([UInt8], [any StreamSink]) -> Void = { bytes, sinks in
+    /// Hands one event to the typed sinks of one location: encoded once as SSE for all the
+    /// HTTP streams among them (one hop per I/O queue), delivered to the others (the wire
+    /// protocol's sessions encode their own).
+    static let broadcastEvents: @Sendable (StreamEvent, Int64, [any StreamEventSink]) -> Void = { event, seq, sinks in
         var streams: [HTTPEventStream] = []
         streams.reserveCapacity(sinks.count)
         for sink in sinks {
-            if let http = sink as? HTTPStreamSink { streams.append(http.stream) } else { sink.send(bytes) }
+            if let sse = sink as? SSEEventSink { streams.append(sse.stream) } else { sink.deliver(event, seq: seq) }
         }
-        HTTPEventStream.broadcast(bytes, to: streams)
+        if !streams.isEmpty { HTTPEventStream.broadcast(StreamFrames.event(event, id: seq), to: streams) }
     }
 }

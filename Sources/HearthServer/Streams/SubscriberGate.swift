@@ -14,10 +14,13 @@ struct SubscriberGate: StreamGate {
     var query: RuleQuery? = nil
 }
 
-/// The HTTP layer's stream as the hub's sink.
-struct HTTPStreamSink: StreamSink {
+/// A stream's typed events as server-sent events on its HTTP response (the SSE encoding;
+/// `StreamContext.broadcastEvents` encodes an event once for all the SSE sinks of a
+/// location).
+struct SSEEventSink: StreamEventSink {
     let stream: HTTPEventStream
 
-    func send(_ bytes: [UInt8]) { stream.send(bytes) }
-    func finish(_ bytes: [UInt8]) { stream.finish(bytes) }
+    func deliver(_ event: StreamEvent, seq: Int64) { stream.send(StreamFrames.event(event, id: seq)) }
+    func ended(_ verdict: StreamVerdict) { stream.finish(verdict.finalBytes) }
+    func keepAlive() { stream.send(StreamFrames.keepAlive) }
 }
