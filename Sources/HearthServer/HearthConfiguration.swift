@@ -23,6 +23,8 @@ public struct HearthConfiguration: Sendable {
     public var limits = HTTPLimits()
     public var auth = AuthSettings()
     public var streams = StreamOptions()
+    /// Namespaces the client SDKs may name (`/.ws?ns=`); empty: any.
+    public var namespaces: [String] = []
     /// Per-connection bounds of the wire protocol (`/.ws`).
     public var wire = WireSessionLimits()
     /// Logging: level, format, access log.

@@ -37,6 +37,30 @@ public enum WireOutbound: Sendable, Equatable {
     /// The frame's text (UTF-8).
     public var bytes: [UInt8] { JSONWriter.write(json) }
 
+    /// Bytes per chunk when a message is split (spec §2.1: the SDKs cut at 16,384).
+    public static let chunkBytes = 16_384
+    /// Most chunks of one message (iOS takes a count of at most 4 digits).
+    public static let maxChunks = 9_999
+
+    /// The text frames that carry `message` (spec §2.1): the message itself when it is at
+    /// most `chunkBytes` long; else a frame holding the number of chunks, then the chunks,
+    /// each cut at a UTF-8 character boundary (every text frame must be valid UTF-8) and at
+    /// most `chunkBytes` long. A message that would need more than `maxChunks` goes whole.
+    public static func frames(_ message: [UInt8], chunkBytes: Int = WireOutbound.chunkBytes) -> [[UInt8]] {
+        guard message.count > chunkBytes, chunkBytes >= 4 else { return [message] }
+        var chunks: [[UInt8]] = []
+        var start = 0
+        while start < message.count {
+            var end = min(start + chunkBytes, message.count)
+            // Back up over continuation bytes (10xxxxxx) so no character is split.
+            while end < message.count && end > start && message[end] & 0xC0 == 0x80 { end -= 1 }
+            chunks.append(Array(message[start..<end]))
+            start = end
+            if chunks.count > maxChunks { return [message] }
+        }
+        return [Array(String(chunks.count).utf8)] + chunks
+    }
+
     private static func control(_ type: String, _ payload: JSONValue) -> JSONValue {
         // `d` is always present: a control message without it is ignored by the SDK (§2.2).
         .object(["t": "c", "d": .object(["t": .string(type), "d": payload])])

@@ -95,8 +95,14 @@ import Testing
         #expect(result.stdout.contains("ok the other listen still gets pushes"))
     }
 
+    @Test func onlyConfiguredNamespacesAreServed() throws {
+        try run("namespace", environment: ["HEARTH_NAMESPACES": "demo"],
+                expecting: ["an unknown namespace gets shutdown", "and the connection ends", "the configured namespace gets the handshake"])
+    }
+
     @Test func chunkedMessagesAreJoined() throws {
-        try run("chunked", expecting: ["the chunked value round-trips"])
+        try run("chunked", expecting: ["the chunked value round-trips", "the long answer came in chunks",
+                                       "multi-byte characters survive the chunking"])
     }
 
     @Test func authRefusalsAndSignOut() throws {

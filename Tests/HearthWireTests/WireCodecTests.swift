@@ -62,3 +62,36 @@ struct WireCodecTests {
         #expect(text(.push(action: "d", body: .object(["p": "/a", "d": .null]))) == #"{"d":{"a":"d","b":{"d":null,"p":"/a"}},"t":"d"}"#)
     }
 }
+
+/// Outbound chunking (spec §2.1): long messages go as a count and chunks, each valid UTF-8.
+@Suite struct WireOutboundChunkTests {
+    @Test func shortMessagesGoWhole() {
+        let message = Array(#"{"t":"d","d":{}}"#.utf8)
+        #expect(WireOutbound.frames(message) == [message])
+        let exactly = [UInt8](repeating: UInt8(ascii: "a"), count: WireOutbound.chunkBytes)
+        #expect(WireOutbound.frames(exactly) == [exactly])
+    }
+
+    @Test func longMessagesAreCountedAndCutAtCharacterBoundaries() {
+        // 40,000 bytes of text with 2-, 3- and 4-byte characters: no chunk may split one.
+        let text = String(repeating: "aé✓𝄞", count: 4_000)
+        let message = Array(text.utf8)
+        let frames = WireOutbound.frames(message)
+        #expect(frames.count >= 4)
+        #expect(Int(String(decoding: frames[0], as: UTF8.self)) == frames.count - 1)
+        for chunk in frames.dropFirst() {
+            #expect(chunk.count <= WireOutbound.chunkBytes)
+            #expect(String(validating: chunk, as: UTF8.self) != nil)
+        }
+        #expect(Array(frames.dropFirst().joined()) == message)
+        // The count frame is what the SDKs take as a count: 6 characters or fewer, digits.
+        #expect(frames[0].count <= 4)
+    }
+
+    @Test func tooManyChunksGoWhole() {
+        let message = [UInt8](repeating: UInt8(ascii: "x"), count: 100)
+        #expect(WireOutbound.frames(message, chunkBytes: 4).count == 26)  // count + 25 chunks
+        let huge = [UInt8](repeating: UInt8(ascii: "x"), count: 4 * (WireOutbound.maxChunks + 1))
+        #expect(WireOutbound.frames(huge, chunkBytes: 4) == [huge])
+    }
+}

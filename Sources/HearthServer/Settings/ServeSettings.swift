@@ -101,6 +101,10 @@ public enum ServeSettings {
                 default: String(StoreOptions.defaultChangeLogRetention), "Change-log records kept for stream resume.") {
             $0.store.changeLogRetention = $1.integer
         },
+        Setting("namespaces", env: "HEARTH_NAMESPACES", flag: nil, .list, default: "(any)",
+                "Namespaces (`ns`) the client SDKs may connect with, comma-separated; any other gets the protocol's shutdown. Empty: any, all served by the one database.") {
+            $0.namespaces = $1.list
+        },
         Setting("wireMaxListens", env: "HEARTH_WIRE_MAX_LISTENS", flag: nil, .integer(1...1_000_000),
                 default: String(WireSessionLimits.defaultMaxListens),
                 "Listens one wire-protocol connection (/.ws) may hold (then `max_listens`).") { $0.wire.maxListens = $1.integer },

@@ -50,7 +50,14 @@ enum WireEndpoint {
                 old.endForReconnect()
             }
             let id = sessionID()
-            let session = WireSession(context: wire, host: host, address: request.remoteAddress, sessionID: id)
+            var refusal: String? = nil
+            if !wire.namespaces.isEmpty {
+                let namespace = parameter("ns", in: request.query) ?? ""
+                if !wire.namespaces.contains(namespace) {
+                    refusal = "Namespace \"\(namespace.prefix(64))\" is not served here"
+                }
+            }
+            let session = WireSession(context: wire, host: host, address: request.remoteAddress, sessionID: id, refusal: refusal)
             wire.sessions.add(session, id: id)
             responder.upgrade(head, limits: WebSocketLimits(), handler: session)
         }

@@ -47,6 +47,8 @@ struct WireContext: Sendable {
     let clock: @Sendable () -> Int64
     let logger: Logger
     var limits = WireSessionLimits()
+    /// Namespaces served (`ns`); empty: any.
+    var namespaces: Set<String> = []
     /// Where onDisconnect operations are kept and run.
     let onDisconnect: OnDisconnectLedger
     /// Open sessions by id, for a reconnecting client's `ls` (spec §4.5).
@@ -116,7 +118,12 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         let tag: Int64?
     }
 
-    init(context: WireContext, host: String, address: String, sessionID: String) {
+    /// Why this session is refused at once (an unknown namespace): it gets the protocol's
+    /// shutdown (`s`, the SDK does not reconnect) instead of the handshake.
+    private let refusal: String?
+
+    init(context: WireContext, host: String, address: String, sessionID: String, refusal: String? = nil) {
+        self.refusal = refusal
         self.context = context
         self.host = host
         self.address = address
@@ -130,6 +137,10 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         queue.async {
             self.session = session
             self.sessionForPushes.withLock { $0 = session }
+            if let refusal = self.refusal {
+                session.send(text: WireOutbound.shutdown(reason: refusal).bytes)
+                return self.fail(.normal, "namespace not served")
+            }
             // The handshake first: the client sends nothing before it (spec §2.3).
             session.send(text: WireOutbound.handshake(timestamp: self.context.clock(), host: self.host, sessionID: self.sessionID).bytes)
         }
@@ -197,7 +208,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     private func answer(_ number: Int64?, _ status: String, _ data: JSONValue) {
         if let number, let session {
             let bytes = WireOutbound.response(number: number, status: status, data: data).bytes
-            context.hub.afterQueuedEvents { session.send(text: bytes) }
+            context.hub.afterQueuedEvents { Self.send(bytes, on: session) }
         }
         done()
     }
@@ -205,6 +216,11 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     /// `answer` from any thread.
     private func answerLater(_ number: Int64?, _ status: String, _ data: JSONValue) {
         queue.async { self.answer(number, status, data) }
+    }
+
+    /// Sends one message, in chunks when it is long (spec §2.1).
+    static func send(_ message: [UInt8], on session: WebSocketSession) {
+        for frame in WireOutbound.frames(message) { session.send(text: frame) }
     }
 
     private func badMessage(number: Int64?, _ reason: String) {
@@ -416,7 +432,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     private func revoked(_ key: ListenKey, tag: Int64?) {
         var body: [JSONKey: JSONValue] = ["p": .string(key.path.description)]
         if tag != nil { body["q"] = .array([key.query]) }
-        session?.send(text: WireOutbound.push(action: "c", body: .object(body)).bytes)
+        if let session { Self.send(WireOutbound.push(action: "c", body: .object(body)).bytes, on: session) }
     }
 
     // MARK: Writes (spec §4.3, §4.4)
@@ -579,6 +595,6 @@ extension WireSession {
     /// From the fan-out queue: the bytes go straight to the socket (the session hops onto
     /// its I/O queue, keeping the fan-out queue's order).
     fileprivate func pushNow(_ bytes: [UInt8]) {
-        sessionForPushes.withLock { $0 }?.send(text: bytes)
+        if let session = sessionForPushes.withLock({ $0 }) { Self.send(bytes, on: session) }
     }
 }

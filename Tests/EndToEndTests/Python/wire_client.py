@@ -3,7 +3,7 @@ binary over /.ws with the `websockets` package. Each mode runs one scenario, che
 answer itself, prints `ok <check>` per passed check and exits 1 on the first failure.
 
 Usage: wire_client.py <mode> <port>
-Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, revoke, reload, chunked, auth, limits
+Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, revoke, reload, namespace, chunked, auth, limits
 Every wait has a timeout (WAIT seconds); the whole run is bounded by the Swift test too.
 """
 import json
@@ -57,7 +57,7 @@ class Client:
         self.ws = connect(f"ws://127.0.0.1:{PORT}/.ws?v=5{extra}&ns={namespace}", open_timeout=WAIT, max_size=None)
         self.number = 0
         self.log = []  # every data-layer message received, in order
-        self.handshake = self.recv()
+        self.handshake = self.recv()  # or, for a refused namespace, the shutdown
         self.cond = threading.Condition()
         self.closed = False
         self.reader = threading.Thread(target=self.read_loop, daemon=True)
@@ -67,9 +67,16 @@ class Client:
         return json.loads(self.ws.recv(timeout=WAIT))
 
     def read_loop(self):
+        """Joins chunked messages as the SDKs do (spec §2.1): a frame of at most 6 characters
+        that is a number announces that many frames, concatenated into one message."""
+        self.chunked = 0
         try:
             while True:
-                message = json.loads(self.ws.recv())
+                frame = self.ws.recv()
+                if len(frame) <= 6 and frame.isdigit():
+                    frame = "".join(self.ws.recv() for _ in range(int(frame)))
+                    self.chunked += 1
+                message = json.loads(frame)
                 with self.cond:
                     self.log.append(message)
                     self.cond.notify_all()
@@ -366,6 +373,20 @@ def mode_reload():
     c.close()
 
 
+def mode_namespace():
+    """Run with HEARTH_NAMESPACES=demo: another namespace gets the shutdown control
+    message (the SDK stops reconnecting) and the connection ends; demo is served."""
+    refused = Client(namespace="elsewhere")
+    first = refused.handshake
+    check(first["t"] == "c" and first["d"]["t"] == "s" and "elsewhere" in first["d"]["d"], "an unknown namespace gets shutdown", first)
+    wait_closed(refused, "refused namespace")
+    check(True, "and the connection ends")
+    served = Client(namespace="demo")
+    check(served.handshake["d"]["t"] == "h", "the configured namespace gets the handshake", served.handshake)
+    check(served.call("s", {})["s"] == "ok", "and is served")
+    served.close()
+
+
 def mode_chunked():
     c = Client()
     big = "x" * 40_000
@@ -379,6 +400,10 @@ def mode_chunked():
     check(answer["s"] == "ok", f"a message in {len(chunks)} chunks", answer)
     got = c.call("g", {"p": "/open/big", "q": {}})
     check(got["d"] == big, "the chunked value round-trips")
+    check(c.chunked >= 1, "the long answer came in chunks", c.chunked)
+    accents = "é✓𝄞" * 10_000  # multi-byte characters across chunk boundaries
+    check(c.call("p", {"p": "/open/accents", "d": accents})["s"] == "ok", "put of a long multi-byte value")
+    check(c.call("g", {"p": "/open/accents", "q": {}})["d"] == accents, "multi-byte characters survive the chunking")
     c.close()
 
 
