@@ -523,6 +523,9 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
             self.queue.async {
                 switch result {
                 case .success:
+                    // The connection ended while this was being checked: the client never
+                    // learns it was registered, and end() has run the queue already.
+                    if self.closed { return self.done() }
                     let entry = OnDisconnectLedger.Entry(position: self.nextPosition, operation: operation, caller: caller)
                     self.nextPosition += 1
                     do {
