@@ -38,8 +38,10 @@ public struct HTTPLimits: Sendable, Equatable {
     /// trusted proxy the forwarded client's (counted from its first request on). Over: 429
     /// and close, so one client cannot take the whole `maxConnections`.
     public var maxConnectionsPerAddress: Int = HTTPLimits.defaultMaxConnectionsPerAddress
-    /// Response bytes that may wait unsent in the server's buffers, all connections together
-    /// (what the kernel's socket buffers already took is not counted). A connection holds
+    /// Response bytes the server's buffers may hold for readers that have not taken all of
+    /// them yet, all connections together: a buffer counts whole until it has drained
+    /// (its written part is released only then), so this bounds memory, not just the
+    /// unsent tail (what the kernel's socket buffers hold is not counted). A connection holds
     /// at most one response at a time (it reads no further request until its output has
     /// drained), so this bounds what clients that do not read can pin: at most this plus
     /// one response (a response is never refused when nothing else waits, so one larger
