@@ -208,7 +208,13 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     private func answer(_ number: Int64?, _ status: String, _ data: JSONValue) {
         if let number, let session {
             let bytes = WireOutbound.response(number: number, status: status, data: data).bytes
-            context.hub.afterQueuedEvents { Self.send(bytes, on: session) }
+            if listens.isEmpty {
+                // No listen, no pushes for this client to precede the answer: send it now
+                // rather than through the hub's one fan-out queue.
+                Self.send(bytes, on: session)
+            } else {
+                context.hub.afterQueuedEvents { Self.send(bytes, on: session) }
+            }
         }
         done()
     }
