@@ -179,7 +179,7 @@ public final class HearthService: Sendable {
         }
         let shownHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         startHousekeeping()
-        logger.info("listening on http://\(shownHost):\(port)")
+        logger.notice("listening on http://\(shownHost):\(port)")
         return port
     }
 

@@ -103,7 +103,10 @@ struct HearthLogHandler: LogHandler {
             }
         }
         line.append(UInt8(ascii: "\n"))
-        output.append(line, urgent: event.level >= .error)
+        // Notices (the lifecycle: "listening on", recovery) and worse are written at once:
+        // scripts wait for "listening on" (docker-steps grepped it right after the first
+        // health check passed and once found it still in the buffer).
+        output.append(line, urgent: event.level >= .notice)
     }
 
     /// RFC 3339 UTC with milliseconds.
