@@ -15,8 +15,10 @@ enum HealthEndpoint {
             case .success:
                 responder.respond(JSONResponse.make(.object(["status": .string("ready")]), options: QueryOptions.defaults))
             case .failure(let error as StoreError) where error.isDiskFull:
-                // The storage observer has logged what to do; the reason names no data.
-                responder.respond(APIError(503, "Not ready: the data volume is full, writes are refused until space is freed", detail: error.description).response)
+                // The storage observer has logged what to do.
+                // The store's own text names the data directory: that stays in the log.
+                responder.respond(APIError(503, "Not ready: the data volume is full, writes are refused until space is freed",
+                                           detail: "less than \(DiskSpace.reserveBytes) bytes free beside the reserve").response)
             case .failure(let error):
                 context.logger.warning("readiness check failed: \(error)")
                 responder.respond(APIError.unavailable.response)

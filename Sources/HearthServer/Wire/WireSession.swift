@@ -73,7 +73,6 @@ final class WireSessionRegistry: Sendable {
         open.withLock { $0.removeValue(forKey: id) }
     }
 
-    var count: Int { open.withLock { $0.count } }
 }
 
 /// One client of the Firebase wire protocol (spec/firebase-wire-protocol.md) on a
