@@ -106,15 +106,18 @@ struct Serve: AsyncParsableCommand {
         }
         let logger = Logger(label: "hearth")
         let service: HearthService
+        let signals: SignalWaiter
         do {
             service = try HearthService(configuration: configuration, logger: logger)
+            // Before listening: SIGTERM may come the moment "listening on" is logged.
+            signals = SignalWaiter(for: [SIGTERM, SIGINT], onHangup: { service.reloadRules() })
             try service.start()
         } catch {
             logger.critical("\(error)")
             output.flush()
             throw ExitCode(1)
         }
-        let signal = await SignalWaiter.wait(for: [SIGTERM, SIGINT], onHangup: { service.reloadRules() })
+        let signal = await signals.next()
         logger.info("received signal \(signal)")
         await service.shutdown()
         output.flush()

@@ -4,42 +4,55 @@ import Synchronization
 import Glibc
 #endif
 
-/// Waits for the first of some terminating signals, delivered through Dispatch signal
-/// sources (their default action is turned off so the process is not killed first), and
-/// calls `onHangup` for every `SIGHUP` meanwhile.
-enum SignalWaiter {
-    static func wait(for signals: [Int32], onHangup: @escaping @Sendable () -> Void) async -> Int32 {
+/// Catches some terminating signals through Dispatch signal sources (their default action
+/// is turned off so the process is not killed first) and calls `onHangup` for every
+/// `SIGHUP`. The sources are installed by `init`, so a signal that arrives before anyone
+/// awaits `next()` is kept, not lost: `serve` installs them before it starts listening,
+/// because a supervisor (or a test) may send SIGTERM as soon as "listening on" appears.
+final class SignalWaiter: Sendable {
+    /// The sources (kept so they live as long as the waiter), the signal once it came, and
+    /// whoever awaits it. A tuple: Swift 6.3's region checker refuses a struct holding
+    /// the non-Sendable source existentials here.
+    private let state = Mutex<(sources: [any DispatchSourceSignal], received: Int32?,
+                               waiter: CheckedContinuation<Int32, Never>?)>(([], nil, nil))
+
+    init(for signals: [Int32], onHangup: @escaping @Sendable () -> Void) {
         let queue = DispatchQueue(label: "hearth.signals")
-        let sources = SourceBox()
         signal(SIGHUP, SIG_IGN)
         let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: queue)
         hangup.setEventHandler(handler: onHangup)
-        sources.add(hangup)
         hangup.resume()
-        return await withCheckedContinuation { continuation in
-            for number in signals {
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-                source.setEventHandler {
-                    guard sources.fire() else { return }
-                    continuation.resume(returning: number)
-                }
-                sources.add(source)
-                source.resume()
-            }
+        keep(hangup)
+        for number in signals {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { [weak self] in self?.received(number) }
+            source.resume()
+            keep(source)
         }
     }
 
-    /// Keeps the sources alive and makes sure the continuation resumes once.
-    private final class SourceBox: Sendable {
-        private let state = Mutex<(sources: [any DispatchSourceSignal], fired: Bool)>(([], false))
-        func add(_ source: any DispatchSourceSignal) { state.withLock { $0.sources.append(source) } }
-        func fire() -> Bool {
-            state.withLock { state in
-                if state.fired { return false }
-                state.fired = true
-                return true
+    private func keep(_ source: any DispatchSourceSignal) { state.withLock { $0.sources.append(source) } }
+
+    /// The first terminating signal, at once if it already came.
+    func next() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            let ready: Int32? = state.withLock { state in
+                if let received = state.received { return received }
+                state.waiter = continuation
+                return nil
             }
+            if let ready { continuation.resume(returning: ready) }
         }
+    }
+
+    private func received(_ number: Int32) {
+        let waiter: CheckedContinuation<Int32, Never>? = state.withLock { state in
+            guard state.received == nil else { return nil }
+            state.received = number
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: number)
     }
 }
