@@ -16,7 +16,9 @@ import Dispatch
 /// cancel handler; the write source is created only when a write would block, and
 /// suspended again when the output is drained.
 final class HTTPConnection: @unchecked Sendable {
-    struct Context: Sendable {
+    /// What every connection of one server shares: one object, referenced (not copied)
+    /// by each connection, which keeps an idle connection small.
+    final class Context: Sendable {
         let handler: any HTTPHandler
         let limits: HTTPLimits
         let counters: ServerCounters
@@ -29,15 +31,32 @@ final class HTTPConnection: @unchecked Sendable {
         let addresses: AddressCounts
         /// Called once, after the fd is closed.
         let onClose: @Sendable () -> Void
+
+        init(handler: any HTTPHandler, limits: HTTPLimits, counters: ServerCounters,
+             clock: @escaping @Sendable () -> Nanoseconds, log: @escaping @Sendable (String) -> Void,
+             trustedProxies: Set<String>, accessLog: (@Sendable (HTTPAccessRecord) -> Void)?,
+             requestIDPrefix: String, addresses: AddressCounts, onClose: @escaping @Sendable () -> Void) {
+            self.handler = handler
+            self.limits = limits
+            self.counters = counters
+            self.clock = clock
+            self.log = log
+            self.trustedProxies = trustedProxies
+            self.accessLog = accessLog
+            self.requestIDPrefix = requestIDPrefix
+            self.addresses = addresses
+            self.onClose = onClose
+        }
     }
 
     /// Unparsed input that may wait while a request is being handled before we stop
     /// reading (backpressure on pipelining clients).
     static let readAheadLimit = 64 * 1024
-    /// Output capacity kept after a drain, so keep-alive responses reuse their buffer.
+    /// Output capacity kept after a drain, so keep-alive responses reuse their buffer. An
+    /// open stream (SSE or WebSocket) keeps none: it idles with its output drained, most
+    /// of its life, and a kept buffer would cost that much per idle stream (measured: ~460
+    /// bytes per idle wire connection); a new buffer per event costs one allocation.
     static let keptOutputCapacity = 64 * 1024
-    /// The same for an open stream: enough for the usual event, not for a whole snapshot.
-    static let keptStreamOutputCapacity = 1024
 
     let fd: Int32
     let remoteAddress: String
@@ -492,16 +511,15 @@ final class HTTPConnection: @unchecked Sendable {
                 return false
             }
         }
-        // Keep a small buffer for the next response, but not what a large one grew: an open
-        // stream idles with its output drained, and keeping the capacity its initial snapshot
-        // needed would cost that much memory per idle stream for as long as it stays open.
-        if output.capacity > (stream == nil ? Self.keptOutputCapacity : Self.keptStreamOutputCapacity) {
+        // Keep a small buffer for the next response, but not what a large one grew, and
+        // nothing on an open stream (see `keptOutputCapacity`).
+        if stream != nil || output.capacity > Self.keptOutputCapacity {
             output = []
+            streamUnitEnds = []
         } else {
             output.removeAll(keepingCapacity: true)
         }
         outputOffset = 0
-        streamUnitEnds.removeAll(keepingCapacity: true)
         if let source = writeSource, !writeSuspended {
             writeSuspended = true
             source.suspend()

@@ -66,8 +66,20 @@ public struct HTTPRequestParser: Sendable {
     var start = 0
     var state: State = .head
     var head = HeadScan()
-    /// The request whose body is being read.
-    var pending: PendingRequest?
+    /// The request whose body is being read, kept out of line: between requests (most of
+    /// a keep-alive connection's life, and all of an upgraded one's) the parser then
+    /// carries one reference, not a whole request (~150 bytes per idle connection).
+    private var pendingBox: PendingRequest.Box?
+    var pending: PendingRequest? {
+        get { pendingBox?.value }
+        _modify {
+            // Moved out of the box first, so its body is uniquely referenced and grows in place.
+            var value = pendingBox?.value
+            pendingBox = nil
+            defer { pendingBox = value.map(PendingRequest.Box.init) }
+            yield &value
+        }
+    }
 
     public init(limits: HTTPLimits = HTTPLimits()) {
         self.limits = limits
@@ -194,6 +206,11 @@ public struct HTTPRequestParser: Sendable {
 
 /// A request whose head is parsed and whose body is being read.
 struct PendingRequest: Sendable {
+    final class Box: Sendable {
+        let value: PendingRequest
+        init(_ value: PendingRequest) { self.value = value }
+    }
+
     var request: HTTPRequest
     var keepAlive: Bool
     var expectContinue: Bool

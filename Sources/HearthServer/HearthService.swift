@@ -117,8 +117,7 @@ public final class HearthService: Sendable {
         }
         context.wire = WireContext(database: context.database, hub: hub, authenticator: auth.authenticator, authWork: auth.work,
                                    clock: SQLiteTreeStore.systemMilliseconds, logger: logger, limits: configuration.wire,
-                                   onDisconnect: ledger)
-        context.wire?.namespaces = Set(configuration.namespaces)
+                                   namespaces: Set(configuration.namespaces), onDisconnect: ledger)
         context.rulesSettings = RulesSettings(path: configuration.rulesPath, policy: policy) { [logger] in
             logger.info("rules replaced through /.settings/rules.json")
             Self.reviewStreams(hub: hub, store: reviewStore, policy: reviewPolicy)

@@ -33,6 +33,26 @@ public final class WebSocketSession: Sendable {
         perform { $0.webSocketSend(WebSocketFrameWriter.frame(.text, bytes)) }
     }
 
+    /// Sends the same text messages (each UTF-8), in order, to every session in `sessions`:
+    /// each is framed once and the sends take one hop per I/O queue, not one per session
+    /// (a push fanned out to thousands of listeners of one location).
+    public static func broadcast(texts: [[UInt8]], to sessions: [WebSocketSession]) {
+        if sessions.isEmpty || texts.isEmpty { return }
+        let frames = texts.map { WebSocketFrameWriter.frame(.text, $0) }
+        var byLoop: [ObjectIdentifier: (IOLoop, [HTTPConnection])] = [:]
+        for session in sessions {
+            let loop = session.connection.loop
+            byLoop[ObjectIdentifier(loop), default: (loop, [])].1.append(session.connection)
+        }
+        for (_, (loop, connections)) in byLoop {
+            loop.queue.async {
+                for connection in connections {
+                    for frame in frames { connection.webSocketSend(frame) }
+                }
+            }
+        }
+    }
+
     /// Starts the closing handshake with `code`; the connection closes once the close frame
     /// is written and the peer has answered (or `closeTimeout` passed).
     public func close(_ code: WebSocketCloseCode = .normal, reason: String = "") {

@@ -37,8 +37,9 @@ public struct WireSessionLimits: Sendable, Equatable {
     public init() {}
 }
 
-/// What a wire-protocol session needs from the server (passed in; no globals).
-struct WireContext: Sendable {
+/// What a wire-protocol session needs from the server (passed in; no globals). One object
+/// for all sessions: each holds a reference, which keeps an idle connection small.
+final class WireContext: Sendable {
     let database: Database
     let hub: StreamHub
     let authenticator: Authenticator
@@ -46,13 +47,27 @@ struct WireContext: Sendable {
     let authWork: DispatchQueue
     let clock: @Sendable () -> Int64
     let logger: Logger
-    var limits = WireSessionLimits()
+    let limits: WireSessionLimits
     /// Namespaces served (`ns`); empty: any.
-    var namespaces: Set<String> = []
+    let namespaces: Set<String>
     /// Where onDisconnect operations are kept and run.
     let onDisconnect: OnDisconnectLedger
     /// Open sessions by id, for a reconnecting client's `ls` (spec §4.5).
     let sessions = WireSessionRegistry()
+
+    init(database: Database, hub: StreamHub, authenticator: Authenticator, authWork: DispatchQueue,
+         clock: @escaping @Sendable () -> Int64, logger: Logger, limits: WireSessionLimits = WireSessionLimits(),
+         namespaces: Set<String> = [], onDisconnect: OnDisconnectLedger) {
+        self.database = database
+        self.hub = hub
+        self.authenticator = authenticator
+        self.authWork = authWork
+        self.clock = clock
+        self.logger = logger
+        self.limits = limits
+        self.namespaces = namespaces
+        self.onDisconnect = onDisconnect
+    }
 }
 
 /// The open sessions of this server by session id (`s` of their handshake), so that a
@@ -101,7 +116,10 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     private var busy = false
     private var closed = false
     private var credential = Authenticator.Credential(caller: .unauthenticated)
-    private var listens: [ListenKey: OpenListen] = [:]
+    /// In opening order. An array, not a dictionary: most sessions hold one or a few
+    /// listens, and a one-entry dictionary costs ~200 bytes per idle connection; lookups
+    /// scan at most `WireSessionLimits.maxListens`.
+    private var listens: [OpenListen] = []
     private var onDisconnect: [OnDisconnectLedger.Entry] = []
     private var nextPosition: Int64 = 0
     private var authFailures = 0
@@ -113,8 +131,13 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     }
 
     struct OpenListen {
+        let key: ListenKey
         let listening: Listening
         let tag: Int64?
+    }
+
+    private func listenIndex(_ key: ListenKey) -> Int? {
+        listens.firstIndex { $0.key == key }
     }
 
     /// Why this session is refused at once (an unknown namespace): it gets the protocol's
@@ -353,11 +376,11 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         let same = new.caller == credential.caller
         credential = new
         if same { return }
-        for (key, listen) in listens {
+        for listen in listens {
             listen.listening.cancel()
-            revoked(key, tag: listen.tag)
+            revoked(listen.key, tag: listen.tag)
         }
-        listens = [:]
+        listens = []
     }
 
     // MARK: Listens (spec §4.2)
@@ -374,8 +397,14 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
             return invalid(number, "bad query")
         }
         let tag: Int64? = mapped == nil ? nil : { if case .int(let t)? = members["t"] { return t } else { return nil } }()
+        // A query that filters carries its tag (the SDKs always send one, spec §4.2): its
+        // pushes are told from the path's default listen by it. Int64.min is the sink's
+        // "no tag" (it keeps the sink inline); no SDK counts there.
+        if mapped != nil && (tag == nil || tag == WireListenSink.noTag) {
+            return invalid(number, "a query with bounds or a limit needs its tag t")
+        }
         let key = ListenKey(path: path, query: mapped == nil ? JSONValue.object([JSONKey: JSONValue]()) : queryObject)
-        if listens[key] != nil { return answer(number, "ok", JSONValue.object([JSONKey: JSONValue]())) }
+        if listenIndex(key) != nil { return answer(number, "ok", JSONValue.object([JSONKey: JSONValue]())) }
         guard listens.count < context.limits.maxListens else {
             return answer(number, "max_listens", .string("Too many listens on this connection"))
         }
@@ -388,7 +417,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         let okData = warnings
         let gate = SubscriberGate(caller: credential.caller, uid: credential.uid, issuedAt: credential.issuedAt,
                                   expiresAt: credential.expiresAt, query: mapped?.listen.rules)
-        let sink = WireListenSink(session: self, path: path, tag: tag, key: key)
+        let sink = WireListenSink(session: self, path: path, tag: tag)
         context.database.listen(path, query: mapped?.listen, as: credential.caller, gate: gate, address: address,
                                 hub: context.hub, sink: sink) { result in
             self.queue.async {
@@ -398,7 +427,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
                         listening.cancel()
                         return self.done()
                     }
-                    self.listens[key] = OpenListen(listening: listening, tag: tag)
+                    self.listens.append(OpenListen(key: key, listening: listening, tag: tag))
                     self.answer(number, "ok", okData)
                 case .failure(let error):
                     self.failed(number, error)
@@ -412,14 +441,17 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         let queryObject = members["q"] ?? JSONValue.object([JSONKey: JSONValue]())
         let filters = (try? WireQuery(queryObject))?.filters ?? false
         let key = ListenKey(path: path, query: filters ? queryObject : JSONValue.object([JSONKey: JSONValue]()))
-        listens.removeValue(forKey: key)?.listening.cancel()
+        if let index = listenIndex(key) { listens.remove(at: index).listening.cancel() }
         answer(number, "ok", .string(""))
     }
 
-    /// The hub ended a listen (access lost, or the credential expired).
-    fileprivate func listenEnded(_ key: ListenKey, verdict: StreamVerdict) {
+    /// The hub ended the listen at `path` with `tag` (access lost, or the credential
+    /// expired). A session has one listen per path and tag: one default listen per path,
+    /// and the SDK gives each query its own tag.
+    fileprivate func listenEnded(path: DataPath, tag: Int64?, verdict: StreamVerdict) {
         queue.async {
-            guard let listen = self.listens.removeValue(forKey: key) else { return }
+            guard let index = self.listens.firstIndex(where: { $0.key.path == path && $0.tag == tag }) else { return }
+            let listen = self.listens.remove(at: index)
             switch verdict {
             case .authRevoked:
                 // The client forgets its token, reconnects and authenticates again (§3.3).
@@ -427,7 +459,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
                     "s": .string("expired_token"), "d": .string("Auth token is expired or revoked")])).bytes)
                 self.setCredential(Authenticator.Credential(caller: .unauthenticated))
             case .cancel, .keep:
-                self.revoked(key, tag: listen.tag)
+                self.revoked(listen.key, tag: listen.tag)
             }
         }
     }
@@ -567,8 +599,8 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         closed = true
         context.sessions.remove(id: sessionID)
         inbox = []
-        for listen in listens.values { listen.listening.cancel() }
-        listens = [:]
+        for listen in listens { listen.listening.cancel() }
+        listens = []
         let entries = onDisconnect
         onDisconnect = []
         context.onDisconnect.run(session: sessionID, entries)
@@ -577,13 +609,31 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
 
 /// A listen's events as wire pushes: `d` (overwrite) for a put, `m` (merge) for a patch,
 /// at the absolute path, with the listen's tag for a query.
+///
+/// Three words, so the hub's `any StreamEventSink` holds it inline (no allocation per
+/// listen): the tag is stored with `noTag` for none.
 struct WireListenSink: StreamEventSink {
     let session: WireSession
     let path: DataPath
-    let tag: Int64?
-    let key: WireSession.ListenKey
+    private let rawTag: Int64
+
+    static let noTag = Int64.min
+
+    init(session: WireSession, path: DataPath, tag: Int64?) {
+        self.session = session
+        self.path = path
+        self.rawTag = tag ?? Self.noTag
+    }
+
+    var tag: Int64? { rawTag == Self.noTag ? nil : rawTag }
 
     func deliver(_ event: StreamEvent, seq: Int64) {
+        session.pushNow(WireOutbound.frames(push(event)))
+    }
+
+    /// The `d` or `m` push of `event` for this listen. The same for every untagged listen
+    /// on one location, so `StreamContext.broadcastEvents` encodes it once for all of them.
+    func push(_ event: StreamEvent) -> [UInt8] {
         var target = path
         if event.path != "/", let relative = try? DataPath(string: event.path), let below = try? path.appending(relative) {
             target = below
@@ -591,18 +641,32 @@ struct WireListenSink: StreamEventSink {
         var body: [JSONKey: JSONValue] = ["p": .string(target.description), "d": event.data]
         if let tag { body["t"] = .int(tag) }
         let action = event.name == .put ? "d" : "m"
-        session.pushNow(WireOutbound.push(action: action, body: .object(body)).bytes)
+        return WireOutbound.push(action: action, body: .object(body)).bytes
     }
 
+    /// Listens with equal keys get the same bytes for every event.
+    struct PushKey: Hashable {
+        let path: String
+        let tag: Int64?
+    }
+
+    var pushKey: PushKey { PushKey(path: path.description, tag: tag) }
+
+    /// Where this listen's pushes go, nil once the session is gone.
+    var pushSession: WebSocketSession? { session.pushTarget }
+
     func ended(_ verdict: StreamVerdict) {
-        session.listenEnded(key, verdict: verdict)
+        session.listenEnded(path: path, tag: tag, verdict: verdict)
     }
 }
 
 extension WireSession {
     /// From the fan-out queue: the bytes go straight to the socket (the session hops onto
     /// its I/O queue, keeping the fan-out queue's order).
-    fileprivate func pushNow(_ bytes: [UInt8]) {
-        if let session = sessionForPushes.withLock({ $0 }) { Self.send(bytes, on: session) }
+    fileprivate func pushNow(_ frames: [[UInt8]]) {
+        if let session = pushTarget { for frame in frames { session.send(text: frame) } }
     }
+
+    /// The socket pushes go to (set once the session opened).
+    var pushTarget: WebSocketSession? { sessionForPushes.withLock { $0 } }
 }

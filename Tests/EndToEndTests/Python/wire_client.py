@@ -231,6 +231,8 @@ def mode_query():
     assert a.call("p", {"p": f"{path}/d", "d": favorite("d", uid, 2000)})["s"] == "ok"
     _, moved = a.push("d", lambda b: b.get("t") == 7 and "d" in (b["d"] or {}), "window after a newer child")
     check(sorted(moved["d"].keys()) == ["c", "d"], "a child enters and another leaves the window", moved)
+    untagged = a.call("q", {"p": path, "q": {"i": "createdAt", "l": 1, "vf": "r"}, "h": ""})
+    check(untagged["s"] == "invalid_action" and "tag" in untagged["d"], "a query with a limit but no tag is refused", untagged)
     unindexed = a.call("q", {"p": path, "q": {"i": "name", "l": 1, "vf": "l"}, "t": 8, "h": ""})
     check(unindexed["s"] == "ok" and unindexed["d"].get("w") == ["no_index"], "no_index warning for an unindexed child", unindexed)
     got = a.call("g", {"p": path, "q": {"i": "createdAt", "sp": 1001, "ep": 1001}})
