@@ -299,7 +299,7 @@ final class HTTPConnection: @unchecked Sendable {
         lifecycle.requestDispatched()
         context.counters.requests.wrappingAdd(1, ordering: .relaxed)
         let loop = self.loop
-        let responder = HTTPResponder(answer: { answer in
+        let responder = HTTPResponder(connectionQueue: loop.queue, answer: { answer in
             if loop.isCurrent {
                 self.deliver(answer, for: number)
             } else {

@@ -1,3 +1,5 @@
+import Dispatch
+
 /// The application side of the HTTP layer.
 ///
 /// `handle` is called on a connection's I/O queue, which must never block: answer at once
@@ -18,10 +20,16 @@ public struct HTTPResponder: Sendable {
     }
 
     private let deliver: @Sendable (Answer) -> Void
+    /// The I/O queue of the request's connection; nil for a responder made without a
+    /// server. A handler that keeps per-connection work (a WebSocket session's own serial
+    /// queue) may target its queue at this one: that work then runs on the thread that
+    /// serves the connection's I/O, and hands nothing across threads on its way out.
+    public let connectionQueue: DispatchQueue?
 
     /// For handlers tested without a server: `respond` calls `deliver`; `openStream` calls
     /// its `opened` with nil (there is no connection to stream on).
     public init(_ deliver: @escaping @Sendable (HTTPResponse) -> Void) {
+        self.connectionQueue = nil
         self.deliver = { answer in
             switch answer {
             case .response(let response): deliver(response)
@@ -31,7 +39,8 @@ public struct HTTPResponder: Sendable {
         }
     }
 
-    init(answer: @escaping @Sendable (Answer) -> Void) {
+    init(connectionQueue: DispatchQueue, answer: @escaping @Sendable (Answer) -> Void) {
+        self.connectionQueue = connectionQueue
         self.deliver = answer
     }
 

@@ -31,6 +31,9 @@ public struct HearthConfiguration: Sendable {
     public var logging = LoggingSettings()
     /// Peer addresses whose `X-Forwarded-For` / `X-Forwarded-Proto` are believed.
     public var trustedProxies: [String] = []
+    /// I/O queues serving connections; nil: one per core. Not a serve setting: tests pin
+    /// it to 1 to put every connection on one queue.
+    public var ioQueueCount: Int? = nil
     /// Bytes of rendered plain-read bodies kept (`ReadCache`); 0 turns the cache off.
     public var readCacheBytes = ReadCache.defaultMaxBytes
     /// Seconds between checks that open streams' accounts were not disabled, deleted or

@@ -115,7 +115,7 @@ public final class HearthService: Sendable {
         } catch {
             logger.error("cannot read the pending onDisconnect operations: \(error)")
         }
-        context.wire = WireContext(database: context.database, hub: hub, authenticator: auth.authenticator, authWork: auth.work,
+        context.wire = WireContext(database: context.database, hub: hub, authenticator: auth.authenticator, work: auth.work,
                                    clock: SQLiteTreeStore.systemMilliseconds, logger: logger, limits: configuration.wire,
                                    namespaces: Set(configuration.namespaces), onDisconnect: ledger)
         context.rulesSettings = RulesSettings(path: configuration.rulesPath, policy: policy) { [logger] in
@@ -126,6 +126,7 @@ public final class HearthService: Sendable {
         httpConfiguration.host = configuration.host
         httpConfiguration.port = configuration.port
         httpConfiguration.limits = configuration.limits
+        if let count = configuration.ioQueueCount { httpConfiguration.ioQueueCount = count }
         httpConfiguration.trustedProxies = Set(configuration.trustedProxies)
         let accessLog = configuration.logging.accessLog ? AccessLog(logger: logger) : nil
         let trimmer = MemoryTrimmer()

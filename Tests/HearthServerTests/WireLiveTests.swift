@@ -35,4 +35,25 @@ import Testing
         #expect(result.output.hasSuffix("done\n"))
         #expect(result.output.contains("ok "))
     }
+
+    /// Every connection on one I/O queue, so a session's queue and the queue that handles
+    /// the reconnecting upgrade (`ls`) are the same one: ending the old session must not
+    /// wait for that queue (it did, and hung, while it was a `sync`). The onDisconnect
+    /// writes and the limits run there too.
+    @Test(arguments: ["reconnect", "ondisconnect", "limits"])
+    func sessionsThatShareOneIOQueue(mode: String) async throws {
+        let server = try LiveServer(rules: Self.rules) { configuration in
+            configuration.ioQueueCount = 1
+            // As WireProtocolEndToEndTests sets them for "limits".
+            configuration.wire.maxListens = 2
+            configuration.wire.maxOnDisconnect = 2
+            configuration.wire.maxBadMessages = 3
+            configuration.wire.maxAuthFailures = 2
+            configuration.wire.maxPendingRequests = 4
+        }
+        let result = try Self.client(mode, port: server.port)
+        await server.stop()
+        #expect(result.status == 0, "\(mode):\n\(result.output)")
+        #expect(result.output.hasSuffix("done\n"))
+    }
 }

@@ -66,4 +66,19 @@ import Testing
         #expect(Set(ids).count == 100)
         #expect(ids.allSatisfy { $0.count == 32 && $0.allSatisfy(\.isHexDigit) })
     }
+
+    /// A wire listen's gate follows its session's credential times: a same-identity token
+    /// refresh moves its expiry and issue time (else the listen ended with `ac` when the
+    /// first token lapsed, an hour into every session); an SSE gate keeps its own.
+    @Test func aListenGateFollowsItsSessionsRenewedCredential() {
+        let caller = Caller(auth: .object(["uid": "u1"]), isAdmin: false)
+        let times = CredentialTimes(issuedAt: 1_000, expiresAt: 4_600_000)
+        let listen = SubscriberGate(caller: caller, uid: "u1", times: times)
+        let stream = SubscriberGate(caller: caller, uid: "u1", issuedAt: 1_000, expiresAt: 4_600_000)
+        #expect(listen.expiresAt == 4_600_000 && listen.issuedAt == 1_000)
+        times.renew(issuedAt: 4_000, expiresAt: 7_600_000)
+        #expect(listen.expiresAt == 7_600_000)
+        #expect(listen.issuedAt == 4_000)
+        #expect(stream.expiresAt == 4_600_000 && stream.issuedAt == 1_000)
+    }
 }

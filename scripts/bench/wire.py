@@ -27,6 +27,7 @@ import json
 import multiprocessing as mp
 import os
 import random
+import re
 import string
 import sys
 import time
@@ -56,9 +57,12 @@ def ws_control(opcode, payload=b""):
     return bytes((0x80 | opcode, 0x80 | len(payload))) + ws_mask(payload)
 
 
+_mask_random = random.Random(os.urandom(16))
+
+
 def ws_mask(payload):
     """A random 4-byte masking key, then the payload XORed with it."""
-    key = os.urandom(4)
+    key = _mask_random.getrandbits(32).to_bytes(4, "big")  # no syscall per frame
     n = len(payload)
     if n == 0:
         return key
@@ -325,6 +329,10 @@ FAV = ('{"id":"%s","name":"Place %d","note":"created by wire bench %s","createdA
        '"latitude":52.520008,"longitude":13.404954}')
 
 
+# An answer {"t":"d","d":{"r":N,"b":{"s":"status",...}}} (members in any order).
+_ANSWER = re.compile(rb'"r":(\d+).*?"s":"([a-z_]*)"|"s":"([a-z_]*)".*?"r":(\d+)', re.S)
+
+
 class WireWriter(WSClient):
     def __init__(self, w, index, user):
         super().__init__(w.host, w.port, w.ns)
@@ -338,11 +346,18 @@ class WireWriter(WSClient):
 
     def message(self, payload, now):
         if payload[:2] == b"{\"" and b'"r":' in payload:
-            m = json.loads(payload)
-            d = m["d"]
-            if "r" not in d:
+            # An answer: its number and status by regex, not a JSON parse (the client is
+            # in every write's closed loop, so its cost per message is part of the rate).
+            found = _ANSWER.search(payload)
+            if found is None:
                 return
-            status = d["b"].get("s")
+            if found.group(1) is not None:
+                number, status = int(found.group(1)), found.group(2).decode()
+            else:
+                number, status = int(found.group(4)), found.group(3).decode()
+            d = {"r": number, "b": {"s": status}}
+            if status != "ok":
+                d = json.loads(payload)["d"]
             if d["r"] == 1 and not self.authed:
                 if status != "ok":
                     return self.failed("auth answered %s %s" % (status, d["b"].get("d")))
@@ -385,8 +400,70 @@ class WireWriter(WSClient):
             self.failed("closed before auth")
 
 
+class RESTWriter(asyncio.Protocol):
+    """The same closed loop over REST: POST of the same favourite to
+    /users/<uid>/favorites.json on one keep-alive HTTP/1.1 connection, the next request when
+    the previous response is in. Built like WireWriter (same process model, event loop and
+    per-message work), so the two rates compare the server's paths with the load
+    generator's own cost the same on both sides; wrk gives the REST rate with a C client."""
+
+    def __init__(self, w, index, user):
+        self.w, self.index, self.user = w, index, user
+        self.tr = None
+        self.buf = b""
+        self.number = 0
+        self.t_sent = 0.0
+        self.authed = False
+        self.waiting = False
+        self.dead = False
+        self.tag = "".join(random.choices(string.ascii_lowercase, k=6))
+        token = user.get("token") or ""
+        self.auth = ("Authorization: Bearer %s\r\n" % token) if token else ""
+        self.path = "/users/%s/favorites.json" % user["uid"]
+
+    def connection_made(self, tr):
+        self.tr = tr
+        self.authed = True
+        self.w.on_authed(self)
+
+    def connection_lost(self, exc):
+        self.dead = True
+        self.w.on_lost(self)
+
+    def write_next(self):
+        self.number += 1
+        key = "r%s%d-%d" % (self.tag, self.index, self.number)
+        body = (FAV % (key, self.number, self.tag, int(time.time() * 1000), self.user["uid"])).encode()
+        head = ("POST %s HTTP/1.1\r\nHost: %s:%d\r\n%sContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+                % (self.path, self.w.host, self.w.port, self.auth, len(body))).encode()
+        self.waiting = True
+        self.t_sent = time.monotonic()
+        self.tr.write(head + body)
+
+    def data_received(self, data):
+        now = time.monotonic()
+        self.buf += data
+        while True:
+            i = self.buf.find(b"\r\n\r\n")
+            if i < 0:
+                return
+            found = _CONTENT_LENGTH.search(self.buf, 0, i)
+            length = int(found.group(1)) if found else 0
+            end = i + 4 + length
+            if len(self.buf) < end:
+                return
+            status = self.buf[9:12]
+            self.buf = self.buf[end:]
+            self.waiting = False
+            self.w.on_answer(self, "ok" if status == b"200" else "http_" + status.decode(), now - self.t_sent, now)
+
+
+_CONTENT_LENGTH = re.compile(rb"\r\n[Cc]ontent-[Ll]ength: *(\d+)")
+
+
 class WriterWorker:
-    def __init__(self, host, port, ns, users, offset, n, ctl):
+    def __init__(self, host, port, ns, users, offset, n, ctl, transport="wire"):
+        self.transport = transport
         self.host, self.port, self.ns = host, port, ns
         self.users, self.offset, self.n, self.ctl = users, offset, n, ctl
         self.conns = []
@@ -437,7 +514,7 @@ class WriterWorker:
         self.all_authed = loop.create_future()
         for i in range(self.n):
             idx = self.offset + i
-            conn = WireWriter(self, idx, self.users[idx % len(self.users)])
+            conn = (RESTWriter if self.transport == "rest" else WireWriter)(self, idx, self.users[idx % len(self.users)])
             try:
                 await asyncio.wait_for(loop.create_connection(lambda c=conn: c, self.host, self.port), timeout)
                 self.conns.append(conn)
@@ -473,9 +550,9 @@ class WriterWorker:
                        self.cpu.get("end", time.process_time()) - self.cpu.get("start", 0.0), self.lost))
 
 
-def writer_worker_proc(host, port, ns, users, offset, n, timeout, ctl):
+def writer_worker_proc(host, port, ns, users, offset, n, timeout, ctl, transport):
     harness._raise_nofile()
-    asyncio.run(WriterWorker(host, port, ns, users, offset, n, ctl).run(timeout))
+    asyncio.run(WriterWorker(host, port, ns, users, offset, n, ctl, transport).run(timeout))
 
 
 def cmd_writes(a):
@@ -488,7 +565,7 @@ def cmd_writes(a):
     for i in range(procs):
         share = a.conns // procs + (1 if i < a.conns % procs else 0)
         parent, child = ctx.Pipe()
-        p = ctx.Process(target=writer_worker_proc, args=(host, port, a.ns, users, offset, share, 30.0, child), daemon=True)
+        p = ctx.Process(target=writer_worker_proc, args=(host, port, a.ns, users, offset, share, 30.0, child, a.transport), daemon=True)
         p.start()
         workers.append((p, parent))
         offset += share
@@ -534,7 +611,8 @@ def cmd_writes(a):
     busy = b1 - b0
     ms = lambda v: None if v is None else round(v * 1000.0, 2)  # noqa
     res = {
-        "kind": "wire_writes", "target": a.label, "scenario": "wire_p_closed_loop", "conc": a.conns,
+        "kind": "wire_writes" if a.transport == "wire" else "rest_py_writes", "target": a.label,
+        "scenario": "wire_p_closed_loop" if a.transport == "wire" else "rest_post_closed_loop_py", "conc": a.conns,
         "procs": procs, "conns_authed": authed, "conns_failed": failed, "fail_samples": msgs[:3],
         "duration_s": a.duration, "warmup_s": a.warmup, "writes_ok": ok,
         "wps": round(ok / a.duration, 1), "not_ok": statuses, "lost_conns": lost,
@@ -698,7 +776,26 @@ def cmd_report(a):
          "%s / %s; %s / %s / %s" % (f(agg(rck, "p50_ms")), f(agg(rck, "p99_ms")), f(agg(rck, "server_cpu_pct"), 0),
                                     f(agg(rck, "wrk_cpu_pct"), 0), f(agg(rck, "foreign_cpu_pct"), 0))]
         + (["–"] if has_pb else []) + ["(context)", ""])
-    bad = [r for r in ww if r.get("not_ok")]
+    rp = [r for r in wire if r["kind"] == "rest_py_writes"]
+    rpk, _, rpd = pick(rp)
+    pps = agg(rpk, "wps")
+    if rpk:
+        v2 = "–"
+        if wps is not None and pps is not None:
+            v2 = "**met** (%.2f×)" % (wps / pps) if wps >= pps else "**missed** (%.2f×)" % (wps / pps)
+            verdicts.append("the same against REST POST by the same Python client: %s (%.0f vs %.0f)" % (
+                v2.replace("*", ""), wps, pps))
+        row(["writes/s over %s connections, one load generator for both: wire `p` vs REST POST, each from the "
+             "same Python asyncio client (closed loop)" % rpk[0]["conc"],
+             "**%s**%s%s" % (f(wps), rng(wwk, "wps"), flag(ww, wwd)), "**%s**%s%s (REST POST, Python)" % (f(pps), rng(rpk, "wps"), flag(rp, rpd))]
+            + (["–"] if has_pb else []) + ["wire ≥ REST create", v2])
+        row(["the same: ack p50 / p99 ms; server / load generator / other CPU %",
+             "%s / %s; %s / %s / %s" % (f(agg(wwk, "p50_ms")), f(agg(wwk, "p99_ms")), f(agg(wwk, "server_cpu_pct"), 0),
+                                        f(agg(wwk, "client_cpu_pct"), 0), f(agg(wwk, "foreign_cpu_pct"), 0)),
+             "%s / %s; %s / %s / %s" % (f(agg(rpk, "p50_ms")), f(agg(rpk, "p99_ms")), f(agg(rpk, "server_cpu_pct"), 0),
+                                        f(agg(rpk, "client_cpu_pct"), 0), f(agg(rpk, "foreign_cpu_pct"), 0))]
+            + (["–"] if has_pb else []) + ["(context)", ""])
+    bad = [r for r in ww + rp if r.get("not_ok")]
     if bad:
         notes.append("wire writes answered other than ok: %s" % "; ".join(json.dumps(r["not_ok"]) for r in bad))
     bad = [r for r in rc if r.get("non2xx") or r.get("errors")]
@@ -763,6 +860,8 @@ def main():
     p.add_argument("--duration", type=float, default=10.0)
     p.add_argument("--warmup", type=float, default=3.0)
     p.add_argument("--label", default="hearth-wire")
+    p.add_argument("--transport", default="wire", choices=("wire", "rest"),
+                   help="wire: p over the wire protocol; rest: POST over HTTP/1.1 by the same client")
     p.set_defaults(fn=cmd_writes)
 
     p = sp.add_parser("report")

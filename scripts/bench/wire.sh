@@ -191,6 +191,11 @@ if ! skip writes; then
       --procs "$WIRE_WRITE_PROCS" --duration "$WIRE_SECONDS" --warmup "$WIRE_WARMUP" --server-pid "$HEARTH_PID" \
       --run "$1" --out "$RESULTS" >&2 || echo "wire writes run $1 failed; continuing" >&2
   }
+  rest_py_creates() {
+    "${WIRE[@]}" writes --transport rest --label hearth-rest-py --target "$WORK/hearth.json" --fixtures "$WORK/hearth-fixtures.json" \
+      --conns "$WIRE_WRITE_CONNS" --procs "$WIRE_WRITE_PROCS" --duration "$WIRE_SECONDS" --warmup "$WIRE_WARMUP" \
+      --server-pid "$HEARTH_PID" --run "$1" --out "$RESULTS" >&2 || echo "REST (Python) run $1 failed; continuing" >&2
+  }
   rest_creates() {
     "${HARNESS[@]}" wrk --target "$WORK/hearth.json" --fixtures "$WORK/hearth-fixtures.json" --scenario create \
       --conns "$WIRE_WRITE_CONNS" --threads "$THREADS" --runs 1 --duration "${WIRE_SECONDS%.*}" --warmup "${WIRE_WARMUP%.*}" \
@@ -198,7 +203,8 @@ if ! skip writes; then
       || echo "REST create run $1 failed; continuing" >&2
   }
   for r in $(seq 1 "$WRITE_RUNS"); do
-    if [ $((r % 2)) = 1 ]; then wire_writes "$r"; rest_creates "$r"; else rest_creates "$r"; wire_writes "$r"; fi
+    if [ $((r % 2)) = 1 ]; then wire_writes "$r"; rest_creates "$r"; rest_py_creates "$r"
+    else rest_py_creates "$r"; rest_creates "$r"; wire_writes "$r"; fi
   done
   echo "RSS after the write runs: $("${HARNESS[@]}" rss "$HEARTH_PID") KiB" | tee -a "$RESULTS.meta" >&2
   stop_hearth

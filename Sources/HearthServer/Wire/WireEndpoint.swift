@@ -44,22 +44,28 @@ enum WireEndpoint {
             // The host the client must use from now on: exactly the one it connected to
             // (iOS stores it, spec §2.3).
             let host = request.headers["Host"] ?? "localhost"
-            // A reconnecting client names its previous session (`ls`): end it first, so its
-            // onDisconnect writes (say, presence "offline") come before this session's.
-            if let previous = parameter("ls", in: request.query), let old = wire.sessions.take(id: previous) {
-                old.endForReconnect()
-            }
             let id = sessionID()
-            var refusal: String? = nil
+            var refused: String? = nil
             if !wire.namespaces.isEmpty {
                 let namespace = parameter("ns", in: request.query) ?? ""
                 if !wire.namespaces.contains(namespace) {
-                    refusal = "Namespace \"\(namespace.prefix(64))\" is not served here"
+                    refused = "Namespace \"\(namespace.prefix(64))\" is not served here"
                 }
             }
-            let session = WireSession(context: wire, host: host, address: request.remoteAddress, sessionID: id, refusal: refusal)
-            wire.sessions.add(session, id: id)
-            responder.upgrade(head, limits: WebSocketLimits(), handler: session)
+            let refusal = refused
+            let upgrade: @Sendable () -> Void = {
+                let session = WireSession(context: wire, host: host, address: request.remoteAddress, sessionID: id,
+                                          refusal: refusal, connectionQueue: responder.connectionQueue)
+                wire.sessions.add(session, id: id)
+                responder.upgrade(head, limits: WebSocketLimits(), handler: session)
+            }
+            // A reconnecting client names its previous session (`ls`): end it first, so its
+            // onDisconnect writes (say, presence "offline") come before this session's.
+            if let previous = parameter("ls", in: request.query), let old = wire.sessions.take(id: previous) {
+                old.endForReconnect(then: upgrade)
+            } else {
+                upgrade()
+            }
         }
     }
 }

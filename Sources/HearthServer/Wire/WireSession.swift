@@ -43,8 +43,10 @@ final class WireContext: Sendable {
     let database: Database
     let hub: StreamHub
     let authenticator: Authenticator
-    /// Where token checks run (they may block: a signature, a user row).
-    let authWork: DispatchQueue
+    /// Where blocking work runs: token checks (a signature, a user row) and the
+    /// onDisconnect records (SQLite). Never a session's own queue, which targets its
+    /// connection's I/O queue.
+    let work: DispatchQueue
     let clock: @Sendable () -> Int64
     let logger: Logger
     let limits: WireSessionLimits
@@ -55,13 +57,13 @@ final class WireContext: Sendable {
     /// Open sessions by id, for a reconnecting client's `ls` (spec §4.5).
     let sessions = WireSessionRegistry()
 
-    init(database: Database, hub: StreamHub, authenticator: Authenticator, authWork: DispatchQueue,
+    init(database: Database, hub: StreamHub, authenticator: Authenticator, work: DispatchQueue,
          clock: @escaping @Sendable () -> Int64, logger: Logger, limits: WireSessionLimits = WireSessionLimits(),
          namespaces: Set<String> = [], onDisconnect: OnDisconnectLedger) {
         self.database = database
         self.hub = hub
         self.authenticator = authenticator
-        self.authWork = authWork
+        self.work = work
         self.clock = clock
         self.logger = logger
         self.limits = limits
@@ -104,7 +106,10 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     private let host: String
     private let address: String
     private let sessionID: String
-    private let queue = DispatchQueue(label: "hearth.wire.session")
+    /// Targets the connection's I/O queue (when there is one): a message is handled on the
+    /// thread that read it and answers are sent from the thread that made them, without
+    /// a thread switch (a `p` costs the hops of a REST write: to the writer and back).
+    private let queue: DispatchQueue
 
     // Confined to `queue`.
     private var session: WebSocketSession?
@@ -116,12 +121,18 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     private var busy = false
     private var closed = false
     private var credential = Authenticator.Credential(caller: .unauthenticated)
+    /// The times of `credential` as the gates of this session's listens see them (made at
+    /// the first listen under an identity; renewed by a same-identity `auth`).
+    private var credentialTimes: CredentialTimes?
     /// In opening order. An array, not a dictionary: most sessions hold one or a few
     /// listens, and a one-entry dictionary costs ~200 bytes per idle connection; lookups
     /// scan at most `WireSessionLimits.maxListens`.
     private var listens: [OpenListen] = []
     private var onDisconnect: [OnDisconnectLedger.Entry] = []
     private var nextPosition: Int64 = 0
+    /// Whether any onDisconnect record was ever written for this session (else its end
+    /// has none to remove).
+    private var registeredOnDisconnect = false
     private var authFailures = 0
     private var badMessages = 0
 
@@ -144,7 +155,9 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     /// shutdown (`s`, the SDK does not reconnect) instead of the handshake.
     private let refusal: String?
 
-    init(context: WireContext, host: String, address: String, sessionID: String, refusal: String? = nil) {
+    init(context: WireContext, host: String, address: String, sessionID: String, refusal: String? = nil,
+         connectionQueue: DispatchQueue? = nil) {
+        self.queue = DispatchQueue(label: "hearth.wire.session", target: connectionQueue)
         self.refusal = refusal
         self.context = context
         self.host = host
@@ -296,11 +309,15 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
             guard let path = path(members) else { return invalid(number, "bad path") }
             let cancelled = onDisconnect.filter { path.isPrefix(of: Self.base(of: $0.operation)) }
             onDisconnect.removeAll { path.isPrefix(of: Self.base(of: $0.operation)) }
-            do {
-                try context.onDisconnect.cancel(session: sessionID, positions: cancelled.map(\.position))
-                answer(number, "ok", .string(""))
-            } catch {
-                failed(number, DatabaseError.from(error))
+            let (ledger, session, positions) = (context.onDisconnect, sessionID, cancelled.map(\.position))
+            context.work.async {
+                do {
+                    try ledger.cancel(session: session, positions: positions)
+                    self.answerLater(number, "ok", .string(""))
+                } catch {
+                    let failure = DatabaseError.from(error)
+                    self.queue.async { self.failed(number, failure) }
+                }
             }
         default:
             invalid(number, "unknown action \(action.prefix(20))")
@@ -347,7 +364,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
 
     private func authenticate(number: Int64?, token: String) {
         let authenticator = context.authenticator
-        context.authWork.async {
+        context.work.async {
             do throws(APIError) {
                 let credential = try authenticator.credential(token: token)
                 self.queue.async {
@@ -375,7 +392,12 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     private func setCredential(_ new: Authenticator.Credential) {
         let same = new.caller == credential.caller
         credential = new
-        if same { return }
+        if same {
+            // A refreshed token of the same identity: the open listens follow its times.
+            credentialTimes?.renew(issuedAt: new.issuedAt, expiresAt: new.expiresAt)
+            return
+        }
+        credentialTimes = nil
         for listen in listens {
             listen.listening.cancel()
             revoked(listen.key, tag: listen.tag)
@@ -415,8 +437,9 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
             warnings = .object(["w": .array([.string("no_index")])])
         }
         let okData = warnings
-        let gate = SubscriberGate(caller: credential.caller, uid: credential.uid, issuedAt: credential.issuedAt,
-                                  expiresAt: credential.expiresAt, query: mapped?.listen.rules)
+        let times = credentialTimes ?? CredentialTimes(issuedAt: credential.issuedAt, expiresAt: credential.expiresAt)
+        credentialTimes = times
+        let gate = SubscriberGate(caller: credential.caller, uid: credential.uid, times: times, query: mapped?.listen.rules)
         let sink = WireListenSink(session: self, path: path, tag: tag)
         context.database.listen(path, query: mapped?.listen, as: credential.caller, gate: gate, address: address,
                                 hub: context.hub, sink: sink) { result in
@@ -565,13 +588,28 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
                     if self.closed { return self.done() }
                     let entry = OnDisconnectLedger.Entry(position: self.nextPosition, operation: operation, caller: caller)
                     self.nextPosition += 1
-                    do {
-                        try self.context.onDisconnect.register(session: self.sessionID, entry)
-                    } catch {
-                        return self.failed(number, DatabaseError.from(error))
+                    self.registeredOnDisconnect = true
+                    let (ledger, session) = (self.context.onDisconnect, self.sessionID)
+                    self.context.work.async {
+                        let failure: DatabaseError?
+                        do {
+                            try ledger.register(session: session, entry)
+                            failure = nil
+                        } catch {
+                            failure = DatabaseError.from(error)
+                        }
+                        self.queue.async {
+                            if let failure { return self.failed(number, failure) }
+                            if self.closed {
+                                // Ended while the record was written: end() ran without it.
+                                // The client never learns it was registered; forget it.
+                                self.context.work.async { ledger.run(session: session, []) }
+                                return self.done()
+                            }
+                            self.onDisconnect.append(entry)
+                            self.answer(number, "ok", .string(""))
+                        }
                     }
-                    self.onDisconnect.append(entry)
-                    self.answer(number, "ok", .string(""))
                 case .failure(let error):
                     self.failed(number, error)
                 }
@@ -585,17 +623,22 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     /// operations in registration order, each judged by the rules again as its registrant,
     /// server values resolved now.
     /// The client reconnected with `ls` naming this session: close it and run its
-    /// onDisconnect operations now (queued on the writer before anything the new session
-    /// writes, since this returns only after they were queued).
-    func endForReconnect() {
-        queue.sync {
-            session?.close(.normal, reason: "replaced by a new connection")
-            end()
+    /// onDisconnect operations now. `then` runs once they are queued on the writer, so
+    /// they come before anything the new session writes. Asynchronous: the caller is on an
+    /// I/O queue, maybe the very one this session's queue targets.
+    func endForReconnect(then: @escaping @Sendable () -> Void) {
+        queue.async {
+            if self.closed { return then() }
+            self.session?.close(.normal, reason: "replaced by a new connection")
+            self.end(then: then)
         }
     }
 
-    private func end() {
-        guard !closed else { return }
+    /// The records are written and removed on the work queue (SQLite may block; this
+    /// session's queue is its connection's I/O). A session that never registered an
+    /// operation has none to remove.
+    private func end(then: @escaping @Sendable () -> Void = {}) {
+        guard !closed else { return then() }
         closed = true
         context.sessions.remove(id: sessionID)
         inbox = []
@@ -603,7 +646,12 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         listens = []
         let entries = onDisconnect
         onDisconnect = []
-        context.onDisconnect.run(session: sessionID, entries)
+        guard registeredOnDisconnect else { return then() }
+        let (ledger, session) = (context.onDisconnect, sessionID)
+        context.work.async {
+            ledger.run(session: session, entries)
+            then()
+        }
     }
 }
 
