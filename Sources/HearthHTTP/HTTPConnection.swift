@@ -83,12 +83,34 @@ final class HTTPConnection: @unchecked Sendable {
     /// The handler owes a response for request number `sequence`.
     private var inFlight = false
     private var sequence: UInt64 = 0
-    private var pendingResponse: HTTPResponder.Answer?
+    private var pendingResponse: HTTPResponder.Answer? {
+        get { pendingResponseBox?.answer }
+        set { pendingResponseBox = newValue.map(AnswerBox.init) }
+    }
+    /// Out of line: an answer waits here only while earlier output drains; inline, its
+    /// 72 bytes were part of every idle connection.
+    private var pendingResponseBox: AnswerBox?
+
+    private final class AnswerBox {
+        let answer: HTTPResponder.Answer
+        init(_ answer: HTTPResponder.Answer) { self.answer = answer }
+    }
     private var currentIsHead = false
     private var currentKeepAlive = true
     private var currentMinorVersion = 1
     /// The request being answered, for the access log.
-    private var current: (method: String, path: String, requestID: String, client: String, start: Nanoseconds, bodyBytes: Int)?
+    private var current: CurrentRequest?
+
+    /// Out of line: an idle connection (or an upgraded one, all its life) holds one
+    /// reference rather than ~90 bytes of strings and numbers.
+    private final class CurrentRequest {
+        let method: String, path: String, requestID: String, client: String
+        let start: Nanoseconds, bodyBytes: Int
+        init(method: String, path: String, requestID: String, client: String, start: Nanoseconds, bodyBytes: Int) {
+            (self.method, self.path, self.requestID, self.client, self.start, self.bodyBytes) =
+                (method, path, requestID, client, start, bodyBytes)
+        }
+    }
     private var streamBytes = 0
 
     /// The final response is queued; close once it is written.
@@ -289,7 +311,8 @@ final class HTTPConnection: @unchecked Sendable {
         let forwardedID = trusted.contains(remoteAddress) ? ForwardedFor.requestID(request.headers["X-Request-Id"]) : nil
         request.requestID = forwardedID
             ?? context.requestIDPrefix + "-" + String(context.counters.requestIDs.add(1, ordering: .relaxed).newValue, radix: 36)
-        current = (request.method, request.path, request.requestID, request.remoteAddress, context.clock(), request.body.count)
+        current = CurrentRequest(method: request.method, path: request.path, requestID: request.requestID,
+                                 client: request.remoteAddress, start: context.clock(), bodyBytes: request.body.count)
         inFlight = true
         sequence &+= 1
         let number = sequence
@@ -312,7 +335,7 @@ final class HTTPConnection: @unchecked Sendable {
     /// The handler's answer, on `loop.queue`. A second answer, or one for a connection
     /// that already closed, is dropped.
     private func deliver(_ answer: HTTPResponder.Answer, for number: UInt64) {
-        guard !closed, inFlight, number == sequence, pendingResponse == nil else {
+        guard !closed, inFlight, number == sequence, pendingResponseBox == nil else {
             switch answer {
             case .stream(_, _, let opened): opened(nil)
             case .webSocket(_, _, let handler): handler.closed(code: nil)
@@ -594,7 +617,7 @@ final class HTTPConnection: @unchecked Sendable {
             pump()
             return
         }
-        if !inFlight && pendingResponse == nil && outputOffset == output.count
+        if !inFlight && pendingResponseBox == nil && outputOffset == output.count
             && lifecycle.isIdle(parserPhase: parser.phase) {
             close()
         }

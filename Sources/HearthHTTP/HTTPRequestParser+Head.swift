@@ -129,7 +129,7 @@ extension HTTPRequestParser {
     /// §3, §5), Host (§3.2), framing (§6.1, §6.3), connection options (§9.3), Expect
     /// (RFC 9110 §10.1.1).
     static func buildRequest(
-        _ p: UnsafeBufferPointer<UInt8>, requestLineEnd: Int, limits: HTTPLimits
+        _ p: UnsafeBufferPointer<UInt8>, requestLineEnd: Int, limits: Bounds
     ) throws(HTTPParseError) -> (PendingRequest, BodyFraming) {
         var line = try RequestLine(UnsafeBufferPointer(rebasing: p[0..<(requestLineEnd - 2)]))
         var fields = FieldSummary(minorVersion: line.minorVersion)

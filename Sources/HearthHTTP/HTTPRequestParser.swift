@@ -60,7 +60,16 @@ public struct HTTPRequestParser: Sendable {
     /// Longest chunk-size line (size plus extensions) we read before calling it malformed.
     static let maxChunkLineBytes = 4096
 
-    public let limits: HTTPLimits
+    /// The four bounds the parser checks (not all of `HTTPLimits`: every connection holds
+    /// a parser, so its size is per connection).
+    struct Bounds {
+        let maxRequestLineBytes: Int
+        let maxHeaderBytes: Int
+        let maxHeaderCount: Int
+        let maxBodyBytes: Int
+    }
+
+    let limits: Bounds
     var buffer: [UInt8] = []
     /// Index of the first unconsumed byte in `buffer`.
     var start = 0
@@ -82,7 +91,8 @@ public struct HTTPRequestParser: Sendable {
     }
 
     public init(limits: HTTPLimits = HTTPLimits()) {
-        self.limits = limits
+        self.limits = Bounds(maxRequestLineBytes: limits.maxRequestLineBytes, maxHeaderBytes: limits.maxHeaderBytes,
+                             maxHeaderCount: limits.maxHeaderCount, maxBodyBytes: limits.maxBodyBytes)
     }
 
     /// Bytes received and not yet consumed by a reported event.

@@ -26,11 +26,15 @@ struct SubscriptionTrie {
 
     func insert(_ subscription: Subscription) {
         var node = root
-        for (depth, key) in subscription.location.segments.enumerated() {
+        let segments = subscription.location.segments
+        for (depth, key) in segments.enumerated() {
             if let next = node.children[key] {
                 node = next
             } else {
-                let next = Node(location: DataPath(uncheckedSegments: Array(subscription.location.segments[0...depth])))
+                // A leaf shares its subscription's path (one array fewer per own-path listen).
+                let location = depth == segments.count - 1
+                    ? subscription.location : DataPath(uncheckedSegments: Array(segments[0...depth]))
+                let next = Node(location: location)
                 node.children[key] = next
                 node = next
             }

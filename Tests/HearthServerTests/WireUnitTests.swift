@@ -64,7 +64,13 @@ import Testing
     @Test func sessionIDsAre128RandomBitsInHex() {
         let ids = (0..<100).map { _ in WireEndpoint.sessionID() }
         #expect(Set(ids).count == 100)
-        #expect(ids.allSatisfy { $0.count == 32 && $0.allSatisfy(\.isHexDigit) })
+        #expect(ids.allSatisfy { $0.description.count == 32 && $0.description.allSatisfy(\.isHexDigit) })
+        // What a reconnecting client sends back (`ls`) names the same session.
+        #expect(ids.allSatisfy { WireSessionID(hex: $0.description) == $0 })
+        #expect(WireSessionID(high: 1, low: 0xAB).description == "0000000000000001" + "00000000000000ab")
+        for bad in ["", "00", String(repeating: "g", count: 32), String(repeating: "0", count: 33), "+" + String(repeating: "0", count: 31)] {
+            #expect(WireSessionID(hex: bad) == nil, "\(bad)")
+        }
     }
 
     /// A wire listen's gate follows its session's credential times: a same-identity token

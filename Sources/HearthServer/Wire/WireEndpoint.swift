@@ -11,12 +11,9 @@ enum WireEndpoint {
     /// A fresh session id: 128 random bits (the system generator: getrandom), hex. Not a
     /// push id, whose random part only increments within a millisecond: knowing a session
     /// id must not let anyone guess another, since `ls` ends the session it names.
-    static func sessionID() -> String {
+    static func sessionID() -> WireSessionID {
         var generator = SystemRandomNumberGenerator()
-        return (0..<2).map { _ in
-            let word = String(generator.next() as UInt64, radix: 16)
-            return String(repeating: "0", count: 16 - word.count) + word
-        }.joined()
+        return WireSessionID(high: generator.next(), low: generator.next())
     }
 
     /// A query parameter's raw value (the SDKs do not percent-encode them, spec §1.1).
@@ -61,7 +58,8 @@ enum WireEndpoint {
             }
             // A reconnecting client names its previous session (`ls`): end it first, so its
             // onDisconnect writes (say, presence "offline") come before this session's.
-            if let previous = parameter("ls", in: request.query), let old = wire.sessions.take(id: previous) {
+            if let previous = parameter("ls", in: request.query), let previousID = WireSessionID(hex: previous),
+               let old = wire.sessions.take(id: previousID) {
                 old.endForReconnect(then: upgrade)
             } else {
                 upgrade()

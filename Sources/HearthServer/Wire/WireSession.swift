@@ -75,21 +75,48 @@ final class WireContext: Sendable {
 /// The open sessions of this server by session id (`s` of their handshake), so that a
 /// client reconnecting with `ls=<old id>` can end its old session at once (spec §4.5, §6.3).
 final class WireSessionRegistry: Sendable {
-    private let open = Mutex<[String: WireSession]>([:])
+    private let open = Mutex<[WireSessionID: WireSession]>([:])
 
-    func add(_ session: WireSession, id: String) {
+    func add(_ session: WireSession, id: WireSessionID) {
         open.withLock { $0[id] = session }
     }
 
-    func remove(id: String) {
+    func remove(id: WireSessionID) {
         _ = open.withLock { $0.removeValue(forKey: id) }
     }
 
     /// Removes and returns the session `id`, if it is still open.
-    func take(id: String) -> WireSession? {
+    func take(id: WireSessionID) -> WireSession? {
         open.withLock { $0.removeValue(forKey: id) }
     }
 
+}
+
+/// A session's id: 128 random bits, shown as 32 hex digits (the handshake's `s`, a
+/// reconnecting client's `ls`). Two words rather than a string: kept per connection.
+struct WireSessionID: Hashable, Sendable, CustomStringConvertible {
+    let high: UInt64
+    let low: UInt64
+
+    init(high: UInt64, low: UInt64) {
+        (self.high, self.low) = (high, low)
+    }
+
+    /// The id a client names; nil when `hex` is not 32 hex digits.
+    init?(hex: String) {
+        let digits = Array(hex.utf8)
+        let isHex: (UInt8) -> Bool = { (48...57).contains($0) || (97...102).contains($0) || (65...70).contains($0) }
+        guard digits.count == 32, digits.allSatisfy(isHex), let high = UInt64(String(decoding: digits[0..<16], as: UTF8.self), radix: 16),
+              let low = UInt64(String(decoding: digits[16..<32], as: UTF8.self), radix: 16) else { return nil }
+        (self.high, self.low) = (high, low)
+    }
+
+    var description: String {
+        [high, low].map { word in
+            let text = String(word, radix: 16)
+            return String(repeating: "0", count: 16 - text.count) + text
+        }.joined()
+    }
 }
 
 /// One client of the Firebase wire protocol (spec/firebase-wire-protocol.md) on a
@@ -105,7 +132,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     private let context: WireContext
     private let host: String
     private let address: String
-    private let sessionID: String
+    private let sessionID: WireSessionID
     /// Targets the connection's I/O queue (when there is one): a message is handled on the
     /// thread that read it and answers are sent from the thread that made them, without
     /// a thread switch (a `p` costs the hops of a REST write: to the writer and back).
@@ -155,7 +182,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     /// shutdown (`s`, the SDK does not reconnect) instead of the handshake.
     private let refusal: String?
 
-    init(context: WireContext, host: String, address: String, sessionID: String, refusal: String? = nil,
+    init(context: WireContext, host: String, address: String, sessionID: WireSessionID, refusal: String? = nil,
          connectionQueue: DispatchQueue? = nil) {
         self.queue = DispatchQueue(label: "hearth.wire.session", target: connectionQueue)
         self.refusal = refusal
@@ -177,7 +204,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
                 return self.fail(.normal, "namespace not served")
             }
             // The handshake first: the client sends nothing before it (spec §2.3).
-            session.send(text: WireOutbound.handshake(timestamp: self.context.clock(), host: self.host, sessionID: self.sessionID).bytes)
+            session.send(text: WireOutbound.handshake(timestamp: self.context.clock(), host: self.host, sessionID: self.sessionID.description).bytes)
         }
     }
 
@@ -309,7 +336,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
             guard let path = path(members) else { return invalid(number, "bad path") }
             let cancelled = onDisconnect.filter { path.isPrefix(of: Self.base(of: $0.operation)) }
             onDisconnect.removeAll { path.isPrefix(of: Self.base(of: $0.operation)) }
-            let (ledger, session, positions) = (context.onDisconnect, sessionID, cancelled.map(\.position))
+            let (ledger, session, positions) = (context.onDisconnect, sessionID.description, cancelled.map(\.position))
             context.work.async {
                 do {
                     try ledger.cancel(session: session, positions: positions)
@@ -364,26 +391,40 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
 
     private func authenticate(number: Int64?, token: String) {
         let authenticator = context.authenticator
+        // A token the server verified before (the cache, as REST's): decided here, without
+        // a hop to the work queue (thousands of clients reconnecting with their tokens
+        // would otherwise wake a worker thread each).
+        do throws(APIError) {
+            if let credential = try authenticator.cachedCredential(token: token) {
+                return authenticated(number, credential)
+            }
+        } catch {
+            return authenticationFailed(number, error)
+        }
         context.work.async {
             do throws(APIError) {
                 let credential = try authenticator.credential(token: token)
-                self.queue.async {
-                    self.setCredential(credential)
-                    let expires: JSONValue = credential.expiresAt.map { .int($0 / 1000) } ?? .null
-                    self.answer(number, "ok", .object(["auth": credential.caller.auth, "expires": expires]))
-                }
+                self.queue.async { self.authenticated(number, credential) }
             } catch {
-                self.queue.async {
-                    self.authFailures += 1
-                    if self.authFailures > self.context.limits.maxAuthFailures {
-                        self.busy = false
-                        return self.fail(.policyViolation, "too many failed auth attempts")
-                    }
-                    let expired = error.message.lowercased().contains("expired")
-                    self.answer(number, expired ? "expired_token" : "invalid_token", .string(error.message))
-                }
+                self.queue.async { self.authenticationFailed(number, error) }
             }
         }
+    }
+
+    private func authenticated(_ number: Int64?, _ credential: Authenticator.Credential) {
+        setCredential(credential)
+        let expires: JSONValue = credential.expiresAt.map { .int($0 / 1000) } ?? .null
+        answer(number, "ok", .object(["auth": credential.caller.auth, "expires": expires]))
+    }
+
+    private func authenticationFailed(_ number: Int64?, _ error: APIError) {
+        authFailures += 1
+        if authFailures > context.limits.maxAuthFailures {
+            busy = false
+            return fail(.policyViolation, "too many failed auth attempts")
+        }
+        let expired = error.message.lowercased().contains("expired")
+        answer(number, expired ? "expired_token" : "invalid_token", .string(error.message))
     }
 
     /// A new identity: listens opened under another one are ended with `c` (the client
@@ -589,7 +630,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
                     let entry = OnDisconnectLedger.Entry(position: self.nextPosition, operation: operation, caller: caller)
                     self.nextPosition += 1
                     self.registeredOnDisconnect = true
-                    let (ledger, session) = (self.context.onDisconnect, self.sessionID)
+                    let (ledger, session) = (self.context.onDisconnect, self.sessionID.description)
                     self.context.work.async {
                         let failure: DatabaseError?
                         do {
@@ -647,7 +688,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         let entries = onDisconnect
         onDisconnect = []
         guard registeredOnDisconnect else { return then() }
-        let (ledger, session) = (context.onDisconnect, sessionID)
+        let (ledger, session) = (context.onDisconnect, sessionID.description)
         context.work.async {
             ledger.run(session: session, entries)
             then()
@@ -694,11 +735,11 @@ struct WireListenSink: StreamEventSink {
 
     /// Listens with equal keys get the same bytes for every event.
     struct PushKey: Hashable {
-        let path: String
-        let tag: Int64?
+        let path: DataPath
+        let tag: Int64
     }
 
-    var pushKey: PushKey { PushKey(path: path.description, tag: tag) }
+    var pushKey: PushKey { PushKey(path: path, tag: rawTag) }
 
     /// Where this listen's pushes go, nil once the session is gone.
     var pushSession: WebSocketSession? { session.pushTarget }
