@@ -180,15 +180,18 @@ extension SQLiteTreeView {
         }
         var sql = "SELECT child_key FROM query_index WHERE location = ? AND spec = ?"
         var arguments: [SQLiteValue] = [.text(location), .text(spec)]
-        if let start = query.start {
-            let bound = QueryIndex.sortKey(ofBound: start.value)
-            sql += " AND (rank, value) \(start.inclusive ? ">=" : ">") (?, ?)"
-            arguments += [.integer(bound.rank), bound.value]
-        }
-        if let end = query.end {
-            let bound = QueryIndex.sortKey(ofBound: end.value)
-            sql += " AND (rank, value) \(end.inclusive ? "<=" : "<") (?, ?)"
-            arguments += [.integer(bound.rank), bound.value]
+        for (bound, isStart) in [(query.start, true), (query.end, false)] {
+            guard let bound else { continue }
+            let sortKey = QueryIndex.sortKey(ofBound: bound.value)
+            let op = isStart ? (bound.inclusive ? ">=" : ">") : (bound.inclusive ? "<=" : "<")
+            if let key = bound.key {
+                // Ties at the value by key: the index's key order column decides.
+                sql += " AND (rank, value, key_order) \(op) (?, ?, ?)"
+                arguments += [.integer(sortKey.rank), sortKey.value, .text(QueryIndex.keyOrder(key))]
+            } else {
+                sql += " AND (rank, value) \(op) (?, ?)"
+                arguments += [.integer(sortKey.rank), sortKey.value]
+            }
         }
         switch query.limit {
         case .first(let n)?:

@@ -16,10 +16,16 @@ public struct TreeQuery: Sendable, Hashable {
     public struct Bound: Sendable, Hashable {
         public var value: JSONValue
         public var inclusive: Bool
+        /// The tie-break among children exactly at `value` (the SDKs' `startAt(value, key)`,
+        /// spec §1.3: ties are ordered by key): a start takes them from this key on, an end
+        /// up to it, in Firebase key order, the key itself when `inclusive`. nil: all of them
+        /// or none, as `inclusive` says.
+        public var key: String?
 
-        public init(_ value: JSONValue, inclusive: Bool) {
+        public init(_ value: JSONValue, inclusive: Bool, key: String? = nil) {
             self.value = value
             self.inclusive = inclusive
+            self.key = key
         }
     }
 
@@ -102,14 +108,22 @@ public struct TreeQuery: Sendable, Hashable {
     /// Whether an entry lies within the bounds.
     func within(_ entry: Entry) -> Bool {
         if let start {
-            let c = compare(entry, start.value)
+            let c = compare(entry, start)
             if c < 0 || (c == 0 && !start.inclusive) { return false }
         }
         if let end {
-            let c = compare(entry, end.value)
+            let c = compare(entry, end)
             if c > 0 || (c == 0 && !end.inclusive) { return false }
         }
         return true
+    }
+
+    /// The entry against a bound: by value, and at the value by the bound's key if it has one.
+    private func compare(_ entry: Entry, _ bound: Bound) -> Int {
+        let byValue = compare(entry, bound.value)
+        if byValue != 0 || orderBy == .key { return byValue }
+        guard let key = bound.key else { return 0 }
+        return FirebaseKeyOrder.compare(entry.key, key)
     }
 
     private func compare(_ entry: Entry, _ bound: JSONValue) -> Int {

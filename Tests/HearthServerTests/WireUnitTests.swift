@@ -30,9 +30,13 @@ import Testing
         #expect(try mapped(#"{"i":"n","sp":1,"sin":false}"#).listen.tree.start == TreeQuery.Bound(.int(1), inclusive: false))
         #expect(try mapped(#"{"i":"n","sp":1,"sn":"[MAX_NAME]"}"#).listen.tree.start == TreeQuery.Bound(.int(1), inclusive: false))
         #expect(try mapped(#"{"i":"n","ep":9,"en":"[MIN_NAME]"}"#).listen.tree.end == TreeQuery.Bound(.int(9), inclusive: false))
-        // iOS startAt: no sin means inclusive; a real key name keeps it inclusive.
+        // iOS startAt: no sin means inclusive; a real key name breaks ties at the value
+        // (startAt(value, key)), and JS startAfter(value, key) leaves that key out.
         #expect(try mapped(#"{"i":"n","sp":1}"#).listen.tree.start == TreeQuery.Bound(.int(1), inclusive: true))
-        #expect(try mapped(#"{"i":"n","sp":1,"sn":"k"}"#).listen.tree.start == TreeQuery.Bound(.int(1), inclusive: true))
+        #expect(try mapped(#"{"i":"n","sp":1,"sn":"k"}"#).listen.tree.start == TreeQuery.Bound(.int(1), inclusive: true, key: "k"))
+        #expect(try mapped(#"{"i":"n","sp":1,"sn":"k","sin":false}"#).listen.tree.start == TreeQuery.Bound(.int(1), inclusive: false, key: "k"))
+        #expect(try mapped(#"{"i":"n","ep":1,"en":"k"}"#).listen.tree.end == TreeQuery.Bound(.int(1), inclusive: true, key: "k"))
+        #expect(try mapped(#"{"i":"n","sp":1,"sn":"[MIN_NAME]"}"#).listen.tree.start == TreeQuery.Bound(.int(1), inclusive: true))
     }
 
     @Test func keyAndPriorityOrdersNeedNoIndex() throws {

@@ -42,6 +42,13 @@ import Testing
                 q.start = .init(.bool(true), inclusive: true)
                 q.end = nil
                 result.append(q)
+                // Ties at the bound's value broken by key (the SDKs' startAt(value, key)).
+                q.start = .init(.int(Int64(g.next(20))), inclusive: g.next(2) == 0, key: "k\(g.next(70))")
+                result.append(q)
+                q.end = .init(.int(Int64(g.next(20))), inclusive: g.next(2) == 0, key: ["k\(g.next(70))", "7", ""][g.next(3)])
+                result.append(q)
+                q.start = nil
+                result.append(q)
             }
         }
         return result

@@ -57,6 +57,22 @@ import Testing
         #expect(q.apply(to: value) == .null)
     }
 
+    /// startAt(value, key) / endAt(value, key): children exactly at the value are cut by
+    /// key, in key order (integer-like keys first); exclusive bounds drop the key itself.
+    @Test func aBoundsKeyBreaksTiesAtItsValue() {
+        let value = json(#"{"a":{"s":1},"b":{"s":2},"c":{"s":2},"10":{"s":2},"9":{"s":2},"d":{"s":2},"e":{"s":3}}"#)
+        let order = TreeQuery.OrderBy.child(path("s"))
+        // At s = 2 the key order is 9, 10, b, c, d.
+        #expect(keys(value, TreeQuery(orderBy: order, start: .init(.int(2), inclusive: true, key: "c"))) == ["c", "d", "e"])
+        #expect(keys(value, TreeQuery(orderBy: order, start: .init(.int(2), inclusive: false, key: "c"))) == ["d", "e"])
+        #expect(keys(value, TreeQuery(orderBy: order, start: .init(.int(2), inclusive: true, key: "10"))) == ["10", "b", "c", "d", "e"])
+        #expect(keys(value, TreeQuery(orderBy: order, end: .init(.int(2), inclusive: true, key: "b"))) == ["a", "9", "10", "b"])
+        #expect(keys(value, TreeQuery(orderBy: order, end: .init(.int(2), inclusive: false, key: "9"))) == ["a"])
+        // A key past every tie keeps none of them; the limit applies after the bounds.
+        #expect(keys(value, TreeQuery(orderBy: order, start: .init(.int(2), inclusive: true, key: "z"))) == ["e"])
+        #expect(keys(value, TreeQuery(orderBy: order, start: .init(.int(2), inclusive: true, key: "b"), limit: .first(2))) == ["b", "c"])
+    }
+
     @Test func keyBoundsCompareKeys() {
         let value = json(#"{"a":1,"b":1,"c":1,"1":1}"#)
         var q = TreeQuery(orderBy: .key)

@@ -6,11 +6,12 @@ import HearthWire
 /// A wire query object (spec §4.1) as the core's query: the store's selection, the rules'
 /// `query.*` variables, and the `.indexOn` entry it needs (nil for key or priority order).
 ///
-/// Bounds: the store's bounds compare index values only, so a key name in a bound
-/// (`sn`/`en`, the tie-break among children with the same value) is honoured only as the
-/// sentinels: `[MAX_NAME]` on a start or `[MIN_NAME]` on an end excludes children exactly
-/// at the value (how `startAfter`/`endBefore` arrive, from iOS always); another key name
-/// keeps the value inclusive (**choice**, docs/client-sdks.md).
+/// Bounds: a key name in a bound (`sn`/`en`) breaks ties among children exactly at the
+/// value, in key order (`startAt(value, key)`, the usual way to page): a start takes them
+/// from that key on, an end up to it. The sentinels `[MAX_NAME]` on a start and
+/// `[MIN_NAME]` on an end exclude every child at the value (how `startAfter`/`endBefore`
+/// arrive, from iOS always); `[MIN_NAME]` on a start and `[MAX_NAME]` on an end include them
+/// all. Ordered by key, the bound's value is the key and a name is ignored.
 struct WireListenQuery: Sendable, Hashable {
     let listen: ListenQuery
     let requiredIndex: String?
@@ -39,12 +40,12 @@ struct WireListenQuery: Sendable, Hashable {
         }
         if let start = wire.start {
             let inclusive = start.inclusive && start.name != .max
-            tree.start = TreeQuery.Bound(start.value, inclusive: inclusive)
+            tree.start = TreeQuery.Bound(start.value, inclusive: inclusive, key: Self.tieBreak(start.name))
             rules.startAt = start.value
         }
         if let end = wire.end {
             let inclusive = end.inclusive && end.name != .min
-            tree.end = TreeQuery.Bound(end.value, inclusive: inclusive)
+            tree.end = TreeQuery.Bound(end.value, inclusive: inclusive, key: Self.tieBreak(end.name))
             rules.endAt = end.value
         }
         if let start = wire.start, let end = wire.end, start.value == end.value, start.inclusive, end.inclusive {
@@ -61,5 +62,11 @@ struct WireListenQuery: Sendable, Hashable {
             break
         }
         listen = ListenQuery(tree: tree, rules: rules)
+    }
+
+    /// A real key name breaks ties; the sentinels do not (see above).
+    private static func tieBreak(_ name: WireQuery.Name) -> String? {
+        if case .key(let key) = name { return key }
+        return nil
     }
 }

@@ -664,9 +664,9 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     /// operations in registration order, each judged by the rules again as its registrant,
     /// server values resolved now.
     /// The client reconnected with `ls` naming this session: close it and run its
-    /// onDisconnect operations now. `then` runs once they are queued on the writer, so
-    /// they come before anything the new session writes. Asynchronous: the caller is on an
-    /// I/O queue, maybe the very one this session's queue targets.
+    /// onDisconnect operations now. `then` runs once they are committed, so the new session
+    /// reads and writes after them. Asynchronous: the caller is on an I/O queue, maybe the
+    /// very one this session's queue targets.
     func endForReconnect(then: @escaping @Sendable () -> Void) {
         queue.async {
             if self.closed { return then() }
@@ -676,8 +676,8 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     }
 
     /// The records are written and removed on the work queue (SQLite may block; this
-    /// session's queue is its connection's I/O). A session that never registered an
-    /// operation has none to remove.
+    /// session's queue is its connection's I/O); `then` after the operations committed. A
+    /// session that never registered an operation has none to remove.
     private func end(then: @escaping @Sendable () -> Void = {}) {
         guard !closed else { return then() }
         closed = true
@@ -690,8 +690,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         guard registeredOnDisconnect else { return then() }
         let (ledger, session) = (context.onDisconnect, sessionID.description)
         context.work.async {
-            ledger.run(session: session, entries)
-            then()
+            ledger.run(session: session, entries, completion: then)
         }
     }
 }

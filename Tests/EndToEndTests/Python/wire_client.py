@@ -237,6 +237,14 @@ def mode_query():
     check(unindexed["s"] == "ok" and unindexed["d"].get("w") == ["no_index"], "no_index warning for an unindexed child", unindexed)
     got = a.call("g", {"p": path, "q": {"i": "createdAt", "sp": 1001, "ep": 1001}})
     check(got["s"] == "ok" and list(got["d"].keys()) == ["b"], "get with equalTo", got)
+    # Paging with startAt(value, key): two more children share c's createdAt; the page
+    # after "c" starts at c and takes the next key at that value.
+    for name in ["c2", "c1"]:
+        assert a.call("p", {"p": f"{path}/{name}", "d": favorite(name, uid, 1002)})["s"] == "ok"
+    page = a.call("g", {"p": path, "q": {"i": "createdAt", "sp": 1002, "sn": "c1", "l": 2, "vf": "l"}})
+    check(page["s"] == "ok" and sorted(page["d"].keys()) == ["c1", "c2"], "startAt(value, key) breaks ties by key", page)
+    after = a.call("g", {"p": path, "q": {"i": "createdAt", "sp": 1002, "sn": "c1", "sin": False, "l": 2, "vf": "l"}})
+    check(after["s"] == "ok" and sorted(after["d"].keys()) == ["c2", "d"], "startAfter(value, key) leaves the key out", after)
     a.close()
 
 
