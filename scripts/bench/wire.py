@@ -552,6 +552,11 @@ class WriterWorker:
 
 def writer_worker_proc(host, port, ns, users, offset, n, timeout, ctl, transport):
     harness._raise_nofile()
+    if os.environ.get("WIRE_UVLOOP") == "1":
+        # libuv's event loop (PyPI uvloop) instead of asyncio's own: the load generator's
+        # cost per message is in every write's closed loop (wrk, the REST client, is C).
+        import uvloop
+        uvloop.install()
     asyncio.run(WriterWorker(host, port, ns, users, offset, n, ctl, transport).run(timeout))
 
 

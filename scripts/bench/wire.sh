@@ -28,7 +28,9 @@
 #     counted: acknowledged writes/s. Beside it, on the same server process, alternating
 #     run by run: Hearth's REST create rate, the `create` scenario of compare.sh
 #     (harness.py wrk: wrk -t2 -c64, POST /users/<uid>/favorites.json as the writer users,
-#     same warm-up and duration). Target: wire ≥ REST create.
+#     same warm-up and duration), and the same POSTs from wire.py's own client (`writes
+#     --transport rest`), so one comparison has the same load generator on both sides.
+#     The write clients run on uvloop (WIRE_UVLOOP, default 1). Target: wire ≥ REST create.
 #  5. One Markdown table (wire.py report) with the targets' verdicts.
 #
 # Access, as streams.sh (so the SSE numbers compare): the repository's reference
@@ -47,7 +49,7 @@
 #   REST) WIRE_WRITE_CONNS (64) WIRE_WRITE_PROCS (1 client process) WIRE_PROCS (1 subscriber
 #   process; also SSE_PROCS) WIRE_ATTEMPTS (2: a disturbed wire run is repeated on a fresh
 #   server, as streams.sh's SSE_ATTEMPTS) HEARTH_ONLY=1 SKIP (any of idle,stages,fanout,sse,writes)
-#   QUICK=1 (smoke: WIRE_NS=100, 3 s phases, WRITE_RUNS=1) HEARTH_BIN (a prebuilt
+#   WIRE_UVLOOP (1) QUICK=1 (smoke: WIRE_NS=100, 3 s phases, WRITE_RUNS=1) HEARTH_BIN (a prebuilt
 #   release binary; otherwise lib.sh builds in place) HEARTH_REV HEARTH_SYNC (full)
 #   READERS (50) PB_VERSION PB_VENV RESULTS KEEP_WORK=1 BENCH_QUIET_PCT (10)
 #   BENCH_QUIET_WAIT (300)
@@ -77,6 +79,21 @@ PB_VENV=${PB_VENV:-${TMPDIR:-/tmp}/hearth-bench-pb-venv}
 SSE_RESULTS=${RESULTS%.jsonl}-streams.jsonl
 REST_RESULTS=${RESULTS%.jsonl}-rest.jsonl
 WIRE=(python3 "$BENCH_DIR/wire.py")
+# The write load generators (wire `p` and the Python REST POST) run on uvloop (PyPI, pinned,
+# in a cached venv outside the repo): in a closed loop the client's cost per message is
+# part of every write, and wrk, the other REST client, is C. WIRE_UVLOOP=0: stdlib asyncio.
+WIRE_UVLOOP=${WIRE_UVLOOP:-1}; UVLOOP_VERSION=0.23.0
+WIRE_WRITERS=(python3 "$BENCH_DIR/wire.py")
+if [ "$WIRE_UVLOOP" = 1 ]; then
+  UVLOOP_VENV=${UVLOOP_VENV:-${TMPDIR:-/tmp}/hearth-bench-uvloop-venv}
+  if [ ! -x "$UVLOOP_VENV/bin/python" ] || ! "$UVLOOP_VENV/bin/python" -c "import uvloop" 2>/dev/null; then
+    log "pip install uvloop==$UVLOOP_VERSION into $UVLOOP_VENV"
+    { python3 -m venv "$UVLOOP_VENV" && "$UVLOOP_VENV/bin/pip" install -q "uvloop==$UVLOOP_VERSION"; } >&2 \
+      || { echo "uvloop unavailable: the write load generators use stdlib asyncio" >&2; WIRE_UVLOOP=0; }
+  fi
+  [ "$WIRE_UVLOOP" = 1 ] && WIRE_WRITERS=("$UVLOOP_VENV/bin/python" "$BENCH_DIR/wire.py")
+fi
+export WIRE_UVLOOP
 skip() { case ",$SKIP," in *",$1,"*) return 0;; esac; return 1; }
 
 NOFILE=$(ulimit -n)
@@ -94,7 +111,7 @@ build_hearth
 {
   machine_facts | grep -v '^wrk settings'
   echo "wire settings: N=$WIRE_NS, fan-out at $WIRE_RATES writes/s for ${FANOUT_SECONDS}s, $RUNS run(s) per cell, fresh server per run," \
-       "$WIRE_PROCS subscriber process(es); writes: $WIRE_WRITE_CONNS connections in $WIRE_WRITE_PROCS process(es)," \
+       "$WIRE_PROCS subscriber process(es); writes: $WIRE_WRITE_CONNS connections in $WIRE_WRITE_PROCS process(es) (uvloop: $WIRE_UVLOOP)," \
        "${WIRE_WARMUP}s warm-up + ${WIRE_SECONDS}s, $WRITE_RUNS runs alternating with REST create (wrk -t2 -c$WIRE_WRITE_CONNS); fd limit $NOFILE"
   echo "hearth limits: HEARTH_MAX_STREAMS=$HEARTH_MAX_STREAMS HEARTH_MAX_STREAMS_PER_ADDRESS=$HEARTH_MAX_STREAMS_PER_ADDRESS" \
        "HEARTH_MAX_CONNECTIONS=$HEARTH_MAX_CONNECTIONS HEARTH_MAX_CONNECTIONS_PER_ADDRESS=$HEARTH_MAX_CONNECTIONS_PER_ADDRESS, synchronous=${HEARTH_SYNC:-full}"
@@ -187,12 +204,12 @@ if ! skip writes; then
   start_hearth "$WORK/hearth-data"
   retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json" auth
   wire_writes() {
-    "${WIRE[@]}" writes --target "$WORK/hearth.json" --fixtures "$WORK/hearth-fixtures.json" --conns "$WIRE_WRITE_CONNS" \
+    "${WIRE_WRITERS[@]}" writes --target "$WORK/hearth.json" --fixtures "$WORK/hearth-fixtures.json" --conns "$WIRE_WRITE_CONNS" \
       --procs "$WIRE_WRITE_PROCS" --duration "$WIRE_SECONDS" --warmup "$WIRE_WARMUP" --server-pid "$HEARTH_PID" \
       --run "$1" --out "$RESULTS" >&2 || echo "wire writes run $1 failed; continuing" >&2
   }
   rest_py_creates() {
-    "${WIRE[@]}" writes --transport rest --label hearth-rest-py --target "$WORK/hearth.json" --fixtures "$WORK/hearth-fixtures.json" \
+    "${WIRE_WRITERS[@]}" writes --transport rest --label hearth-rest-py --target "$WORK/hearth.json" --fixtures "$WORK/hearth-fixtures.json" \
       --conns "$WIRE_WRITE_CONNS" --procs "$WIRE_WRITE_PROCS" --duration "$WIRE_SECONDS" --warmup "$WIRE_WARMUP" \
       --server-pid "$HEARTH_PID" --run "$1" --out "$RESULTS" >&2 || echo "REST (Python) run $1 failed; continuing" >&2
   }
