@@ -20,10 +20,10 @@ public struct HTTPResponder: Sendable {
     }
 
     private let deliver: @Sendable (Answer) -> Void
-    /// The I/O queue of the request's connection; nil for a responder made without a
-    /// server. A handler that keeps per-connection work (a WebSocket session's own serial
-    /// queue) may target its queue at this one: that work then runs on the thread that
-    /// serves the connection's I/O, and hands nothing across threads on its way out.
+    /// The serial I/O queue of the request's connection; nil for a responder made without a
+    /// server. A handler that keeps per-connection state (a WebSocket session) may confine
+    /// it to this queue, where its calls arrive anyway: its work then runs where the
+    /// connection's I/O does and crosses no thread on its way out. Never block on it.
     public let connectionQueue: DispatchQueue?
 
     /// For handlers tested without a server: `respond` calls `deliver`; `openStream` calls

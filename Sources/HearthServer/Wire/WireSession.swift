@@ -127,15 +127,16 @@ struct WireSessionID: Hashable, Sendable, CustomStringConvertible {
 /// so the pushes of writes committed before it (including this client's own write, and a
 /// listen's first data) reach the client first (§4.2, §4.3).
 ///
-/// `@unchecked Sendable`: all mutable state is confined to `queue`.
+/// `@unchecked Sendable`: all mutable state is confined to `queue` (serial).
 final class WireSession: WebSocketHandler, @unchecked Sendable {
     private let context: WireContext
     private let host: String
     private let address: String
     private let sessionID: WireSessionID
-    /// Targets the connection's I/O queue (when there is one): a message is handled on the
-    /// thread that read it and answers are sent from the thread that made them, without
-    /// a thread switch (a `p` costs the hops of a REST write: to the writer and back).
+    /// The connection's serial I/O queue (a queue of its own when there is none, in unit
+    /// tests): a message is handled where it was read and an answer is written from the
+    /// block that makes it, so a `p` costs the hops of a REST write (to the writer and
+    /// back), and a session has no queue object of its own.
     private let queue: DispatchQueue
 
     // Confined to `queue`.
@@ -184,7 +185,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
 
     init(context: WireContext, host: String, address: String, sessionID: WireSessionID, refusal: String? = nil,
          connectionQueue: DispatchQueue? = nil) {
-        self.queue = DispatchQueue(label: "hearth.wire.session", target: connectionQueue)
+        self.queue = connectionQueue ?? DispatchQueue(label: "hearth.wire.session")
         self.refusal = refusal
         self.context = context
         self.host = host
@@ -209,6 +210,9 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     }
 
     func received(_ message: WebSocketMessage) {
+        // A block of its own even on the connection's queue: taken inline, a reply or a
+        // close would re-enter the connection in the middle of its frame loop (the test
+        // suite crashed in libdispatch's event loop that way).
         queue.async { self.take(message) }
     }
 
