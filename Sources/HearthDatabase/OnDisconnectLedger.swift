@@ -44,19 +44,23 @@ public struct OnDisconnectLedger: Sendable {
         try records?.remove(session: session, positions: positions)
     }
 
+    /// Forgets the session's records without running them.
+    public func forget(session: String) {
+        try? records?.removeAll(session: session)
+    }
+
     /// Runs `entries` in order (the single writer keeps the order they are queued in),
     /// then forgets the session's records; `completion` after the last write.
     public func run(session: String, _ entries: [Entry], completion: @escaping @Sendable () -> Void = {}) {
         guard !entries.isEmpty else {
-            try? records?.removeAll(session: session)
+            forget(session: session)
             return completion()
         }
-        let records = self.records
         let remaining = Countdown(entries.count) {
             // The last write's completion runs on the store's writer queue, which removing
             // the records needs too: do it from elsewhere.
             DispatchQueue.global().async {
-                try? records?.removeAll(session: session)
+                self.forget(session: session)
                 completion()
             }
         }

@@ -49,15 +49,6 @@ public final class HTTPEventStream: Sendable {
     public static func broadcast(_ bytes: [UInt8], to streams: [HTTPEventStream]) {
         if streams.isEmpty { return }
         if streams.count == 1 { return streams[0].send(bytes) }
-        var byLoop: [ObjectIdentifier: (IOLoop, [HTTPConnection])] = [:]
-        for stream in streams {
-            let loop = stream.connection.loop
-            byLoop[ObjectIdentifier(loop), default: (loop, [])].1.append(stream.connection)
-        }
-        for (_, (loop, connections)) in byLoop {
-            loop.queue.async {
-                for connection in connections { connection.streamSend(bytes) }
-            }
-        }
+        HTTPConnection.onTheirQueues(streams.map(\.connection)) { $0.streamSend(bytes) }
     }
 }

@@ -39,17 +39,8 @@ public final class WebSocketSession: Sendable {
     public static func broadcast(texts: [[UInt8]], to sessions: [WebSocketSession]) {
         if sessions.isEmpty || texts.isEmpty { return }
         let frames = texts.map { WebSocketFrameWriter.frame(.text, $0) }
-        var byLoop: [ObjectIdentifier: (IOLoop, [HTTPConnection])] = [:]
-        for session in sessions {
-            let loop = session.connection.loop
-            byLoop[ObjectIdentifier(loop), default: (loop, [])].1.append(session.connection)
-        }
-        for (_, (loop, connections)) in byLoop {
-            loop.queue.async {
-                for connection in connections {
-                    for frame in frames { connection.webSocketSend(frame) }
-                }
-            }
+        HTTPConnection.onTheirQueues(sessions.map(\.connection)) { connection in
+            for frame in frames { connection.webSocketSend(frame) }
         }
     }
 

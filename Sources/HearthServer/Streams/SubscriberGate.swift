@@ -9,62 +9,84 @@ struct SubscriberGate: StreamGate {
     let caller: Caller
     /// For revocation checks; nil for admin and unauthenticated callers.
     let uid: String?
-    private let fixedIssuedAt: Int64?
-    private let fixedExpiresAt: Int64?
-    /// Set for a wire-protocol listen: the session's credential times, renewed when its
-    /// client re-authenticates as the same identity.
-    private let renewable: CredentialTimes?
+    private let times: Times
     /// The stream's query as the rules see it (`query.*`), for every later re-check. Kept
     /// out of line: most listens have none, and inline it took 113 of the gate's bytes.
     private let queryBox: QueryBox?
     var query: RuleQuery? { queryBox?.query }
+
+    /// An SSE stream's credential is fixed for its life (the request's token); a wire
+    /// listen follows its session's, renewed when the client re-authenticates.
+    private enum Times {
+        case fixed(issuedAt: Int64?, expiresAt: Int64?)
+        case renewable(CredentialTimes)
+    }
 
     private final class QueryBox: Sendable {
         let query: RuleQuery
         init(_ query: RuleQuery) { self.query = query }
     }
 
-    /// A stream whose credential is fixed for its life (SSE: the request's token).
-    init(caller: Caller, uid: String?, issuedAt: Int64?, expiresAt: Int64?, query: RuleQuery? = nil) {
+    private init(caller: Caller, uid: String?, times: Times, query: RuleQuery?) {
         self.caller = caller
         self.uid = uid
-        self.fixedIssuedAt = issuedAt
-        self.fixedExpiresAt = expiresAt
-        self.renewable = nil
+        self.times = times
         self.queryBox = query.map(QueryBox.init)
+    }
+
+    /// A stream whose credential is fixed for its life (SSE).
+    init(caller: Caller, uid: String?, issuedAt: Int64?, expiresAt: Int64?, query: RuleQuery? = nil) {
+        self.init(caller: caller, uid: uid, times: .fixed(issuedAt: issuedAt, expiresAt: expiresAt), query: query)
     }
 
     /// A listen that follows its session's credential times.
     init(caller: Caller, uid: String?, times: CredentialTimes, query: RuleQuery? = nil) {
-        self.caller = caller
-        self.uid = uid
-        self.fixedIssuedAt = nil
-        self.fixedExpiresAt = nil
-        self.renewable = times
-        self.queryBox = query.map(QueryBox.init)
+        self.init(caller: caller, uid: uid, times: .renewable(times), query: query)
     }
 
     /// The token's issue time (s), for revocation checks.
-    var issuedAt: Int64? { renewable.map { $0.current.issuedAt } ?? fixedIssuedAt }
-    var expiresAt: Int64? { renewable.map { $0.current.expiresAt } ?? fixedExpiresAt }
+    var issuedAt: Int64? {
+        switch times {
+        case .fixed(let issuedAt, _): return issuedAt
+        case .renewable(let times): return times.issuedAt
+        }
+    }
+
+    /// Read by the hub for every event it hands this stream.
+    var expiresAt: Int64? {
+        switch times {
+        case .fixed(_, let expiresAt): return expiresAt
+        case .renewable(let times): return times.expiresAt
+        }
+    }
 }
 
 /// The issue and expiry times of a wire session's credential, shared by the gates of its
 /// listens. The SDKs send a fresh ID token of the same user before the old one expires
 /// (`auth` again, spec §4.7): the session renews these, and its open listens then expire
 /// and are checked for revocation by the new token, not ended when the first one lapses.
+/// Atomics, not a lock: the hub reads the expiry for every event it delivers. The two are
+/// read independently; a reader between the two stores of a renewal sees one old, one new.
 final class CredentialTimes: Sendable {
-    private let times: Mutex<(issuedAt: Int64?, expiresAt: Int64?)>
+    /// Stands for nil (no time: an admin's or an emulator owner's credential).
+    private static let none = Int64.min
+    private let issued: Atomic<Int64>
+    private let expires: Atomic<Int64>
 
     init(issuedAt: Int64?, expiresAt: Int64?) {
-        times = Mutex((issuedAt, expiresAt))
+        issued = Atomic(issuedAt ?? Self.none)
+        expires = Atomic(expiresAt ?? Self.none)
     }
 
-    var current: (issuedAt: Int64?, expiresAt: Int64?) { times.withLock { $0 } }
+    var issuedAt: Int64? { Self.optional(issued.load(ordering: .relaxed)) }
+    var expiresAt: Int64? { Self.optional(expires.load(ordering: .relaxed)) }
 
     func renew(issuedAt: Int64?, expiresAt: Int64?) {
-        times.withLock { $0 = (issuedAt, expiresAt) }
+        issued.store(issuedAt ?? Self.none, ordering: .relaxed)
+        expires.store(expiresAt ?? Self.none, ordering: .relaxed)
     }
+
+    private static func optional(_ raw: Int64) -> Int64? { raw == none ? nil : raw }
 }
 
 /// A stream's typed events as server-sent events on its HTTP response (the SSE encoding;

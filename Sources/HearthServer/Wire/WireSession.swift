@@ -44,8 +44,8 @@ final class WireContext: Sendable {
     let hub: StreamHub
     let authenticator: Authenticator
     /// Where blocking work runs: token checks (a signature, a user row) and the
-    /// onDisconnect records (SQLite). Never a session's own queue, which targets its
-    /// connection's I/O queue.
+    /// onDisconnect records (SQLite). Never a session's queue, which is its connection's
+    /// I/O queue.
     let work: DispatchQueue
     let clock: @Sendable () -> Int64
     let logger: Logger
@@ -648,7 +648,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
                             if self.closed {
                                 // Ended while the record was written: end() ran without it.
                                 // The client never learns it was registered; forget it.
-                                self.context.work.async { ledger.run(session: session, []) }
+                                self.context.work.async { ledger.forget(session: session) }
                                 return self.done()
                             }
                             self.onDisconnect.append(entry)
@@ -664,13 +664,10 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
 
     // MARK: End
 
-    /// The connection ended (any reason): stop listening, then run the queued onDisconnect
-    /// operations in registration order, each judged by the rules again as its registrant,
-    /// server values resolved now.
     /// The client reconnected with `ls` naming this session: close it and run its
     /// onDisconnect operations now. `then` runs once they are committed, so the new session
     /// reads and writes after them. Asynchronous: the caller is on an I/O queue, maybe the
-    /// very one this session's queue targets.
+    /// very one that is this session's queue.
     func endForReconnect(then: @escaping @Sendable () -> Void) {
         queue.async {
             if self.closed { return then() }
@@ -679,9 +676,11 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         }
     }
 
-    /// The records are written and removed on the work queue (SQLite may block; this
-    /// session's queue is its connection's I/O); `then` after the operations committed. A
-    /// session that never registered an operation has none to remove.
+    /// The connection ended (any reason): stop listening, then run the queued onDisconnect
+    /// operations in registration order, each judged by the rules again as its registrant,
+    /// server values resolved now; `then` after they committed. Their records are removed
+    /// on the work queue (SQLite may block; this session's queue is its connection's I/O).
+    /// A session that never registered an operation has none to remove.
     private func end(then: @escaping @Sendable () -> Void = {}) {
         guard !closed else { return then() }
         closed = true
