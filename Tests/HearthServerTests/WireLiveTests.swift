@@ -26,7 +26,7 @@ import Testing
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
-    @Test(arguments: ["handshake", "listen_write", "query", "ondisconnect"])
+    @Test(arguments: ["handshake", "listen_write", "query", "ondisconnect", "burst"])
     func theProtocolAgainstAnInProcessServer(mode: String) async throws {
         let server = try LiveServer(rules: Self.rules)
         let result = try Self.client(mode, port: server.port)
@@ -40,7 +40,7 @@ import Testing
     /// the reconnecting upgrade (`ls`) are the same one: ending the old session must not
     /// wait for that queue (it did, and hung, while it was a `sync`). The onDisconnect
     /// writes and the limits run there too.
-    @Test(arguments: ["reconnect", "ondisconnect", "limits"])
+    @Test(arguments: ["reconnect", "ondisconnect", "limits", "burst"])
     func sessionsThatShareOneIOQueue(mode: String) async throws {
         let server = try LiveServer(rules: Self.rules) { configuration in
             configuration.ioQueueCount = 1

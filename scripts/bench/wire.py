@@ -476,6 +476,8 @@ class WriterWorker:
         self.ok = 0
         self.statuses = {}
         self.lat = array.array("d")
+        # per transport, for --transport mixed (wire and REST connections side by side)
+        self.ok_by = {"wire": 0, "rest": 0}
         self.all_authed = None
         self.cpu = {}
 
@@ -501,6 +503,7 @@ class WriterWorker:
             if status == "ok":
                 self.ok += 1
                 self.lat.append(lat)
+                self.ok_by["rest" if isinstance(conn, RESTWriter) else "wire"] += 1
             else:
                 self.statuses[status] = self.statuses.get(status, 0) + 1
         if self.running and now < self.t_end:
@@ -514,7 +517,10 @@ class WriterWorker:
         self.all_authed = loop.create_future()
         for i in range(self.n):
             idx = self.offset + i
-            conn = (RESTWriter if self.transport == "rest" else WireWriter)(self, idx, self.users[idx % len(self.users)])
+            # mixed: every other connection REST, so both halves share the server, its
+            # writer's batches and the disk at the same moments
+            rest = self.transport == "rest" or (self.transport == "mixed" and idx % 2 == 1)
+            conn = (RESTWriter if rest else WireWriter)(self, idx, self.users[idx % len(self.users)])
             try:
                 await asyncio.wait_for(loop.create_connection(lambda c=conn: c, self.host, self.port), timeout)
                 self.conns.append(conn)
@@ -547,7 +553,7 @@ class WriterWorker:
             if c.tr is not None:
                 c.tr.close()
         self.ctl.send(("result", self.ok, self.statuses, self.lat.tobytes(),
-                       self.cpu.get("end", time.process_time()) - self.cpu.get("start", 0.0), self.lost))
+                       self.cpu.get("end", time.process_time()) - self.cpu.get("start", 0.0), self.lost, self.ok_by))
 
 
 def writer_worker_proc(host, port, ns, users, offset, n, timeout, ctl, transport):
@@ -598,11 +604,14 @@ def cmd_writes(a):
     statuses = {}
     lat = array.array("d")
     client_cpu = 0.0
+    ok_by = {"wire": 0, "rest": 0}
     for p, c in workers:
         if not c.poll(60):
             raise RuntimeError("writer worker did not finish")
-        _, k, st, lb, cpu, ls = c.recv()
+        _, k, st, lb, cpu, ls, by = c.recv()
         ok += k
+        for t, v in by.items():
+            ok_by[t] += v
         lost += ls
         for s, v in st.items():
             statuses[s] = statuses.get(s, 0) + v
@@ -615,9 +624,10 @@ def cmd_writes(a):
     srv = (s1 - s0) if s0 is not None and s1 is not None else 0.0
     busy = b1 - b0
     ms = lambda v: None if v is None else round(v * 1000.0, 2)  # noqa
+    kind = {"wire": "wire_writes", "rest": "rest_py_writes", "mixed": "mixed_writes"}[a.transport]
+    scenario = {"wire": "wire_p_closed_loop", "rest": "rest_post_closed_loop_py", "mixed": "wire_and_rest_side_by_side"}[a.transport]
     res = {
-        "kind": "wire_writes" if a.transport == "wire" else "rest_py_writes", "target": a.label,
-        "scenario": "wire_p_closed_loop" if a.transport == "wire" else "rest_post_closed_loop_py", "conc": a.conns,
+        "kind": kind, "target": a.label, "scenario": scenario, "conc": a.conns,
         "procs": procs, "conns_authed": authed, "conns_failed": failed, "fail_samples": msgs[:3],
         "duration_s": a.duration, "warmup_s": a.warmup, "writes_ok": ok,
         "wps": round(ok / a.duration, 1), "not_ok": statuses, "lost_conns": lost,
@@ -626,6 +636,10 @@ def cmd_writes(a):
         "foreign_cpu_pct": round(max(0.0, 100.0 * (busy - srv - client_cpu) / wall), 1),
         "machine_cpu_pct": round(100.0 * busy / wall, 1), "run": a.run,
     }
+    if a.transport == "mixed":
+        res["wire_conns"], res["rest_conns"] = (a.conns + 1) // 2, a.conns // 2
+        res["wire_wps"] = round(ok_by["wire"] / a.duration, 1)
+        res["rest_wps"] = round(ok_by["rest"] / a.duration, 1)
     if a.server_pid:
         res["server_rss_kib"] = harness.proc_rss_kib(a.server_pid)
     harness.append_result(a.out, res)
@@ -800,7 +814,21 @@ def cmd_report(a):
              "%s / %s; %s / %s / %s" % (f(agg(rpk, "p50_ms")), f(agg(rpk, "p99_ms")), f(agg(rpk, "server_cpu_pct"), 0),
                                         f(agg(rpk, "client_cpu_pct"), 0), f(agg(rpk, "foreign_cpu_pct"), 0))]
             + (["–"] if has_pb else []) + ["(context)", ""])
-    bad = [r for r in ww + rp if r.get("not_ok")]
+    mx = [r for r in wire if r["kind"] == "mixed_writes"]
+    mxk, _, mxd = pick(mx)
+    if mxk:
+        ratios = [r["wire_wps"] / r["rest_wps"] for r in mxk if r.get("rest_wps")]
+        mr = median(ratios)
+        v3 = "–" if mr is None else ("**met** (%.2f×)" % mr if mr >= 1 else "**missed** (%.2f×)" % mr)
+        if mr is not None:
+            verdicts.append("side by side in one run (%d wire + %d REST connections, same Python client): %s (%.0f vs %.0f)" % (
+                mxk[0]["wire_conns"], mxk[0]["rest_conns"], v3.replace("*", ""), agg(mxk, "wire_wps"), agg(mxk, "rest_wps")))
+        row(["writes/s side by side at the same moments: %d wire + %d REST POST connections on one server, one Python "
+             "client (ratio per run: %s)" % (mxk[0]["wire_conns"], mxk[0]["rest_conns"], ", ".join("%.2f" % x for x in ratios)),
+             "**%s**%s%s" % (f(agg(mxk, "wire_wps")), rng(mxk, "wire_wps"), flag(mx, mxd)),
+             "**%s**%s%s (REST POST, Python)" % (f(agg(mxk, "rest_wps")), rng(mxk, "rest_wps"), flag(mx, mxd))]
+            + (["–"] if has_pb else []) + ["wire ≥ REST", v3])
+    bad = [r for r in ww + rp + mx if r.get("not_ok")]
     if bad:
         notes.append("wire writes answered other than ok: %s" % "; ".join(json.dumps(r["not_ok"]) for r in bad))
     bad = [r for r in rc if r.get("non2xx") or r.get("errors")]
@@ -865,7 +893,7 @@ def main():
     p.add_argument("--duration", type=float, default=10.0)
     p.add_argument("--warmup", type=float, default=3.0)
     p.add_argument("--label", default="hearth-wire")
-    p.add_argument("--transport", default="wire", choices=("wire", "rest"),
+    p.add_argument("--transport", default="wire", choices=("wire", "rest", "mixed"),
                    help="wire: p over the wire protocol; rest: POST over HTTP/1.1 by the same client")
     p.set_defaults(fn=cmd_writes)
 

@@ -31,6 +31,11 @@
 #     same warm-up and duration), and the same POSTs from wire.py's own client (`writes
 #     --transport rest`), so one comparison has the same load generator on both sides.
 #     The write clients run on uvloop (WIRE_UVLOOP, default 1). Target: wire ≥ REST create.
+#     After each round, side by side (`writes --transport mixed`, MIXED_RUNS=0 to leave
+#     out): half the connections wire, half REST POST, from one Python client at the same
+#     moments, so both share the writer's batches and the disk's good and bad seconds (the
+#     rates of back-to-back runs drift by ±10 % with the disk; their ratio within one run
+#     does not depend on that).
 #  5. One Markdown table (wire.py report) with the targets' verdicts.
 #
 # Access, as streams.sh (so the SSE numbers compare): the repository's reference
@@ -219,9 +224,15 @@ if ! skip writes; then
       --server-pid "$HEARTH_PID" --retries "${BENCH_RETRIES:-1}" --workdir "$WORK" --out "$REST_RESULTS" >&2 \
       || echo "REST create run $1 failed; continuing" >&2
   }
+  mixed_writes() {
+    "${WIRE_WRITERS[@]}" writes --transport mixed --label hearth-mixed --target "$WORK/hearth.json" --fixtures "$WORK/hearth-fixtures.json" \
+      --conns "$WIRE_WRITE_CONNS" --procs "$WIRE_WRITE_PROCS" --duration "$WIRE_SECONDS" --warmup "$WIRE_WARMUP" \
+      --server-pid "$HEARTH_PID" --run "$1" --out "$RESULTS" >&2 || echo "side-by-side run $1 failed; continuing" >&2
+  }
   for r in $(seq 1 "$WRITE_RUNS"); do
     if [ $((r % 2)) = 1 ]; then wire_writes "$r"; rest_creates "$r"; rest_py_creates "$r"
     else rest_py_creates "$r"; rest_creates "$r"; wire_writes "$r"; fi
+    [ "${MIXED_RUNS:-1}" = 0 ] || mixed_writes "$r"
   done
   echo "RSS after the write runs: $("${HARNESS[@]}" rss "$HEARTH_PID") KiB" | tee -a "$RESULTS.meta" >&2
   stop_hearth

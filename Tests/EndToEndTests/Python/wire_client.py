@@ -7,6 +7,8 @@ Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, cra
 Every wait has a timeout (WAIT seconds); the whole run is bounded by the Swift test too.
 """
 import json
+import os
+import struct
 import sys
 import threading
 import time
@@ -430,6 +432,52 @@ def mode_auth():
     refused = c.call("g", {"p": f"/users/{uid}/favorites", "q": {}})
     check(refused["s"] == "permission_denied", "signed out: refused", refused)
     c.close()
+
+
+def masked_frame(text):
+    """One masked text frame (RFC 6455 §5.2) as a client sends it."""
+    payload = text.encode()
+    key = os.urandom(4)
+    head = bytes([0x81])
+    if len(payload) < 126:
+        head += bytes([0x80 | len(payload)])
+    else:
+        head += bytes([0x80 | 126]) + struct.pack(">H", len(payload))
+    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+
+
+def mode_burst():
+    """Many messages in one TCP write, so the server reads them in one frame loop: what
+    it answers while taking them (pong, invalid_action, ok, its close) comes out in order,
+    and a close decided in the middle of the loop ends the connection cleanly."""
+    c = Client()
+    messages = [
+        json.dumps({"t": "c", "d": {"t": "p", "d": {}}}),
+        json.dumps({"t": "d", "d": {"r": 1, "a": "frobnicate", "b": {}}}),
+        json.dumps({"t": "d", "d": {"r": 2, "a": "s", "b": {}}}),
+        "not json",
+        "0",
+        json.dumps({"t": "d", "d": {"r": 3, "a": "p", "b": {"p": "/open/burst", "d": {"n": 1}}}}),
+        json.dumps({"t": "d", "d": {"r": 4, "a": "g", "b": {"p": "/open/burst", "q": {}}}}),
+        json.dumps({"t": "d", "d": {"r": 5, "a": "frobnicate", "b": {}}}),
+    ]
+    c.ws.socket.sendall(b"".join(masked_frame(m) for m in messages))
+    c.number = 5  # the burst's numbers, written by hand above
+    positions = [c.answer(n)[0] for n in range(1, 6)]
+    check(positions == sorted(positions), "answers to one burst come in request order", positions)
+    check(c.answer(1)[1]["s"] == "invalid_action" and c.answer(5)[1]["s"] == "invalid_action", "bad requests in a burst answered")
+    check(c.answer(3)[1]["s"] == "ok" and c.answer(4)[1] == {"s": "ok", "d": {"n": 1}}, "the write and the read in a burst", c.log)
+    c.wait_for(lambda m: m.get("t") == "c" and m["d"]["t"] == "o", "pong to the burst's ping")
+    check(c.call("s", {})["s"] == "ok", "the connection serves on after the burst")
+    c.close()
+
+    flood = Client()
+    flood.ws.socket.sendall(b"".join(masked_frame(json.dumps({"t": "d", "d": {"r": i, "a": "nope", "b": {}}})) for i in range(1, 101)))
+    check(wait_closed(flood, "a burst of bad messages") == 1008, "a burst of bad messages closes with 1008 from inside the read loop")
+    with flood.cond:
+        numbers = [m["d"]["r"] for m in flood.log if m.get("t") == "d"]
+    check(numbers == list(range(1, len(numbers) + 1)) and 0 < len(numbers) < 100,
+          "the answers before the close are in order and stop at the limit", numbers)
 
 
 def wait_closed(client, what):
