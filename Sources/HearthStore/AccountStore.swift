@@ -17,9 +17,11 @@ public protocol AccountStore: Sendable {
 
     /// Stores a new refresh token (its hash) starting or continuing `family`.
     func addRefreshToken(hash: String, uid: String, family: String, at: Int64) throws
-    /// Uses the token `hash`: when current, marks it used and stores `newHash` in the same
-    /// family; when already used, revokes the family (a stolen token was replayed).
-    func rotateRefreshToken(hash: String, newHash: String, at: Int64) throws -> RefreshOutcome
+    /// Uses the token `rotation.hash`: when current, marks it used and stores `newHash` in
+    /// the same family; when already used, revokes the family (a stolen token was
+    /// replayed), unless it is a retry within `retryWindow` of a rotation whose successor
+    /// is still unused (`RefreshOutcome.retried`).
+    func rotateRefreshToken(_ rotation: RefreshRotation) throws -> RefreshOutcome
     /// Revokes every refresh token of `uid` (password change, disable, sign-out).
     func revokeRefreshTokens(uid: String) throws
 }
@@ -28,4 +30,28 @@ public enum AccountStoreError: Error, Sendable, Equatable {
     case duplicateUID
     case duplicateEmail
     case notFound
+}
+
+/// One use of a refresh token, for `AccountStore.rotateRefreshToken`.
+public struct RefreshRotation: Sendable {
+    /// The presented token's hash.
+    public var hash: String
+    /// The successor's hash, and the successor sealed for a retry (see `RefreshOutcome.retried`).
+    public var newHash: String
+    public var sealedNew: String
+    /// Now, ms.
+    public var at: Int64
+    /// How long after a rotation a retry with the rotated token gets the same successor, ms.
+    public var retryWindow: Int64
+
+    public init(hash: String, newHash: String, sealedNew: String = "", at: Int64, retryWindow: Int64 = 0) {
+        (self.hash, self.newHash, self.sealedNew, self.at, self.retryWindow) = (hash, newHash, sealedNew, at, retryWindow)
+    }
+}
+
+extension AccountStore {
+    /// A rotation with no retry window (a used token is always a replay).
+    public func rotateRefreshToken(hash: String, newHash: String, at time: Int64) throws -> RefreshOutcome {
+        try rotateRefreshToken(RefreshRotation(hash: hash, newHash: newHash, at: time))
+    }
 }

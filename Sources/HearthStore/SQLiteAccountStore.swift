@@ -71,16 +71,16 @@ public struct SQLiteAccountStore: AccountStore {
 
     public func addRefreshToken(hash: String, uid: String, family: String, at time: Int64) throws {
         try store.onWriter { connection in
-            try connection.statement("INSERT INTO refresh_tokens(hash, uid, family, created_at) VALUES (?, ?, ?, ?)")
-                .run([.text(hash), .text(uid), .text(family), .integer(time)])
+            try connection.statement("INSERT INTO refresh_tokens(hash, uid, family, created_at, signed_in_at) VALUES (?, ?, ?, ?, ?)")
+                .run([.text(hash), .text(uid), .text(family), .integer(time), .integer(time)])
         }
     }
 
-    public func rotateRefreshToken(hash: String, newHash: String, at time: Int64) throws -> RefreshOutcome {
+    public func rotateRefreshToken(_ rotation: RefreshRotation) throws -> RefreshOutcome {
         try store.onWriter { connection in
             try connection.execute("BEGIN IMMEDIATE")
             do {
-                let outcome = try Self.rotate(connection, hash: hash, newHash: newHash, at: time)
+                let outcome = try Self.rotate(connection, rotation)
                 try connection.execute("COMMIT")
                 return outcome
             } catch {
@@ -90,26 +90,41 @@ public struct SQLiteAccountStore: AccountStore {
         }
     }
 
-    private static func rotate(_ connection: SQLiteConnection, hash: String, newHash: String, at time: Int64) throws -> RefreshOutcome {
+    private static func rotate(_ connection: SQLiteConnection, _ rotation: RefreshRotation) throws -> RefreshOutcome {
         let stmt = try connection.statement("""
-            SELECT t.uid, t.family, t.used_at, t.revoked, u.disabled FROM refresh_tokens t
-            JOIN users u ON u.uid = t.uid WHERE t.hash = ?
+            SELECT t.uid, t.family, t.used_at, t.revoked, u.disabled,
+                   COALESCE(t.signed_in_at, (SELECT MIN(f.created_at) FROM refresh_tokens f WHERE f.family = t.family)),
+                   t.successor_hash, t.successor_sealed
+            FROM refresh_tokens t JOIN users u ON u.uid = t.uid WHERE t.hash = ?
             """)
-        try stmt.reset([.text(hash)])
+        try stmt.reset([.text(rotation.hash)])
         guard try stmt.step() else { try stmt.reset(); return .invalid }
         let uid = stmt.text(0), family = stmt.text(1)
-        let used = stmt.columnType(2) != SQLITE_NULL
+        let usedAt: Int64? = stmt.columnType(2) == SQLITE_NULL ? nil : stmt.int64(2)
         let revoked = stmt.int64(3) != 0, disabled = stmt.int64(4) != 0
+        let signedInAt = stmt.int64(5)
+        let successorHash: String? = stmt.columnType(6) == SQLITE_NULL ? nil : stmt.text(6)
+        let sealed: String? = stmt.columnType(7) == SQLITE_NULL ? nil : stmt.text(7)
         try stmt.reset()
         if revoked || disabled { return .invalid }
-        if used {
+        if let usedAt {
+            // A retry of a rotation whose answer was lost: within the window, and the
+            // successor it made is still unused and not revoked.
+            if rotation.at - usedAt <= rotation.retryWindow, rotation.at >= usedAt, let successorHash, let sealed, !sealed.isEmpty {
+                let next = try connection.statement("SELECT used_at IS NULL AND revoked = 0 FROM refresh_tokens WHERE hash = ? AND family = ?")
+                try next.reset([.text(successorHash), .text(family)])
+                let unused = try next.step() && next.int64(0) != 0
+                try next.reset()
+                if unused { return .retried(uid: uid, signedInAt: signedInAt, rotatedAt: usedAt, sealedSuccessor: sealed) }
+            }
             try connection.statement("UPDATE refresh_tokens SET revoked = 1 WHERE family = ?").run([.text(family)])
             return .reused(uid: uid)
         }
-        try connection.statement("UPDATE refresh_tokens SET used_at = ? WHERE hash = ?").run([.integer(time), .text(hash)])
-        try connection.statement("INSERT INTO refresh_tokens(hash, uid, family, created_at) VALUES (?, ?, ?, ?)")
-            .run([.text(newHash), .text(uid), .text(family), .integer(time)])
-        return .rotated(uid: uid)
+        try connection.statement("UPDATE refresh_tokens SET used_at = ?, successor_hash = ?, successor_sealed = ? WHERE hash = ?")
+            .run([.integer(rotation.at), .text(rotation.newHash), .text(rotation.sealedNew), .text(rotation.hash)])
+        try connection.statement("INSERT INTO refresh_tokens(hash, uid, family, created_at, signed_in_at) VALUES (?, ?, ?, ?, ?)")
+            .run([.text(rotation.newHash), .text(uid), .text(family), .integer(rotation.at), .integer(signedInAt)])
+        return .rotated(uid: uid, signedInAt: signedInAt)
     }
 
     public func revokeRefreshTokens(uid: String) throws {

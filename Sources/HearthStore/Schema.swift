@@ -86,6 +86,15 @@ enum Schema {
             PRIMARY KEY (session, position)
         ) STRICT, WITHOUT ROWID;
         """,
+        // 6: refresh tokens remember their sign-in (ID tokens keep `auth_time` across
+        // refreshes) and, once rotated, their successor: its hash, and the token itself
+        // sealed with a key only the rotated token gives, so a retry whose answer was lost
+        // gets the same pair (issue 15).
+        """
+        ALTER TABLE refresh_tokens ADD COLUMN signed_in_at INTEGER;      -- ms; NULL in older rows: the family's first created_at
+        ALTER TABLE refresh_tokens ADD COLUMN successor_hash TEXT;       -- set when rotated
+        ALTER TABLE refresh_tokens ADD COLUMN successor_sealed TEXT;     -- hex; RefreshSeal
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

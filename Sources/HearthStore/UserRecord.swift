@@ -38,7 +38,12 @@ public struct UserRecord: Sendable, Equatable, CustomStringConvertible {
 /// What happened when a refresh token was presented.
 public enum RefreshOutcome: Sendable, Equatable {
     /// The token was current: it is now used up and `newHash` replaces it in its family.
-    case rotated(uid: String)
+    /// `signedInAt` (ms): when the family's sign-in happened.
+    case rotated(uid: String, signedInAt: Int64)
+    /// The token was rotated at `rotatedAt` (ms), within the retry window, and its successor
+    /// has not been used: a retry whose answer was lost. Nothing changed; `sealedSuccessor`
+    /// gives the same successor back to whoever holds the token.
+    case retried(uid: String, signedInAt: Int64, rotatedAt: Int64, sealedSuccessor: String)
     /// The token had been rotated before: a replay. Its whole family is now revoked.
     case reused(uid: String)
     /// Unknown, revoked, or its user is gone.

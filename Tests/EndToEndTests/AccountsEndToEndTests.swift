@@ -51,8 +51,16 @@ import Testing
         let refreshed = try post(base + "/securetoken.googleapis.com/v1/token?key=x", "grant_type=refresh_token&refresh_token=\(refreshToken)", form: true)
         #expect(refreshed.status == 200)
         #expect(refreshed.json["refresh_token"] as? String != refreshToken)
+        // A retry with the old token (its answer lost) gets the same pair (issue 15); once
+        // the new token has been used, the old one is a replay and refused.
         let again = try post(base + "/v1/token", "grant_type=refresh_token&refresh_token=\(refreshToken)", form: true)
-        #expect(Self.errorCode(again.json) == "INVALID_REFRESH_TOKEN")
+        #expect(again.status == 200)
+        #expect(again.json["refresh_token"] as? String == refreshed.json["refresh_token"] as? String)
+        #expect(again.json["id_token"] as? String == refreshed.json["id_token"] as? String)
+        let newRefresh = try #require(refreshed.json["refresh_token"] as? String)
+        #expect(try post(base + "/v1/token", "grant_type=refresh_token&refresh_token=\(newRefresh)", form: true).status == 200)
+        let replay = try post(base + "/v1/token", "grant_type=refresh_token&refresh_token=\(refreshToken)", form: true)
+        #expect(Self.errorCode(replay.json) == "INVALID_REFRESH_TOKEN")
 
         // Sign-out by revocation: disabling the user refuses their tokens at once (the
         // operator command runs while the server serves).

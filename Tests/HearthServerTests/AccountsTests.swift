@@ -305,4 +305,152 @@ extension JSONValue {
         let after = try auth.service.idToken(for: try #require(try auth.service.accounts.user(uid: first.user.uid)), now: frozen)
         #expect(try auth.service.user(forIDToken: after).uid == first.user.uid)
     }
+
+    /// Issue 15: the revoking client's clock may be behind or ahead of ours; either way a
+    /// token issued at or before the revocation (in its second, too) is refused after it,
+    /// and one issued after it is accepted.
+    @Test(arguments: [-30, -1, 0, 1, Int(TokenVerifier.defaultLeeway)])
+    func aRevocationRefusesEarlierTokensWhicheverClockTheCallerUsed(skewSeconds: Int) throws {
+        let dir = TemporaryDirectory()
+        let store = try SQLiteTreeStore(directory: dir.path)
+        defer { store.close() }
+        let frozen: Int64 = 1_795_560_311_999  // the last millisecond of a second
+        let auth = try AuthContext.make(store: store, dataDirectory: dir.path, settings: AuthSettings(),
+                                        hasher: RouterHarness.testHasher, clock: { frozen })
+        let session = try auth.service.signUpAnonymously()
+        let sameSecond = try auth.service.idToken(for: session.user, now: frozen)
+        var changes = AccountService.Changes()
+        changes.validSince = frozen / 1000 + Int64(skewSeconds)
+        _ = try auth.service.update(uid: session.user.uid, changes)
+        #expect(throws: AuthError.tokenExpired) { try auth.service.user(forIDToken: session.idToken) }
+        #expect(throws: AuthError.tokenExpired) { try auth.service.user(forIDToken: sameSecond) }
+        #expect(throws: AuthError.invalidRefreshToken) { try auth.service.refresh(session.refreshToken) }
+        let user = try #require(try auth.service.accounts.user(uid: session.user.uid))
+        let after = try auth.service.idToken(for: user, now: frozen)
+        #expect(try auth.service.user(forIDToken: after).uid == session.user.uid)
+    }
+}
+
+/// Issue 15, points 5 and 7 at the service, on an injected clock: a lost refresh answer is
+/// retried without signing the user out, within `AuthSettings.refreshRetryWindowSeconds`;
+/// `auth_time` survives refreshes; a password or email change needs a recent sign-in.
+@Suite struct RefreshRetryAndRecentSignInTests {
+    final class Clock: Sendable {
+        let ms = Atomic<Int64>(1_795_560_000_000)
+        func advance(seconds: Int64) { ms.add(seconds * 1000, ordering: .relaxed) }
+        var now: Int64 { ms.load(ordering: .relaxed) }
+    }
+
+    static func make(_ clock: Clock, settings: AuthSettings = AuthSettings()) throws -> (AuthContext, SQLiteTreeStore, TemporaryDirectory) {
+        let dir = TemporaryDirectory()
+        let store = try SQLiteTreeStore(directory: dir.path)
+        let auth = try AuthContext.make(store: store, dataDirectory: dir.path, settings: settings,
+                                        hasher: RouterHarness.testHasher, clock: { clock.now })
+        return (auth, store, dir)
+    }
+
+    static func claim(_ auth: AuthContext, _ token: String, _ name: JSONKey) throws -> Int64? {
+        if case .int(let value)? = try auth.service.verify(token).objectValue?[name] { return value }
+        return nil
+    }
+
+    @Test func aRetryWithinTheWindowGetsTheSamePairAndPastItIsAReplay() throws {
+        let clock = Clock()
+        let (auth, store, dir) = try Self.make(clock)
+        defer { store.close(); withExtendedLifetime(dir) {} }
+        let session = try auth.service.signUpAnonymously()
+        clock.advance(seconds: 10)
+        let rotated = try auth.service.refresh(session.refreshToken)
+        // The answer was lost; the client retries with the token it still has.
+        clock.advance(seconds: AuthSettings.refreshRetryWindowSeconds)  // the window's last second
+        let retried = try auth.service.refresh(session.refreshToken)
+        #expect(retried.refreshToken == rotated.refreshToken)
+        #expect(retried.idToken == rotated.idToken)
+        // The pair works: its refresh token rotates normally.
+        let next = try auth.service.refresh(retried.refreshToken)
+        #expect(next.refreshToken != rotated.refreshToken)
+        // Now the old token is a replay: refused, and the family is revoked.
+        #expect(throws: AuthError.invalidRefreshToken) { try auth.service.refresh(session.refreshToken) }
+        #expect(throws: AuthError.invalidRefreshToken) { try auth.service.refresh(next.refreshToken) }
+
+        // Past the window, a used token is a replay even when its successor is unused.
+        let other = try auth.service.signUpAnonymously()
+        let otherRotated = try auth.service.refresh(other.refreshToken)
+        clock.advance(seconds: AuthSettings.refreshRetryWindowSeconds + 1)
+        #expect(throws: AuthError.invalidRefreshToken) { try auth.service.refresh(other.refreshToken) }
+        #expect(throws: AuthError.invalidRefreshToken) { try auth.service.refresh(otherRotated.refreshToken) }
+    }
+
+    @Test func theSealedSuccessorOpensOnlyWithItsToken() throws {
+        let token = try SecretToken.generate(), next = try SecretToken.generate(), stranger = try SecretToken.generate()
+        let sealed = try #require(RefreshSeal.seal(next, under: token))
+        #expect(RefreshSeal.open(sealed, with: token) == next)
+        #expect(RefreshSeal.open(sealed, with: stranger) != next)
+        #expect(!sealed.contains(SecretToken.hash(next)) && sealed != SecretToken.hash(token))
+        #expect(RefreshSeal.seal(next, under: "short") == nil)
+        #expect(RefreshSeal.open("zz", with: token) == nil)
+    }
+
+    @Test func authTimeSurvivesRefreshesAndSensitiveChangesNeedARecentSignIn() throws {
+        let clock = Clock()
+        var settings = AuthSettings()
+        settings.recentSignInSeconds = 300
+        let (auth, store, dir) = try Self.make(clock, settings: settings)
+        defer { store.close(); withExtendedLifetime(dir) {} }
+        let session = try auth.service.signUp(email: "r@example.com", password: "secret1")
+        let signedIn = try #require(try Self.claim(auth, session.idToken, "auth_time"))
+        clock.advance(seconds: 301)
+        let refreshed = try auth.service.refresh(session.refreshToken)
+        #expect(try Self.claim(auth, refreshed.idToken, "auth_time") == signedIn)
+        #expect(try Self.claim(auth, refreshed.idToken, "iat") == signedIn + 301)
+
+        let (user, authTime) = try auth.service.signedIn(forIDToken: refreshed.idToken)
+        var password = AccountService.Changes()
+        password.password = "secret2"
+        #expect(throws: AuthError.credentialTooOld) { try auth.service.requireRecentSignIn(user, authTime: authTime, for: password) }
+        var email = AccountService.Changes()
+        email.email = "new@example.com"
+        #expect(throws: AuthError.credentialTooOld) { try auth.service.requireRecentSignIn(user, authTime: authTime, for: email) }
+        var name = AccountService.Changes()
+        name.displayName = "R"
+        try auth.service.requireRecentSignIn(user, authTime: authTime, for: name)  // not sensitive
+        var sameEmail = AccountService.Changes()
+        sameEmail.email = "R@example.com"
+        try auth.service.requireRecentSignIn(user, authTime: authTime, for: sameEmail)  // no change
+
+        // Signing in again makes it recent; 300 s later it still is, 301 s later not.
+        let again = try auth.service.signIn(email: "r@example.com", password: "secret1")
+        clock.advance(seconds: 300)
+        let (fresh, freshTime) = try auth.service.signedIn(forIDToken: again.idToken)
+        try auth.service.requireRecentSignIn(fresh, authTime: freshTime, for: password)
+        clock.advance(seconds: 1)
+        #expect(throws: AuthError.credentialTooOld) { try auth.service.requireRecentSignIn(fresh, authTime: freshTime, for: password) }
+
+        // An anonymous account has no password to sign in again with: linking is allowed.
+        let anonymous = try auth.service.signUpAnonymously()
+        clock.advance(seconds: 3600)
+        let (anon, anonTime) = try auth.service.signedIn(forIDToken: try auth.service.refresh(anonymous.refreshToken).idToken)
+        var link = AccountService.Changes()
+        link.email = "link@example.com"
+        link.password = "secret1"
+        try auth.service.requireRecentSignIn(anon, authTime: anonTime, for: link)
+    }
+}
+
+extension AccountsTests {
+    /// Issue 15 point 5 over HTTP: `accounts:update` answers `CREDENTIAL_TOO_OLD_LOGIN_AGAIN`
+    /// for a password change with an old sign-in, and a display-name change still works.
+    @Test func aPasswordChangeWithAnOldSignInIsRefused() async throws {
+        let clock = RefreshRetryAndRecentSignInTests.Clock()
+        let harness = try RouterHarness(clock: { clock.now })
+        let session = try harness.auth.service.signUp(email: "o@example.com", password: "secret1")
+        clock.advance(seconds: AuthSettings.defaultRecentSignInSeconds + 1)
+        let refused = await harness.send("POST", "/v1/accounts:update", #"{"idToken":"\#(session.idToken)","password":"secret2","returnSecureToken":true}"#)
+        #expect(refused.status == 400)
+        #expect(refused.json?.objectValue?["error"]?.objectValue?["message"] == .string("CREDENTIAL_TOO_OLD_LOGIN_AGAIN"))
+        #expect(await harness.send("POST", "/v1/accounts:update", #"{"idToken":"\#(session.idToken)","displayName":"O"}"#).status == 200)
+        // After signing in again the change goes through.
+        let again = try harness.auth.service.signIn(email: "o@example.com", password: "secret1")
+        #expect(await harness.send("POST", "/v1/accounts:update", #"{"idToken":"\#(again.idToken)","password":"secret2"}"#).status == 200)
+    }
 }

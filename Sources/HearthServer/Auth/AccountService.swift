@@ -92,13 +92,29 @@ public struct AccountService: Sendable {
     /// Checks an ID token and the user behind it (exists, enabled, token not older than
     /// `validSince`). Returns the user.
     public func user(forIDToken token: String?) throws(AuthError) -> UserRecord {
+        try signedIn(forIDToken: token).user
+    }
+
+    /// As `user(forIDToken:)`, with the token's `auth_time` (seconds; its `iat` when absent).
+    public func signedIn(forIDToken token: String?) throws(AuthError) -> (user: UserRecord, authTime: Int64) {
         guard let token, !token.isEmpty else { throw .invalidIDToken }
         let claims = try verify(token)
         guard let uid = claims.objectValue?["sub"]?.stringValue else { throw .invalidIDToken }
         guard let user = try wrap({ try accounts.user(uid: uid) }) else { throw .userNotFound }
         guard !user.disabled else { throw .userDisabled }
-        if case .int(let iat)? = claims.objectValue?["iat"], iat < user.validSince { throw .tokenExpired }
-        return user
+        guard case .int(let iat)? = claims.objectValue?["iat"] else { throw .invalidIDToken }
+        if iat < user.validSince { throw .tokenExpired }
+        if case .int(let authTime)? = claims.objectValue?["auth_time"] { return (user, authTime) }
+        return (user, iat)
+    }
+
+    /// Refuses a password or email change from a sign-in older than
+    /// `settings.recentSignInSeconds` (`CREDENTIAL_TOO_OLD_LOGIN_AGAIN`). An account with
+    /// no password (anonymous) has nothing to sign in again with: linking it is allowed.
+    public func requireRecentSignIn(_ user: UserRecord, authTime: Int64, for changes: Changes) throws(AuthError) {
+        let sensitive = changes.password != nil || (changes.email != nil && changes.email?.lowercased() != user.email)
+        guard sensitive, user.passwordHash != nil else { return }
+        if clock() / 1000 - authTime > settings.recentSignInSeconds { throw .credentialTooOld }
     }
 
     /// A verifier over the current keys that tells time by this service's clock (the one
@@ -132,30 +148,45 @@ public struct AccountService: Sendable {
     }
 
     /// Uses a refresh token: rotates it (spec §4.1 `/v1/token`); a replayed token revokes
-    /// its whole family.
+    /// its whole family. A retry within `AuthSettings.refreshRetryWindowSeconds` of the
+    /// rotation, before the new token was used, answers the same pair again (its answer
+    /// was lost on the way). ID tokens keep the family's sign-in time as `auth_time`.
     public func refresh(_ token: String?) throws(AuthError) -> Session {
         guard let token, !token.isEmpty else { throw .missingRefreshToken }
         guard SecretToken.isWellFormed(token) else { throw .invalidRefreshToken }
         let next = try wrap { try SecretToken.generate() }
+        guard let sealed = RefreshSeal.seal(next, under: token) else { throw .invalidRefreshToken }
         let now = clock()
-        switch try wrap({ try accounts.rotateRefreshToken(hash: SecretToken.hash(token), newHash: SecretToken.hash(next), at: now) }) {
-        case .rotated(let uid):
+        let rotation = RefreshRotation(hash: SecretToken.hash(token), newHash: SecretToken.hash(next), sealedNew: sealed, at: now,
+                                       retryWindow: AuthSettings.refreshRetryWindowSeconds * 1000)
+        switch try wrap({ try accounts.rotateRefreshToken(rotation) }) {
+        case .rotated(let uid, let signedInAt):
             guard let user = try wrap({ try accounts.user(uid: uid) }), !user.disabled else { throw .userDisabled }
-            return Session(user: user, idToken: try idToken(for: user, now: now), refreshToken: next, expiresIn: settings.idTokenLifetime)
+            return Session(user: user, idToken: try idToken(for: user, now: now, authTime: signedInAt / 1000), refreshToken: next,
+                           expiresIn: settings.idTokenLifetime)
+        case .retried(let uid, let signedInAt, let rotatedAt, let sealedSuccessor):
+            guard let successor = RefreshSeal.open(sealedSuccessor, with: token) else { throw .invalidRefreshToken }
+            guard let user = try wrap({ try accounts.user(uid: uid) }), !user.disabled else { throw .userDisabled }
+            // Issued as of the rotation: the same ID token as the lost answer's while the
+            // user is unchanged (Ed25519 signatures are deterministic).
+            return Session(user: user, idToken: try idToken(for: user, now: rotatedAt, authTime: signedInAt / 1000), refreshToken: successor,
+                           expiresIn: settings.idTokenLifetime)
         case .reused, .invalid:
             throw .invalidRefreshToken
         }
     }
 
     /// An ID token for `user`, with their custom claims.
-    public func idToken(for user: UserRecord, now: Int64, lifetime: Int64? = nil, extraClaims: [JSONKey: JSONValue] = [:]) throws(AuthError) -> String {
+    public func idToken(for user: UserRecord, now: Int64, lifetime: Int64? = nil, authTime: Int64? = nil,
+                        extraClaims: [JSONKey: JSONValue] = [:]) throws(AuthError) -> String {
         var custom: [JSONKey: JSONValue] = [:]
         if let text = user.customClaims, case .object(let object)? = try? JSONParser.parse(text) { custom = object }
         custom.merge(extraClaims) { $1 }
         // Never issued before `validSince`, which a revocation sets one second ahead so
         // that tokens from the revoking second itself are refused.
         let claims = IDTokenClaims(
-            projectID: settings.projectID, uid: user.uid, issuedAt: max(now / 1000, user.validSince), lifetime: lifetime ?? settings.idTokenLifetime,
+            projectID: settings.projectID, uid: user.uid, issuedAt: max(now / 1000, user.validSince),
+            authTime: authTime.map { min($0, max(now / 1000, user.validSince)) }, lifetime: lifetime ?? settings.idTokenLifetime,
             signInProvider: user.provider == .anonymous ? IDTokenClaims.anonymousProvider : "password",
             email: user.email, emailVerified: user.emailVerified, name: user.displayName, picture: user.photoURL,
             identities: user.email.map { ["email": [$0]] } ?? [:], customClaims: custom)
@@ -205,9 +236,10 @@ public struct AccountService: Sendable {
     ///
     /// A new password or disabling revokes earlier tokens: refresh tokens revoked, and
     /// `validSince` one second ahead (so ID tokens from the revoking second itself are
-    /// refused, as `revokeSessions` does). A requested `validSince` at or after the current
-    /// second (the Admin SDK's `revoke_refresh_tokens` sends the current second) revokes
-    /// the same way; an earlier one is stored as given and revokes nothing.
+    /// refused, as `revokeSessions` does). A requested `validSince` (the Admin SDK's
+    /// `revoke_refresh_tokens` sends the current second by its own clock) revokes the same
+    /// way whichever clock it came from: every ID token issued at or before the
+    /// revocation is refused afterwards, even when the caller's clock is behind ours.
     func apply(_ changes: Changes, to uid: String, now: Int64) throws(AuthError) -> (UserRecord, Bool) {
         guard var user = try wrap({ try accounts.user(uid: uid) }) else { throw .userNotFound }
         let nowSeconds = now / 1000
@@ -235,12 +267,10 @@ public struct AccountService: Sendable {
             guard requested >= 0, requested <= nowSeconds + Self.maxValidSinceAhead else {
                 throw AuthError("INVALID_ARGUMENT", detail: "validSince must be seconds since the epoch, at most \(Self.maxValidSinceAhead) s ahead")
             }
-            if requested >= nowSeconds {
-                user.validSince = max(requested, Self.validSinceRevoking(user.validSince, nowSeconds: nowSeconds))
-                revoke = true
-            } else {
-                user.validSince = requested
-            }
+            // A revocation (firebase-admin's revoke_refresh_tokens sends its own clock's
+            // second): whatever that clock says, every token issued so far is refused.
+            user.validSince = max(requested, Self.validSinceRevoking(user.validSince, nowSeconds: nowSeconds))
+            revoke = true
         }
         if revoke { user.validSince = max(user.validSince, Self.validSinceRevoking(user.validSince, nowSeconds: nowSeconds)) }
         do {

@@ -29,6 +29,7 @@ public struct AuthError: Error, Sendable, Equatable {
     public static let userNotFound = AuthError("USER_NOT_FOUND")
     public static let invalidIDToken = AuthError("INVALID_ID_TOKEN")
     public static let tokenExpired = AuthError("TOKEN_EXPIRED")
+    public static let credentialTooOld = AuthError("CREDENTIAL_TOO_OLD_LOGIN_AGAIN")
     public static let invalidRefreshToken = AuthError("INVALID_REFRESH_TOKEN")
     public static let missingRefreshToken = AuthError("MISSING_REFRESH_TOKEN")
     public static let invalidGrantType = AuthError("INVALID_GRANT_TYPE")

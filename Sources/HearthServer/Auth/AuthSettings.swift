@@ -13,6 +13,15 @@ public struct AuthSettings: Sendable {
     /// How long a user's disabled flag and `validSince` are cached when checking tokens;
     /// changes made by this process apply at once, changes from `hearth users` within this.
     public static let defaultUserStatusCacheSeconds: Int64 = 2
+    /// How long after a refresh token was rotated a retry with it (its answer was lost)
+    /// gets the same new pair instead of revoking the family, as long as the new token has
+    /// not been used. Past it, a used token is a replay.
+    public static let refreshRetryWindowSeconds: Int64 = 60
+    /// How old a sign-in (`auth_time`) may be for a password or email change (Firebase's
+    /// "requires recent login").
+    public static let defaultRecentSignInSeconds: Int64 = 300
+    /// The longest `recentSignInSeconds` an operator may set: a day.
+    public static let maximumRecentSignInSeconds = 86_400
 
     /// The `aud` of ID tokens and the tail of their `iss` (spec §4.3).
     public var projectID = "hearth"
@@ -22,6 +31,7 @@ public struct AuthSettings: Sendable {
     public var idTokenLifetime = AuthSettings.defaultIDTokenLifetime
     public var signInAttemptsPerMinute = AuthSettings.defaultSignInAttemptsPerMinute
     public var userStatusCacheSeconds = AuthSettings.defaultUserStatusCacheSeconds
+    public var recentSignInSeconds = AuthSettings.defaultRecentSignInSeconds
     /// Treat `Authorization: Bearer owner` (the Firebase emulator convention the Admin
     /// SDKs use, firebase-admin-wire §1) as an admin credential. Off by default; the server
     /// refuses to start with it unless it listens on a loopback address.

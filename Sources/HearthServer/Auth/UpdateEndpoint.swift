@@ -10,8 +10,9 @@ enum UpdateEndpoint {
         let service = route.context.service
         let hashes = body.string("password") != nil
         return route.run(hashing: hashes, responder) { () throws(AuthError) -> JSONValue in
-            let user = try service.user(forIDToken: body.string("idToken"))
+            let (user, authTime) = try service.signedIn(forIDToken: body.string("idToken"))
             let changes = profileChanges(body)
+            try service.requireRecentSignIn(user, authTime: authTime, for: changes)
             let (updated, session) = try service.update(uid: user.uid, changes)
             route.context.authenticator.invalidate(user.uid)
             var fields = AccountResponses.userInfo(updated).objectValue ?? [:]

@@ -48,6 +48,11 @@ public enum ServeSettings {
                 "Sign-in and sign-up attempts per client address and per account per minute (then 429).") {
             $0.auth.signInAttemptsPerMinute = $1.integer
         },
+        Setting("recentSignInSeconds", env: "HEARTH_RECENT_SIGN_IN_SECONDS", flag: nil, .integer(1...AuthSettings.maximumRecentSignInSeconds),
+                default: String(AuthSettings.defaultRecentSignInSeconds),
+                "A password or email change needs an ID token from a sign-in at most this old (`auth_time`), else `CREDENTIAL_TOO_OLD_LOGIN_AGAIN`.") {
+            $0.auth.recentSignInSeconds = Int64($1.integer)
+        },
         Setting("userStatusCacheSeconds", env: "HEARTH_USER_STATUS_CACHE_SECONDS", flag: nil, .integer(0...3600),
                 default: String(AuthSettings.defaultUserStatusCacheSeconds),
                 "How long a user's disabled flag and revocation time are cached when checking tokens.") {
