@@ -14,7 +14,10 @@ struct AuthContext: Sendable {
     /// Non-hashing account work (SQLite lookups, token signing), off the I/O queues.
     let work: DispatchQueue
     let perAddress: RateLimiter
+    /// Sign-ups per email (sign-ins are throttled by `throttle`).
     let perAccount: RateLimiter
+    /// Wrong passwords per (account, address) and per account (issue 15).
+    let throttle: SignInThrottle
 
     /// Hashing jobs running at once; each scrypt hash takes ~32 MiB and one core.
     static let hashingPoolWidth = 2
@@ -33,11 +36,28 @@ struct AuthContext: Sendable {
             pool: HashingPool(width: hashingPoolWidth, maxBacklog: hashingBacklog),
             work: DispatchQueue(label: "hearth.auth.work", attributes: .concurrent),
             perAddress: RateLimiter(limit: settings.signInAttemptsPerMinute, clock: seconds),
-            perAccount: RateLimiter(limit: settings.signInAttemptsPerMinute, clock: seconds))
+            perAccount: RateLimiter(limit: settings.signInAttemptsPerMinute, clock: seconds),
+            throttle: SignInThrottle(clock: seconds))
     }
 
-    /// 429 with `Retry-After` when the address or the account made too many attempts.
+    /// 429 with `Retry-After` when the address made too many attempts, or the account
+    /// failed too often from this address (or, under distributed guessing, at all: see
+    /// `SignInThrottle`). Call `signedIn` when the password was right.
     func limitSignIn(address: String, account: String?) -> AuthError? {
+        if let wait = perAddress.attempt("addr:" + address) { return AuthError.tooManyAttempts.withRetry(wait) }
+        if let account, let wait = throttle.attempt(account: account.lowercased(), address: address) {
+            return AuthError.tooManyAttempts.withRetry(wait)
+        }
+        return nil
+    }
+
+    /// The sign-in of `account` from `address` was right: its failures are forgotten.
+    func signedIn(account: String, address: String) {
+        throttle.succeeded(account: account.lowercased(), address: address)
+    }
+
+    /// 429 with `Retry-After` when the address or the email made too many sign-ups.
+    func limitSignUp(address: String, account: String?) -> AuthError? {
         if let wait = perAddress.attempt("addr:" + address) { return AuthError.tooManyAttempts.withRetry(wait) }
         if let account, let wait = perAccount.attempt("acct:" + account.lowercased()) { return AuthError.tooManyAttempts.withRetry(wait) }
         return nil

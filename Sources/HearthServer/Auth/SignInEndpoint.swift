@@ -8,9 +8,12 @@ enum SignInEndpoint {
     static func handle(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) {
         let service = route.context.service
         let email = body.string("email")
-        if let retry = route.context.limitSignIn(address: request.remoteAddress, account: email) { return responder.respond(retry.response) }
+        let address = request.remoteAddress
+        if let retry = route.context.limitSignIn(address: address, account: email) { return responder.respond(retry.response) }
+        let context = route.context
         return route.run(hashing: true, responder) { () throws(AuthError) -> JSONValue in
             let session = try service.signIn(email: email, password: body.string("password"))
+            if let email { context.signedIn(account: email, address: address) }
             var fields = AccountResponses.sessionFields(session)
             fields["kind"] = .string("identitytoolkit#VerifyPasswordResponse")
             fields["registered"] = .bool(true)

@@ -10,17 +10,18 @@ enum SignUpEndpoint {
         let service = route.context.service
         if let idToken = body.string("idToken") {
             return route.run(hashing: true, responder) { () throws(AuthError) -> JSONValue in
-                let user = try service.user(forIDToken: idToken)
+                let (user, authTime) = try service.signedIn(forIDToken: idToken)
                 var changes = AccountService.Changes()
                 changes.email = body.string("email")
                 changes.password = body.string("password")
+                try service.requireRecentSignIn(user, authTime: authTime, for: changes)
                 let (linked, session) = try service.update(uid: user.uid, changes)
                 route.context.authenticator.invalidate(user.uid)
                 return AccountResponses.signUpResponse(session ?? Session(user: linked, idToken: idToken, refreshToken: "", expiresIn: 0))
             }
         }
         let email = body.string("email"), password = body.string("password")
-        if let retry = route.context.limitSignIn(address: request.remoteAddress, account: email) { return responder.respond(retry.response) }
+        if let retry = route.context.limitSignUp(address: request.remoteAddress, account: email) { return responder.respond(retry.response) }
         if email == nil && password == nil {
             return route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
                 AccountResponses.signUpResponse(try service.signUpAnonymously())

@@ -45,7 +45,7 @@ public enum ServeSettings {
                 "The `aud` of ID tokens and the tail of their `iss`.") { $0.auth.projectID = $1.string },
         Setting("signInAttemptsPerMinute", env: "HEARTH_SIGN_IN_ATTEMPTS_PER_MINUTE", flag: nil, .integer(1...1_000_000),
                 default: String(AuthSettings.defaultSignInAttemptsPerMinute),
-                "Sign-in and sign-up attempts per client address and per account per minute (then 429).") {
+                "Sign-in and sign-up attempts per client address per minute, and sign-ups per email (then 429). Wrong passwords are slowed per account and address on top (docs/api.md).") {
             $0.auth.signInAttemptsPerMinute = $1.integer
         },
         Setting("recentSignInSeconds", env: "HEARTH_RECENT_SIGN_IN_SECONDS", flag: nil, .integer(1...AuthSettings.maximumRecentSignInSeconds),
