@@ -11,6 +11,7 @@ import Synchronization
 public enum StartupError: Error, CustomStringConvertible {
     case rules(RulesLoader.LoadError)
     case keys(String)
+    case serviceAccount(String)
     case store(StoreError)
     case listen(host: String, port: Int, reason: String)
     case unsafe(String)
@@ -21,6 +22,8 @@ public enum StartupError: Error, CustomStringConvertible {
             return error.description
         case .keys(let reason):
             return "cannot open the signing keys: \(reason)"
+        case .serviceAccount(let reason):
+            return "customTokenServiceAccounts: \(reason)"
         case .store(let error):
             return "cannot open the data store: \(error)"
         case .listen(let host, let port, let reason):
@@ -97,6 +100,9 @@ public final class HearthService: Sendable {
         let auth: AuthContext
         do {
             auth = try AuthContext.make(store: store, dataDirectory: configuration.dataDirectory, settings: configuration.auth)
+        } catch let error as AuthContext.ServiceAccountFileError {
+            store.close()
+            throw .serviceAccount(error.description)
         } catch {
             store.close()
             throw .keys("\(error)")

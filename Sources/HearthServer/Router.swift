@@ -38,8 +38,7 @@ struct Router: HTTPHandler {
         if request.path == "/.settings/rules.json" || request.path == "/.settings/rules" {
             return rulesSettings(request, responder: responder)
         }
-        if request.path.hasPrefix("/v1/") || request.path.hasPrefix("/identitytoolkit.googleapis.com/")
-            || request.path.hasPrefix("/securetoken.googleapis.com/") {
+        if AccountsRoute.isReserved(request.path) {
             return responder.respond(AuthError.notFound.response)
         }
         let rest: RESTRequest

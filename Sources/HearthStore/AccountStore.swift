@@ -15,8 +15,8 @@ public protocol AccountStore: Sendable {
     /// Deletes the user and every refresh token of theirs. False when there was none.
     @discardableResult func delete(uid: String) throws -> Bool
 
-    /// Stores a new refresh token (its hash) starting or continuing `family`.
-    func addRefreshToken(hash: String, uid: String, family: String, at: Int64) throws
+    /// Stores a new refresh token (its hash) starting `family` for `signIn`.
+    func addRefreshToken(hash: String, uid: String, family: String, signIn: SignInRecord) throws
     /// Uses the token `rotation.hash`: when current, marks it used and stores `newHash` in
     /// the same family; when already used, revokes the family (a stolen token was
     /// replayed), unless it is a retry within `retryWindow` of a rotation whose successor
@@ -50,6 +50,11 @@ public struct RefreshRotation: Sendable {
 }
 
 extension AccountStore {
+    /// A family for a plain sign-in at `time`.
+    public func addRefreshToken(hash: String, uid: String, family: String, at time: Int64) throws {
+        try addRefreshToken(hash: hash, uid: uid, family: family, signIn: SignInRecord(at: time))
+    }
+
     /// A rotation with no retry window (a used token is always a replay).
     public func rotateRefreshToken(hash: String, newHash: String, at time: Int64) throws -> RefreshOutcome {
         try rotateRefreshToken(RefreshRotation(hash: hash, newHash: newHash, at: time))

@@ -69,10 +69,11 @@ public struct SQLiteAccountStore: AccountStore {
         }
     }
 
-    public func addRefreshToken(hash: String, uid: String, family: String, at time: Int64) throws {
+    public func addRefreshToken(hash: String, uid: String, family: String, signIn: SignInRecord) throws {
         try store.onWriter { connection in
-            try connection.statement("INSERT INTO refresh_tokens(hash, uid, family, created_at, signed_in_at) VALUES (?, ?, ?, ?, ?)")
-                .run([.text(hash), .text(uid), .text(family), .integer(time), .integer(time)])
+            try connection.statement("INSERT INTO refresh_tokens(hash, uid, family, created_at, signed_in_at, provider, claims) VALUES (?, ?, ?, ?, ?, ?, ?)")
+                .run([.text(hash), .text(uid), .text(family), .integer(signIn.at), .integer(signIn.at),
+                      signIn.provider.map { .text($0) } ?? .null, signIn.claims.map { .text($0) } ?? .null])
         }
     }
 
@@ -94,7 +95,7 @@ public struct SQLiteAccountStore: AccountStore {
         let stmt = try connection.statement("""
             SELECT t.uid, t.family, t.used_at, t.revoked, u.disabled,
                    COALESCE(t.signed_in_at, (SELECT MIN(f.created_at) FROM refresh_tokens f WHERE f.family = t.family)),
-                   t.successor_hash, t.successor_sealed
+                   t.successor_hash, t.successor_sealed, t.provider, t.claims
             FROM refresh_tokens t JOIN users u ON u.uid = t.uid WHERE t.hash = ?
             """)
         try stmt.reset([.text(rotation.hash)])
@@ -105,6 +106,8 @@ public struct SQLiteAccountStore: AccountStore {
         let signedInAt = stmt.int64(5)
         let successorHash: String? = stmt.columnType(6) == SQLITE_NULL ? nil : stmt.text(6)
         let sealed: String? = stmt.columnType(7) == SQLITE_NULL ? nil : stmt.text(7)
+        let signIn = SignInRecord(at: signedInAt, provider: stmt.columnType(8) == SQLITE_NULL ? nil : stmt.text(8),
+                                  claims: stmt.columnType(9) == SQLITE_NULL ? nil : stmt.text(9))
         try stmt.reset()
         if revoked || disabled { return .invalid }
         if let usedAt {
@@ -115,16 +118,17 @@ public struct SQLiteAccountStore: AccountStore {
                 try next.reset([.text(successorHash), .text(family)])
                 let unused = try next.step() && next.int64(0) != 0
                 try next.reset()
-                if unused { return .retried(uid: uid, signedInAt: signedInAt, rotatedAt: usedAt, sealedSuccessor: sealed) }
+                if unused { return .retried(uid: uid, signIn: signIn, rotatedAt: usedAt, sealedSuccessor: sealed) }
             }
             try connection.statement("UPDATE refresh_tokens SET revoked = 1 WHERE family = ?").run([.text(family)])
             return .reused(uid: uid)
         }
         try connection.statement("UPDATE refresh_tokens SET used_at = ?, successor_hash = ?, successor_sealed = ? WHERE hash = ?")
             .run([.integer(rotation.at), .text(rotation.newHash), .text(rotation.sealedNew), .text(rotation.hash)])
-        try connection.statement("INSERT INTO refresh_tokens(hash, uid, family, created_at, signed_in_at) VALUES (?, ?, ?, ?, ?)")
-            .run([.text(rotation.newHash), .text(uid), .text(family), .integer(rotation.at), .integer(signedInAt)])
-        return .rotated(uid: uid, signedInAt: signedInAt)
+        try connection.statement("INSERT INTO refresh_tokens(hash, uid, family, created_at, signed_in_at, provider, claims) VALUES (?, ?, ?, ?, ?, ?, ?)")
+            .run([.text(rotation.newHash), .text(uid), .text(family), .integer(rotation.at), .integer(signedInAt),
+                  signIn.provider.map { .text($0) } ?? .null, signIn.claims.map { .text($0) } ?? .null])
+        return .rotated(uid: uid, signIn: signIn)
     }
 
     public func revokeRefreshTokens(uid: String) throws {

@@ -94,6 +94,8 @@ enum Schema {
         ALTER TABLE refresh_tokens ADD COLUMN signed_in_at INTEGER;      -- ms; NULL in older rows: the family's first created_at
         ALTER TABLE refresh_tokens ADD COLUMN successor_hash TEXT;       -- set when rotated
         ALTER TABLE refresh_tokens ADD COLUMN successor_sealed TEXT;     -- hex; RefreshSeal
+        ALTER TABLE refresh_tokens ADD COLUMN provider TEXT;             -- sign_in_provider of the sign-in, when not the user's own (custom)
+        ALTER TABLE refresh_tokens ADD COLUMN claims TEXT;               -- JSON object: the sign-in's own claims (a custom token's)
         """,
     ]
 

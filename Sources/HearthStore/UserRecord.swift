@@ -3,6 +3,8 @@ public struct UserRecord: Sendable, Equatable, CustomStringConvertible {
     public enum Provider: String, Sendable {
         case anonymous
         case password
+        /// Created by a custom-token sign-in (issue 15).
+        case custom
     }
 
     public var uid: String
@@ -36,14 +38,29 @@ public struct UserRecord: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// What happened when a refresh token was presented.
+/// The sign-in a refresh-token family continues: every ID token minted from it keeps
+/// `auth_time`, and a custom-token sign-in its provider and claims.
+public struct SignInRecord: Sendable, Equatable {
+    /// When the user signed in, ms.
+    public var at: Int64
+    /// `sign_in_provider` when not the user's own (`custom`); nil: the user's.
+    public var provider: String?
+    /// This sign-in's own claims, JSON object text (a custom token's `claims`).
+    public var claims: String?
+
+    public init(at: Int64, provider: String? = nil, claims: String? = nil) {
+        (self.at, self.provider, self.claims) = (at, provider, claims)
+    }
+}
+
 public enum RefreshOutcome: Sendable, Equatable {
     /// The token was current: it is now used up and `newHash` replaces it in its family.
-    /// `signedInAt` (ms): when the family's sign-in happened.
-    case rotated(uid: String, signedInAt: Int64)
+    /// `signIn`: the family's sign-in (when, how, with which claims).
+    case rotated(uid: String, signIn: SignInRecord)
     /// The token was rotated at `rotatedAt` (ms), within the retry window, and its successor
     /// has not been used: a retry whose answer was lost. Nothing changed; `sealedSuccessor`
     /// gives the same successor back to whoever holds the token.
-    case retried(uid: String, signedInAt: Int64, rotatedAt: Int64, sealedSuccessor: String)
+    case retried(uid: String, signIn: SignInRecord, rotatedAt: Int64, sealedSuccessor: String)
     /// The token had been rotated before: a replay. Its whole family is now revoked.
     case reused(uid: String)
     /// Unknown, revoked, or its user is gone.

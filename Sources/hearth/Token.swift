@@ -7,17 +7,23 @@ import HearthStore
 /// `hearth token`: mint an ID token for a user, or an operator's admin token.
 struct Token: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print an ID token for --uid, or with --admin a token that bypasses the rules.",
-        discussion: "Tokens are signed with the data directory's current key and live at most \(IDTokenClaims.maxLifetime) s (longer-lived tokens are refused).")
+        abstract: "Print an ID token for --uid, with --custom a custom token for --uid, or with --admin a token that bypasses the rules.",
+        discussion: """
+            Tokens are signed with the data directory's current key and live at most \(IDTokenClaims.maxLifetime) s (longer-lived tokens are refused). \
+            A custom token (--custom) is what an app's backend hands its user for signInWithCustomToken: any uid, existing or not \
+            (the account is made at the first sign-in), with --claims in every ID token of that sign-in; it is usable for \(CustomTokenVerifier.maxLifetime) s.
+            """)
 
     @OptionGroup var data: DataDirectoryOption
     @Option(help: "The user to mint a token for.") var uid: String?
     @Option(help: "Extra custom claims, a JSON object (at most 1000 bytes).") var claims: String?
     @Option(help: "Lifetime in seconds (1-\(IDTokenClaims.maxLifetime)).") var ttl: Int64 = IDTokenClaims.defaultLifetime
     @Flag(help: "An admin token: full read and write access, no rules. Keep it secret.") var admin = false
+    @Flag(help: "A custom token for --uid (signInWithCustomToken); the user need not exist yet.") var custom = false
 
     func validate() throws {
         guard admin != (uid != nil) else { throw ValidationError("Give exactly one of --uid and --admin.") }
+        guard !(custom && admin) else { throw ValidationError("--custom mints a token for --uid, not with --admin.") }
         guard IDTokenClaims.lifetimeRange.contains(ttl) else {
             throw ValidationError("--ttl must be \(IDTokenClaims.lifetimeRange) seconds.")
         }
@@ -41,6 +47,8 @@ struct Token: ParsableCommand {
             if admin {
                 let user = UserRecord(uid: Authenticator.adminUID, provider: .password, createdAt: now, validSince: 0)
                 print(try service.idToken(for: user, now: now, lifetime: ttl, extraClaims: [JSONKey(Authenticator.adminClaim): .bool(true)]))
+            } else if let uid, custom {
+                print(try service.mintCustomToken(uid: uid, claims: extra))
             } else if let uid {
                 guard let user = try service.accounts.user(uid: uid) else { throw Tool.fail("no user \(uid)") }
                 print(try service.idToken(for: user, now: now, lifetime: ttl, extraClaims: extra))

@@ -454,3 +454,45 @@ extension AccountsTests {
         #expect(await harness.send("POST", "/v1/accounts:update", #"{"idToken":"\#(again.idToken)","password":"secret2"}"#).status == 200)
     }
 }
+
+/// Issue 15, point 2: the legacy v3 routes reach the v1 handlers with the same answers,
+/// under both prefixes; no auth-looking path is ever stored, even under open rules.
+@Suite struct LegacyRoutesTests {
+    let h: RouterHarness
+    init() throws { h = try RouterHarness() }  // open rules: anything not routed would be stored
+
+    func post(_ path: String, _ body: String) async -> HTTPResponse {
+        await h.send("POST", path, body, headers: [("Content-Type", "application/json")])
+    }
+
+    @Test(arguments: ["/identitytoolkit/v3/relyingparty/", "/www.googleapis.com/identitytoolkit/v3/relyingparty/"])
+    func theV3MethodsAnswerAsV1(prefix: String) async throws {
+        let email = "v3-\(prefix.count)@example.com"
+        let up = await post(prefix + "signupNewUser?key=x", #"{"email":"\#(email)","password":"secret1","returnSecureToken":true}"#)
+        #expect(up.status == 200)
+        #expect(up.json?.objectValue?["kind"] == "identitytoolkit#SignupNewUserResponse")
+        let signIn = await post(prefix + "verifyPassword", #"{"email":"\#(email)","password":"secret1","returnSecureToken":true}"#)
+        #expect(signIn.json?.objectValue?["kind"] == "identitytoolkit#VerifyPasswordResponse")
+        let token = try #require(signIn.json?.objectValue?["idToken"]?.stringValue)
+        let info = await post(prefix + "getAccountInfo", #"{"idToken":"\#(token)"}"#)
+        #expect(info.json?.objectValue?["users"]?.arrayValue?.first?.objectValue?["email"] == .string(email))
+        let set = await post(prefix + "setAccountInfo", #"{"idToken":"\#(token)","displayName":"Vee"}"#)
+        #expect(set.json?.objectValue?["displayName"] == "Vee")
+        let wrong = await post(prefix + "verifyPassword", #"{"email":"\#(email)","password":"nope-nope"}"#)
+        #expect(wrong.json?.objectValue?["error"]?.objectValue?["message"] == "INVALID_LOGIN_CREDENTIALS")
+        let gone = await post(prefix + "deleteAccount", #"{"idToken":"\#(token)"}"#)
+        #expect(gone.json?.objectValue?["kind"] == "identitytoolkit#DeleteAccountResponse")
+        // An unknown v3 method is a clear 404, not data.
+        let unknown = await post(prefix + "createAuthUri", #"{"identifier":"x@example.com","password":"secret"}"#)
+        #expect(unknown.status == 404)
+        #expect(unknown.json?.objectValue?["error"] != nil)
+    }
+
+    @Test(arguments: ["/identitytoolkit/v3/relyingparty/madeUp.json", "/www.googleapis.com/anything.json", "/v1/whatever.json",
+                      "/identitytoolkit.googleapis.com/v2/x.json", "/securetoken.googleapis.com/v9/token.json"])
+    func authLookingPathsAreNeverStored(path: String) async throws {
+        let put = await h.send("PUT", path, #"{"password":"hunter2"}"#)
+        #expect(put.status == 404)
+        #expect(try h.store.readSync { try $0.exists(at: .root) } == false)
+    }
+}

@@ -37,8 +37,8 @@ import Testing
         let accounts = store.accounts
         try accounts.insert(Self.user("u"))
         try accounts.addRefreshToken(hash: "h1", uid: "u", family: "f", at: 1)
-        #expect(try accounts.rotateRefreshToken(hash: "h1", newHash: "h2", at: 2) == .rotated(uid: "u", signedInAt: 1))
-        #expect(try accounts.rotateRefreshToken(hash: "h2", newHash: "h3", at: 3) == .rotated(uid: "u", signedInAt: 1))
+        #expect(try accounts.rotateRefreshToken(hash: "h1", newHash: "h2", at: 2) == .rotated(uid: "u", signIn: SignInRecord(at: 1)))
+        #expect(try accounts.rotateRefreshToken(hash: "h2", newHash: "h3", at: 3) == .rotated(uid: "u", signIn: SignInRecord(at: 1)))
         // h1 was already used: replaying it revokes h3, the family's current token.
         #expect(try accounts.rotateRefreshToken(hash: "h1", newHash: "hx", at: 4) == .reused(uid: "u"))
         #expect(try accounts.rotateRefreshToken(hash: "h3", newHash: "h4", at: 5) == .invalid)
@@ -57,18 +57,18 @@ import Testing
         func use(_ hash: String, _ next: String, at: Int64) throws -> RefreshOutcome {
             try accounts.rotateRefreshToken(RefreshRotation(hash: hash, newHash: next, sealedNew: "sealed-" + next, at: at, retryWindow: window))
         }
-        #expect(try use("h1", "h2", at: 2_000) == .rotated(uid: "u", signedInAt: 1_000))
-        let retried = RefreshOutcome.retried(uid: "u", signedInAt: 1_000, rotatedAt: 2_000, sealedSuccessor: "sealed-h2")
+        #expect(try use("h1", "h2", at: 2_000) == .rotated(uid: "u", signIn: SignInRecord(at: 1_000)))
+        let retried = RefreshOutcome.retried(uid: "u", signIn: SignInRecord(at: 1_000), rotatedAt: 2_000, sealedSuccessor: "sealed-h2")
         #expect(try use("h1", "other", at: 2_500) == retried)
         #expect(try use("h1", "other", at: 2_000 + window) == retried)  // the window's last millisecond
         // Its successor still works (nothing was revoked by the retries) and keeps the sign-in time.
-        #expect(try use("h2", "h3", at: 3_000) == .rotated(uid: "u", signedInAt: 1_000))
+        #expect(try use("h2", "h3", at: 3_000) == .rotated(uid: "u", signIn: SignInRecord(at: 1_000)))
         // Now the successor is used: the old token again is a replay, and revokes the family.
         #expect(try use("h1", "other", at: 3_500) == .reused(uid: "u"))
         #expect(try use("h3", "h4", at: 4_000) == .invalid)
 
         try accounts.addRefreshToken(hash: "k1", uid: "u", family: "g", at: 10_000)
-        #expect(try use("k1", "k2", at: 11_000) == .rotated(uid: "u", signedInAt: 10_000))
+        #expect(try use("k1", "k2", at: 11_000) == .rotated(uid: "u", signIn: SignInRecord(at: 10_000)))
         // One millisecond past the window: a replay.
         #expect(try use("k1", "other", at: 11_000 + window + 1) == .reused(uid: "u"))
         #expect(try use("k2", "k3", at: 11_000 + window + 2) == .invalid)

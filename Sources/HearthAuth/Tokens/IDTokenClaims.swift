@@ -39,6 +39,8 @@ public struct IDTokenClaims: Sendable, Hashable {
     ]
     /// The `sign_in_provider` of anonymous users (which also get `provider_id: "anonymous"`).
     public static let anonymousProvider = "anonymous"
+    /// The `sign_in_provider` of a custom-token sign-in.
+    public static let customProvider = "custom"
 
     public var projectID: String
     public var uid: String

@@ -19,10 +19,14 @@ public struct AccountService: Sendable {
     public let hasher: PasswordHasher
     /// Milliseconds since the epoch.
     public let clock: @Sendable () -> Int64
+    /// The service accounts whose custom tokens are trusted (`customTokenServiceAccounts`).
+    public let serviceAccounts: [ServiceAccountKey]
 
     public init(accounts: any AccountStore, keys: KeyRing, settings: AuthSettings,
                 hasher: PasswordHasher = PasswordHasher(),
-                clock: @escaping @Sendable () -> Int64 = SQLiteTreeStore.systemMilliseconds) {
+                clock: @escaping @Sendable () -> Int64 = SQLiteTreeStore.systemMilliseconds,
+                serviceAccounts: [ServiceAccountKey] = []) {
+        self.serviceAccounts = serviceAccounts
         self.accounts = accounts
         self.keys = keys
         self.settings = settings
@@ -160,24 +164,31 @@ public struct AccountService: Sendable {
         let rotation = RefreshRotation(hash: SecretToken.hash(token), newHash: SecretToken.hash(next), sealedNew: sealed, at: now,
                                        retryWindow: AuthSettings.refreshRetryWindowSeconds * 1000)
         switch try wrap({ try accounts.rotateRefreshToken(rotation) }) {
-        case .rotated(let uid, let signedInAt):
+        case .rotated(let uid, let signIn):
             guard let user = try wrap({ try accounts.user(uid: uid) }), !user.disabled else { throw .userDisabled }
-            return Session(user: user, idToken: try idToken(for: user, now: now, authTime: signedInAt / 1000), refreshToken: next,
+            return Session(user: user, idToken: try idToken(for: user, now: now, signIn: signIn), refreshToken: next,
                            expiresIn: settings.idTokenLifetime)
-        case .retried(let uid, let signedInAt, let rotatedAt, let sealedSuccessor):
+        case .retried(let uid, let signIn, let rotatedAt, let sealedSuccessor):
             guard let successor = RefreshSeal.open(sealedSuccessor, with: token) else { throw .invalidRefreshToken }
             guard let user = try wrap({ try accounts.user(uid: uid) }), !user.disabled else { throw .userDisabled }
             // Issued as of the rotation: the same ID token as the lost answer's while the
             // user is unchanged (Ed25519 signatures are deterministic).
-            return Session(user: user, idToken: try idToken(for: user, now: rotatedAt, authTime: signedInAt / 1000), refreshToken: successor,
+            return Session(user: user, idToken: try idToken(for: user, now: rotatedAt, signIn: signIn), refreshToken: successor,
                            expiresIn: settings.idTokenLifetime)
         case .reused, .invalid:
             throw .invalidRefreshToken
         }
     }
 
-    /// An ID token for `user`, with their custom claims.
-    public func idToken(for user: UserRecord, now: Int64, lifetime: Int64? = nil, authTime: Int64? = nil,
+    /// An ID token for `user` continuing `signIn`: its `auth_time`, provider and claims.
+    func idToken(for user: UserRecord, now: Int64, signIn: SignInRecord) throws(AuthError) -> String {
+        var claims: [JSONKey: JSONValue] = [:]
+        if let text = signIn.claims, case .object(let object)? = try? JSONParser.parse(text) { claims = object }
+        return try idToken(for: user, now: now, authTime: signIn.at / 1000, signInProvider: signIn.provider, extraClaims: claims)
+    }
+
+    /// An ID token for `user`, with their custom claims (and `extraClaims` over them).
+    public func idToken(for user: UserRecord, now: Int64, lifetime: Int64? = nil, authTime: Int64? = nil, signInProvider: String? = nil,
                         extraClaims: [JSONKey: JSONValue] = [:]) throws(AuthError) -> String {
         var custom: [JSONKey: JSONValue] = [:]
         if let text = user.customClaims, case .object(let object)? = try? JSONParser.parse(text) { custom = object }
@@ -187,7 +198,7 @@ public struct AccountService: Sendable {
         let claims = IDTokenClaims(
             projectID: settings.projectID, uid: user.uid, issuedAt: max(now / 1000, user.validSince),
             authTime: authTime.map { min($0, max(now / 1000, user.validSince)) }, lifetime: lifetime ?? settings.idTokenLifetime,
-            signInProvider: user.provider == .anonymous ? IDTokenClaims.anonymousProvider : "password",
+            signInProvider: signInProvider ?? Self.signInProvider(of: user),
             email: user.email, emailVerified: user.emailVerified, name: user.displayName, picture: user.photoURL,
             identities: user.email.map { ["email": [$0]] } ?? [:], customClaims: custom)
         do {
@@ -197,10 +208,79 @@ public struct AccountService: Sendable {
         }
     }
 
-    private func startSession(for user: UserRecord, now: Int64) throws(AuthError) -> Session {
+    static func signInProvider(of user: UserRecord) -> String {
+        switch user.provider {
+        case .anonymous: return IDTokenClaims.anonymousProvider
+        case .password: return "password"
+        case .custom: return IDTokenClaims.customProvider
+        }
+    }
+
+    private func startSession(for user: UserRecord, now: Int64, provider: String? = nil, claims: String? = nil) throws(AuthError) -> Session {
         let refresh = try wrap { try SecretToken.generate() }
-        try wrap { try accounts.addRefreshToken(hash: SecretToken.hash(refresh), uid: user.uid, family: try Self.newUID(), at: now) }
-        return Session(user: user, idToken: try idToken(for: user, now: now), refreshToken: refresh, expiresIn: settings.idTokenLifetime)
+        let signIn = SignInRecord(at: now, provider: provider, claims: claims)
+        try wrap { try accounts.addRefreshToken(hash: SecretToken.hash(refresh), uid: user.uid, family: try Self.newUID(), signIn: signIn) }
+        return Session(user: user, idToken: try idToken(for: user, now: now, signIn: signIn), refreshToken: refresh, expiresIn: settings.idTokenLifetime)
+    }
+
+    // MARK: Custom tokens (issue 15)
+
+    /// The verifier over Hearth's current keys and the configured service accounts.
+    func customTokenVerifier(allowUnsigned: Bool) -> CustomTokenVerifier {
+        let clock = self.clock
+        return CustomTokenVerifier(hearthKeys: keys.verifyingKeys, serviceAccounts: serviceAccounts, allowUnsigned: allowUnsigned,
+                                   reservedClaims: CustomClaimsPolicy.reservedNames, clock: UnixClock { clock() / 1000 })
+    }
+
+    /// Signs in with a custom token: the user is created on first sign-in (provider
+    /// `custom`); the session's ID tokens carry the token's claims (over the user's own)
+    /// and `sign_in_provider: custom`, across refreshes. `allowUnsigned`: the emulator
+    /// mode's unsigned tokens, from loopback only (the caller decides).
+    public func signIn(customToken token: String?, allowUnsigned: Bool) throws(AuthError) -> (session: Session, isNewUser: Bool) {
+        guard let token, !token.isEmpty else { throw AuthError("MISSING_CUSTOM_TOKEN") }
+        let verified: CustomTokenVerifier.Verified
+        do {
+            verified = try customTokenVerifier(allowUnsigned: allowUnsigned).verify(token)
+        } catch {
+            throw AuthError("INVALID_CUSTOM_TOKEN", detail: error.description)
+        }
+        let now = clock()
+        var isNew = false
+        var user: UserRecord
+        if let existing = try wrap({ try accounts.user(uid: verified.uid) }) {
+            user = existing
+        } else {
+            user = UserRecord(uid: verified.uid, provider: .custom, createdAt: now, validSince: now / 1000)
+            do {
+                try accounts.insert(user)
+                isNew = true
+            } catch AccountStoreError.duplicateUID {
+                // Signed in at the same moment elsewhere: that one created it.
+                guard let created = try wrap({ try accounts.user(uid: verified.uid) }) else { throw .userNotFound }
+                user = created
+            } catch {
+                throw .unexpected(error)
+            }
+        }
+        guard !user.disabled else { throw .userDisabled }
+        user.lastLoginAt = now
+        try wrap { try accounts.update(user) }
+        let claims = verified.claims.isEmpty ? nil : JSONWriter.string(.object(verified.claims))
+        return (try startSession(for: user, now: now, provider: IDTokenClaims.customProvider, claims: claims), isNew)
+    }
+
+    /// A custom token for `uid` signed by Hearth's current key (`hearth token --custom`).
+    public func mintCustomToken(uid: String, claims: [JSONKey: JSONValue]) throws(AuthError) -> String {
+        guard (1...CustomTokenVerifier.maxUIDLength).contains(uid.count) else { throw AuthError("INVALID_UID") }
+        if let name = claims.keys.strings.sorted().first(where: CustomClaimsPolicy.reservedNames.contains) {
+            throw AuthError("FORBIDDEN_CLAIM", detail: name)
+        }
+        guard JSONWriter.write(.object(claims)).count <= IDTokenClaims.maxCustomClaimsBytes else { throw AuthError("CLAIMS_TOO_LARGE") }
+        do {
+            return try CustomTokenVerifier.mint(uid: uid, claims: claims, key: keys.signingKey, now: clock() / 1000)
+        } catch {
+            throw AuthError("INVALID_CLAIMS", detail: "\(error)")
+        }
     }
 
     // MARK: Changes

@@ -11,7 +11,7 @@ struct AccountsRoute {
     let context: AuthContext
 
     enum Operation: String {
-        case signUp, signInWithPassword, lookup, update, delete
+        case signUp, signInWithPassword, lookup, update, delete, signInWithCustomToken
     }
 
     static func operation(forPath path: String) -> Operation? {
@@ -20,10 +20,41 @@ struct AccountsRoute {
             tail = path.dropFirst("/v1/accounts:".count)
         } else if path.hasPrefix("/identitytoolkit.googleapis.com/v1/accounts:") {
             tail = path.dropFirst("/identitytoolkit.googleapis.com/v1/accounts:".count)
+        } else if let method = legacyMethod(path) {
+            return legacyOperations[method]
         } else {
             return nil
         }
         return Operation(rawValue: String(tail))
+    }
+
+    /// The legacy Identity Toolkit v3 routes that older SDKs and community clients call
+    /// (`/identitytoolkit/v3/relyingparty/<method>`, and with the emulator-style host
+    /// prefix), mapped onto the v1 operations as the Firebase Auth emulator does. Their
+    /// bodies and answers have the same fields (and `kind`s) as v1's.
+    static let legacyPrefixes = ["/identitytoolkit/v3/relyingparty/", "/www.googleapis.com/identitytoolkit/v3/relyingparty/"]
+
+    static let legacyOperations: [String: Operation] = [
+        "signupNewUser": .signUp, "verifyPassword": .signInWithPassword, "getAccountInfo": .lookup,
+        "setAccountInfo": .update, "deleteAccount": .delete, "verifyCustomToken": .signInWithCustomToken,
+    ]
+
+    /// The v3 method of a legacy route, if `path` is one.
+    static func legacyMethod(_ path: String) -> String? {
+        for prefix in legacyPrefixes where path.hasPrefix(prefix) {
+            return String(path.dropFirst(prefix.count))
+        }
+        return nil
+    }
+
+    /// Paths that belong to the accounts API whatever follows them: never a database
+    /// location, so a request to an unknown auth route is refused, not stored (under open
+    /// rules a v3 sign-up used to be written into the tree, password included).
+    static let reservedPrefixes = ["/v1/", "/identitytoolkit.googleapis.com/", "/securetoken.googleapis.com/",
+                                   "/identitytoolkit/", "/www.googleapis.com/"]
+
+    static func isReserved(_ path: String) -> Bool {
+        reservedPrefixes.contains { path.hasPrefix($0) }
     }
 
     func handle(_ operation: Operation, _ request: HTTPRequest, responder: HTTPResponder) {
@@ -36,6 +67,7 @@ struct AccountsRoute {
         case .lookup: LookupEndpoint.handle(body, request, route: self, responder: responder)
         case .update: UpdateEndpoint.handle(body, request, route: self, responder: responder)
         case .delete: DeleteAccountEndpoint.handle(body, request, route: self, responder: responder)
+        case .signInWithCustomToken: CustomTokenEndpoint.handle(body, request, route: self, responder: responder)
         }
     }
 

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import HearthAuth
 import HearthHTTP
 import HearthJSON
@@ -29,7 +30,8 @@ struct AuthContext: Sendable {
                      hasher: PasswordHasher = PasswordHasher(),
                      clock: @escaping @Sendable () -> Int64 = SQLiteTreeStore.systemMilliseconds) throws -> AuthContext {
         let service = AccountService(accounts: store.accounts, keys: try KeyRing(dataDirectory: dataDirectory),
-                                     settings: settings, hasher: hasher, clock: clock)
+                                     settings: settings, hasher: hasher, clock: clock,
+                                     serviceAccounts: try settings.customTokenServiceAccounts.map(Self.loadServiceAccount))
         let seconds: @Sendable () -> Int64 = { clock() / 1000 }
         return AuthContext(
             service: service, authenticator: Authenticator(service: service, acceptEmulatorOwner: settings.acceptEmulatorOwner),
@@ -38,6 +40,30 @@ struct AuthContext: Sendable {
             perAddress: RateLimiter(limit: settings.signInAttemptsPerMinute, clock: seconds),
             perAccount: RateLimiter(limit: settings.signInAttemptsPerMinute, clock: seconds),
             throttle: SignInThrottle(clock: seconds))
+    }
+
+    /// A service-account file of `customTokenServiceAccounts` that cannot be used.
+    struct ServiceAccountFileError: Error, CustomStringConvertible {
+        let path: String
+        let reason: String
+        var description: String { "\(path): \(reason)" }
+    }
+
+    /// The largest service-account file read (they are ~2.3 KB).
+    static let maxServiceAccountFileBytes = 64 * 1024
+
+    static func loadServiceAccount(_ path: String) throws -> ServiceAccountKey {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw ServiceAccountFileError(path: path, reason: "cannot be read") }
+        defer { try? handle.close() }
+        let data = (try? handle.read(upToCount: maxServiceAccountFileBytes + 1)) ?? nil
+        guard let data, data.count <= maxServiceAccountFileBytes else {
+            throw ServiceAccountFileError(path: path, reason: data == nil ? "cannot be read" : "larger than \(maxServiceAccountFileBytes) bytes")
+        }
+        do {
+            return try ServiceAccountKey(json: Array(data))
+        } catch {
+            throw ServiceAccountFileError(path: path, reason: error.description)
+        }
     }
 
     /// 429 with `Retry-After` when the address made too many attempts, or the account

@@ -36,6 +36,8 @@ public struct AuthSettings: Sendable {
     /// SDKs use, firebase-admin-wire §1) as an admin credential. Off by default; the server
     /// refuses to start with it unless it listens on a loopback address.
     public var acceptEmulatorOwner = false
+    /// Service-account JSON files whose keys may sign custom tokens (issue 15).
+    public var customTokenServiceAccounts: [String] = []
 
     public init() {}
 }

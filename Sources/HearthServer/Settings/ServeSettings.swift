@@ -30,6 +30,10 @@ public enum ServeSettings {
                 "One log line per request (method, path without query, status, bytes, duration, request id, client address).") {
             $0.logging.accessLog = $1.boolean
         },
+        Setting("customTokenServiceAccounts", env: "HEARTH_CUSTOM_TOKEN_SERVICE_ACCOUNTS", flag: nil, .list, default: "(none)",
+                "Service-account JSON files (comma-separated in the variable) whose keys may sign custom tokens, as firebase-admin's `create_custom_token` does; Hearth's own (`hearth token --custom`) are always trusted.") {
+            $0.auth.customTokenServiceAccounts = $1.list
+        },
         Setting("trustedProxies", env: "HEARTH_TRUSTED_PROXIES", flag: nil, .list, default: "(none)",
                 "Peer addresses whose `X-Forwarded-For`/`X-Forwarded-Proto` are believed (comma-separated in the variable).") {
             $0.trustedProxies = $1.list

@@ -1,0 +1,23 @@
+import HearthAuth
+import HearthHTTP
+import HearthJSON
+
+/// `accounts:signInWithCustomToken` (v3: `verifyCustomToken`; issue 15): a custom token
+/// from the app's own backend signs its user in, creating the account on first use.
+/// Limited per address like the other sign-ins.
+enum CustomTokenEndpoint {
+    static func handle(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) {
+        let service = route.context.service
+        if let retry = route.context.limitSignIn(address: request.remoteAddress, account: nil) { return responder.respond(retry.response) }
+        // firebase-admin's unsigned emulator-mode tokens: only in the emulator mode, and
+        // only from this machine.
+        let allowUnsigned = service.settings.acceptEmulatorOwner && HearthService.isLoopback(request.remoteAddress)
+        return route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
+            let (session, isNew) = try service.signIn(customToken: body.string("token"), allowUnsigned: allowUnsigned)
+            var fields = AccountResponses.sessionFields(session)
+            fields["kind"] = .string("identitytoolkit#VerifyCustomTokenResponse")
+            fields["isNewUser"] = .bool(isNew)
+            return .object(fields)
+        }
+    }
+}
