@@ -25,7 +25,13 @@ let package = Package(
         .target(name: "HearthJSON"),
         .target(name: "HearthRules", dependencies: ["HearthJSON"]),
         .target(name: "HearthStore", dependencies: ["HearthJSON", "CSQLite"]),
-        .target(name: "HearthHTTP", dependencies: ["CSystem", "COpenSSL"]),  // libcrypto: SHA-1 of the WebSocket handshake
+        // The one system-call wrapper (EINTR retried, typed errors), for every module that
+        // talks to the kernel: HTTP's sockets, the mail sender's.
+        .target(name: "HearthSystem", dependencies: ["CSystem"]),
+        .target(name: "HearthHTTP", dependencies: ["HearthSystem", "CSystem", "COpenSSL"]),
+        // Mail for the email actions (issue 15): an SMTP client (plain or STARTTLS by libssl)
+        // and a bounded queue that retries, off the request path.
+        .target(name: "HearthMail", dependencies: ["HearthSystem", "HearthAuth", "COpenSSL"]),  // libcrypto: SHA-1 of the WebSocket handshake
         .target(name: "HearthAuth", dependencies: ["HearthJSON", "COpenSSL"]),
         .target(name: "HearthStreams", dependencies: ["HearthJSON"]),
         // The Firebase wire protocol's codec (spec/firebase-wire-protocol.md): envelopes,
@@ -42,7 +48,7 @@ let package = Package(
             name: "HearthServer",
             dependencies: [
                 "HearthJSON", "HearthRules", "HearthStore", "HearthHTTP", "HearthAuth", "HearthStreams", "HearthDatabase", "HearthWire",
-                "CSystem",  // malloc_trim (MemoryTrimmer)
+                "HearthMail", "CSystem",  // malloc_trim (MemoryTrimmer)
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -70,7 +76,8 @@ let package = Package(
         .testTarget(name: "HearthJSONTests", dependencies: ["HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthJSON", "HearthTesting"], resources: [.copy("Fixtures")]),
         .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthJSON", "HearthTesting"]),
-        .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP"]),
+        .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP", "HearthSystem"]),
+        .testTarget(name: "HearthMailTests", dependencies: ["HearthMail"]),
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthJSON"]),
         .testTarget(name: "HearthStreamsTests", dependencies: ["HearthStreams", "HearthJSON"]),
         .testTarget(name: "HearthWireTests", dependencies: ["HearthWire", "HearthJSON"]),

@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # Creates (once) the Python virtualenv the compatibility tests use: the official
-# firebase-admin SDK from PyPI, pinned, and `websockets` (the wire-protocol test client).
+# firebase-admin SDK from PyPI, pinned, `websockets` (the wire-protocol test client) and
+# `aiosmtpd` (the SMTP server the email-action tests read mail from).
 # Prints the interpreter's path.
 #   HEARTH_PYTHON_ENV  where to put it (default: .build/python-env in the repo)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FIREBASE_ADMIN_VERSION=7.7.0
 WEBSOCKETS_VERSION=15.0.1
+AIOSMTPD_VERSION=1.4.6
 env_dir=${HEARTH_PYTHON_ENV:-$PWD/.build/python-env}
-stamp="$env_dir/.firebase-admin-$FIREBASE_ADMIN_VERSION-websockets-$WEBSOCKETS_VERSION"
+stamp="$env_dir/.firebase-admin-$FIREBASE_ADMIN_VERSION-websockets-$WEBSOCKETS_VERSION-aiosmtpd-$AIOSMTPD_VERSION"
 if [ ! -f "$stamp" ]; then
   rm -rf "$env_dir"
   python3 -m venv "$env_dir" >&2
   "$env_dir/bin/pip" install -q --disable-pip-version-check "firebase-admin==$FIREBASE_ADMIN_VERSION" \
-    "websockets==$WEBSOCKETS_VERSION" >&2
+    "websockets==$WEBSOCKETS_VERSION" "aiosmtpd==$AIOSMTPD_VERSION" >&2
   touch "$stamp"
 fi
 echo "$env_dir/bin/python"

@@ -1,4 +1,5 @@
 import Synchronization
+import HearthSystem
 
 /// A listening socket opened before the server that accepts on it is built, so a process
 /// learns that its address is taken (or invalid) before it creates anything else:

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Dispatch
+import HearthSystem
 
 /// One accepted TCP connection: reads with a Dispatch read source, parses, hands requests
 /// to the handler strictly one at a time, writes responses in order (RFC 9112 §9.3.2:

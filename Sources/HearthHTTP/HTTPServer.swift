@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import HearthSystem
 
 /// An HTTP/1.1 server on POSIX sockets and Dispatch (DESIGN §3): one accept queue, a few
 /// serial I/O queues (one per core by default), one read source per connection.

@@ -1,3 +1,4 @@
+import HearthSystem
 /// Why a server could not start, beyond a failed system call (those are `SystemError`).
 public enum HTTPServerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `host` is not an IPv4 or IPv6 address literal (names are never resolved).

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CSystem
+import HearthSystem
 import Dispatch
 
 /// The listening socket and its accept loop. Accepts in bounded batches (the source is

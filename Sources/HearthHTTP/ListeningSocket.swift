@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CSystem
+import HearthSystem
 
 /// Creates the non-blocking, close-on-exec listening socket (the descriptor is closed on
 /// every failure path) and reports the port actually bound.

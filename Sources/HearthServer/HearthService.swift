@@ -4,6 +4,7 @@ import HearthRules
 import Dispatch
 import HearthStore
 import HearthStreams
+import HearthMail
 import Logging
 import Synchronization
 
@@ -12,6 +13,7 @@ public enum StartupError: Error, CustomStringConvertible {
     case rules(RulesLoader.LoadError)
     case keys(String)
     case serviceAccount(String)
+    case mail(String)
     case store(StoreError)
     case listen(host: String, port: Int, reason: String)
     case unsafe(String)
@@ -24,6 +26,8 @@ public enum StartupError: Error, CustomStringConvertible {
             return "cannot open the signing keys: \(reason)"
         case .serviceAccount(let reason):
             return "customTokenServiceAccounts: \(reason)"
+        case .mail(let reason):
+            return "email actions: \(reason)"
         case .store(let error):
             return "cannot open the data store: \(error)"
         case .listen(let host, let port, let reason):
@@ -99,7 +103,18 @@ public final class HearthService: Sendable {
         }
         let auth: AuthContext
         do {
+            // What became of each email action's mail: logged without its address or link
+            // (the link holds the code).
             auth = try AuthContext.make(store: store, dataDirectory: configuration.dataDirectory, settings: configuration.auth)
+                .withMail(configuration.auth, clock: SQLiteTreeStore.systemMilliseconds) { [logger] message, outcome in
+                    switch outcome {
+                    case .sent(let attempts): logger.info("email action mail sent (\(message.subject.split(separator: " ").prefix(2).joined(separator: " ")), \(attempts) attempt(s))")
+                    case .failed(let error, let attempts): logger.warning("email action mail not sent after \(attempts) attempt(s): \(error)")
+                    }
+                }
+        } catch let error as AuthContext.MailSettingsError {
+            store.close()
+            throw .mail(error.description)
         } catch let error as AuthContext.ServiceAccountFileError {
             store.close()
             throw .serviceAccount(error.description)

@@ -24,6 +24,32 @@ public protocol AccountStore: Sendable {
     func rotateRefreshToken(_ rotation: RefreshRotation) throws -> RefreshOutcome
     /// Revokes every refresh token of `uid` (password change, disable, sign-out).
     func revokeRefreshTokens(uid: String) throws
+
+    /// Stores an email action code (its hash).
+    func addActionCode(_ code: ActionCode) throws
+    /// The code `hash` of `kind` if it is unused and unexpired at `time`; with `consume`
+    /// it is marked used in the same transaction (single use).
+    func actionCode(hash: String, kind: String, at time: Int64, consume: Bool) throws -> ActionCodeLookup
+}
+
+/// An email action code as stored (issue 15).
+public struct ActionCode: Sendable, Equatable {
+    public var hash: String
+    public var uid: String
+    public var kind: String
+    public var email: String
+    public var createdAt: Int64
+    public var expiresAt: Int64
+    public init(hash: String, uid: String, kind: String, email: String, createdAt: Int64, expiresAt: Int64) {
+        (self.hash, self.uid, self.kind, self.email, self.createdAt, self.expiresAt) = (hash, uid, kind, email, createdAt, expiresAt)
+    }
+}
+
+public enum ActionCodeLookup: Sendable, Equatable {
+    case valid(ActionCode)
+    case expired
+    /// Unknown, of another kind, or used.
+    case invalid
 }
 
 public enum AccountStoreError: Error, Sendable, Equatable {

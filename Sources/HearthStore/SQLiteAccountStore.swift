@@ -58,6 +58,7 @@ public struct SQLiteAccountStore: AccountStore {
             try connection.execute("BEGIN IMMEDIATE")
             do {
                 try connection.statement("DELETE FROM refresh_tokens WHERE uid = ?").run([.text(uid)])
+                try connection.statement("DELETE FROM oob_codes WHERE uid = ?").run([.text(uid)])
                 try connection.statement("DELETE FROM users WHERE uid = ?").run([.text(uid)])
                 let deleted = connection.changes > 0
                 try connection.execute("COMMIT")
@@ -129,6 +130,40 @@ public struct SQLiteAccountStore: AccountStore {
             .run([.text(rotation.newHash), .text(uid), .text(family), .integer(rotation.at), .integer(signedInAt),
                   signIn.provider.map { .text($0) } ?? .null, signIn.claims.map { .text($0) } ?? .null])
         return .rotated(uid: uid, signIn: signIn)
+    }
+
+    public func addActionCode(_ code: ActionCode) throws {
+        try store.onWriter { connection in
+            try connection.statement("INSERT INTO oob_codes(hash, uid, kind, email, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)")
+                .run([.text(code.hash), .text(code.uid), .text(code.kind), .text(code.email), .integer(code.createdAt), .integer(code.expiresAt)])
+        }
+    }
+
+    public func actionCode(hash: String, kind: String, at time: Int64, consume: Bool) throws -> ActionCodeLookup {
+        try store.onWriter { connection in
+            try connection.execute("BEGIN IMMEDIATE")
+            do {
+                let stmt = try connection.statement("SELECT uid, email, created_at, expires_at, used_at FROM oob_codes WHERE hash = ? AND kind = ?")
+                try stmt.reset([.text(hash), .text(kind)])
+                guard try stmt.step() else {
+                    try stmt.reset()
+                    try connection.execute("COMMIT")
+                    return .invalid
+                }
+                let code = ActionCode(hash: hash, uid: stmt.text(0), kind: kind, email: stmt.text(1), createdAt: stmt.int64(2), expiresAt: stmt.int64(3))
+                let used = stmt.columnType(4) != SQLITE_NULL
+                try stmt.reset()
+                let outcome: ActionCodeLookup = used ? .invalid : (time >= code.expiresAt ? .expired : .valid(code))
+                if consume, case .valid = outcome {
+                    try connection.statement("UPDATE oob_codes SET used_at = ? WHERE hash = ?").run([.integer(time), .text(hash)])
+                }
+                try connection.execute("COMMIT")
+                return outcome
+            } catch {
+                try? connection.execute("ROLLBACK")
+                throw error
+            }
+        }
     }
 
     public func revokeRefreshTokens(uid: String) throws {

@@ -97,6 +97,20 @@ enum Schema {
         ALTER TABLE refresh_tokens ADD COLUMN provider TEXT;             -- sign_in_provider of the sign-in, when not the user's own (custom)
         ALTER TABLE refresh_tokens ADD COLUMN claims TEXT;               -- JSON object: the sign-in's own claims (a custom token's)
         """,
+        // 7: email action codes (issue 15): password reset and email verification, single
+        // use, expiring, stored hashed like refresh tokens.
+        """
+        CREATE TABLE oob_codes (
+            hash       TEXT PRIMARY KEY NOT NULL,   -- SHA-256 of the code; the code is never stored
+            uid        TEXT NOT NULL REFERENCES users(uid) ON DELETE CASCADE,
+            kind       TEXT NOT NULL,               -- PASSWORD_RESET or VERIFY_EMAIL
+            email      TEXT NOT NULL,               -- the address it was sent to
+            created_at INTEGER NOT NULL,            -- ms
+            expires_at INTEGER NOT NULL,            -- ms
+            used_at    INTEGER                      -- ms; set once used
+        ) STRICT;
+        CREATE INDEX oob_codes_uid ON oob_codes(uid);
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

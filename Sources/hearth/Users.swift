@@ -7,7 +7,8 @@ import HearthServer
 struct Users: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List, add, disable, enable, delete users, set passwords, sign users out (revoke).",
-        subcommands: [List.self, Add.self, Disable.self, Enable.self, Delete.self, SetPassword.self, Revoke.self, Import.self, Export.self])
+        subcommands: [List.self, Add.self, Disable.self, Enable.self, Delete.self, SetPassword.self, Revoke.self, ResetLink.self,
+                      Import.self, Export.self])
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print every user: uid, email, provider, enabled or disabled (tab-separated).")
@@ -67,6 +68,28 @@ struct Users: ParsableCommand {
         func run() throws {
             try Operator.withAccounts(data.path) { try $0.revokeSessions(uid: uid) }
             print("revoked every session of \(uid)")
+        }
+    }
+
+    struct ResetLink: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "reset-link",
+            abstract: "Print a password-reset link for an account (what the mail would carry), for servers that send no mail.",
+            discussion: "The link works once, for \(AccountService.ActionKind.passwordReset.lifetimeSeconds) s. Give it to the account's owner only.")
+        @OptionGroup var data: DataDirectoryOption
+        @Option(help: "The account's email address.") var email: String
+        @Option(help: "The page links point to (default: HEARTH_ACTION_LINK_BASE).") var linkBase: String?
+        func run() throws {
+            let base = linkBase ?? Environment()["HEARTH_ACTION_LINK_BASE"]
+            try Operator.withAccounts(data.path) { service in
+                guard let user = try service.accounts.user(email: email.lowercased()) else { throw Tool.fail("no user with email \(email)") }
+                let code = try service.createActionCode(.passwordReset, for: user)
+                if let base {
+                    print(EmailActionMail(linkBase: base, appName: "").link(.passwordReset, code: code))
+                } else {
+                    print("oobCode=\(code)  (no --link-base or HEARTH_ACTION_LINK_BASE: give this code to the app's reset page)")
+                }
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Testing
 @testable import HearthHTTP
+import HearthSystem
 
 /// Live tests: a real server on 127.0.0.1, port 0, and a raw socket client.
 @Suite("HTTPServer: live")

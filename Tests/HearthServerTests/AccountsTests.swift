@@ -496,3 +496,36 @@ extension AccountsTests {
         #expect(try h.store.readSync { try $0.exists(at: .root) } == false)
     }
 }
+
+/// Issue 15, point 3 at the service, on an injected clock: codes expire, are single use, are
+/// stored hashed, and belong to the address they were sent to.
+@Suite struct ActionCodeTests {
+    @Test func codesExpireAreSingleUseAndStoredHashed() throws {
+        let clock = RefreshRetryAndRecentSignInTests.Clock()
+        let (auth, store, dir) = try RefreshRetryAndRecentSignInTests.make(clock)
+        defer { store.close(); withExtendedLifetime(dir) {} }
+        let service = auth.service
+        let session = try service.signUp(email: "c@example.com", password: "secret1")
+        let code = try service.createActionCode(.passwordReset, for: session.user)
+        #expect(SecretToken.isWellFormed(code))
+        #expect(try store.accounts.actionCode(hash: code, kind: "PASSWORD_RESET", at: clock.now, consume: false) == .invalid)  // not stored as is
+        // Valid until its lifetime is over.
+        clock.advance(seconds: AccountService.ActionKind.passwordReset.lifetimeSeconds - 1)
+        #expect(try service.resetPassword(code: code, newPassword: nil) == "c@example.com")
+        clock.advance(seconds: 1)
+        #expect(throws: AuthError("EXPIRED_OOB_CODE")) { try service.resetPassword(code: code, newPassword: "secret2") }
+        // A fresh one works once; a verification code is no reset code.
+        let fresh = try service.createActionCode(.passwordReset, for: session.user)
+        let verify = try service.createActionCode(.verifyEmail, for: session.user)
+        #expect(throws: AuthError("INVALID_OOB_CODE")) { try service.resetPassword(code: verify, newPassword: "secret2") }
+        #expect(try service.resetPassword(code: fresh, newPassword: "secret2") == "c@example.com")
+        #expect(throws: AuthError("INVALID_OOB_CODE")) { try service.resetPassword(code: fresh, newPassword: "secret3") }
+        #expect(throws: AuthError.weakPassword(minimum: 6)) { try service.resetPassword(code: fresh, newPassword: "x") }
+        // A verification sent to an address the account no longer has verifies nothing.
+        var changes = AccountService.Changes()
+        changes.email = "moved@example.com"
+        _ = try service.update(uid: session.user.uid, changes)
+        #expect(throws: AuthError("INVALID_OOB_CODE")) { try service.verifyEmail(code: verify) }
+        #expect(try store.accounts.user(uid: session.user.uid)?.emailVerified == false)
+    }
+}

@@ -11,7 +11,7 @@ struct AccountsRoute {
     let context: AuthContext
 
     enum Operation: String {
-        case signUp, signInWithPassword, lookup, update, delete, signInWithCustomToken
+        case signUp, signInWithPassword, lookup, update, delete, signInWithCustomToken, sendOobCode, resetPassword
     }
 
     static func operation(forPath path: String) -> Operation? {
@@ -37,6 +37,7 @@ struct AccountsRoute {
     static let legacyOperations: [String: Operation] = [
         "signupNewUser": .signUp, "verifyPassword": .signInWithPassword, "getAccountInfo": .lookup,
         "setAccountInfo": .update, "deleteAccount": .delete, "verifyCustomToken": .signInWithCustomToken,
+        "getOobConfirmationCode": .sendOobCode, "resetPassword": .resetPassword,
     ]
 
     /// The v3 method of a legacy route, if `path` is one.
@@ -65,9 +66,15 @@ struct AccountsRoute {
         case .signUp: SignUpEndpoint.handle(body, request, route: self, responder: responder)
         case .signInWithPassword: SignInEndpoint.handle(body, request, route: self, responder: responder)
         case .lookup: LookupEndpoint.handle(body, request, route: self, responder: responder)
-        case .update: UpdateEndpoint.handle(body, request, route: self, responder: responder)
+        case .update:
+            if body.string("oobCode") != nil && body.string("idToken") == nil {
+                return EmailActionEndpoints.verifyEmail(body, request, route: self, responder: responder)
+            }
+            UpdateEndpoint.handle(body, request, route: self, responder: responder)
         case .delete: DeleteAccountEndpoint.handle(body, request, route: self, responder: responder)
         case .signInWithCustomToken: CustomTokenEndpoint.handle(body, request, route: self, responder: responder)
+        case .sendOobCode: EmailActionEndpoints.sendOobCode(body, request, route: self, responder: responder)
+        case .resetPassword: EmailActionEndpoints.resetPassword(body, request, route: self, responder: responder)
         }
     }
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import HearthMail
 import HearthAuth
 import HearthHTTP
 import HearthJSON
@@ -19,6 +20,9 @@ struct AuthContext: Sendable {
     let perAccount: RateLimiter
     /// Wrong passwords per (account, address) and per account (issue 15).
     let throttle: SignInThrottle
+    /// The email actions' sender and mail; nil without `smtpURL`.
+    var mailer: Mailer? = nil
+    var actionMail: EmailActionMail? = nil
 
     /// Hashing jobs running at once; each scrypt hash takes ~32 MiB and one core.
     static let hashingPoolWidth = 2
@@ -40,6 +44,39 @@ struct AuthContext: Sendable {
             perAddress: RateLimiter(limit: settings.signInAttemptsPerMinute, clock: seconds),
             perAccount: RateLimiter(limit: settings.signInAttemptsPerMinute, clock: seconds),
             throttle: SignInThrottle(clock: seconds))
+    }
+
+    /// Why the mail settings cannot be used (the server does not start).
+    struct MailSettingsError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// This context with the email actions' mailer from `settings` (nothing without
+    /// `smtpURL`). `report` hears what became of each mail.
+    func withMail(_ settings: AuthSettings, clock: @escaping @Sendable () -> Int64,
+                  report: @escaping @Sendable (MailMessage, Mailer.Outcome) -> Void) throws -> AuthContext {
+        guard let url = settings.smtpURL, !url.isEmpty else { return self }
+        guard let from = settings.mailFrom, !from.isEmpty else { throw MailSettingsError(description: "smtpURL needs mailFrom (HEARTH_MAIL_FROM)") }
+        guard let base = settings.actionLinkBase, base.hasPrefix("https://") || base.hasPrefix("http://") else {
+            throw MailSettingsError(description: "smtpURL needs actionLinkBase (HEARTH_ACTION_LINK_BASE), an http(s) URL")
+        }
+        let smtp: SMTPSettings
+        do {
+            smtp = try SMTPSettings(url: url, from: from, caFile: settings.smtpCAFile)
+        } catch {
+            throw MailSettingsError(description: error.description)
+        }
+        var copy = self
+        copy.mailer = Mailer(settings: smtp, clock: clock, report: report)
+        copy.actionMail = EmailActionMail(linkBase: base, appName: settings.projectID)
+        return copy
+    }
+
+    /// Queues the mail of `kind` with `code` for `email`: nil when queued, else the error to answer.
+    func sendActionMail(_ kind: AccountService.ActionKind, to email: String, code: String) -> AuthError? {
+        guard let mailer, let actionMail else { return .emailNotConfigured }
+        let message = MailMessage(to: email, subject: actionMail.subject(kind), body: actionMail.body(kind, email: email, code: code))
+        return mailer.enqueue(message) ? nil : .mailQueueFull
     }
 
     /// A service-account file of `customTokenServiceAccounts` that cannot be used.

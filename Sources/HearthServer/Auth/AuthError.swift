@@ -30,6 +30,10 @@ public struct AuthError: Error, Sendable, Equatable {
     public static let invalidIDToken = AuthError("INVALID_ID_TOKEN")
     public static let tokenExpired = AuthError("TOKEN_EXPIRED")
     public static let credentialTooOld = AuthError("CREDENTIAL_TOO_OLD_LOGIN_AGAIN")
+    /// Email actions without an SMTP server configured (issue 15): never a silent 200.
+    public static let emailNotConfigured = AuthError(
+        "EMAIL_NOT_CONFIGURED", detail: "this server sends no mail (no smtpURL); its operator can print a link with hearth users reset-link", status: 501)
+    public static let mailQueueFull = AuthError("TOO_MANY_ATTEMPTS_TRY_LATER", detail: "too much mail is waiting to be sent", status: 503, retryAfter: 30)
     public static let invalidRefreshToken = AuthError("INVALID_REFRESH_TOKEN")
     public static let missingRefreshToken = AuthError("MISSING_REFRESH_TOKEN")
     public static let invalidGrantType = AuthError("INVALID_GRANT_TYPE")

@@ -38,6 +38,14 @@ public struct AuthSettings: Sendable {
     public var acceptEmulatorOwner = false
     /// Service-account JSON files whose keys may sign custom tokens (issue 15).
     public var customTokenServiceAccounts: [String] = []
+    /// Email actions (issue 15): the SMTP server (`smtp://host:port`,
+    /// `smtp+starttls://user:pass@host:587`), the sender, where the links point, and the
+    /// authorities trusted for STARTTLS (else the system's). Without `smtpURL` no mail is
+    /// sent and `sendOobCode` answers `EMAIL_NOT_CONFIGURED`.
+    public var smtpURL: String?
+    public var mailFrom: String?
+    public var actionLinkBase: String?
+    public var smtpCAFile: String?
 
     public init() {}
 }

@@ -34,6 +34,18 @@ public enum ServeSettings {
                 "Service-account JSON files (comma-separated in the variable) whose keys may sign custom tokens, as firebase-admin's `create_custom_token` does; Hearth's own (`hearth token --custom`) are always trusted.") {
             $0.auth.customTokenServiceAccounts = $1.list
         },
+        Setting("smtpURL", env: "HEARTH_SMTP_URL", flag: nil, .string, default: "(none)",
+                "SMTP server for email actions (password reset, verification): `smtp://127.0.0.1:2525` or `smtp+starttls://user:pass@host:587`. Without it no mail is sent.") {
+            $0.auth.smtpURL = $1.string
+        },
+        Setting("mailFrom", env: "HEARTH_MAIL_FROM", flag: nil, .string, default: "(none)",
+                "Sender address of the email actions' mail (needed with `smtpURL`).") { $0.auth.mailFrom = $1.string },
+        Setting("actionLinkBase", env: "HEARTH_ACTION_LINK_BASE", flag: nil, .string, default: "(none)",
+                "The page the mails link to, e.g. `https://app.example.com/auth/action`; Hearth appends `?mode=resetPassword&oobCode=...` (needed with `smtpURL`).") {
+            $0.auth.actionLinkBase = $1.string
+        },
+        Setting("smtpCAFile", env: "HEARTH_SMTP_CA_FILE", flag: nil, .string, default: "(system)",
+                "PEM file of the certificate authorities trusted for `smtp+starttls://` (else the system's).") { $0.auth.smtpCAFile = $1.string },
         Setting("trustedProxies", env: "HEARTH_TRUSTED_PROXIES", flag: nil, .list, default: "(none)",
                 "Peer addresses whose `X-Forwarded-For`/`X-Forwarded-Proto` are believed (comma-separated in the variable).") {
             $0.trustedProxies = $1.list

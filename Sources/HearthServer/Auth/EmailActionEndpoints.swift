@@ -1,0 +1,73 @@
+import HearthAuth
+import HearthHTTP
+import HearthJSON
+import HearthStore
+
+/// The email actions (issue 15, point 3; spec §4.1): `accounts:sendOobCode` mails a
+/// password-reset or verification link, `accounts:resetPassword` uses a reset code, and
+/// `accounts:update` with an `oobCode` uses a verification code. Mail leaves through the
+/// bounded `Mailer`, never on the request path.
+enum EmailActionEndpoints {
+    static func sendOobCode(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) {
+        let context = route.context, service = context.service
+        guard let type = body.string("requestType"), !type.isEmpty else { return responder.respond(AuthError("MISSING_REQ_TYPE").response) }
+        let kind: AccountService.ActionKind
+        switch type {
+        case "PASSWORD_RESET": kind = .passwordReset
+        case "VERIFY_EMAIL": kind = .verifyEmail
+        default: return responder.respond(AuthError("OPERATION_NOT_ALLOWED", detail: "requestType \(type.prefix(40)) is not supported").response)
+        }
+        // Said before anything is looked up, so the answer tells nothing about accounts.
+        guard context.mailer != nil else { return responder.respond(AuthError.emailNotConfigured.response) }
+        if let mailer = context.mailer, mailer.pending >= mailer.maxQueued { return responder.respond(AuthError.mailQueueFull.response) }
+        let email = body.string("email")
+        if let retry = context.limitSignUp(address: request.remoteAddress, account: kind == .passwordReset ? email : nil) {
+            return responder.respond(retry.response)
+        }
+        let idToken = body.string("idToken")
+        route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
+            let user: UserRecord?
+            switch kind {
+            case .passwordReset:
+                guard let email, !email.isEmpty else { throw .missingEmail }
+                user = try service.wrap { try service.accounts.user(email: email.lowercased()) }
+            case .verifyEmail:
+                let signedIn = try service.user(forIDToken: idToken)
+                guard signedIn.email != nil else { throw AuthError("INVALID_EMAIL", detail: "the account has no email address") }
+                user = signedIn
+            }
+            // A reset for an unknown (or disabled) address answers the same as for a known
+            // one: no account enumeration; no mail is sent.
+            if let user, !user.disabled, let address = user.email {
+                let code = try service.createActionCode(kind, for: user)
+                if let failure = context.sendActionMail(kind, to: address, code: code) { throw failure }
+            }
+            return .object(["kind": "identitytoolkit#GetOobConfirmationCodeResponse",
+                            "email": .string(user?.email ?? email?.lowercased() ?? "")])
+        }
+    }
+
+    static func resetPassword(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) {
+        let service = route.context.service
+        if let retry = route.context.limitSignUp(address: request.remoteAddress, account: nil) { return responder.respond(retry.response) }
+        let code = body.string("oobCode"), password = body.string("newPassword")
+        route.run(hashing: password != nil, responder) { () throws(AuthError) -> JSONValue in
+            let email = try service.resetPassword(code: code, newPassword: password)
+            return .object(["kind": "identitytoolkit#ResetPasswordResponse", "email": .string(email), "requestType": "PASSWORD_RESET"])
+        }
+    }
+
+    /// `accounts:update` with `oobCode` and no `idToken`: an email verification.
+    static func verifyEmail(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) {
+        let context = route.context, service = context.service
+        if let retry = context.limitSignUp(address: request.remoteAddress, account: nil) { return responder.respond(retry.response) }
+        let code = body.string("oobCode")
+        route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
+            let user = try service.verifyEmail(code: code)
+            context.authenticator.invalidate(user.uid)
+            var fields = AccountResponses.userInfo(user).objectValue ?? [:]
+            fields["kind"] = .string("identitytoolkit#SetAccountInfoResponse")
+            return .object(fields)
+        }
+    }
+}
