@@ -84,7 +84,7 @@ let package = Package(
         .testTarget(name: "HearthDatabaseTests", dependencies: ["HearthDatabase", "HearthStore", "HearthRules", "HearthJSON", "HearthTesting"]),
         .testTarget(
             name: "HearthServerTests",
-            dependencies: ["HearthServer", "HearthHTTP", "HearthJSON", "HearthRules", "HearthStore", "HearthAuth", "HearthStreams", "HearthTesting"]),
+            dependencies: ["HearthServer", "HearthHTTP", "HearthJSON", "HearthRules", "HearthStore", "HearthAuth", "HearthStreams", "HearthMail", "HearthTesting"]),
         // Python/: drivers for the official firebase-admin SDK, run with $HEARTH_PYTHON.
         .testTarget(name: "EndToEndTests", dependencies: ["HearthJSON", "HearthTesting"], exclude: ["Python"]),
     ],

@@ -3,6 +3,7 @@ import HearthTesting
 import HearthHTTP
 import HearthAuth
 import HearthJSON
+import HearthMail
 import HearthRules
 import HearthStore
 import HearthStreams
@@ -28,13 +29,19 @@ final class RouterHarness: Sendable {
 
     init(policy: (any AccessPolicy)? = nil, settings: AuthSettings = AuthSettings(), hasher: PasswordHasher = testHasher,
          clock: @escaping @Sendable () -> Int64 = SQLiteTreeStore.systemMilliseconds,
-         readCacheBytes: Int = ReadCache.defaultMaxBytes, storeOptions: StoreOptions = StoreOptions()) throws {
+         readCacheBytes: Int = ReadCache.defaultMaxBytes, storeOptions: StoreOptions = StoreOptions(),
+         mailer: Mailer? = nil) throws {
         let cache = readCacheBytes > 0 ? ReadCache(maxBytes: readCacheBytes) : nil
         readCache = cache
         store = try SQLiteTreeStore(directory: directory.path, options: storeOptions, onCommit: { changes, _ in
             cache?.invalidate(changes.map(\.path.storageKey))
         })
-        auth = try AuthContext.make(store: store, dataDirectory: directory.path, settings: settings, hasher: hasher, clock: clock)
+        var auth = try AuthContext.make(store: store, dataDirectory: directory.path, settings: settings, hasher: hasher, clock: clock)
+        if let mailer {
+            auth.mailer = mailer
+            auth.actionMail = EmailActionMail(linkBase: "https://app.example.com/action", appName: settings.projectID)
+        }
+        self.auth = auth
         var context = RESTContext(
             store: store, policy: try policy ?? RulesAccessPolicy(rules: RuleSet.compile(Self.openRules)),
             pushIDs: SharedPushIDGenerator(), logger: Logger(label: "test"), auth: auth,
