@@ -28,11 +28,12 @@ RUN install -D -m 0755 "$(swift build -c release --static-swift-stdlib --product
  && install -D -m 0755 scripts/docker-healthcheck.sh /staging/usr/local/bin/hearth-healthcheck \
  && install -D -m 0644 rules.json /staging/etc/hearth/rules.json
 
-# ---- run: Debian slim plus the two C libraries Hearth links (sqlite3, libcrypto) ----
+# ---- run: Debian slim plus the C libraries Hearth links (sqlite3, libcrypto, libssl) ----
 FROM debian:bookworm-slim
-# libssl3 carries libcrypto.so.3. No ca-certificates: Hearth makes no outgoing TLS calls.
+# libssl3 carries libcrypto.so.3 and libssl.so.3. ca-certificates: the authorities that
+# verify an smtp+starttls:// mail server (the only outgoing TLS Hearth makes).
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-0 libssl3 \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-0 libssl3 ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 # A fixed, unprivileged uid/gid (10001), so a bind-mounted data directory can be chowned
 # to it on the host: `chown -R 10001:10001 /srv/hearth-data`. A named volume is created
