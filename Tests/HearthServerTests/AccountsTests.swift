@@ -529,3 +529,35 @@ extension AccountsTests {
         #expect(try store.accounts.user(uid: session.user.uid)?.emailVerified == false)
     }
 }
+
+/// Issue 15: unsigned custom tokens (firebase-admin's in emulator mode) are accepted only
+/// in the emulator mode and only from loopback.
+@Suite struct UnsignedCustomTokenTests {
+    static func unsigned(uid: String) -> String {
+        let now = SQLiteTreeStore.systemMilliseconds() / 1000
+        let claims: JSONValue = ["iss": "firebase-auth-emulator@example.com", "sub": "firebase-auth-emulator@example.com",
+                                 "aud": .string(CustomTokenVerifier.audience), "uid": .string(uid), "iat": .int(now), "exp": .int(now + 3600)]
+        return Base64.encode(JSONWriter.write(["alg": "none", "typ": "JWT"]), alphabet: .url, padding: .none) + "." + Base64.encode(JSONWriter.write(claims), alphabet: .url, padding: .none) + "."
+    }
+
+    static func signIn(_ h: RouterHarness, from address: String) async -> HTTPResponse {
+        let request = HTTPRequest(method: "POST", target: "/identitytoolkit.googleapis.com/v1/accounts:signInWithCustomToken",
+                                  body: Array(#"{"token":"\#(unsigned(uid: "emu"))","returnSecureToken":true}"#.utf8), remoteAddress: address)
+        return await withCheckedContinuation { continuation in
+            h.router.handle(request, responder: HTTPResponder { continuation.resume(returning: $0) })
+        }
+    }
+
+    @Test func onlyInEmulatorModeAndOnlyFromLoopback() async throws {
+        var emulator = AuthSettings()
+        emulator.acceptEmulatorOwner = true
+        let h = try RouterHarness(settings: emulator)
+        #expect(await Self.signIn(h, from: "127.0.0.1").status == 200)
+        #expect(await Self.signIn(h, from: "::1").status == 200)
+        let remote = await Self.signIn(h, from: "203.0.113.5")
+        #expect(remote.status == 400)
+        #expect(remote.json?.objectValue?["error"]?.objectValue?["message"]?.stringValue?.hasPrefix("INVALID_CUSTOM_TOKEN : unsigned tokens") == true)
+        let plain = try RouterHarness()
+        #expect(await Self.signIn(plain, from: "127.0.0.1").status == 400)
+    }
+}
