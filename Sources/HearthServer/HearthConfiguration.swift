@@ -31,6 +31,12 @@ public struct HearthConfiguration: Sendable {
     public var logging = LoggingSettings()
     /// Peer addresses whose `X-Forwarded-For` / `X-Forwarded-Proto` are believed.
     public var trustedProxies: [String] = []
+    /// The admin console at `/console/` (issue 16): `on`, `off`, or `auto` (on unless
+    /// `trustedProxies` are set, i.e. unless Hearth is behind a public proxy).
+    public var console = "auto"
+
+    /// Whether `/console/` is served.
+    public var consoleEnabled: Bool { console == "on" || (console == "auto" && trustedProxies.isEmpty) }
     /// I/O queues serving connections; nil: one per core. Not a serve setting: tests pin
     /// it to 1 to put every connection on one queue.
     public var ioQueueCount: Int? = nil

@@ -1,6 +1,7 @@
 import HearthHTTP
 import HearthJSON
 import HearthRules
+import HearthAuth
 import Dispatch
 import HearthStore
 import HearthStreams
@@ -127,6 +128,9 @@ public final class HearthService: Sendable {
             store: store, policy: policy, pushIDs: SharedPushIDGenerator(), logger: logger, auth: auth, streams: hub)
         let (reviewStore, reviewPolicy) = (store, policy)
         context.readCache = readCache.isEnabled ? readCache : nil
+        if configuration.consoleEnabled {
+            context.console = ConsoleAccounts(store: store.console, hasher: PasswordHasher(), clock: SQLiteTreeStore.systemMilliseconds)
+        }
         // onDisconnect operations of wire sessions that were open when Hearth last stopped
         // (a crash, a kill) run now, before anyone connects.
         let ledger = OnDisconnectLedger(records: SQLiteOnDisconnectStore(store: store), database: context.database)

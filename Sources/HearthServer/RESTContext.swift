@@ -27,6 +27,8 @@ struct RESTContext: Sendable {
     var readCache: ReadCache? = nil {
         didSet { database = Database(store: store, policy: policy, readCache: readCache) }
     }
+    /// The admin console (issue 16); nil when it is off.
+    var console: ConsoleAccounts? = nil
     /// The transport-neutral core over `store`, `policy` and `readCache`.
     private(set) var database: Database
 

@@ -23,6 +23,9 @@ struct Router: HTTPHandler {
         default:
             break
         }
+        if let console = context.console, ConsoleRoute.matches(request.path) {
+            return ConsoleRoute(accounts: console, auth: context.auth).handle(request, responder: responder)
+        }
         if request.method == "OPTIONS" {
             return responder.respond(Self.preflight(request))
         }

@@ -111,6 +111,24 @@ enum Schema {
         ) STRICT;
         CREATE INDEX oob_codes_uid ON oob_codes(uid);
         """,
+        // 8: the admin console's own administrators and their sessions (issue 16): not
+        // app users; sessions kept here so a restart does not sign anyone out.
+        """
+        CREATE TABLE console_admins (
+            email         TEXT PRIMARY KEY NOT NULL,    -- lower-case
+            password_hash TEXT NOT NULL,                -- PHC scrypt, as users' passwords
+            created_at    INTEGER NOT NULL,             -- ms
+            password_at   INTEGER NOT NULL              -- ms; sessions from before are ended
+        ) STRICT;
+        CREATE TABLE console_sessions (
+            hash       TEXT PRIMARY KEY NOT NULL,       -- SHA-256 of the cookie's token
+            email      TEXT NOT NULL,
+            csrf       TEXT NOT NULL,                   -- the session's CSRF token (sent to the page)
+            created_at INTEGER NOT NULL,                -- ms
+            seen_at    INTEGER NOT NULL                 -- ms, refreshed at most once a minute
+        ) STRICT;
+        CREATE INDEX console_sessions_email ON console_sessions(email);
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -30,7 +30,7 @@ final class RouterHarness: Sendable {
     init(policy: (any AccessPolicy)? = nil, settings: AuthSettings = AuthSettings(), hasher: PasswordHasher = testHasher,
          clock: @escaping @Sendable () -> Int64 = SQLiteTreeStore.systemMilliseconds,
          readCacheBytes: Int = ReadCache.defaultMaxBytes, storeOptions: StoreOptions = StoreOptions(),
-         mailer: Mailer? = nil) throws {
+         mailer: Mailer? = nil, console: Bool = false) throws {
         let cache = readCacheBytes > 0 ? ReadCache(maxBytes: readCacheBytes) : nil
         readCache = cache
         store = try SQLiteTreeStore(directory: directory.path, options: storeOptions, onCommit: { changes, _ in
@@ -47,6 +47,7 @@ final class RouterHarness: Sendable {
             pushIDs: SharedPushIDGenerator(), logger: Logger(label: "test"), auth: auth,
             streams: StreamHub(clock: SQLiteTreeStore.systemMilliseconds))
         context.readCache = cache
+        if console { context.console = ConsoleAccounts(store: store.console, hasher: hasher, clock: clock) }
         router = Router(context: context)
     }
 

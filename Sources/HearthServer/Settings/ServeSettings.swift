@@ -34,6 +34,10 @@ public enum ServeSettings {
                 "Service-account JSON files (comma-separated in the variable) whose keys may sign custom tokens, as firebase-admin's `create_custom_token` does; Hearth's own (`hearth token --custom`) are always trusted.") {
             $0.auth.customTokenServiceAccounts = $1.list
         },
+        Setting("consoleEnabled", env: "HEARTH_CONSOLE", flag: nil, .choice(["auto", "on", "off"]), default: "auto",
+                "The admin console at `/console/`: `auto` serves it unless `trustedProxies` are set (behind a public proxy, turn it `on` deliberately).") {
+            $0.console = $1.string
+        },
         Setting("smtpURL", env: "HEARTH_SMTP_URL", flag: nil, .string, default: "(none)",
                 "SMTP server for email actions (password reset, verification): `smtp://127.0.0.1:2525` or `smtp+starttls://user:pass@host:587`. Without it no mail is sent.") {
             $0.auth.smtpURL = $1.string

@@ -1,0 +1,170 @@
+import Dispatch
+import HearthAuth
+import HearthHTTP
+import HearthJSON
+
+/// The admin console (issue 16) at `/console/`: its static files (compiled into the binary,
+/// `ConsoleAssets`) and its API under `/console/api/`. Every answer carries a strict
+/// Content-Security-Policy (no inline script), `X-Frame-Options: DENY` and `nosniff`.
+///
+/// Sessions are cookies (`HttpOnly`, `SameSite=Strict`, `Path=/console`, `Secure` when the
+/// client came over TLS through a trusted proxy). Every state-changing API call needs the
+/// session's CSRF token in `X-CSRF-Token`; the sign-in itself needs a JSON body and, when
+/// the browser sends `Origin`, the console's own origin. Errors are `{"error": "..."}`.
+struct ConsoleRoute {
+    let accounts: ConsoleAccounts
+    let auth: AuthContext
+
+    static let prefix = "/console"
+    static let cookieName = "hearth_console"
+    static let securityHeaders: [(String, String)] = [
+        ("Content-Security-Policy",
+         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+            + "font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"),
+        ("X-Frame-Options", "DENY"),
+        ("X-Content-Type-Options", "nosniff"),
+        ("Referrer-Policy", "no-referrer"),
+        ("Cross-Origin-Opener-Policy", "same-origin"),
+    ]
+
+    static func matches(_ path: String) -> Bool {
+        path == prefix || path.hasPrefix(prefix + "/")
+    }
+
+    func handle(_ request: HTTPRequest, responder: HTTPResponder) {
+        let respond: @Sendable (HTTPResponse) -> Void = { response in
+            var response = response
+            for (name, value) in Self.securityHeaders { response.headers.add(name, value) }
+            responder.respond(response)
+        }
+        let path = request.path
+        if path == Self.prefix {
+            var moved = HTTPResponse(status: 308)
+            moved.headers.add("Location", Self.prefix + "/")
+            return respond(moved)
+        }
+        if path.hasPrefix(Self.prefix + "/api/") {
+            return api(request, String(path.dropFirst(Self.prefix.count + 5)), respond: respond)
+        }
+        guard request.method == "GET" || request.method == "HEAD" else { return respond(Self.error(405, "method not allowed")) }
+        let name = path == Self.prefix + "/" ? "index.html" : String(path.dropFirst(Self.prefix.count + 1))
+        guard let asset = ConsoleAssets.files[name] else { return respond(Self.error(404, "no such console file")) }
+        var response = HTTPResponse(status: 200, body: request.method == "HEAD" ? [] : Array(asset.body.utf8))
+        response.headers.add("Content-Type", asset.contentType)
+        response.headers.add("Cache-Control", "no-cache")
+        respond(response)
+    }
+
+    static func error(_ status: Int, _ message: String) -> HTTPResponse {
+        var response = HTTPResponse(status: status, body: JSONWriter.write(.object(["error": .string(message)])))
+        response.headers.add("Content-Type", "application/json; charset=utf-8")
+        response.headers.add("Cache-Control", "no-store")
+        return response
+    }
+
+    static func json(_ value: JSONValue, status: Int = 200) -> HTTPResponse {
+        var response = HTTPResponse(status: status, body: JSONWriter.write(value))
+        response.headers.add("Content-Type", "application/json; charset=utf-8")
+        response.headers.add("Cache-Control", "no-store")
+        return response
+    }
+
+    /// The session token in the request's cookie, if any.
+    static func cookieToken(_ request: HTTPRequest) -> String? {
+        for header in request.headers.values("Cookie") {
+            for pair in header.split(separator: ";") {
+                let trimmed = pair.trimmingPrefix(while: { $0 == " " })
+                if trimmed.hasPrefix(cookieName + "=") { return String(trimmed.dropFirst(cookieName.count + 1)) }
+            }
+        }
+        return nil
+    }
+
+    func cookie(_ value: String, maxAge: Int64, request: HTTPRequest) -> String {
+        let secure = request.forwardedProto == "https" ? "; Secure" : ""
+        return "\(Self.cookieName)=\(value); Path=\(Self.prefix); HttpOnly; SameSite=Strict; Max-Age=\(maxAge)\(secure)"
+    }
+
+    // MARK: API
+
+    private func api(_ request: HTTPRequest, _ endpoint: String, respond: @escaping @Sendable (HTTPResponse) -> Void) {
+        let (accounts, auth, token) = (self.accounts, self.auth, Self.cookieToken(request))
+        let route = self
+        if endpoint == "session" && request.method == "POST" { return signIn(request, respond: respond) }
+        // Everything else needs a session (looked up off the I/O queue: SQLite).
+        auth.work.async {
+            let session: ConsoleAccounts.Session?
+            do {
+                session = try accounts.session(token: token)
+            } catch {
+                return respond(Self.error(500, "the console's sessions cannot be read"))
+            }
+            guard let session else { return respond(Self.error(401, "not signed in")) }
+            let safe = request.method == "GET" || request.method == "HEAD"
+            if !safe {
+                guard let sent = request.headers["X-CSRF-Token"], ConstantTime.equals(sent, session.csrf) else {
+                    return respond(Self.error(403, "missing or wrong CSRF token"))
+                }
+            }
+            route.signedIn(request, endpoint, session: session, respond: respond)
+        }
+    }
+
+    private func signedIn(_ request: HTTPRequest, _ endpoint: String, session: ConsoleAccounts.Session,
+                          respond: @escaping @Sendable (HTTPResponse) -> Void) {
+        switch (endpoint, request.method) {
+        case ("session", "GET"):
+            respond(Self.json(["email": .string(session.email), "csrf": .string(session.csrf)]))
+        case ("session", "DELETE"):
+            do { try accounts.signOut(token: session.token) } catch { return respond(Self.error(500, "the session could not be ended")) }
+            var response = Self.json(["signedOut": true])
+            response.headers.add("Set-Cookie", cookie("", maxAge: 0, request: request))
+            respond(response)
+        default:
+            respond(Self.error(404, "no such console API"))
+        }
+    }
+
+    /// `POST /console/api/session` `{"email", "password"}`: the same hashing pool, per-address
+    /// limit and wrong-password throttle as users' sign-in.
+    private func signIn(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) {
+        guard (request.headers["Content-Type"] ?? "").lowercased().hasPrefix("application/json") else {
+            return respond(Self.error(415, "sign in with a JSON body"))
+        }
+        if let origin = request.headers["Origin"], let host = request.headers["Host"],
+           origin != "http://\(host)", origin != "https://\(host)" {
+            return respond(Self.error(403, "sign-in from another site"))
+        }
+        guard case .object(let body)? = try? JSONParser.parse(request.body),
+              let email = body["email"]?.stringValue, let password = body["password"]?.stringValue else {
+            return respond(Self.error(400, "email and password are needed"))
+        }
+        let account = "console:" + email.lowercased()
+        if let retry = auth.limitSignIn(address: request.remoteAddress, account: account) {
+            var response = Self.error(429, "too many attempts; try again later")
+            if let wait = retry.retryAfter { response.headers.add("Retry-After", String(wait)) }
+            return respond(response)
+        }
+        let (accounts, auth, route) = (self.accounts, self.auth, self)
+        let address = request.remoteAddress
+        auth.pool.submit({ () -> Result<ConsoleAccounts.Session, ConsoleAccounts.Failure> in
+            do throws(ConsoleAccounts.Failure) { return .success(try accounts.signIn(email: email, password: password)) } catch { return .failure(error) }
+        }, completion: { result in
+            switch result {
+            case .success(.success(let session)):
+                auth.signedIn(account: account, address: address)
+                var response = Self.json(["email": .string(session.email), "csrf": .string(session.csrf)])
+                response.headers.add("Set-Cookie", route.cookie(session.token, maxAge: ConsoleAccounts.absoluteSeconds, request: request))
+                respond(response)
+            case .success(.failure(.wrongCredentials)):
+                respond(Self.error(400, "wrong email or password"))
+            case .success(.failure):
+                respond(Self.error(500, "the console's accounts cannot be read"))
+            case .failure:
+                var response = Self.error(429, "too many sign-ins at once; try again")
+                response.headers.add("Retry-After", "1")
+                respond(response)
+            }
+        })
+    }
+}

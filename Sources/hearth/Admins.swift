@@ -1,0 +1,72 @@
+import ArgumentParser
+import HearthAuth
+import HearthServer
+import HearthStore
+
+/// `hearth admins`: the admin console's administrators (issue 16). They are not app users:
+/// they sign in at `/console/` and nowhere else.
+struct Admins: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Manage the admin console's administrators (not app users).",
+        subcommands: [List.self, Add.self, Remove.self, SetPassword.self])
+
+    static func withConsole(_ dataDirectory: String, _ body: (ConsoleAccounts) throws -> Void) throws {
+        try Tool.run {
+            let store = try SQLiteTreeStore(directory: dataDirectory)
+            defer { store.close() }
+            let accounts = ConsoleAccounts(store: store.console, hasher: PasswordHasher(), clock: SQLiteTreeStore.systemMilliseconds)
+            do {
+                try body(accounts)
+            } catch let failure as ConsoleAccounts.Failure {
+                throw Tool.fail(failure.description)
+            }
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the administrators' emails.")
+        @OptionGroup var data: DataDirectoryOption
+        func run() throws {
+            try Admins.withConsole(data.path) { accounts in
+                for admin in try accounts.list() { print(admin.email) }
+            }
+        }
+    }
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add an administrator.",
+            discussion: "On a terminal the password is asked for twice, without echo; otherwise it is the first line of standard input.")
+        @OptionGroup var data: DataDirectoryOption
+        @Option(help: "The administrator's email address.") var email: String
+        func run() throws {
+            let password = try PasswordInput.read()
+            try Admins.withConsole(data.path) { try $0.add(email: email, password: password) }
+            print("added administrator \(email.lowercased())")
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove an administrator; their console sessions end.")
+        @OptionGroup var data: DataDirectoryOption
+        @Argument(help: "The administrator's email address.") var email: String
+        func run() throws {
+            try Admins.withConsole(data.path) { try $0.remove(email: email) }
+            print("removed administrator \(email.lowercased())")
+        }
+    }
+
+    struct SetPassword: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-password",
+            abstract: "Set an administrator's password; their console sessions end.",
+            discussion: "On a terminal the password is asked for twice, without echo; otherwise it is the first line of standard input.")
+        @OptionGroup var data: DataDirectoryOption
+        @Argument(help: "The administrator's email address.") var email: String
+        func run() throws {
+            let password = try PasswordInput.read()
+            try Admins.withConsole(data.path) { try $0.setPassword(email: email, password: password) }
+            print("set the password of \(email.lowercased())")
+        }
+    }
+}
