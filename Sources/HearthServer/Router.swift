@@ -24,7 +24,7 @@ struct Router: HTTPHandler {
             break
         }
         if let console = context.console, ConsoleRoute.matches(request.path) {
-            return ConsoleRoute(accounts: console, auth: context.auth).handle(request, responder: responder)
+            return ConsoleRoute(accounts: console, context: context).handle(request, responder: responder)
         }
         if request.method == "OPTIONS" {
             return responder.respond(Self.preflight(request))
@@ -74,7 +74,7 @@ struct Router: HTTPHandler {
         }
     }
 
-    private func dispatch(_ rest: RESTRequest, credential: Authenticator.Credential, responder: HTTPResponder) {
+    func dispatch(_ rest: RESTRequest, credential: Authenticator.Credential, responder: HTTPResponder) {
         var credential = credential
         if let override = rest.options.authOverride {
             // Only an admin may speak as someone else; it is then judged by the rules as them.

@@ -51,6 +51,8 @@ public struct ConsoleAccounts: Sendable {
         public var token: String
         public var csrf: String
         public var email: String
+        /// When it began, ms.
+        public var createdAt: Int64
     }
 
     static func normalized(_ email: String) throws(Failure) -> String {
@@ -114,7 +116,7 @@ public struct ConsoleAccounts: Sendable {
         let csrf = try wrap { try SecretToken.generate() }
         let now = clock()
         try wrap { try store.addSession(ConsoleStore.SessionRecord(hash: SecretToken.hash(token), email: admin.email, csrf: csrf, createdAt: now, seenAt: now)) }
-        return Session(token: token, csrf: csrf, email: admin.email)
+        return Session(token: token, csrf: csrf, email: admin.email, createdAt: now)
     }
 
     /// The live session of `token`, if any: not idle for `idleSeconds`, not older than
@@ -133,7 +135,7 @@ public struct ConsoleAccounts: Sendable {
             return nil
         }
         if now - record.seenAt >= Self.touchEverySeconds * 1000 { try wrap { try store.touchSession(hash: hash, at: now) } }
-        return Session(token: token, csrf: record.csrf, email: record.email)
+        return Session(token: token, csrf: record.csrf, email: record.email, createdAt: record.createdAt)
     }
 
     public func signOut(token: String?) throws(Failure) {

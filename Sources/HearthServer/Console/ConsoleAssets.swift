@@ -13,6 +13,7 @@ enum ConsoleAssets {
         "api.js": File(contentType: "text/javascript; charset=utf-8", body: apiJS),
         "app.js": File(contentType: "text/javascript; charset=utf-8", body: appJS),
         "signin.js": File(contentType: "text/javascript; charset=utf-8", body: signInJS),
+        "data.js": File(contentType: "text/javascript; charset=utf-8", body: dataJS),
     ]
 
     static let indexHTML = """
@@ -53,6 +54,15 @@ enum ConsoleAssets {
         label { display: grid; gap: 0.25rem; }
         input, button, textarea { font: inherit; padding: 0.3rem 0.5rem; }
         button:focus-visible, a:focus-visible, input:focus-visible { outline: 3px solid #e8a33d; }
+        ul.tree, ul.tree ul { list-style: none; padding-left: 1.25rem; margin: 0; }
+        ul.tree { padding-left: 0; }
+        ul.tree li { margin: 0.2rem 0; }
+        .key { font-weight: 600; }
+        .value { font-family: ui-monospace, monospace; margin-right: 0.5rem; }
+        li button { margin-left: 0.25rem; font-size: 0.8rem; padding: 0.05rem 0.4rem; }
+        li button.toggle { margin: 0 0.25rem 0 0; width: 1.6rem; }
+        form.add { display: flex; gap: 0.25rem; margin: 0.25rem 0 0.25rem 1.25rem; }
+        form.add input { font-size: 0.85rem; }
 
         """
 
@@ -96,6 +106,32 @@ enum ConsoleAssets {
           async signOut() {
             await this.request('DELETE', 'session');
             this.csrf = null;
+          }
+
+          // The database's REST API as an administrator: `path` is "/" or "/a/b".
+          static restURL(path, query = '') {
+            const location = path === '/' ? '/' : path.split('/').map(encodeURIComponent).join('/');
+            return `api/rest${location}.json${query}`;
+          }
+
+          shallow(path) {
+            return this.request('GET', ConsoleAPI.restURL(path, '?shallow=true').slice(4));
+          }
+
+          set(path, value) {
+            return this.request('PUT', ConsoleAPI.restURL(path).slice(4), value);
+          }
+
+          remove(path) {
+            return this.request('DELETE', ConsoleAPI.restURL(path).slice(4));
+          }
+
+          // Live changes under `path` (server-sent events, the session's cookie).
+          watch(path, onChange) {
+            const source = new EventSource(ConsoleAPI.restURL(path));
+            source.addEventListener('put', onChange);
+            source.addEventListener('patch', onChange);
+            return source;
           }
         }
 
@@ -142,6 +178,7 @@ enum ConsoleAssets {
         // The console's shell: signs in, then shows the screens; one module per screen.
         import { ConsoleAPI } from './api.js';
         import { renderSignIn } from './signin.js';
+        import { DataScreen } from './data.js';
 
         const api = new ConsoleAPI();
         const main = document.getElementById('main');
@@ -169,16 +206,19 @@ enum ConsoleAssets {
           });
         }
 
+        let screen = null;
+
         function showSignedIn(session) {
           who.textContent = session.email;
           signOutButton.hidden = false;
-          main.replaceChildren();
-          const heading = document.createElement('h2');
-          heading.textContent = 'Signed in';
-          main.append(heading);
+          // The Data screen first (the others come with the next screens).
+          screen = new DataScreen(main, api, announce);
+          screen.open();
         }
 
         signOutButton.addEventListener('click', async () => {
+          screen?.close();
+          screen = null;
           try {
             await api.signOut();
           } catch (error) {
@@ -188,6 +228,238 @@ enum ConsoleAssets {
         });
 
         api.session().then(showSignedIn, showSignedOut);
+
+        """
+
+    static let dataJS = """
+        // The Data screen: the tree, read lazily (shallow reads), leaf values shown, the
+        // node last opened watched live (server-sent events); add, edit (JSON checked
+        // before sending) and delete (confirmed).
+        const join = (path, key) => (path === '/' ? '' : path) + '/' + key;
+        const label = (path) => (path === '/' ? '/' : path.slice(path.lastIndexOf('/') + 1));
+
+        export class DataScreen {
+          constructor(main, api, announce) {
+            this.main = main;
+            this.api = api;
+            this.announce = announce;
+            this.expanded = new Set(['/']);
+            this.watched = null;
+            this.generations = new WeakMap();
+          }
+
+          open() {
+            this.main.replaceChildren();
+            const heading = document.createElement('h2');
+            heading.id = 'data-title';
+            heading.textContent = 'Data';
+            this.tree = document.createElement('ul');
+            this.tree.className = 'tree';
+            this.tree.setAttribute('role', 'tree');
+            this.tree.setAttribute('aria-labelledby', 'data-title');
+            this.main.append(heading, this.tree);
+            const root = this.nodeItem('/');
+            this.tree.append(root);
+            this.expand(root, '/');
+          }
+
+          close() {
+            this.watched?.close();
+            this.watched = null;
+          }
+
+          nodeItem(path) {
+            const item = document.createElement('li');
+            item.setAttribute('role', 'treeitem');
+            item.dataset.path = path;
+            const toggle = document.createElement('button');
+            toggle.type = 'button';
+            toggle.className = 'toggle';
+            toggle.setAttribute('aria-label', `Expand ${label(path)}`);
+            toggle.textContent = '▸';
+            const key = document.createElement('span');
+            key.className = 'key';
+            key.textContent = label(path);
+            item.append(toggle, ' ', key);
+            if (path !== '/') item.append(this.deleteButton(path));
+            toggle.addEventListener('click', () => {
+              if (this.expanded.has(path)) this.collapse(item, path);
+              else this.expand(item, path);
+            });
+            item.setAttribute('aria-expanded', 'false');
+            return item;
+          }
+
+          leafItem(path, value) {
+            const item = document.createElement('li');
+            item.setAttribute('role', 'treeitem');
+            item.dataset.path = path;
+            const key = document.createElement('span');
+            key.className = 'key';
+            key.textContent = label(path);
+            const shown = document.createElement('span');
+            shown.className = 'value';
+            shown.textContent = JSON.stringify(value);
+            const edit = document.createElement('button');
+            edit.type = 'button';
+            edit.textContent = 'Edit';
+            edit.setAttribute('aria-label', `Edit ${label(path)}`);
+            edit.addEventListener('click', () => this.editLeaf(item, path, value));
+            item.append(key, ': ', shown, edit, this.deleteButton(path));
+            return item;
+          }
+
+          deleteButton(path) {
+            const button = document.createElement('button');
+            button.type = 'button';
+            button.textContent = 'Delete';
+            button.setAttribute('aria-label', `Delete ${label(path)}`);
+            button.addEventListener('click', async () => {
+              if (!window.confirm(`Delete ${path} and everything under it?`)) return;
+              await this.attempt(() => this.api.remove(path));
+              await this.refresh(path.slice(0, path.lastIndexOf('/')) || '/');
+            });
+            return button;
+          }
+
+          editLeaf(item, path, value) {
+            const form = document.createElement('form');
+            form.className = 'add';
+            const input = document.createElement('input');
+            input.value = JSON.stringify(value);
+            input.setAttribute('aria-label', `New value of ${label(path)} (JSON)`);
+            const save = document.createElement('button');
+            save.type = 'submit';
+            save.textContent = 'Save';
+            form.append(input, save);
+            form.addEventListener('submit', async (event) => {
+              event.preventDefault();
+              const parsed = this.parse(input.value);
+              if (parsed === undefined) return;
+              if (await this.attempt(() => this.api.set(path, parsed))) {
+                await this.refresh(path.slice(0, path.lastIndexOf('/')) || '/');
+              }
+            });
+            item.replaceChildren(form);
+            input.focus();
+          }
+
+          addForm(path) {
+            const form = document.createElement('form');
+            form.className = 'add';
+            const key = document.createElement('input');
+            key.setAttribute('aria-label', `New key under ${label(path)}`);
+            key.placeholder = 'key';
+            const value = document.createElement('input');
+            value.setAttribute('aria-label', `Value of the new key under ${label(path)} (JSON)`);
+            value.placeholder = 'JSON value';
+            const add = document.createElement('button');
+            add.type = 'submit';
+            add.textContent = 'Add';
+            form.append(key, value, add);
+            form.addEventListener('submit', async (event) => {
+              event.preventDefault();
+              if (!key.value || /[.#$\\[\\]\\/]/.test(key.value)) {
+                this.announce('A key may not be empty or contain . # $ [ ] /');
+                return;
+              }
+              const parsed = this.parse(value.value);
+              if (parsed === undefined) return;
+              if (await this.attempt(() => this.api.set(join(path, key.value), parsed))) await this.refresh(path);
+            });
+            return form;
+          }
+
+          parse(text) {
+            try {
+              return JSON.parse(text);
+            } catch (error) {
+              this.announce(`Not valid JSON: ${error.message}`);
+              return undefined;
+            }
+          }
+
+          async attempt(action) {
+            try {
+              await action();
+              this.announce('');
+              return true;
+            } catch (error) {
+              this.announce(error.message);
+              return false;
+            }
+          }
+
+          itemFor(path) {
+            return [...this.tree.querySelectorAll('li[role="treeitem"]')].find((item) => item.dataset.path === path);
+          }
+
+          async expand(item, path) {
+            this.expanded.add(path);
+            item.setAttribute('aria-expanded', 'true');
+            item.querySelector('.toggle').textContent = '▾';
+            await this.renderChildren(item, path);
+            this.watch(path);
+          }
+
+          collapse(item, path) {
+            this.expanded.delete(path);
+            this.generations.set(item, (this.generations.get(item) || 0) + 1);  // a render under way is dropped
+            item.setAttribute('aria-expanded', 'false');
+            item.querySelector('.toggle').textContent = '▸';
+            item.querySelector(':scope > ul')?.remove();
+            item.querySelector(':scope > form.add')?.remove();
+          }
+
+          async refresh(path) {
+            const item = this.itemFor(path);
+            if (item && this.expanded.has(path)) await this.renderChildren(item, path);
+          }
+
+          async renderChildren(item, path) {
+            // Changes can arrive while a render waits for the server: only the newest
+            // render of an item is shown.
+            const generation = (this.generations.get(item) || 0) + 1;
+            this.generations.set(item, generation);
+            let children;
+            try {
+              children = await this.api.shallow(path);
+            } catch (error) {
+              this.announce(error.message);
+              return;
+            }
+            // `shallow` answers `true` for every child; a child's own shallow read is its
+            // value when it is a leaf, an object of `true`s when it has children.
+            const keys = children && typeof children === 'object' ? Object.keys(children).sort((a, b) => a.localeCompare(b)) : [];
+            const values = await Promise.all(keys.map((key) => this.api.shallow(join(path, key)).catch(() => null)));
+            if (this.generations.get(item) !== generation) return;
+            const group = document.createElement('ul');
+            group.setAttribute('role', 'group');
+            keys.forEach((key, index) => {
+              const childPath = join(path, key);
+              const value = values[index];
+              if (value !== null && typeof value === 'object') {
+                const child = this.nodeItem(childPath);
+                group.append(child);
+                if (this.expanded.has(childPath)) this.expand(child, childPath);
+              } else {
+                group.append(this.leafItem(childPath, value));
+              }
+            });
+            item.querySelector(':scope > ul')?.remove();
+            item.querySelector(':scope > form.add')?.remove();
+            item.append(group, this.addForm(path));
+          }
+
+          watch(path) {
+            this.watched?.close();
+            let first = true;
+            this.watched = this.api.watch(path, () => {
+              if (first) { first = false; return; }  // the snapshot: already shown
+              this.refresh(path);
+            });
+          }
+        }
 
         """
 }

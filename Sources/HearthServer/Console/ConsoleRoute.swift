@@ -13,7 +13,8 @@ import HearthJSON
 /// the browser sends `Origin`, the console's own origin. Errors are `{"error": "..."}`.
 struct ConsoleRoute {
     let accounts: ConsoleAccounts
-    let auth: AuthContext
+    let context: RESTContext
+    var auth: AuthContext { context.auth }
 
     static let prefix = "/console"
     static let cookieName = "hearth_console"
@@ -44,7 +45,7 @@ struct ConsoleRoute {
             return respond(moved)
         }
         if path.hasPrefix(Self.prefix + "/api/") {
-            return api(request, String(path.dropFirst(Self.prefix.count + 5)), respond: respond)
+            return api(request, String(path.dropFirst(Self.prefix.count + 5)), respond: respond, raw: responder)
         }
         guard request.method == "GET" || request.method == "HEAD" else { return respond(Self.error(405, "method not allowed")) }
         let name = path == Self.prefix + "/" ? "index.html" : String(path.dropFirst(Self.prefix.count + 1))
@@ -87,7 +88,7 @@ struct ConsoleRoute {
 
     // MARK: API
 
-    private func api(_ request: HTTPRequest, _ endpoint: String, respond: @escaping @Sendable (HTTPResponse) -> Void) {
+    private func api(_ request: HTTPRequest, _ endpoint: String, respond: @escaping @Sendable (HTTPResponse) -> Void, raw: HTTPResponder) {
         let (accounts, auth, token) = (self.accounts, self.auth, Self.cookieToken(request))
         let route = self
         if endpoint == "session" && request.method == "POST" { return signIn(request, respond: respond) }
@@ -106,12 +107,15 @@ struct ConsoleRoute {
                     return respond(Self.error(403, "missing or wrong CSRF token"))
                 }
             }
-            route.signedIn(request, endpoint, session: session, respond: respond)
+            route.signedIn(request, endpoint, session: session, respond: respond, raw: raw)
         }
     }
 
     private func signedIn(_ request: HTTPRequest, _ endpoint: String, session: ConsoleAccounts.Session,
-                          respond: @escaping @Sendable (HTTPResponse) -> Void) {
+                          respond: @escaping @Sendable (HTTPResponse) -> Void, raw: HTTPResponder) {
+        if endpoint == "rest" || endpoint.hasPrefix("rest/") {
+            return rest(request, String(endpoint.dropFirst("rest".count)), session: session, responder: raw)
+        }
         switch (endpoint, request.method) {
         case ("session", "GET"):
             respond(Self.json(["email": .string(session.email), "csrf": .string(session.csrf)]))
@@ -123,6 +127,24 @@ struct ConsoleRoute {
         default:
             respond(Self.error(404, "no such console API"))
         }
+    }
+
+    /// `/console/api/rest/<location>`: the database's REST API (reads, writes, `shallow`,
+    /// queries, streams) as an administrator, for the signed-in console. Writes passed the
+    /// CSRF check above. A stream ends when the session would (its absolute expiry).
+    private func rest(_ request: HTTPRequest, _ location: String, session: ConsoleAccounts.Session, responder: HTTPResponder) {
+        var inner = request
+        inner.path = location.isEmpty ? "/" : location
+        inner.target = inner.path + (request.query.map { "?" + $0 } ?? "")
+        let rest: RESTRequest
+        do {
+            rest = try RESTRequest(inner)
+        } catch {
+            return responder.respond(error.response)
+        }
+        let admin = Authenticator.Credential(caller: Caller(auth: .null, isAdmin: true),
+                                             expiresAt: session.createdAt + ConsoleAccounts.absoluteSeconds * 1000)
+        Router(context: context).dispatch(rest, credential: admin, responder: responder)
     }
 
     /// `POST /console/api/session` `{"email", "password"}`: the same hashing pool, per-address

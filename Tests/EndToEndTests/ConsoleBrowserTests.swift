@@ -1,0 +1,40 @@
+import Foundation
+import Testing
+
+/// The admin console in a real browser (issue 16): headless Chromium through
+/// chromium-driver and selenium (`Python/console_browser.py`) against the built binary:
+/// sign in (a wrong password announced first), the Data screen with leaf values, lazy
+/// browsing, an edit seen through REST, a bad JSON refused before sending, a REST write
+/// appearing without a reload, add and delete, sign-out.
+@Suite struct ConsoleBrowserTests {
+    static let checks = [
+        "sign_in_form", "wrong_password_announced", "sign_in_opens_data_with_leaf_values", "browse_lazily",
+        "invalid_json_is_refused_before_sending", "edit_seen_through_rest", "rest_write_appears_without_reload",
+        "add_and_delete", "sign_out",
+    ]
+
+    @Test func theDataScreenInChromium() throws {
+        let python = try pythonInterpreter()
+        let dir = TemporaryDirectory(), profile = TemporaryDirectory()
+        let server = try HearthProcess.serve(dataDirectory: dir.path)
+        #expect(try run(HearthProcess.binaryPath, ["admins", "add", "--email", "ops@example.com", "--data-dir", dir.path],
+                        input: "a long admin password\n").status == 0)
+        let admin = try run(HearthProcess.binaryPath, ["token", "--admin", "--data-dir", dir.path]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let seeded = try curl("PUT", server.baseURL + "/.json?auth=\(admin)",
+                              body: #"{"motd":"hello","cities":{"oslo":{"name":"Oslo","temp":3}}}"#)
+        #expect(seeded.status == 200)
+        let result = try runPythonDriver(python, script: "console_browser.py",
+                                         arguments: [server.baseURL, "ops@example.com", "a long admin password", admin, profile.path],
+                                         environment: [:])
+        var seen: [String: (Bool, String)] = [:]
+        for line in result.stdout.split(separator: "\n") {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  let name = object["name"] as? String, let ok = object["ok"] as? Bool else { continue }
+            seen[name] = (ok, String(line))
+        }
+        for name in Self.checks {
+            #expect(seen[name]?.0 == true, "\(name): \(seen[name]?.1 ?? "no line")\nstderr: \(result.stderr.suffix(2000))")
+        }
+        #expect(result.status == 0 && result.stdout.hasSuffix("done\n"), "\(result.stdout)\n\(result.stderr.suffix(2000))")
+    }
+}

@@ -1,0 +1,167 @@
+"""The admin console in a real browser: Debian's chromium through chromium-driver, driven
+with selenium (PyPI). Used by Tests/EndToEndTests/ConsoleBrowserTests.swift.
+
+Arguments: BASE_URL EMAIL PASSWORD ADMIN_TOKEN PROFILE_DIR. The data is seeded by the Swift
+test: {"motd": "hello", "cities": {"oslo": {"name": "Oslo", "temp": 3}}}.
+
+Prints one JSON line per check {"name", "ok", "details"}, then `done`.
+"""
+import json
+import sys
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+BASE, EMAIL, PASSWORD, ADMIN, PROFILE = sys.argv[1:6]
+WAIT = 20
+
+
+def report(name, ok, details=None):
+    print(json.dumps({'name': name, 'ok': bool(ok), 'details': details}, default=str), flush=True)
+
+
+def rest(method, path, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(f'{BASE}{path}.json?auth={ADMIN}', data=data, method=method)
+    with urllib.request.urlopen(request, timeout=WAIT) as response:
+        return json.loads(response.read())
+
+
+def until(driver, condition, what):
+    try:
+        return WebDriverWait(driver, WAIT).until(lambda d: condition(d))
+    except TimeoutException:
+        raise AssertionError(f'timed out waiting for {what}')
+
+
+def field(driver, label):
+    return driver.find_element(By.XPATH, f"//label[normalize-space(text())='{label}']/input")
+
+
+def item(driver, path):
+    """The tree item of `path`, or None (looked up afresh: the tree re-renders)."""
+    return driver.execute_script(
+        "return [...document.querySelectorAll('li[data-path]')].find((e) => e.dataset.path === arguments[0]) || null", path)
+
+
+def value_of(driver, path):
+    """The shown value of the leaf at `path` (its JSON text), or None."""
+    return driver.execute_script(
+        "const li = [...document.querySelectorAll('li[data-path]')].find((e) => e.dataset.path === arguments[0]);"
+        "const span = li && li.querySelector(':scope > .value'); return span ? span.textContent : null;", path)
+
+
+def check(name, body):
+    try:
+        ok, details = body()
+    except Exception as error:  # pylint: disable=broad-except
+        ok, details = False, f'{type(error).__name__}: {error}'
+    report(name, ok, details)
+
+
+def main():
+    options = Options()
+    options.binary_location = '/usr/bin/chromium'
+    for argument in ('--headless=new', '--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', f'--user-data-dir={PROFILE}'):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service('/usr/bin/chromedriver'), options=options)
+    alert = lambda: driver.find_element(By.CSS_SELECTOR, '[role="alert"]').text  # noqa: E731
+    try:
+        driver.get(BASE + '/console/')
+
+        def sign_in_form():
+            until(driver, lambda d: d.find_elements(By.XPATH, "//button[normalize-space(text())='Sign in']"), 'the sign-in form')
+            return True, driver.title
+        check('sign_in_form', sign_in_form)
+
+        def wrong_password():
+            field(driver, 'Email').send_keys(EMAIL)
+            field(driver, 'Password').send_keys('not the password')
+            driver.find_element(By.XPATH, "//button[normalize-space(text())='Sign in']").click()
+            until(driver, lambda d: alert(), 'an error in the alert region')
+            return alert() == 'wrong email or password', alert()
+        check('wrong_password_announced', wrong_password)
+
+        def sign_in():
+            password = field(driver, 'Password')
+            password.clear()
+            password.send_keys(PASSWORD)
+            driver.find_element(By.XPATH, "//button[normalize-space(text())='Sign in']").click()
+            until(driver, lambda d: d.find_elements(By.XPATH, "//button[normalize-space(text())='Sign out' and not(@hidden)]"), 'Sign out')
+            until(driver, lambda d: value_of(d, '/motd'), 'the Data screen with leaf values')
+            heading = driver.find_element(By.TAG_NAME, 'h2').text
+            return heading == 'Data' and value_of(driver, '/motd') == '"hello"', [heading, value_of(driver, '/motd')]
+        check('sign_in_opens_data_with_leaf_values', sign_in)
+
+        def browse():
+            driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Expand cities"]').click()
+            until(driver, lambda d: item(d, '/cities/oslo'), 'oslo under cities')
+            driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Expand oslo"]').click()
+            until(driver, lambda d: value_of(d, '/cities/oslo/temp'), 'the leaves of oslo')
+            return value_of(driver, '/cities/oslo/name') == '"Oslo"' and value_of(driver, '/cities/oslo/temp') == '3', \
+                [value_of(driver, '/cities/oslo/name'), value_of(driver, '/cities/oslo/temp')]
+        check('browse_lazily', browse)
+
+        def edit(text):
+            driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Edit temp"]').click()
+            box = driver.find_element(By.CSS_SELECTOR, 'input[aria-label="New value of temp (JSON)"]')
+            box.clear()
+            box.send_keys(text)
+            driver.find_element(By.XPATH, "//button[normalize-space(text())='Save']").click()
+
+        def invalid_json():
+            edit('{bad')
+            until(driver, lambda d: alert().startswith('Not valid JSON'), 'the JSON error')
+            still = rest('GET', '/cities/oslo/temp')
+            return still == 3, [alert(), still]
+        check('invalid_json_is_refused_before_sending', invalid_json)
+
+        def edit_value():
+            box = driver.find_element(By.CSS_SELECTOR, 'input[aria-label="New value of temp (JSON)"]')
+            box.clear()
+            box.send_keys('5')
+            driver.find_element(By.XPATH, "//button[normalize-space(text())='Save']").click()
+            until(driver, lambda d: value_of(d, '/cities/oslo/temp') == '5', 'the edited value')
+            seen = rest('GET', '/cities/oslo/temp')
+            return seen == 5, seen
+        check('edit_seen_through_rest', edit_value)
+
+        def live():
+            rest('PUT', '/cities/oslo/temp', 7)
+            until(driver, lambda d: value_of(d, '/cities/oslo/temp') == '7', 'the REST write, live')
+            rest('PUT', '/cities/oslo/wind', 4)
+            until(driver, lambda d: value_of(d, '/cities/oslo/wind') == '4', 'a new child, live')
+            return True, None
+        check('rest_write_appears_without_reload', live)
+
+        def add_and_delete():
+            driver.find_element(By.CSS_SELECTOR, 'input[aria-label="New key under oslo"]').send_keys('note')
+            driver.find_element(By.CSS_SELECTOR, 'input[aria-label="Value of the new key under oslo (JSON)"]').send_keys('"windy"')
+            driver.find_elements(By.XPATH, "//li[@data-path='/cities/oslo']/form[@class='add']/button")[0].click()
+            until(driver, lambda d: value_of(d, '/cities/oslo/note') == '"windy"', 'the added child')
+            added = rest('GET', '/cities/oslo/note')
+            driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Delete note"]').click()
+            driver.switch_to.alert.accept()
+            until(driver, lambda d: item(d, '/cities/oslo/note') is None, 'the deleted child gone')
+            return added == 'windy' and rest('GET', '/cities/oslo/note') is None, added
+        check('add_and_delete', add_and_delete)
+
+        def sign_out():
+            driver.find_element(By.XPATH, "//button[normalize-space(text())='Sign out']").click()
+            until(driver, lambda d: d.find_elements(By.XPATH, "//button[normalize-space(text())='Sign in']"), 'the sign-in form again')
+            driver.get(BASE + '/console/')
+            until(driver, lambda d: d.find_elements(By.XPATH, "//button[normalize-space(text())='Sign in']"), 'still signed out after a reload')
+            return True, None
+        check('sign_out', sign_out)
+    finally:
+        driver.quit()
+
+
+if __name__ == '__main__':
+    main()
+    print('done', flush=True)
