@@ -78,10 +78,12 @@ struct NoRuleData: RuleDataSource {
 
 /// The store's view of the data, as the rules read it (`data`, `root`; `newData` is an
 /// overlay over it built by the rules engine).
-struct StoreRuleSource: RuleDataSource {
+public struct StoreRuleSource: RuleDataSource {
     let view: any TreeView
 
-    func leaf(at path: DataPath) throws -> JSONValue? { try view.leaf(at: path) }
-    func childKeys(at path: DataPath) throws -> [String] { try view.childKeys(at: path) }
-    func exists(at path: DataPath) throws -> Bool { try view.exists(at: path) }
+    public init(view: any TreeView) { self.view = view }
+
+    public func leaf(at path: DataPath) throws -> JSONValue? { try view.leaf(at: path) }
+    public func childKeys(at path: DataPath) throws -> [String] { try view.childKeys(at: path) }
+    public func exists(at path: DataPath) throws -> Bool { try view.exists(at: path) }
 }

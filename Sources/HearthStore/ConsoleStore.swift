@@ -136,6 +136,44 @@ public struct ConsoleStore: Sendable {
     }
 }
 
+extension ConsoleStore {
+    public struct RulesVersion: Sendable, Equatable {
+        public var id: Int64
+        public var savedAt: Int64
+        public var savedBy: String
+        public var text: String
+    }
+
+    /// Records a saved rules file; keeps the newest `keep`.
+    public func recordRules(_ text: String, by email: String, at time: Int64, keep: Int) throws {
+        try store.onWriter { connection in
+            try connection.execute("BEGIN IMMEDIATE")
+            do {
+                try connection.statement("INSERT INTO rules_history(saved_at, saved_by, text) VALUES (?, ?, ?)")
+                    .run([.integer(time), .text(email), .text(text)])
+                try connection.statement("DELETE FROM rules_history WHERE id NOT IN (SELECT id FROM rules_history ORDER BY id DESC LIMIT ?)")
+                    .run([.integer(Int64(keep))])
+                try connection.execute("COMMIT")
+            } catch {
+                try? connection.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    /// The recorded versions, newest first.
+    public func rulesHistory() throws -> [RulesVersion] {
+        try store.onReader { connection in
+            let stmt = try connection.statement("SELECT id, saved_at, saved_by, text FROM rules_history ORDER BY id DESC")
+            try stmt.reset()
+            defer { try? stmt.reset() }
+            var all: [RulesVersion] = []
+            while try stmt.step() { all.append(RulesVersion(id: stmt.int64(0), savedAt: stmt.int64(1), savedBy: stmt.text(2), text: stmt.text(3))) }
+            return all
+        }
+    }
+}
+
 extension SQLiteTreeStore {
     /// The admin console's administrators and sessions.
     public var console: ConsoleStore { ConsoleStore(store: self) }

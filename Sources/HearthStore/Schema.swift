@@ -128,6 +128,12 @@ enum Schema {
             seen_at    INTEGER NOT NULL                 -- ms, refreshed at most once a minute
         ) STRICT;
         CREATE INDEX console_sessions_email ON console_sessions(email);
+        CREATE TABLE rules_history (
+            id       INTEGER PRIMARY KEY,              -- increasing
+            saved_at INTEGER NOT NULL,                 -- ms
+            saved_by TEXT NOT NULL,                    -- the administrator's email
+            text     TEXT NOT NULL                     -- the rules file as saved
+        ) STRICT;
         """,
     ]
 

@@ -5,12 +5,15 @@ import Testing
 /// chromium-driver and selenium (`Python/console_browser.py`) against the built binary:
 /// sign in (a wrong password announced first), the Data screen with leaf values, lazy
 /// browsing, an edit seen through REST, a bad JSON refused before sending, a REST write
-/// appearing without a reload, add and delete, sign-out.
+/// appearing without a reload, add and delete; the Rules screen (highlighted, a broken
+/// file's error with its line before saving, save, history) and the simulator's trace;
+/// sign-out.
 @Suite struct ConsoleBrowserTests {
     static let checks = [
         "sign_in_form", "wrong_password_announced", "sign_in_opens_data_with_leaf_values", "browse_lazily",
         "invalid_json_is_refused_before_sending", "edit_seen_through_rest", "rest_write_appears_without_reload",
-        "add_and_delete", "sign_out",
+        "add_and_delete", "rules_shown_highlighted", "broken_rules_show_their_line_and_are_not_saved",
+        "rules_saved_and_in_history", "simulator_with_trace", "sign_out",
     ]
 
     @Test func theDataScreenInChromium() throws {

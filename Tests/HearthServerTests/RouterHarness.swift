@@ -30,7 +30,7 @@ final class RouterHarness: Sendable {
     init(policy: (any AccessPolicy)? = nil, settings: AuthSettings = AuthSettings(), hasher: PasswordHasher = testHasher,
          clock: @escaping @Sendable () -> Int64 = SQLiteTreeStore.systemMilliseconds,
          readCacheBytes: Int = ReadCache.defaultMaxBytes, storeOptions: StoreOptions = StoreOptions(),
-         mailer: Mailer? = nil, console: Bool = false) throws {
+         mailer: Mailer? = nil, console: Bool = false, rulesFile: String? = nil) throws {
         let cache = readCacheBytes > 0 ? ReadCache(maxBytes: readCacheBytes) : nil
         readCache = cache
         store = try SQLiteTreeStore(directory: directory.path, options: storeOptions, onCommit: { changes, _ in
@@ -42,12 +42,19 @@ final class RouterHarness: Sendable {
             auth.actionMail = EmailActionMail(linkBase: "https://app.example.com/action", appName: settings.projectID)
         }
         self.auth = auth
+        let rulesPolicy = try RulesAccessPolicy(rules: RuleSet.compile(rulesFile ?? Self.openRules))
         var context = RESTContext(
-            store: store, policy: try policy ?? RulesAccessPolicy(rules: RuleSet.compile(Self.openRules)),
+            store: store, policy: policy ?? rulesPolicy,
             pushIDs: SharedPushIDGenerator(), logger: Logger(label: "test"), auth: auth,
             streams: StreamHub(clock: SQLiteTreeStore.systemMilliseconds))
         context.readCache = cache
         if console { context.console = ConsoleAccounts(store: store.console, hasher: hasher, clock: clock) }
+        if let rulesFile {
+            // A rules file the console (and `/.settings/rules.json`) can read and replace.
+            let path = directory.path + "/rules.json"
+            try Data(rulesFile.utf8).write(to: URL(fileURLWithPath: path))
+            context.rulesSettings = RulesSettings(path: path, policy: rulesPolicy, replaced: {})
+        }
         router = Router(context: context)
     }
 

@@ -14,6 +14,7 @@ enum ConsoleAssets {
         "app.js": File(contentType: "text/javascript; charset=utf-8", body: appJS),
         "signin.js": File(contentType: "text/javascript; charset=utf-8", body: signInJS),
         "data.js": File(contentType: "text/javascript; charset=utf-8", body: dataJS),
+        "rules.js": File(contentType: "text/javascript; charset=utf-8", body: rulesJS),
     ]
 
     static let indexHTML = """
@@ -29,7 +30,7 @@ enum ConsoleAssets {
         <body>
         <header>
           <h1>Hearth</h1>
-          <nav id="nav" aria-label="Screens" hidden></nav>
+          <nav id="nav" aria-label="Screens" hidden><button type="button" data-screen="data">Data</button><button type="button" data-screen="rules">Rules</button></nav>
           <span id="who"></span>
           <button id="sign-out" type="button" hidden>Sign out</button>
         </header>
@@ -63,6 +64,17 @@ enum ConsoleAssets {
         li button.toggle { margin: 0 0.25rem 0 0; width: 1.6rem; }
         form.add { display: flex; gap: 0.25rem; margin: 0.25rem 0 0.25rem 1.25rem; }
         form.add input { font-size: 0.85rem; }
+        header nav button { background: none; color: #fff; border: 1px solid #777; }
+        header nav button[aria-current="page"] { border-color: #e8a33d; }
+        .rules-editor { display: grid; gap: 0.5rem; }
+        .rules-editor textarea { font-family: ui-monospace, monospace; font-size: 0.9rem; min-height: 14rem; }
+        pre.highlight { background: #fff; border: 1px solid #ddd; padding: 0.5rem; overflow: auto; max-height: 16rem; }
+        .tok-key { color: #7a3e9d; } .tok-string { color: #2a7d2a; } .tok-number { color: #1c5fb0; }
+        .tok-literal { color: #b0501c; } .tok-comment { color: #888; font-style: italic; }
+        .diff-add { background: #e6ffec; } .diff-remove { background: #ffebe9; }
+        form.simulator { display: grid; grid-template-columns: max-content 1fr; gap: 0.4rem 0.75rem; max-width: 40rem; }
+        form.simulator button { grid-column: 2; justify-self: start; }
+        .verdict-allowed { color: #2a7d2a; font-weight: 700; } .verdict-denied { color: #b00020; font-weight: 700; }
 
         """
 
@@ -84,8 +96,9 @@ enum ConsoleAssets {
             });
             const data = await response.json().catch(() => ({}));
             if (!response.ok) {
-              const error = new Error(data.error || `HTTP ${response.status}`);
+              const error = new Error(data.error || (data.errors ? 'the rules do not compile' : `HTTP ${response.status}`));
               error.status = response.status;
+              error.data = data;
               throw error;
             }
             return data;
@@ -125,6 +138,12 @@ enum ConsoleAssets {
           remove(path) {
             return this.request('DELETE', ConsoleAPI.restURL(path).slice(4));
           }
+
+          rules() { return this.request('GET', 'rules'); }
+          checkRules(text) { return this.request('POST', 'rules/check', { text }); }
+          saveRules(text) { return this.request('PUT', 'rules', { text }); }
+          rulesHistory() { return this.request('GET', 'rules/history'); }
+          simulate(question) { return this.request('POST', 'rules/simulate', question); }
 
           // Live changes under `path` (server-sent events, the session's cookie).
           watch(path, onChange) {
@@ -179,6 +198,7 @@ enum ConsoleAssets {
         import { ConsoleAPI } from './api.js';
         import { renderSignIn } from './signin.js';
         import { DataScreen } from './data.js';
+        import { RulesScreen } from './rules.js';
 
         const api = new ConsoleAPI();
         const main = document.getElementById('main');
@@ -193,6 +213,7 @@ enum ConsoleAssets {
         function showSignedOut() {
           who.textContent = '';
           signOutButton.hidden = true;
+          nav.hidden = true;
           renderSignIn(main, {
             onSubmit: async (email, password) => {
               try {
@@ -207,13 +228,30 @@ enum ConsoleAssets {
         }
 
         let screen = null;
+        const nav = document.getElementById('nav');
+        const screens = { data: DataScreen, rules: RulesScreen };
+
+        function show(name) {
+          screen?.close();
+          announce('');
+          for (const button of nav.querySelectorAll('button')) {
+            if (button.dataset.screen === name) button.setAttribute('aria-current', 'page');
+            else button.removeAttribute('aria-current');
+          }
+          screen = new screens[name](main, api, announce);
+          screen.open();
+        }
+
+        nav.addEventListener('click', (event) => {
+          const name = event.target.dataset?.screen;
+          if (name) show(name);
+        });
 
         function showSignedIn(session) {
           who.textContent = session.email;
           signOutButton.hidden = false;
-          // The Data screen first (the others come with the next screens).
-          screen = new DataScreen(main, api, announce);
-          screen.open();
+          nav.hidden = false;
+          show('data');  // the Data screen first
         }
 
         signOutButton.addEventListener('click', async () => {
@@ -458,6 +496,198 @@ enum ConsoleAssets {
               if (first) { first = false; return; }  // the snapshot: already shown
               this.refresh(path);
             });
+          }
+        }
+
+        """
+
+    static let rulesJS = """
+        // The Rules screen: the rules file, highlighted; compile errors with line and
+        // column before saving; save; the last versions with a diff and restore; and the
+        // simulator, which shows every rule evaluated and the one that decided.
+        const element = (tag, props = {}, ...children) => {
+          const node = Object.assign(document.createElement(tag), props);
+          node.append(...children);
+          return node;
+        };
+
+        const labelled = (text, control) => element('label', {}, text, control);
+
+        // Tokens of a rules file (JSON with comments and rule expressions in strings).
+        function highlight(text) {
+          const out = [];
+          const pattern = /(\\/\\/[^\\n]*|\\/\\*[\\s\\S]*?\\*\\/)|("(?:[^"\\\\]|\\\\.)*")(\\s*:)?|(-?\\d+(?:\\.\\d+)?(?:[eE][+-]?\\d+)?)|\\b(true|false|null)\\b/g;
+          let last = 0;
+          for (const match of text.matchAll(pattern)) {
+            out.push(document.createTextNode(text.slice(last, match.index)));
+            const [whole, comment, string, colon, number, literal] = match;
+            if (comment) out.push(element('span', { className: 'tok-comment', textContent: comment }));
+            else if (string) {
+              out.push(element('span', { className: colon ? 'tok-key' : 'tok-string', textContent: string }));
+              if (colon) out.push(document.createTextNode(colon));
+            } else if (number) out.push(element('span', { className: 'tok-number', textContent: number }));
+            else if (literal) out.push(element('span', { className: 'tok-literal', textContent: literal }));
+            last = match.index + whole.length;
+          }
+          out.push(document.createTextNode(text.slice(last)));
+          return out;
+        }
+
+        // A line diff (longest common subsequence): [[' ' | '+' | '-', line]].
+        function diff(before, after) {
+          const a = before.split('\\n'), b = after.split('\\n');
+          const table = Array.from({ length: a.length + 1 }, () => new Array(b.length + 1).fill(0));
+          for (let i = a.length - 1; i >= 0; i--) {
+            for (let j = b.length - 1; j >= 0; j--) {
+              table[i][j] = a[i] === b[j] ? table[i + 1][j + 1] + 1 : Math.max(table[i + 1][j], table[i][j + 1]);
+            }
+          }
+          const lines = [];
+          let i = 0, j = 0;
+          while (i < a.length && j < b.length) {
+            if (a[i] === b[j]) { lines.push([' ', a[i]]); i++; j++; }
+            else if (table[i + 1][j] >= table[i][j + 1]) { lines.push(['-', a[i]]); i++; }
+            else { lines.push(['+', b[j]]); j++; }
+          }
+          while (i < a.length) lines.push(['-', a[i++]]);
+          while (j < b.length) lines.push(['+', b[j++]]);
+          return lines;
+        }
+
+        export class RulesScreen {
+          constructor(main, api, announce) {
+            this.main = main;
+            this.api = api;
+            this.announce = announce;
+          }
+
+          close() {}
+
+          async open() {
+            this.main.replaceChildren();
+            this.text = element('textarea', { id: 'rules-text', spellcheck: false });
+            this.preview = element('pre', { className: 'highlight' });
+            this.preview.setAttribute('aria-hidden', 'true');
+            this.status = element('p', { id: 'rules-status' });
+            this.status.setAttribute('role', 'status');
+            const check = element('button', { type: 'button', textContent: 'Check' });
+            const save = element('button', { type: 'button', textContent: 'Save' });
+            check.addEventListener('click', () => this.check());
+            save.addEventListener('click', () => this.save(this.text.value));
+            this.text.addEventListener('input', () => this.preview.replaceChildren(...highlight(this.text.value)));
+            this.history = element('ol', { className: 'history' });
+            this.diffView = element('pre', { className: 'diff' });
+            this.main.append(
+              element('h2', { textContent: 'Rules' }),
+              element('div', { className: 'rules-editor' }, labelled('Rules file', this.text), this.preview,
+                      element('div', {}, check, ' ', save), this.status),
+              element('h3', { textContent: 'History' }), this.history, this.diffView,
+              element('h3', { textContent: 'Simulator' }), this.simulatorForm());
+            try {
+              this.text.value = (await this.api.rules()).text;
+              this.preview.replaceChildren(...highlight(this.text.value));
+            } catch (error) {
+              this.announce(error.message);
+            }
+            this.loadHistory();
+          }
+
+          describe(errors) {
+            return errors.map((e) => `Line ${e.line}, column ${e.column}: ${e.message}${e.rule ? ` (${e.rule})` : ''}`).join('\\n');
+          }
+
+          async check() {
+            try {
+              const { errors } = await this.api.checkRules(this.text.value);
+              if (errors.length) { this.announce(this.describe(errors)); this.status.textContent = ''; }
+              else { this.announce(''); this.status.textContent = 'The rules compile.'; }
+            } catch (error) {
+              this.announce(error.message);
+            }
+          }
+
+          async save(text) {
+            this.status.textContent = '';
+            try {
+              const { errors } = await this.api.checkRules(text);
+              if (errors.length) return this.announce(this.describe(errors));
+              await this.api.saveRules(text);
+              this.text.value = text;
+              this.preview.replaceChildren(...highlight(text));
+              this.announce('');
+              this.status.textContent = 'Saved.';
+              this.loadHistory();
+            } catch (error) {
+              this.announce(error.data?.errors ? this.describe(error.data.errors) : error.message);
+            }
+          }
+
+          async loadHistory() {
+            let versions = [];
+            try {
+              versions = await this.api.rulesHistory();
+            } catch (error) {
+              return this.announce(error.message);
+            }
+            this.history.replaceChildren(...versions.map((version) => {
+              const when = new Date(version.savedAt).toISOString().replace('T', ' ').slice(0, 19);
+              const show = element('button', { type: 'button', textContent: 'Diff' });
+              show.setAttribute('aria-label', `Diff of the version saved ${when}`);
+              show.addEventListener('click', () => {
+                this.diffView.replaceChildren(...diff(version.text, this.text.value).map(([mark, line]) =>
+                  element('div', { className: mark === '+' ? 'diff-add' : mark === '-' ? 'diff-remove' : '', textContent: `${mark} ${line}` })));
+              });
+              const restore = element('button', { type: 'button', textContent: 'Restore' });
+              restore.setAttribute('aria-label', `Restore the version saved ${when}`);
+              restore.addEventListener('click', () => this.save(version.text));
+              return element('li', {}, `${when} UTC by ${version.savedBy} `, show, ' ', restore);
+            }));
+          }
+
+          simulatorForm() {
+            const operation = element('select', { id: 'sim-operation' });
+            for (const name of ['read', 'set', 'update']) operation.append(element('option', { value: name, textContent: name }));
+            const path = element('input', { id: 'sim-path', value: '/' });
+            const who = element('select', { id: 'sim-auth' });
+            who.append(element('option', { value: 'out', textContent: 'signed out' }), element('option', { value: 'in', textContent: 'a user' }));
+            const uid = element('input', { id: 'sim-uid' });
+            const provider = element('input', { id: 'sim-provider', value: 'password' });
+            const claims = element('input', { id: 'sim-claims', value: '{}' });
+            const value = element('input', { id: 'sim-value', value: 'null' });
+            const run = element('button', { type: 'submit', textContent: 'Simulate' });
+            this.result = element('div', { id: 'sim-result' });
+            this.result.setAttribute('aria-live', 'polite');
+            const form = element('form', { className: 'simulator' },
+              element('label', { htmlFor: 'sim-operation', textContent: 'Operation' }), operation,
+              element('label', { htmlFor: 'sim-path', textContent: 'Path' }), path,
+              element('label', { htmlFor: 'sim-auth', textContent: 'Signed in as' }), who,
+              element('label', { htmlFor: 'sim-uid', textContent: 'uid' }), uid,
+              element('label', { htmlFor: 'sim-provider', textContent: 'Provider' }), provider,
+              element('label', { htmlFor: 'sim-claims', textContent: 'Custom claims (JSON)' }), claims,
+              element('label', { htmlFor: 'sim-value', textContent: 'Value (JSON)' }), value,
+              run);
+            form.addEventListener('submit', async (event) => {
+              event.preventDefault();
+              let parsedClaims, parsedValue;
+              try {
+                parsedClaims = JSON.parse(claims.value || '{}');
+                parsedValue = JSON.parse(value.value || 'null');
+              } catch (error) {
+                return this.announce(`Not valid JSON: ${error.message}`);
+              }
+              const auth = who.value === 'in' ? { uid: uid.value, provider: provider.value, claims: parsedClaims } : null;
+              try {
+                const answer = await this.api.simulate({ operation: operation.value, path: path.value, auth, value: parsedValue });
+                this.announce('');
+                const verdict = element('p', { className: answer.allowed ? 'verdict-allowed' : 'verdict-denied',
+                                               textContent: answer.allowed ? 'Allowed' : 'Denied' });
+                this.result.replaceChildren(verdict, element('ol', { className: 'trace' },
+                  ...answer.trace.map((line) => element('li', { textContent: line }))));
+              } catch (error) {
+                this.announce(error.message);
+              }
+            });
+            return element('div', {}, form, this.result);
           }
         }
 

@@ -116,6 +116,9 @@ struct ConsoleRoute {
         if endpoint == "rest" || endpoint.hasPrefix("rest/") {
             return rest(request, String(endpoint.dropFirst("rest".count)), session: session, responder: raw)
         }
+        if endpoint == "rules" || endpoint.hasPrefix("rules/") {
+            return rules(request, endpoint, session: session, respond: respond)
+        }
         switch (endpoint, request.method) {
         case ("session", "GET"):
             respond(Self.json(["email": .string(session.email), "csrf": .string(session.csrf)]))

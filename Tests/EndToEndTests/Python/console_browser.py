@@ -151,6 +151,57 @@ def main():
             return added == 'windy' and rest('GET', '/cities/oslo/note') is None, added
         check('add_and_delete', add_and_delete)
 
+        broken = '{\n  "rules": {\n    ".read": "auth.uid ===",\n    ".write": false\n  }\n}\n'
+        fixed = ('{\n  "rules": {\n    "users": { "$uid": { ".read": "auth != null && auth.uid === $uid" } },\n'
+                 '    "cities": { ".read": true, ".write": false }\n  }\n}\n')
+
+        def set_rules(text):
+            driver.execute_script(
+                "const t = document.getElementById('rules-text'); t.value = arguments[0];"
+                "t.dispatchEvent(new Event('input'));", text)
+            driver.find_element(By.XPATH, "//div[@class='rules-editor']//button[normalize-space(text())='Save']").click()
+
+        def rules_screen():
+            driver.find_element(By.XPATH, "//nav//button[normalize-space(text())='Rules']").click()
+            until(driver, lambda d: '.read' in d.execute_script("return document.getElementById('rules-text')?.value || ''"), 'the rules file')
+            highlighted = driver.find_elements(By.CSS_SELECTOR, 'pre.highlight .tok-key')
+            return len(highlighted) > 0, len(highlighted)
+        check('rules_shown_highlighted', rules_screen)
+
+        def broken_rules():
+            set_rules(broken)
+            until(driver, lambda d: 'Line 3' in alert(), 'the compile error with its line')
+            still = rest('GET', '/.settings/rules')
+            return '"auth.uid ==="' not in json.dumps(still), alert()
+        check('broken_rules_show_their_line_and_are_not_saved', broken_rules)
+
+        def save_rules():
+            set_rules(fixed)
+            until(driver, lambda d: d.find_element(By.ID, 'rules-status').text == 'Saved.', 'Saved.')
+            request = urllib.request.Request(f'{BASE}/.settings/rules.json?auth={ADMIN}')
+            with urllib.request.urlopen(request, timeout=WAIT) as response:
+                served = response.read().decode()
+            until(driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'ol.history li'), 'the history entry')
+            entries = len(driver.find_elements(By.CSS_SELECTOR, 'ol.history li'))
+            return served == fixed and entries == 1, [served, entries]
+        check('rules_saved_and_in_history', save_rules)
+
+        def simulate(signed_in):
+            driver.execute_script("document.getElementById('sim-path').value = '/users/alice';"
+                                  "document.getElementById('sim-uid').value = 'alice';"
+                                  f"document.getElementById('sim-auth').value = '{'in' if signed_in else 'out'}';")
+            driver.find_element(By.XPATH, "//button[normalize-space(text())='Simulate']").click()
+            wanted = 'Allowed' if signed_in else 'Denied'
+            until(driver, lambda d: d.find_element(By.ID, 'sim-result').text.startswith(wanted), wanted)
+            return [li.text for li in driver.find_elements(By.CSS_SELECTOR, '#sim-result .trace li')]
+
+        def simulator():
+            denied = simulate(False)
+            allowed = simulate(True)
+            decided = any('/rules/users/$uid/.read' in line for line in allowed)
+            return len(denied) > 0 and decided, {'denied': denied, 'allowed': allowed}
+        check('simulator_with_trace', simulator)
+
         def sign_out():
             driver.find_element(By.XPATH, "//button[normalize-space(text())='Sign out']").click()
             until(driver, lambda d: d.find_elements(By.XPATH, "//button[normalize-space(text())='Sign in']"), 'the sign-in form again')
