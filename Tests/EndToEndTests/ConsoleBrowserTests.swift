@@ -7,27 +7,33 @@ import Testing
 /// browsing, an edit seen through REST, a bad JSON refused before sending, a REST write
 /// appearing without a reload, add and delete; the Rules screen (highlighted, a broken
 /// file's error with its line before saving, save, history) and the simulator's trace;
-/// sign-out.
+/// the Users screen (search, details, disabling a user whose next request is refused,
+/// custom claims, a reset without SMTP refused clearly); sign-out.
 @Suite struct ConsoleBrowserTests {
     static let checks = [
         "sign_in_form", "wrong_password_announced", "sign_in_opens_data_with_leaf_values", "browse_lazily",
         "invalid_json_is_refused_before_sending", "edit_seen_through_rest", "rest_write_appears_without_reload",
         "add_and_delete", "rules_shown_highlighted", "broken_rules_show_their_line_and_are_not_saved",
-        "rules_saved_and_in_history", "simulator_with_trace", "sign_out",
+        "rules_saved_and_in_history", "simulator_with_trace", "users_search_and_details", "disabled_user_is_refused",
+        "claims_and_reset_without_smtp", "sign_out",
     ]
 
     @Test func theDataScreenInChromium() throws {
         let python = try pythonInterpreter()
         let dir = TemporaryDirectory(), profile = TemporaryDirectory()
-        let server = try HearthProcess.serve(dataDirectory: dir.path)
+        // No user-status cache: a user disabled in the console is refused at the next request.
+        let server = try HearthProcess.serve(dataDirectory: dir.path, environment: ["HEARTH_USER_STATUS_CACHE_SECONDS": "0"])
         #expect(try run(HearthProcess.binaryPath, ["admins", "add", "--email", "ops@example.com", "--data-dir", dir.path],
                         input: "a long admin password\n").status == 0)
         let admin = try run(HearthProcess.binaryPath, ["token", "--admin", "--data-dir", dir.path]).output.trimmingCharacters(in: .whitespacesAndNewlines)
         let seeded = try curl("PUT", server.baseURL + "/.json?auth=\(admin)",
                               body: #"{"motd":"hello","cities":{"oslo":{"name":"Oslo","temp":3}}}"#)
         #expect(seeded.status == 200)
+        let ann = try curl("POST", server.baseURL + "/v1/accounts:signUp", body: #"{"email":"ann@example.com","password":"secret1","returnSecureToken":true}"#,
+                           headers: ["Content-Type: application/json"])
+        let annToken = try #require((json(ann.body) as? [String: Any])?["idToken"] as? String)
         let result = try runPythonDriver(python, script: "console_browser.py",
-                                         arguments: [server.baseURL, "ops@example.com", "a long admin password", admin, profile.path],
+                                         arguments: [server.baseURL, "ops@example.com", "a long admin password", admin, profile.path, annToken],
                                          environment: [:])
         var seen: [String: (Bool, String)] = [:]
         for line in result.stdout.split(separator: "\n") {

@@ -15,6 +15,7 @@ enum ConsoleAssets {
         "signin.js": File(contentType: "text/javascript; charset=utf-8", body: signInJS),
         "data.js": File(contentType: "text/javascript; charset=utf-8", body: dataJS),
         "rules.js": File(contentType: "text/javascript; charset=utf-8", body: rulesJS),
+        "users.js": File(contentType: "text/javascript; charset=utf-8", body: usersJS),
     ]
 
     static let indexHTML = """
@@ -30,7 +31,7 @@ enum ConsoleAssets {
         <body>
         <header>
           <h1>Hearth</h1>
-          <nav id="nav" aria-label="Screens" hidden><button type="button" data-screen="data">Data</button><button type="button" data-screen="rules">Rules</button></nav>
+          <nav id="nav" aria-label="Screens" hidden><button type="button" data-screen="data">Data</button><button type="button" data-screen="rules">Rules</button><button type="button" data-screen="users">Users</button></nav>
           <span id="who"></span>
           <button id="sign-out" type="button" hidden>Sign out</button>
         </header>
@@ -74,6 +75,10 @@ enum ConsoleAssets {
         .diff-add { background: #e6ffec; } .diff-remove { background: #ffebe9; }
         form.simulator { display: grid; grid-template-columns: max-content 1fr; gap: 0.4rem 0.75rem; max-width: 40rem; }
         form.simulator button { grid-column: 2; justify-self: start; }
+        table.users { border-collapse: collapse; margin: 0.5rem 0; }
+        table.users th, table.users td { text-align: left; padding: 0.2rem 0.6rem; border-bottom: 1px solid #ddd; }
+        dl.user { display: grid; grid-template-columns: max-content 1fr; gap: 0.2rem 1rem; }
+        dl.user dt { font-weight: 600; }
         .verdict-allowed { color: #2a7d2a; font-weight: 700; } .verdict-denied { color: #b00020; font-weight: 700; }
 
         """
@@ -144,6 +149,16 @@ enum ConsoleAssets {
           saveRules(text) { return this.request('PUT', 'rules', { text }); }
           rulesHistory() { return this.request('GET', 'rules/history'); }
           simulate(question) { return this.request('POST', 'rules/simulate', question); }
+          users(query, after) {
+            const parameters = new URLSearchParams();
+            if (query) parameters.set('q', query);
+            if (after) parameters.set('after', after);
+            return this.request('GET', `users?${parameters}`);
+          }
+          user(uid) { return this.request('GET', `users/${encodeURIComponent(uid)}`); }
+          userAction(uid, action) { return this.request('POST', `users/${encodeURIComponent(uid)}/${action}`, {}); }
+          deleteUser(uid) { return this.request('DELETE', `users/${encodeURIComponent(uid)}`); }
+          setClaims(uid, claims) { return this.request('PUT', `users/${encodeURIComponent(uid)}/claims`, { claims }); }
 
           // Live changes under `path` (server-sent events, the session's cookie).
           watch(path, onChange) {
@@ -199,6 +214,7 @@ enum ConsoleAssets {
         import { renderSignIn } from './signin.js';
         import { DataScreen } from './data.js';
         import { RulesScreen } from './rules.js';
+        import { UsersScreen } from './users.js';
 
         const api = new ConsoleAPI();
         const main = document.getElementById('main');
@@ -229,7 +245,7 @@ enum ConsoleAssets {
 
         let screen = null;
         const nav = document.getElementById('nav');
-        const screens = { data: DataScreen, rules: RulesScreen };
+        const screens = { data: DataScreen, rules: RulesScreen, users: UsersScreen };
 
         function show(name) {
           screen?.close();
@@ -688,6 +704,116 @@ enum ConsoleAssets {
               }
             });
             return element('div', {}, form, this.result);
+          }
+        }
+
+        """
+
+    static let usersJS = """
+        // The Users screen: search by email or uid, a paged list, one user's details and
+        // what an administrator can do to the account.
+        const element = (tag, props = {}, ...children) => {
+          const node = Object.assign(document.createElement(tag), props);
+          node.append(...children);
+          return node;
+        };
+        const when = (ms) => (ms ? new Date(Number(ms)).toISOString().replace('T', ' ').slice(0, 19) + ' UTC' : '–');
+
+        export class UsersScreen {
+          constructor(main, api, announce) {
+            this.main = main;
+            this.api = api;
+            this.announce = announce;
+          }
+
+          close() {}
+
+          open() {
+            this.main.replaceChildren();
+            const query = element('input', { id: 'user-query', type: 'search' });
+            const search = element('form', { className: 'add' },
+              element('label', { htmlFor: 'user-query', textContent: 'Search by email or uid' }), query,
+              element('button', { type: 'submit', textContent: 'Search' }));
+            search.addEventListener('submit', (event) => {
+              event.preventDefault();
+              this.list(query.value.trim(), null);
+            });
+            this.table = element('table', { className: 'users' });
+            this.more = element('button', { type: 'button', textContent: 'Next page', hidden: true });
+            this.details = element('section', { id: 'user-details' });
+            this.details.setAttribute('aria-live', 'polite');
+            this.main.append(element('h2', { textContent: 'Users' }), search, this.table, this.more, this.details);
+            this.list('', null);
+          }
+
+          async list(query, after) {
+            let page;
+            try {
+              page = await this.api.users(query, after);
+            } catch (error) {
+              return this.announce(error.message);
+            }
+            this.announce(query && page.users.length === 0 ? `No user ${query}` : '');
+            const head = element('tr', {}, ...['Email', 'uid', 'Created', 'Last sign-in', 'Status'].map((t) => element('th', { textContent: t })));
+            this.table.replaceChildren(head, ...page.users.map((user) => {
+              const open = element('button', { type: 'button', textContent: user.email || user.localId });
+              open.addEventListener('click', () => this.show(user.localId));
+              return element('tr', { className: 'user-row' },
+                element('td', {}, open), element('td', { textContent: user.localId }), element('td', { textContent: when(user.createdAt) }),
+                element('td', { textContent: when(user.lastLoginAt) }), element('td', { textContent: user.disabled ? 'disabled' : 'active' }));
+            }));
+            this.more.hidden = !page.next;
+            this.more.onclick = () => this.list(query, page.next);
+          }
+
+          async show(uid) {
+            let user;
+            try {
+              user = await this.api.user(uid);
+            } catch (error) {
+              return this.announce(error.message);
+            }
+            const facts = [['uid', user.localId], ['Email', user.email || '–'], ['Email verified', user.emailVerified ? 'yes' : 'no'],
+                           ['Provider', user.provider], ['Created', when(user.createdAt)], ['Last sign-in', when(user.lastLoginAt)],
+                           ['Status', user.disabled ? 'disabled' : 'active'], ['Custom claims', user.customAttributes || '{}']];
+            const list = element('dl', { className: 'user' }, ...facts.flatMap(([k, v]) => [element('dt', { textContent: k }), element('dd', { textContent: v })]));
+            const act = (label, run) => {
+              const button = element('button', { type: 'button', textContent: label });
+              button.addEventListener('click', async () => {
+                try {
+                  await run();
+                  this.announce('');
+                  await this.show(uid);
+                } catch (error) {
+                  this.announce(error.message);
+                }
+              });
+              return button;
+            };
+            const claims = element('input', { id: 'user-claims', value: user.customAttributes || '{}' });
+            const saveClaims = act('Save claims', async () => {
+              let parsed;
+              try { parsed = JSON.parse(claims.value); } catch (error) { throw new Error(`Not valid JSON: ${error.message}`); }
+              await this.api.setClaims(uid, parsed);
+            });
+            const remove = element('button', { type: 'button', textContent: 'Delete user' });
+            remove.addEventListener('click', async () => {
+              if (!window.confirm(`Delete the user ${user.email || uid} and sign them out?`)) return;
+              try {
+                await this.api.deleteUser(uid);
+                this.details.replaceChildren(element('p', { textContent: `Deleted ${uid}.` }));
+                this.list('', null);
+              } catch (error) {
+                this.announce(error.message);
+              }
+            });
+            this.details.replaceChildren(
+              element('h3', { textContent: user.email || uid }), list,
+              element('div', {},
+                act(user.disabled ? 'Enable' : 'Disable', () => this.api.userAction(uid, user.disabled ? 'enable' : 'disable')), ' ',
+                act('Revoke sessions', () => this.api.userAction(uid, 'revoke')), ' ',
+                act('Send password reset', () => this.api.userAction(uid, 'reset')), ' ', remove),
+              element('form', { className: 'add' }, element('label', { htmlFor: 'user-claims', textContent: 'Custom claims (JSON)' }), claims, saveClaims));
           }
         }
 

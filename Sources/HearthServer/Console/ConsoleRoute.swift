@@ -119,6 +119,9 @@ struct ConsoleRoute {
         if endpoint == "rules" || endpoint.hasPrefix("rules/") {
             return rules(request, endpoint, session: session, respond: respond)
         }
+        if endpoint == "users" || endpoint.hasPrefix("users/") {
+            return users(request, endpoint, respond: respond)
+        }
         switch (endpoint, request.method) {
         case ("session", "GET"):
             respond(Self.json(["email": .string(session.email), "csrf": .string(session.csrf)]))

@@ -1,13 +1,15 @@
 """The admin console in a real browser: Debian's chromium through chromium-driver, driven
 with selenium (PyPI). Used by Tests/EndToEndTests/ConsoleBrowserTests.swift.
 
-Arguments: BASE_URL EMAIL PASSWORD ADMIN_TOKEN PROFILE_DIR. The data is seeded by the Swift
+Arguments: BASE_URL EMAIL PASSWORD ADMIN_TOKEN PROFILE_DIR USER_TOKEN (an ID token of the
+app user ann@example.com). The data is seeded by the Swift
 test: {"motd": "hello", "cities": {"oslo": {"name": "Oslo", "temp": 3}}}.
 
 Prints one JSON line per check {"name", "ok", "details"}, then `done`.
 """
 import json
 import sys
+import urllib.error
 import urllib.request
 
 from selenium import webdriver
@@ -17,7 +19,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-BASE, EMAIL, PASSWORD, ADMIN, PROFILE = sys.argv[1:6]
+BASE, EMAIL, PASSWORD, ADMIN, PROFILE, USER_TOKEN = sys.argv[1:7]
 WAIT = 20
 
 
@@ -201,6 +203,42 @@ def main():
             decided = any('/rules/users/$uid/.read' in line for line in allowed)
             return len(denied) > 0 and decided, {'denied': denied, 'allowed': allowed}
         check('simulator_with_trace', simulator)
+
+        def users_screen():
+            driver.find_element(By.XPATH, "//nav//button[normalize-space(text())='Users']").click()
+            until(driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'tr.user-row'), 'the user list')
+            box = driver.find_element(By.ID, 'user-query')
+            box.send_keys('ann@example.com')
+            driver.find_element(By.XPATH, "//button[normalize-space(text())='Search']").click()
+            until(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, 'tr.user-row')) == 1, 'one user found')
+            driver.find_element(By.XPATH, "//tr[@class='user-row']//button").click()
+            until(driver, lambda d: 'password' in d.find_element(By.ID, 'user-details').text, 'the details')
+            details = driver.find_element(By.ID, 'user-details').text
+            before = urllib.request.urlopen(f'{BASE}/cities.json?auth={USER_TOKEN}', timeout=WAIT).status
+            return 'ann@example.com' in details and before == 200, [details, before]
+        check('users_search_and_details', users_screen)
+
+        def disable_user():
+            driver.find_element(By.XPATH, "//section[@id='user-details']//button[normalize-space(text())='Disable']").click()
+            until(driver, lambda d: 'disabled' in d.find_element(By.ID, 'user-details').text, 'the disabled status')
+            try:
+                urllib.request.urlopen(f'{BASE}/cities.json?auth={USER_TOKEN}', timeout=WAIT)
+                status = 200
+            except urllib.error.HTTPError as error:
+                status = error.code
+            return status == 401, status
+        check('disabled_user_is_refused', disable_user)
+
+        def claims_and_reset():
+            box = driver.find_element(By.ID, 'user-claims')
+            box.clear()
+            box.send_keys('{"role":"editor"}')
+            driver.find_element(By.XPATH, "//button[normalize-space(text())='Save claims']").click()
+            until(driver, lambda d: '{"role":"editor"}' in d.find_element(By.ID, 'user-details').text, 'the saved claims')
+            driver.find_element(By.XPATH, "//button[normalize-space(text())='Send password reset']").click()
+            until(driver, lambda d: 'EMAIL_NOT_CONFIGURED' in alert(), 'no SMTP: a clear error')
+            return True, alert()
+        check('claims_and_reset_without_smtp', claims_and_reset)
 
         def sign_out():
             driver.find_element(By.XPATH, "//button[normalize-space(text())='Sign out']").click()

@@ -1,0 +1,81 @@
+import HearthHTTP
+import HearthJSON
+import HearthStore
+
+/// The console's Users screen (issue 16, point 4): find a user by email or uid, page
+/// through all of them, see one, disable or enable, sign out everywhere, delete, set custom
+/// claims, and send a password-reset mail (when SMTP is configured). Blocking work: called
+/// on the auth work queue (`ConsoleRoute.api`).
+extension ConsoleRoute {
+    /// Users per page of the list.
+    static let usersPageSize = 50
+
+    func users(_ request: HTTPRequest, _ endpoint: String, respond: @escaping @Sendable (HTTPResponse) -> Void) {
+        let service = auth.service
+        let parts = endpoint.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let parameters = Self.queryParameters(request)
+        do throws(AuthError) {
+            switch (parts.count, request.method) {
+            case (1, "GET"):
+                let query = (parameters["q"] ?? "").trimmingCharacters(in: .whitespaces)
+                if !query.isEmpty {
+                    let found = query.contains("@")
+                        ? try service.wrap { try service.accounts.user(email: query.lowercased()) }
+                        : try service.wrap { try service.accounts.user(uid: query) }
+                    return respond(Self.json(["users": .array(found.map { [AccountResponses.userInfo($0)] } ?? [])]))
+                }
+                let page = try service.wrap { try service.accounts.users(after: parameters["after"], limit: Self.usersPageSize + 1) }
+                var fields: [JSONKey: JSONValue] = ["users": .array(page.prefix(Self.usersPageSize).map(AccountResponses.userInfo))]
+                if page.count > Self.usersPageSize, let last = page.prefix(Self.usersPageSize).last { fields["next"] = .string(last.uid) }
+                respond(Self.json(.object(fields)))
+            case (2, "GET"):
+                guard let user = try service.wrap({ try service.accounts.user(uid: parts[1]) }) else { throw .userNotFound }
+                var info = AccountResponses.userInfo(user).objectValue ?? [:]
+                info["provider"] = .string(user.provider.rawValue)
+                respond(Self.json(.object(info)))
+            case (2, "DELETE"):
+                try service.delete(uid: parts[1])
+                auth.authenticator.invalidate(parts[1])
+                respond(Self.json(["deleted": true]))
+            case (3, "POST") where parts[2] == "disable" || parts[2] == "enable":
+                var changes = AccountService.Changes()
+                changes.disabled = parts[2] == "disable"
+                _ = try service.update(uid: parts[1], changes)
+                auth.authenticator.invalidate(parts[1])
+                respond(Self.json(["disabled": .bool(parts[2] == "disable")]))
+            case (3, "POST") where parts[2] == "revoke":
+                try service.revokeSessions(uid: parts[1])
+                auth.authenticator.invalidate(parts[1])
+                respond(Self.json(["revoked": true]))
+            case (3, "PUT") where parts[2] == "claims":
+                guard case .object(let body)? = try? JSONParser.parse(request.body), let claims = body["claims"] else {
+                    throw AuthError("INVALID_CLAIMS", detail: "send {\"claims\": {...}}")
+                }
+                var changes = AccountService.Changes()
+                changes.customClaims = try CustomClaimsPolicy.parse(claims)
+                _ = try service.update(uid: parts[1], changes)
+                auth.authenticator.invalidate(parts[1])
+                respond(Self.json(["claims": claims]))
+            case (3, "POST") where parts[2] == "reset":
+                guard auth.mailer != nil else { throw .emailNotConfigured }
+                guard let user = try service.wrap({ try service.accounts.user(uid: parts[1]) }) else { throw .userNotFound }
+                guard let email = user.email else { throw AuthError("INVALID_EMAIL", detail: "the user has no email address") }
+                let code = try service.createActionCode(.passwordReset, for: user)
+                if let failure = auth.sendActionMail(.passwordReset, to: email, code: code) { throw failure }
+                respond(Self.json(["sent": .string(email)]))
+            default:
+                respond(Self.error(404, "no such console API"))
+            }
+        } catch {
+            // Account errors as the console shows them: the code and its detail.
+            respond(Self.error(error.status, error.message))
+        }
+    }
+
+    static func queryParameters(_ request: HTTPRequest) -> [String: String] {
+        Dictionary((request.query ?? "").split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            return (String(parts[0]), parts.count > 1 ? PercentEncoding.decode(parts[1].utf8, plusIsSpace: true) ?? "" : "")
+        }, uniquingKeysWith: { $1 })
+    }
+}

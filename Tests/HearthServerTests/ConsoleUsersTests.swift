@@ -1,0 +1,74 @@
+import HearthHTTP
+import HearthJSON
+import HearthStore
+import Testing
+@testable import HearthServer
+
+/// The console's Users API (issue 16, point 4) at the router: search, pages of
+/// `usersPageSize`, details, disable and enable (the user's next request refused, then
+/// served), revoke, custom claims (Firebase's checks), delete, and a reset mail refused
+/// clearly without SMTP.
+@Suite struct ConsoleUsersTests {
+    let h: RouterHarness
+    let cookie: String
+    let csrf: String
+
+    init() async throws {
+        var settings = AuthSettings()
+        settings.userStatusCacheSeconds = 0
+        h = try RouterHarness(settings: settings, console: true)
+        try h.router.context.console!.add(email: "root@example.com", password: "correct horse battery")
+        let signIn = await h.send("POST", "/console/api/session", #"{"email":"root@example.com","password":"correct horse battery"}"#,
+                                  headers: [("Content-Type", "application/json")])
+        cookie = String(try #require(signIn.headers["Set-Cookie"]?.split(separator: ";").first))
+        csrf = try #require(signIn.json?.objectValue?["csrf"]?.stringValue)
+    }
+
+    func call(_ method: String, _ endpoint: String, _ body: String? = nil) async -> HTTPResponse {
+        await h.send(method, "/console/api/" + endpoint, body, headers: [("Cookie", cookie), ("X-CSRF-Token", csrf), ("Content-Type", "application/json")])
+    }
+
+    @Test func searchAndPages() async throws {
+        let ann = try h.auth.service.signUp(email: "ann@example.com", password: "secret1")
+        for _ in 0..<ConsoleRoute.usersPageSize { _ = try h.auth.service.signUpAnonymously() }
+        let byEmail = try #require(await call("GET", "users?q=ANN%40example.com").json?.objectValue?["users"]?.arrayValue)
+        #expect(byEmail.count == 1 && byEmail.first?.objectValue?["localId"] == .string(ann.user.uid))
+        #expect(await call("GET", "users?q=\(ann.user.uid)").json?.objectValue?["users"]?.arrayValue?.count == 1)
+        #expect(await call("GET", "users?q=nobody%40example.com").json?.objectValue?["users"] == .array([]))
+        let first = try #require(await call("GET", "users").json?.objectValue)
+        #expect(first["users"]?.arrayValue?.count == ConsoleRoute.usersPageSize)
+        let next = try #require(first["next"]?.stringValue)
+        let second = try #require(await call("GET", "users?after=\(next)").json?.objectValue)
+        #expect(second["users"]?.arrayValue?.count == 1 && second["next"] == nil)
+        let details = try #require(await call("GET", "users/\(ann.user.uid)").json?.objectValue)
+        #expect(details["provider"] == "password" && details["email"] == "ann@example.com")
+        #expect(await call("GET", "users/nobody").status == 400)
+    }
+
+    @Test func disableEnableRevokeClaimsAndDelete() async throws {
+        let ann = try h.auth.service.signUp(email: "ann@example.com", password: "secret1")
+        let bearer = [("Authorization", "Bearer \(ann.idToken)")]
+        #expect(await h.send("GET", "/open.json", headers: bearer).status == 200)
+        #expect(await call("POST", "users/\(ann.user.uid)/disable", "{}").status == 200)
+        #expect(await h.send("GET", "/open.json", headers: bearer).status == 401)
+        #expect(await call("POST", "users/\(ann.user.uid)/enable", "{}").status == 200)
+        // Disabling also revoked the old tokens (as `hearth users disable` does); a new sign-in works.
+        #expect(await h.send("GET", "/open.json", headers: bearer).status == 401)
+        let again = try h.auth.service.signIn(email: "ann@example.com", password: "secret1")
+        let fresh = [("Authorization", "Bearer \(again.idToken)")]
+        #expect(await h.send("GET", "/open.json", headers: fresh).status == 200)
+        #expect(await call("POST", "users/\(ann.user.uid)/revoke", "{}").status == 200)
+        #expect(await h.send("GET", "/open.json", headers: fresh).status == 401)
+        #expect(await call("PUT", "users/\(ann.user.uid)/claims", #"{"claims":{"role":"editor"}}"#).status == 200)
+        #expect(try h.auth.service.accounts.user(uid: ann.user.uid)?.customClaims == #"{"role":"editor"}"#)
+        let reserved = await call("PUT", "users/\(ann.user.uid)/claims", #"{"claims":{"firebase":1}}"#)
+        #expect(reserved.status == 400 && reserved.json?.objectValue?["error"]?.stringValue?.hasPrefix("FORBIDDEN_CLAIM") == true)
+        let reset = await call("POST", "users/\(ann.user.uid)/reset", "{}")
+        #expect(reset.status == 501 && reset.json?.objectValue?["error"]?.stringValue?.hasPrefix("EMAIL_NOT_CONFIGURED") == true)
+        // Without the CSRF token nothing changes.
+        let forged = await h.send("DELETE", "/console/api/users/\(ann.user.uid)", headers: [("Cookie", cookie)])
+        #expect(forged.status == 403)
+        #expect(await call("DELETE", "users/\(ann.user.uid)").status == 200)
+        #expect(try h.auth.service.accounts.user(uid: ann.user.uid) == nil)
+    }
+}
