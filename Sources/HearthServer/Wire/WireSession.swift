@@ -138,15 +138,8 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     /// block that makes it, so a `p` costs the hops of a REST write (to the writer and
     /// back), and a session has no queue object of its own.
     private let queue: DispatchQueue
-    /// Whether `queue` is the connection's own I/O queue, so a message is taken in the
-    /// block that read it.
-    private let onConnectionQueue: Bool
 
     // Confined to `queue`.
-    /// True while a message is taken inside the connection's frame loop: what it sends or
-    /// closes waits for a block of its own (`toSession`), so the connection is not
-    /// re-entered in the middle of its loop.
-    private var delivering = false
     private var session: WebSocketSession?
     /// The same session for the hub's fan-out queue, which sends pushes directly so that
     /// they keep their order with the answers sent from there.
@@ -193,7 +186,6 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     init(context: WireContext, host: String, address: String, sessionID: WireSessionID, refusal: String? = nil,
          connectionQueue: DispatchQueue? = nil) {
         self.queue = connectionQueue ?? DispatchQueue(label: "hearth.wire.session")
-        self.onConnectionQueue = connectionQueue != nil
         self.refusal = refusal
         self.context = context
         self.host = host
@@ -218,27 +210,10 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     }
 
     func received(_ message: WebSocketMessage) {
-        // On the connection's queue the message is taken at once, as REST handles a
-        // request in the read handler: a `p` reaches the writer without waiting behind
-        // the blocks already queued there. Its sends and closes are deferred meanwhile
-        // (`toSession`): made inline they re-entered the connection in the middle of its
-        // frame loop (the test suite crashed in libdispatch's event loop that way).
-        guard onConnectionQueue else { return queue.async { self.take(message) } }
-        delivering = true
-        take(message)
-        delivering = false
-    }
-
-    /// Runs `body` with the session: now, or in a block of its own after the message
-    /// being delivered (see `delivering`). Blocks of one queue run in order, so what is
-    /// deferred keeps its order with everything sent after it. Call on `queue`.
-    private func toSession(_ body: @escaping @Sendable (WebSocketSession) -> Void) {
-        guard let session else { return }
-        if delivering {
-            queue.async { body(session) }
-        } else {
-            body(session)
-        }
+        // A block of its own even on the connection's queue: taken inline, a reply or a
+        // close would re-enter the connection in the middle of its frame loop (the test
+        // suite crashed in libdispatch's event loop that way).
+        queue.async { self.take(message) }
     }
 
     func closed(code: WebSocketCloseCode?) {
@@ -267,7 +242,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         }
         switch inbound {
         case .ping:
-            toSession { $0.send(text: WireOutbound.pong.bytes) }
+            session?.send(text: WireOutbound.pong.bytes)
         case .control, .ignored:
             break
         case .request:
@@ -302,7 +277,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
             if listens.isEmpty {
                 // No listen, no pushes for this client to precede the answer: send it now
                 // rather than through the hub's one fan-out queue.
-                toSession { Self.send(bytes, on: $0) }
+                Self.send(bytes, on: session)
             } else {
                 context.hub.afterQueuedEvents { Self.send(bytes, on: session) }
             }
@@ -325,15 +300,13 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         if badMessages > context.limits.maxBadMessages {
             return fail(.policyViolation, "too many bad messages")
         }
-        if let number {
-            let bytes = WireOutbound.response(number: number, status: "invalid_action", data: .string(reason)).bytes
-            toSession { $0.send(text: bytes) }
+        if let number, let session {
+            session.send(text: WireOutbound.response(number: number, status: "invalid_action", data: .string(reason)).bytes)
         }
     }
 
     private func fail(_ code: WebSocketCloseCode, _ reason: String) {
-        let reason = String(reason.prefix(100))
-        toSession { $0.close(code, reason: reason) }
+        session?.close(code, reason: String(reason.prefix(100)))
         end()
     }
 
@@ -564,8 +537,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     private func revoked(_ key: ListenKey, tag: Int64?) {
         var body: [JSONKey: JSONValue] = ["p": .string(key.path.description)]
         if tag != nil { body["q"] = .array([key.query]) }
-        let bytes = WireOutbound.push(action: "c", body: .object(body)).bytes
-        toSession { Self.send(bytes, on: $0) }
+        if let session { Self.send(WireOutbound.push(action: "c", body: .object(body)).bytes, on: session) }
     }
 
     // MARK: Writes (spec §4.3, §4.4)
