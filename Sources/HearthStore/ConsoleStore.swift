@@ -127,10 +127,10 @@ public struct ConsoleStore: Sendable {
         }
     }
 
-    /// Removes sessions last seen before `idleBefore` or created before `createdBefore`.
+    /// Removes sessions last seen at or before `idleBefore` or created at or before `createdBefore`.
     public func pruneSessions(idleBefore: Int64, createdBefore: Int64) throws {
         try store.onWriter { connection in
-            try connection.statement("DELETE FROM console_sessions WHERE seen_at < ? OR created_at < ?")
+            try connection.statement("DELETE FROM console_sessions WHERE seen_at <= ? OR created_at <= ?")
                 .run([.integer(idleBefore), .integer(createdBefore)])
         }
     }

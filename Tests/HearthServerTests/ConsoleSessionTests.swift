@@ -137,6 +137,13 @@ import Testing
         #expect(await call("GET", "/console/api/session", cookie: busy).status == 401)  // in use, but 12 h old
     }
 
+    @Test func sessionsNeverPresentedAgainAreDroppedAtTheNextSignIn() async throws {
+        let (abandoned, _, _) = try await signIn()
+        clock.advance(seconds: ConsoleAccounts.idleSeconds)
+        _ = try await signIn()
+        #expect(try h.store.console.session(hash: SecretToken.hash(abandoned)) == nil)
+    }
+
     @Test func aNewPasswordOrRemovalEndsTheAdminsSessions() async throws {
         let (first, _, _) = try await signIn()
         try h.router.context.console!.setPassword(email: "root@example.com", password: "a new long password")

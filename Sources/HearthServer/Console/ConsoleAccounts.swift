@@ -115,6 +115,9 @@ public struct ConsoleAccounts: Sendable {
         let token = try wrap { try SecretToken.generate() }
         let csrf = try wrap { try SecretToken.generate() }
         let now = clock()
+        // Sessions of browsers that never came back are dropped here (an expired one is
+        // also dropped when it is presented).
+        try wrap { try store.pruneSessions(idleBefore: now - Self.idleSeconds * 1000, createdBefore: now - Self.absoluteSeconds * 1000) }
         try wrap { try store.addSession(ConsoleStore.SessionRecord(hash: SecretToken.hash(token), email: admin.email, csrf: csrf, createdAt: now, seenAt: now)) }
         return Session(token: token, csrf: csrf, email: admin.email, createdAt: now)
     }
