@@ -1,3 +1,4 @@
+import Foundation
 import HearthHTTP
 import HearthJSON
 import HearthRules
@@ -167,12 +168,20 @@ public final class HearthService: Sendable {
             let stats = httpBox.value?.stats ?? HTTPServerStats()
             return metrics.render(http: stats, streams: hub.openStreams, eventsDelivered: hub.eventsDelivered, streamsEnded: hub.streamsEnded,
                                   readCache: readCache.stats, storageFull: metricsStore.isStorageFull,
-                                  memoryTrims: trimmer.trims)
+                                  memoryTrims: trimmer.trims, databaseBytes: Self.fileBytes(metricsStore.databasePath))
         }
         http = HTTPServer(configuration: httpConfiguration, handler: Router(context: context), log: { message in
             httpLogger.info("\(message)")
         })
         httpBox.value = http
+    }
+
+    /// The database file's size with its write-ahead log (0 for what cannot be read).
+    static func fileBytes(_ databasePath: String) -> Int64 {
+        [databasePath, databasePath + "-wal"].reduce(Int64(0)) { total, path in
+            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value
+            return total + (size ?? 0)
+        }
     }
 
     /// Logs and counts what the store says about space on the data volume.

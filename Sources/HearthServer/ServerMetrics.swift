@@ -9,7 +9,8 @@ import Synchronization
 ///
 /// - `hearth_http_requests_total{route,status}` and `hearth_http_request_duration_seconds{route}`
 ///   (from every access record; streams count when they close);
-/// - `hearth_open_connections`, `hearth_open_streams` (read at scrape time);
+/// - `hearth_open_connections`, `hearth_open_streams`, `hearth_database_bytes` (the
+///   database file and its write-ahead log; read at scrape time);
 /// - `hearth_write_batch_size`, `hearth_commit_duration_seconds` (from the writer);
 /// - `hearth_stream_events_total`, `hearth_streams_ended_total` (from the stream hub);
 /// - `hearth_sign_ins_total{result}` (password sign-ins: success or failure);
@@ -25,6 +26,7 @@ public final class ServerMetrics: Sendable {
     private let requestTimers = Mutex<[String: CoreMetrics.Timer]>([:])
     private let openConnections: CoreMetrics.Gauge
     private let openStreams: CoreMetrics.Gauge
+    private let databaseBytes: CoreMetrics.Gauge
     private let batchSize: CoreMetrics.Recorder
     private let commitDuration: CoreMetrics.Timer
     private let eventsDelivered: CoreMetrics.Counter
@@ -57,6 +59,7 @@ public final class ServerMetrics: Sendable {
         self.factory = factory
         openConnections = Gauge(label: "hearth_open_connections", dimensions: [], factory: factory)
         openStreams = Gauge(label: "hearth_open_streams", dimensions: [], factory: factory)
+        databaseBytes = Gauge(label: "hearth_database_bytes", dimensions: [], factory: factory)
         batchSize = Recorder(label: "hearth_write_batch_size", dimensions: [], aggregate: true, factory: factory)
         commitDuration = Timer(label: "hearth_commit_duration_seconds", dimensions: [], factory: factory)
         eventsDelivered = Counter(label: "hearth_stream_events_total", dimensions: [], factory: factory)
@@ -115,7 +118,8 @@ public final class ServerMetrics: Sendable {
     /// The Prometheus text, with the scrape-time gauges and counters brought up to date.
     func render(http: HTTPServerStats, streams: Int, eventsDelivered events: Int, streamsEnded ended: Int,
                 readCache: ReadCache.Stats = ReadCache.Stats(), storageFull full: Bool = false,
-                memoryTrims trims: Int = 0) -> [UInt8] {
+                memoryTrims trims: Int = 0, databaseBytes database: Int64 = 0) -> [UInt8] {
+        databaseBytes.record(database)
         storageFull.record(full ? 1 : 0)
         let newTrims = seenTrims.withLock { seen in
             defer { seen = trims }

@@ -8,14 +8,15 @@ import Testing
 /// appearing without a reload, add and delete; the Rules screen (highlighted, a broken
 /// file's error with its line before saving, save, history) and the simulator's trace;
 /// the Users screen (search, details, disabling a user whose next request is refused,
-/// custom claims, a reset without SMTP refused clearly); sign-out.
+/// custom claims, a reset without SMTP refused clearly); the Health screen's charts from
+/// the `/metrics` counters; sign-out.
 @Suite struct ConsoleBrowserTests {
     static let checks = [
         "sign_in_form", "wrong_password_announced", "sign_in_opens_data_with_leaf_values", "browse_lazily",
         "invalid_json_is_refused_before_sending", "edit_seen_through_rest", "rest_write_appears_without_reload",
         "add_and_delete", "rules_shown_highlighted", "broken_rules_show_their_line_and_are_not_saved",
         "rules_saved_and_in_history", "simulator_with_trace", "users_search_and_details", "disabled_user_is_refused",
-        "claims_and_reset_without_smtp", "sign_out",
+        "claims_and_reset_without_smtp", "health_charts_from_metrics", "sign_out",
     ]
 
     @Test func theDataScreenInChromium() throws {

@@ -16,6 +16,7 @@ enum ConsoleAssets {
         "data.js": File(contentType: "text/javascript; charset=utf-8", body: dataJS),
         "rules.js": File(contentType: "text/javascript; charset=utf-8", body: rulesJS),
         "users.js": File(contentType: "text/javascript; charset=utf-8", body: usersJS),
+        "health.js": File(contentType: "text/javascript; charset=utf-8", body: healthJS),
     ]
 
     static let indexHTML = """
@@ -31,7 +32,7 @@ enum ConsoleAssets {
         <body>
         <header>
           <h1>Hearth</h1>
-          <nav id="nav" aria-label="Screens" hidden><button type="button" data-screen="data">Data</button><button type="button" data-screen="rules">Rules</button><button type="button" data-screen="users">Users</button></nav>
+          <nav id="nav" aria-label="Screens" hidden><button type="button" data-screen="data">Data</button><button type="button" data-screen="rules">Rules</button><button type="button" data-screen="users">Users</button><button type="button" data-screen="health">Health</button></nav>
           <span id="who"></span>
           <button id="sign-out" type="button" hidden>Sign out</button>
         </header>
@@ -75,6 +76,11 @@ enum ConsoleAssets {
         .diff-add { background: #e6ffec; } .diff-remove { background: #ffebe9; }
         form.simulator { display: grid; grid-template-columns: max-content 1fr; gap: 0.4rem 0.75rem; max-width: 40rem; }
         form.simulator button { grid-column: 2; justify-self: start; }
+        .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(17rem, 1fr)); gap: 1rem; }
+        .chart { background: #fff; border: 1px solid #ddd; padding: 0.5rem 0.75rem; }
+        .chart h3 { font-size: 0.95rem; margin: 0 0 0.25rem; }
+        .chart .now { font-family: ui-monospace, monospace; font-size: 1.2rem; }
+        .chart svg { width: 100%; height: 3rem; }
         table.users { border-collapse: collapse; margin: 0.5rem 0; }
         table.users th, table.users td { text-align: left; padding: 0.2rem 0.6rem; border-bottom: 1px solid #ddd; }
         dl.user { display: grid; grid-template-columns: max-content 1fr; gap: 0.2rem 1rem; }
@@ -156,6 +162,11 @@ enum ConsoleAssets {
             return this.request('GET', `users?${parameters}`);
           }
           user(uid) { return this.request('GET', `users/${encodeURIComponent(uid)}`); }
+          async metrics() {
+            const response = await fetch('api/metrics', { credentials: 'same-origin' });
+            if (!response.ok) throw new Error(`metrics: HTTP ${response.status}`);
+            return response.text();
+          }
           userAction(uid, action) { return this.request('POST', `users/${encodeURIComponent(uid)}/${action}`, {}); }
           deleteUser(uid) { return this.request('DELETE', `users/${encodeURIComponent(uid)}`); }
           setClaims(uid, claims) { return this.request('PUT', `users/${encodeURIComponent(uid)}/claims`, { claims }); }
@@ -215,6 +226,7 @@ enum ConsoleAssets {
         import { DataScreen } from './data.js';
         import { RulesScreen } from './rules.js';
         import { UsersScreen } from './users.js';
+        import { HealthScreen } from './health.js';
 
         const api = new ConsoleAPI();
         const main = document.getElementById('main');
@@ -245,7 +257,7 @@ enum ConsoleAssets {
 
         let screen = null;
         const nav = document.getElementById('nav');
-        const screens = { data: DataScreen, rules: RulesScreen, users: UsersScreen };
+        const screens = { data: DataScreen, rules: RulesScreen, users: UsersScreen, health: HealthScreen };
 
         function show(name) {
           screen?.close();
@@ -814,6 +826,119 @@ enum ConsoleAssets {
                 act('Revoke sessions', () => this.api.userAction(uid, 'revoke')), ' ',
                 act('Send password reset', () => this.api.userAction(uid, 'reset')), ' ', remove),
               element('form', { className: 'add' }, element('label', { htmlFor: 'user-claims', textContent: 'Custom claims (JSON)' }), claims, saveClaims));
+          }
+        }
+
+        """
+
+    static let healthJS = """
+        // The Health screen: requests/s, open connections and streams, commit latency and
+        // the database's size, read every 2 s from the counters of /metrics, each with a
+        // small chart of the last two minutes.
+        const INTERVAL_MS = 2000;
+        const KEEP = 60;
+
+        // Prometheus text → { name: total over its labels }, histograms' _sum and _count too.
+        function parse(text) {
+          const totals = {};
+          for (const line of text.split('\\n')) {
+            if (!line || line.startsWith('#')) continue;
+            const match = line.match(/^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{[^}]*\\})?\\s+(\\S+)/);
+            if (!match) continue;
+            const value = Number(match[3]);
+            if (Number.isFinite(value)) totals[match[1]] = (totals[match[1]] || 0) + value;
+          }
+          return totals;
+        }
+
+        const SERIES = [
+          { id: 'requests', title: 'Requests/s', unit: '/s', from: (now, before, seconds) =>
+              before ? Math.max(0, (now.hearth_http_requests_total || 0) - (before.hearth_http_requests_total || 0)) / seconds : null },
+          { id: 'connections', title: 'Open connections', unit: '', from: (now) => now.hearth_open_connections ?? 0 },
+          { id: 'streams', title: 'Open streams', unit: '', from: (now) => now.hearth_open_streams ?? 0 },
+          { id: 'commit', title: 'Commit latency', unit: ' ms', from: (now, before) => {
+              if (!before) return null;
+              const commits = (now.hearth_commit_duration_seconds_count || 0) - (before.hearth_commit_duration_seconds_count || 0);
+              const seconds = (now.hearth_commit_duration_seconds_sum || 0) - (before.hearth_commit_duration_seconds_sum || 0);
+              return commits > 0 ? (seconds / commits) * 1000 : null;
+            } },
+          { id: 'database', title: 'Database size', unit: ' MiB', from: (now) => (now.hearth_database_bytes || 0) / 1048576 },
+        ];
+
+        export class HealthScreen {
+          constructor(main, api, announce) {
+            this.main = main;
+            this.api = api;
+            this.announce = announce;
+            this.history = Object.fromEntries(SERIES.map((s) => [s.id, []]));
+            this.previous = null;
+            this.timer = null;
+          }
+
+          open() {
+            this.main.replaceChildren();
+            const heading = document.createElement('h2');
+            heading.textContent = 'Health';
+            this.grid = document.createElement('div');
+            this.grid.className = 'charts';
+            this.cards = {};
+            for (const series of SERIES) {
+              const card = document.createElement('section');
+              card.className = 'chart';
+              card.id = `chart-${series.id}`;
+              const title = document.createElement('h3');
+              title.textContent = series.title;
+              const now = document.createElement('div');
+              now.className = 'now';
+              now.textContent = '–';
+              const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+              svg.setAttribute('viewBox', `0 0 ${KEEP} 30`);
+              svg.setAttribute('preserveAspectRatio', 'none');
+              svg.setAttribute('role', 'img');
+              svg.setAttribute('aria-label', `${series.title}, last two minutes`);
+              const line = document.createElementNS('http://www.w3.org/2000/svg', 'polyline');
+              line.setAttribute('fill', 'none');
+              line.setAttribute('stroke', '#2d6cb5');
+              line.setAttribute('stroke-width', '1');
+              line.setAttribute('vector-effect', 'non-scaling-stroke');
+              svg.append(line);
+              card.append(title, now, svg);
+              this.grid.append(card);
+              this.cards[series.id] = { now, line };
+            }
+            this.main.append(heading, this.grid);
+            this.sample();
+            this.timer = setInterval(() => this.sample(), INTERVAL_MS);
+          }
+
+          close() {
+            clearInterval(this.timer);
+            this.timer = null;
+          }
+
+          async sample() {
+            let totals;
+            try {
+              totals = parse(await this.api.metrics());
+            } catch (error) {
+              return this.announce(error.message);
+            }
+            const at = Date.now();
+            const seconds = this.previous ? (at - this.previous.at) / 1000 : 0;
+            for (const series of SERIES) {
+              const value = series.from(totals, this.previous?.totals, seconds);
+              const points = this.history[series.id];
+              if (value !== null) {
+                points.push(value);
+                if (points.length > KEEP) points.shift();
+                const digits = Number.isInteger(value) || value >= 100 ? 0 : value >= 10 ? 1 : 2;
+                this.cards[series.id].now.textContent = `${value.toFixed(digits)}${series.unit}`;
+              }
+              const top = Math.max(...points, 1e-9);
+              this.cards[series.id].line.setAttribute('points',
+                points.map((v, i) => `${i + KEEP - points.length},${(30 - (v / top) * 28 - 1).toFixed(2)}`).join(' '));
+            }
+            this.previous = { at, totals };
           }
         }
 

@@ -122,6 +122,14 @@ struct ConsoleRoute {
         if endpoint == "users" || endpoint.hasPrefix("users/") {
             return users(request, endpoint, respond: respond)
         }
+        if endpoint == "metrics" && request.method == "GET" {
+            // The Health screen's source: the very counters of `/metrics`.
+            guard let render = context.metricsText else { return respond(Self.error(404, "no metrics here")) }
+            var response = HTTPResponse(status: 200, body: render())
+            response.headers.add("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+            response.headers.add("Cache-Control", "no-store")
+            return respond(response)
+        }
         switch (endpoint, request.method) {
         case ("session", "GET"):
             respond(Self.json(["email": .string(session.email), "csrf": .string(session.csrf)]))

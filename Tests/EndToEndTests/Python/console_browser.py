@@ -240,6 +240,18 @@ def main():
             return True, alert()
         check('claims_and_reset_without_smtp', claims_and_reset)
 
+        def health():
+            driver.find_element(By.XPATH, "//nav//button[normalize-space(text())='Health']").click()
+            now = lambda chart: driver.find_element(By.CSS_SELECTOR, f'#chart-{chart} .now').text  # noqa: E731
+            until(driver, lambda d: now('connections') not in ('', '–'), 'open connections')
+            rest('PUT', '/cities/oslo/temp', 9)  # a commit between two samples
+            until(driver, lambda d: now('requests').endswith('/s') and now('commit').endswith('ms'), 'requests/s and commit latency')
+            points = driver.find_element(By.CSS_SELECTOR, '#chart-requests polyline').get_attribute('points')
+            values = {chart: now(chart) for chart in ('requests', 'connections', 'streams', 'commit', 'database')}
+            ok = float(values['connections']) >= 1 and values['database'].endswith('MiB') and float(values['database'].split()[0]) > 0 and bool(points)
+            return ok, values
+        check('health_charts_from_metrics', health)
+
         def sign_out():
             driver.find_element(By.XPATH, "//button[normalize-space(text())='Sign out']").click()
             until(driver, lambda d: d.find_elements(By.XPATH, "//button[normalize-space(text())='Sign in']"), 'the sign-in form again')
