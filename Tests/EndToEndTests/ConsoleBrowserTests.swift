@@ -5,18 +5,22 @@ import Testing
 /// chromium-driver and selenium (`Python/console_browser.py`) against the built binary:
 /// sign in (a wrong password announced first), the Data screen with leaf values, lazy
 /// browsing, an edit seen through REST, a bad JSON refused before sending, a REST write
-/// appearing without a reload, add and delete; the Rules screen (highlighted, a broken
+/// appearing without a reload, add and delete (a larger node only after a confirmation),
+/// export and import of a subtree; the Rules screen (highlighted, a broken
 /// file's error with its line before saving, save, history) and the simulator's trace;
 /// the Users screen (search, details, disabling a user whose next request is refused,
 /// custom claims, a reset without SMTP refused clearly); the Health screen's charts from
-/// the `/metrics` counters; sign-out.
+/// the `/metrics` counters; the security headers and a request without the CSRF token
+/// refused, from the page; a session ended on the server sends the page back to sign-in;
+/// sign-out.
 @Suite struct ConsoleBrowserTests {
     static let checks = [
         "sign_in_form", "wrong_password_announced", "sign_in_opens_data_with_leaf_values", "browse_lazily",
         "invalid_json_is_refused_before_sending", "edit_seen_through_rest", "rest_write_appears_without_reload",
-        "add_and_delete", "rules_shown_highlighted", "broken_rules_show_their_line_and_are_not_saved",
+        "add_and_delete", "large_delete_is_confirmed", "export_json", "rules_shown_highlighted", "broken_rules_show_their_line_and_are_not_saved",
         "rules_saved_and_in_history", "simulator_with_trace", "users_search_and_details", "disabled_user_is_refused",
-        "claims_and_reset_without_smtp", "health_charts_from_metrics", "sign_out",
+        "claims_and_reset_without_smtp", "health_charts_from_metrics", "security_headers_and_csrf_refusal", "import_json",
+        "ended_session_returns_to_sign_in", "sign_out",
     ]
 
     @Test func theDataScreenInChromium() throws {

@@ -66,6 +66,7 @@ enum ConsoleAssets {
         li button.toggle { margin: 0 0.25rem 0 0; width: 1.6rem; }
         form.add { display: flex; gap: 0.25rem; margin: 0.25rem 0 0.25rem 1.25rem; }
         form.add input { font-size: 0.85rem; }
+        .transfer { margin: 0.25rem 0 0.25rem 1.25rem; font-size: 0.85rem; }
         header nav button { background: none; color: #fff; border: 1px solid #777; }
         header nav button[aria-current="page"] { border-color: #e8a33d; }
         .rules-editor { display: grid; gap: 0.5rem; }
@@ -106,6 +107,7 @@ enum ConsoleAssets {
               body: body === undefined ? undefined : JSON.stringify(body),
             });
             const data = await response.json().catch(() => ({}));
+            if (response.status === 401 && endpoint !== 'session') this.onSignedOut?.();
             if (!response.ok) {
               const error = new Error(data.error || (data.errors ? 'the rules do not compile' : `HTTP ${response.status}`));
               error.status = response.status;
@@ -234,7 +236,13 @@ enum ConsoleAssets {
         const who = document.getElementById('who');
         const signOutButton = document.getElementById('sign-out');
 
+        // After a session ended elsewhere, the screen's own failed request is not news: the
+        // notice stays until the next sign-in.
+        const SESSION_ENDED = 'Your session has ended; sign in again.';
+        let sessionEnded = false;
+
         function announce(message) {
+          if (sessionEnded && message !== SESSION_ENDED) return;
           alertRegion.textContent = message || '';
         }
 
@@ -244,6 +252,7 @@ enum ConsoleAssets {
           nav.hidden = true;
           renderSignIn(main, {
             onSubmit: async (email, password) => {
+              sessionEnded = false;
               try {
                 const session = await api.signIn(email, password);
                 announce('');
@@ -282,6 +291,16 @@ enum ConsoleAssets {
           show('data');  // the Data screen first
         }
 
+        // A session that ended elsewhere (expired, the password changed, signed out in
+        // another tab): back to the sign-in form, saying so.
+        api.onSignedOut = () => {
+          screen?.close();
+          screen = null;
+          showSignedOut();
+          sessionEnded = true;
+          announce(SESSION_ENDED);
+        };
+
         signOutButton.addEventListener('click', async () => {
           screen?.close();
           screen = null;
@@ -302,6 +321,8 @@ enum ConsoleAssets {
         // node last opened watched live (server-sent events); add, edit (JSON checked
         // before sending) and delete (confirmed).
         const join = (path, key) => (path === '/' ? '' : path) + '/' + key;
+        // Deleting a node with more children than this asks first.
+        const CONFIRM_CHILDREN = 3;
         const label = (path) => (path === '/' ? '/' : path.slice(path.lastIndexOf('/') + 1));
 
         export class DataScreen {
@@ -381,7 +402,16 @@ enum ConsoleAssets {
             button.textContent = 'Delete';
             button.setAttribute('aria-label', `Delete ${label(path)}`);
             button.addEventListener('click', async () => {
-              if (!window.confirm(`Delete ${path} and everything under it?`)) return;
+              // A leaf or a small node goes at once; a node with more than
+              // CONFIRM_CHILDREN children is deleted only after a confirmation.
+              let children = 0;
+              try {
+                const shallow = await this.api.shallow(path);
+                if (shallow && typeof shallow === 'object') children = Object.keys(shallow).length;
+              } catch (error) {
+                return this.announce(error.message);
+              }
+              if (children > CONFIRM_CHILDREN && !window.confirm(`Delete ${path} and its ${children} children?`)) return;
               await this.attempt(() => this.api.remove(path));
               await this.refresh(path.slice(0, path.lastIndexOf('/')) || '/');
             });
@@ -436,6 +466,92 @@ enum ConsoleAssets {
             return form;
           }
 
+          // Export (a download of the subtree's JSON) and import (a JSON file replaces the
+          // subtree), each with a progress bar.
+          transfer(path) {
+            const box = document.createElement('div');
+            box.className = 'transfer';
+            const progress = document.createElement('progress');
+            progress.max = 1;
+            progress.value = 0;
+            progress.hidden = true;
+            progress.setAttribute('aria-label', `Transfer of ${label(path)}`);
+            const exportButton = document.createElement('button');
+            exportButton.type = 'button';
+            exportButton.textContent = 'Export JSON';
+            exportButton.setAttribute('aria-label', `Export ${label(path)} as JSON`);
+            exportButton.addEventListener('click', () => this.exportJSON(path, progress));
+            const file = document.createElement('input');
+            file.type = 'file';
+            file.accept = 'application/json,.json';
+            file.setAttribute('aria-label', `Import JSON into ${label(path)}`);
+            file.addEventListener('change', () => file.files[0] && this.importJSON(path, file.files[0], progress));
+            box.append(exportButton, ' ', file, ' ', progress);
+            return box;
+          }
+
+          async exportJSON(path, progress) {
+            progress.hidden = false;
+            progress.value = 0;
+            try {
+              const response = await fetch(this.api.constructor.restURL(path), { credentials: 'same-origin' });
+              if (!response.ok) throw new Error(`export: HTTP ${response.status}`);
+              const total = Number(response.headers.get('Content-Length')) || 0;
+              const reader = response.body.getReader();
+              const chunks = [];
+              let received = 0;
+              for (;;) {
+                const { done, value } = await reader.read();
+                if (done) break;
+                chunks.push(value);
+                received += value.length;
+                if (total) progress.value = received / total;
+              }
+              progress.value = 1;
+              const link = document.createElement('a');
+              link.href = URL.createObjectURL(new Blob(chunks, { type: 'application/json' }));
+              link.download = `${path === '/' ? 'root' : path.slice(1).replaceAll('/', '-')}.json`;
+              link.click();
+              URL.revokeObjectURL(link.href);
+              this.announce('');
+            } catch (error) {
+              this.announce(error.message);
+            }
+          }
+
+          importJSON(path, file, progress) {
+            const reader = new FileReader();
+            progress.hidden = false;
+            progress.value = 0;
+            reader.onprogress = (event) => { if (event.lengthComputable) progress.value = event.loaded / event.total / 2; };
+            reader.onload = () => {
+              try {
+                JSON.parse(reader.result);
+              } catch (error) {
+                return this.announce(`Not valid JSON: ${error.message}`);
+              }
+              // XMLHttpRequest: fetch tells nothing of an upload's progress.
+              const request = new XMLHttpRequest();
+              request.open('PUT', this.api.constructor.restURL(path));
+              request.setRequestHeader('Content-Type', 'application/json');
+              request.setRequestHeader('X-CSRF-Token', this.api.csrf);
+              request.upload.onprogress = (event) => { if (event.lengthComputable) progress.value = 0.5 + event.loaded / event.total / 2; };
+              request.onload = async () => {
+                if (request.status !== 200) {
+                  let message = `import: HTTP ${request.status}`;
+                  try { message = JSON.parse(request.responseText).error || message; } catch {}
+                  return this.announce(message);
+                }
+                progress.value = 1;
+                this.announce('');
+                await this.refresh(path);
+              };
+              request.onerror = () => this.announce('import: the connection failed');
+              request.send(reader.result);
+            };
+            reader.readAsText(file);
+          }
+
           parse(text) {
             try {
               return JSON.parse(text);
@@ -475,6 +591,7 @@ enum ConsoleAssets {
             item.querySelector('.toggle').textContent = '▸';
             item.querySelector(':scope > ul')?.remove();
             item.querySelector(':scope > form.add')?.remove();
+            item.querySelector(':scope > .transfer')?.remove();
           }
 
           async refresh(path) {
@@ -514,7 +631,8 @@ enum ConsoleAssets {
             });
             item.querySelector(':scope > ul')?.remove();
             item.querySelector(':scope > form.add')?.remove();
-            item.append(group, this.addForm(path));
+            item.querySelector(':scope > .transfer')?.remove();
+            item.append(group, this.addForm(path), this.transfer(path));
           }
 
           watch(path) {
@@ -759,12 +877,14 @@ enum ConsoleAssets {
           }
 
           async list(query, after) {
+            const asked = (this.asked = (this.asked || 0) + 1);
             let page;
             try {
               page = await this.api.users(query, after);
             } catch (error) {
               return this.announce(error.message);
             }
+            if (asked !== this.asked) return;  // a newer search is under way
             this.announce(query && page.users.length === 0 ? `No user ${query}` : '');
             const head = element('tr', {}, ...['Email', 'uid', 'Created', 'Last sign-in', 'Status'].map((t) => element('th', { textContent: t })));
             this.table.replaceChildren(head, ...page.users.map((user) => {

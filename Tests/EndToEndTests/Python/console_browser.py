@@ -8,6 +8,7 @@ test: {"motd": "hello", "cities": {"oslo": {"name": "Oslo", "temp": 3}}}.
 Prints one JSON line per check {"name", "ok", "details"}, then `done`.
 """
 import json
+import os
 import sys
 import urllib.error
 import urllib.request
@@ -21,6 +22,8 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 BASE, EMAIL, PASSWORD, ADMIN, PROFILE, USER_TOKEN = sys.argv[1:7]
 WAIT = 20
+DOWNLOADS = os.path.join(PROFILE, 'downloads')
+os.makedirs(DOWNLOADS, exist_ok=True)
 
 
 def report(name, ok, details=None):
@@ -58,6 +61,14 @@ def value_of(driver, path):
         "const span = li && li.querySelector(':scope > .value'); return span ? span.textContent : null;", path)
 
 
+def alert_present(driver):
+    try:
+        driver.switch_to.alert.text
+        return True
+    except Exception:  # pylint: disable=broad-except
+        return False
+
+
 def check(name, body):
     try:
         ok, details = body()
@@ -71,7 +82,9 @@ def main():
     options.binary_location = '/usr/bin/chromium'
     for argument in ('--headless=new', '--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', f'--user-data-dir={PROFILE}'):
         options.add_argument(argument)
+    options.add_experimental_option('prefs', {'download.default_directory': DOWNLOADS, 'download.prompt_for_download': False})
     driver = webdriver.Chrome(service=Service('/usr/bin/chromedriver'), options=options)
+    driver.execute_cdp_cmd('Browser.setDownloadBehavior', {'behavior': 'allow', 'downloadPath': DOWNLOADS})
     alert = lambda: driver.find_element(By.CSS_SELECTOR, '[role="alert"]').text  # noqa: E731
     try:
         driver.get(BASE + '/console/')
@@ -147,11 +160,34 @@ def main():
             driver.find_elements(By.XPATH, "//li[@data-path='/cities/oslo']/form[@class='add']/button")[0].click()
             until(driver, lambda d: value_of(d, '/cities/oslo/note') == '"windy"', 'the added child')
             added = rest('GET', '/cities/oslo/note')
-            driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Delete note"]').click()
-            driver.switch_to.alert.accept()
+            driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Delete note"]').click()  # a leaf: no question
             until(driver, lambda d: item(d, '/cities/oslo/note') is None, 'the deleted child gone')
             return added == 'windy' and rest('GET', '/cities/oslo/note') is None, added
         check('add_and_delete', add_and_delete)
+
+        def delete_large_node():
+            rest('PUT', '/cities/oslo/bulk', {'a': 1, 'b': 2, 'c': 3, 'd': 4})
+            until(driver, lambda d: item(d, '/cities/oslo/bulk'), 'the bulk node, live')
+            driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Delete bulk"]').click()
+            until(driver, lambda d: alert_present(d), 'the confirmation')
+            question = driver.switch_to.alert.text
+            driver.switch_to.alert.dismiss()
+            kept = rest('GET', '/cities/oslo/bulk')
+            driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Delete bulk"]').click()
+            until(driver, lambda d: alert_present(d), 'the confirmation again')
+            driver.switch_to.alert.accept()
+            until(driver, lambda d: item(d, '/cities/oslo/bulk') is None, 'the bulk node gone')
+            return '4 children' in question and kept is not None and rest('GET', '/cities/oslo/bulk') is None, question
+        check('large_delete_is_confirmed', delete_large_node)
+
+        def export_json():
+            driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Export oslo as JSON"]').click()
+            target = os.path.join(DOWNLOADS, 'cities-oslo.json')
+            until(driver, lambda d: os.path.exists(target) and os.path.getsize(target) > 0, 'the exported file')
+            with open(target) as f:
+                exported = json.load(f)
+            return exported == rest('GET', '/cities/oslo'), exported
+        check('export_json', export_json)
 
         broken = '{\n  "rules": {\n    ".read": "auth.uid ===",\n    ".write": false\n  }\n}\n'
         fixed = ('{\n  "rules": {\n    "users": { "$uid": { ".read": "auth != null && auth.uid === $uid" } },\n'
@@ -211,7 +247,14 @@ def main():
             box.send_keys('ann@example.com')
             driver.find_element(By.XPATH, "//button[normalize-space(text())='Search']").click()
             until(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, 'tr.user-row')) == 1, 'one user found')
-            driver.find_element(By.XPATH, "//tr[@class='user-row']//button").click()
+
+            def open_row(d):
+                try:
+                    d.find_element(By.XPATH, "//tr[@class='user-row']//button[normalize-space(text())='ann@example.com']").click()
+                    return True
+                except Exception:  # pylint: disable=broad-except  (the list re-rendered under the click)
+                    return False
+            until(driver, open_row, 'the row of ann@example.com')
             until(driver, lambda d: 'password' in d.find_element(By.ID, 'user-details').text, 'the details')
             details = driver.find_element(By.ID, 'user-details').text
             before = urllib.request.urlopen(f'{BASE}/cities.json?auth={USER_TOKEN}', timeout=WAIT).status
@@ -251,6 +294,48 @@ def main():
             ok = float(values['connections']) >= 1 and values['database'].endswith('MiB') and float(values['database'].split()[0]) > 0 and bool(points)
             return ok, values
         check('health_charts_from_metrics', health)
+
+        def security():
+            with urllib.request.urlopen(f'{BASE}/console/', timeout=WAIT) as response:
+                headers = response.headers
+            csp = headers.get('Content-Security-Policy', '')
+            forged = driver.execute_async_script(
+                "const done = arguments[arguments.length - 1];"
+                "fetch('api/users/nobody/disable', {method: 'POST', credentials: 'same-origin'}).then((r) => done(r.status), () => done(-1));")
+            ok = ("script-src 'self'" in csp and 'unsafe-inline' not in csp and headers.get('X-Frame-Options') == 'DENY'
+                  and headers.get('X-Content-Type-Options') == 'nosniff' and forged == 403)
+            return ok, {'csp': csp, 'forged_status': forged}
+        check('security_headers_and_csrf_refusal', security)
+
+        def import_json():
+            driver.find_element(By.XPATH, "//nav//button[normalize-space(text())='Data']").click()
+            until(driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'button[aria-label="Expand cities"]'), 'the Data screen')
+            driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Expand cities"]').click()
+            until(driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'input[aria-label="Import JSON into cities"]'), 'the import control')
+            source = os.path.join(DOWNLOADS, 'import.json')
+            with open(source, 'w') as f:
+                json.dump({'bergen': {'name': 'Bergen', 'temp': 8}}, f)
+            driver.find_element(By.CSS_SELECTOR, 'input[aria-label="Import JSON into cities"]').send_keys(source)
+            until(driver, lambda d: item(d, '/cities/bergen'), 'the imported node')
+            return rest('GET', '/cities') == {'bergen': {'name': 'Bergen', 'temp': 8}}, rest('GET', '/cities')
+        check('import_json', import_json)
+
+        def session_ended_elsewhere():
+            cookies = {c['name']: c['value'] for c in driver.get_cookies()}
+            cookie = f"hearth_console={cookies['hearth_console']}"
+            with urllib.request.urlopen(urllib.request.Request(f'{BASE}/console/api/session', headers={'Cookie': cookie}), timeout=WAIT) as r:
+                csrf = json.loads(r.read())['csrf']
+            request = urllib.request.Request(f'{BASE}/console/api/session', method='DELETE', headers={'Cookie': cookie, 'X-CSRF-Token': csrf})
+            urllib.request.urlopen(request, timeout=WAIT).read()
+            driver.find_element(By.XPATH, "//nav//button[normalize-space(text())='Users']").click()
+            until(driver, lambda d: d.find_elements(By.XPATH, "//button[normalize-space(text())='Sign in']"), 'the sign-in form after the session ended')
+            said = alert()
+            field(driver, 'Email').send_keys(EMAIL)
+            field(driver, 'Password').send_keys(PASSWORD)
+            driver.find_element(By.XPATH, "//button[normalize-space(text())='Sign in']").click()
+            until(driver, lambda d: d.find_elements(By.XPATH, "//button[normalize-space(text())='Sign out' and not(@hidden)]"), 'signed in again')
+            return said == 'Your session has ended; sign in again.', said
+        check('ended_session_returns_to_sign_in', session_ended_elsewhere)
 
         def sign_out():
             driver.find_element(By.XPATH, "//button[normalize-space(text())='Sign out']").click()
