@@ -1,5 +1,7 @@
+import Dispatch
 import HearthHTTP
 import HearthJSON
+import HearthMail
 import HearthStore
 import Testing
 @testable import HearthServer
@@ -70,5 +72,31 @@ import Testing
         #expect(forged.status == 403)
         #expect(await call("DELETE", "users/\(ann.user.uid)").status == 200)
         #expect(try h.auth.service.accounts.user(uid: ann.user.uid) == nil)
+    }
+}
+
+/// The console's "Send password reset" with a mail server configured: the mail leaves
+/// through the same queue as `sendOobCode`, with a working reset code.
+@Suite struct ConsoleResetMailTests {
+    @Test func aResetMailFromTheConsole() async throws {
+        let outbox = EmailActionLimitsTests.Outbox()
+        let mailer = Mailer(deliver: { message throws(MailError) in outbox.sent.withLock { $0.append(message) } },
+                            report: { _, _ in outbox.arrived.signal() })
+        let h = try RouterHarness(mailer: mailer, console: true)
+        try h.router.context.console!.add(email: "root@example.com", password: "correct horse battery")
+        let signIn = await h.send("POST", "/console/api/session", #"{"email":"root@example.com","password":"correct horse battery"}"#,
+                                  headers: [("Content-Type", "application/json")])
+        let cookie = String(try #require(signIn.headers["Set-Cookie"]?.split(separator: ";").first))
+        let csrf = try #require(signIn.json?.objectValue?["csrf"]?.stringValue)
+        let ann = try h.auth.service.signUp(email: "ann@example.com", password: "secret1")
+        let sent = await h.send("POST", "/console/api/users/\(ann.user.uid)/reset", "{}",
+                                headers: [("Cookie", cookie), ("X-CSRF-Token", csrf), ("Content-Type", "application/json")])
+        #expect(sent.status == 200 && sent.json?.objectValue?["sent"] == "ann@example.com")
+        #expect(outbox.arrived.wait(timeout: .now() + .seconds(30)) == .success)
+        let mail = try #require(outbox.sent.withLock { $0.first })
+        #expect(mail.to == "ann@example.com")
+        let marker = try #require(mail.body.range(of: "oobCode="))
+        let code = String(mail.body[marker.upperBound...].prefix { $0 != "&" })
+        #expect(try h.auth.service.resetPassword(code: code, newPassword: "new-secret") == "ann@example.com")
     }
 }

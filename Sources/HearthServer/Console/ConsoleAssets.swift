@@ -323,6 +323,8 @@ enum ConsoleAssets {
         const join = (path, key) => (path === '/' ? '' : path) + '/' + key;
         // Deleting a node with more children than this asks first.
         const CONFIRM_CHILDREN = 3;
+        // Open nodes watched live at once (one connection each).
+        const MAX_WATCHED = 3;
         const label = (path) => (path === '/' ? '/' : path.slice(path.lastIndexOf('/') + 1));
 
         export class DataScreen {
@@ -331,7 +333,7 @@ enum ConsoleAssets {
             this.api = api;
             this.announce = announce;
             this.expanded = new Set(['/']);
-            this.watched = null;
+            this.watched = new Map();
             this.generations = new WeakMap();
           }
 
@@ -351,8 +353,8 @@ enum ConsoleAssets {
           }
 
           close() {
-            this.watched?.close();
-            this.watched = null;
+            for (const source of this.watched.values()) source.close();
+            this.watched.clear();
           }
 
           nodeItem(path) {
@@ -586,6 +588,7 @@ enum ConsoleAssets {
 
           collapse(item, path) {
             this.expanded.delete(path);
+            this.unwatch(path);
             this.generations.set(item, (this.generations.get(item) || 0) + 1);  // a render under way is dropped
             item.setAttribute('aria-expanded', 'false');
             item.querySelector('.toggle').textContent = '▸';
@@ -635,13 +638,21 @@ enum ConsoleAssets {
             item.append(group, this.addForm(path), this.transfer(path));
           }
 
+          // The open nodes are watched live, the MAX_WATCHED opened last (each stream is a
+          // connection, and a browser keeps six per server for everything).
           watch(path) {
-            this.watched?.close();
+            this.unwatch(path);
             let first = true;
-            this.watched = this.api.watch(path, () => {
+            this.watched.set(path, this.api.watch(path, () => {
               if (first) { first = false; return; }  // the snapshot: already shown
               this.refresh(path);
-            });
+            }));
+            while (this.watched.size > MAX_WATCHED) this.unwatch(this.watched.keys().next().value);
+          }
+
+          unwatch(path) {
+            this.watched.get(path)?.close();
+            this.watched.delete(path);
           }
         }
 
