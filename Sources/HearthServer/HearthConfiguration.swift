@@ -34,6 +34,8 @@ public struct HearthConfiguration: Sendable {
     /// The admin console at `/console/` (issue 16): `on`, `off`, or `auto` (on unless
     /// `trustedProxies` are set, i.e. unless Hearth is behind a public proxy).
     public var console = "auto"
+    /// A console session unused this long ends.
+    public var consoleIdleSeconds = ConsoleAccounts.defaultIdleSeconds
 
     /// Whether `/console/` is served.
     public var consoleEnabled: Bool { console == "on" || (console == "auto" && trustedProxies.isEmpty) }

@@ -130,7 +130,8 @@ public final class HearthService: Sendable {
         let (reviewStore, reviewPolicy) = (store, policy)
         context.readCache = readCache.isEnabled ? readCache : nil
         if configuration.consoleEnabled {
-            context.console = ConsoleAccounts(store: store.console, hasher: PasswordHasher(), clock: SQLiteTreeStore.systemMilliseconds)
+            context.console = ConsoleAccounts(store: store.console, hasher: PasswordHasher(), idleSeconds: configuration.consoleIdleSeconds,
+                                              clock: SQLiteTreeStore.systemMilliseconds)
         }
         // onDisconnect operations of wire sessions that were open when Hearth last stopped
         // (a crash, a kill) run now, before anyone connects.

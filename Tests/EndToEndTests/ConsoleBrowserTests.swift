@@ -51,4 +51,22 @@ import Testing
         }
         #expect(result.status == 0 && result.stdout.hasSuffix("done\n"), "\(result.stdout)\n\(result.stderr.suffix(2000))")
     }
+
+    /// Session expiry in the browser: with `HEARTH_CONSOLE_IDLE_SECONDS=2` the page, left
+    /// unused for longer, is sent back to sign-in at its next request. (The idle and
+    /// absolute limits themselves are crossed on an injected clock in ConsoleSessionTests.)
+    @Test func anIdleSessionExpiresInTheBrowser() throws {
+        let python = try pythonInterpreter()
+        let dir = TemporaryDirectory(), profile = TemporaryDirectory()
+        let server = try HearthProcess.serve(dataDirectory: dir.path, environment: ["HEARTH_CONSOLE_IDLE_SECONDS": "2"])
+        #expect(try run(HearthProcess.binaryPath, ["admins", "add", "--email", "ops@example.com", "--data-dir", dir.path],
+                        input: "a long admin password\n").status == 0)
+        let admin = try run(HearthProcess.binaryPath, ["token", "--admin", "--data-dir", dir.path]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try curl("PUT", server.baseURL + "/.json?auth=\(admin)", body: #"{"motd":"hello"}"#).status == 200)
+        let result = try runPythonDriver(python, script: "console_browser.py",
+                                         arguments: [server.baseURL, "ops@example.com", "a long admin password", admin, profile.path, ""],
+                                         environment: ["CONSOLE_MODE": "expiry"])
+        #expect(result.stdout.contains(#""name": "idle_session_expires", "ok": true"#), "\(result.stdout)\n\(result.stderr.suffix(2000))")
+        #expect(result.status == 0 && result.stdout.hasSuffix("done\n"))
+    }
 }

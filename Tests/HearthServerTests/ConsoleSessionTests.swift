@@ -119,18 +119,18 @@ import Testing
 
     @Test func sessionsExpireWhenIdleAndAfterTheirAbsoluteLifetime() async throws {
         let (idle, _, _) = try await signIn()
-        clock.advance(seconds: ConsoleAccounts.idleSeconds - 1)
+        clock.advance(seconds: ConsoleAccounts.defaultIdleSeconds - 1)
         #expect(await call("GET", "/console/api/session", cookie: idle).status == 200)  // used: idle time starts again
-        clock.advance(seconds: ConsoleAccounts.idleSeconds - 1)
+        clock.advance(seconds: ConsoleAccounts.defaultIdleSeconds - 1)
         #expect(await call("GET", "/console/api/session", cookie: idle).status == 200)
-        clock.advance(seconds: ConsoleAccounts.idleSeconds)
+        clock.advance(seconds: ConsoleAccounts.defaultIdleSeconds)
         #expect(await call("GET", "/console/api/session", cookie: idle).status == 401)
 
         let (busy, _, _) = try await signIn()
         var used: Int64 = 0
-        while used + ConsoleAccounts.idleSeconds / 2 < ConsoleAccounts.absoluteSeconds {
-            clock.advance(seconds: ConsoleAccounts.idleSeconds / 2)
-            used += ConsoleAccounts.idleSeconds / 2
+        while used + ConsoleAccounts.defaultIdleSeconds / 2 < ConsoleAccounts.absoluteSeconds {
+            clock.advance(seconds: ConsoleAccounts.defaultIdleSeconds / 2)
+            used += ConsoleAccounts.defaultIdleSeconds / 2
             #expect(await call("GET", "/console/api/session", cookie: busy).status == 200)
         }
         clock.advance(seconds: ConsoleAccounts.absoluteSeconds - used)
@@ -139,9 +139,26 @@ import Testing
 
     @Test func sessionsNeverPresentedAgainAreDroppedAtTheNextSignIn() async throws {
         let (abandoned, _, _) = try await signIn()
-        clock.advance(seconds: ConsoleAccounts.idleSeconds)
+        clock.advance(seconds: ConsoleAccounts.defaultIdleSeconds)
         _ = try await signIn()
         #expect(try h.store.console.session(hash: SecretToken.hash(abandoned)) == nil)
+    }
+
+    /// `consoleIdleSeconds`: a short idle limit still lets a session in use live on (its
+    /// last use is written at least four times per idle period); below the minimum it is
+    /// raised to it.
+    @Test func aConfiguredIdleLimit() async throws {
+        let accounts = ConsoleAccounts(store: h.store.console, hasher: RouterHarness.testHasher, idleSeconds: 8, clock: { self.clock.now })
+        try accounts.add(email: "short@example.com", password: "a long enough pw")
+        let session = try accounts.signIn(email: "short@example.com", password: "a long enough pw")
+        for _ in 0..<5 {
+            clock.advance(seconds: 3)
+            #expect(try accounts.session(token: session.token) != nil)  // used every 3 s: 15 s in all
+        }
+        clock.advance(seconds: 8)
+        #expect(try accounts.session(token: session.token) == nil)
+        #expect(ConsoleAccounts(store: h.store.console, hasher: RouterHarness.testHasher, idleSeconds: 1, clock: { 0 }).idleSeconds
+                == ConsoleAccounts.minimumIdleSeconds)
     }
 
     @Test func aNewPasswordOrRemovalEndsTheAdminsSessions() async throws {

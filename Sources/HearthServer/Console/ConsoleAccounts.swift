@@ -6,11 +6,14 @@ import HearthStore
 /// token is stored only as a hash, each with a CSRF token, an idle and an absolute expiry.
 /// Every method blocks (SQLite, scrypt): call from a work queue or the hashing pool.
 public struct ConsoleAccounts: Sendable {
-    /// A session unused this long ends.
-    public static let idleSeconds: Int64 = 30 * 60
+    /// A session unused this long ends (`consoleIdleSeconds`).
+    public static let defaultIdleSeconds: Int64 = 30 * 60
+    /// The shortest idle time an operator may set.
+    public static let minimumIdleSeconds: Int64 = 2
     /// A session ends this long after sign-in, used or not.
     public static let absoluteSeconds: Int64 = 12 * 3600
-    /// `seen_at` is written at most this often (a write per request would cost a commit).
+    /// `seen_at` is written at most this often (a write per request would cost a commit),
+    /// and at least four times per idle period.
     public static let touchEverySeconds: Int64 = 60
 
     public let store: ConsoleStore
@@ -18,8 +21,11 @@ public struct ConsoleAccounts: Sendable {
     /// Milliseconds since the epoch.
     public let clock: @Sendable () -> Int64
     public let minimumPasswordLength: Int
+    public let idleSeconds: Int64
 
-    public init(store: ConsoleStore, hasher: PasswordHasher, minimumPasswordLength: Int = 10, clock: @escaping @Sendable () -> Int64) {
+    public init(store: ConsoleStore, hasher: PasswordHasher, minimumPasswordLength: Int = 10, idleSeconds: Int64 = defaultIdleSeconds,
+                clock: @escaping @Sendable () -> Int64) {
+        self.idleSeconds = max(idleSeconds, Self.minimumIdleSeconds)
         self.store = store
         self.hasher = hasher
         self.minimumPasswordLength = minimumPasswordLength
@@ -117,7 +123,7 @@ public struct ConsoleAccounts: Sendable {
         let now = clock()
         // Sessions of browsers that never came back are dropped here (an expired one is
         // also dropped when it is presented).
-        try wrap { try store.pruneSessions(idleBefore: now - Self.idleSeconds * 1000, createdBefore: now - Self.absoluteSeconds * 1000) }
+        try wrap { try store.pruneSessions(idleBefore: now - idleSeconds * 1000, createdBefore: now - Self.absoluteSeconds * 1000) }
         try wrap { try store.addSession(ConsoleStore.SessionRecord(hash: SecretToken.hash(token), email: admin.email, csrf: csrf, createdAt: now, seenAt: now)) }
         return Session(token: token, csrf: csrf, email: admin.email, createdAt: now)
     }
@@ -129,7 +135,7 @@ public struct ConsoleAccounts: Sendable {
         let hash = SecretToken.hash(token)
         guard let record = try wrap({ try store.session(hash: hash) }) else { return nil }
         let now = clock()
-        if now - record.seenAt >= Self.idleSeconds * 1000 || now - record.createdAt >= Self.absoluteSeconds * 1000 {
+        if now - record.seenAt >= idleSeconds * 1000 || now - record.createdAt >= Self.absoluteSeconds * 1000 {
             try wrap { try store.endSession(hash: hash) }
             return nil
         }
@@ -137,7 +143,7 @@ public struct ConsoleAccounts: Sendable {
             try wrap { try store.endSession(hash: hash) }
             return nil
         }
-        if now - record.seenAt >= Self.touchEverySeconds * 1000 { try wrap { try store.touchSession(hash: hash, at: now) } }
+        if now - record.seenAt >= min(Self.touchEverySeconds, max(1, idleSeconds / 4)) * 1000 { try wrap { try store.touchSession(hash: hash, at: now) } }
         return Session(token: token, csrf: record.csrf, email: record.email, createdAt: record.createdAt)
     }
 

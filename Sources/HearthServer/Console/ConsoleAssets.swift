@@ -621,10 +621,18 @@ enum ConsoleAssets {
             if (this.generations.get(item) !== generation) return;
             const group = document.createElement('ul');
             group.setAttribute('role', 'group');
+            // Child nodes already shown keep their element (and what is open under them):
+            // a change above them does not redraw, close or re-read what is below.
+            const shown = new Map([...item.querySelectorAll(':scope > ul > li')].map((li) => [li.dataset.path, li]));
             keys.forEach((key, index) => {
               const childPath = join(path, key);
               const value = values[index];
               if (value !== null && typeof value === 'object') {
+                const existing = shown.get(childPath);
+                if (existing?.querySelector(':scope > .toggle')) {
+                  group.append(existing);
+                  return;
+                }
                 const child = this.nodeItem(childPath);
                 group.append(child);
                 if (this.expanded.has(childPath)) this.expand(child, childPath);

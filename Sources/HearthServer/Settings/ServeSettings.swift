@@ -38,6 +38,11 @@ public enum ServeSettings {
                 "The admin console at `/console/`: `auto` serves it unless `trustedProxies` are set (behind a public proxy, turn it `on` deliberately).") {
             $0.console = $1.string
         },
+        Setting("consoleIdleSeconds", env: "HEARTH_CONSOLE_IDLE_SECONDS", flag: nil,
+                .integer(Int(ConsoleAccounts.minimumIdleSeconds)...86_400), default: String(ConsoleAccounts.defaultIdleSeconds),
+                "A console session unused this long ends (sessions also end \(ConsoleAccounts.absoluteSeconds / 3600) h after sign-in).") {
+            $0.consoleIdleSeconds = Int64($1.integer)
+        },
         Setting("smtpURL", env: "HEARTH_SMTP_URL", flag: nil, .string, default: "(none)",
                 "SMTP server for email actions (password reset, verification): `smtp://127.0.0.1:2525` or `smtp+starttls://user:pass@host:587`. Without it no mail is sent.") {
             $0.auth.smtpURL = $1.string

@@ -10,6 +10,7 @@ Prints one JSON line per check {"name", "ok", "details"}, then `done`.
 import json
 import os
 import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -348,6 +349,37 @@ def main():
         driver.quit()
 
 
+def expiry():
+    """Against a server with HEARTH_CONSOLE_IDLE_SECONDS=2: after sign-in the page stays
+    unused for longer than that, and its next request sends it back to sign-in."""
+    options = Options()
+    options.binary_location = '/usr/bin/chromium'
+    for argument in ('--headless=new', '--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', f'--user-data-dir={PROFILE}'):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service('/usr/bin/chromedriver'), options=options)
+    try:
+        driver.get(BASE + '/console/')
+        until(driver, lambda d: d.find_elements(By.XPATH, "//button[normalize-space(text())='Sign in']"), 'the sign-in form')
+        field(driver, 'Email').send_keys(EMAIL)
+        field(driver, 'Password').send_keys(PASSWORD)
+        driver.find_element(By.XPATH, "//button[normalize-space(text())='Sign in']").click()
+        until(driver, lambda d: value_of(d, '/motd'), 'the Data screen')
+        # The thing under test is the passing of time: idle longer than the server allows.
+        time.sleep(3)
+        driver.find_element(By.XPATH, "//nav//button[normalize-space(text())='Users']").click()
+
+        def expired():
+            until(driver, lambda d: d.find_elements(By.XPATH, "//button[normalize-space(text())='Sign in']"), 'the sign-in form after expiry')
+            text = driver.find_element(By.CSS_SELECTOR, '[role="alert"]').text
+            return text == 'Your session has ended; sign in again.', text
+        check('idle_session_expires', expired)
+    finally:
+        driver.quit()
+
+
 if __name__ == '__main__':
-    main()
+    if os.environ.get('CONSOLE_MODE') == 'expiry':
+        expiry()
+    else:
+        main()
     print('done', flush=True)
