@@ -6,6 +6,8 @@ import Synchronization
 /// not time) until at least that many are acknowledged.
 final class AckingWriter: @unchecked Sendable {  // `process` is set up in init; the rest is behind Mutexes
     private let process = Process()
+    /// The read end of the output pipe, whose readability handler `deinit` removes.
+    private var readHandle: FileHandle?
     private let acks = Mutex<[Int]>([])
     private let buffer = Mutex<String>("")
     private let changed = DispatchSemaphore(value: 0)
@@ -16,9 +18,13 @@ final class AckingWriter: @unchecked Sendable {  // `process` is set up in init;
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
+        readHandle = out.fileHandleForReading
         out.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
-            guard let self else { return }
+            guard let self else {
+                handle.readabilityHandler = nil  // the owner is gone: stop watching its pipe
+                return
+            }
             if data.isEmpty { handle.readabilityHandler = nil; self.changed.signal(); return }
             let lines: [Substring] = self.buffer.withLock { text in
                 text += String(decoding: data, as: UTF8.self)
@@ -33,6 +39,10 @@ final class AckingWriter: @unchecked Sendable {  // `process` is set up in init;
             self.changed.signal()
         }
         try process.run()
+    }
+
+    deinit {
+        readHandle?.readabilityHandler = nil  // the pipe closes with this object
     }
 
     /// The writes acknowledged so far.

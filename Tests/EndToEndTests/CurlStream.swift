@@ -5,6 +5,8 @@ import Synchronization
 /// arrives, and a test waits for a piece of text to appear (an event, never a sleep).
 final class CurlStream: @unchecked Sendable {  // `process` is set up in init; output is behind a Mutex
     let process = Process()
+    /// The read end of the output pipe, whose readability handler `deinit` removes.
+    private var readHandle: FileHandle?
     private let output = Mutex<String>("")
     private let changed = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)
@@ -14,9 +16,13 @@ final class CurlStream: @unchecked Sendable {  // `process` is set up in init; o
         process.arguments = ["-s", "-N", "-H", "Accept: text/event-stream"] + headers.flatMap { ["-H", $0] } + [url]
         let pipe = Pipe()
         process.standardOutput = pipe
+        readHandle = pipe.fileHandleForReading
         pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
-            guard let self else { return }
+            guard let self else {
+                handle.readabilityHandler = nil  // the owner is gone: stop watching its pipe
+                return
+            }
             if data.isEmpty {
                 handle.readabilityHandler = nil
             } else {
@@ -30,6 +36,7 @@ final class CurlStream: @unchecked Sendable {  // `process` is set up in init; o
 
     deinit {
         if process.isRunning { process.terminate() }
+        readHandle?.readabilityHandler = nil  // the pipe closes with this object
     }
 
     var text: String { output.withLock { $0 } }

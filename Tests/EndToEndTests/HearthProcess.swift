@@ -15,6 +15,8 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set once in in
     private let logChanged = DispatchSemaphore(value: 0)
     /// Signalled at the end of the child's output, so `log` is complete after an exit.
     private let outputEnded = DispatchSemaphore(value: 0)
+    /// The read end of the output pipe, whose readability handler `deinit` removes.
+    private var outputHandle: FileHandle?
     private(set) var port: Int = 0
 
     /// How long to wait for a child event before failing the test instead of hanging.
@@ -52,9 +54,15 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set once in in
         process.standardError = pipe
         process.standardOutput = pipe
         let handle = pipe.fileHandleForReading
+        outputHandle = handle
         handle.readabilityHandler = { [weak self] h in
             let data = h.availableData
-            guard let self else { return }
+            guard let self else {
+                // The process object is gone: stop watching, or the source keeps firing on
+                // a pipe that is about to be closed under it.
+                h.readabilityHandler = nil
+                return
+            }
             if data.isEmpty {
                 h.readabilityHandler = nil
                 self.outputEnded.signal()
@@ -137,6 +145,9 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set once in in
 
     deinit {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        // The pipe closes with this object; its readability source must not outlive it
+        // (a source left on a closed descriptor crashed libdispatch's event loop).
+        outputHandle?.readabilityHandler = nil
     }
 
     enum ChildError: Error {

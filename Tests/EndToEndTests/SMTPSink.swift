@@ -25,6 +25,7 @@ final class SMTPSink {
         let value = Mutex<[String]>([])
     }
     let port: Int
+    private var outputHandle: FileHandle?
 
     init(python: String, arguments: [String] = []) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python/smtp_sink.py").path
@@ -38,6 +39,7 @@ final class SMTPSink {
         let lines = Lines()
         self.lines = lines
         let handle = output.fileHandleForReading
+        outputHandle = handle
         let portLine = DispatchSemaphore(value: 0)
         let buffer = Mutex<String>("")
         handle.readabilityHandler = { [lines, arrived] h in
@@ -83,5 +85,7 @@ final class SMTPSink {
     deinit {
         try? input.fileHandleForWriting.close()
         process.waitUntilExit()
+        // The pipe closes with this object: its readability source must not outlive it.
+        outputHandle?.readabilityHandler = nil
     }
 }
