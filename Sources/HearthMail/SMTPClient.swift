@@ -64,7 +64,7 @@ public struct SMTPClient: Sendable {
                 throw .permanent("the server does not offer AUTH PLAIN")
             }
             let credentials = Base64.encode(Array("\0\(username)\0\(settings.password ?? "")".utf8))
-            _ = try connection.command("AUTH PLAIN \(credentials)", expect: 235, redacted: "AUTH PLAIN")
+            _ = try connection.command("AUTH PLAIN \(credentials)", expect: 235)
         }
         _ = try connection.command("MAIL FROM:<\(settings.from)>", expect: 250)
         _ = try connection.command("RCPT TO:<\(message.to)>", expect: 250, also: 251)
@@ -156,10 +156,15 @@ public struct SMTPClient: Sendable {
             }
         }
 
+        /// Errors name the command's verb and the reply's code (with its enhanced status
+        /// code, "5.1.1"), never the reply's text or the command's arguments: those carry
+        /// addresses, and errors reach the log.
         mutating func expect(_ wanted: Int, also: Int? = nil, after what: String = "the greeting") throws(MailError) -> [String] {
             let (code, lines) = try reply()
             if code == wanted || code == also { return lines }
-            let text = "\(what) answered \(code) \(lines.last ?? "")"
+            let status = lines.last.flatMap { $0.split(separator: " ").first }.map(String.init)
+                .flatMap { $0.allSatisfy { $0.isNumber || $0 == "." } && $0.contains(".") ? " " + $0 : nil } ?? ""
+            let text = "\(what) answered \(code)\(status)"
             throw code >= 400 && code < 500 ? .transient(text) : .permanent(text)
         }
 
@@ -168,9 +173,9 @@ public struct SMTPClient: Sendable {
         }
 
         @discardableResult
-        mutating func command(_ line: String, expect wanted: Int, also: Int? = nil, redacted: String? = nil) throws(MailError) -> [String] {
+        mutating func command(_ line: String, expect wanted: Int, also: Int? = nil) throws(MailError) -> [String] {
             try write(Array((line + "\r\n").utf8))
-            return try expect(wanted, also: also, after: redacted ?? String(line.prefix(40)))
+            return try expect(wanted, also: also, after: String(line.prefix { $0 != " " && $0 != ":" }))
         }
     }
 }

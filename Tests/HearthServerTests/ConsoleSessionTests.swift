@@ -169,7 +169,7 @@ import Testing
         let cookie = try #require(again.headers["Set-Cookie"]?.split(separator: ";").first?.split(separator: "=", maxSplits: 1).last.map(String.init))
         try h.router.context.console!.remove(email: "root@example.com")
         #expect(await call("GET", "/console/api/session", cookie: cookie).status == 401)
-        #expect(throws: ConsoleAccounts.Failure.weakPassword(10)) { try h.router.context.console!.add(email: "b@example.com", password: "short") }
+        #expect(throws: ConsoleAccounts.Failure.weakPassword(ConsoleAccounts.defaultMinimumPasswordLength)) { try h.router.context.console!.add(email: "b@example.com", password: "short") }
         #expect(throws: ConsoleAccounts.Failure.invalidEmail) { try h.router.context.console!.add(email: "nope", password: "long enough pw") }
         try h.router.context.console!.add(email: "b@example.com", password: "long enough pw")
         #expect(throws: ConsoleAccounts.Failure.exists) { try h.router.context.console!.add(email: "B@example.com", password: "long enough pw") }

@@ -399,11 +399,18 @@ public struct AccountService: Sendable {
 
     /// The email lowercased, or `INVALID_EMAIL`.
     func validate(email: String) throws(AuthError) -> String {
+        guard let normalized = Self.normalizedEmail(email) else { throw .invalidEmail }
+        return normalized
+    }
+
+    /// `email` lowercased when it is one plausible address, else nil (shared with the
+    /// console's administrators).
+    static func normalizedEmail(_ email: String) -> String? {
         let lower = email.lowercased()
         let parts = lower.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
               lower.utf8.count <= 320, !lower.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
-            throw .invalidEmail
+            return nil
         }
         return lower
     }

@@ -23,7 +23,11 @@ public struct ConsoleAccounts: Sendable {
     public let minimumPasswordLength: Int
     public let idleSeconds: Int64
 
-    public init(store: ConsoleStore, hasher: PasswordHasher, minimumPasswordLength: Int = 10, idleSeconds: Int64 = defaultIdleSeconds,
+    /// The shortest administrator password.
+    public static let defaultMinimumPasswordLength = 10
+
+    public init(store: ConsoleStore, hasher: PasswordHasher, minimumPasswordLength: Int = defaultMinimumPasswordLength,
+                idleSeconds: Int64 = defaultIdleSeconds,
                 clock: @escaping @Sendable () -> Int64) {
         self.idleSeconds = max(idleSeconds, Self.minimumIdleSeconds)
         self.store = store
@@ -62,11 +66,8 @@ public struct ConsoleAccounts: Sendable {
     }
 
     static func normalized(_ email: String) throws(Failure) -> String {
-        let lower = email.lowercased()
-        let parts = lower.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), lower.utf8.count <= 320,
-              !lower.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else { throw .invalidEmail }
-        return lower
+        guard let normalized = AccountService.normalizedEmail(email) else { throw .invalidEmail }
+        return normalized
     }
 
     func wrap<T>(_ body: () throws -> T) throws(Failure) -> T {

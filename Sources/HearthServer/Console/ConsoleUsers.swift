@@ -13,8 +13,8 @@ extension ConsoleRoute {
     func users(_ request: HTTPRequest, _ endpoint: String, respond: @escaping @Sendable (HTTPResponse) -> Void) {
         let service = auth.service
         let parts = endpoint.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        let parameters = Self.queryParameters(request)
         do throws(AuthError) {
+            let parameters = try AdminAccountsRoute.queryParameters(request.query)
             switch (parts.count, request.method) {
             case (1, "GET"):
                 let query = (parameters["q"] ?? "").trimmingCharacters(in: .whitespaces)
@@ -70,12 +70,5 @@ extension ConsoleRoute {
             // Account errors as the console shows them: the code and its detail.
             respond(Self.error(error.status, error.message))
         }
-    }
-
-    static func queryParameters(_ request: HTTPRequest) -> [String: String] {
-        Dictionary((request.query ?? "").split(separator: "&").map { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1)
-            return (String(parts[0]), parts.count > 1 ? PercentEncoding.decode(parts[1].utf8, plusIsSpace: true) ?? "" : "")
-        }, uniquingKeysWith: { $1 })
     }
 }
