@@ -20,11 +20,16 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "CSystem"),
+        // libpq, PostgreSQL's C client (issue 17): the PostgreSQL engine's only way to the server.
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // Libraries, lowest first. Arrows point down only (docs/architecture.md).
         .target(name: "HearthJSON"),
         .target(name: "HearthRules", dependencies: ["HearthJSON"]),
         .target(name: "HearthStore", dependencies: ["HearthJSON", "CSQLite"]),
+        // The PostgreSQL engine (issue 17): the same store protocols as the SQLite engine,
+        // for several Hearth nodes on one database. Only this module knows PostgreSQL.
+        .target(name: "HearthPostgres", dependencies: ["HearthStore", "HearthJSON", "CLibPQ"]),
         // The one system-call wrapper (EINTR retried, typed errors), for every module that
         // talks to the kernel: HTTP's sockets, the mail sender's.
         .target(name: "HearthSystem", dependencies: ["CSystem"]),
@@ -47,7 +52,7 @@ let package = Package(
         .target(
             name: "HearthServer",
             dependencies: [
-                "HearthJSON", "HearthRules", "HearthStore", "HearthHTTP", "HearthAuth", "HearthStreams", "HearthDatabase", "HearthWire",
+                "HearthJSON", "HearthRules", "HearthStore", "HearthPostgres", "HearthHTTP", "HearthAuth", "HearthStreams", "HearthDatabase", "HearthWire",
                 "HearthMail", "CSystem",  // malloc_trim (MemoryTrimmer)
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -76,6 +81,7 @@ let package = Package(
         .testTarget(name: "HearthJSONTests", dependencies: ["HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthJSON", "HearthTesting"], resources: [.copy("Fixtures")]),
         .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthJSON", "HearthTesting"]),
+        .testTarget(name: "HearthPostgresTests", dependencies: ["HearthPostgres", "HearthStore", "HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP", "HearthSystem"]),
         .testTarget(name: "HearthMailTests", dependencies: ["HearthMail"]),
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthJSON"]),

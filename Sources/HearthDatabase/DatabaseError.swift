@@ -32,7 +32,8 @@ public enum DatabaseError: Error, Sendable {
         case let database as DatabaseError:
             return database
         case let store as StoreError:
-            if store.isBusy || store == .closed { return .unavailable }
+            if store.isBusy || store.isConflict || store == .closed { return .unavailable }
+            if case .engine(let failure) = store, failure.kind == .unavailable { return .unavailable }
             if store.isDiskFull { return .storageFull }
             return .internalError(reason: "store error: \(store)")
         case let failure as WriteFailure:

@@ -13,11 +13,11 @@ import HearthStore
 /// and before the records are removed runs them again at the next start (a set is
 /// idempotent; an increment would apply twice).
 public struct OnDisconnectLedger: Sendable {
-    let records: SQLiteOnDisconnectStore?
+    let records: (any OnDisconnectRecords)?
     let database: Database
 
     /// - Parameter records: where operations are persisted; nil keeps them in memory only.
-    public init(records: SQLiteOnDisconnectStore?, database: Database) {
+    public init(records: (any OnDisconnectRecords)?, database: Database) {
         self.records = records
         self.database = database
     }
@@ -69,12 +69,13 @@ public struct OnDisconnectLedger: Sendable {
         }
     }
 
-    /// Runs what sessions of a previous run of the server left (call at start, before
-    /// serving); returns how many operations ran.
+    /// Runs what sessions of servers that are gone left: a previous run of this server
+    /// (call at start, before serving), or, on a shared engine, nodes whose lease expired
+    /// (call periodically). Returns how many operations ran.
     @discardableResult
     public func runLeftovers() throws -> Int {
         guard let records else { return 0 }
-        let all = try records.all()
+        let all = try records.orphans()
         var bySession: [String: [Entry]] = [:]
         var order: [String] = []
         for record in all {

@@ -11,7 +11,7 @@ public final class RulesAccessPolicy: AccessPolicy {
     private let clock: @Sendable () -> Int64
     private let logger: Logger?
 
-    public init(rules: RuleSet, clock: @escaping @Sendable () -> Int64 = SQLiteTreeStore.systemMilliseconds, logger: Logger? = nil) {
+    public init(rules: RuleSet, clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds, logger: Logger? = nil) {
         self.current = Mutex(rules)
         self.clock = clock
         self.logger = logger

@@ -20,6 +20,12 @@ public struct HearthConfiguration: Sendable {
     public var rulesPath = HearthConfiguration.defaultRulesPath
     public var shutdownGracePeriod = HearthConfiguration.defaultShutdownGracePeriod
     public var store = StoreOptions()
+    /// Where the data lives (`--store`, issue 17): empty for `sqlite:` in `dataDirectory`.
+    public var storeURL = ""
+    /// `storeURL` parsed.
+    public func storeLocation() throws(StoreLocation.ParseError) -> StoreLocation {
+        try StoreLocation(parsing: storeURL, defaultDirectory: dataDirectory)
+    }
     public var limits = HTTPLimits()
     public var auth = AuthSettings()
     public var streams = StreamOptions()

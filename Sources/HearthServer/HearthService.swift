@@ -17,6 +17,7 @@ public enum StartupError: Error, CustomStringConvertible {
     case serviceAccount(String)
     case mail(String)
     case store(StoreError)
+    case storeSetting(String)
     case listen(host: String, port: Int, reason: String)
     case unsafe(String)
 
@@ -32,6 +33,8 @@ public enum StartupError: Error, CustomStringConvertible {
             return "email actions: \(reason)"
         case .store(let error):
             return "cannot open the data store: \(error)"
+        case .storeSetting(let reason):
+            return reason
         case .listen(let host, let port, let reason):
             return "cannot listen on \(host):\(port): \(reason)"
         case .unsafe(let reason):
@@ -45,13 +48,14 @@ public enum StartupError: Error, CustomStringConvertible {
 public final class HearthService: Sendable {
     public let configuration: HearthConfiguration
     private let logger: Logger
-    private let store: SQLiteTreeStore
+    private let store: any StorageEngine
     private let http: HTTPServer
     /// Bound in `init` before anything is created on disk, so a taken port leaves no trace.
     private let socket: BoundSocket
     private let policy: RulesAccessPolicy
     private let hub: StreamHub
     private let authContext: AuthContext
+    private let ledger: OnDisconnectLedger
     private let timers = Mutex<[DispatchSourceTimer]>([])
     private let metrics: ServerMetrics
     /// Set once `http` exists (the metrics text reads its counters).
@@ -82,33 +86,42 @@ public final class HearthService: Sendable {
         }
         let metrics = ServerMetrics()
         self.metrics = metrics
-        let hub = StreamHub(options: configuration.streams, clock: SQLiteTreeStore.systemMilliseconds,
+        let hub = StreamHub(options: configuration.streams, clock: WallClock.milliseconds,
                             broadcastEvents: StreamContext.broadcastEvents)
         self.hub = hub
         let policy = self.policy
-        let readCache = ReadCache(maxBytes: configuration.readCacheBytes)
+        let location: StoreLocation
         do {
-            store = try SQLiteTreeStore(
-                directory: configuration.dataDirectory, options: configuration.store,
-                watch: { path in hub.watchedLocations(below: path, limit: Self.maxWatchedLocationsPerWrite) },
-                observeCommit: { writes, nanoseconds in metrics.recordCommit(writes: writes, nanoseconds: nanoseconds) },
-                observeStorage: { [logger] event in Self.report(event, logger: logger, metrics: metrics) },
-                onCommit: { changes, view in
-                    // Before any writer of the batch is acknowledged (ReadCache).
-                    readCache.invalidate(changes.lazy.map(\.path.storageKey))
-                    hub.publish(changes.map(StreamChange.init)) { subscription in
-                        Self.mayStillRead(subscription, policy: policy, view: view)
-                    }
-                })
+            location = try configuration.storeLocation()
+        } catch {
+            throw .storeSetting(error.description)
+        }
+        // A node of a shared engine cannot know of another node's write before asking the
+        // database, so it keeps no read cache: every read is the database's (issue 17).
+        let readCache = ReadCache(maxBytes: location.isShared ? 0 : configuration.readCacheBytes)
+        let hooks = EngineHooks(
+            watch: { path in hub.watchedLocations(below: path, limit: Self.maxWatchedLocationsPerWrite) },
+            observeCommit: { writes, nanoseconds in metrics.recordCommit(writes: writes, nanoseconds: nanoseconds) },
+            observeStorage: { [logger] event in Self.report(event, logger: logger, metrics: metrics) },
+            onCommit: { changes, view in
+                // Before any writer of the batch is acknowledged (ReadCache).
+                readCache.invalidate(changes.lazy.map(\.path.storageKey))
+                hub.publish(changes.map(StreamChange.init)) { subscription in
+                    Self.mayStillRead(subscription, policy: policy, view: view)
+                }
+            })
+        do {
+            store = try Engines.open(location, options: configuration.store, hooks: hooks, logger: logger)
         } catch {
             throw .store(error)
         }
+        logger.info("data store: \(location)")
         let auth: AuthContext
         do {
             // What became of each email action's mail: logged without its address or link
             // (the link holds the code).
-            auth = try AuthContext.make(store: store, dataDirectory: configuration.dataDirectory, settings: configuration.auth)
-                .withMail(configuration.auth, clock: SQLiteTreeStore.systemMilliseconds) { [logger] message, outcome in
+            auth = try AuthContext.make(engine: store, settings: configuration.auth)
+                .withMail(configuration.auth, clock: WallClock.milliseconds) { [logger] message, outcome in
                     switch outcome {
                     case .sent(let attempts): logger.info("email action mail sent (\(message.subject.split(separator: " ").prefix(2).joined(separator: " ")), \(attempts) attempt(s))")
                     case .failed(let error, let attempts): logger.warning("email action mail not sent after \(attempts) attempt(s): \(error)")
@@ -130,12 +143,13 @@ public final class HearthService: Sendable {
         let (reviewStore, reviewPolicy) = (store, policy)
         context.readCache = readCache.isEnabled ? readCache : nil
         if configuration.consoleEnabled {
-            context.console = ConsoleAccounts(store: store.console, hasher: PasswordHasher(), idleSeconds: configuration.consoleIdleSeconds,
-                                              clock: SQLiteTreeStore.systemMilliseconds)
+            context.console = ConsoleAccounts(store: store.consoleRecords, hasher: PasswordHasher(), idleSeconds: configuration.consoleIdleSeconds,
+                                              clock: WallClock.milliseconds)
         }
         // onDisconnect operations of wire sessions that were open when Hearth last stopped
         // (a crash, a kill) run now, before anyone connects.
-        let ledger = OnDisconnectLedger(records: SQLiteOnDisconnectStore(store: store), database: context.database)
+        let ledger = OnDisconnectLedger(records: store.onDisconnectRecords, database: context.database)
+        self.ledger = ledger
         do {
             let ran = try ledger.runLeftovers()
             if ran > 0 { logger.info("ran \(ran) onDisconnect operations left by connections open when Hearth last stopped") }
@@ -143,7 +157,7 @@ public final class HearthService: Sendable {
             logger.error("cannot read the pending onDisconnect operations: \(error)")
         }
         context.wire = WireContext(database: context.database, hub: hub, authenticator: auth.authenticator, work: auth.work,
-                                   clock: SQLiteTreeStore.systemMilliseconds, logger: logger, limits: configuration.wire,
+                                   clock: WallClock.milliseconds, logger: logger, limits: configuration.wire,
                                    namespaces: Set(configuration.namespaces), onDisconnect: ledger)
         context.rulesSettings = RulesSettings(path: configuration.rulesPath, policy: policy) { [logger] in
             logger.info("rules replaced through /.settings/rules.json")
@@ -169,20 +183,12 @@ public final class HearthService: Sendable {
             let stats = httpBox.value?.stats ?? HTTPServerStats()
             return metrics.render(http: stats, streams: hub.openStreams, eventsDelivered: hub.eventsDelivered, streamsEnded: hub.streamsEnded,
                                   readCache: readCache.stats, storageFull: metricsStore.isStorageFull,
-                                  memoryTrims: trimmer.trims, databaseBytes: Self.fileBytes(metricsStore.databasePath))
+                                  memoryTrims: trimmer.trims, databaseBytes: metricsStore.storageBytes() ?? 0)
         }
         http = HTTPServer(configuration: httpConfiguration, handler: Router(context: context), log: { message in
             httpLogger.info("\(message)")
         })
         httpBox.value = http
-    }
-
-    /// The database file's size with its write-ahead log (0 for what cannot be read).
-    static func fileBytes(_ databasePath: String) -> Int64 {
-        [databasePath, databasePath + "-wal"].reduce(Int64(0)) { total, path in
-            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value
-            return total + (size ?? 0)
-        }
     }
 
     /// Logs and counts what the store says about space on the data volume.
@@ -232,6 +238,20 @@ public final class HearthService: Sendable {
             timers.append(Self.timer(every: configuration.store.changeLogTrimInterval, on: DispatchQueue.global(qos: .utility)) {
                 store.trimChangeLog()
             })
+            if store.isShared {
+                // Several nodes: the onDisconnect operations of nodes whose lease expired
+                // run here, and a key rotated on another node signs here too.
+                let (ledger, keys, logger) = (self.ledger, authContext.service.keys, logger)
+                timers.append(Self.timer(every: Engines.orphanCheckInterval, on: DispatchQueue.global(qos: .utility)) {
+                    do {
+                        let ran = try ledger.runLeftovers()
+                        if ran > 0 { logger.info("ran \(ran) onDisconnect operations of connections whose node stopped") }
+                    } catch {
+                        logger.error("cannot read the onDisconnect operations of stopped nodes: \(error)")
+                    }
+                })
+                timers.append(Self.timer(every: Engines.keyReloadInterval, on: authContext.work) { keys.reload() })
+            }
         }
     }
 
@@ -280,7 +300,7 @@ public final class HearthService: Sendable {
         Self.reviewStreams(hub: hub, store: store, policy: policy)
     }
 
-    static func reviewStreams(hub: StreamHub, store: SQLiteTreeStore, policy: RulesAccessPolicy) {
+    static func reviewStreams(hub: StreamHub, store: any TreeStore, policy: RulesAccessPolicy) {
         store.read({ view in
             hub.review { subscription in
                 Self.mayStillRead(subscription, policy: policy, view: view) ? .keep : .cancel

@@ -30,9 +30,9 @@ extension SQLiteTreeStore {
                 while let user = try next() {
                     do {
                         try insert.run(SQLiteAccountStore.bindings(user))
-                    } catch StoreError.sqlite(let code, _, _) where code == 1555 {
+                    } catch let error as StoreError where error.sqliteCode == 1555 {
                         throw AccountImportError.duplicateUID(user.uid)
-                    } catch StoreError.sqlite(let code, _, _) where code == 2067 {
+                    } catch let error as StoreError where error.sqliteCode == 2067 {
                         throw AccountImportError.duplicateEmail(uid: user.uid)
                     }
                     count += 1

@@ -25,11 +25,41 @@ public protocol AccountStore: Sendable {
     /// Revokes every refresh token of `uid` (password change, disable, sign-out).
     func revokeRefreshTokens(uid: String) throws
 
+    /// Refresh-token rows ordered by hash, after `afterHash`, at most `limit`: for copying a
+    /// store to another engine (`hearth copy`), so its users stay signed in.
+    func refreshTokens(after afterHash: String?, limit: Int) throws -> [RefreshTokenRow]
+    /// Inserts copied refresh-token rows as they are.
+    func insertRefreshTokens(_ rows: [RefreshTokenRow]) throws
+
     /// Stores an email action code (its hash).
     func addActionCode(_ code: ActionCode) throws
     /// The code `hash` of `kind` if it is unused and unexpired at `time`; with `consume`
     /// it is marked used in the same transaction (single use).
     func actionCode(hash: String, kind: String, at time: Int64, consume: Bool) throws -> ActionCodeLookup
+}
+
+/// One refresh token's row, every column, as `hearth copy` moves it between engines.
+public struct RefreshTokenRow: Sendable, Equatable {
+    public var hash: String
+    public var uid: String
+    public var family: String
+    public var createdAt: Int64
+    public var usedAt: Int64?
+    public var revoked: Bool
+    public var signedInAt: Int64?
+    public var successorHash: String?
+    public var successorSealed: String?
+    public var provider: String?
+    public var claims: String?
+
+    public init(hash: String, uid: String, family: String, createdAt: Int64, usedAt: Int64?, revoked: Bool, signedInAt: Int64?,
+                successorHash: String?, successorSealed: String?, provider: String?, claims: String?) {
+        (self.hash, self.uid, self.family, self.createdAt, self.usedAt, self.revoked) = (hash, uid, family, createdAt, usedAt, revoked)
+        (self.signedInAt, self.successorHash, self.successorSealed, self.provider, self.claims) = (signedInAt, successorHash, successorSealed, provider, claims)
+    }
+
+    /// The columns, in this order, in both engines' tables.
+    package static let columns = "hash, uid, family, created_at, used_at, revoked, signed_in_at, successor_hash, successor_sealed, provider, claims"
 }
 
 /// An email action code as stored (issue 15).

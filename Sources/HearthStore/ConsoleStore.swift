@@ -2,7 +2,7 @@ import CSQLite
 
 /// The admin console's administrators and sessions (issue 16), in the tree store's
 /// database. Writes on its single writer, reads on a reader; calls block.
-public struct ConsoleStore: Sendable {
+public struct ConsoleStore: ConsoleRecords {
     let store: SQLiteTreeStore
 
     public struct Admin: Sendable, Equatable {
@@ -59,7 +59,7 @@ public struct ConsoleStore: Sendable {
             do {
                 try connection.statement("INSERT INTO console_admins(email, password_hash, created_at, password_at) VALUES (?, ?, ?, ?)")
                     .run([.text(admin.email), .text(admin.passwordHash), .integer(admin.createdAt), .integer(admin.passwordAt)])
-            } catch StoreError.sqlite(let code, _, _) where code == 1555 || code == 2067 {
+            } catch let error as StoreError where error.sqliteCode == 1555 || error.sqliteCode == 2067 {
                 throw Failure.exists
             }
         }
@@ -142,6 +142,9 @@ extension ConsoleStore {
         public var savedAt: Int64
         public var savedBy: String
         public var text: String
+        public init(id: Int64, savedAt: Int64, savedBy: String, text: String) {
+            (self.id, self.savedAt, self.savedBy, self.text) = (id, savedAt, savedBy, text)
+        }
     }
 
     /// Records a saved rules file; keeps the newest `keep`.

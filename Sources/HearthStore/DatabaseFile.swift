@@ -59,7 +59,7 @@ public enum DatabaseFile {
             tables = try connection.scalarInt(
                 "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('nodes', 'changes')") ?? 0
         } catch {
-            if case .sqlite(let code, _, _) = error, code & 0xFF == SQLITE_NOTADB {
+            if let code = error.sqliteCode, code & 0xFF == SQLITE_NOTADB {
                 throw .notHearthDatabase(path: path, reason: "not an SQLite database")
             }
             throw .store(error)
@@ -77,7 +77,7 @@ public enum DatabaseFile {
         do {
             report = try connection.scalarText("PRAGMA integrity_check") ?? ""
         } catch {
-            if case .sqlite(let code, _, _) = error, code & 0xFF == SQLITE_NOTADB || code & 0xFF == SQLITE_CORRUPT {
+            if let code = error.sqliteCode, code & 0xFF == SQLITE_NOTADB || code & 0xFF == SQLITE_CORRUPT {
                 throw .integrity(path: path, report: error.description)
             }
             throw .store(error)

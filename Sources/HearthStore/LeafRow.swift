@@ -2,7 +2,7 @@ import HearthJSON
 
 /// How a leaf's type is kept in the `nodes.kind` column, so numbers stay numbers and
 /// booleans stay booleans (DESIGN.md §4).
-enum LeafKind: Int64 {
+package enum LeafKind: Int64 {
     case string = 1
     case int = 2
     case double = 3
@@ -10,11 +10,15 @@ enum LeafKind: Int64 {
 }
 
 /// One stored leaf: its full storage path and its value.
-struct LeafRow {
-    var path: String
-    var value: JSONValue
+package struct LeafRow {
+    package var path: String
+    package var value: JSONValue
 
-    var kind: LeafKind {
+    package init(path: String, value: JSONValue) {
+        (self.path, self.value) = (path, value)
+    }
+
+    package var kind: LeafKind {
         switch value {
         case .string: return .string
         case .int: return .int
@@ -48,7 +52,7 @@ struct LeafRow {
     /// Arrays are expected to be normalised away; if one slips through it is stored by index.
     /// Priorities (`.priority` members, `{".value": v, ".priority": p}` leaves) go to
     /// `priorities` instead, keyed by their node's path.
-    static func flatten(_ value: JSONValue, at base: String, into rows: inout [LeafRow], priorities: inout [LeafRow]) {
+    package static func flatten(_ value: JSONValue, at base: String, into rows: inout [LeafRow], priorities: inout [LeafRow]) {
         switch value {
         case .null: return
         case .bool, .int, .double, .string:
@@ -72,7 +76,7 @@ struct LeafRow {
     /// The `/`-separated segments of a stored path, split on UTF-8 bytes: `Substring.split`
     /// works in grapheme clusters, which made it a third of a subtree read's CPU. Keys never
     /// contain `/`, so a byte split is exact.
-    static func segments(_ path: Substring.UTF8View) -> ArraySlice<Substring> {
+    package static func segments(_ path: Substring.UTF8View) -> ArraySlice<Substring> {
         var segments: [Substring] = []
         var start = path.startIndex
         var index = start
@@ -90,7 +94,7 @@ struct LeafRow {
     /// Rebuilds the value from leaves given as (relative segments, value), sorted by path
     /// bytes. Rows sharing a first segment are contiguous in that order (a shared prefix
     /// sorts together), which the grouping relies on.
-    static func assemble(_ rows: [(segments: ArraySlice<Substring>, value: JSONValue)]) -> JSONValue {
+    package static func assemble(_ rows: [(segments: ArraySlice<Substring>, value: JSONValue)]) -> JSONValue {
         if rows.isEmpty { return .null }
         return assemble(rows[...], depth: 0)
     }
@@ -120,5 +124,32 @@ struct LeafRow {
             start = end
         }
         return .object(object)
+    }
+}
+
+/// Storage keys of the tree's rows, shared by the engines: a path's segments joined by
+/// '/', '' for the root (DESIGN.md §4).
+package enum TreeKeys {
+    /// The half-open key range holding every descendant of `key` (keys never contain '/',
+    /// and '0' is the byte after '/').
+    package static func descendantRange(_ key: String) -> (lower: String, upper: String) {
+        (key + "/", key + "0")
+    }
+
+    /// `value` with `priority` laid over the node at the relative `path` (`format=export`:
+    /// an object gains `.priority`, a leaf becomes `{".value": v, ".priority": p}`).
+    package static func attach(_ priority: JSONValue, at path: ArraySlice<String>, in value: JSONValue) -> JSONValue {
+        guard let key = path.first else {
+            switch value {
+            case .object(var members):
+                members[".priority"] = priority
+                return .object(members)
+            case .null: return .null  // a stale row: the node is gone
+            default: return .object([".value": value, ".priority": priority])
+            }
+        }
+        guard case .object(var members) = value, let child = members[key] else { return value }
+        members[key] = attach(priority, at: path.dropFirst(), in: child)
+        return .object(members)
     }
 }

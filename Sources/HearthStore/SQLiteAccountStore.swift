@@ -5,10 +5,7 @@ import CSQLite
 public struct SQLiteAccountStore: AccountStore {
     let store: SQLiteTreeStore
 
-    static let columns = """
-        uid, email, password_hash, display_name, photo_url, email_verified, disabled, provider,
-        custom_claims, created_at, last_login_at, password_updated_at, valid_since
-        """
+    static let columns = UserRecord.columns
 
     public func user(uid: String) throws -> UserRecord? {
         try store.onReader { try Self.fetchOne($0, "SELECT \(Self.columns) FROM users WHERE uid = ?", [.text(uid)]) }
@@ -166,6 +163,43 @@ public struct SQLiteAccountStore: AccountStore {
         }
     }
 
+    public func refreshTokens(after afterHash: String?, limit: Int) throws -> [RefreshTokenRow] {
+        try store.onReader { connection in
+            let stmt = try connection.statement("SELECT \(RefreshTokenRow.columns) FROM refresh_tokens WHERE hash > ? ORDER BY hash LIMIT ?")
+            try stmt.reset([.text(afterHash ?? ""), .integer(Int64(limit))])
+            defer { try? stmt.reset() }
+            var rows: [RefreshTokenRow] = []
+            while try stmt.step() {
+                func text(_ i: Int32) -> String? { stmt.columnType(i) == SQLITE_NULL ? nil : stmt.text(i) }
+                func int(_ i: Int32) -> Int64? { stmt.columnType(i) == SQLITE_NULL ? nil : stmt.int64(i) }
+                rows.append(RefreshTokenRow(hash: stmt.text(0), uid: stmt.text(1), family: stmt.text(2), createdAt: stmt.int64(3), usedAt: int(4),
+                                            revoked: stmt.int64(5) != 0, signedInAt: int(6), successorHash: text(7), successorSealed: text(8),
+                                            provider: text(9), claims: text(10)))
+            }
+            return rows
+        }
+    }
+
+    public func insertRefreshTokens(_ rows: [RefreshTokenRow]) throws {
+        try store.onWriter { connection in
+            try connection.execute("BEGIN IMMEDIATE")
+            do {
+                let insert = try connection.statement("INSERT INTO refresh_tokens(\(RefreshTokenRow.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                for row in rows {
+                    func text(_ s: String?) -> SQLiteValue { s.map { .text($0) } ?? .null }
+                    func int(_ i: Int64?) -> SQLiteValue { i.map { .integer($0) } ?? .null }
+                    try insert.run([.text(row.hash), .text(row.uid), .text(row.family), .integer(row.createdAt), int(row.usedAt),
+                                    .integer(row.revoked ? 1 : 0), int(row.signedInAt), text(row.successorHash), text(row.successorSealed),
+                                    text(row.provider), text(row.claims)])
+                }
+                try connection.execute("COMMIT")
+            } catch {
+                try? connection.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
     public func revokeRefreshTokens(uid: String) throws {
         try store.onWriter { connection in
             try connection.statement("UPDATE refresh_tokens SET revoked = 1 WHERE uid = ?").run([.text(uid)])
@@ -213,8 +247,8 @@ public struct SQLiteAccountStore: AccountStore {
     private static func mapConstraint(_ body: () throws -> Void) throws {
         do {
             try body()
-        } catch StoreError.sqlite(let code, let message, _) where code == 1555 || code == 2067 {
-            throw message.contains("email") ? AccountStoreError.duplicateEmail : AccountStoreError.duplicateUID
+        } catch StoreError.engine(let failure) where failure.code == "1555" || failure.code == "2067" {
+            throw failure.message.contains("email") ? AccountStoreError.duplicateEmail : AccountStoreError.duplicateUID
         }
     }
 }

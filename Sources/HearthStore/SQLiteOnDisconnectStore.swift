@@ -18,7 +18,7 @@ public struct OnDisconnectRecord: Sendable, Equatable {
 
 /// The wire protocol's onDisconnect queues in the tree store's database (migration 5):
 /// writes on its single writer queue, each in its own transaction.
-public struct SQLiteOnDisconnectStore: Sendable {
+public struct SQLiteOnDisconnectStore: OnDisconnectRecords {
     let store: SQLiteTreeStore
 
     public init(store: SQLiteTreeStore) {
@@ -45,6 +45,11 @@ public struct SQLiteOnDisconnectStore: Sendable {
         try store.onWriter { connection in
             try connection.statement("DELETE FROM on_disconnect WHERE session = ?").run([.text(session)])
         }
+    }
+
+    /// One server owns the file: every record left at start is an orphan.
+    public func orphans() throws -> [OnDisconnectRecord] {
+        try all()
     }
 
     /// Every record, by session and then registration order.

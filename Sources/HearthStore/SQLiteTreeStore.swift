@@ -15,6 +15,8 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     public static let fileName = "hearth.sqlite"
 
     public let databasePath: String
+    /// The data directory: the database file and the signing keys' folder.
+    public let directory: String
     private let options: StoreOptions
     private let clock: @Sendable () -> Int64
     private let onCommit: @Sendable ([Change], any TreeView) -> Void
@@ -30,22 +32,13 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     private let readers: [Reader]
     private let nextReader = Atomic<Int>(0)
 
-    private struct State {
-        var pending: [PendingWrite] = []
-        var draining = false
-        var closed = false
-    }
-    private let state = Mutex(State())
+    private let pending: PendingWrites
     private var writesSinceTrim = 0  // confined to writerQueue
     private var queryIndexes: QueryIndexMaintainer?  // confined to writerQueue
     /// Index builds asked for and not yet done ("location\u{0}spec").
     private let indexRequests = Mutex<Set<JSONKey>>([])
 
-    private struct PendingWrite {
-        var operation: WriteOperation
-        var check: WriteCheck?
-        var completion: @Sendable (Result<WriteOutcome, WriteFailure>) -> Void
-    }
+    private typealias PendingWrite = PendingWrites.Write
 
     /// One reader connection and the queue it lives on.
     private final class Reader: @unchecked Sendable {  // `connection` is confined to `queue`
@@ -72,7 +65,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     ///   - reserveBytes: the space held back so deletes commit on a full disk.
     public init(
         directory: String, options: StoreOptions = StoreOptions(),
-        clock: @escaping @Sendable () -> Int64 = SQLiteTreeStore.systemMilliseconds,
+        clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds,
         watch: (@Sendable (DataPath) -> [DataPath]?)? = nil,
         observeCommit: (@Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void)? = nil,
         observeStorage: @escaping @Sendable (StorageEvent) -> Void = { _ in },
@@ -82,7 +75,9 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         try Self.createDirectory(directory)
         self.space = DiskSpace(directory: directory, bytes: reserveBytes, observe: observeStorage)
         self.databasePath = directory + "/" + Self.fileName
+        self.directory = directory
         self.options = options
+        self.pending = PendingWrites(options: options)
         self.clock = clock
         self.onCommit = onCommit
         self.watch = watch
@@ -113,10 +108,16 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         for reader in readers { reader.connection = nil }
     }
 
-    public static let systemMilliseconds: @Sendable () -> Int64 = {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    /// The wall clock (`WallClock.milliseconds`), kept under this name for callers from
+    /// before the clock moved out of the store (issue 17).
+    public static let systemMilliseconds: @Sendable () -> Int64 = WallClock.milliseconds
+
+    /// Opens the engine in `directory` with the composition root's hooks.
+    public convenience init(directory: String, options: StoreOptions = StoreOptions(),
+                            clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds,
+                            hooks: EngineHooks) throws(StoreError) {
+        try self.init(directory: directory, options: options, clock: clock, watch: hooks.watch,
+                      observeCommit: hooks.observeCommit, observeStorage: hooks.observeStorage, onCommit: hooks.onCommit)
     }
 
     private static func createDirectory(_ directory: String) throws(StoreError) {
@@ -200,52 +201,18 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         _ operation: WriteOperation, check: WriteCheck? = nil,
         completion: @escaping @Sendable (Result<WriteOutcome, WriteFailure>) -> Void
     ) {
-        // Refused before it reaches the writer, at no more cost than the limit.
-        let limit = options.maxNodesPerWrite
-        if WriteSize.rows(in: operation, limit: limit) > limit {
-            completion(.failure(.tooLarge(.writes(limit: limit))))
-            return
-        }
-        let startDrain: Bool? = state.withLock { state in
-            if state.closed { return nil }
-            state.pending.append(PendingWrite(operation: operation, check: check, completion: completion))
-            if state.draining { return false }
-            state.draining = true
-            return true
-        }
-        switch startDrain {
-        case nil: completion(.failure(.store(.closed)))
-        case true?: writerQueue.async { self.drain() }
-        case false?: break
-        }
+        pending.add(operation, check: check, completion: completion) { writerQueue.async { self.drain() } }
     }
 
     /// Writes synchronously (for tools, tests and the CLI). Do not call on the writer queue.
     @discardableResult
     public func writeSync(_ operation: WriteOperation, check: WriteCheck? = nil) throws(WriteFailure) -> WriteOutcome {
-        let box = Mutex<Result<WriteOutcome, WriteFailure>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        write(operation, check: check) { result in
-            box.withLock { $0 = result }
-            done.signal()
-        }
-        done.wait()
-        return try box.withLock { $0! }.get()
+        try PendingWrites.waitFor { write(operation, check: check, completion: $0) }
     }
 
     /// Commits pending writes in batches until none are left (runs on `writerQueue`).
     private func drain() {
-        while true {
-            let batch: [PendingWrite] = state.withLock { state in
-                let n = min(state.pending.count, options.maxBatchSize)
-                let batch = Array(state.pending.prefix(n))
-                state.pending.removeFirst(n)
-                if batch.isEmpty { state.draining = false }
-                return batch
-            }
-            if batch.isEmpty { return }
-            commit(batch)
-        }
+        pending.drain { commit($0) }
     }
 
     private func commit(_ batch: [PendingWrite]) {
@@ -334,24 +301,8 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
             return .failure(.store(error))
         }
         do {
-            let operation = item.operation.hasServerValues
-                ? try item.operation.resolvingServerValues(in: view, now: time) : item.operation
-            if let check = item.check {
-                do {
-                    try check(view, operation)
-                } catch let error as StoreError {
-                    throw WriteFailure.store(error)
-                } catch {
-                    throw WriteFailure.rejected(error)
-                }
-            }
-            let base: DataPath
-            switch operation {
-            case .set(let entry): base = entry.path
-            case .update(let path, _): base = path
-            }
-            let watched = watch?(base) ?? []
-            let before = try watched.map { path throws(StoreError) in try view.value(at: path) }
+            let operation = try item.checked(on: view, at: time)
+            let watched = try WatchedValues(below: operation, watch: watch, view: view)
             if try Self.replacedRows(operation, connection: connection, limit: maxNodes) > maxNodes {
                 throw WriteFailure.tooLarge(.replaces(limit: maxNodes))
             }
@@ -360,9 +311,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
                 try indexes?.written(entry.path, connection: connection)
             }
             var change = try writer.log(operation, at: time)
-            for (path, old) in zip(watched, before) where try view.value(at: path) == old {
-                change.unchangedBelow.append(path)
-            }
+            change.unchangedBelow = try watched.unchanged(on: view)
             try connection.execute("RELEASE w")
             return .success((change, operation))
         } catch {
@@ -515,7 +464,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     /// Finishes queued writes, checkpoints the WAL and closes every connection. Later
     /// writes fail with `.closed`.
     public func close() {
-        state.withLock { $0.closed = true }
+        pending.close()
         writerQueue.sync {
             self.drain()
             if let writer = self.writer {
@@ -533,6 +482,24 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         try writerQueue.sync {
             guard let writer else { throw StoreError.closed }
             return try writer.scalarText("PRAGMA integrity_check") ?? ""
+        }
+    }
+}
+
+extension SQLiteTreeStore: StorageEngine {
+    public var engineName: String { "sqlite" }
+    /// One process owns the file (DESIGN.md §4).
+    public var isShared: Bool { false }
+    public var accountStore: any AccountStore { accounts }
+    public var consoleRecords: any ConsoleRecords { console }
+    public var onDisconnectRecords: any OnDisconnectRecords { SQLiteOnDisconnectStore(store: self) }
+    public var signingKeys: any SigningKeyStore { FileKeyStore(directory: directory + "/keys") }
+
+    /// The database file with its write-ahead log.
+    public func storageBytes() -> Int64? {
+        [databasePath, databasePath + "-wal"].reduce(Int64(0)) { total, path in
+            var info = stat()
+            return total + (stat(path, &info) == 0 ? Int64(info.st_size) : 0)
         }
     }
 }

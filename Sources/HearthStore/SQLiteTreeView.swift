@@ -20,8 +20,8 @@ struct SQLiteTreeView: TreeView {
 
     /// The half-open key range holding every descendant of `key` (keys never contain '/',
     /// and '0' is the byte after '/', DESIGN.md §4).
-    static func descendantRange(_ key: String) -> (lower: String, upper: String) {
-        (key + "/", key + "0")
+    package static func descendantRange(_ key: String) -> (lower: String, upper: String) {
+        TreeKeys.descendantRange(key)
     }
 
     static let prioritiesSQL = "SELECT path, kind, value FROM priorities WHERE path = ? OR (path >= ? AND path < ?)"
@@ -48,25 +48,11 @@ struct SQLiteTreeView: TreeView {
             let full = stmt.text(0)
             let relative = full.utf8.count > prefix ? LeafRow.segments(full.utf8.dropFirst(prefix + (prefix == 0 ? 0 : 1))) : []
             let priority = try LeafRow.decode(kind: stmt.int64(1), statement: stmt, column: 2)
-            value = Self.attach(priority, at: relative.map(String.init)[...], in: value)
+            value = TreeKeys.attach(priority, at: relative.map(String.init)[...], in: value)
         }
         return value
     }
 
-    private static func attach(_ priority: JSONValue, at path: ArraySlice<String>, in value: JSONValue) -> JSONValue {
-        guard let key = path.first else {
-            switch value {
-            case .object(var members):
-                members[".priority"] = priority
-                return .object(members)
-            case .null: return .null  // a stale row: the node is gone
-            default: return .object([".value": value, ".priority": priority])
-            }
-        }
-        guard case .object(var members) = value, let child = members[key] else { return value }
-        members[key] = attach(priority, at: path.dropFirst(), in: child)
-        return .object(members)
-    }
 
     func lastChangeSeq() throws(StoreError) -> Int64 {
         try ChangeLogReader(connection: connection).lastSeq()

@@ -190,7 +190,7 @@ private struct Importer {
         do {
             try insert.run([.text(row.path), .integer(row.kind.rawValue), row.sqliteValue])
         } catch {
-            if case .sqlite(let code, _, _) = error, code == 1555 || code == 2067 { throw .duplicateKey(at: Self.path(target.key)) }
+            if let code = error.sqliteCode, code == 1555 || code == 2067 { throw .duplicateKey(at: Self.path(target.key)) }
             throw .store(error)
         }
         leaves += 1

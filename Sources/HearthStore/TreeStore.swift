@@ -102,6 +102,10 @@ public struct WriteOutcome: Sendable, Hashable {
     public var at: Int64
     /// The operation as applied: server values resolved (spec §1.5).
     public var applied: WriteOperation
+
+    public init(seq: Int64, at: Int64, applied: WriteOperation) {
+        (self.seq, self.at, self.applied) = (seq, at, applied)
+    }
 }
 
 extension WriteOperation {

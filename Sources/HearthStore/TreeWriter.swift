@@ -59,6 +59,24 @@ struct TreeWriter {
 
     /// Appends the change record of `operation` and returns its sequence number.
     func log(_ operation: WriteOperation, at time: Int64) throws(StoreError) -> Change {
+        let change = Change.record(of: operation, seq: 0, at: time)
+        let json = String(decoding: JSONWriter.write(change.data), as: UTF8.self)
+        try connection.statement(Self.logSQL).run(
+            [.text(change.path.storageKey), .text(change.kind.rawValue), .text(json), .integer(time)])
+        var logged = change
+        logged.seq = sqlite3LastInsertRowID()
+        return logged
+    }
+
+    private func sqlite3LastInsertRowID() -> Int64 {
+        connection.lastInsertRowID
+    }
+}
+
+extension Change {
+    /// The change-log record of `operation`: a put of the new value, or a patch of the
+    /// entries' paths relative to the base.
+    package static func record(of operation: WriteOperation, seq: Int64, at time: Int64) -> Change {
         let change: Change
         switch operation {
         case .set(let entry):
@@ -71,15 +89,8 @@ struct TreeWriter {
             }
             change = Change(seq: 0, path: base, kind: .patch, data: .object(data), at: time)
         }
-        let json = String(decoding: JSONWriter.write(change.data), as: UTF8.self)
-        try connection.statement(Self.logSQL).run(
-            [.text(change.path.storageKey), .text(change.kind.rawValue), .text(json), .integer(time)])
-        var logged = change
-        logged.seq = sqlite3LastInsertRowID()
-        return logged
-    }
-
-    private func sqlite3LastInsertRowID() -> Int64 {
-        connection.lastInsertRowID
+        var numbered = change
+        numbered.seq = seq
+        return numbered
     }
 }

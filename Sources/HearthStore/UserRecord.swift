@@ -66,3 +66,11 @@ public enum RefreshOutcome: Sendable, Equatable {
     /// Unknown, revoked, or its user is gone.
     case invalid
 }
+
+extension UserRecord {
+    /// The `users` columns, in the order both engines bind and decode them.
+    package static let columns = """
+        uid, email, password_hash, display_name, photo_url, email_verified, disabled, provider,
+        custom_claims, created_at, last_login_at, password_updated_at, valid_since
+        """
+}

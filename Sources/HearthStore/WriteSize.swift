@@ -11,10 +11,10 @@ public enum WriteTooLarge: Error, Sendable, Equatable {
 
 /// Counting a write's nodes, stopping as soon as the count passes the limit, so a huge
 /// write costs no more to refuse than the limit does.
-enum WriteSize {
+package enum WriteSize {
     /// The stored rows `value` becomes (as `LeafRow.flatten` makes them), counted up to
     /// `limit + 1`.
-    static func rows(in value: JSONValue, limit: Int) -> Int {
+    package static func rows(in value: JSONValue, limit: Int) -> Int {
         var total = 0
         count(value, into: &total, limit: limit)
         return total
@@ -44,7 +44,7 @@ enum WriteSize {
     }
 
     /// The rows of `operation`'s values, up to `limit + 1`.
-    static func rows(in operation: WriteOperation, limit: Int) -> Int {
+    package static func rows(in operation: WriteOperation, limit: Int) -> Int {
         var total = 0
         for entry in operation.entries {
             guard let value = entry.value else { continue }

@@ -10,11 +10,11 @@ struct Admins: ParsableCommand {
         abstract: "Manage the admin console's administrators (not app users).",
         subcommands: [List.self, Add.self, Remove.self, SetPassword.self])
 
-    static func withConsole(_ dataDirectory: String, _ body: (ConsoleAccounts) throws -> Void) throws {
+    static func withConsole(_ data: DataDirectoryOption, _ body: (ConsoleAccounts) throws -> Void) throws {
         try Tool.run {
-            let store = try SQLiteTreeStore(directory: dataDirectory)
+            let store = try data.openEngine()
             defer { store.close() }
-            let accounts = ConsoleAccounts(store: store.console, hasher: PasswordHasher(), clock: SQLiteTreeStore.systemMilliseconds)
+            let accounts = ConsoleAccounts(store: store.consoleRecords, hasher: PasswordHasher(), clock: WallClock.milliseconds)
             do {
                 try body(accounts)
             } catch let failure as ConsoleAccounts.Failure {
@@ -27,7 +27,7 @@ struct Admins: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the administrators' emails.")
         @OptionGroup var data: DataDirectoryOption
         func run() throws {
-            try Admins.withConsole(data.path) { accounts in
+            try Admins.withConsole(data) { accounts in
                 for admin in try accounts.list() { print(admin.email) }
             }
         }
@@ -41,7 +41,7 @@ struct Admins: ParsableCommand {
         @Option(help: "The administrator's email address.") var email: String
         func run() throws {
             let password = try PasswordInput.read()
-            try Admins.withConsole(data.path) { try $0.add(email: email, password: password) }
+            try Admins.withConsole(data) { try $0.add(email: email, password: password) }
             print("added administrator \(email.lowercased())")
         }
     }
@@ -51,7 +51,7 @@ struct Admins: ParsableCommand {
         @OptionGroup var data: DataDirectoryOption
         @Argument(help: "The administrator's email address.") var email: String
         func run() throws {
-            try Admins.withConsole(data.path) { try $0.remove(email: email) }
+            try Admins.withConsole(data) { try $0.remove(email: email) }
             print("removed administrator \(email.lowercased())")
         }
     }
@@ -65,7 +65,7 @@ struct Admins: ParsableCommand {
         @Argument(help: "The administrator's email address.") var email: String
         func run() throws {
             let password = try PasswordInput.read()
-            try Admins.withConsole(data.path) { try $0.setPassword(email: email, password: password) }
+            try Admins.withConsole(data) { try $0.setPassword(email: email, password: password) }
             print("set the password of \(email.lowercased())")
         }
     }

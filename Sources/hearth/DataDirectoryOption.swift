@@ -1,18 +1,49 @@
 import ArgumentParser
+import HearthServer
+import HearthStore
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// `--data-dir`, shared by every operator command that opens the database. The directory
-/// must exist: only `hearth serve` creates one, so a mistyped path is reported instead of
-/// quietly starting an empty database (with new signing keys) beside the real one.
+/// `--data-dir` and `--store`, shared by every operator command that opens the database,
+/// as `hearth serve` takes them (issue 17). A SQLite directory must exist: only `hearth
+/// serve` creates one, so a mistyped path is reported instead of quietly starting an empty
+/// database (with new signing keys) beside the real one.
 struct DataDirectoryOption: ParsableArguments {
     @Option(name: .customLong("data-dir"), help: "Directory holding the database file; must exist (default ./hearth-data, or HEARTH_DATA_DIR).")
     var dataDir: String?
 
+    @Option(name: .customLong("store"), help: "sqlite:<directory> (the default: --data-dir) or postgres://USER:PASSWORD@HOST:PORT/DATABASE (or HEARTH_STORE).")
+    var store: String?
+
     var path: String { dataDir ?? Environment()["HEARTH_DATA_DIR"] ?? "./hearth-data" }
 
+    /// Where the data is.
+    var location: StoreLocation {
+        get throws {
+            do {
+                return try StoreLocation(parsing: store ?? Environment()["HEARTH_STORE"] ?? "", defaultDirectory: path)
+            } catch {
+                throw ValidationError(error.description)
+            }
+        }
+    }
+
+    /// The SQLite directory, or a failure naming the command for a PostgreSQL store.
+    func sqliteDirectory(for command: String, instead: String) throws -> String {
+        switch try location {
+        case .sqlite(let directory): return directory
+        case .postgres: throw Tool.fail("\(command) works on a SQLite store; with PostgreSQL \(instead)")
+        }
+    }
+
+    /// Opens the engine (no streams, no hooks).
+    func openEngine() throws -> any StorageEngine {
+        try Engines.open(try location)
+    }
+
     func validate() throws {
+        guard case .sqlite(let path) = try location else { return }
         var info = stat()
         guard stat(path, &info) == 0 else {
             let code = errno

@@ -22,7 +22,7 @@ struct Backup: ParsableCommand {
 
     func run() throws {
         try Tool.run {
-            try DataDirectoryBackup.backup(dataDirectory: data.path, to: destination)
+            try DataDirectoryBackup.backup(dataDirectory: data.sqliteDirectory(for: "backup", instead: "use pg_dump (docs/scaling.md)"), to: destination)
             print("backed up \(data.path) to \(destination)")
         }
     }
@@ -46,7 +46,7 @@ struct Restore: ParsableCommand {
 
     func run() throws {
         try Tool.run {
-            try DataDirectoryBackup.restore(from: source, intoDataDirectory: data.path, force: force)
+            try DataDirectoryBackup.restore(from: source, intoDataDirectory: data.sqliteDirectory(for: "restore", instead: "use pg_restore (docs/scaling.md)"), force: force)
             print("restored \(source) into \(data.path)")
         }
     }
@@ -75,7 +75,7 @@ struct ExportData: ParsableCommand {
         let location = try Tool.path(path)
         try Tool.run {
             let out = try OutputFile(path: output)
-            let summary = try TreeExport.run(directory: data.path, at: location) { bytes throws(MaintenanceError) in
+            let summary = try TreeExport.run(directory: data.sqliteDirectory(for: "export", instead: "export from the SQLite store before copying it, or read through the REST API"), at: location) { bytes throws(MaintenanceError) in
                 try out.append(bytes)
             }
             try out.append(Array("\n".utf8))
@@ -111,7 +111,7 @@ struct ImportData: ParsableCommand {
         try Tool.run {
             let input = try InputFile(path: file)
             var reader = input.jsonReader()
-            let summary = try TreeImport.run(directory: data.path, at: location, reader: &reader)
+            let summary = try TreeImport.run(directory: data.sqliteDirectory(for: "import", instead: "import into a SQLite store, then hearth copy it (docs/scaling.md)"), at: location, reader: &reader)
             print("imported \(summary.leaves) leaves at \(location)")
         }
     }

@@ -4,11 +4,11 @@ import HearthStore
 
 /// Opens a data directory's accounts for one CLI command.
 enum Operator {
-    static func withAccounts(_ dataDirectory: String, _ body: (AccountService) throws -> Void) throws {
+    static func withAccounts(_ data: DataDirectoryOption, _ body: (AccountService) throws -> Void) throws {
         try Tool.run {
-            let store = try SQLiteTreeStore(directory: dataDirectory)
+            let store = try data.openEngine()
             defer { store.close() }
-            let service = AccountService(accounts: store.accounts, keys: try KeyRing(dataDirectory: dataDirectory), settings: AuthSettings())
+            let service = AccountService(accounts: store.accountStore, keys: try KeyRing(store: store.signingKeys), settings: AuthSettings())
             do {
                 try body(service)
             } catch let error as AuthError {
@@ -17,8 +17,8 @@ enum Operator {
         }
     }
 
-    static func setDisabled(_ uid: String, _ disabled: Bool, _ dataDirectory: String) throws {
-        try withAccounts(dataDirectory) { service in
+    static func setDisabled(_ uid: String, _ disabled: Bool, _ data: DataDirectoryOption) throws {
+        try withAccounts(data) { service in
             var changes = AccountService.Changes()
             changes.disabled = disabled
             _ = try service.update(uid: uid, changes)

@@ -34,6 +34,9 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("data-dir"), help: "Directory holding the database file (default ./hearth-data).")
     var dataDir: String?
 
+    @Option(help: "Where the data lives: sqlite:<directory> (default: --data-dir) or postgres://USER:PASSWORD@HOST:PORT/DATABASE for several nodes on one PostgreSQL (docs/scaling.md).")
+    var store: String?
+
     @Option(help: "Rules file (default ./rules.json).")
     var rules: String?
 
@@ -69,6 +72,7 @@ struct Serve: AsyncParsableCommand {
         flags["port"] = port
         flags["data-dir"] = dataDir
         flags["rules"] = rules
+        flags["store"] = store
         flags["min-password-length"] = minPasswordLength
         flags["project-id"] = projectID
         flags["synchronous"] = synchronous

@@ -42,8 +42,8 @@ struct Token: ParsableCommand {
 
     func run() throws {
         let extra = try extraClaims()
-        try Operator.withAccounts(data.path) { service in
-            let now = SQLiteTreeStore.systemMilliseconds()
+        try Operator.withAccounts(data) { service in
+            let now = WallClock.milliseconds()
             if admin {
                 let user = UserRecord(uid: Authenticator.adminUID, provider: .password, createdAt: now, validSince: 0)
                 print(try service.idToken(for: user, now: now, lifetime: ttl, extraClaims: [JSONKey(Authenticator.adminClaim): .bool(true)]))
@@ -65,7 +65,11 @@ struct Keys: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a new signing key; tokens signed by older keys stay valid until they expire.")
         @OptionGroup var data: DataDirectoryOption
         func run() throws {
-            try Tool.run { print("new signing key \(try KeyRing.rotate(dataDirectory: data.path))") }
+            try Tool.run {
+                let store = try data.openEngine()
+                defer { store.close() }
+                print("new signing key \(try KeyRing.rotate(store: store.signingKeys))")
+            }
         }
     }
 }

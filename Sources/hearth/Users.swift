@@ -15,7 +15,7 @@ struct Users: ParsableCommand {
         @OptionGroup var data: DataDirectoryOption
         @Option(help: "At most this many users.") var limit = 1000
         func run() throws {
-            try Operator.withAccounts(data.path) { service in
+            try Operator.withAccounts(data) { service in
                 for user in try service.accounts.users(after: nil, limit: limit) {
                     print([user.uid, user.email ?? "-", user.provider.rawValue, user.disabled ? "disabled" : "enabled"].joined(separator: "\t"))
                 }
@@ -31,7 +31,7 @@ struct Users: ParsableCommand {
         @Option(help: "The new user's email address.") var email: String
         func run() throws {
             let password = try PasswordInput.read()
-            try Operator.withAccounts(data.path) { service in
+            try Operator.withAccounts(data) { service in
                 print(try service.signUp(email: email, password: password).user.uid)
             }
         }
@@ -41,14 +41,14 @@ struct Users: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Disable a user and revoke their tokens.")
         @OptionGroup var data: DataDirectoryOption
         @Argument(help: "The user's uid.") var uid: String
-        func run() throws { try Operator.setDisabled(uid, true, data.path) }
+        func run() throws { try Operator.setDisabled(uid, true, data) }
     }
 
     struct Enable: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Enable a disabled user again.")
         @OptionGroup var data: DataDirectoryOption
         @Argument(help: "The user's uid.") var uid: String
-        func run() throws { try Operator.setDisabled(uid, false, data.path) }
+        func run() throws { try Operator.setDisabled(uid, false, data) }
     }
 
     struct Delete: ParsableCommand {
@@ -56,7 +56,7 @@ struct Users: ParsableCommand {
         @OptionGroup var data: DataDirectoryOption
         @Argument(help: "The user's uid.") var uid: String
         func run() throws {
-            try Operator.withAccounts(data.path) { try $0.delete(uid: uid) }
+            try Operator.withAccounts(data) { try $0.delete(uid: uid) }
             print("deleted \(uid)")
         }
     }
@@ -66,7 +66,7 @@ struct Users: ParsableCommand {
         @OptionGroup var data: DataDirectoryOption
         @Argument(help: "The user's uid.") var uid: String
         func run() throws {
-            try Operator.withAccounts(data.path) { try $0.revokeSessions(uid: uid) }
+            try Operator.withAccounts(data) { try $0.revokeSessions(uid: uid) }
             print("revoked every session of \(uid)")
         }
     }
@@ -81,7 +81,7 @@ struct Users: ParsableCommand {
         @Option(help: "The page links point to (default: HEARTH_ACTION_LINK_BASE).") var linkBase: String?
         func run() throws {
             let base = linkBase ?? Environment()["HEARTH_ACTION_LINK_BASE"]
-            try Operator.withAccounts(data.path) { service in
+            try Operator.withAccounts(data) { service in
                 guard let user = try service.accounts.user(email: email.lowercased()) else { throw Tool.fail("no user with email \(email)") }
                 let code = try service.createActionCode(.passwordReset, for: user)
                 if let base {
@@ -102,7 +102,7 @@ struct Users: ParsableCommand {
         @Argument(help: "The user's uid.") var uid: String
         func run() throws {
             let password = try PasswordInput.read()
-            try Operator.withAccounts(data.path) { service in
+            try Operator.withAccounts(data) { service in
                 var changes = AccountService.Changes()
                 changes.password = password
                 _ = try service.update(uid: uid, changes)

@@ -46,7 +46,7 @@ extension Users {
         func run() throws {
             let scrypt = try scrypt()
             try Tool.run {
-                let store = try SQLiteTreeStore(directory: data.path)
+                let store = try SQLiteTreeStore(directory: data.sqliteDirectory(for: "users import", instead: "import into a SQLite store and copy it (hearth copy, docs/scaling.md)"))
                 defer { store.close() }
                 let input = try InputFile(path: file)
                 var reader = input.jsonReader()
@@ -74,10 +74,10 @@ extension Users {
 
         func run() throws {
             try Tool.run {
-                let store = try SQLiteTreeStore(directory: data.path)
+                let store = try data.openEngine()
                 defer { store.close() }
                 let out = try OutputFile(path: output)
-                let count = try FirebaseUsersFile.exportUsers(from: store.accounts) { try out.append($0) }
+                let count = try FirebaseUsersFile.exportUsers(from: store.accountStore) { try out.append($0) }
                 try out.commit()
                 if let output { print("exported \(count) users to \(output)") }
             }

@@ -100,6 +100,10 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set once in in
     /// Starts `hearth serve` on port 0 in `dataDirectory` with `rules` and waits for its
     /// `listening on` line.
     static func serve(dataDirectory: String, rules: String = openRules, environment: [String: String] = [:]) throws -> HearthProcess {
+        var environment = environment
+        if environment["HEARTH_STORE"] == nil, let url = try TestStore.postgresURL(for: dataDirectory) {
+            environment["HEARTH_STORE"] = url
+        }
         let rulesPath = try writeRules(rules, in: dataDirectory)
         let child = try HearthProcess(
             arguments: ["serve", "--port", "0", "--data-dir", dataDirectory, "--rules", rulesPath],
@@ -160,4 +164,22 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set once in in
 @discardableResult
 func run(_ executable: String, _ arguments: [String], input: String? = nil) throws -> (status: Int32, output: String) {
     try Spawn.run(executable, arguments, input: input)
+}
+
+/// With `HEARTH_TEST_STORE=postgres` (scripts/test.sh's second pass of the REST and SSE
+/// suites, issue 17), every server `HearthProcess.serve` starts keeps its data in
+/// PostgreSQL: one fresh database per data directory, so a test that restarts a server on
+/// its directory finds its data again, as with SQLite.
+enum TestStore {
+    private static let databases = Mutex<[String: String]>([:])
+
+    static var usesPostgres: Bool { ProcessInfo.processInfo.environment["HEARTH_TEST_STORE"] == "postgres" }
+
+    static func postgresURL(for dataDirectory: String) throws -> String? {
+        guard usesPostgres else { return nil }
+        if let known = databases.withLock({ $0[dataDirectory] }) { return known }
+        let url = try PostgresCluster.shared().makeDatabase()
+        databases.withLock { $0[dataDirectory] = url }
+        return url
+    }
 }

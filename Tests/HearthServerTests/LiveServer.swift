@@ -1,6 +1,7 @@
 import Glibc
 import HearthJSON
 import HearthServer
+import HearthStore
 import HearthTesting
 import Logging
 
@@ -20,6 +21,7 @@ final class LiveServer: Sendable {
         configuration.port = 0
         configuration.dataDirectory = directory.path + "/data"
         configuration.rulesPath = rulesPath
+        if case .postgres(let url) = try TestStore.location(directory: configuration.dataDirectory) { configuration.storeURL = url }
         configure(&configuration)
         service = try HearthService(configuration: configuration, logger: logger)
         port = try service.start()

@@ -13,7 +13,9 @@ import Logging
 /// The router over a real store in a fresh temp directory, driven in-process.
 final class RouterHarness: Sendable {
     let directory = TemporaryDirectory(prefix: "hearth-server")
-    let store: SQLiteTreeStore
+    /// SQLite in `directory`, or with `HEARTH_TEST_STORE=postgres` a fresh PostgreSQL
+    /// database (scripts/test.sh's second pass, issue 17).
+    let store: any StorageEngine
     let router: Router
 
     /// Rules that allow everything, for tests about REST semantics rather than access.
@@ -33,10 +35,10 @@ final class RouterHarness: Sendable {
          mailer: Mailer? = nil, console: Bool = false, rulesFile: String? = nil) throws {
         let cache = readCacheBytes > 0 ? ReadCache(maxBytes: readCacheBytes) : nil
         readCache = cache
-        store = try SQLiteTreeStore(directory: directory.path, options: storeOptions, onCommit: { changes, _ in
+        store = try Engines.open(try TestStore.location(directory: directory.path), options: storeOptions, hooks: EngineHooks(onCommit: { changes, _ in
             cache?.invalidate(changes.map(\.path.storageKey))
-        })
-        var auth = try AuthContext.make(store: store, dataDirectory: directory.path, settings: settings, hasher: hasher, clock: clock)
+        }))
+        var auth = try AuthContext.make(engine: store, settings: settings, hasher: hasher, clock: clock)
         if let mailer {
             auth.mailer = mailer
             auth.actionMail = EmailActionMail(linkBase: "https://app.example.com/action", appName: settings.projectID)
@@ -48,7 +50,7 @@ final class RouterHarness: Sendable {
             pushIDs: SharedPushIDGenerator(), logger: Logger(label: "test"), auth: auth,
             streams: StreamHub(clock: SQLiteTreeStore.systemMilliseconds))
         context.readCache = cache
-        if console { context.console = ConsoleAccounts(store: store.console, hasher: hasher, clock: clock) }
+        if console { context.console = ConsoleAccounts(store: store.consoleRecords, hasher: hasher, clock: clock) }
         if let rulesFile {
             // A rules file the console (and `/.settings/rules.json`) can read and replace.
             let path = directory.path + "/rules.json"
@@ -92,5 +94,19 @@ extension HTTPResponse {
     var errorMessage: String? {
         if case .object(let o)? = json, case .string(let s)? = o["error"] { return s }
         return nil
+    }
+}
+
+extension StorageEngine {
+    /// The console's records, as the SQLite engine's `console` names them.
+    var console: any ConsoleRecords { consoleRecords }
+}
+
+/// Which engine the in-process tests run on: SQLite, or PostgreSQL with
+/// `HEARTH_TEST_STORE=postgres` (a fresh database from the shared test cluster).
+enum TestStore {
+    static func location(directory: String) throws -> StoreLocation {
+        guard ProcessInfo.processInfo.environment["HEARTH_TEST_STORE"] == "postgres" else { return .sqlite(directory: directory) }
+        return .postgres(url: try PostgresCluster.shared().makeDatabase())
     }
 }

@@ -24,7 +24,7 @@ public struct AccountService: Sendable {
 
     public init(accounts: any AccountStore, keys: KeyRing, settings: AuthSettings,
                 hasher: PasswordHasher = PasswordHasher(),
-                clock: @escaping @Sendable () -> Int64 = SQLiteTreeStore.systemMilliseconds,
+                clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds,
                 serviceAccounts: [ServiceAccountKey] = []) {
         self.serviceAccounts = serviceAccounts
         self.accounts = accounts

@@ -32,8 +32,16 @@ struct AuthContext: Sendable {
     /// The account machinery over `store`, with signing keys in `<dataDirectory>/keys`.
     static func make(store: SQLiteTreeStore, dataDirectory: String, settings: AuthSettings,
                      hasher: PasswordHasher = PasswordHasher(),
-                     clock: @escaping @Sendable () -> Int64 = SQLiteTreeStore.systemMilliseconds) throws -> AuthContext {
-        let service = AccountService(accounts: store.accounts, keys: try KeyRing(dataDirectory: dataDirectory),
+                     clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds) throws -> AuthContext {
+        try make(engine: store, keys: FileKeyStore(directory: dataDirectory + "/keys"), settings: settings, hasher: hasher, clock: clock)
+    }
+
+    /// The account machinery over the engine's accounts, signing with `keys` (the engine's
+    /// own unless given).
+    static func make(engine: any StorageEngine, keys: (any SigningKeyStore)? = nil, settings: AuthSettings,
+                     hasher: PasswordHasher = PasswordHasher(),
+                     clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds) throws -> AuthContext {
+        let service = AccountService(accounts: engine.accountStore, keys: try KeyRing(store: keys ?? engine.signingKeys),
                                      settings: settings, hasher: hasher, clock: clock,
                                      serviceAccounts: try settings.customTokenServiceAccounts.map(Self.loadServiceAccount))
         let seconds: @Sendable () -> Int64 = { clock() / 1000 }

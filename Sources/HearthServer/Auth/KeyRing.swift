@@ -3,20 +3,20 @@ import HearthAuth
 import HearthStore
 import Synchronization
 
-/// The Ed25519 signing keys, kept with the data (DESIGN.md §6): `<data>/keys/<kid>.key`
-/// holds the base64 raw private key (mode 0600, folder 0700) and `<data>/keys/current`
-/// names the key that signs. Older keys keep verifying, so `hearth keys rotate` does not
-/// sign anyone out; a key is deleted only by an operator.
+/// The Ed25519 signing keys (DESIGN.md §6), kept by the storage engine: files beside the
+/// SQLite database (`FileKeyStore`), or a table every PostgreSQL node shares. Older keys
+/// keep verifying, so `hearth keys rotate` does not sign anyone out; a key is deleted only
+/// by an operator.
 public final class KeyRing: Sendable {
-    public let directory: String
+    public let store: any SigningKeyStore
     private struct Keys {
         var signing: SigningKey
         var verifying: [String: VerifyingKey]
     }
     private let keys: Mutex<Keys>
 
-    /// An unknown `kid` makes the ring re-read the folder (a rotation by another process)
-    /// only when a key file of that name exists, so forged `kid`s cost one `stat`.
+    /// An unknown `kid` makes the ring re-read the store (a rotation by another process or
+    /// node) only when a key of that name exists, so forged `kid`s cost one lookup.
     static func isPlausibleKID(_ kid: String) -> Bool {
         !kid.isEmpty && kid.utf8.count <= 64 && kid.utf8.allSatisfy {
             ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D || $0 == 0x5F
@@ -35,71 +35,67 @@ public final class KeyRing: Sendable {
     }
 
     /// Opens the keys in `<dataDirectory>/keys`, creating the first key if there is none.
-    public init(dataDirectory: String) throws {
-        directory = dataDirectory + "/keys"
-        if try Self.currentKID(in: directory) == nil {
-            _ = try Self.rotate(in: directory)
+    public convenience init(dataDirectory: String) throws {
+        try self.init(store: FileKeyStore(directory: dataDirectory + "/keys"))
+    }
+
+    /// Opens the keys in `store`, creating the first key if there is none.
+    public init(store: any SigningKeyStore) throws {
+        self.store = store
+        if try store.load() == nil {
+            _ = try Self.rotate(store: store)
         }
-        keys = Mutex(try Self.load(from: directory))
+        keys = Mutex(try Self.load(from: store))
     }
 
     public var signingKey: SigningKey { keys.withLock { $0.signing } }
     public var verifyingKeys: [String: VerifyingKey] { keys.withLock { $0.verifying } }
 
-    /// Re-reads the folder if `kid` is unknown here but its key file exists (rotated by
-    /// `hearth keys rotate` in another process). True when `kid` is known afterwards.
+    /// Re-reads the store if `kid` is unknown here but stored (rotated by `hearth keys
+    /// rotate` or on another node). True when `kid` is known afterwards.
     @discardableResult
     public func reload(ifUnknown kid: String) -> Bool {
         if keys.withLock({ $0.verifying[kid] != nil }) { return true }
-        guard Self.isPlausibleKID(kid), FileManager.default.fileExists(atPath: "\(directory)/\(kid).key"),
-              let fresh = try? Self.load(from: directory) else { return false }
+        guard Self.isPlausibleKID(kid), store.contains(kid: kid), let fresh = try? Self.load(from: store) else { return false }
         keys.withLock { $0 = fresh }
         return fresh.verifying[kid] != nil
     }
 
-    /// Creates a new key and makes it the signing key; returns its `kid`.
+    /// Re-reads the store (a shared engine's nodes do it periodically, so a rotation on one
+    /// node makes every node sign with the new key). False when the store cannot be read.
     @discardableResult
-    public static func rotate(dataDirectory: String) throws -> String {
-        try rotate(in: dataDirectory + "/keys")
+    public func reload() -> Bool {
+        guard let fresh = try? Self.load(from: store) else { return false }
+        keys.withLock { $0 = fresh }
+        return true
     }
 
-    /// Files are created 0600 from the start and folders 0700 (`DatabaseFile`'s modes,
-    /// through `OutputFile`: written under a temporary name, flushed, renamed), whatever
-    /// the umask; the key is in place before `current` names it.
-    private static func rotate(in directory: String) throws -> String {
-        try DatabaseFile.makeDirectory(directory)
+    /// Creates a new key in `<dataDirectory>/keys` and makes it the signing key; returns its `kid`.
+    @discardableResult
+    public static func rotate(dataDirectory: String) throws -> String {
+        try rotate(store: FileKeyStore(directory: dataDirectory + "/keys"))
+    }
+
+    /// Creates a new key and makes it the signing key; returns its `kid`.
+    @discardableResult
+    public static func rotate(store: any SigningKeyStore) throws -> String {
         let key = try SigningKey.generate()
         let kid = key.verifyingKey.kid
-        try write(Array(Base64.encode(try key.rawPrivateKey()).utf8), to: "\(directory)/\(kid).key")
-        try write(Array(kid.utf8), to: "\(directory)/current")
+        try store.add(kid: kid, privateKey: Base64.encode(try key.rawPrivateKey()))
         return kid
     }
 
-    private static func write(_ bytes: [UInt8], to path: String) throws {
-        let output = try OutputFile(path: path)
-        try output.append(bytes)
-        try output.commit()
-    }
-
-    private static func currentKID(in directory: String) throws -> String? {
-        guard let data = FileManager.default.contents(atPath: directory + "/current") else { return nil }
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
-    private static func load(from directory: String) throws -> Keys {
-        guard let current = try currentKID(in: directory) else { throw KeyRingError.corrupt("no current key") }
+    private static func load(from store: any SigningKeyStore) throws -> Keys {
+        guard let stored = try store.load() else { throw KeyRingError.corrupt("no current key") }
         var verifying: [String: VerifyingKey] = [:]
         var signing: SigningKey?
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory) where name.hasSuffix(".key") {
-            guard let data = FileManager.default.contents(atPath: "\(directory)/\(name)"),
-                  let raw = Base64.decode(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
-                throw KeyRingError.corrupt(name)
-            }
+        for (name, text) in stored.keys {
+            guard let raw = Base64.decode(text) else { throw KeyRingError.corrupt(name) }
             let key = try SigningKey(rawPrivateKey: raw)
             verifying[key.verifyingKey.kid] = key.verifyingKey
-            if key.verifyingKey.kid == current { signing = key }
+            if key.verifyingKey.kid == stored.current { signing = key }
         }
-        guard let signing else { throw KeyRingError.corrupt("the current key \(current) is missing") }
+        guard let signing else { throw KeyRingError.corrupt("the current key \(stored.current) is missing") }
         return Keys(signing: signing, verifying: verifying)
     }
 }

@@ -16,7 +16,7 @@ public struct ConsoleAccounts: Sendable {
     /// and at least four times per idle period.
     public static let touchEverySeconds: Int64 = 60
 
-    public let store: ConsoleStore
+    public let store: any ConsoleRecords
     public let hasher: PasswordHasher
     /// Milliseconds since the epoch.
     public let clock: @Sendable () -> Int64
@@ -26,7 +26,7 @@ public struct ConsoleAccounts: Sendable {
     /// The shortest administrator password.
     public static let defaultMinimumPasswordLength = 10
 
-    public init(store: ConsoleStore, hasher: PasswordHasher, minimumPasswordLength: Int = defaultMinimumPasswordLength,
+    public init(store: any ConsoleRecords, hasher: PasswordHasher, minimumPasswordLength: Int = defaultMinimumPasswordLength,
                 idleSeconds: Int64 = defaultIdleSeconds,
                 clock: @escaping @Sendable () -> Int64) {
         self.idleSeconds = max(idleSeconds, Self.minimumIdleSeconds)

@@ -66,7 +66,7 @@ public enum FirebaseUsersFile {
     /// Imports the users `reader` reads into `store`. `scrypt` holds the project's hash
     /// parameters (needed when any user has a `passwordHash`); `now` is ms since the epoch.
     public static func importUsers(into store: SQLiteTreeStore, reader: inout JSONStreamReader, scrypt: FirebaseScrypt?,
-                                   now: Int64 = SQLiteTreeStore.systemMilliseconds()) throws -> ImportSummary {
+                                   now: Int64 = WallClock.milliseconds()) throws -> ImportSummary {
         var summary = ImportSummary()
         var users = UserSequence(scrypt: scrypt, now: now)
         let imported = try store.importUsers { try users.next(&reader, summary: &summary) }

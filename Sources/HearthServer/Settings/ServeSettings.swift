@@ -14,7 +14,11 @@ public enum ServeSettings {
         Setting("port", env: "HEARTH_PORT", flag: "port", .integer(0...65535), default: String(HearthConfiguration.defaultPort),
                 "TCP port; 0 picks a free one, shown in the `listening on` log line.") { $0.port = $1.integer },
         Setting("dataDir", env: "HEARTH_DATA_DIR", flag: "data-dir", .string, default: HearthConfiguration.defaultDataDirectory,
-                "Directory holding `hearth.sqlite` and the signing keys.") { $0.dataDirectory = $1.string },
+                "Directory holding `hearth.sqlite` and the signing keys (with a PostgreSQL `store`, only local files).") { $0.dataDirectory = $1.string },
+        Setting("store", env: "HEARTH_STORE", flag: "store", .string, default: "sqlite:<dataDir>",
+                "Where the data lives: `sqlite:<directory>` (one process, the default) or `postgres://USER:PASSWORD@HOST:PORT/DATABASE` (several nodes on one PostgreSQL; `dataDir` then holds only local files). See docs/scaling.md.") {
+            $0.storeURL = $1.string
+        },
         Setting("rules", env: "HEARTH_RULES", flag: "rules", .string, default: HearthConfiguration.defaultRulesPath,
                 "Rules file; the server refuses to start when it is missing or invalid.") { $0.rulesPath = $1.string },
         Setting("synchronous", env: "HEARTH_SYNCHRONOUS", flag: "synchronous", .choice(["full", "normal"]), default: "full",

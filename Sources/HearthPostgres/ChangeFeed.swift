@@ -1,0 +1,169 @@
+import Dispatch
+import HearthStore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One node's view of the change feed (issue 17): delivers every committed change, from
+/// any node, to this node's `onCommit` exactly once and in number order.
+///
+/// Delivery reads `changes` rows numbered after the last one delivered, in a REPEATABLE
+/// READ snapshot that also serves as the view handed to `onCommit` (so a stream's access
+/// re-check sees the data as of that snapshot, which includes the changes delivered).
+/// Numbers are assigned under the write lock (`PostgresEngine`), so when change N is
+/// visible every change before it is too: reading "after the last delivered" never skips
+/// one. `LISTEN` is only a wake-up; a listener that lost its connection falls back on
+/// polling every `pollMilliseconds` until it is back.
+///
+/// `@unchecked Sendable`: `connection` and `delivered` are touched only on `queue`; the
+/// listener connection only on the listening thread; `running` is atomic.
+final class ChangeFeed: @unchecked Sendable {
+    static let channel = "hearth_changes"
+    /// How long the listener waits for a wake-up before it looks anyway, ms.
+    static let pollMilliseconds: Int32 = 500
+    /// Changes read per query while catching up.
+    static let batchRows = 1_000
+
+    private let url: String
+    private let onCommit: @Sendable ([Change], any TreeView) -> Void
+    private let queue = DispatchQueue(label: "hearth.postgres.feed")
+    private var connection: PGConnection?  // confined to queue
+    private var delivered: Int64 = 0  // confined to queue
+    private let listenerThread = DispatchQueue(label: "hearth.postgres.listen")
+    private let running = Atomic<Bool>(false)
+    private let stopped = DispatchSemaphore(value: 0)
+
+    init(url: String, onCommit: @escaping @Sendable ([Change], any TreeView) -> Void) throws(StoreError) {
+        self.url = url
+        self.onCommit = onCommit
+        let connection = try PGConnection(url: url)
+        let last = try connection.query("SELECT value FROM hearth_meta WHERE key = 'last_seq'")
+        self.delivered = last.rowCount > 0 ? last.int64(0, 0) : 0
+        self.connection = connection
+    }
+
+    /// The last change delivered here.
+    var deliveredSeq: Int64 { queue.sync { delivered } }
+
+    /// Starts listening for other nodes' commits.
+    func start() {
+        running.store(true, ordering: .sequentiallyConsistent)
+        listenerThread.async { self.listen() }
+    }
+
+    func stop() {
+        guard running.exchange(false, ordering: .sequentiallyConsistent) else { return }
+        stopped.wait()
+        queue.sync { connection = nil }
+    }
+
+    private func listen() {
+        var listener: PGConnection?
+        while running.load(ordering: .sequentiallyConsistent) {
+            do {
+                if listener == nil || listener?.isBroken == true {
+                    let fresh = try PGConnection(url: url)
+                    try fresh.listen(Self.channel)
+                    listener = fresh
+                }
+                _ = try listener?.waitForNotification(timeoutMilliseconds: Self.pollMilliseconds)
+            } catch {
+                listener = nil
+                // Cannot reach the database: poll (below) until it is back, a pause apart.
+                var pause = timespec(tv_sec: 0, tv_nsec: Int(Self.pollMilliseconds) * 1_000_000)
+                nanosleep(&pause, nil)
+            }
+            if running.load(ordering: .sequentiallyConsistent) { queue.sync { catchUp(local: []) } }
+        }
+        stopped.signal()
+    }
+
+    /// Delivers every change up to at least `seq` (the writer's batch, whose live records
+    /// in `local` carry what only the writer knows), then returns.
+    func deliver(through seq: Int64, local: [Change]) {
+        queue.sync {
+            if delivered >= seq { return }
+            catchUp(local: local)
+        }
+    }
+
+    /// Reads and delivers what is newer than `delivered` (on `queue`).
+    private func catchUp(local: [Change]) {
+        do {
+            if connection == nil || connection?.isBroken == true { connection = try PGConnection(url: url) }
+            guard let connection else { return }
+            let byNumber = Dictionary(local.map { ($0.seq, $0) }, uniquingKeysWith: { first, _ in first })
+            while true {
+                try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                do {
+                    let view = PostgresTreeView(connection: connection)
+                    let (changes, _) = try view.changes(after: delivered, limit: Self.batchRows)
+                    if !changes.isEmpty {
+                        onCommit(changes.map { byNumber[$0.seq] ?? $0 }, view)
+                        delivered = changes[changes.count - 1].seq
+                    }
+                    try connection.execute("COMMIT")
+                    if changes.count < Self.batchRows { return }
+                } catch {
+                    try? connection.execute("ROLLBACK")
+                    throw error
+                }
+            }
+        } catch {
+            // Retried at the next wake-up or poll.
+        }
+    }
+}
+
+/// This node's lease in `hearth_nodes`, renewed in the background. When a node stops
+/// renewing (it died), its lease runs out and the onDisconnect operations of its
+/// connections are taken over by a live node (`PostgresOnDisconnectRecords.orphans`).
+///
+/// `@unchecked Sendable`: the timer is made in `init` and only activated and cancelled
+/// afterwards, which dispatch sources allow from any thread; `started` is atomic.
+final class NodeLease: @unchecked Sendable {
+    let nodeID: String
+    private let clock: @Sendable () -> Int64
+    private let slot: PostgresSlot
+    private let timer: DispatchSourceTimer
+    private let started = Atomic<Bool>(false)
+
+    init(nodeID: String, clock: @escaping @Sendable () -> Int64, slot: PostgresSlot) {
+        self.nodeID = nodeID
+        self.clock = clock
+        self.slot = slot
+        self.timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
+    }
+
+    func renew() throws {
+        let until = clock() + PostgresEngine.leaseMilliseconds
+        try slot.queue.sync {
+            try slot.withConnection { connection in
+                _ = try connection.query("""
+                    INSERT INTO hearth_nodes(id, lease_until) VALUES ($1, $2)
+                    ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until
+                    """, [.text(nodeID), .int(until)])
+            }
+        }
+    }
+
+    func start() {
+        guard !started.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        let nanos = Int(PostgresEngine.leaseRenewSeconds * 1e9)
+        timer.schedule(deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos), leeway: .milliseconds(100))
+        timer.setEventHandler { [weak self] in try? self?.renew() }
+        timer.activate()
+    }
+
+    deinit {
+        // An inactive source must not be released: activate it cancelled.
+        timer.cancel()
+        if !started.load(ordering: .sequentiallyConsistent) { timer.activate() }
+    }
+
+    /// Stops renewing (for good).
+    func stop() {
+        if !timer.isCancelled { timer.cancel() }
+    }
+}

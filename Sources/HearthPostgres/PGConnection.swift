@@ -1,0 +1,369 @@
+import CLibPQ
+import HearthStore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One connection to PostgreSQL through libpq (issue 17): statements with text-format
+/// parameters and results, transactions, LISTEN/NOTIFY. Every failure is a `StoreError`
+/// whose kind comes from the SQLSTATE (`PGFailure`), so the layers above retry a conflict
+/// and report a lost server the same way for SQLite and PostgreSQL.
+///
+/// Not thread-safe, and deliberately not `Sendable`: a `PGconn` runs one exchange at a time,
+/// so each connection belongs to one owner that uses it from one queue or thread at a time
+/// (the engine's writer queue, a reader slot, the change feed's listener).
+///
+/// Parameterised statements are prepared once per connection and SQL text (up to
+/// `preparedLimit` of them) and run by name after that: one round trip, no re-planning.
+final class PGConnection {
+    /// A transaction's isolation level.
+    enum Isolation: Sendable {
+        case readCommitted, repeatableRead, serializable
+
+        var sql: String {
+            switch self {
+            case .readCommitted: return "READ COMMITTED"
+            case .repeatableRead: return "REPEATABLE READ"
+            case .serializable: return "SERIALIZABLE"
+            }
+        }
+    }
+
+    /// Distinct SQL texts prepared per connection; statements past this run unprepared, so
+    /// a caller that builds SQL text (it should not) cannot grow the server's memory.
+    static let preparedLimit = 256
+
+    /// The `PGconn *`; never NULL, finished in `deinit`.
+    private let handle: OpaquePointer
+    /// SQL text → the name it is prepared under on this session.
+    private var prepared: [String: String] = [:]
+    private var nextStatement = 0
+    /// Channels LISTENed to, listened to again after `reset()` (a new session forgets them).
+    private var channels: Set<String> = []
+
+    /// Connects (blocking) with a libpq connection string (`host=… dbname=…`) or a
+    /// `postgres://` / `postgresql://` URL. A server that cannot be reached, or that refuses
+    /// the login, throws a failure of kind `.unavailable`.
+    init(url: String) throws(StoreError) {
+        guard let handle = PQconnectdb(url) else {
+            throw PGFailure.make(code: "connection", kind: .unavailable, message: "libpq could not allocate a connection", operation: "connect")
+        }
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let message = PGFailure.trimmed(PQerrorMessage(handle))
+            PQfinish(handle)
+            throw PGFailure.make(code: "connection", kind: .unavailable, message: message, operation: "connect")
+        }
+        self.handle = handle
+        // libpq prints notices and warnings to stderr by default; the server's log has them.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+        try configureSession()  // on failure deinit finishes the connection
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// The session settings every connection runs with (applied again after `reset()`):
+    /// UTF-8 text, bytea in hex (what `PGResult.bytes` decodes), no NOTICE chatter.
+    private func configureSession() throws(StoreError) {
+        try execute("SET client_encoding = 'UTF8'; SET bytea_output = 'hex'; SET client_min_messages = warning")
+    }
+
+    // MARK: Statements
+
+    /// Runs `sql` with the simple query protocol: no parameters, and it may hold several
+    /// statements separated by semicolons (a migration). Results are discarded; when a
+    /// statement fails, the ones after it do not run.
+    func execute(_ sql: String) throws(StoreError) {
+        _ = try take(PQexec(handle, sql), operation: "execute")
+    }
+
+    /// Runs one statement with parameters `$1`, `$2` … bound from `params` (text format) and
+    /// returns its rows (text format). The statement is prepared on first use on this
+    /// connection and run by name afterwards.
+    func query(_ sql: String, _ params: [PGValue] = []) throws(StoreError) -> PGResult {
+        let encoded = try PGParameters(params)
+        let name = try statementName(for: sql)
+        let raw: OpaquePointer? = encoded.withPointers { values in
+            if let name {
+                return PQexecPrepared(handle, name, Int32(params.count), values, nil, nil, 0)
+            }
+            return PQexecParams(handle, sql, Int32(params.count), nil, values, nil, nil, 0)
+        }
+        do {
+            return try take(raw, operation: "query")
+        } catch {
+            // A statement the session no longer has (DEALLOCATE, DISCARD), or one whose
+            // cached plan no longer fits the tables (0A000 after a migration): forget it, so
+            // the caller's retry prepares it afresh.
+            if name != nil, case .engine(let failure) = error, failure.code == "26000" || failure.code == "0A000" {
+                prepared[sql] = nil
+            }
+            throw error
+        }
+    }
+
+    /// The name `sql` is prepared under, preparing it now if needed; nil once the cache is full.
+    private func statementName(for sql: String) throws(StoreError) -> String? {
+        if let name = prepared[sql] { return name }
+        guard prepared.count < Self.preparedLimit else { return nil }
+        let name = "hearth_\(nextStatement)"
+        nextStatement += 1
+        _ = try take(PQprepare(handle, name, sql, 0, nil), operation: "prepare")
+        prepared[sql] = name
+        return name
+    }
+
+    /// Wraps a result, or throws the failure it (or its absence) stands for.
+    private func take(_ raw: OpaquePointer?, operation: String) throws(StoreError) -> PGResult {
+        guard let raw else { throw failure(nil, operation: operation) }
+        let result = PGResult(raw)  // cleared when released, also on the throwing path
+        switch PQresultStatus(raw) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return result
+        default:
+            throw failure(raw, operation: operation)
+        }
+    }
+
+    /// The `StoreError` for a failed result (nil: libpq had none, e.g. the connection is gone).
+    private func failure(_ result: OpaquePointer?, operation: String) -> StoreError {
+        let broken = PQstatus(handle) != CONNECTION_OK
+        let sqlstate = result.flatMap { PGFailure.field($0, PGFailure.sqlstateField) }
+        let primary = result.flatMap { PGFailure.field($0, PGFailure.primaryMessageField) }
+        let constraint = result.flatMap { PGFailure.field($0, PGFailure.constraintField) }
+        let message = primary ?? PGFailure.trimmed(PQerrorMessage(handle))
+        return PGFailure.error(sqlstate: sqlstate, message: message, constraint: constraint, broken: broken, operation: operation)
+    }
+
+    // MARK: Transactions
+
+    /// Whether a transaction is open on this session (also one that failed and awaits ROLLBACK).
+    var isInTransaction: Bool {
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE
+    }
+
+    /// Runs `body` in a transaction: BEGIN, `body`, COMMIT. When `body` throws, the
+    /// transaction is rolled back and its error is rethrown unchanged; a failed BEGIN or
+    /// COMMIT throws a `StoreError` (a `.conflict` one means the whole transaction may be
+    /// run again). Transactions do not nest: calling this inside one throws.
+    func transaction<T>(_ isolation: Isolation = .readCommitted, readOnly: Bool = false, _ body: () throws -> T) throws -> T {
+        guard !isInTransaction else {
+            throw PGFailure.make(code: "25001", kind: .other, message: "a transaction is already open on this connection", operation: "begin")
+        }
+        let begin = "BEGIN ISOLATION LEVEL \(isolation.sql)" + (readOnly ? " READ ONLY" : "")
+        _ = try take(PQexec(handle, begin), operation: "begin")
+        let value: T
+        do {
+            value = try body()
+        } catch {
+            rollbackIfOpen()
+            throw error
+        }
+        try commit()
+        return value
+    }
+
+    /// COMMIT; throws when the server rolled back instead (the transaction had failed and
+    /// `body` swallowed the error: answering COMMIT with ROLLBACK is how PostgreSQL says so).
+    private func commit() throws(StoreError) {
+        let result: PGResult
+        do {
+            result = try take(PQexec(handle, "COMMIT"), operation: "commit")
+        } catch {
+            rollbackIfOpen()
+            throw error
+        }
+        if result.commandStatus == "ROLLBACK" {
+            throw PGFailure.make(code: "25P02", kind: .other,
+                                 message: "the transaction failed earlier and was rolled back instead of committed", operation: "commit")
+        }
+    }
+
+    /// Ends a transaction left open (best effort: a lost connection has none left).
+    private func rollbackIfOpen() {
+        guard isInTransaction else { return }
+        if let raw = PQexec(handle, "ROLLBACK") { PQclear(raw) }
+    }
+
+    // MARK: LISTEN / NOTIFY
+
+    /// Subscribes this session to `channel` (lowercase letters, digits and `_`, not starting
+    /// with a digit, at most 63 bytes). Notifications are read by `consumeNotifications()`
+    /// or `waitForNotification(timeoutMilliseconds:)`; a notification sent in a transaction
+    /// arrives only once it commits.
+    func listen(_ channel: String) throws(StoreError) {
+        try Self.validate(channel: channel)
+        try execute("LISTEN \(channel)")
+        channels.insert(channel)
+    }
+
+    /// Sends `payload` to every session listening on `channel` (when the current transaction
+    /// commits, if there is one). Payloads are limited to 8000 bytes by the server.
+    func notify(channel: String, payload: String) throws(StoreError) {
+        try Self.validate(channel: channel)
+        _ = try query("SELECT pg_notify($1, $2)", [.text(channel), .text(payload)])
+    }
+
+    /// The connection's socket, for waiting on it with poll(2); -1 when there is none.
+    var socket: Int32 { PQsocket(handle) }
+
+    /// Reads what the server sent without blocking and returns the payloads of the
+    /// notifications received, oldest first (empty if none).
+    func consumeNotifications() throws(StoreError) -> [String] {
+        guard PQconsumeInput(handle) == 1 else { throw failure(nil, operation: "consume input") }
+        return drainNotifications()
+    }
+
+    /// Waits up to `timeoutMilliseconds` (negative: without limit) for notifications and
+    /// returns their payloads; empty when none came in time. A lost connection throws
+    /// `.unavailable`.
+    func waitForNotification(timeoutMilliseconds: Int32) throws(StoreError) -> [String] {
+        // Notifications that arrived during an earlier statement are already buffered.
+        let buffered = drainNotifications()
+        if !buffered.isEmpty { return buffered }
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .milliseconds(max(0, timeoutMilliseconds)))
+        while true {
+            let fd = PQsocket(handle)
+            guard fd >= 0 else { throw failure(nil, operation: "wait for notification") }
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let wait = timeoutMilliseconds < 0 ? -1 : Self.milliseconds(until: deadline, clock)
+            let ready = poll(&descriptor, 1, wait)
+            if ready < 0 {
+                let error = errno
+                if error == EINTR { continue }
+                throw PGFailure.make(code: "poll", kind: .other, message: "poll failed: errno \(error)", operation: "wait for notification")
+            }
+            if ready == 0 { return [] }
+            let payloads = try consumeNotifications()  // readable after a lost connection too: it throws
+            if !payloads.isEmpty { return payloads }
+            if timeoutMilliseconds >= 0 && clock.now >= deadline { return [] }
+        }
+    }
+
+    private func drainNotifications() -> [String] {
+        var payloads: [String] = []
+        while let notification = PQnotifies(handle) {
+            payloads.append(notification.pointee.extra.map { String(cString: $0) } ?? "")
+            PQfreemem(notification)
+        }
+        return payloads
+    }
+
+    private static func milliseconds(until deadline: ContinuousClock.Instant, _ clock: ContinuousClock) -> Int32 {
+        let left = clock.now.duration(to: deadline)
+        guard left > .zero else { return 0 }
+        let (seconds, attoseconds) = left.components
+        let ms = seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000  // rounded up
+        return Int32(clamping: ms)
+    }
+
+    static func validate(channel: String) throws(StoreError) {
+        let bytes = Array(channel.utf8)
+        let valid = !bytes.isEmpty && bytes.count <= 63 && bytes.enumerated().allSatisfy { index, byte in
+            byte == UInt8(ascii: "_") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (index > 0 && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte))
+        }
+        guard valid else {
+            throw PGFailure.make(code: "42602", kind: .other, message: "invalid channel name (want [a-z_][a-z0-9_]*, at most 63 bytes)", operation: "listen")
+        }
+    }
+
+    // MARK: Connection state
+
+    /// Whether the connection is lost (libpq noticed a failure); `reset()` reconnects.
+    var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
+
+    /// Reconnects with the same parameters (blocking): a new session, so prepared statements
+    /// are forgotten and the session settings and LISTENs are applied again. Check
+    /// `isBroken` afterwards: the server may still be unreachable.
+    func reset() {
+        prepared.removeAll()
+        PQreset(handle)
+        guard PQstatus(handle) == CONNECTION_OK else { return }
+        do {
+            try configureSession()
+            for channel in channels { try execute("LISTEN \(channel)") }
+        } catch {
+            // The next statement reports the failure; isBroken tells the owner to reset again.
+        }
+    }
+}
+
+/// A value bound to a statement parameter, sent in PostgreSQL's text format; the server
+/// converts it to the parameter's type (a `.text` bound to a `bigint` column is parsed).
+enum PGValue: Sendable, Equatable {
+    case text(String)
+    case int(Int64)
+    /// Must be finite: JSON has no infinities or NaN, so one here is a bug and is refused.
+    case double(Double)
+    case bool(Bool)
+    /// Sent as bytea hex (`\x…`).
+    case bytes([UInt8])
+    case null
+}
+
+/// Parameters encoded into one NUL-separated buffer (one allocation per statement).
+private struct PGParameters {
+    private var buffer: [CChar] = []
+    private var offsets: [Int?] = []
+
+    init(_ values: [PGValue]) throws(StoreError) {
+        offsets.reserveCapacity(values.count)
+        for (index, value) in values.enumerated() {
+            switch value {
+            case .null:
+                offsets.append(nil)
+                continue
+            case .text(let text):
+                offsets.append(buffer.count)
+                for byte in text.utf8 {
+                    // PostgreSQL text cannot hold NUL: it would silently end the value here.
+                    guard byte != 0 else {
+                        throw PGFailure.make(code: "22021", kind: .other, message: "parameter $\(index + 1) holds a NUL character, which PostgreSQL text cannot store", operation: "bind")
+                    }
+                    buffer.append(CChar(bitPattern: byte))
+                }
+            case .int(let int):
+                offsets.append(buffer.count)
+                append(String(int))
+            case .double(let double):
+                guard double.isFinite else {
+                    throw PGFailure.make(code: "22000", kind: .other, message: "parameter $\(index + 1) is not a finite number", operation: "bind")
+                }
+                offsets.append(buffer.count)
+                append("\(double)")  // Swift's description is the shortest text that round-trips
+            case .bool(let bool):
+                offsets.append(buffer.count)
+                append(bool ? "t" : "f")
+            case .bytes(let bytes):
+                offsets.append(buffer.count)
+                let digits = Array("0123456789abcdef".utf8)
+                buffer.reserveCapacity(buffer.count + 2 * bytes.count + 3)
+                append("\\x")
+                for byte in bytes {
+                    buffer.append(CChar(bitPattern: digits[Int(byte >> 4)]))
+                    buffer.append(CChar(bitPattern: digits[Int(byte & 0x0F)]))
+                }
+            }
+            buffer.append(0)
+        }
+    }
+
+    private mutating func append(_ text: String) {
+        for byte in text.utf8 { buffer.append(CChar(bitPattern: byte)) }
+    }
+
+    /// Calls `body` with libpq's `paramValues`: a C string per parameter, NULL for SQL NULL.
+    func withPointers<R>(_ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R) -> R {
+        buffer.withUnsafeBufferPointer { bytes in
+            let pointers: [UnsafePointer<CChar>?] = offsets.map { offset in
+                guard let offset, let base = bytes.baseAddress else { return nil }
+                return base + offset
+            }
+            return pointers.withUnsafeBufferPointer { body($0.baseAddress) }
+        }
+    }
+}

@@ -1,0 +1,477 @@
+import Dispatch
+import HearthJSON
+import HearthStore
+import Synchronization
+
+/// The tree, the change feed, accounts, keys and the console's records in one PostgreSQL
+/// database that several Hearth nodes share (issue 17, docs/scaling.md).
+///
+/// **Writes.** Each node has one writer connection and commits queued writes in batches
+/// (group commit, as the SQLite engine). Every write transaction first updates the row
+/// `hearth_meta.last_seq`, which locks it until the transaction ends: tree writes of all
+/// nodes commit one at a time, each numbering its changes after the previous one's. So a
+/// change's number is its commit order, every check (rules, compare-and-set, transactions)
+/// reads the latest committed data, and multi-path updates are atomic across nodes.
+///
+/// **The change feed.** The numbered changes are rows of `changes`, written in the same
+/// transaction. A transaction's `pg_notify` is delivered only after it commits and only
+/// wakes the nodes up: each node's `ChangeFeed` reads the rows after the last number it
+/// delivered, in order, so no change is skipped or delivered twice whichever order the
+/// wake-ups come in. A node's own batch is delivered through the same feed (its changes
+/// and every earlier one) before any of its writes is acknowledged.
+///
+/// `@unchecked Sendable`: each connection is confined to the queue that owns it (the
+/// writer's, one per reader slot, the feed's); the pending writes and flags are in `Mutex`es.
+public final class PostgresEngine: StorageEngine, @unchecked Sendable {
+    public let url: String
+    /// This node's id in `hearth_nodes` (128 random bits): its leases and onDisconnect records.
+    public let nodeID: String
+    let options: StoreOptions
+    let clock: @Sendable () -> Int64
+    let hooks: EngineHooks
+
+    private let writerQueue = DispatchQueue(label: "hearth.postgres.writer")
+    private var writer: PGConnection?  // confined to writerQueue
+    private let readers: [PostgresSlot]
+    private let nextReader = Atomic<Int>(0)
+    /// Connections for accounts, console records, keys and onDisconnect records.
+    private let aux: [PostgresSlot]
+    private let nextAux = Atomic<Int>(0)
+    let feed: ChangeFeed
+    private let lease: NodeLease
+
+    private let pending: PendingWrites
+    private typealias PendingWrite = PendingWrites.Write
+    private var writesSinceTrim = 0  // confined to writerQueue
+
+    /// Connections for accounts and the other records per node (readers: `StoreOptions.readerCount`).
+    /// A node holds readers + this + 3 (writer, feed reader, listener) connections.
+    public static let auxCount = 2
+    /// How long a node's lease lasts without renewal, ms: its onDisconnect operations run
+    /// on another node at most this long (plus `orphanCheckInterval`) after it died.
+    public static let leaseMilliseconds: Int64 = 10_000
+    /// How often a node renews its lease, seconds.
+    public static let leaseRenewSeconds: Double = 2
+
+    /// Connects, migrates the schema (once, under an advisory lock), registers this node's
+    /// lease and starts following the change feed from its current end.
+    public init(url: String, options: StoreOptions = StoreOptions(),
+                clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds,
+                hooks: EngineHooks = EngineHooks()) throws(StoreError) {
+        self.url = url
+        self.options = options
+        self.pending = PendingWrites(options: options)
+        self.clock = clock
+        self.hooks = hooks
+        self.nodeID = Self.randomID()
+        let writer = try PGConnection(url: url)
+        try PostgresSchema.migrate(writer)
+        self.writer = writer
+        var readers: [PostgresSlot] = []
+        for index in 0..<max(1, options.readerCount) { readers.append(try PostgresSlot(url: url, label: "hearth.postgres.reader.\(index)")) }
+        self.readers = readers
+        var aux: [PostgresSlot] = []
+        for index in 0..<Self.auxCount { aux.append(try PostgresSlot(url: url, label: "hearth.postgres.aux.\(index)")) }
+        self.aux = aux
+        self.feed = try ChangeFeed(url: url, onCommit: hooks.onCommit)
+        self.lease = NodeLease(nodeID: nodeID, clock: clock, slot: aux[0])
+        do {
+            try lease.renew()
+        } catch {
+            throw error as? StoreError ?? .corrupt("cannot register this node: \(error)")
+        }
+        feed.start()
+        lease.start()
+    }
+
+    deinit {
+        feed.stop()
+        lease.stop()
+    }
+
+    static func randomID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let high = generator.next() as UInt64
+        let low = generator.next() as UInt64
+        let hex = String(high, radix: 16) + "-" + String(low, radix: 16)
+        return hex
+    }
+
+    public var engineName: String { "postgres" }
+    public var isShared: Bool { true }
+
+    // MARK: Reads
+
+    public func read<T: Sendable>(
+        _ body: @escaping @Sendable (any TreeView) throws -> T,
+        completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        let slot = readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]
+        slot.queue.async {
+            completion(Result { try slot.withConnection { connection in try Self.inSnapshot(connection, body) } })
+        }
+    }
+
+    public func readSync<T>(_ body: (any TreeView) throws -> T) throws -> T {
+        let slot = readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]
+        return try slot.queue.sync { try slot.withConnection { connection in try Self.inSnapshot(connection, body) } }
+    }
+
+    /// `body` on one snapshot of the database (REPEATABLE READ, read only).
+    static func inSnapshot<T>(_ connection: PGConnection, _ body: (any TreeView) throws -> T) throws -> T {
+        try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        do {
+            let result = try body(PostgresTreeView(connection: connection))
+            try connection.execute("COMMIT")
+            return result
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Runs `body` with an auxiliary connection (accounts and other records), blocking.
+    func withAux<T>(_ body: (PGConnection) throws -> T) throws -> T {
+        let slot = aux[nextAux.add(1, ordering: .relaxed).oldValue % aux.count]
+        if pending.isClosed { throw StoreError.closed }
+        return try slot.queue.sync { try slot.withConnection(body) }
+    }
+
+    /// `body` in one READ COMMITTED transaction on an auxiliary connection.
+    func inTransaction<T>(_ body: (PGConnection) throws -> T) throws -> T {
+        try withAux { connection in
+            try connection.execute("BEGIN")
+            do {
+                let result = try body(connection)
+                try connection.execute("COMMIT")
+                return result
+            } catch {
+                try? connection.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    // MARK: Writes
+
+    public func write(
+        _ operation: WriteOperation, check: WriteCheck?,
+        completion: @escaping @Sendable (Result<WriteOutcome, WriteFailure>) -> Void
+    ) {
+        pending.add(operation, check: check, completion: completion) { writerQueue.async { self.drain() } }
+    }
+
+    @discardableResult
+    public func writeSync(_ operation: WriteOperation, check: WriteCheck? = nil) throws(WriteFailure) -> WriteOutcome {
+        try PendingWrites.waitFor { write(operation, check: check, completion: $0) }
+    }
+
+    private func drain() {
+        pending.drain { commit($0) }
+    }
+
+    /// The writer connection, reconnected when the server dropped it.
+    private func writerConnection() throws(StoreError) -> PGConnection {
+        guard let writer else { throw .closed }
+        if writer.isBroken { writer.reset() }
+        if writer.isBroken { throw .engine(EngineFailure(engine: "postgres", code: "connection", kind: .unavailable, message: "cannot reach the database", operation: "connect")) }
+        return writer
+    }
+
+    private func commit(_ batch: [PendingWrite]) {
+        let connection: PGConnection
+        do {
+            connection = try writerConnection()
+        } catch {
+            for item in batch { item.completion(.failure(.store(error))) }
+            return
+        }
+        let time = clock()
+        let started = DispatchTime.now().uptimeNanoseconds
+        let view = PostgresTreeView(connection: connection)
+        var results: [Result<(Change, WriteOperation), WriteFailure>] = []
+        results.reserveCapacity(batch.count)
+        var last: Int64 = 0
+        do {
+            try connection.execute("BEGIN")
+            // The row lock that orders every node's write transactions (see the type's doc).
+            last = try connection.query("UPDATE hearth_meta SET value = value WHERE key = 'last_seq' RETURNING value").int64(0, 0)
+            for item in batch {
+                let result = applyOne(item, connection: connection, view: view, time: time, seq: last + 1)
+                if case .success = result { last += 1 }
+                results.append(result)
+            }
+            if results.contains(where: { if case .success = $0 { return true } else { return false } }) {
+                _ = try connection.query("UPDATE hearth_meta SET value = $1 WHERE key = 'last_seq'", [.int(last)])
+                _ = try connection.query("SELECT pg_notify('\(ChangeFeed.channel)', $1)", [.text(String(last))])
+            }
+            try connection.execute("COMMIT")
+        } catch {
+            try? connection.execute("ROLLBACK")
+            for item in batch { item.completion(.failure(.store(error))) }
+            return
+        }
+        hooks.observeCommit?(batch.count, DispatchTime.now().uptimeNanoseconds &- started)
+        let changes = results.compactMap { try? $0.get().0 }
+        // Every change up to this batch's last reaches this node's streams, in order,
+        // before any write of the batch is acknowledged.
+        if !changes.isEmpty { feed.deliver(through: last, local: changes) }
+        for (item, result) in zip(batch, results) {
+            item.completion(result.map { WriteOutcome(seq: $0.0.seq, at: $0.0.at, applied: $0.1) })
+        }
+        if !changes.isEmpty {
+            writesSinceTrim += changes.count
+            if writesSinceTrim >= min(Self.trimEveryWrites, max(1, options.changeLogRetention / 10)) {
+                writesSinceTrim = 0
+                _ = try? trimChangeLog(connection, lastSeq: last, now: time)
+            }
+        }
+    }
+
+    /// One write inside the batch's transaction, in a savepoint so its failure undoes only it.
+    private func applyOne(_ item: PendingWrite, connection: PGConnection, view: PostgresTreeView,
+                          time: Int64, seq: Int64) -> Result<(Change, WriteOperation), WriteFailure> {
+        do {
+            try connection.execute("SAVEPOINT w")
+        } catch {
+            return .failure(.store(error))
+        }
+        do {
+            let operation = try item.checked(on: view, at: time)
+            let watched = try WatchedValues(below: operation, watch: hooks.watch, view: view)
+            if try Self.replacedRows(operation, connection: connection, limit: options.maxNodesPerWrite) > options.maxNodesPerWrite {
+                throw WriteFailure.tooLarge(.replaces(limit: options.maxNodesPerWrite))
+            }
+            for entry in operation.entries { try PostgresTreeWriter.apply(entry, connection: connection) }
+            var change = Change.record(of: operation, seq: seq, at: time)
+            _ = try connection.query(
+                "INSERT INTO changes(seq, path, kind, data, at) VALUES ($1, $2, $3, $4, $5)",
+                [.int(seq), .text(change.path.storageKey), .text(change.kind.rawValue),
+                 .text(String(decoding: JSONWriter.write(change.data), as: UTF8.self)), .int(time)])
+            change.unchangedBelow = try watched.unchanged(on: view)
+            try connection.execute("RELEASE SAVEPOINT w")
+            return .success((change, operation))
+        } catch {
+            try? connection.execute("ROLLBACK TO SAVEPOINT w")
+            try? connection.execute("RELEASE SAVEPOINT w")
+            if let failure = error as? WriteFailure { return .failure(failure) }
+            return .failure(.store(error as? StoreError ?? .corrupt("unexpected error")))
+        }
+    }
+
+    /// The stored rows `operation` replaces or deletes, counted up to `limit + 1`.
+    static func replacedRows(_ operation: WriteOperation, connection: PGConnection, limit: Int) throws(StoreError) -> Int {
+        var total = 0
+        for entry in operation.entries {
+            let result: PGResult
+            if entry.path.isRoot {
+                result = try connection.query("SELECT count(*) FROM (SELECT 1 FROM nodes LIMIT $1) AS n", [.int(Int64(limit - total + 1))])
+            } else {
+                let key = entry.path.storageKey
+                let range = TreeKeys.descendantRange(key)
+                result = try connection.query(
+                    "SELECT count(*) FROM (SELECT 1 FROM nodes WHERE path = $1 OR (path >= $2 AND path < $3) LIMIT $4) AS n",
+                    [.text(key), .text(range.lower), .text(range.upper), .int(Int64(limit - total + 1))])
+            }
+            total += Int(result.int64(0, 0))
+            if total > limit { return total }
+        }
+        return total
+    }
+
+    // MARK: Change feed
+
+    public func changes(after: Int64, limit: Int) throws -> (changes: [Change], oldestSeq: Int64?) {
+        try readSync { try $0.changes(after: after, limit: limit) }
+    }
+
+    static let trimEveryWrites = 256
+    static let trimChunkRows: Int64 = 2_000
+
+    /// Deletes the oldest feed records past `changeLogRetention` or older than
+    /// `changeLogMaxAge`, at most `trimChunkRows` at a time. Any node may trim; the rows
+    /// deleted are the same whichever does.
+    @discardableResult
+    private func trimChangeLog(_ connection: PGConnection, lastSeq: Int64, now: Int64) throws(StoreError) -> Int {
+        let keepFrom = lastSeq - Int64(options.changeLogRetention)
+        let oldestAllowed = now - Int64(options.changeLogMaxAge * 1000)
+        let first = try connection.query("SELECT min(seq) FROM changes")
+        guard !first.isNull(0, 0) else { return 0 }
+        let chunkEnd = first.int64(0, 0) + Self.trimChunkRows
+        let young = try connection.query("SELECT min(seq) FROM changes WHERE seq < $1 AND at >= $2", [.int(chunkEnd), .int(oldestAllowed)])
+        let firstYoung = young.isNull(0, 0) ? chunkEnd : young.int64(0, 0)
+        let cutoff = min(max(keepFrom + 1, firstYoung), chunkEnd)
+        guard cutoff > first.int64(0, 0) else { return 0 }
+        return try connection.query("DELETE FROM changes WHERE seq < $1", [.int(cutoff)]).affectedRows
+    }
+
+    @discardableResult
+    public func trimChangeLog() -> Int {
+        (try? withAux { connection in
+            let last = try connection.query("SELECT value FROM hearth_meta WHERE key = 'last_seq'").int64(0, 0)
+            var deleted = 0
+            while true {
+                let step = try trimChangeLog(connection, lastSeq: last, now: clock())
+                deleted += step
+                if step == 0 { return deleted }
+            }
+        }) ?? 0
+    }
+
+    // MARK: Readiness, size, lifecycle
+
+    /// A write transaction that opens and rolls back.
+    public func checkWritable(completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        probeWritable(completion: completion)
+    }
+
+    public var isStorageFull: Bool { false }
+
+    public func storageBytes() -> Int64? {
+        try? withAux { try $0.query("SELECT pg_database_size(current_database())").int64(0, 0) }
+    }
+
+    public func close() {
+        guard pending.close() else { return }
+        writerQueue.sync { self.drain() }
+        lease.stop()
+        feed.stop()
+        // A clean stop hands this node's onDisconnect records over at once.
+        _ = try? aux[0].queue.sync { try aux[0].withConnection { connection in
+            _ = try connection.query("UPDATE hearth_nodes SET lease_until = 0 WHERE id = $1", [.text(nodeID)])
+        } }
+        writerQueue.sync { self.writer = nil }
+        for slot in readers + aux { slot.close() }
+    }
+
+    // MARK: Leases (tests stand in for a killed node)
+
+    /// Stops renewing this node's lease, as a killed node would.
+    func stopLeaseForTesting() { lease.stop() }
+    /// Renews the lease now.
+    func renewLeaseForTesting() throws { try lease.renew() }
+
+    // MARK: Records
+
+    public var accountStore: any AccountStore { PostgresAccountStore(engine: self) }
+    public var consoleRecords: any ConsoleRecords { PostgresConsoleRecords(engine: self) }
+    public var onDisconnectRecords: any OnDisconnectRecords { PostgresOnDisconnectRecords(engine: self) }
+    public var signingKeys: any SigningKeyStore { PostgresKeyStore(engine: self) }
+}
+
+/// One connection and the queue it is confined to.
+final class PostgresSlot: @unchecked Sendable {  // `connection` is touched only on `queue`
+    let queue: DispatchQueue
+    private let url: String
+    private var connection: PGConnection?
+    private var closed = false
+
+    init(url: String, label: String) throws(StoreError) {
+        self.url = url
+        self.queue = DispatchQueue(label: label)
+        self.connection = try PGConnection(url: url)
+    }
+
+    /// Runs `body` with the connection (on `queue`), reconnecting a dropped one first.
+    func withConnection<T>(_ body: (PGConnection) throws -> T) throws -> T {
+        if closed { throw StoreError.closed }
+        if let connection, connection.isBroken { connection.reset() }
+        if connection == nil { connection = try PGConnection(url: url) }
+        guard let connection else { throw StoreError.closed }
+        return try body(connection)
+    }
+
+    func close() {
+        queue.sync {
+            closed = true
+            connection = nil
+        }
+    }
+}
+
+/// Applies writes to the tree inside the writer's transaction (the SQLite engine's
+/// `TreeWriter`, in PostgreSQL's SQL).
+enum PostgresTreeWriter {
+    static func apply(_ entry: WriteEntry, connection: PGConnection) throws(StoreError) {
+        let path = entry.path
+        if path.isRoot {
+            try connection.execute("DELETE FROM nodes")
+            try connection.execute("DELETE FROM priorities")
+        } else {
+            let key = path.storageKey
+            let range = TreeKeys.descendantRange(key)
+            let bounds: [PGValue] = [.text(key), .text(range.lower), .text(range.upper)]
+            _ = try connection.query("DELETE FROM nodes WHERE path = $1 OR (path >= $2 AND path < $3)", bounds)
+            _ = try connection.query("DELETE FROM priorities WHERE path = $1 OR (path >= $2 AND path < $3)", bounds)
+            if entry.value != nil, !path.segments.isEmpty {
+                // Writing below a leaf replaces it: leaves at ancestor paths go.
+                var ancestors: [String] = []
+                var ancestor = path
+                while let parent = ancestor.parent {
+                    ancestor = parent
+                    ancestors.append(ancestor.storageKey)
+                }
+                _ = try connection.query("DELETE FROM nodes WHERE path = ANY($1::text[])", [.text(PGArray.literal(ancestors))])
+            }
+        }
+        guard let value = entry.value else { return }
+        var rows: [LeafRow] = []
+        var priorities: [LeafRow] = []
+        LeafRow.flatten(value, at: path.storageKey, into: &rows, priorities: &priorities)
+        try insert(rows, into: "nodes", connection: connection)
+        try insert(priorities, into: "priorities", connection: connection)
+    }
+
+    /// One statement for any number of rows: the columns as arrays, unnested.
+    static func insert(_ rows: [LeafRow], into table: String, connection: PGConnection) throws(StoreError) {
+        if rows.isEmpty { return }
+        var paths: [String?] = [], kinds: [String?] = [], ints: [String?] = [], doubles: [String?] = [], strings: [String?] = []
+        for row in rows {
+            paths.append(row.path)
+            kinds.append(String(row.kind.rawValue))
+            switch row.value {
+            case .string(let s): ints.append(nil); doubles.append(nil); strings.append(s)
+            case .int(let i): ints.append(String(i)); doubles.append(nil); strings.append(nil)
+            case .double(let d): ints.append(nil); doubles.append(PGArray.doubleText(d)); strings.append(nil)
+            case .bool(let b): ints.append(b ? "1" : "0"); doubles.append(nil); strings.append(nil)
+            case .null, .array, .object: continue
+            }
+        }
+        let conflict = table == "priorities" ? " ON CONFLICT (path) DO UPDATE SET kind = excluded.kind, ival = excluded.ival, dval = excluded.dval, sval = excluded.sval" : ""
+        _ = try connection.query("""
+            INSERT INTO \(table)(path, kind, ival, dval, sval)
+            SELECT * FROM unnest($1::text[], $2::smallint[], $3::bigint[], $4::float8[], $5::text[])\(conflict)
+            """, [.text(PGArray.literal(paths)), .text(PGArray.literal(kinds)), .text(PGArray.literal(ints)),
+                  .text(PGArray.literal(doubles)), .text(PGArray.literal(strings))])
+    }
+}
+
+/// PostgreSQL array literals (`{"a","b",NULL}`), so one parameter carries many values.
+enum PGArray {
+    static func literal(_ items: [String?]) -> String {
+        var out = "{"
+        for (index, item) in items.enumerated() {
+            if index > 0 { out += "," }
+            guard let item else {
+                out += "NULL"
+                continue
+            }
+            out += "\""
+            for scalar in item.unicodeScalars {
+                if scalar == "\"" || scalar == "\\" { out += "\\" }
+                out.unicodeScalars.append(scalar)
+            }
+            out += "\""
+        }
+        return out + "}"
+    }
+
+    /// A double as PostgreSQL reads it back exactly (Swift's shortest round-trip form).
+    static func doubleText(_ value: Double) -> String {
+        "\(value)"
+    }
+
+    static func literal(_ items: [String]) -> String {
+        literal(items.map { Optional($0) })
+    }
+}

@@ -1,0 +1,174 @@
+import HearthStore
+
+/// The console's administrators, sessions and rules history in the shared database: a
+/// session started on one node is valid on every node, and ends on every node at once.
+public struct PostgresConsoleRecords: ConsoleRecords {
+    let engine: PostgresEngine
+    typealias Admin = ConsoleStore.Admin
+    typealias SessionRecord = ConsoleStore.SessionRecord
+
+    public func admin(email: String) throws -> ConsoleStore.Admin? {
+        try engine.withAux { connection in
+            let r = try connection.query("SELECT email, password_hash, created_at, password_at FROM console_admins WHERE email = $1", [.text(email)])
+            return r.rowCount > 0 ? Admin(email: r.text(0, 0), passwordHash: r.text(0, 1), createdAt: r.int64(0, 2), passwordAt: r.int64(0, 3)) : nil
+        }
+    }
+
+    public func admins() throws -> [ConsoleStore.Admin] {
+        try engine.withAux { connection in
+            let r = try connection.query("SELECT email, password_hash, created_at, password_at FROM console_admins ORDER BY email COLLATE \"C\"")
+            return (0..<r.rowCount).map { Admin(email: r.text($0, 0), passwordHash: r.text($0, 1), createdAt: r.int64($0, 2), passwordAt: r.int64($0, 3)) }
+        }
+    }
+
+    public func insert(_ admin: ConsoleStore.Admin) throws {
+        try engine.withAux { connection in
+            do {
+                _ = try connection.query("INSERT INTO console_admins(email, password_hash, created_at, password_at) VALUES ($1, $2, $3, $4)",
+                                         [.text(admin.email), .text(admin.passwordHash), .int(admin.createdAt), .int(admin.passwordAt)])
+            } catch StoreError.engine(let failure) where failure.kind == .constraint {
+                throw ConsoleStore.Failure.exists
+            }
+        }
+    }
+
+    public func setPassword(email: String, hash: String, at time: Int64) throws {
+        try engine.inTransaction { connection in
+            let changed = try connection.query("UPDATE console_admins SET password_hash = $1, password_at = $2 WHERE email = $3",
+                                               [.text(hash), .int(time), .text(email)]).affectedRows
+            guard changed > 0 else { throw ConsoleStore.Failure.notFound }
+            _ = try connection.query("DELETE FROM console_sessions WHERE email = $1", [.text(email)])
+        }
+    }
+
+    public func remove(email: String) throws {
+        try engine.inTransaction { connection in
+            _ = try connection.query("DELETE FROM console_sessions WHERE email = $1", [.text(email)])
+            guard try connection.query("DELETE FROM console_admins WHERE email = $1", [.text(email)]).affectedRows > 0 else {
+                throw ConsoleStore.Failure.notFound
+            }
+        }
+    }
+
+    public func addSession(_ session: ConsoleStore.SessionRecord) throws {
+        try engine.withAux { connection in
+            _ = try connection.query("INSERT INTO console_sessions(hash, email, csrf, created_at, seen_at) VALUES ($1, $2, $3, $4, $5)",
+                                     [.text(session.hash), .text(session.email), .text(session.csrf), .int(session.createdAt), .int(session.seenAt)])
+        }
+    }
+
+    public func session(hash: String) throws -> ConsoleStore.SessionRecord? {
+        try engine.withAux { connection in
+            let r = try connection.query("SELECT email, csrf, created_at, seen_at FROM console_sessions WHERE hash = $1", [.text(hash)])
+            return r.rowCount > 0 ? SessionRecord(hash: hash, email: r.text(0, 0), csrf: r.text(0, 1), createdAt: r.int64(0, 2), seenAt: r.int64(0, 3)) : nil
+        }
+    }
+
+    public func touchSession(hash: String, at time: Int64) throws {
+        try engine.withAux { connection in
+            _ = try connection.query("UPDATE console_sessions SET seen_at = $1 WHERE hash = $2", [.int(time), .text(hash)])
+        }
+    }
+
+    public func endSession(hash: String) throws {
+        try engine.withAux { connection in
+            _ = try connection.query("DELETE FROM console_sessions WHERE hash = $1", [.text(hash)])
+        }
+    }
+
+    public func pruneSessions(idleBefore: Int64, createdBefore: Int64) throws {
+        try engine.withAux { connection in
+            _ = try connection.query("DELETE FROM console_sessions WHERE seen_at <= $1 OR created_at <= $2", [.int(idleBefore), .int(createdBefore)])
+        }
+    }
+
+    public func recordRules(_ text: String, by email: String, at time: Int64, keep: Int) throws {
+        try engine.inTransaction { connection in
+            _ = try connection.query("INSERT INTO rules_history(saved_at, saved_by, text) VALUES ($1, $2, $3)", [.int(time), .text(email), .text(text)])
+            _ = try connection.query("DELETE FROM rules_history WHERE id NOT IN (SELECT id FROM rules_history ORDER BY id DESC LIMIT $1)", [.int(Int64(keep))])
+        }
+    }
+
+    public func rulesHistory() throws -> [ConsoleStore.RulesVersion] {
+        try engine.withAux { connection in
+            let r = try connection.query("SELECT id, saved_at, saved_by, text FROM rules_history ORDER BY id DESC")
+            return (0..<r.rowCount).map { ConsoleStore.RulesVersion(id: r.int64($0, 0), savedAt: r.int64($0, 1), savedBy: r.text($0, 2), text: r.text($0, 3)) }
+        }
+    }
+}
+
+/// onDisconnect records in the shared database, each with the node holding its
+/// connection. A node's records become orphans when its lease runs out (it died, or
+/// stopped cleanly, which ends its lease at once); a live node takes them over in one
+/// statement, so exactly one node runs them.
+public struct PostgresOnDisconnectRecords: OnDisconnectRecords {
+    let engine: PostgresEngine
+
+    public func add(_ record: OnDisconnectRecord) throws {
+        try engine.withAux { connection in
+            _ = try connection.query("""
+                INSERT INTO on_disconnect(session, position, operation, caller, node) VALUES ($1, $2, $3, $4, $5)
+                ON CONFLICT (session, position) DO UPDATE SET operation = excluded.operation, caller = excluded.caller, node = excluded.node
+                """, [.text(record.session), .int(record.position), .text(record.operation), .text(record.caller), .text(engine.nodeID)])
+        }
+    }
+
+    public func remove(session: String, positions: [Int64]) throws {
+        if positions.isEmpty { return }
+        try engine.withAux { connection in
+            _ = try connection.query("DELETE FROM on_disconnect WHERE session = $1 AND position = ANY($2::bigint[])",
+                                     [.text(session), .text(PGArray.literal(positions.map(String.init)))])
+        }
+    }
+
+    public func removeAll(session: String) throws {
+        try engine.withAux { connection in
+            _ = try connection.query("DELETE FROM on_disconnect WHERE session = $1", [.text(session)])
+        }
+    }
+
+    /// Takes over the records of nodes whose lease ran out (and forgets those nodes).
+    public func orphans() throws -> [OnDisconnectRecord] {
+        let now = engine.clock()
+        return try engine.inTransaction { connection in
+            let taken = try connection.query("""
+                UPDATE on_disconnect SET node = $1
+                WHERE node <> $1 AND node NOT IN (SELECT id FROM hearth_nodes WHERE lease_until >= $2)
+                RETURNING session, position, operation, caller
+                """, [.text(engine.nodeID), .int(now)])
+            _ = try connection.query("DELETE FROM hearth_nodes WHERE lease_until < $1 AND id <> $2", [.int(now), .text(engine.nodeID)])
+            var records = (0..<taken.rowCount).map {
+                OnDisconnectRecord(session: taken.text($0, 0), position: taken.int64($0, 1), operation: taken.text($0, 2), caller: taken.text($0, 3))
+            }
+            records.sort { ($0.session, $0.position) < ($1.session, $1.position) }
+            return records
+        }
+    }
+}
+
+/// The signing keys in the shared database: the newest signs. A rotation on one node
+/// verifies on every node at once (an unknown `kid` is looked up) and signs on every node
+/// within `Engines.keyReloadInterval`.
+public struct PostgresKeyStore: SigningKeyStore {
+    let engine: PostgresEngine
+
+    public func load() throws -> StoredSigningKeys? {
+        try engine.withAux { connection in
+            let r = try connection.query("SELECT kid, private_key FROM signing_keys ORDER BY created")
+            guard r.rowCount > 0 else { return nil }
+            var keys: [String: String] = [:]
+            for row in 0..<r.rowCount { keys[r.text(row, 0)] = r.text(row, 1) }
+            return StoredSigningKeys(current: r.text(r.rowCount - 1, 0), keys: keys)
+        }
+    }
+
+    public func add(kid: String, privateKey: String) throws {
+        try engine.withAux { connection in
+            _ = try connection.query("INSERT INTO signing_keys(kid, private_key) VALUES ($1, $2)", [.text(kid), .text(privateKey)])
+        }
+    }
+
+    public func contains(kid: String) -> Bool {
+        (try? engine.withAux { try $0.query("SELECT 1 FROM signing_keys WHERE kid = $1", [.text(kid)]).rowCount > 0 }) ?? false
+    }
+}

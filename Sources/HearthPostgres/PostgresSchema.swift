@@ -1,0 +1,157 @@
+import HearthStore
+
+/// The PostgreSQL engine's schema (issue 17), versioned in `hearth_meta` and migrated
+/// forward only, once, by whichever node takes the advisory lock first; the others wait
+/// for it and then find the schema current. The same tables as the SQLite engine's
+/// (`Schema`), plus the change feed's counter and the nodes' leases.
+///
+/// Paths use the "C" collation, so `path >= 'a/' AND path < 'a0'` is the subtree of `a`
+/// (keys never contain '/', and '0' is the byte after it), as in SQLite.
+enum PostgresSchema {
+    /// The advisory lock key migrations run under ("hearth" in ASCII).
+    static let migrationLock: Int64 = 0x6865_6172_7468
+
+    static let migrations: [String] = [
+        // 1: everything the SQLite engine has at its migration 8, and the shared parts.
+        """
+        CREATE TABLE hearth_meta (
+            key   text PRIMARY KEY,
+            value bigint NOT NULL
+        );
+        -- The change feed's last number: every write transaction updates this row first, so
+        -- write transactions commit one at a time, in the order of their numbers.
+        INSERT INTO hearth_meta(key, value) VALUES ('last_seq', 0);
+        CREATE TABLE nodes (
+            path text COLLATE "C" PRIMARY KEY,
+            kind smallint NOT NULL,                -- LeafKind raw value
+            ival bigint,                           -- int and bool leaves
+            dval double precision,                 -- double leaves
+            sval text                              -- string leaves
+        );
+        CREATE TABLE priorities (
+            path text COLLATE "C" PRIMARY KEY,
+            kind smallint NOT NULL,
+            ival bigint,
+            dval double precision,
+            sval text
+        );
+        CREATE TABLE changes (
+            seq  bigint PRIMARY KEY,              -- hearth_meta.last_seq when it was written
+            path text NOT NULL,
+            kind text NOT NULL,                   -- 'put' or 'patch'
+            data text NOT NULL,                   -- JSON of the change, as streams send it
+            at   bigint NOT NULL                  -- ms since the epoch
+        );
+        CREATE TABLE users (
+            uid                 text PRIMARY KEY,
+            email               text UNIQUE,
+            password_hash       text,
+            display_name        text,
+            photo_url           text,
+            email_verified      bigint NOT NULL DEFAULT 0,
+            disabled            bigint NOT NULL DEFAULT 0,
+            provider            text NOT NULL,
+            custom_claims       text,
+            created_at          bigint NOT NULL,
+            last_login_at       bigint,
+            password_updated_at bigint,
+            valid_since         bigint NOT NULL
+        );
+        CREATE TABLE refresh_tokens (
+            hash             text PRIMARY KEY,
+            uid              text NOT NULL REFERENCES users(uid) ON DELETE CASCADE,
+            family           text NOT NULL,
+            created_at       bigint NOT NULL,
+            used_at          bigint,
+            revoked          bigint NOT NULL DEFAULT 0,
+            signed_in_at     bigint,
+            successor_hash   text,
+            successor_sealed text,
+            provider         text,
+            claims           text
+        );
+        CREATE INDEX refresh_tokens_family ON refresh_tokens(family);
+        CREATE INDEX refresh_tokens_uid ON refresh_tokens(uid);
+        CREATE TABLE oob_codes (
+            hash       text PRIMARY KEY,
+            uid        text NOT NULL REFERENCES users(uid) ON DELETE CASCADE,
+            kind       text NOT NULL,
+            email      text NOT NULL,
+            created_at bigint NOT NULL,
+            expires_at bigint NOT NULL,
+            used_at    bigint
+        );
+        CREATE INDEX oob_codes_uid ON oob_codes(uid);
+        CREATE TABLE console_admins (
+            email         text PRIMARY KEY,
+            password_hash text NOT NULL,
+            created_at    bigint NOT NULL,
+            password_at   bigint NOT NULL
+        );
+        CREATE TABLE console_sessions (
+            hash       text PRIMARY KEY,
+            email      text NOT NULL,
+            csrf       text NOT NULL,
+            created_at bigint NOT NULL,
+            seen_at    bigint NOT NULL
+        );
+        CREATE INDEX console_sessions_email ON console_sessions(email);
+        CREATE TABLE rules_history (
+            id       bigserial PRIMARY KEY,
+            saved_at bigint NOT NULL,
+            saved_by text NOT NULL,
+            text     text NOT NULL
+        );
+        -- The nodes alive now: each renews its lease; the onDisconnect operations of a node
+        -- whose lease ran out are taken over by a live one.
+        CREATE TABLE hearth_nodes (
+            id          text PRIMARY KEY,
+            lease_until bigint NOT NULL            -- ms since the epoch
+        );
+        CREATE TABLE on_disconnect (
+            session   text NOT NULL,
+            position  bigint NOT NULL,
+            operation text NOT NULL,
+            caller    text NOT NULL,
+            node      text NOT NULL,               -- the node holding the connection
+            PRIMARY KEY (session, position)
+        );
+        CREATE INDEX on_disconnect_node ON on_disconnect(node);
+        -- Signing keys every node shares: the newest signs.
+        CREATE TABLE signing_keys (
+            kid         text PRIMARY KEY,
+            private_key text NOT NULL,             -- base64 raw Ed25519 private key
+            created     bigserial NOT NULL
+        );
+        """,
+    ]
+
+    static var currentVersion: Int { migrations.count }
+
+    /// Brings the database to `currentVersion` under the advisory lock (one node migrates;
+    /// the others wait, then see it done).
+    static func migrate(_ connection: PGConnection) throws(StoreError) {
+        try connection.execute("BEGIN")
+        do throws(StoreError) {
+            _ = try connection.query("SELECT pg_advisory_xact_lock($1)", [.int(migrationLock)])
+            let exists = try connection.query("SELECT to_regclass('hearth_meta') IS NOT NULL")
+            var found = 0
+            if exists.bool(0, 0) {
+                let version = try connection.query("SELECT value FROM hearth_meta WHERE key = 'schema_version'")
+                found = version.rowCount > 0 ? Int(version.int64(0, 0)) : 1
+            }
+            guard found <= currentVersion else { throw StoreError.schemaTooNew(found: found, known: currentVersion) }
+            for version in found..<currentVersion {
+                try connection.execute(migrations[version])
+                _ = try connection.query("""
+                    INSERT INTO hearth_meta(key, value) VALUES ('schema_version', $1)
+                    ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                    """, [.int(Int64(version + 1))])
+            }
+            try connection.execute("COMMIT")
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+}

@@ -1,0 +1,162 @@
+import HearthJSON
+import HearthStore
+
+/// `TreeView` over one PostgreSQL connection inside a transaction: a reader's
+/// REPEATABLE READ snapshot, or the writer's transaction (which sees the batch's earlier
+/// writes). The same row layout as the SQLite engine (one row per leaf, DESIGN.md §4).
+struct PostgresTreeView: TreeView {
+    let connection: PGConnection
+
+    static let leafColumns = "kind, ival, dval, sval"
+
+    /// A leaf from the four columns starting at `column`.
+    static func decode(_ result: PGResult, row: Int, column: Int) throws(StoreError) -> JSONValue {
+        let kind = result.int64(row, column)
+        switch LeafKind(rawValue: kind) {
+        case .string: return .string(result.text(row, column + 3))
+        case .int: return .int(result.int64(row, column + 1))
+        case .double: return .double(result.double(row, column + 2))
+        case .bool: return .bool(result.int64(row, column + 1) != 0)
+        case nil: throw .corrupt("unknown leaf kind \(kind)")
+        }
+    }
+
+    /// The parameters of a leaf's four columns.
+    static func bindings(_ row: LeafRow) -> [PGValue] {
+        switch row.value {
+        case .string(let s): return [.int(row.kind.rawValue), .null, .null, .text(s)]
+        case .int(let i): return [.int(row.kind.rawValue), .int(i), .null, .null]
+        case .double(let d): return [.int(row.kind.rawValue), .null, .double(d), .null]
+        case .bool(let b): return [.int(row.kind.rawValue), .int(b ? 1 : 0), .null, .null]
+        case .null, .array, .object: return [.int(0), .null, .null, .null]
+        }
+    }
+
+    func leaf(at path: DataPath) throws(StoreError) -> JSONValue? {
+        let result = try connection.query("SELECT \(Self.leafColumns) FROM nodes WHERE path = $1", [.text(path.storageKey)])
+        guard result.rowCount > 0 else { return nil }
+        return try Self.decode(result, row: 0, column: 0)
+    }
+
+    /// Every leaf at and below `path`, in path order, with the length of the prefix that
+    /// makes their paths relative.
+    private func subtree(_ path: DataPath) throws(StoreError) -> (PGResult, Int) {
+        if path.isRoot {
+            return (try connection.query("SELECT path, \(Self.leafColumns) FROM nodes ORDER BY path"), 0)
+        }
+        let range = TreeKeys.descendantRange(path.storageKey)
+        let result = try connection.query(
+            "SELECT path, \(Self.leafColumns) FROM nodes WHERE path >= $1 AND path < $2 ORDER BY path",
+            [.text(range.lower), .text(range.upper)])
+        return (result, range.lower.utf8.count)
+    }
+
+    func value(at path: DataPath) throws(StoreError) -> JSONValue {
+        if let leaf = try leaf(at: path) { return leaf }
+        let (result, prefix) = try subtree(path)
+        var rows: [(segments: ArraySlice<Substring>, value: JSONValue)] = []
+        rows.reserveCapacity(result.rowCount)
+        for row in 0..<result.rowCount {
+            let full = result.text(row, 0)
+            rows.append((LeafRow.segments(full.utf8.dropFirst(prefix)), try Self.decode(result, row: row, column: 1)))
+        }
+        return LeafRow.assemble(rows)
+    }
+
+    /// One indexed probe per child, as the SQLite engine's skip-scan.
+    func childKeys(at path: DataPath) throws(StoreError) -> [String] {
+        let prefix = path.isRoot ? "" : path.storageKey + "/"
+        let upper = path.isRoot ? nil : path.storageKey + "0"
+        var keys: [String] = []
+        var lower = prefix
+        var inclusive = true
+        while true {
+            let op = inclusive ? ">=" : ">"
+            let result: PGResult
+            if let upper {
+                result = try connection.query("SELECT path FROM nodes WHERE path \(op) $1 AND path < $2 ORDER BY path LIMIT 1", [.text(lower), .text(upper)])
+            } else {
+                result = try connection.query("SELECT path FROM nodes WHERE path \(op) $1 ORDER BY path LIMIT 1", [.text(lower)])
+            }
+            guard result.rowCount > 0 else { return keys }
+            let full = result.text(0, 0)
+            if path.isRoot && full.isEmpty { return [] }  // the root itself is a leaf
+            let rest = full.utf8.dropFirst(prefix.utf8.count)
+            let key: String
+            if let slash = rest.firstIndex(of: UInt8(ascii: "/")) {
+                key = String(Substring(rest[..<slash]))
+                lower = prefix + key + "0"
+                inclusive = true
+            } else {
+                key = String(Substring(rest))
+                lower = full
+                inclusive = false
+            }
+            keys.append(key)
+        }
+    }
+
+    func exists(at path: DataPath) throws(StoreError) -> Bool {
+        if path.isRoot {
+            return try connection.query("SELECT 1 FROM nodes LIMIT 1").rowCount > 0
+        }
+        let range = TreeKeys.descendantRange(path.storageKey)
+        return try connection.query(
+            "SELECT 1 FROM nodes WHERE path = $1 OR (path >= $2 AND path < $3) LIMIT 1",
+            [.text(path.storageKey), .text(range.lower), .text(range.upper)]).rowCount > 0
+    }
+
+    func lastChangeSeq() throws(StoreError) -> Int64 {
+        let result = try connection.query("SELECT value FROM hearth_meta WHERE key = 'last_seq'")
+        return result.rowCount > 0 ? result.int64(0, 0) : 0
+    }
+
+    func changes(after seq: Int64, limit: Int) throws(StoreError) -> (changes: [Change], oldestSeq: Int64?) {
+        let oldest = try connection.query("SELECT min(seq) FROM changes")
+        let result = try connection.query(
+            "SELECT seq, path, kind, data, at FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2", [.int(seq), .int(Int64(limit))])
+        var changes: [Change] = []
+        changes.reserveCapacity(result.rowCount)
+        for row in 0..<result.rowCount {
+            changes.append(try Self.change(result, row: row))
+        }
+        return (changes, oldest.isNull(0, 0) ? nil : oldest.int64(0, 0))
+    }
+
+    static func change(_ result: PGResult, row: Int) throws(StoreError) -> Change {
+        let seq = result.int64(row, 0)
+        let path = result.text(row, 1)
+        guard let kind = ChangeKind(rawValue: result.text(row, 2)) else { throw .corrupt("change \(seq) has an unknown kind") }
+        let data: JSONValue
+        do {
+            data = try JSONParser.parse(Array(result.text(row, 3).utf8))
+        } catch {
+            throw .corrupt("change \(seq) has unreadable data")
+        }
+        return Change(seq: seq, path: DataPath(uncheckedSegments: path.isEmpty ? [] : path.split(separator: "/").map(String.init)),
+                      kind: kind, data: data, at: result.int64(row, 4))
+    }
+
+    /// The value with its priorities laid over it (`format=export`).
+    func exportValue(at path: DataPath) throws(StoreError) -> JSONValue {
+        var value = try value(at: path)
+        let result: PGResult
+        let prefix: Int
+        if path.isRoot {
+            result = try connection.query("SELECT path, \(Self.leafColumns) FROM priorities")
+            prefix = 0
+        } else {
+            let key = path.storageKey
+            let range = TreeKeys.descendantRange(key)
+            result = try connection.query("SELECT path, \(Self.leafColumns) FROM priorities WHERE path = $1 OR (path >= $2 AND path < $3)",
+                                          [.text(key), .text(range.lower), .text(range.upper)])
+            prefix = key.utf8.count
+        }
+        for row in 0..<result.rowCount {
+            let full = result.text(row, 0)
+            let relative = full.utf8.count > prefix ? LeafRow.segments(full.utf8.dropFirst(prefix + (prefix == 0 ? 0 : 1))) : []
+            value = TreeKeys.attach(try Self.decode(result, row: row, column: 1), at: relative.map(String.init)[...], in: value)
+        }
+        return value
+    }
+}

@@ -1,0 +1,136 @@
+import Dispatch
+import HearthJSON
+import Synchronization
+
+/// The writes waiting for an engine's single writer, and the group commit's batching
+/// (DESIGN.md §3), shared by the engines: a write is refused at once when too large or
+/// after `close`; otherwise it joins the queue, and the first write into an idle queue
+/// starts a drain on the writer's queue, which commits batches until the queue is empty.
+package final class PendingWrites: Sendable {
+    package struct Write: Sendable {
+        package var operation: WriteOperation
+        package var check: WriteCheck?
+        package var completion: @Sendable (Result<WriteOutcome, WriteFailure>) -> Void
+    }
+
+    private struct State {
+        var pending: [Write] = []
+        var draining = false
+        var closed = false
+    }
+    private let state = Mutex(State())
+    private let maxNodesPerWrite: Int
+    private let maxBatchSize: Int
+
+    package init(options: StoreOptions) {
+        maxNodesPerWrite = options.maxNodesPerWrite
+        maxBatchSize = options.maxBatchSize
+    }
+
+    /// Queues a write; `drain` is called (once per idle period) to start the writer.
+    package func add(_ operation: WriteOperation, check: WriteCheck?,
+                     completion: @escaping @Sendable (Result<WriteOutcome, WriteFailure>) -> Void,
+                     drain: () -> Void) {
+        // Refused before it reaches the writer, at no more cost than the limit.
+        if WriteSize.rows(in: operation, limit: maxNodesPerWrite) > maxNodesPerWrite {
+            completion(.failure(.tooLarge(.writes(limit: maxNodesPerWrite))))
+            return
+        }
+        let startDrain: Bool? = state.withLock { state in
+            if state.closed { return nil }
+            state.pending.append(Write(operation: operation, check: check, completion: completion))
+            if state.draining { return false }
+            state.draining = true
+            return true
+        }
+        switch startDrain {
+        case nil: completion(.failure(.store(.closed)))
+        case true?: drain()
+        case false?: break
+        }
+    }
+
+    /// Commits queued writes in batches of at most `maxBatchSize` until none are left
+    /// (call on the writer's queue).
+    package func drain(_ commit: ([Write]) -> Void) {
+        while true {
+            let batch: [Write] = state.withLock { state in
+                let n = min(state.pending.count, maxBatchSize)
+                let batch = Array(state.pending.prefix(n))
+                state.pending.removeFirst(n)
+                if batch.isEmpty { state.draining = false }
+                return batch
+            }
+            if batch.isEmpty { return }
+            commit(batch)
+        }
+    }
+
+    /// Later writes fail with `.closed`; true when it was open.
+    @discardableResult
+    package func close() -> Bool {
+        state.withLock { state in
+            defer { state.closed = true }
+            return !state.closed
+        }
+    }
+
+    package var isClosed: Bool { state.withLock { $0.closed } }
+
+    /// `write` and a wait for its outcome (tools, tests, the CLI; never on the writer's queue).
+    package static func waitFor(_ write: (@escaping @Sendable (Result<WriteOutcome, WriteFailure>) -> Void) -> Void) throws(WriteFailure) -> WriteOutcome {
+        let box = Mutex<Result<WriteOutcome, WriteFailure>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        write { result in
+            box.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        return try box.withLock { $0! }.get()
+    }
+}
+
+extension PendingWrites.Write {
+    /// The write as it will be applied, judged inside the writer's transaction on `view`
+    /// (the state before it): server values resolved at `time`, then its check. Throws the
+    /// `WriteFailure` that refuses it.
+    package func checked(on view: any TreeView, at time: Int64) throws -> WriteOperation {
+        let resolved = operation.hasServerValues ? try operation.resolvingServerValues(in: view, now: time) : operation
+        if let check {
+            do {
+                try check(view, resolved)
+            } catch let error as StoreError {
+                throw WriteFailure.store(error)
+            } catch {
+                throw WriteFailure.rejected(error)
+            }
+        }
+        return resolved
+    }
+}
+
+/// The watched locations below a write (`EngineHooks.watch`) whose value it leaves as it
+/// was: read before the write is applied, compared after, so their streams get no event.
+package struct WatchedValues {
+    private let paths: [DataPath]
+    private let before: [JSONValue]
+
+    package init(below operation: WriteOperation, watch: (@Sendable (DataPath) -> [DataPath]?)?, view: any TreeView) throws(StoreError) {
+        let base: DataPath
+        switch operation {
+        case .set(let entry): base = entry.path
+        case .update(let path, _): base = path
+        }
+        paths = watch?(base) ?? []
+        var values: [JSONValue] = []
+        for path in paths { values.append(try view.value(at: path)) }
+        before = values
+    }
+
+    /// The watched locations whose value is the same on `view` now.
+    package func unchanged(on view: any TreeView) throws(StoreError) -> [DataPath] {
+        var same: [DataPath] = []
+        for (path, old) in zip(paths, before) where try view.value(at: path) == old { same.append(path) }
+        return same
+    }
+}

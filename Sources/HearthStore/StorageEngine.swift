@@ -1,0 +1,152 @@
+import HearthJSON
+
+/// Where Hearth keeps its data (issue 17), from one setting (`--store`, `HEARTH_STORE`):
+/// `sqlite:<directory>` (the embedded default) or a `postgres://` / `postgresql://` URL
+/// (several nodes on one database).
+public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
+    case sqlite(directory: String)
+    case postgres(url: String)
+
+    public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Parses a `--store` value. An empty value means `sqlite:` in `defaultDirectory`.
+    public init(parsing text: String, defaultDirectory: String) throws(ParseError) {
+        if text.isEmpty {
+            self = .sqlite(directory: defaultDirectory)
+        } else if text.hasPrefix("sqlite:") {
+            let directory = String(text.dropFirst("sqlite:".count))
+            self = .sqlite(directory: directory.isEmpty ? defaultDirectory : directory)
+        } else if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") {
+            guard text.split(separator: "/", omittingEmptySubsequences: false).count >= 4 else {
+                throw ParseError(description: "store: a PostgreSQL URL names its database: postgres://USER:PASSWORD@HOST:PORT/DATABASE")
+            }
+            self = .postgres(url: text)
+        } else {
+            throw ParseError(description: "store: expected sqlite:<directory> or postgres://USER:PASSWORD@HOST:PORT/DATABASE")
+        }
+    }
+
+    /// The location as an operator may see it: a PostgreSQL URL without its password.
+    public var description: String {
+        switch self {
+        case .sqlite(let directory): return "sqlite:" + directory
+        case .postgres(let url): return Self.redacted(url)
+        }
+    }
+
+    /// `url` with the password between `user:` and `@` replaced by `***`.
+    public static func redacted(_ url: String) -> String {
+        let parts = url.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count >= 3, parts[0].hasSuffix(":"), parts[1].isEmpty else { return url }
+        let authority = parts[2]
+        guard let at = authority.lastIndex(of: "@") else { return url }
+        let credentials = authority[..<at]
+        guard let colon = credentials.firstIndex(of: ":") else { return url }
+        let redacted = String(credentials[..<colon]) + ":***" + authority[at...]
+        return ([String(parts[0]), "", redacted] + parts.dropFirst(3).map(String.init)).joined(separator: "/")
+    }
+}
+
+/// What the composition root hands an engine to hear of its commits (DESIGN.md §3):
+/// the same hooks for every engine.
+public struct EngineHooks: Sendable {
+    /// Locations strictly below a write's path that someone listens to (nil: too many).
+    public var watch: (@Sendable (DataPath) -> [DataPath]?)?
+    /// Told of each committed batch: its writes and how long the commit took.
+    public var observeCommit: (@Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void)?
+    /// Told of writes refused for lack of space (engines that watch a local volume).
+    public var observeStorage: @Sendable (StorageEvent) -> Void
+    /// Every committed change, in commit order, before any write of it is acknowledged on
+    /// this node, with a view of the data at (or, on a shared engine, just after) it.
+    public var onCommit: @Sendable ([Change], any TreeView) -> Void
+
+    public init(watch: (@Sendable (DataPath) -> [DataPath]?)? = nil,
+                observeCommit: (@Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void)? = nil,
+                observeStorage: @escaping @Sendable (StorageEvent) -> Void = { _ in },
+                onCommit: @escaping @Sendable ([Change], any TreeView) -> Void = { _, _ in }) {
+        (self.watch, self.observeCommit, self.observeStorage, self.onCommit) = (watch, observeCommit, observeStorage, onCommit)
+    }
+}
+
+/// One storage engine (issue 17): the tree and its change feed, accounts, the console's
+/// records, the wire protocol's onDisconnect operations and the signing keys. Everything
+/// above HearthStore reaches the data through this protocol; only the engine's own module
+/// knows SQLite or PostgreSQL.
+public protocol StorageEngine: TreeStore {
+    /// "sqlite" or "postgres".
+    var engineName: String { get }
+    /// True when several Hearth nodes share the data: per-node caches of data must not
+    /// answer reads, and leftover onDisconnect operations belong to nodes, not to the last run.
+    var isShared: Bool { get }
+    var accountStore: any AccountStore { get }
+    var consoleRecords: any ConsoleRecords { get }
+    var onDisconnectRecords: any OnDisconnectRecords { get }
+    var signingKeys: any SigningKeyStore { get }
+
+    /// Runs `body` on one consistent state of the tree, blocking the caller (tools, the CLI).
+    func readSync<T>(_ body: (any TreeView) throws -> T) throws -> T
+    /// Writes and waits for the commit (tools, the CLI). Not on the engine's own queues.
+    @discardableResult
+    func writeSync(_ operation: WriteOperation, check: WriteCheck?) throws(WriteFailure) -> WriteOutcome
+    /// Change-feed records newer than `after`, oldest first, and the oldest the feed holds.
+    func changes(after: Int64, limit: Int) throws -> (changes: [Change], oldestSeq: Int64?)
+    /// Trims the change feed by count and age; returns the records deleted.
+    @discardableResult func trimChangeLog() -> Int
+    /// True while writes are refused for lack of space.
+    var isStorageFull: Bool { get }
+    /// The bytes the data takes (`hearth_database_bytes`), nil when unknown.
+    func storageBytes() -> Int64?
+    /// Finishes queued writes and closes; later calls fail with `.closed`.
+    func close()
+}
+
+/// The console's administrators, sessions and rules history (issue 16).
+public protocol ConsoleRecords: Sendable {
+    func admin(email: String) throws -> ConsoleStore.Admin?
+    func admins() throws -> [ConsoleStore.Admin]
+    /// Throws `ConsoleStore.Failure.exists` for a taken email.
+    func insert(_ admin: ConsoleStore.Admin) throws
+    /// Throws `ConsoleStore.Failure.notFound`; ends the admin's sessions.
+    func setPassword(email: String, hash: String, at time: Int64) throws
+    /// Throws `ConsoleStore.Failure.notFound`; ends the admin's sessions.
+    func remove(email: String) throws
+    func addSession(_ session: ConsoleStore.SessionRecord) throws
+    func session(hash: String) throws -> ConsoleStore.SessionRecord?
+    func touchSession(hash: String, at time: Int64) throws
+    func endSession(hash: String) throws
+    func pruneSessions(idleBefore: Int64, createdBefore: Int64) throws
+    func recordRules(_ text: String, by email: String, at time: Int64, keep: Int) throws
+    func rulesHistory() throws -> [ConsoleStore.RulesVersion]
+}
+
+/// The wire protocol's onDisconnect operations, persisted so that those of a connection
+/// whose server died still run (issue 14; issue 17 for several nodes).
+public protocol OnDisconnectRecords: Sendable {
+    func add(_ record: OnDisconnectRecord) throws
+    func remove(session: String, positions: [Int64]) throws
+    func removeAll(session: String) throws
+    /// The records whose server is gone, now this node's to run and remove: with one
+    /// server, every record left at start; with several, those of nodes whose lease expired.
+    func orphans() throws -> [OnDisconnectRecord]
+}
+
+/// The Ed25519 signing keys (DESIGN.md §6): base64 raw private keys by `kid`, and which
+/// one signs. Older keys keep verifying.
+public struct StoredSigningKeys: Sendable, Equatable {
+    public var current: String
+    public var keys: [String: String]
+    public init(current: String, keys: [String: String]) {
+        (self.current, self.keys) = (current, keys)
+    }
+}
+
+public protocol SigningKeyStore: Sendable {
+    /// The keys, nil when there are none yet.
+    func load() throws -> StoredSigningKeys?
+    /// Stores a new key (base64 raw private key) and makes it the signing key.
+    func add(kid: String, privateKey: String) throws
+    /// Whether a key named `kid` is stored (a rotation elsewhere), cheaply.
+    func contains(kid: String) -> Bool
+}

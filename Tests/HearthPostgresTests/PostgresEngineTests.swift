@@ -1,0 +1,213 @@
+import Dispatch
+import HearthJSON
+import HearthStore
+import HearthTesting
+import Synchronization
+import Testing
+@testable import HearthPostgres
+
+/// The PostgreSQL engine against a real server (a throwaway cluster, `PostgresCluster`),
+/// with two or three engines on one database standing for nodes.
+@Suite(.enabled(if: PostgresTests.enabled)) struct PostgresEngineTests {
+    static func path(_ text: String) -> DataPath { try! DataPath(string: text) }
+
+    /// Collects what an engine's `onCommit` hears.
+    final class Heard: Sendable {
+        private let changes = Mutex<[Change]>([])
+        private let arrived = DispatchSemaphore(value: 0)
+        var all: [Change] { changes.withLock { $0 } }
+        var hooks: EngineHooks {
+            EngineHooks(onCommit: { batch, _ in
+                self.changes.withLock { $0 += batch }
+                for _ in batch { self.arrived.signal() }
+            })
+        }
+        /// Waits (bounded) until `count` changes were heard.
+        func wait(for count: Int) -> Bool {
+            while all.count < count {
+                if arrived.wait(timeout: .now() + .seconds(30)) == .timedOut { return false }
+            }
+            return true
+        }
+    }
+
+    @Test func theTreeRoundTripsWithPrioritiesRangesAndDeletes() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let engine = try PostgresEngine(url: url)
+        defer { engine.close() }
+        let value: JSONValue = ["users": ["alice": ["name": "Alice", "age": 30, "score": 1.5, "ok": true, "note": "ünï\"{,}\\"],
+                                          "bob": ["name": "Bob"]], "users0": "sibling", "usersa": 1]
+        try engine.writeSync(.set(WriteEntry(path: .root, value: value)), check: nil)
+        #expect(try engine.readSync { try $0.value(at: .root) } == value)
+        #expect(try engine.readSync { try $0.value(at: Self.path("/users/alice/note")) } == "ünï\"{,}\\")
+        #expect(try engine.readSync { try Set($0.childKeys(at: Self.path("/users"))) } == ["alice", "bob"])
+        #expect(try engine.readSync { try $0.exists(at: Self.path("/users/bob")) })
+        // A write below a leaf replaces it; a delete of the last child removes the parent.
+        try engine.writeSync(.set(WriteEntry(path: Self.path("/users0/x"), value: 1)), check: nil)
+        #expect(try engine.readSync { try $0.value(at: Self.path("/users0")) } == ["x": 1])
+        try engine.writeSync(.update(base: Self.path("/users"), entries: [
+            WriteEntry(path: Self.path("/users/bob"), value: nil),
+            WriteEntry(path: Self.path("/users/carol"), value: [".value": "C", ".priority": 3]),
+        ]), check: nil)
+        #expect(try engine.readSync { try Set($0.childKeys(at: Self.path("/users"))) } == ["alice", "carol"])
+        #expect(try engine.readSync { try $0.exportValue(at: Self.path("/users/carol")) } == [".value": "C", ".priority": 3])
+        let changes = try engine.changes(after: 0, limit: 10)
+        #expect(changes.changes.map(\.seq) == [1, 2, 3])
+        #expect(changes.oldestSeq == 1)
+    }
+
+    @Test func aWriteOnOneEngineReachesTheOthersInOrder() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let heard = (0..<3).map { _ in Heard() }
+        let engines = try heard.map { try PostgresEngine(url: url, hooks: $0.hooks) }
+        defer { for engine in engines { engine.close() } }
+        let group = DispatchGroup()
+        for (index, engine) in engines.enumerated() {
+            DispatchQueue.global().async(group: group) {
+                for i in 0..<20 { _ = try? engine.writeSync(.set(WriteEntry(path: Self.path("/n\(index)/\(i)"), value: .int(Int64(i)))), check: nil) }
+            }
+        }
+        group.wait()
+        for listener in heard { #expect(listener.wait(for: 60)) }
+        let orders = heard.map { $0.all.map(\.seq) }
+        #expect(orders[0] == Array(1...60))
+        #expect(orders[1] == orders[0])
+        #expect(orders[2] == orders[0])
+        #expect(heard[0].all.map(\.path) == heard[2].all.map(\.path))
+    }
+
+    /// A check that reads and writes (a transaction) from three engines at once: no
+    /// increment is lost, because each check reads the latest committed value.
+    @Test func transactionsFromSeveralEnginesKeepAnExactCounter() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let engines = try (0..<3).map { _ in try PostgresEngine(url: url) }
+        defer { for engine in engines { engine.close() } }
+        let counter = Self.path("/counter")
+        let group = DispatchGroup()
+        let failures = Atomic<Int>(0)
+        struct Stale: Error {}
+        for engine in engines {
+            for _ in 0..<2 {
+                DispatchQueue.global().async(group: group) {
+                    for _ in 0..<25 {
+                        // Read outside, then compare-and-set inside the writer's transaction.
+                        while true {
+                            let seen = (try? engine.readSync { try $0.value(at: counter) }) ?? .null
+                            let next: JSONValue = .int((seen == .null ? 0 : { if case .int(let n) = seen { return n } else { return 0 } }()) + 1)
+                            do {
+                                try engine.writeSync(.set(WriteEntry(path: counter, value: next)), check: { view, _ in
+                                    if try view.value(at: counter) != seen { throw Stale() }
+                                })
+                                break
+                            } catch WriteFailure.rejected {
+                                continue
+                            } catch {
+                                failures.add(1, ordering: .relaxed)
+                                break
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        group.wait()
+        #expect(failures.load(ordering: .relaxed) == 0)
+        #expect(try engines[1].readSync { try $0.value(at: counter) } == 150)
+    }
+
+    @Test func schemaMigratesOnceWhenNodesStartTogether() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let opened = Mutex<[PostgresEngine]>([])
+        let errors = Mutex<[String]>([])
+        let group = DispatchGroup()
+        for _ in 0..<3 {
+            DispatchQueue.global().async(group: group) {
+                do {
+                    let engine = try PostgresEngine(url: url)
+                    opened.withLock { $0.append(engine) }
+                } catch {
+                    errors.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        group.wait()
+        #expect(errors.withLock { $0 }.isEmpty, "\(errors.withLock { $0 })")
+        let engines = opened.withLock { $0 }
+        #expect(engines.count == 3)
+        for engine in engines { engine.close() }
+    }
+
+    @Test func accountsAreSharedAndARefreshTokenRotatesOnceAcrossEngines() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let a = try PostgresEngine(url: url), b = try PostgresEngine(url: url)
+        defer { a.close(); b.close() }
+        let alice = UserRecord(uid: "alice", email: "alice@example.com", provider: .password, createdAt: 1, validSince: 0)
+        try a.accountStore.insert(alice)
+        #expect(throws: AccountStoreError.duplicateUID) { try b.accountStore.insert(alice) }
+        #expect(throws: AccountStoreError.duplicateEmail) {
+            try b.accountStore.insert(UserRecord(uid: "other", email: "alice@example.com", provider: .password, createdAt: 1, validSince: 0))
+        }
+        #expect(try b.accountStore.user(email: "alice@example.com")?.uid == "alice")
+        try a.accountStore.addRefreshToken(hash: "h0", uid: "alice", family: "f", at: 10)
+        // The same token presented to both engines at once: one rotation, one replay.
+        let outcomes = Mutex<[RefreshOutcome]>([])
+        let group = DispatchGroup()
+        for (engine, next) in [(a, "h1"), (b, "h2")] {
+            DispatchQueue.global().async(group: group) {
+                if let outcome = try? engine.accountStore.rotateRefreshToken(hash: "h0", newHash: next, at: 20) {
+                    outcomes.withLock { $0.append(outcome) }
+                }
+            }
+        }
+        group.wait()
+        let all = outcomes.withLock { $0 }
+        #expect(all.count == 2)
+        #expect(all.filter { if case .rotated = $0 { return true } else { return false } }.count == 1)
+        #expect(all.filter { if case .reused = $0 { return true } else { return false } }.count == 1)
+    }
+
+    @Test func aKeyRotatedOnOneEngineIsSeenByTheOther() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let a = try PostgresEngine(url: url), b = try PostgresEngine(url: url)
+        defer { a.close(); b.close() }
+        #expect(try a.signingKeys.load() == nil)
+        try a.signingKeys.add(kid: "k1", privateKey: "AAAA")
+        try a.signingKeys.add(kid: "k2", privateKey: "BBBB")
+        #expect(b.signingKeys.contains(kid: "k2"))
+        #expect(!b.signingKeys.contains(kid: "k3"))
+        #expect(try b.signingKeys.load() == StoredSigningKeys(current: "k2", keys: ["k1": "AAAA", "k2": "BBBB"]))
+    }
+
+    /// A node's onDisconnect records are not orphans while its lease runs; once it ran out
+    /// (the node died), exactly one other node takes them over.
+    @Test func onDisconnectRecordsOfADeadNodeAreTakenOverOnce() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let now = Atomic<Int64>(1_000_000)
+        let clock: @Sendable () -> Int64 = { now.load(ordering: .relaxed) }
+        let dying = try PostgresEngine(url: url, clock: clock)
+        let b = try PostgresEngine(url: url, clock: clock), c = try PostgresEngine(url: url, clock: clock)
+        defer { b.close(); c.close() }
+        try dying.onDisconnectRecords.add(OnDisconnectRecord(session: "s1", position: 0, operation: "{}", caller: "{}"))
+        try dying.onDisconnectRecords.add(OnDisconnectRecord(session: "s1", position: 1, operation: "{}", caller: "{}"))
+        #expect(try b.onDisconnectRecords.orphans().isEmpty)
+        // The node stops renewing (as if killed), and the clock passes its lease.
+        dying.stopLeaseForTesting()
+        now.add(PostgresEngine.leaseMilliseconds + 1, ordering: .relaxed)
+        try c.renewLeaseForTesting()
+        try b.renewLeaseForTesting()
+        let takenByB = try b.onDisconnectRecords.orphans()
+        let takenByC = try c.onDisconnectRecords.orphans()
+        #expect(takenByB.map(\.position) == [0, 1])
+        #expect(takenByC.isEmpty)
+    }
+
+    @Test func aLocationParsesAndHidesItsPassword() throws {
+        #expect(try StoreLocation(parsing: "", defaultDirectory: "d") == .sqlite(directory: "d"))
+        #expect(try StoreLocation(parsing: "sqlite:/x", defaultDirectory: "d") == .sqlite(directory: "/x"))
+        let pg = try StoreLocation(parsing: "postgres://hearth:s3cret@db:5432/app", defaultDirectory: "d")
+        #expect(pg == .postgres(url: "postgres://hearth:s3cret@db:5432/app"))
+        #expect(pg.description == "postgres://hearth:***@db:5432/app")
+        #expect(throws: StoreLocation.ParseError.self) { try StoreLocation(parsing: "mysql://x/y", defaultDirectory: "d") }
+        #expect(throws: StoreLocation.ParseError.self) { try StoreLocation(parsing: "postgres://host", defaultDirectory: "d") }
+    }
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Several Hearth nodes on one PostgreSQL (issue 17), beside one Hearth on SQLite, in one
+# run: acknowledged writes/s (REST PUT, closed loop, NODES_CONNS connections spread over
+# the nodes) and fan-out latency (SSE subscribers spread over the nodes, writes at
+# FAN_RATE/s on the first node; "local" = subscribers on the writer's node, "remote" =
+# on the others). Configurations, alternating order per run: sqlite (1 node), postgres
+# with 1, 2 and 3 nodes. Everything on this machine (2 cores): the nodes, PostgreSQL and
+# the load generator share them, so more nodes cannot add CPU here (docs/scaling.md).
+#
+# PostgreSQL: a throwaway cluster (initdb into the temp dir, 127.0.0.1, a free port,
+# fsync on, synchronous_commit on: an acknowledged write is on disk, as with SQLite's
+# synchronous=full), run as the `postgres` user when this script runs as root; Hearth
+# connects as a role without superuser rights. Each configuration gets a fresh database.
+#
+# Knobs (env): RUNS (3) SECONDS_PER (10) NODES_CONNS (64) FAN_SUBS (300) FAN_RATE (10)
+#   SKIP_BUILD=1 HEARTH_BIN PG_BINDIR (highest /usr/lib/postgresql/*/bin) KEEP_WORK=1
+# Results: $RESULTS (.jsonl) and a table on stdout.
+set -euo pipefail
+source "$(cd "$(dirname "$0")" && pwd)/lib.sh"
+bench_init nodes
+SECONDS_PER=${SECONDS_PER:-10}; NODES_CONNS=${NODES_CONNS:-64}; FAN_SUBS=${FAN_SUBS:-300}; FAN_RATE=${FAN_RATE:-10}
+PG_BINDIR=${PG_BINDIR:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
+[ -x "$PG_BINDIR/initdb" ] || { echo "no PostgreSQL (initdb) in $PG_BINDIR; apt-get install postgresql" >&2; exit 1; }
+build_hearth
+ulimit -n "$(ulimit -Hn)"
+
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+PGDIR=$WORK/pg
+mkdir -p "$PGDIR"; [ "$(id -u)" = 0 ] && chown postgres "$PGDIR"
+PGPORT=$(free_port)
+as_pg "$PG_BINDIR/initdb" -D "$PGDIR/data" -U admin --auth=trust -E UTF8 --locale=C >/dev/null
+as_pg "$PG_BINDIR/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/log" -w \
+  -o "-c listen_addresses=127.0.0.1 -p $PGPORT -k $PGDIR -c max_connections=300" start >/dev/null
+trap 'as_pg "$PG_BINDIR/pg_ctl" -D "$PGDIR/data" -m immediate stop >/dev/null 2>&1 || true; bench_cleanup' EXIT
+psql_admin() { psql -q -h 127.0.0.1 -p "$PGPORT" -U admin -d postgres -v ON_ERROR_STOP=1 "$@"; }
+psql_admin -c "CREATE ROLE hearth LOGIN PASSWORD 'hearth'"
+
+{
+  machine_facts | grep -v '^wrk'
+  echo "postgresql: $("$PG_BINDIR/postgres" --version), fsync on, synchronous_commit on"
+  echo "settings: $RUNS runs, ${SECONDS_PER}s each; writes: $NODES_CONNS connections; fan-out: $FAN_SUBS subscribers, $FAN_RATE writes/s"
+} | tee "$RESULTS.meta" >&2
+
+echo '{"rules": {".read": true, ".write": true}}' > "$WORK/rules.json"
+NODE_PIDS=()
+start_nodes() {  # start_nodes STORE COUNT -> PORTS
+  local store=$1 count=$2 ports=() i port
+  NODE_PIDS=()
+  for i in $(seq 1 "$count"); do
+    port=$(free_port)
+    mkdir -p "$WORK/node$i"
+    HEARTH_ACCESS_LOG=false HEARTH_MAX_STREAMS_PER_ADDRESS=100000 HEARTH_MAX_STREAMS=100000 \
+      "$HEARTH_BIN" serve --port "$port" --data-dir "$WORK/node$i" --rules "$WORK/rules.json" --store "$store" \
+      --log-level warning >"$WORK/node$i.log" 2>&1 &
+    NODE_PIDS+=($!)
+    ports+=("$port")
+  done
+  for port in "${ports[@]}"; do
+    for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+  done
+  PORTS=$(IFS=,; echo "${ports[*]}")
+}
+stop_nodes() { for pid in "${NODE_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done; NODE_PIDS=(); }
+
+configs=("sqlite 1" "postgres 1" "postgres 2" "postgres 3")
+for run in $(seq 1 "$RUNS"); do
+  order=("${configs[@]}")
+  if [ $((run % 2)) = 0 ]; then order=("postgres 3" "postgres 2" "postgres 1" "sqlite 1"); fi
+  for config in "${order[@]}"; do
+    read -r engine count <<<"$config"
+    if [ "$engine" = sqlite ]; then
+      rm -rf "$WORK/node1"; store="sqlite:$WORK/node1"
+    else
+      db="bench_${run}_${count}"
+      psql_admin -c "CREATE DATABASE $db OWNER hearth"
+      store="postgres://hearth:hearth@127.0.0.1:$PGPORT/$db"
+    fi
+    log "run $run: $engine, $count node(s)"
+    start_nodes "$store" "$count"
+    for mode in writes fanout; do
+      if [ "$mode" = writes ]; then
+        line=$(python3 "$BENCH_DIR/nodes.py" writes --ports "$PORTS" --connections "$NODES_CONNS" --seconds "$SECONDS_PER")
+      else
+        line=$(python3 "$BENCH_DIR/nodes.py" fanout --ports "$PORTS" --subscribers "$FAN_SUBS" --rate "$FAN_RATE" --seconds "$SECONDS_PER")
+      fi
+      echo "$line" | python3 -c "import json,sys; d=json.load(sys.stdin); d.update(engine='$engine', run=$run); print(json.dumps(d))" | tee -a "$RESULTS" >&2
+    done
+    stop_nodes
+  done
+done
+
+python3 - "$RESULTS" <<'EOF2'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+def med(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+base = med([r["writes_per_s"] for r in rows if r["mode"] == "writes" and r["engine"] == "sqlite"])
+print("| store | nodes | writes/s (median) | vs SQLite | write p50 / p99 ms | fan-out local p50 / p99 ms | fan-out remote p50 / p99 ms | delivered % |")
+print("|---|---|---|---|---|---|---|---|")
+for engine, nodes in (("sqlite", 1), ("postgres", 1), ("postgres", 2), ("postgres", 3)):
+    w = [r for r in rows if r["mode"] == "writes" and r["engine"] == engine and r["nodes"] == nodes]
+    f = [r for r in rows if r["mode"] == "fanout" and r["engine"] == engine and r["nodes"] == nodes]
+    if not w: continue
+    wps = med([r["writes_per_s"] for r in w])
+    fmt = lambda k: med([r.get(k) for r in f])
+    remote = "–" if nodes == 1 else f"{fmt('remote_p50_ms')} / {fmt('remote_p99_ms')}"
+    print(f"| {engine} | {nodes} | {wps:.0f} ({', '.join(str(round(r['writes_per_s'])) for r in w)}) | {wps / base:.2f}× | "
+          f"{med([r['p50_ms'] for r in w])} / {med([r['p99_ms'] for r in w])} | {fmt('local_p50_ms')} / {fmt('local_p99_ms')} | {remote} | {fmt('delivered_pct')} |")
+EOF2
