@@ -192,12 +192,14 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         var results: [Result<(Change, WriteOperation), WriteFailure>] = []
         results.reserveCapacity(batch.count)
         var last: Int64 = 0
-        do {
+        do throws(StoreError) {
             try connection.execute("BEGIN")
             // The row lock that orders every node's write transactions (see the type's doc).
             last = try connection.query("UPDATE hearth_meta SET value = value WHERE key = 'last_seq' RETURNING value").int64(0, 0)
             for item in batch {
                 let result = applyOne(item, connection: connection, view: view, time: time, seq: last + 1)
+                // A store failure aborted the transaction: nothing of the batch commits.
+                if case .failure(.store(let error)) = result { throw error }
                 if case .success = result { last += 1 }
                 results.append(result)
             }
@@ -228,55 +230,25 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         }
     }
 
-    /// One write inside the batch's transaction, in a savepoint so its failure undoes only it.
+    /// One write inside the batch's transaction: checked on the writer's view, then
+    /// applied and logged in one round trip (`hearth_apply`). A rejected write changed
+    /// nothing; a store failure aborted the transaction (the caller rolls the batch back).
     private func applyOne(_ item: PendingWrite, connection: PGConnection, view: PostgresTreeView,
                           time: Int64, seq: Int64) -> Result<(Change, WriteOperation), WriteFailure> {
         do {
-            try connection.execute("SAVEPOINT w")
-        } catch {
-            return .failure(.store(error))
-        }
-        do {
             let operation = try item.checked(on: view, at: time)
             let watched = try WatchedValues(below: operation, watch: hooks.watch, view: view)
-            if try Self.replacedRows(operation, connection: connection, limit: options.maxNodesPerWrite) > options.maxNodesPerWrite {
+            var change = Change.record(of: operation, seq: seq, at: time)
+            if try PostgresTreeWriter.apply(operation, as: change, maxReplaced: options.maxNodesPerWrite, connection: connection) < 0 {
                 throw WriteFailure.tooLarge(.replaces(limit: options.maxNodesPerWrite))
             }
-            for entry in operation.entries { try PostgresTreeWriter.apply(entry, connection: connection) }
-            var change = Change.record(of: operation, seq: seq, at: time)
-            _ = try connection.query(
-                "INSERT INTO changes(seq, path, kind, data, at) VALUES ($1, $2, $3, $4, $5)",
-                [.int(seq), .text(change.path.storageKey), .text(change.kind.rawValue),
-                 .text(String(decoding: JSONWriter.write(change.data), as: UTF8.self)), .int(time)])
             change.unchangedBelow = try watched.unchanged(on: view)
-            try connection.execute("RELEASE SAVEPOINT w")
             return .success((change, operation))
+        } catch let failure as WriteFailure {
+            return .failure(failure)
         } catch {
-            try? connection.execute("ROLLBACK TO SAVEPOINT w")
-            try? connection.execute("RELEASE SAVEPOINT w")
-            if let failure = error as? WriteFailure { return .failure(failure) }
             return .failure(.store(error as? StoreError ?? .corrupt("unexpected error")))
         }
-    }
-
-    /// The stored rows `operation` replaces or deletes, counted up to `limit + 1`.
-    static func replacedRows(_ operation: WriteOperation, connection: PGConnection, limit: Int) throws(StoreError) -> Int {
-        var total = 0
-        for entry in operation.entries {
-            let result: PGResult
-            if entry.path.isRoot {
-                result = try connection.query("SELECT count(*) FROM (SELECT 1 FROM nodes LIMIT $1) AS n", [.int(Int64(limit - total + 1))])
-            } else {
-                let key = entry.path.storageKey
-                let range = TreeKeys.descendantRange(key)
-                result = try connection.query(
-                    "SELECT count(*) FROM (SELECT 1 FROM nodes WHERE path = $1 OR (path >= $2 AND path < $3) LIMIT $4) AS n",
-                    [.text(key), .text(range.lower), .text(range.upper), .int(Int64(limit - total + 1))])
-            }
-            total += Int(result.int64(0, 0))
-            if total > limit { return total }
-        }
-        return total
     }
 
     // MARK: Change feed
@@ -357,6 +329,9 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     public var consoleRecords: any ConsoleRecords { PostgresConsoleRecords(engine: self) }
     public var onDisconnectRecords: any OnDisconnectRecords { PostgresOnDisconnectRecords(engine: self) }
     public var signingKeys: any SigningKeyStore { PostgresKeyStore(engine: self) }
+    public var limitCounters: (any LimitCounters)? { PostgresLimitCounters(engine: self) }
+    /// Limit-counter updates on this node (pruning runs every `PostgresLimitCounters.pruneEvery`).
+    let limitUpdates = Atomic<Int>(0)
 }
 
 /// One connection and the queue it is confined to.
@@ -389,46 +364,38 @@ final class PostgresSlot: @unchecked Sendable {  // `connection` is touched only
     }
 }
 
-/// Applies writes to the tree inside the writer's transaction (the SQLite engine's
-/// `TreeWriter`, in PostgreSQL's SQL).
+/// Applies a write to the tree inside the writer's transaction: the arrays for
+/// `hearth_apply` (the SQLite engine's `TreeWriter` does the same in several statements).
 enum PostgresTreeWriter {
-    static func apply(_ entry: WriteEntry, connection: PGConnection) throws(StoreError) {
-        let path = entry.path
-        if path.isRoot {
-            try connection.execute("DELETE FROM nodes")
-            try connection.execute("DELETE FROM priorities")
-        } else {
-            let key = path.storageKey
-            let range = TreeKeys.descendantRange(key)
-            let bounds: [PGValue] = [.text(key), .text(range.lower), .text(range.upper)]
-            _ = try connection.query("DELETE FROM nodes WHERE path = $1 OR (path >= $2 AND path < $3)", bounds)
-            _ = try connection.query("DELETE FROM priorities WHERE path = $1 OR (path >= $2 AND path < $3)", bounds)
-            if entry.value != nil, !path.segments.isEmpty {
-                // Writing below a leaf replaces it: leaves at ancestor paths go.
-                var ancestors: [String] = []
-                var ancestor = path
-                while let parent = ancestor.parent {
-                    ancestor = parent
-                    ancestors.append(ancestor.storageKey)
-                }
-                _ = try connection.query("DELETE FROM nodes WHERE path = ANY($1::text[])", [.text(PGArray.literal(ancestors))])
+    /// The rows replaced (-1 when more than `maxReplaced`: then nothing changed).
+    static func apply(_ operation: WriteOperation, as change: Change, maxReplaced: Int, connection: PGConnection) throws(StoreError) -> Int64 {
+        var entries: [String] = [], ancestors: Set<String> = []
+        var rows: [LeafRow] = [], priorities: [LeafRow] = []
+        for entry in operation.entries {
+            entries.append(entry.path.storageKey)
+            guard let value = entry.value else { continue }
+            var ancestor = entry.path
+            while let parent = ancestor.parent {
+                ancestor = parent
+                ancestors.insert(ancestor.storageKey)
             }
+            LeafRow.flatten(value, at: entry.path.storageKey, into: &rows, priorities: &priorities)
         }
-        guard let value = entry.value else { return }
-        var rows: [LeafRow] = []
-        var priorities: [LeafRow] = []
-        LeafRow.flatten(value, at: path.storageKey, into: &rows, priorities: &priorities)
-        try insert(rows, into: "nodes", connection: connection)
-        try insert(priorities, into: "priorities", connection: connection)
+        let parameters: [PGValue] = [.text(PGArray.literal(entries)), .text(PGArray.literal(ancestors.sorted())), .int(Int64(maxReplaced))]
+            + columns(rows) + columns(priorities)
+            + [.int(change.seq), .text(change.path.storageKey), .text(change.kind.rawValue),
+               .text(String(decoding: JSONWriter.write(change.data), as: UTF8.self)), .int(change.at)]
+        let result = try connection.query("""
+            SELECT hearth_apply($1::text[], $2::text[], $3, $4::text[], $5::smallint[], $6::bigint[], $7::float8[], $8::text[],
+                                $9::text[], $10::smallint[], $11::bigint[], $12::float8[], $13::text[], $14, $15, $16, $17, $18)
+            """, parameters)
+        return result.int64(0, 0)
     }
 
-    /// One statement for any number of rows: the columns as arrays, unnested.
-    static func insert(_ rows: [LeafRow], into table: String, connection: PGConnection) throws(StoreError) {
-        if rows.isEmpty { return }
+    /// The five column arrays of `rows` (path, kind, int, double, string), as parameters.
+    static func columns(_ rows: [LeafRow]) -> [PGValue] {
         var paths: [String?] = [], kinds: [String?] = [], ints: [String?] = [], doubles: [String?] = [], strings: [String?] = []
         for row in rows {
-            paths.append(row.path)
-            kinds.append(String(row.kind.rawValue))
             switch row.value {
             case .string(let s): ints.append(nil); doubles.append(nil); strings.append(s)
             case .int(let i): ints.append(String(i)); doubles.append(nil); strings.append(nil)
@@ -436,13 +403,10 @@ enum PostgresTreeWriter {
             case .bool(let b): ints.append(b ? "1" : "0"); doubles.append(nil); strings.append(nil)
             case .null, .array, .object: continue
             }
+            paths.append(row.path)
+            kinds.append(String(row.kind.rawValue))
         }
-        let conflict = table == "priorities" ? " ON CONFLICT (path) DO UPDATE SET kind = excluded.kind, ival = excluded.ival, dval = excluded.dval, sval = excluded.sval" : ""
-        _ = try connection.query("""
-            INSERT INTO \(table)(path, kind, ival, dval, sval)
-            SELECT * FROM unnest($1::text[], $2::smallint[], $3::bigint[], $4::float8[], $5::text[])\(conflict)
-            """, [.text(PGArray.literal(paths)), .text(PGArray.literal(kinds)), .text(PGArray.literal(ints)),
-                  .text(PGArray.literal(doubles)), .text(PGArray.literal(strings))])
+        return [paths, kinds, ints, doubles, strings].map { .text(PGArray.literal($0)) }
     }
 }
 

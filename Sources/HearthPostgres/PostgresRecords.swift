@@ -172,3 +172,43 @@ public struct PostgresKeyStore: SigningKeyStore {
         (try? engine.withAux { try $0.query("SELECT 1 FROM signing_keys WHERE kid = $1", [.text(kid)]).rowCount > 0 }) ?? false
     }
 }
+
+/// Rate-limit counters in the shared database: each update locks the rows of its keys
+/// (`FOR UPDATE`), so attempts on every node count against one limit, in order.
+public struct PostgresLimitCounters: LimitCounters {
+    let engine: PostgresEngine
+    /// Updates between two prunes of records nobody needs any more (per node).
+    static let pruneEvery = 1_000
+
+    public func update<R>(_ keys: [String], now: Int64, keepSeconds: Int64, _ update: (inout [String: LimitRecord]) -> R) throws -> R {
+        let list = PGArray.literal(keys)
+        let result = try engine.inTransaction { connection in
+            _ = try connection.query("INSERT INTO limit_counters(key, count, start, last) SELECT unnest($1::text[]), 0, 0, 0 ON CONFLICT (key) DO NOTHING",
+                                     [.text(list)])
+            let rows = try connection.query("SELECT key, count, start, last FROM limit_counters WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE",
+                                            [.text(list)])
+            var records: [String: LimitRecord] = [:]
+            for row in 0..<rows.rowCount {
+                let record = LimitRecord(count: rows.int64(row, 1), start: rows.int64(row, 2), last: rows.int64(row, 3))
+                if record != LimitRecord() { records[rows.text(row, 0)] = record }
+            }
+            let answer = update(&records)
+            for key in keys {
+                let record = records[key] ?? LimitRecord()
+                if record == LimitRecord() {
+                    _ = try connection.query("DELETE FROM limit_counters WHERE key = $1", [.text(key)])
+                } else {
+                    _ = try connection.query("UPDATE limit_counters SET count = $2, start = $3, last = $4 WHERE key = $1",
+                                             [.text(key), .int(record.count), .int(record.start), .int(record.last)])
+                }
+            }
+            return answer
+        }
+        if engine.limitUpdates.add(1, ordering: .relaxed).newValue % Self.pruneEvery == 0 {
+            _ = try? engine.withAux { connection in
+                try connection.query("DELETE FROM limit_counters WHERE last < $1 AND start < $1", [.int(now - keepSeconds)])
+            }
+        }
+        return result
+    }
+}

@@ -124,6 +124,67 @@ enum PostgresSchema {
             created     bigserial NOT NULL
         );
         """,
+        // 2: rate-limit counters every node shares (sign-in and sign-up limits).
+        """
+        CREATE TABLE limit_counters (
+            key   text PRIMARY KEY,
+            count bigint NOT NULL,
+            start bigint NOT NULL,               -- s
+            last  bigint NOT NULL                -- s
+        );
+        CREATE INDEX limit_counters_last ON limit_counters(last);
+        """,
+        // 3: one write applied in one round trip (BENCHMARKS.md, issue 17: eight statements
+        // per write made the writer wait on the network). Counts the rows the write replaces
+        // (up to max_replace + 1: -1 when over, and nothing is changed), deletes what its
+        // entries replace (and leaves at ancestor paths of entries with a value), inserts
+        // the new leaves and priorities, and logs the change as number seq.
+        """
+        CREATE FUNCTION hearth_apply(
+            entries text[], ancestors text[], max_replace bigint,
+            leaf_paths text[], leaf_kinds smallint[], leaf_ints bigint[], leaf_doubles float8[], leaf_strings text[],
+            prio_paths text[], prio_kinds smallint[], prio_ints bigint[], prio_doubles float8[], prio_strings text[],
+            change_seq bigint, change_path text, change_kind text, change_data text, change_at bigint
+        ) RETURNS bigint LANGUAGE plpgsql AS $$
+        DECLARE
+            n bigint := 0;
+            p text;
+        BEGIN
+            FOREACH p IN ARRAY entries LOOP
+                IF p = '' THEN
+                    n := n + (SELECT count(*) FROM (SELECT 1 FROM nodes LIMIT max_replace + 1 - n) AS s);
+                ELSE
+                    n := n + (SELECT count(*) FROM (SELECT 1 FROM nodes WHERE path = p
+                              OR (path >= p || '/' AND path < p || '0') LIMIT max_replace + 1 - n) AS s);
+                END IF;
+                IF n > max_replace THEN RETURN -1; END IF;
+            END LOOP;
+            FOREACH p IN ARRAY entries LOOP
+                IF p = '' THEN
+                    DELETE FROM nodes;
+                    DELETE FROM priorities;
+                ELSE
+                    DELETE FROM nodes WHERE path = p OR (path >= p || '/' AND path < p || '0');
+                    DELETE FROM priorities WHERE path = p OR (path >= p || '/' AND path < p || '0');
+                END IF;
+            END LOOP;
+            IF cardinality(ancestors) > 0 THEN
+                DELETE FROM nodes WHERE path = ANY(ancestors);
+            END IF;
+            IF cardinality(leaf_paths) > 0 THEN
+                INSERT INTO nodes(path, kind, ival, dval, sval)
+                SELECT * FROM unnest(leaf_paths, leaf_kinds, leaf_ints, leaf_doubles, leaf_strings);
+            END IF;
+            IF cardinality(prio_paths) > 0 THEN
+                INSERT INTO priorities(path, kind, ival, dval, sval)
+                SELECT * FROM unnest(prio_paths, prio_kinds, prio_ints, prio_doubles, prio_strings)
+                ON CONFLICT (path) DO UPDATE SET kind = excluded.kind, ival = excluded.ival, dval = excluded.dval, sval = excluded.sval;
+            END IF;
+            INSERT INTO changes(seq, path, kind, data, at) VALUES (change_seq, change_path, change_kind, change_data, change_at);
+            RETURN n;
+        END
+        $$;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -120,7 +120,11 @@ public final class HearthService: Sendable {
         do {
             // What became of each email action's mail: logged without its address or link
             // (the link holds the code).
-            auth = try AuthContext.make(engine: store, settings: configuration.auth)
+            var settings = configuration.auth
+            // Another node may disable a user or revoke their tokens at any moment: every
+            // check reads the user's status from the database (issue 17).
+            if store.isShared { settings.userStatusCacheSeconds = 0 }
+            auth = try AuthContext.make(engine: store, settings: settings)
                 .withMail(configuration.auth, clock: WallClock.milliseconds) { [logger] message, outcome in
                     switch outcome {
                     case .sent(let attempts): logger.info("email action mail sent (\(message.subject.split(separator: " ").prefix(2).joined(separator: " ")), \(attempts) attempt(s))")

@@ -494,6 +494,8 @@ extension SQLiteTreeStore: StorageEngine {
     public var consoleRecords: any ConsoleRecords { console }
     public var onDisconnectRecords: any OnDisconnectRecords { SQLiteOnDisconnectStore(store: self) }
     public var signingKeys: any SigningKeyStore { FileKeyStore(directory: directory + "/keys") }
+    /// One process: its own memory counts every attempt.
+    public var limitCounters: (any LimitCounters)? { nil }
 
     /// The database file with its write-ahead log.
     public func storageBytes() -> Int64? {

@@ -84,6 +84,9 @@ public protocol StorageEngine: TreeStore {
     var consoleRecords: any ConsoleRecords { get }
     var onDisconnectRecords: any OnDisconnectRecords { get }
     var signingKeys: any SigningKeyStore { get }
+    /// Rate-limit counters every node shares; nil when the process's own memory is the
+    /// only place attempts arrive (one node).
+    var limitCounters: (any LimitCounters)? { get }
 
     /// Runs `body` on one consistent state of the tree, blocking the caller (tools, the CLI).
     func readSync<T>(_ body: (any TreeView) throws -> T) throws -> T
@@ -149,4 +152,25 @@ public protocol SigningKeyStore: Sendable {
     func add(kid: String, privateKey: String) throws
     /// Whether a key named `kid` is stored (a rotation elsewhere), cheaply.
     func contains(kid: String) -> Bool
+}
+
+/// One rate-limit counter (a window's start and count, or failures and the last one).
+/// A record equal to `LimitRecord()` is an absent one.
+public struct LimitRecord: Sendable, Equatable {
+    public var count: Int64
+    public var start: Int64
+    public var last: Int64
+    public init(count: Int64 = 0, start: Int64 = 0, last: Int64 = 0) {
+        (self.count, self.start, self.last) = (count, start, last)
+    }
+}
+
+/// Rate-limit counters shared by every node (issue 17), so a limit holds for the whole
+/// deployment, not per node.
+public protocol LimitCounters: Sendable {
+    /// Applies `update` to the records of `keys` atomically across nodes (absent ones are
+    /// `LimitRecord()`), stores what it leaves (a record set back to `LimitRecord()` is
+    /// removed), and returns its result. `now` (seconds) lets stale records be pruned:
+    /// none older than `keepSeconds` is needed.
+    func update<R>(_ keys: [String], now: Int64, keepSeconds: Int64, _ update: (inout [String: LimitRecord]) -> R) throws -> R
 }

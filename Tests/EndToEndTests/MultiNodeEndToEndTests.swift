@@ -177,3 +177,24 @@ import Testing
         #expect(try curl("GET", nodes[2].baseURL + "/open/presence/me/cancelled.json").body == "null")
     }
 }
+
+/// What one node decides about a user holds on the others at once (issue 17: no
+/// per-node cache of a user's status).
+@Suite(.enabled(if: PostgresTests.enabled)) struct MultiNodeAccountsEndToEndTests {
+    @Test func aUserDisabledThroughOneNodeIsRefusedByTheOthersAtOnce() throws {
+        let rules = #"{"rules": {"users": {"$uid": {".read": "auth.uid === $uid", ".write": "auth.uid === $uid"}}}}"#
+        let nodes = try MultiNodeEndToEndTests.Nodes(rules: rules)
+        let signUp = try curl("POST", nodes[0].baseURL + "/v1/accounts:signUp", body: "{}", headers: ["Content-Type: application/json"])
+        let body = json(signUp.body) as? [String: Any]
+        let uid = try #require(body?["localId"] as? String), token = try #require(body?["idToken"] as? String)
+        let auth = "Authorization: Bearer \(token)"
+        #expect(try curl("PUT", nodes[1].baseURL + "/users/\(uid)/note.json", body: #""hi""#, headers: [auth]).status == 200)
+        #expect(try curl("GET", nodes[2].baseURL + "/users/\(uid)/note.json", headers: [auth]).status == 200)
+        // Disabled by an operator (the same setting as serve: --store), not through a node.
+        let disabled = try run(HearthProcess.binaryPath, ["users", "disable", uid, "--store", nodes.url])
+        #expect(disabled.status == 0, "\(disabled.output)")
+        for node in 0..<3 {
+            #expect(try curl("GET", nodes[node].baseURL + "/users/\(uid)/note.json", headers: [auth]).status == 401, "node \(node)")
+        }
+    }
+}

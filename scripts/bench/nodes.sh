@@ -25,13 +25,14 @@ build_hearth
 ulimit -n "$(ulimit -Hn)"
 
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-PGDIR=$WORK/pg
-mkdir -p "$PGDIR"; [ "$(id -u)" = 0 ] && chown postgres "$PGDIR"
+# Its own folder: $WORK is private to this user, and the server may run as `postgres`.
+PGDIR=$(mktemp -d "${TMPDIR:-/tmp}/hearth-bench-pg.XXXXXX")
+if [ "$(id -u)" = 0 ]; then chown postgres "$PGDIR"; fi
 PGPORT=$(free_port)
 as_pg "$PG_BINDIR/initdb" -D "$PGDIR/data" -U admin --auth=trust -E UTF8 --locale=C >/dev/null
 as_pg "$PG_BINDIR/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/log" -w \
   -o "-c listen_addresses=127.0.0.1 -p $PGPORT -k $PGDIR -c max_connections=300" start >/dev/null
-trap 'as_pg "$PG_BINDIR/pg_ctl" -D "$PGDIR/data" -m immediate stop >/dev/null 2>&1 || true; bench_cleanup' EXIT
+trap 'as_pg "$PG_BINDIR/pg_ctl" -D "$PGDIR/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$PGDIR"; bench_cleanup' EXIT
 psql_admin() { psql -q -h 127.0.0.1 -p "$PGPORT" -U admin -d postgres -v ON_ERROR_STOP=1 "$@"; }
 psql_admin -c "CREATE ROLE hearth LOGIN PASSWORD 'hearth'"
 
@@ -94,7 +95,7 @@ import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 def med(values):
     values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
+    return round(statistics.median(values), 1) if values else None
 base = med([r["writes_per_s"] for r in rows if r["mode"] == "writes" and r["engine"] == "sqlite"])
 print("| store | nodes | writes/s (median) | vs SQLite | write p50 / p99 ms | fan-out local p50 / p99 ms | fan-out remote p50 / p99 ms | delivered % |")
 print("|---|---|---|---|---|---|---|---|")

@@ -45,13 +45,15 @@ struct AuthContext: Sendable {
                                      settings: settings, hasher: hasher, clock: clock,
                                      serviceAccounts: try settings.customTokenServiceAccounts.map(Self.loadServiceAccount))
         let seconds: @Sendable () -> Int64 = { clock() / 1000 }
+        // Several nodes count attempts in the database, so a limit holds for them all.
+        let shared = engine.limitCounters
         return AuthContext(
             service: service, authenticator: Authenticator(service: service, acceptEmulatorOwner: settings.acceptEmulatorOwner),
             pool: HashingPool(width: hashingPoolWidth, maxBacklog: hashingBacklog),
             work: DispatchQueue(label: "hearth.auth.work", attributes: .concurrent),
-            perAddress: RateLimiter(limit: settings.signInAttemptsPerMinute, clock: seconds),
-            perAccount: RateLimiter(limit: settings.signInAttemptsPerMinute, clock: seconds),
-            throttle: SignInThrottle(clock: seconds))
+            perAddress: RateLimiter(limit: settings.signInAttemptsPerMinute, clock: seconds, shared: shared, name: "address"),
+            perAccount: RateLimiter(limit: settings.signInAttemptsPerMinute, clock: seconds, shared: shared, name: "account"),
+            throttle: SignInThrottle(clock: seconds, shared: shared))
     }
 
     /// Why the mail settings cannot be used (the server does not start).

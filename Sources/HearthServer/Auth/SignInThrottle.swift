@@ -1,3 +1,4 @@
+import HearthStore
 import Synchronization
 
 /// Password guessing slowed without locking the owner out (issue 15, point 6).
@@ -46,11 +47,22 @@ public final class SignInThrottle: Sendable {
     private let state = Mutex(State())
     private let clock: @Sendable () -> Int64
     let maxTrackedKeys: Int
+    /// Counters every node shares (issue 17); nil: this process's memory.
+    private let shared: (any LimitCounters)?
 
-    /// - Parameter clock: seconds; injected so tests need no sleeps.
-    public init(maxTrackedKeys: Int = defaultMaxTrackedKeys, clock: @escaping @Sendable () -> Int64) {
+    /// - Parameters:
+    ///   - clock: seconds; injected so tests need no sleeps.
+    ///   - shared: counters shared by several nodes.
+    public init(maxTrackedKeys: Int = defaultMaxTrackedKeys, clock: @escaping @Sendable () -> Int64, shared: (any LimitCounters)? = nil) {
         self.clock = clock
         self.maxTrackedKeys = maxTrackedKeys
+        self.shared = shared
+    }
+
+    /// The shared counters' keys of a pair and an account.
+    private static func sharedKeys(_ account: String, _ address: String) -> (pair: String, account: String) {
+        // U+0001, not `pairKey`'s NUL: PostgreSQL text cannot hold NUL.
+        ("throttle:pair:" + account + "\u{1}" + address, "throttle:account:" + account)
     }
 
     static func pairKey(_ account: String, _ address: String) -> String { account + "\u{0}" + address }
@@ -66,34 +78,66 @@ public final class SignInThrottle: Sendable {
     /// counted as a failure until `succeeded`), else the seconds until one may.
     public func attempt(account: String, address: String) -> Int? {
         let now = clock()
+        if let shared {
+            let keys = Self.sharedKeys(account, address)
+            return try? shared.update([keys.pair, keys.account], now: now, keepSeconds: Self.failureMemorySeconds) { records in
+                let stored = (records[keys.pair] ?? LimitRecord(), records[keys.account] ?? LimitRecord())
+                var pair = Pair(failures: Int(stored.0.count), last: stored.0.last)
+                var acct = Account(failures: Int(stored.1.count), last: stored.1.last)
+                let wait = Self.decide(pair: &pair, account: &acct, now: now)
+                records[keys.pair] = LimitRecord(count: Int64(pair.failures), start: 0, last: pair.last)
+                records[keys.account] = LimitRecord(count: Int64(acct.failures), start: 0, last: acct.last)
+                return wait
+            } ?? nil
+        }
         let key = Self.pairKey(account, address)
         return state.withLock { state in
             Self.bound(&state, now: now, max: maxTrackedKeys)
             var pair = state.pairs[key] ?? Pair()
-            if pair.failures > 0 && now - pair.last >= Self.failureMemorySeconds { pair = Pair() }
             var acct = state.accounts[account] ?? Account()
-            if acct.failures > 0 && now - acct.last >= Self.failureMemorySeconds { acct = Account() }
-            var until = pair.last + Self.backoff(beyond: pair.failures - Self.freeFailures + 1)
-            if pair.failures > 0 && acct.failures >= Self.accountFailureThreshold {
-                let step = (acct.failures - Self.accountFailureThreshold) / Self.accountFailureStep + 1
-                until = max(until, pair.last + Self.backoff(beyond: step))
+            let wait = Self.decide(pair: &pair, account: &acct, now: now)
+            if wait == nil {
+                state.pairs[key] = pair
+                state.accounts[account] = acct
             }
-            if pair.failures >= Self.freeFailures || (pair.failures > 0 && acct.failures >= Self.accountFailureThreshold), until > now {
-                return Int(until - now)
-            }
-            pair.failures += 1
-            pair.last = now
-            acct.failures += 1
-            acct.last = now
-            state.pairs[key] = pair
-            state.accounts[account] = acct
-            return nil
+            return wait
         }
+    }
+
+    /// The rule for one attempt: nil when it may go ahead (then counted in `pair` and
+    /// `account`), else the seconds until one may.
+    private static func decide(pair: inout Pair, account acct: inout Account, now: Int64) -> Int? {
+        if pair.failures > 0 && now - pair.last >= Self.failureMemorySeconds { pair = Pair() }
+        if acct.failures > 0 && now - acct.last >= Self.failureMemorySeconds { acct = Account() }
+        var until = pair.last + Self.backoff(beyond: pair.failures - Self.freeFailures + 1)
+        if pair.failures > 0 && acct.failures >= Self.accountFailureThreshold {
+            let step = (acct.failures - Self.accountFailureThreshold) / Self.accountFailureStep + 1
+            until = max(until, pair.last + Self.backoff(beyond: step))
+        }
+        if pair.failures >= Self.freeFailures || (pair.failures > 0 && acct.failures >= Self.accountFailureThreshold), until > now {
+            return Int(until - now)
+        }
+        pair.failures += 1
+        pair.last = now
+        acct.failures += 1
+        acct.last = now
+        return nil
     }
 
     /// The attempt was right: the pair's failures are forgotten, and the account's count
     /// loses the one the attempt added.
     public func succeeded(account: String, address: String) {
+        if let shared {
+            let keys = Self.sharedKeys(account, address)
+            _ = try? shared.update([keys.pair, keys.account], now: clock(), keepSeconds: Self.failureMemorySeconds) { records in
+                records[keys.pair] = nil
+                if var acct = records[keys.account] {
+                    acct.count = max(0, acct.count - 1)
+                    records[keys.account] = acct.count == 0 ? nil : acct
+                }
+            }
+            return
+        }
         state.withLock { state in
             state.pairs[Self.pairKey(account, address)] = nil
             if var acct = state.accounts[account] {
