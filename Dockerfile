@@ -9,9 +9,10 @@
 
 # ---- build: the official Swift toolchain image, the same Swift as CI's (6.3.1) ----
 FROM swift:6.3.1-bookworm AS build
-# libsqlite3-dev is already in the image; libssl-dev (libcrypto's headers) is not.
+# libsqlite3-dev is already in the image; libssl-dev (libcrypto's headers) and libpq-dev
+# (PostgreSQL's client, for the PostgreSQL engine) are not.
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-dev libssl-dev \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-dev libssl-dev libpq-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Dependencies first, so this layer stays cached while only the sources change.
@@ -28,12 +29,12 @@ RUN install -D -m 0755 "$(swift build -c release --static-swift-stdlib --product
  && install -D -m 0755 scripts/docker-healthcheck.sh /staging/usr/local/bin/hearth-healthcheck \
  && install -D -m 0644 rules.json /staging/etc/hearth/rules.json
 
-# ---- run: Debian slim plus the C libraries Hearth links (sqlite3, libcrypto, libssl) ----
+# ---- run: Debian slim plus the C libraries Hearth links (sqlite3, libcrypto, libssl, libpq) ----
 FROM debian:bookworm-slim
 # libssl3 carries libcrypto.so.3 and libssl.so.3. ca-certificates: the authorities that
 # verify an smtp+starttls:// mail server (the only outgoing TLS Hearth makes).
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-0 libssl3 ca-certificates \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-0 libssl3 libpq5 ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 # A fixed, unprivileged uid/gid (10001), so a bind-mounted data directory can be chowned
 # to it on the host: `chown -R 10001:10001 /srv/hearth-data`. A named volume is created

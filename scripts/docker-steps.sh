@@ -38,8 +38,17 @@ ALLOWED_LIBS=(
   libstdc++.so.6 libgcc_s.so.1                               # libstdc++6, libgcc-s1 (base image)
   libsqlite3.so.0                                            # libsqlite3-0 (run stage installs)
   libcrypto.so.3 libssl.so.3                                 # libssl3 (run stage installs)
+  libpq.so.5                                                 # libpq5 (run stage installs; the PostgreSQL engine)
+  # libpq5's own dependencies (Kerberos, LDAP, SASL, GnuTLS), installed with it:
+  libgssapi_krb5.so.2 libkrb5.so.3 libk5crypto.so.3 libkrb5support.so.0 libcom_err.so.2 libkeyutils.so.1
+  libldap-2.5.so.0 liblber-2.5.so.0 libsasl2.so.2 libresolv.so.2
+  libgnutls.so.30 libp11-kit.so.0 libidn2.so.0 libunistring.so.2 libtasn1.so.6 libnettle.so.8 libhogweed.so.6
+  libgmp.so.10 libffi.so.8
 )
 BASE_LIB_PACKAGES=(libc6 libstdc++6 libgcc-s1)
+# The packages apt installs with libpq5 (its Depends, recursively) that own libraries above.
+LIBPQ_DEPENDENCY_PACKAGES=(libgssapi-krb5-2 libkrb5-3 libk5crypto3 libkrb5support0 libcom-err2 libkeyutils1
+  libldap-2.5-0 libsasl2-2 libgnutls30 libp11-kit0 libidn2-0 libunistring2 libtasn1-6 libnettle8 libhogweed6 libgmp10 libffi8)
 STOP_TIMEOUT=20   # what docs/deploying.md tells `docker stop -t` / --stop-timeout
 
 say() { printf '== %s\n' "$*"; }
@@ -491,7 +500,7 @@ done
 # 3: shared libraries.
 # ---------------------------------------------------------------------------------------
 phase "shared libraries (ldd inside the run image)"
-allowed_packages=("${BASE_LIB_PACKAGES[@]}" "${RUN_APT_PACKAGES[@]}")
+allowed_packages=("${BASE_LIB_PACKAGES[@]}" "${RUN_APT_PACKAGES[@]}" "${LIBPQ_DEPENDENCY_PACKAGES[@]}")
 dpkg_owner() {   # the package that installed a library file in the root (usrmerge aware)
   local path=$1 real
   real=$(chroot "$ROOT" readlink -f "$path")

@@ -152,10 +152,13 @@ enum PostgresSchema {
         BEGIN
             FOREACH p IN ARRAY entries LOOP
                 IF p = '' THEN
-                    n := n + (SELECT count(*) FROM (SELECT 1 FROM nodes LIMIT max_replace + 1 - n) AS s);
+                    n := n + (SELECT count(*) FROM (SELECT 1 FROM nodes LIMIT greatest(0, max_replace + 1 - n)) AS s);
                 ELSE
-                    n := n + (SELECT count(*) FROM (SELECT 1 FROM nodes WHERE path = p
-                              OR (path >= p || '/' AND path < p || '0') LIMIT max_replace + 1 - n) AS s);
+                    -- Two index probes: the node itself, and the range of its descendants
+                    -- (an OR of both made the planner scan the table).
+                    n := n + (SELECT count(*) FROM nodes WHERE path = p);
+                    n := n + (SELECT count(*) FROM (SELECT 1 FROM nodes WHERE path >= p || '/' AND path < p || '0'
+                              LIMIT greatest(0, max_replace + 1 - n)) AS s);
                 END IF;
                 IF n > max_replace THEN RETURN -1; END IF;
             END LOOP;
@@ -164,8 +167,10 @@ enum PostgresSchema {
                     DELETE FROM nodes;
                     DELETE FROM priorities;
                 ELSE
-                    DELETE FROM nodes WHERE path = p OR (path >= p || '/' AND path < p || '0');
-                    DELETE FROM priorities WHERE path = p OR (path >= p || '/' AND path < p || '0');
+                    DELETE FROM nodes WHERE path = p;
+                    DELETE FROM nodes WHERE path >= p || '/' AND path < p || '0';
+                    DELETE FROM priorities WHERE path = p;
+                    DELETE FROM priorities WHERE path >= p || '/' AND path < p || '0';
                 END IF;
             END LOOP;
             IF cardinality(ancestors) > 0 THEN

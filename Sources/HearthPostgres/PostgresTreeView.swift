@@ -100,10 +100,10 @@ struct PostgresTreeView: TreeView {
         if path.isRoot {
             return try connection.query("SELECT 1 FROM nodes LIMIT 1").rowCount > 0
         }
+        if try leaf(at: path) != nil { return true }
         let range = TreeKeys.descendantRange(path.storageKey)
-        return try connection.query(
-            "SELECT 1 FROM nodes WHERE path = $1 OR (path >= $2 AND path < $3) LIMIT 1",
-            [.text(path.storageKey), .text(range.lower), .text(range.upper)]).rowCount > 0
+        return try connection.query("SELECT 1 FROM nodes WHERE path >= $1 AND path < $2 LIMIT 1",
+                                    [.text(range.lower), .text(range.upper)]).rowCount > 0
     }
 
     func lastChangeSeq() throws(StoreError) -> Int64 {
@@ -148,8 +148,10 @@ struct PostgresTreeView: TreeView {
         } else {
             let key = path.storageKey
             let range = TreeKeys.descendantRange(key)
-            result = try connection.query("SELECT path, \(Self.leafColumns) FROM priorities WHERE path = $1 OR (path >= $2 AND path < $3)",
-                                          [.text(key), .text(range.lower), .text(range.upper)])
+            result = try connection.query("""
+                SELECT path, \(Self.leafColumns) FROM priorities WHERE path = $1
+                UNION ALL SELECT path, \(Self.leafColumns) FROM priorities WHERE path >= $2 AND path < $3
+                """, [.text(key), .text(range.lower), .text(range.upper)])
             prefix = key.utf8.count
         }
         for row in 0..<result.rowCount {
