@@ -1,4 +1,7 @@
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
 import HearthJSON
 import HearthServer
 import HearthStore
@@ -33,6 +36,10 @@ struct Copy: ParsableCommand {
             throw ValidationError(error.description)
         }
         guard source != destination else { throw ValidationError("--from and --to are the same store") }
+        // Opening a SQLite store creates it: a mistyped source would copy nothing.
+        if case .sqlite(let directory) = source, access(directory + "/" + SQLiteTreeStore.fileName, F_OK) != 0 {
+            throw Tool.fail("no SQLite store in \(directory) (no \(SQLiteTreeStore.fileName))")
+        }
         try Tool.run {
             let input = try Engines.open(source)
             defer { input.close() }

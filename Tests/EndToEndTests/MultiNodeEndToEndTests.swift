@@ -198,3 +198,44 @@ import Testing
         }
     }
 }
+
+/// `hearth copy` moves a SQLite store to PostgreSQL with nobody signed out (issue 17).
+@Suite(.enabled(if: PostgresTests.enabled)) struct StoreCopyEndToEndTests {
+    @Test func aCopiedStoreServesTheSameDataAccountsAndTokens() throws {
+        let dir = TemporaryDirectory()
+        let rules = #"{"rules": {"users": {"$uid": {".read": "auth.uid === $uid", ".write": "auth.uid === $uid"}}, "open": {".read": true, ".write": true}}}"#
+        let old = try HearthProcess.serve(dataDirectory: dir.path, rules: rules, environment: ["HEARTH_STORE": "sqlite:" + dir.path])
+        let signUp = try curl("POST", old.baseURL + "/v1/accounts:signUp", body: #"{"email":"ada@example.com","password":"correct horse","returnSecureToken":true}"#,
+                              headers: ["Content-Type: application/json"])
+        let account = json(signUp.body) as? [String: Any]
+        let uid = try #require(account?["localId"] as? String)
+        let idToken = try #require(account?["idToken"] as? String), refresh = try #require(account?["refreshToken"] as? String)
+        #expect(try curl("PUT", old.baseURL + "/users/\(uid)/favorites.json", body: #"{"oslo":{"name":"Oslo","note":"fjord"}}"#,
+                         headers: ["Authorization: Bearer \(idToken)"]).status == 200)
+        #expect(try curl("PUT", old.baseURL + "/open/ranked.json", body: #"{"a":{".value":1,".priority":2}}"#).status == 200)
+        old.signal(SIGTERM)
+        #expect(try old.waitForExit() == 0)
+
+        let url = try PostgresCluster.shared().makeDatabase()
+        let copied = try run(HearthProcess.binaryPath, ["copy", "--from", "sqlite:" + dir.path, "--to", url])
+        #expect(copied.status == 0, "\(copied.output)")
+        #expect(copied.output.contains("1 users, 1 refresh tokens, 1 signing keys"), "\(copied.output)")
+        // A second copy into the same database is refused: it is not empty.
+        let again = try run(HearthProcess.binaryPath, ["copy", "--from", "sqlite:" + dir.path, "--to", url])
+        #expect(again.status != 0)
+
+        let nodeDir = TemporaryDirectory()
+        let node = try HearthProcess.serve(dataDirectory: nodeDir.path, rules: rules, environment: ["HEARTH_STORE": url])
+        // The ID token issued before the move verifies (the keys moved), the data is there.
+        let read = try curl("GET", node.baseURL + "/users/\(uid)/favorites/oslo/note.json", headers: ["Authorization: Bearer \(idToken)"])
+        #expect(read.status == 200 && read.body == #""fjord""#, "\(read.status) \(read.body)")
+        #expect(try curl("GET", node.baseURL + "/open/ranked.json?format=export").body == #"{"a":{".priority":2,".value":1}}"#)
+        // The refresh token still works, and so does the password.
+        let refreshed = try curl("POST", node.baseURL + "/v1/token", body: "grant_type=refresh_token&refresh_token=\(refresh)",
+                                 headers: ["Content-Type: application/x-www-form-urlencoded"])
+        #expect(refreshed.status == 200, "\(refreshed.body)")
+        let signIn = try curl("POST", node.baseURL + "/v1/accounts:signInWithPassword",
+                              body: #"{"email":"ada@example.com","password":"correct horse","returnSecureToken":true}"#, headers: ["Content-Type: application/json"])
+        #expect(signIn.status == 200, "\(signIn.body)")
+    }
+}
