@@ -41,6 +41,9 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     private let lease: NodeLease
 
     private let pending: PendingWrites
+    private let indexes = PostgresIndexMaintainer()  // confined to writerQueue
+    /// Index builds asked for and not yet done ("location\u{0}spec").
+    private let indexRequests = Mutex<Set<String>>([])
     private typealias PendingWrite = PendingWrites.Write
     private var writesSinceTrim = 0  // confined to writerQueue
 
@@ -107,21 +110,28 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
         let slot = readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]
+        let missing = missingIndex
         slot.queue.async {
-            completion(Result { try slot.withConnection { connection in try Self.inSnapshot(connection, body) } })
+            completion(Result { try slot.withConnection { connection in try Self.inSnapshot(connection, missing: missing, body) } })
         }
     }
 
     public func readSync<T>(_ body: (any TreeView) throws -> T) throws -> T {
         let slot = readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]
-        return try slot.queue.sync { try slot.withConnection { connection in try Self.inSnapshot(connection, body) } }
+        let missing = missingIndex
+        return try slot.queue.sync { try slot.withConnection { connection in try Self.inSnapshot(connection, missing: missing, body) } }
+    }
+
+    /// Asks this node's writer to build an index a reader's query would have used.
+    private var missingIndex: @Sendable (DataPath, String) -> Void {
+        { [weak self] path, spec in self?.requestIndex(at: path, spec: spec) }
     }
 
     /// `body` on one snapshot of the database (REPEATABLE READ, read only).
-    static func inSnapshot<T>(_ connection: PGConnection, _ body: (any TreeView) throws -> T) throws -> T {
+    static func inSnapshot<T>(_ connection: PGConnection, missing: ((DataPath, String) -> Void)? = nil, _ body: (any TreeView) throws -> T) throws -> T {
         try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         do {
-            let result = try body(PostgresTreeView(connection: connection))
+            let result = try body(PostgresTreeView(connection: connection, onMissingIndex: missing))
             try connection.execute("COMMIT")
             return result
         } catch {
@@ -196,6 +206,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
             try connection.execute("BEGIN")
             // The row lock that orders every node's write transactions (see the type's doc).
             last = try connection.query("UPDATE hearth_meta SET value = value WHERE key = 'last_seq' RETURNING value").int64(0, 0)
+            try indexes.refresh(connection)
             for item in batch {
                 let result = applyOne(item, connection: connection, view: view, time: time, seq: last + 1)
                 // A store failure aborted the transaction: nothing of the batch commits.
@@ -210,6 +221,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
             try connection.execute("COMMIT")
         } catch {
             try? connection.execute("ROLLBACK")
+            indexes.invalidate()
             for item in batch { item.completion(.failure(.store(error))) }
             return
         }
@@ -242,6 +254,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
             if try PostgresTreeWriter.apply(operation, as: change, maxReplaced: options.maxNodesPerWrite, connection: connection) < 0 {
                 throw WriteFailure.tooLarge(.replaces(limit: options.maxNodesPerWrite))
             }
+            for entry in operation.entries { try indexes.written(entry.path, connection: connection) }
             change.unchangedBelow = try watched.unchanged(on: view)
             return .success((change, operation))
         } catch let failure as WriteFailure {
@@ -249,6 +262,39 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         } catch {
             return .failure(.store(error as? StoreError ?? .corrupt("unexpected error")))
         }
+    }
+
+    // MARK: Query indexes
+
+    /// Asks the writer to build the index of `path` by `spec` (deduplicated; in its own
+    /// transaction under the ordering lock, between write batches).
+    func requestIndex(at path: DataPath, spec: String) {
+        let id = path.storageKey + "\u{0}" + spec
+        guard indexRequests.withLock({ $0.insert(id).inserted }) else { return }
+        writerQueue.async {
+            defer { _ = self.indexRequests.withLock { $0.remove(id) } }
+            guard let connection = try? self.writerConnection() else { return }
+            do throws(StoreError) {
+                try connection.execute("BEGIN")
+                _ = try connection.query("UPDATE hearth_meta SET value = value WHERE key = 'last_seq'")
+                try self.indexes.refresh(connection)
+                guard self.indexes.count < SQLiteTreeStore.maxQueryIndexes else {
+                    try connection.execute("ROLLBACK")
+                    return
+                }
+                try self.indexes.build(location: path, spec: spec, connection: connection)
+                try connection.execute("COMMIT")
+            } catch {
+                try? connection.execute("ROLLBACK")
+                self.indexes.invalidate()
+            }
+        }
+    }
+
+    /// Builds the index now (tests, tools); returns when it is built.
+    public func buildQueryIndex(at path: DataPath, spec: String) {
+        requestIndex(at: path, spec: spec)
+        writerQueue.sync {}
     }
 
     // MARK: Change feed

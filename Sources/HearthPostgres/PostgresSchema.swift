@@ -190,6 +190,28 @@ enum PostgresSchema {
         END
         $$;
         """,
+        // 4: query indexes (spec §1.3 `.indexOn`), as the SQLite engine's migration 3, with
+        // the ordered value as rank + number + string; `index_version` tells every node's
+        // writer when the set of built indexes changed.
+        """
+        CREATE TABLE query_index (
+            location  text COLLATE "C" NOT NULL,
+            spec      text COLLATE "C" NOT NULL,
+            rank      smallint NOT NULL,         -- QueryOrder.rank: 0 null/missing .. 5 object
+            num       numeric NOT NULL,          -- the number (exact for ints and doubles); 0 otherwise
+            str       text COLLATE "C" NOT NULL, -- the string; '' otherwise
+            key_order text COLLATE "C" NOT NULL, -- the child key in a form whose byte order is Firebase key order
+            child_key text COLLATE "C" NOT NULL,
+            PRIMARY KEY (location, spec, child_key)
+        );
+        CREATE INDEX query_index_order ON query_index(location, spec, rank, num, str, key_order);
+        CREATE TABLE query_index_built (
+            location text COLLATE "C" NOT NULL,
+            spec     text COLLATE "C" NOT NULL,
+            PRIMARY KEY (location, spec)
+        );
+        INSERT INTO hearth_meta(key, value) VALUES ('index_version', 0);
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -6,6 +6,16 @@ import HearthStore
 /// writes). The same row layout as the SQLite engine (one row per leaf, DESIGN.md §4).
 struct PostgresTreeView: TreeView {
     let connection: PGConnection
+    /// Hears of a query an index would have served (readers pass the engine's request to
+    /// build it; the writer's and the feed's views pass nothing).
+    var onMissingIndex: ((DataPath, String) -> Void)? = nil
+
+    /// From its index when one is built (`PostgresQueryIndex`), else in memory.
+    func query(_ query: TreeQuery, at path: DataPath) throws(StoreError) -> JSONValue {
+        if let indexed = try PostgresQueryIndex.query(query, at: path, view: self) { return indexed }
+        if let spec = QueryIndex.spec(of: query.orderBy), query.limit != nil { onMissingIndex?(path, spec) }
+        return query.apply(to: query.orderBy == .priority ? try exportValue(at: path) : try value(at: path))
+    }
 
     static let leafColumns = "kind, ival, dval, sval"
 

@@ -9,10 +9,10 @@ import HearthJSON
 /// it in step with every write, in the same transaction, and queries read it. A write that
 /// replaces an indexed location or one of its ancestors drops the index (rebuilt on the
 /// next query).
-enum QueryIndex {
+package enum QueryIndex {
     /// The spec string of a query order, or nil when the order has no index (`$key` and
     /// `$priority` need none, spec §1.3).
-    static func spec(of order: TreeQuery.OrderBy) -> String? {
+    package static func spec(of order: TreeQuery.OrderBy) -> String? {
         switch order {
         case .value: return ".value"
         case .child(let path): return path.storageKey
@@ -44,7 +44,7 @@ enum QueryIndex {
     /// 32-bit integer keys first, numerically (then shorter first), then the rest. Ties
     /// between other keys are by UTF-8 bytes here (code point order); Firebase compares
     /// UTF-16 units, which differs only between U+E000–U+FFFF and astral characters.
-    static func keyOrder(_ key: String) -> String {
+    package static func keyOrder(_ key: String) -> String {
         if let n = FirebaseKeyOrder.int32Value(key) {
             let offset = Int64(n) - Int64(Int32.min)  // 0 ... 2^32-1
             var digits = String(offset)

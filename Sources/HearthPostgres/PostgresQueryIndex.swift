@@ -1,0 +1,182 @@
+import HearthJSON
+import HearthStore
+
+/// Query indexes in the shared database (spec §1.3 `.indexOn`; the SQLite engine's
+/// `QueryIndex`, issue 17): for a location and an order, one `query_index` row per child
+/// with its ordered value, so `orderBy` + a limit reads a handful of rows.
+///
+/// Built lazily, as on SQLite: the first limited query on a location is answered from the
+/// data and asks this node's writer to build the index (under the ordering lock, so no
+/// write slips between the build's read and its commit). From then on every node's writer
+/// keeps it in step in the write's own transaction. Which indexes exist is shared: a
+/// build or a drop bumps `hearth_meta.index_version`, and each writer re-reads the list
+/// when that changed, after taking the ordering lock (so it sees every build before it).
+enum PostgresQueryIndex {
+    /// The ordered value of a child as columns: rank, number (numeric text), string.
+    static func sortKey(of child: JSONValue?) -> (rank: Int64, number: String, string: String) {
+        guard let child else { return (0, "0", "") }
+        let rank = Int64(QueryOrder.rank(child))
+        switch child {
+        case .int(let i): return (rank, String(i), "")
+        case .double(let d): return (rank, PGArray.doubleText(d), "")
+        case .string(let s): return (rank, "0", s)
+        default: return (rank, "0", "")
+        }
+    }
+
+    static func sortKey(ofBound bound: JSONValue) -> (rank: Int64, number: String, string: String) {
+        if case .null = bound { return sortKey(of: nil) }
+        return sortKey(of: bound)
+    }
+
+    /// The ordered value of `location/key` under `spec`; nil when the child does not exist.
+    static func entry(_ view: any TreeView, location: DataPath, key: String, spec: String) throws(StoreError) -> (rank: Int64, number: String, string: String)? {
+        let child = DataPath(uncheckedSegments: location.segments + [key])
+        if spec == ".value" {
+            if let leaf = try view.leaf(at: child) { return sortKey(of: leaf) }
+            return try view.exists(at: child) ? (5, "0", "") : nil
+        }
+        let target = DataPath(uncheckedSegments: child.segments + spec.split(separator: "/").map(String.init))
+        if let leaf = try view.leaf(at: target) { return sortKey(of: leaf) }
+        if try view.exists(at: target) { return (5, "0", "") }
+        return try view.exists(at: child) ? (0, "0", "") : nil
+    }
+
+    static let upsertSQL = """
+        INSERT INTO query_index(location, spec, rank, num, str, key_order, child_key) VALUES ($1, $2, $3, $4::numeric, $5, $6, $7)
+        ON CONFLICT (location, spec, child_key) DO UPDATE SET rank = excluded.rank, num = excluded.num, str = excluded.str, key_order = excluded.key_order
+        """
+
+    static func upsert(_ location: String, _ spec: String, key: String, _ entry: (rank: Int64, number: String, string: String),
+                       connection: PGConnection) throws(StoreError) {
+        _ = try connection.query(upsertSQL, [.text(location), .text(spec), .int(entry.rank), .text(entry.number), .text(entry.string),
+                                             .text(QueryIndex.keyOrder(key)), .text(key)])
+    }
+
+    /// The query answered from its index, or nil when the index is not built.
+    static func query(_ query: TreeQuery, at path: DataPath, view: PostgresTreeView) throws(StoreError) -> JSONValue? {
+        guard let spec = QueryIndex.spec(of: query.orderBy), query.limit != nil else { return nil }
+        let location = path.storageKey
+        let connection = view.connection
+        guard try connection.query("SELECT 1 FROM query_index_built WHERE location = $1 AND spec = $2", [.text(location), .text(spec)]).rowCount > 0 else {
+            return nil
+        }
+        var sql = "SELECT child_key FROM query_index WHERE location = $1 AND spec = $2"
+        var arguments: [PGValue] = [.text(location), .text(spec)]
+        for (bound, isStart) in [(query.start, true), (query.end, false)] {
+            guard let bound else { continue }
+            let key = sortKey(ofBound: bound.value)
+            let op = isStart ? (bound.inclusive ? ">=" : ">") : (bound.inclusive ? "<=" : "<")
+            let n = arguments.count
+            if let tie = bound.key {
+                sql += " AND (rank, num, str, key_order) \(op) ($\(n + 1)::smallint, $\(n + 2)::numeric, $\(n + 3)::text, $\(n + 4)::text)"
+                arguments += [.int(key.rank), .text(key.number), .text(key.string), .text(QueryIndex.keyOrder(tie))]
+            } else {
+                sql += " AND (rank, num, str) \(op) ($\(n + 1)::smallint, $\(n + 2)::numeric, $\(n + 3)::text)"
+                arguments += [.int(key.rank), .text(key.number), .text(key.string)]
+            }
+        }
+        switch query.limit {
+        case .first(let n)?:
+            sql += " ORDER BY rank, num, str, key_order LIMIT $\(arguments.count + 1)"
+            arguments.append(.int(Int64(n)))
+        case .last(let n)?:
+            sql += " ORDER BY rank DESC, num DESC, str DESC, key_order DESC LIMIT $\(arguments.count + 1)"
+            arguments.append(.int(Int64(n)))
+        case nil:
+            break
+        }
+        let rows = try connection.query(sql, arguments)
+        if rows.rowCount == 0 { return .null }
+        var result: [JSONKey: JSONValue] = [:]
+        for row in 0..<rows.rowCount {
+            let key = rows.text(row, 0)
+            result[key] = try view.value(at: DataPath(uncheckedSegments: path.segments + [key]))
+        }
+        return .object(result)
+    }
+}
+
+/// The writer's side: which indexes exist (shared, versioned), building them, keeping
+/// them in step with writes. Confined to the engine's writer queue.
+final class PostgresIndexMaintainer {
+    private var built: [String: Set<String>] = [:]
+    private var maxDepth = -1
+    private var version: Int64 = -1
+
+    /// Re-reads the built indexes if another node (or a build here) changed them. Call
+    /// inside the write transaction, after the ordering lock.
+    func refresh(_ connection: PGConnection) throws(StoreError) {
+        let current = try connection.query("SELECT value FROM hearth_meta WHERE key = 'index_version'")
+        let now = current.rowCount > 0 ? current.int64(0, 0) : 0
+        if now == version { return }
+        built = [:]
+        maxDepth = -1
+        let rows = try connection.query("SELECT location, spec FROM query_index_built")
+        for row in 0..<rows.rowCount { add(rows.text(row, 0), rows.text(row, 1)) }
+        version = now
+    }
+
+    /// Forgets what it knew (after a rolled-back transaction): the next refresh re-reads.
+    func invalidate() { version = -1 }
+
+    private func add(_ location: String, _ spec: String) {
+        built[location, default: []].insert(spec)
+        maxDepth = max(maxDepth, location.isEmpty ? 0 : location.split(separator: "/", omittingEmptySubsequences: false).count)
+    }
+
+    private func bump(_ connection: PGConnection) throws(StoreError) {
+        version = try connection.query("UPDATE hearth_meta SET value = value + 1 WHERE key = 'index_version' RETURNING value").int64(0, 0)
+    }
+
+    var count: Int { built.values.reduce(0) { $0 + $1.count } }
+
+    /// Builds the index of `location` by `spec` from the data (in the caller's transaction).
+    func build(location: DataPath, spec: String, connection: PGConnection) throws(StoreError) {
+        let key = location.storageKey
+        guard !(built[key]?.contains(spec) ?? false) else { return }
+        let view = PostgresTreeView(connection: connection)
+        for child in try view.childKeys(at: location) {
+            guard let entry = try PostgresQueryIndex.entry(view, location: location, key: child, spec: spec) else { continue }
+            try PostgresQueryIndex.upsert(key, spec, key: child, entry, connection: connection)
+        }
+        _ = try connection.query("INSERT INTO query_index_built(location, spec) VALUES ($1, $2) ON CONFLICT DO NOTHING", [.text(key), .text(spec)])
+        add(key, spec)
+        try bump(connection)
+    }
+
+    /// Keeps the indexes in step with a write at `path` just applied (same transaction).
+    func written(_ path: DataPath, connection: PGConnection) throws(StoreError) {
+        if built.isEmpty { return }
+        let view = PostgresTreeView(connection: connection)
+        var prefix: [String] = []
+        for segment in path.segments {
+            let key = prefix.joined(separator: "/")
+            if let specs = built[key] {
+                let location = DataPath(uncheckedSegments: prefix)
+                for spec in specs {
+                    if let entry = try PostgresQueryIndex.entry(view, location: location, key: segment, spec: spec) {
+                        try PostgresQueryIndex.upsert(key, spec, key: segment, entry, connection: connection)
+                    } else {
+                        _ = try connection.query("DELETE FROM query_index WHERE location = $1 AND spec = $2 AND child_key = $3",
+                                                 [.text(key), .text(spec), .text(segment)])
+                    }
+                }
+            }
+            prefix.append(segment)
+        }
+        guard path.count <= maxDepth else { return }
+        let base = path.storageKey
+        let below = base + "/"
+        let dropped = built.keys.filter { location in
+            path.isRoot || location.utf8.elementsEqual(base.utf8) || location.utf8.starts(with: below.utf8)
+        }
+        if dropped.isEmpty { return }
+        for location in dropped {
+            _ = try connection.query("DELETE FROM query_index WHERE location = $1", [.text(location)])
+            _ = try connection.query("DELETE FROM query_index_built WHERE location = $1", [.text(location)])
+            built[location] = nil
+        }
+        try bump(connection)
+    }
+}
