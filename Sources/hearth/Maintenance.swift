@@ -75,12 +75,26 @@ struct ExportData: ParsableCommand {
         let location = try Tool.path(path)
         try Tool.run {
             let out = try OutputFile(path: output)
-            let summary = try TreeExport.run(directory: data.sqliteDirectory(for: "export", instead: "export from the SQLite store before copying it, or read through the REST API"), at: location) { bytes throws(MaintenanceError) in
-                try out.append(bytes)
+            let leaves: Int, bytes: Int
+            switch try data.location {
+            case .sqlite(let directory):
+                let summary = try TreeExport.run(directory: directory, at: location) { bytes throws(MaintenanceError) in
+                    try out.append(bytes)
+                }
+                (leaves, bytes) = (summary.leaves, summary.bytes)
+            case .postgres:
+                // Through the engine, from one snapshot; the value is built in memory (a
+                // PostgreSQL store has no streaming export), members in no fixed order.
+                let store = try data.openEngine()
+                defer { store.close() }
+                let value = try store.readSync { try $0.value(at: location) }
+                let text = JSONWriter.write(value)
+                try out.append(text)
+                (leaves, bytes) = (WriteSize.rows(in: value, limit: Int.max - 1), text.count)
             }
             try out.append(Array("\n".utf8))
             try out.commit()
-            if let output { print("exported \(summary.leaves) leaves (\(summary.bytes) bytes) at \(location) to \(output)") }
+            if let output { print("exported \(leaves) leaves (\(bytes) bytes) at \(location) to \(output)") }
         }
     }
 }

@@ -237,5 +237,9 @@ import Testing
         let signIn = try curl("POST", node.baseURL + "/v1/accounts:signInWithPassword",
                               body: #"{"email":"ada@example.com","password":"correct horse","returnSecureToken":true}"#, headers: ["Content-Type: application/json"])
         #expect(signIn.status == 200, "\(signIn.body)")
+        // `hearth export` reads a PostgreSQL store through the engine.
+        let exported = try run(HearthProcess.binaryPath, ["export", "--path", "/users/\(uid)/favorites", "--store", url])
+        #expect(exported.status == 0)
+        #expect(json(exported.output) as? NSDictionary == ["oslo": ["name": "Oslo", "note": "fjord"]] as NSDictionary, "\(exported.output)")
     }
 }
