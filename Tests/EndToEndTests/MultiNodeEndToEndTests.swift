@@ -67,6 +67,17 @@ import Testing
         #expect(ids.map(String.init) == (1...(3 * perNode)).map(String.init))
     }
 
+    /// The SDKs' wire protocol across nodes: a listener on one node gets, once each and in
+    /// commit order, writes made over the wire protocol on a second node and over REST on a third.
+    @Test func wireProtocolListenersSeeWritesFromOtherNodes() throws {
+        let nodes = try Nodes(rules: #"{"rules": {"open": {".read": true, ".write": true}}}"#)
+        let python = try pythonInterpreter()
+        let result = try runPythonDriver(python, script: "wire_client.py",
+                                         arguments: ["cross_node", String(nodes[0].port), String(nodes[1].port), String(nodes[2].port)], environment: [:])
+        #expect(result.status == 0, "cross_node failed:\n\(result.stdout)\n\(result.stderr)")
+        #expect(result.stdout.contains("ok every write pushed once, in commit order"))
+    }
+
     /// Compare-and-set transactions (ETag + if-match, as the SDKs' REST fallback and the
     /// Admin SDK run them) from every node at once keep an exact counter.
     @Test func concurrentTransactionsFromAllNodesKeepAnExactCounter() throws {

@@ -526,6 +526,30 @@ def mode_limits():
     check(wait_closed(flood, "request flood") == 1008, "requests past the pending bound close with 1008")
 
 
+def mode_cross_node():
+    """Several nodes on one database (issue 17): a wire listener on this node (PORT) sees,
+    in order, writes made through the wire protocol on another node (argv[3]) and through
+    REST on a third (argv[4])."""
+    global PORT
+    listen_port, wire_port, rest_port = PORT, int(sys.argv[3]), int(sys.argv[4])
+    listener = Client()
+    check(listener.call("q", {"p": "/open/room", "h": ""})["s"] == "ok", "listen on this node")
+    PORT = wire_port
+    writer = Client()
+    PORT = listen_port
+    for i in range(5):
+        check(writer.call("p", {"p": f"/open/room/w{i}", "d": i})["s"] == "ok", f"wire write {i} on another node")
+        request = urllib.request.Request(f"http://127.0.0.1:{rest_port}/open/room/r{i}.json", data=json.dumps(i).encode(), method="PUT")
+        with urllib.request.urlopen(request, timeout=WAIT) as response:
+            check(response.status == 200, f"REST write {i} on a third node")
+    _, last = listener.push("d", lambda b: b["p"].endswith("/r4"), "the last write's push")
+    order = [b["p"].rsplit("/", 1)[-1] for b in listener.pushes("d") if b["p"].startswith("open/room/") or b["p"].startswith("/open/room/")]
+    expected = [name for i in range(5) for name in (f"w{i}", f"r{i}")]
+    check(order == expected, "every write pushed once, in commit order", order)
+    writer.close()
+    listener.close()
+
+
 if __name__ == "__main__":
     globals()["mode_" + sys.argv[1]]()
     print("done", flush=True)
