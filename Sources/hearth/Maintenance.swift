@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import HearthJSON
 import HearthServer
 import HearthStore
@@ -120,13 +121,41 @@ struct ImportData: ParsableCommand {
 
     func validate() throws { _ = try Tool.path(path) }
 
+    /// A PostgreSQL store: the document is validated exactly as on SQLite by importing it
+    /// into a private staging SQLite store first, then written as one write through the
+    /// engine (atomic, and the running nodes' streams hear of it like any write). A
+    /// document larger than one write (`maxNodesPerWrite`) is refused: import it into SQLite
+    /// and `hearth copy` the store.
+    static func importThroughEngine(data: DataDirectoryOption, at location: DataPath, reader: inout JSONStreamReader) throws {
+        let staging = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-import-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        defer { try? FileManager.default.removeItem(atPath: staging) }
+        try SQLiteTreeStore(directory: staging).close()
+        let summary = try TreeImport.run(directory: staging, at: location, reader: &reader)
+        let source = try SQLiteTreeStore(directory: staging)
+        defer { source.close() }
+        let value = try source.readSync { try $0.exportValue(at: location) }
+        let store = try data.openEngine()
+        defer { store.close() }
+        do {
+            try store.writeSync(.set(WriteEntry(path: location, value: value == .null ? nil : value)), check: nil)
+        } catch .tooLarge(let reason) {
+            throw Tool.fail("the document is too large for one write (\(reason)): import it into a SQLite store and copy that (hearth copy, docs/scaling.md)")
+        }
+        print("imported \(summary.leaves) leaves at \(location)")
+    }
+
     func run() throws {
         let location = try Tool.path(path)
         try Tool.run {
             let input = try InputFile(path: file)
             var reader = input.jsonReader()
-            let summary = try TreeImport.run(directory: data.sqliteDirectory(for: "import", instead: "import into a SQLite store, then hearth copy it (docs/scaling.md)"), at: location, reader: &reader)
-            print("imported \(summary.leaves) leaves at \(location)")
+            switch try data.location {
+            case .sqlite(let directory):
+                let summary = try TreeImport.run(directory: directory, at: location, reader: &reader)
+                print("imported \(summary.leaves) leaves at \(location)")
+            case .postgres:
+                try Self.importThroughEngine(data: data, at: location, reader: &reader)
+            }
         }
     }
 }

@@ -252,5 +252,19 @@ import Testing
         let exported = try run(HearthProcess.binaryPath, ["export", "--path", "/users/\(uid)/favorites", "--store", url])
         #expect(exported.status == 0)
         #expect(json(exported.output) as? NSDictionary == ["oslo": ["name": "Oslo", "note": "fjord"]] as NSDictionary, "\(exported.output)")
+        // `hearth import` into PostgreSQL: validated as on SQLite, written through the engine
+        // while the node runs (its streams hear of it like any write).
+        let stream = try CurlStream(node.baseURL + "/open/imported.json")
+        try stream.waitFor("event: put\n")
+        let file = nodeDir.path + "/import.json"
+        try #"{"list": ["a", "b"], "n": 1.0}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let imported = try run(HearthProcess.binaryPath, ["import", file, "--path", "/open/imported", "--store", url])
+        #expect(imported.status == 0 && imported.output.contains("imported 3 leaves"), "\(imported.output)")
+        try stream.waitFor(#""data":{"list":["a","b"],"n":1}"#)
+        #expect(try curl("GET", node.baseURL + "/open/imported.json").body == #"{"list":["a","b"],"n":1}"#)
+        try #"{"bad.key": 1}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let refused = try run(HearthProcess.binaryPath, ["import", file, "--path", "/open/imported", "--store", url])
+        #expect(refused.status != 0)
+        #expect(try curl("GET", node.baseURL + "/open/imported.json").body == #"{"list":["a","b"],"n":1}"#)  // nothing changed
     }
 }
