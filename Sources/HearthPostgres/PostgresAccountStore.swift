@@ -79,30 +79,32 @@ public struct PostgresAccountStore: AccountStore {
             """, [.text(rotation.hash)])
         guard row.rowCount > 0 else { return .invalid }
         func text(_ column: Int) -> String? { row.isNull(0, column) ? nil : row.text(0, column) }
-        let uid = row.text(0, 0), family = row.text(0, 1)
-        let usedAt: Int64? = row.isNull(0, 2) ? nil : row.int64(0, 2)
-        let revoked = row.int64(0, 3) != 0, disabled = row.int64(0, 4) != 0
-        let signedInAt = row.int64(0, 5)
-        let signIn = SignInRecord(at: signedInAt, provider: text(8), claims: text(9))
-        if revoked || disabled { return .invalid }
-        if let usedAt {
-            if rotation.at - usedAt <= rotation.retryWindow, rotation.at >= usedAt, let successorHash = text(6), let sealed = text(7), !sealed.isEmpty {
-                let next = try connection.query("SELECT used_at IS NULL AND revoked = 0 FROM refresh_tokens WHERE hash = $1 AND family = $2",
-                                                [.text(successorHash), .text(family)])
-                if next.rowCount > 0 && next.bool(0, 0) {
-                    return .retried(uid: uid, signIn: signIn, rotatedAt: usedAt, sealedSuccessor: sealed)
-                }
-            }
-            _ = try connection.query("UPDATE refresh_tokens SET revoked = 1 WHERE family = $1", [.text(family)])
-            return .reused(uid: uid)
+        let token = PresentedRefreshToken(
+            uid: row.text(0, 0), family: row.text(0, 1), usedAt: row.isNull(0, 2) ? nil : row.int64(0, 2),
+            revoked: row.int64(0, 3) != 0, userDisabled: row.int64(0, 4) != 0,
+            signIn: SignInRecord(at: row.int64(0, 5), provider: text(8), claims: text(9)),
+            successorHash: text(6), successorSealed: text(7))
+        var successorUnused = false
+        if let successor = token.successorToCheck(for: rotation) {
+            let next = try connection.query("SELECT used_at IS NULL AND revoked = 0 FROM refresh_tokens WHERE hash = $1 AND family = $2",
+                                            [.text(successor), .text(token.family)])
+            successorUnused = next.rowCount > 0 && next.bool(0, 0)
         }
-        _ = try connection.query("UPDATE refresh_tokens SET used_at = $1, successor_hash = $2, successor_sealed = $3 WHERE hash = $4",
-                                 [.int(rotation.at), .text(rotation.newHash), .text(rotation.sealedNew), .text(rotation.hash)])
-        _ = try connection.query(
-            "INSERT INTO refresh_tokens(hash, uid, family, created_at, signed_in_at, provider, claims) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            [.text(rotation.newHash), .text(uid), .text(family), .int(rotation.at), .int(signedInAt),
-             signIn.provider.map { .text($0) } ?? .null, signIn.claims.map { .text($0) } ?? .null])
-        return .rotated(uid: uid, signIn: signIn)
+        let decision = token.decide(rotation, successorUnused: successorUnused)
+        switch decision {
+        case .invalid, .retry:
+            break
+        case .revokeFamily:
+            _ = try connection.query("UPDATE refresh_tokens SET revoked = 1 WHERE family = $1", [.text(token.family)])
+        case .rotate:
+            _ = try connection.query("UPDATE refresh_tokens SET used_at = $1, successor_hash = $2, successor_sealed = $3 WHERE hash = $4",
+                                     [.int(rotation.at), .text(rotation.newHash), .text(rotation.sealedNew), .text(rotation.hash)])
+            _ = try connection.query(
+                "INSERT INTO refresh_tokens(hash, uid, family, created_at, signed_in_at, provider, claims) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                [.text(rotation.newHash), .text(token.uid), .text(token.family), .int(rotation.at), .int(token.signIn.at),
+                 token.signIn.provider.map { .text($0) } ?? .null, token.signIn.claims.map { .text($0) } ?? .null])
+        }
+        return token.outcome(of: decision)
     }
 
     public func refreshTokens(after afterHash: String?, limit: Int) throws -> [RefreshTokenRow] {

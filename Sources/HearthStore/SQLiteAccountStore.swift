@@ -98,35 +98,34 @@ public struct SQLiteAccountStore: AccountStore {
             """)
         try stmt.reset([.text(rotation.hash)])
         guard try stmt.step() else { try stmt.reset(); return .invalid }
-        let uid = stmt.text(0), family = stmt.text(1)
-        let usedAt: Int64? = stmt.columnType(2) == SQLITE_NULL ? nil : stmt.int64(2)
-        let revoked = stmt.int64(3) != 0, disabled = stmt.int64(4) != 0
-        let signedInAt = stmt.int64(5)
-        let successorHash: String? = stmt.columnType(6) == SQLITE_NULL ? nil : stmt.text(6)
-        let sealed: String? = stmt.columnType(7) == SQLITE_NULL ? nil : stmt.text(7)
-        let signIn = SignInRecord(at: signedInAt, provider: stmt.columnType(8) == SQLITE_NULL ? nil : stmt.text(8),
-                                  claims: stmt.columnType(9) == SQLITE_NULL ? nil : stmt.text(9))
+        func text(_ column: Int32) -> String? { stmt.columnType(column) == SQLITE_NULL ? nil : stmt.text(column) }
+        let token = PresentedRefreshToken(
+            uid: stmt.text(0), family: stmt.text(1), usedAt: stmt.columnType(2) == SQLITE_NULL ? nil : stmt.int64(2),
+            revoked: stmt.int64(3) != 0, userDisabled: stmt.int64(4) != 0,
+            signIn: SignInRecord(at: stmt.int64(5), provider: text(8), claims: text(9)),
+            successorHash: text(6), successorSealed: text(7))
         try stmt.reset()
-        if revoked || disabled { return .invalid }
-        if let usedAt {
-            // A retry of a rotation whose answer was lost: within the window, and the
-            // successor it made is still unused and not revoked.
-            if rotation.at - usedAt <= rotation.retryWindow, rotation.at >= usedAt, let successorHash, let sealed, !sealed.isEmpty {
-                let next = try connection.statement("SELECT used_at IS NULL AND revoked = 0 FROM refresh_tokens WHERE hash = ? AND family = ?")
-                try next.reset([.text(successorHash), .text(family)])
-                let unused = try next.step() && next.int64(0) != 0
-                try next.reset()
-                if unused { return .retried(uid: uid, signIn: signIn, rotatedAt: usedAt, sealedSuccessor: sealed) }
-            }
-            try connection.statement("UPDATE refresh_tokens SET revoked = 1 WHERE family = ?").run([.text(family)])
-            return .reused(uid: uid)
+        var successorUnused = false
+        if let successor = token.successorToCheck(for: rotation) {
+            let next = try connection.statement("SELECT used_at IS NULL AND revoked = 0 FROM refresh_tokens WHERE hash = ? AND family = ?")
+            try next.reset([.text(successor), .text(token.family)])
+            successorUnused = try next.step() && next.int64(0) != 0
+            try next.reset()
         }
-        try connection.statement("UPDATE refresh_tokens SET used_at = ?, successor_hash = ?, successor_sealed = ? WHERE hash = ?")
-            .run([.integer(rotation.at), .text(rotation.newHash), .text(rotation.sealedNew), .text(rotation.hash)])
-        try connection.statement("INSERT INTO refresh_tokens(hash, uid, family, created_at, signed_in_at, provider, claims) VALUES (?, ?, ?, ?, ?, ?, ?)")
-            .run([.text(rotation.newHash), .text(uid), .text(family), .integer(rotation.at), .integer(signedInAt),
-                  signIn.provider.map { .text($0) } ?? .null, signIn.claims.map { .text($0) } ?? .null])
-        return .rotated(uid: uid, signIn: signIn)
+        let decision = token.decide(rotation, successorUnused: successorUnused)
+        switch decision {
+        case .invalid, .retry:
+            break
+        case .revokeFamily:
+            try connection.statement("UPDATE refresh_tokens SET revoked = 1 WHERE family = ?").run([.text(token.family)])
+        case .rotate:
+            try connection.statement("UPDATE refresh_tokens SET used_at = ?, successor_hash = ?, successor_sealed = ? WHERE hash = ?")
+                .run([.integer(rotation.at), .text(rotation.newHash), .text(rotation.sealedNew), .text(rotation.hash)])
+            try connection.statement("INSERT INTO refresh_tokens(hash, uid, family, created_at, signed_in_at, provider, claims) VALUES (?, ?, ?, ?, ?, ?, ?)")
+                .run([.text(rotation.newHash), .text(token.uid), .text(token.family), .integer(rotation.at), .integer(token.signIn.at),
+                      token.signIn.provider.map { .text($0) } ?? .null, token.signIn.claims.map { .text($0) } ?? .null])
+        }
+        return token.outcome(of: decision)
     }
 
     public func addActionCode(_ code: ActionCode) throws {
