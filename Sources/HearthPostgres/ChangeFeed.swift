@@ -27,16 +27,21 @@ final class ChangeFeed: @unchecked Sendable {
 
     private let url: String
     private let onCommit: @Sendable ([Change], any TreeView) -> Void
+    private let onGap: @Sendable (Int64, Int64) -> Void
     private let queue = DispatchQueue(label: "hearth.postgres.feed")
     private var connection: PGConnection?  // confined to queue
     private var delivered: Int64 = 0  // confined to queue
     private let listenerThread = DispatchQueue(label: "hearth.postgres.listen")
     private let running = Atomic<Bool>(false)
     private let stopped = DispatchSemaphore(value: 0)
+    /// Set while a test holds delivery back (a node that fell behind).
+    private var paused = false  // confined to queue
 
-    init(url: String, onCommit: @escaping @Sendable ([Change], any TreeView) -> Void) throws(StoreError) {
+    init(url: String, onCommit: @escaping @Sendable ([Change], any TreeView) -> Void,
+         onGap: @escaping @Sendable (Int64, Int64) -> Void = { _, _ in }) throws(StoreError) {
         self.url = url
         self.onCommit = onCommit
+        self.onGap = onGap
         let connection = try PGConnection(url: url)
         let last = try connection.query("SELECT value FROM hearth_meta WHERE key = 'last_seq'")
         self.delivered = last.rowCount > 0 ? last.int64(0, 0) : 0
@@ -88,17 +93,32 @@ final class ChangeFeed: @unchecked Sendable {
         }
     }
 
+    /// Holds delivery back (true) or lets it go on, catching up at once (false): a test
+    /// stands in for a node that falls behind.
+    func setPausedForTesting(_ pause: Bool) {
+        queue.sync {
+            paused = pause
+            if !pause { catchUp(local: []) }
+        }
+    }
+
     /// Reads and delivers what is newer than `delivered` (on `queue`).
     private func catchUp(local: [Change]) {
+        if paused { return }
         do {
-            if connection == nil || connection?.isBroken == true { connection = try PGConnection(url: url) }
+            if connection == nil || connection?.isBrokenNow == true { connection = try PGConnection(url: url) }
             guard let connection else { return }
             let byNumber = Dictionary(local.map { ($0.seq, $0) }, uniquingKeysWith: { first, _ in first })
             while true {
                 try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 do {
                     let view = PostgresTreeView(connection: connection)
-                    let (changes, _) = try view.changes(after: delivered, limit: Self.batchRows)
+                    let (changes, oldest) = try view.changes(after: delivered, limit: Self.batchRows)
+                    if let oldest, oldest > delivered + 1, let first = changes.first, first.seq == oldest {
+                        // Trimmed before this node read them: numbers are gap-free, so
+                        // everything from `delivered + 1` to just before the oldest is gone.
+                        onGap(delivered + 1, oldest - 1)
+                    }
                     if !changes.isEmpty {
                         onCommit(changes.map { byNumber[$0.seq] ?? $0 }, view)
                         delivered = changes[changes.count - 1].seq
@@ -120,50 +140,114 @@ final class ChangeFeed: @unchecked Sendable {
 /// renewing (it died), its lease runs out and the onDisconnect operations of its
 /// connections are taken over by a live node (`PostgresOnDisconnectRecords.orphans`).
 ///
+/// A node that is alive but cannot reach the database (a partition, a long pause) fences
+/// itself: once `leaseSafetyMarginMilliseconds` before the lease it last renewed runs out,
+/// it tells its server (`onLost`, which closes the client connections holding onDisconnect
+/// operations without running them, since another node will) and takes a new node id.
+/// Records are refused while no lease under the current id is held (`isHeld`), so a
+/// connection that arrives meanwhile cannot leave records another node would take at once.
+///
 /// `@unchecked Sendable`: the timer is made in `init` and only activated and cancelled
-/// afterwards, which dispatch sources allow from any thread; `started` is atomic.
+/// afterwards, which dispatch sources allow from any thread; the state is in a `Mutex`,
+/// the flags are atomic.
 final class NodeLease: @unchecked Sendable {
-    let nodeID: String
-    private let clock: @Sendable () -> Int64
-    private let slot: PostgresSlot
-    private let timer: DispatchSourceTimer
-    private let started = Atomic<Bool>(false)
-
-    init(nodeID: String, clock: @escaping @Sendable () -> Int64, slot: PostgresSlot) {
-        self.nodeID = nodeID
-        self.clock = clock
-        self.slot = slot
-        self.timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
+    private struct State {
+        var id: String
+        /// The end of the lease last renewed under `id` (this node's clock, ms); 0: none.
+        var validUntil: Int64
     }
 
+    private let state: Mutex<State>
+    private let clock: @Sendable () -> Int64
+    private let slot: PostgresSlot
+    private let onLost: @Sendable () -> Void
+    private let timer: DispatchSourceTimer
+    /// The fence check, on a timer of its own: a renewal may hang on an unreachable database.
+    private let checker: DispatchSourceTimer
+    private let started = Atomic<Bool>(false)
+    private let renewing = Atomic<Bool>(false)
+
+    init(clock: @escaping @Sendable () -> Int64, slot: PostgresSlot, onLost: @escaping @Sendable () -> Void = {}) {
+        self.state = Mutex(State(id: PostgresEngine.randomID(), validUntil: 0))
+        self.clock = clock
+        self.slot = slot
+        self.onLost = onLost
+        self.timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
+        self.checker = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
+    }
+
+    /// The id this node's records and lease carry now.
+    var nodeID: String { state.withLock { $0.id } }
+
+    /// Whether a lease under the current id is held with the safety margin to spare.
+    var isHeld: Bool {
+        let now = clock()
+        return state.withLock { now < $0.validUntil - PostgresEngine.leaseSafetyMarginMilliseconds }
+    }
+
+    /// Registers or extends the lease of the current id.
     func renew() throws {
-        let until = clock() + PostgresEngine.leaseMilliseconds
+        let (id, until) = state.withLock { ($0.id, clock() + PostgresEngine.leaseMilliseconds) }
         try slot.queue.sync {
             try slot.withConnection { connection in
                 _ = try connection.query("""
                     INSERT INTO hearth_nodes(id, lease_until) VALUES ($1, $2)
                     ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until
-                    """, [.text(nodeID), .int(until)])
+                    """, [.text(id), .int(until)])
             }
         }
+        // Counted from before the statement was sent: the database may have stored it at
+        // any moment since, so the lease is certain only from then on.
+        state.withLock { if $0.id == id { $0.validUntil = max($0.validUntil, until) } }
+    }
+
+    /// Fences this node if its lease may be about to run out (see the type's comment).
+    /// True when it did.
+    @discardableResult
+    func check() -> Bool {
+        let now = clock()
+        let lost = state.withLock { state -> Bool in
+            guard state.validUntil > 0, now >= state.validUntil - PostgresEngine.leaseSafetyMarginMilliseconds else { return false }
+            state = State(id: PostgresEngine.randomID(), validUntil: 0)
+            return true
+        }
+        if lost { onLost() }
+        return lost
+    }
+
+    /// A renewal, unless one is still running (a statement to an unreachable database can
+    /// take long; ticks must not pile up).
+    private func tick() {
+        guard !renewing.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        defer { renewing.store(false, ordering: .sequentiallyConsistent) }
+        try? renew()
     }
 
     func start() {
         guard !started.exchange(true, ordering: .sequentiallyConsistent) else { return }
         let nanos = Int(PostgresEngine.leaseRenewSeconds * 1e9)
         timer.schedule(deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos), leeway: .milliseconds(100))
-        timer.setEventHandler { [weak self] in try? self?.renew() }
+        timer.setEventHandler { [weak self] in self?.tick() }
         timer.activate()
+        let checkNanos = Int(PostgresEngine.leaseCheckMilliseconds) * 1_000_000
+        checker.schedule(deadline: .now() + .nanoseconds(checkNanos), repeating: .nanoseconds(checkNanos), leeway: .milliseconds(20))
+        checker.setEventHandler { [weak self] in self?.check() }
+        checker.activate()
     }
 
     deinit {
         // An inactive source must not be released: activate it cancelled.
         timer.cancel()
-        if !started.load(ordering: .sequentiallyConsistent) { timer.activate() }
+        checker.cancel()
+        if !started.load(ordering: .sequentiallyConsistent) {
+            timer.activate()
+            checker.activate()
+        }
     }
 
-    /// Stops renewing (for good).
+    /// Stops renewing and checking (for good).
     func stop() {
         if !timer.isCancelled { timer.cancel() }
+        if !checker.isCancelled { checker.cancel() }
     }
 }

@@ -276,6 +276,26 @@ final class PGConnection {
     /// Whether the connection is lost (libpq noticed a failure); `reset()` reconnects.
     var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
 
+    /// How many statements this session holds prepared (at most `preparedLimit`).
+    var preparedCount: Int { prepared.count }
+
+    /// libpq's last message about the connection (why it broke or failed to connect).
+    var errorMessage: String { PGFailure.trimmed(PQerrorMessage(handle)) }
+
+    /// `isBroken`, after reading what the server sent while the connection was idle (no
+    /// round trip, one non-blocking read): a session the server ended meanwhile (restart,
+    /// `pg_terminate_backend`, a failover) shows as broken before a statement is sent on
+    /// it, so its owner reconnects instead of failing that statement.
+    var isBrokenNow: Bool {
+        if PQstatus(handle) != CONNECTION_OK { return true }
+        // Twice: a session ended by the server first sends its FATAL message, which the
+        // first read takes; the second meets the end of the stream and marks it broken.
+        if PQtransactionStatus(handle) == PQTRANS_IDLE {
+            for _ in 0..<2 where PQstatus(handle) == CONNECTION_OK { _ = PQconsumeInput(handle) }
+        }
+        return PQstatus(handle) != CONNECTION_OK
+    }
+
     /// Reconnects with the same parameters (blocking): a new session, so prepared statements
     /// are forgotten and the session settings and LISTENs are applied again. Check
     /// `isBroken` afterwards: the server may still be unreachable.

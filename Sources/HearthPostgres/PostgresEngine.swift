@@ -24,8 +24,9 @@ import Synchronization
 /// writer's, one per reader slot, the feed's); the pending writes and flags are in `Mutex`es.
 public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     public let url: String
-    /// This node's id in `hearth_nodes` (128 random bits): its leases and onDisconnect records.
-    public let nodeID: String
+    /// This node's id in `hearth_nodes` (128 random bits): its lease and onDisconnect
+    /// records. A new one after the node lost its lease (`NodeLease`).
+    public var nodeID: String { lease.nodeID }
     let options: StoreOptions
     let clock: @Sendable () -> Int64
     let hooks: EngineHooks
@@ -55,6 +56,13 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     public static let leaseMilliseconds: Int64 = 10_000
     /// How often a node renews its lease, seconds.
     public static let leaseRenewSeconds: Double = 2
+    /// A node that could not renew its lease considers it lost this long before it runs
+    /// out, and closes its connections' sessions then (`NodeLease`): other nodes take its
+    /// onDisconnect operations only after that. The nodes' clocks must agree within it.
+    public static let leaseSafetyMarginMilliseconds: Int64 = 2_000
+    /// How often a node checks whether its lease is still safely held, ms (well inside the
+    /// margin, so the fence comes before another node's take-over).
+    public static let leaseCheckMilliseconds: Int64 = 250
 
     /// Connects, migrates the schema (once, under an advisory lock), registers this node's
     /// lease and starts following the change feed from its current end.
@@ -66,7 +74,6 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         self.pending = PendingWrites(options: options)
         self.clock = clock
         self.hooks = hooks
-        self.nodeID = Self.randomID()
         let writer = try PGConnection(url: url)
         try PostgresSchema.migrate(writer)
         self.writer = writer
@@ -76,8 +83,8 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         var aux: [PostgresSlot] = []
         for index in 0..<Self.auxCount { aux.append(try PostgresSlot(url: url, label: "hearth.postgres.aux.\(index)")) }
         self.aux = aux
-        self.feed = try ChangeFeed(url: url, onCommit: hooks.onCommit)
-        self.lease = NodeLease(nodeID: nodeID, clock: clock, slot: aux[0])
+        self.feed = try ChangeFeed(url: url, onCommit: hooks.onCommit, onGap: hooks.onFeedGap)
+        self.lease = NodeLease(clock: clock, slot: aux[0], onLost: hooks.onLeaseLost)
         do {
             try lease.renew()
         } catch {
@@ -183,8 +190,11 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     /// The writer connection, reconnected when the server dropped it.
     private func writerConnection() throws(StoreError) -> PGConnection {
         guard let writer else { throw .closed }
-        if writer.isBroken { writer.reset() }
-        if writer.isBroken { throw .engine(EngineFailure(engine: "postgres", code: "connection", kind: .unavailable, message: "cannot reach the database", operation: "connect")) }
+        if writer.isBrokenNow { writer.reset() }
+        if writer.isBroken {
+            throw .engine(EngineFailure(engine: "postgres", code: "connection", kind: .unavailable,
+                                        message: "cannot reach the database: \(writer.errorMessage)", operation: "connect"))
+        }
         return writer
     }
 
@@ -368,6 +378,12 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     func stopLeaseForTesting() { lease.stop() }
     /// Renews the lease now.
     func renewLeaseForTesting() throws { try lease.renew() }
+    /// The fence check the lease timer runs (true when it fenced).
+    func checkLeaseForTesting() -> Bool { lease.check() }
+    /// Whether this node holds a lease under its current id.
+    var holdsLease: Bool { lease.isHeld }
+    /// Holds the change feed's delivery back, or lets it catch up.
+    func pauseFeedForTesting(_ pause: Bool) { feed.setPausedForTesting(pause) }
 
     // MARK: Records
 
@@ -396,9 +412,13 @@ final class PostgresSlot: @unchecked Sendable {  // `connection` is touched only
     /// Runs `body` with the connection (on `queue`), reconnecting a dropped one first.
     func withConnection<T>(_ body: (PGConnection) throws -> T) throws -> T {
         if closed { throw StoreError.closed }
-        if let connection, connection.isBroken { connection.reset() }
+        if let connection, connection.isBrokenNow { connection.reset() }
         if connection == nil { connection = try PGConnection(url: url) }
         guard let connection else { throw StoreError.closed }
+        if connection.isBroken {
+            throw StoreError.engine(EngineFailure(engine: "postgres", code: "connection", kind: .unavailable,
+                                                  message: "cannot reach the database: \(connection.errorMessage)", operation: "connect"))
+        }
         return try body(connection)
     }
 

@@ -105,6 +105,11 @@ public struct PostgresOnDisconnectRecords: OnDisconnectRecords {
     let engine: PostgresEngine
 
     public func add(_ record: OnDisconnectRecord) throws {
+        // Without a lease under this id, another node could take the record at once.
+        guard engine.holdsLease else {
+            throw StoreError.engine(EngineFailure(engine: "postgres", code: "lease", kind: .unavailable,
+                                                  message: "this node holds no lease (it cannot reach the database)", operation: "onDisconnect"))
+        }
         try engine.withAux { connection in
             _ = try connection.query("""
                 INSERT INTO on_disconnect(session, position, operation, caller, node) VALUES ($1, $2, $3, $4, $5)

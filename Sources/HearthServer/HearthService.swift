@@ -99,6 +99,7 @@ public final class HearthService: Sendable {
         // A node of a shared engine cannot know of another node's write before asking the
         // database, so it keeps no read cache: every read is the database's (issue 17).
         let readCache = ReadCache(maxBytes: location.isShared ? 0 : configuration.readCacheBytes)
+        let wireSessions = WireSessionRegistry()
         let hooks = EngineHooks(
             watch: { path in hub.watchedLocations(below: path, limit: Self.maxWatchedLocationsPerWrite) },
             observeCommit: { writes, nanoseconds in metrics.recordCommit(writes: writes, nanoseconds: nanoseconds) },
@@ -109,6 +110,15 @@ public final class HearthService: Sendable {
                 hub.publish(changes.map(StreamChange.init)) { subscription in
                     Self.mayStillRead(subscription, policy: policy, view: view)
                 }
+            },
+            onFeedGap: { [logger] first, last in
+                logger.error("this node missed changes \(first)...\(last): they left the change log before it read them (it fell more than the log's window behind). Every stream on this node is closed; clients reconnect and start over")
+                hub.endAll(.reconnect)
+            },
+            onLeaseLost: { [logger] in
+                let sessions = wireSessions.all()
+                logger.error("this node could not renew its database lease in time: another node may run its connections' onDisconnect operations, so its \(sessions.count) wire-protocol connection(s) are closed without running them; it takes a new lease when the database answers")
+                for session in sessions { session.endForLostLease() }
             })
         do {
             store = try Engines.open(location, options: configuration.store, hooks: hooks, logger: logger)
@@ -162,7 +172,7 @@ public final class HearthService: Sendable {
         }
         context.wire = WireContext(database: context.database, hub: hub, authenticator: auth.authenticator, work: auth.work,
                                    clock: WallClock.milliseconds, logger: logger, limits: configuration.wire,
-                                   namespaces: Set(configuration.namespaces), onDisconnect: ledger)
+                                   namespaces: Set(configuration.namespaces), onDisconnect: ledger, sessions: wireSessions)
         context.rulesSettings = RulesSettings(path: configuration.rulesPath, policy: policy) { [logger] in
             logger.info("rules replaced through /.settings/rules.json")
             Self.reviewStreams(hub: hub, store: reviewStore, policy: reviewPolicy)
@@ -282,6 +292,13 @@ public final class HearthService: Sendable {
 
     /// Open streams (for tests and metrics).
     public var openStreams: Int { hub.openStreams }
+
+    /// Closes every stream and wire-protocol listen without a last event, so that their
+    /// clients connect again and start over: what a node does when it missed changes
+    /// (`EngineHooks.onFeedGap`), since it can no longer vouch for what it sent.
+    public func startStreamsOver() {
+        hub.endAll(.reconnect)
+    }
 
     /// Re-reads the rules file and swaps the rules in atomically (on `SIGHUP`). An invalid
     /// or unreadable file keeps the current rules; the reason is logged. True on success.

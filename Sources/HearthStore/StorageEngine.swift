@@ -61,12 +61,24 @@ public struct EngineHooks: Sendable {
     /// Every committed change, in commit order, before any write of it is acknowledged on
     /// this node, with a view of the data at (or, on a shared engine, just after) it.
     public var onCommit: @Sendable ([Change], any TreeView) -> Void
+    /// A shared engine only: changes `first...last` were trimmed from the change log before
+    /// this node delivered them (it fell further behind than the log's window). Streams on
+    /// this node missed them and must start over; `onCommit` goes on after them.
+    public var onFeedGap: @Sendable (_ first: Int64, _ last: Int64) -> Void
+    /// A shared engine only: this node could not renew its lease in time, so other nodes
+    /// may already run the onDisconnect operations of its connections. Every client
+    /// connection that registered some must be closed without running them; the engine
+    /// goes on under a new node id once the database answers again.
+    public var onLeaseLost: @Sendable () -> Void
 
     public init(watch: (@Sendable (DataPath) -> [DataPath]?)? = nil,
                 observeCommit: (@Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void)? = nil,
                 observeStorage: @escaping @Sendable (StorageEvent) -> Void = { _ in },
-                onCommit: @escaping @Sendable ([Change], any TreeView) -> Void = { _, _ in }) {
+                onCommit: @escaping @Sendable ([Change], any TreeView) -> Void = { _, _ in },
+                onFeedGap: @escaping @Sendable (_ first: Int64, _ last: Int64) -> Void = { _, _ in },
+                onLeaseLost: @escaping @Sendable () -> Void = {}) {
         (self.watch, self.observeCommit, self.observeStorage, self.onCommit) = (watch, observeCommit, observeStorage, onCommit)
+        (self.onFeedGap, self.onLeaseLost) = (onFeedGap, onLeaseLost)
     }
 }
 

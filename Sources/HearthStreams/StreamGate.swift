@@ -14,11 +14,15 @@ public enum StreamVerdict: Sendable, Equatable {
     case cancel
     /// The credential expired or was revoked: `auth_revoked`, then close.
     case authRevoked
+    /// The server cannot vouch for what the stream was sent (its node missed changes):
+    /// close without a last event, so the client connects again and starts over (an SSE
+    /// client resumes with `Last-Event-ID`; a wire-protocol client listens again).
+    case reconnect
 
     /// The SSE bytes that end a stream with this verdict (`cancel`, `auth_revoked`).
     public var finalBytes: [UInt8] {
         switch self {
-        case .keep: return []
+        case .keep, .reconnect: return []
         case .cancel: return StreamFrames.cancel
         case .authRevoked: return StreamFrames.authRevoked
         }
@@ -38,7 +42,8 @@ public protocol StreamEventSink: Sendable {
     /// One event, in sync with change `seq`. `event.path` is relative to the location.
     func deliver(_ event: StreamEvent, seq: Int64)
     /// The hub ended the subscription (`cancel`: access lost; `authRevoked`: the
-    /// credential expired or was revoked). Nothing is delivered after it.
+    /// credential expired or was revoked; `reconnect`: the server missed changes and the
+    /// client must start over). Nothing is delivered after it.
     func ended(_ verdict: StreamVerdict)
     /// The hub's keep-alive tick (every `keepAliveInterval`); a transport that needs no
     /// keep-alive of its own ignores it.

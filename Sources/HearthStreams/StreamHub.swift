@@ -320,6 +320,11 @@ public final class StreamHub: Sendable {
         }
     }
 
+    /// Ends every stream with `verdict` (the node missed changes: `.reconnect`).
+    public func endAll(_ verdict: StreamVerdict) {
+        review { _ in verdict }
+    }
+
     /// Sends `keep-alive` to every live stream (the timer does this every
     /// `keepAliveInterval`).
     public func sendKeepAlives() {

@@ -272,6 +272,37 @@ import Testing
         #expect(try victim.waitForNotification(timeoutMilliseconds: 30_000) == ["again"])
     }
 
+    /// A session the server ended while it sat idle (a restart, a failover, an operator)
+    /// shows as broken before a statement is sent on it, so the engine reconnects first
+    /// instead of failing the next request (the first one after every outage did).
+    @Test func aSessionEndedWhileIdleShowsAsBrokenBeforeTheNextStatement() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let victim = try PGConnection(url: url), killer = try PGConnection(url: url)
+        let pid = try victim.query("SELECT pg_backend_pid()").int64(0, 0)
+        #expect(try killer.query("SELECT pg_terminate_backend($1::int, 10000)", [.int(pid)]).bool(0, 0))
+        #expect(!victim.isBroken, "libpq has not looked yet")
+        #expect(victim.isBrokenNow)
+        #expect(!victim.errorMessage.isEmpty)
+        victim.reset()
+        #expect(!victim.isBrokenNow)
+        #expect(try victim.query("SELECT pg_backend_pid()").int64(0, 0) != pid)
+    }
+
+    /// Past `preparedLimit` distinct statements a session stops preparing new ones and
+    /// runs them unprepared, with the same answers.
+    @Test func pastThePreparedLimitStatementsRunUnprepared() throws {
+        let db = try Self.connect()
+        let count = PGConnection.preparedLimit + 10
+        for i in 0..<count {
+            #expect(try db.query("SELECT $1::bigint + \(i)", [.int(1)]).int64(0, 0) == Int64(i + 1))
+        }
+        #expect(db.preparedCount == PGConnection.preparedLimit)
+        // Prepared ones and unprepared ones, again.
+        #expect(try db.query("SELECT $1::bigint + 0", [.int(5)]).int64(0, 0) == 5)
+        #expect(try db.query("SELECT $1::bigint + \(count - 1)", [.int(5)]).int64(0, 0) == Int64(count + 4))
+        #expect(db.preparedCount == PGConnection.preparedLimit)
+    }
+
     @Test func theHearthRoleIsNotASuperuser() throws {
         let db = try Self.connect()
         let role = try db.query("SELECT rolsuper, rolcreatedb, current_user FROM pg_roles WHERE rolname = current_user")

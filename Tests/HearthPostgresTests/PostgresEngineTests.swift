@@ -201,6 +201,77 @@ import Testing
         #expect(takenByC.isEmpty)
     }
 
+    /// A node that cannot renew its lease (cut off from the database, or paused) gives it
+    /// up `leaseSafetyMarginMilliseconds` before it runs out: it tells its server once,
+    /// takes a new id and refuses new records until it holds a lease again. Other nodes
+    /// take its records only once the old lease ran out, after the fence.
+    @Test func aNodeThatCannotRenewItsLeaseFencesItselfBeforeOthersTakeItsRecords() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let now = Atomic<Int64>(1_000_000)
+        let clock: @Sendable () -> Int64 = { now.load(ordering: .relaxed) }
+        let lost = Atomic<Int>(0)
+        let cut = try PostgresEngine(url: url, clock: clock, hooks: EngineHooks(onLeaseLost: { lost.add(1, ordering: .relaxed) }))
+        let other = try PostgresEngine(url: url, clock: clock)
+        defer { cut.close(); other.close() }
+        cut.stopLeaseForTesting()  // its renewals stop reaching the database
+        let firstID = cut.nodeID
+        try cut.onDisconnectRecords.add(OnDisconnectRecord(session: "s1", position: 0, operation: "{}", caller: "{}"))
+        let fenceAt = PostgresEngine.leaseMilliseconds - PostgresEngine.leaseSafetyMarginMilliseconds
+        now.add(fenceAt - 1, ordering: .relaxed)
+        #expect(!cut.checkLeaseForTesting())
+        #expect(cut.holdsLease)
+        now.add(1, ordering: .relaxed)
+        #expect(cut.checkLeaseForTesting())
+        #expect(!cut.checkLeaseForTesting(), "told once, not at every tick")
+        #expect(lost.load(ordering: .relaxed) == 1)
+        #expect(cut.nodeID != firstID)
+        #expect(!cut.holdsLease)
+        #expect(throws: StoreError.self) {
+            try cut.onDisconnectRecords.add(OnDisconnectRecord(session: "s2", position: 0, operation: "{}", caller: "{}"))
+        }
+        // The old lease has not run out yet: its records are nobody's to take.
+        try other.renewLeaseForTesting()
+        #expect(try other.onDisconnectRecords.orphans().isEmpty)
+        now.add(PostgresEngine.leaseSafetyMarginMilliseconds + 1, ordering: .relaxed)
+        try other.renewLeaseForTesting()
+        #expect(try other.onDisconnectRecords.orphans().map(\.session) == ["s1"])
+        // Back in touch: a lease under the new id, and records again.
+        try cut.renewLeaseForTesting()
+        #expect(cut.holdsLease)
+        try cut.onDisconnectRecords.add(OnDisconnectRecord(session: "s3", position: 0, operation: "{}", caller: "{}"))
+        #expect(try other.onDisconnectRecords.orphans().isEmpty)
+        #expect(lost.load(ordering: .relaxed) == 1)
+    }
+
+    /// A node that fell further behind than the change log's window is told which changes
+    /// it missed, then goes on delivering the rest in order.
+    @Test func aNodeThatFellBehindTheChangeLogIsToldOfTheGap() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        var options = StoreOptions()
+        options.changeLogRetention = 5
+        let heard = Heard()
+        let gaps = Mutex<[ClosedRange<Int64>]>([])
+        var hooks = heard.hooks
+        hooks.onFeedGap = { first, last in gaps.withLock { $0.append(first...last) } }
+        let behind = try PostgresEngine(url: url, options: options, hooks: hooks)
+        let writer = try PostgresEngine(url: url, options: options)
+        defer { behind.close(); writer.close() }
+        try writer.writeSync(.set(WriteEntry(path: Self.path("/n/0"), value: 0)), check: nil)
+        #expect(heard.wait(for: 1))
+        behind.pauseFeedForTesting(true)
+        for i in 1..<20 { try writer.writeSync(.set(WriteEntry(path: Self.path("/n/\(i)"), value: .int(Int64(i)))), check: nil) }
+        writer.trimChangeLog()
+        let oldest = try #require(try writer.changes(after: 0, limit: 1).oldestSeq)
+        #expect(oldest == 20 - 5 + 1)
+        behind.pauseFeedForTesting(false)
+        #expect(gaps.withLock { $0 } == [2...(oldest - 1)])
+        #expect(heard.all.map(\.seq) == [1] + Array(oldest...20))
+        // Caught up: nothing more is missed.
+        try writer.writeSync(.set(WriteEntry(path: Self.path("/n/20"), value: 20)), check: nil)
+        #expect(heard.wait(for: 2 + Int(20 - oldest + 1)))
+        #expect(gaps.withLock { $0.count } == 1)
+    }
+
     @Test func aLocationParsesAndHidesItsPassword() throws {
         #expect(try StoreLocation(parsing: "", defaultDirectory: "d") == .sqlite(directory: "d"))
         #expect(try StoreLocation(parsing: "sqlite:/x", defaultDirectory: "d") == .sqlite(directory: "/x"))

@@ -36,6 +36,36 @@ import Testing
         #expect(result.output.contains("ok "))
     }
 
+    /// A node that missed changes starts its streams over (`startStreamsOver`, what the
+    /// change feed's gap does on PostgreSQL): a wire-protocol connection with a listen is
+    /// closed with 1001, and the client listens again and gets the whole value.
+    @Test func startingStreamsOverClosesWireListensSoClientsListenAgain() async throws {
+        let server = try LiveServer(rules: Self.rules)
+        let python = try #require(ProcessInfo.processInfo.environment["HEARTH_PYTHON"], "run scripts/test.sh (HEARTH_PYTHON not set)")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../EndToEndTests/Python/wire_client.py").standardized.path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [script, "start_over", String(server.port)]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        // Read what the client prints until it listens (it bounds its own waits and exits).
+        var text = ""
+        while !text.contains("ok listening\n") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        server.service.startStreamsOver()
+        text += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        await server.stop()
+        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(text.contains("ok closed as going away\n") && text.hasSuffix("done\n"), "\(text)")
+    }
+
     /// Every connection on one I/O queue, so a session's queue and the queue that handles
     /// the reconnecting upgrade (`ls`) are the same one: ending the old session must not
     /// wait for that queue (it did, and hung, while it was a `sync`). The onDisconnect

@@ -15,6 +15,16 @@ final class RecordingSink: StreamSink {
     }
 }
 
+/// A transport's listen (the wire protocol's), recording what the hub tells it.
+final class RecordingEvents: StreamEventSink {
+    private let state = Mutex<(delivered: Int, endings: [StreamVerdict])>((0, []))
+    func deliver(_ event: StreamEvent, seq: Int64) { state.withLock { $0.delivered += 1 } }
+    func ended(_ verdict: StreamVerdict) { state.withLock { $0.endings.append(verdict) } }
+    func keepAlive() {}
+    var delivered: Int { state.withLock { $0.delivered } }
+    var endings: [StreamVerdict] { state.withLock { $0.endings } }
+}
+
 struct TestGate: StreamGate {
     var dependsOnData = false
     var expiresAt: Int64? = nil
@@ -129,6 +139,24 @@ struct TestGate: StreamGate {
         #expect(a.finished && a.text == "event: cancel\ndata: null\n\n")
         #expect(!b.finished)
         #expect(hub.openStreams == 1)
+    }
+
+    /// A node that missed changes ends every stream without a last event (`reconnect`):
+    /// an SSE stream is closed with nothing more, a transport's listen is told why.
+    @Test func endAllClosesEveryStreamForAReconnect() throws {
+        let hub = hub()
+        let (_, a) = try live(hub, "p")
+        let (_, b) = try live(hub, "q/r", through: 3)
+        let events = RecordingEvents()
+        let listen = try hub.register(location: path("p"), gate: TestGate(), address: "a")
+        hub.start(listen, events: events, initial: [], through: 0)
+        hub.endAll(.reconnect)
+        hub.publish([put(4, "p/x")]) { _ in true }
+        hub.drain()
+        #expect(a.finished && a.text.isEmpty)
+        #expect(b.finished && b.text.isEmpty)
+        #expect(events.endings == [.reconnect] && events.delivered == 0)
+        #expect(hub.openStreams == 0)
     }
 
     @Test func aStreamEndedBeforeItStartedGetsOnlyItsLastWord() throws {

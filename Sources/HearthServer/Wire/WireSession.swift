@@ -54,12 +54,14 @@ final class WireContext: Sendable {
     let namespaces: Set<String>
     /// Where onDisconnect operations are kept and run.
     let onDisconnect: OnDisconnectLedger
-    /// Open sessions by id, for a reconnecting client's `ls` (spec §4.5).
-    let sessions = WireSessionRegistry()
+    /// Open sessions by id, for a reconnecting client's `ls` (spec §4.5), and for closing
+    /// them all when the node lost its lease.
+    let sessions: WireSessionRegistry
 
     init(database: Database, hub: StreamHub, authenticator: Authenticator, work: DispatchQueue,
          clock: @escaping @Sendable () -> Int64, logger: Logger, limits: WireSessionLimits = WireSessionLimits(),
-         namespaces: Set<String> = [], onDisconnect: OnDisconnectLedger) {
+         namespaces: Set<String> = [], onDisconnect: OnDisconnectLedger, sessions: WireSessionRegistry = WireSessionRegistry()) {
+        self.sessions = sessions
         self.database = database
         self.hub = hub
         self.authenticator = authenticator
@@ -83,6 +85,11 @@ final class WireSessionRegistry: Sendable {
 
     func remove(id: WireSessionID) {
         _ = open.withLock { $0.removeValue(forKey: id) }
+    }
+
+    /// Every open session.
+    func all() -> [WireSession] {
+        open.withLock { Array($0.values) }
     }
 
     /// Removes and returns the session `id`, if it is still open.
@@ -528,6 +535,11 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
                 self.setCredential(Authenticator.Credential(caller: .unauthenticated))
             case .cancel, .keep:
                 self.revoked(listen.key, tag: listen.tag)
+            case .reconnect:
+                // This node missed changes: the client reconnects and listens again, and
+                // gets whole values then (the protocol has no "start over" for a listen).
+                self.session?.close(.goingAway, reason: "missed changes; reconnect")
+                self.end()
             }
         }
     }
@@ -673,6 +685,20 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
             if self.closed { return then() }
             self.session?.close(.normal, reason: "replaced by a new connection")
             self.end(then: then)
+        }
+    }
+
+    /// This node lost its database lease (`EngineHooks.onLeaseLost`): another node runs
+    /// this session's onDisconnect operations from their records, so close the connection
+    /// without running them here. The client reconnects (to any node) and registers them
+    /// again.
+    func endForLostLease() {
+        queue.async {
+            guard !self.closed else { return }
+            self.onDisconnect = []
+            self.registeredOnDisconnect = false
+            self.session?.close(.goingAway, reason: "this server lost its database lease; reconnect")
+            self.end()
         }
     }
 

@@ -3,7 +3,8 @@ binary over /.ws with the `websockets` package. Each mode runs one scenario, che
 answer itself, prints `ok <check>` per passed check and exits 1 on the first failure.
 
 Usage: wire_client.py <mode> <port>
-Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, revoke, reload, namespace, chunked, auth, limits
+Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, revoke, reload, namespace, chunked, auth, limits,
+       burst, cross_node, start_over, lease_cut
 Every wait has a timeout (WAIT seconds); the whole run is bounded by the Swift test too.
 """
 import json
@@ -548,6 +549,41 @@ def mode_cross_node():
     check(order == expected, "every write pushed once, in commit order", order)
     writer.close()
     listener.close()
+
+
+def mode_start_over():
+    """A node that missed changes closes every listen's connection (1001); the client
+    connects again and listens again, getting the whole value."""
+    c = Client()
+    check(c.call("p", {"p": "/open/room/a", "d": 1})["s"] == "ok", "written")
+    check(c.call("q", {"p": "/open/room", "h": ""})["s"] == "ok", "listening")
+    check(wait_closed(c, "start over") == 1001, "closed as going away", c.ws.close_code)
+    again = Client()
+    check(again.call("q", {"p": "/open/room", "h": ""})["s"] == "ok", "listening again")
+    _, whole = again.push("d", lambda b: b["p"].strip("/") == "open/room", "the whole value")
+    check(whole["d"] == {"a": 1}, "the whole value again", whole)
+    again.close()
+
+
+def mode_lease_cut():
+    """Several nodes (issue 17): registers an onDisconnect on this node (PORT), then waits
+    while the Swift test cuts this node off from the database. The node must close the
+    connection once its lease may run out; the client then says so through another node
+    (argv[3]), so a listener there sees "closed" before the onDisconnect's write."""
+    other = int(sys.argv[3])
+    c = Client()
+    check(c.call("o", {"p": "/open/presence/me", "d": "offline"})["s"] == "ok", "onDisconnect registered")
+    check(c.call("p", {"p": "/open/presence/me", "d": "online"})["s"] == "ok", "online")
+    deadline = time.time() + 3 * WAIT
+    with c.cond:
+        while not c.closed:
+            remaining = deadline - time.time()
+            check(remaining > 0, "the node closed the connection", "it stayed open")
+            c.cond.wait(remaining)
+    check(c.ws.close_code == 1001, "closed as going away", c.ws.close_code)
+    request = urllib.request.Request(f"http://127.0.0.1:{other}/open/log/closed.json", data=b'"closed"', method="PUT")
+    with urllib.request.urlopen(request, timeout=WAIT) as response:
+        check(response.status == 200, "said so through another node")
 
 
 if __name__ == "__main__":
