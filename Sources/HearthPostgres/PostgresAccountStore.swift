@@ -140,6 +140,26 @@ public struct PostgresAccountStore: AccountStore {
         }
     }
 
+    public func importUsers(_ next: () throws -> UserRecord?) throws -> Int {
+        try engine.inTransaction { connection in
+            var count = 0
+            while let user = try next() {
+                do {
+                    try Self.mapConstraint {
+                        _ = try connection.query("INSERT INTO users(\(Self.columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                                                 Self.bindings(user))
+                    }
+                } catch AccountStoreError.duplicateUID {
+                    throw AccountImportError.duplicateUID(user.uid)
+                } catch AccountStoreError.duplicateEmail {
+                    throw AccountImportError.duplicateEmail(uid: user.uid)
+                }
+                count += 1
+            }
+            return count
+        }
+    }
+
     public func addActionCode(_ code: ActionCode) throws {
         try engine.withAux { connection in
             _ = try connection.query("INSERT INTO oob_codes(hash, uid, kind, email, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)",

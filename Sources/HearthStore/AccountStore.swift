@@ -31,6 +31,12 @@ public protocol AccountStore: Sendable {
     /// Inserts copied refresh-token rows as they are.
     func insertRefreshTokens(_ rows: [RefreshTokenRow]) throws
 
+    /// Inserts users in one transaction: all of them or, on any error (including one thrown
+    /// by `next`, and `AccountImportError` for a taken uid or email), none. `next` is called
+    /// for each user until it returns nil, so a large file is read while it is inserted.
+    /// Returns how many were inserted (`hearth users import`).
+    func importUsers(_ next: () throws -> UserRecord?) throws -> Int
+
     /// Stores an email action code (its hash).
     func addActionCode(_ code: ActionCode) throws
     /// The code `hash` of `kind` if it is unused and unexpired at `time`; with `consume`

@@ -128,6 +128,10 @@ public struct SQLiteAccountStore: AccountStore {
         return token.outcome(of: decision)
     }
 
+    public func importUsers(_ next: () throws -> UserRecord?) throws -> Int {
+        try store.importUsers(next)
+    }
+
     public func addActionCode(_ code: ActionCode) throws {
         try store.onWriter { connection in
             try connection.statement("INSERT INTO oob_codes(hash, uid, kind, email, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)")

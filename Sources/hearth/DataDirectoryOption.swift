@@ -29,14 +29,6 @@ struct DataDirectoryOption: ParsableArguments {
         }
     }
 
-    /// The SQLite directory, or a failure naming the command for a PostgreSQL store.
-    func sqliteDirectory(for command: String, instead: String) throws -> String {
-        switch try location {
-        case .sqlite(let directory): return directory
-        case .postgres: throw Tool.fail("\(command) works on a SQLite store; with PostgreSQL \(instead)")
-        }
-    }
-
     /// Opens the engine (no streams, no hooks).
     func openEngine() throws -> any StorageEngine {
         try Engines.open(try location)

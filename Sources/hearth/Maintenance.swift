@@ -15,7 +15,10 @@ struct Backup: ParsableCommand {
             DEST is created and must not exist. It holds hearth.sqlite (one consistent \
             snapshot, taken with SQLite's online backup API without stopping writes, checked \
             with PRAGMA integrity_check) and keys/ (the token signing keys). It is written \
-            under a temporary name and renamed when complete; files are 0600, folders 0700.
+            under a temporary name and renamed when complete; files are 0600, folders 0700. \
+            With --store postgres://... the backup has the same form: the tree from one \
+            snapshot, then users, refresh tokens, keys and console administrators, copied \
+            into a new hearth.sqlite (the change log is not kept).
             """)
 
     @Argument(help: "The backup directory to create.") var destination: String
@@ -23,8 +26,19 @@ struct Backup: ParsableCommand {
 
     func run() throws {
         try Tool.run {
-            try DataDirectoryBackup.backup(dataDirectory: data.sqliteDirectory(for: "backup", instead: "use pg_dump (docs/scaling.md)"), to: destination)
-            print("backed up \(data.path) to \(destination)")
+            switch try data.location {
+            case .sqlite(let directory):
+                try DataDirectoryBackup.backup(dataDirectory: directory, to: destination)
+                print("backed up \(data.path) to \(destination)")
+            case .postgres:
+                let store = try data.openEngine()
+                defer { store.close() }
+                let summary = try DataDirectoryBackup.backup(engine: store, to: destination)
+                for path in summary.prioritiesNotMoved {
+                    print("warning: the priority of \(path) is not in the backup (its subtree is larger than one write)")
+                }
+                print("backed up \(summary) from \(try data.location) to \(destination)")
+            }
         }
     }
 }
@@ -38,7 +52,8 @@ struct Restore: ParsableCommand {
             (PRAGMA integrity_check, a known schema version). A data directory that already \
             has a database is refused unless --force; the server must be stopped (a database \
             in use is refused). The backup's signing keys are added to the directory's keys. \
-            Streams that resume afterwards start from a fresh snapshot.
+            Streams that resume afterwards start from a fresh snapshot. With --store \
+            postgres://... the database must be empty (no --force); everything is copied in.
             """)
 
     @Argument(help: "The backup directory (or a hearth.sqlite file).") var source: String
@@ -47,8 +62,19 @@ struct Restore: ParsableCommand {
 
     func run() throws {
         try Tool.run {
-            try DataDirectoryBackup.restore(from: source, intoDataDirectory: data.sqliteDirectory(for: "restore", instead: "use pg_restore (docs/scaling.md)"), force: force)
-            print("restored \(source) into \(data.path)")
+            switch try data.location {
+            case .sqlite(let directory):
+                try DataDirectoryBackup.restore(from: source, intoDataDirectory: directory, force: force)
+                print("restored \(source) into \(data.path)")
+            case .postgres:
+                // Nothing is replaced in a shared database: it must be empty.
+                guard !force else { throw Tool.fail("--force is for a SQLite data directory; a PostgreSQL store is restored only when empty") }
+                let location = try data.location
+                let store = try data.openEngine()
+                defer { store.close() }
+                let summary = try DataDirectoryBackup.restore(from: source, into: store, destinationName: location.description)
+                print("restored \(summary) from \(source) into \(location)")
+            }
         }
     }
 }

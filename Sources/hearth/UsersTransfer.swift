@@ -46,11 +46,11 @@ extension Users {
         func run() throws {
             let scrypt = try scrypt()
             try Tool.run {
-                let store = try SQLiteTreeStore(directory: data.sqliteDirectory(for: "users import", instead: "import into a SQLite store and copy it (hearth copy, docs/scaling.md)"))
+                let store = try data.openEngine()
                 defer { store.close() }
                 let input = try InputFile(path: file)
                 var reader = input.jsonReader()
-                let summary = try FirebaseUsersFile.importUsers(into: store, reader: &reader, scrypt: scrypt)
+                let summary = try FirebaseUsersFile.importUsers(into: store.accountStore, reader: &reader, scrypt: scrypt)
                 print("imported \(summary.imported) users: \(summary.withPassword) with a password, "
                       + "\(summary.withoutSignIn) without email and password (they cannot sign in), "
                       + "\(summary.droppedProviders) with providers, phone numbers or second factors that were dropped")

@@ -166,6 +166,16 @@ func run(_ executable: String, _ arguments: [String], input: String? = nil) thro
     try Spawn.run(executable, arguments, input: input)
 }
 
+/// Runs the built `hearth` with `arguments` to completion: its exit status, standard
+/// output and, kept apart, standard error.
+func runHearth(_ arguments: [String], input: String? = nil) throws -> (status: Int32, output: String, error: String) {
+    let files = TemporaryDirectory()
+    let errorFile = files.path + "/stderr"
+    let result = try run("/bin/sh", ["-c", #"err="$1"; shift; exec "$@" 2>"$err""#, "sh", errorFile, HearthProcess.binaryPath] + arguments,
+                         input: input)
+    return (result.status, result.output, (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? "")
+}
+
 /// With `HEARTH_TEST_STORE=postgres` (scripts/test.sh's second pass of the REST and SSE
 /// suites, issue 17), every server `HearthProcess.serve` starts keeps its data in
 /// PostgreSQL: one fresh database per data directory, so a test that restarts a server on

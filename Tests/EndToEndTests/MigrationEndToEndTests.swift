@@ -19,11 +19,7 @@ import Testing
     /// Runs the binary through the suite's `run` (standard output), with standard error
     /// captured to a file by a shell.
     func hearth(_ arguments: [String], input: String? = nil) throws -> (status: Int32, output: String, error: String) {
-        let files = TemporaryDirectory()
-        let errorFile = files.path + "/stderr"
-        let result = try run("/bin/sh", ["-c", #"err="$1"; shift; exec "$@" 2>"$err""#, "sh", errorFile, HearthProcess.binaryPath] + arguments,
-                             input: input)
-        return (result.status, result.output, (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? "")
+        try runHearth(arguments, input: input)
     }
 
     static func sqlite(_ database: String, _ query: String) throws -> String {

@@ -189,6 +189,72 @@ import Testing
     }
 }
 
+/// A node that loses the database while others keep it (issue 17): a real cut, made by the
+/// cluster's superuser (the node's own login role refused and its sessions ended).
+@Suite(.enabled(if: PostgresTests.enabled)) struct NodeCutOffEndToEndTests {
+    /// Node 0 is cut off while a wire-protocol client with an onDisconnect is connected to
+    /// it and an SSE stream is open on it:
+    /// - node 0 closes the client before node 1 runs the client's onDisconnect (the client
+    ///   says "closed" through node 1, and node 1's listener hears that first);
+    /// - node 1 goes on writing, past the change log's window (5 changes here);
+    /// - back in touch, node 0 finds it missed changes and closes its stream, which would
+    ///   otherwise go on without them; a new stream gets the whole value, and node 0
+    ///   takes writes again.
+    @Test func aNodeCutOffFromTheDatabaseFencesItselfAndItsStreamsStartOver() throws {
+        let cluster = try PostgresCluster.shared()
+        let url = try cluster.makeDatabase()
+        let role = "hearth_cut_" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        try cluster.sql("CREATE ROLE \(role) LOGIN PASSWORD 'cut' IN ROLE hearth")
+        // Same database, another login, acting as `hearth` once connected.
+        let cutURL = url.replacingOccurrences(of: "//hearth:hearth@", with: "//\(role):cut@") + "?options=-c%20role%3Dhearth"
+        let rules = #"{"rules": {".read": true, ".write": true}}"#
+        let environment = ["HEARTH_CHANGE_LOG_RETENTION": "5"]
+        let directories = (0..<2).map { _ in TemporaryDirectory() }
+        let survivor = try MultiNodeEndToEndTests.Nodes.start(directories[1].path, url: url, rules: rules, environment: environment)
+        let cut = try MultiNodeEndToEndTests.Nodes.start(directories[0].path, url: cutURL, rules: rules, environment: environment)
+        let watcher = try CurlStream(survivor.baseURL + "/open.json")
+        try watcher.waitFor("event: put\n")
+        let stream = try CurlStream(cut.baseURL + "/feed.json")
+        try stream.waitFor("event: put\n")
+
+        let python = try pythonInterpreter()
+        let client = Mutex<Result<DriverResult, any Error>?>(nil)
+        let clientDone = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let result = Result { try runPythonDriver(python, script: "wire_client.py", arguments: ["lease_cut", String(cut.port), String(survivor.port)],
+                                                      environment: [:]) }
+            client.withLock { $0 = result }
+            clientDone.signal()
+        }
+        try watcher.waitFor(#"data: {"path":"/presence/me","data":"online"}"#)
+
+        try cluster.sql("ALTER ROLE \(role) NOLOGIN")
+        try cluster.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '\(role)'")
+        for i in 1...20 { #expect(try curl("PUT", survivor.baseURL + "/feed/a\(i).json", body: "\(i)").status == 200) }
+        try watcher.waitFor(#"data: {"path":"/presence/me","data":"offline"}"#)
+        let heard = MultiNodeEndToEndTests.events(watcher.text).map { String($0.drop { $0 != " " }.dropFirst().drop { $0 != " " }.dropFirst()) }
+        let closedAt = heard.firstIndex(of: #"data: {"path":"/log/closed","data":"closed"}"#)
+        let offlineAt = heard.firstIndex(of: #"data: {"path":"/presence/me","data":"offline"}"#)
+        #expect(closedAt != nil && offlineAt != nil && closedAt! < offlineAt!, "\(heard)")
+        #expect(clientDone.wait(timeout: .now() + HearthProcess.eventTimeout) == .success)
+        let result = try #require(try client.withLock { $0 }?.get())
+        #expect(result.status == 0, "lease_cut mode failed:\n\(result.stdout)\n\(result.stderr)")
+
+        // Back in touch.
+        try cluster.sql("ALTER ROLE \(role) LOGIN")
+        _ = try stream.waitForExit()
+        #expect(!stream.text.contains("a20"), "the stream was closed, not fed a partial history: \(stream.text)")
+        let again = try CurlStream(cut.baseURL + "/feed.json")
+        try again.waitFor(#""a20":20"#)
+        #expect(try curl("PUT", cut.baseURL + "/feed/after.json", body: "21").status == 200)
+        #expect(try curl("GET", survivor.baseURL + "/feed/after.json").body == "21")
+        #expect(try curl("GET", survivor.baseURL + "/open/presence/me.json").body == #""offline""#)
+        #expect(cut.log.contains("could not renew its database lease in time"), "\(cut.log)")
+        #expect(cut.log.contains("this node missed changes 2..."), "\(cut.log)")
+        #expect(cut.log.contains("cannot reach the database: "), "why it could not, said: \(cut.log)")
+    }
+}
+
 /// What one node decides about a user holds on the others at once (issue 17: no
 /// per-node cache of a user's status).
 @Suite(.enabled(if: PostgresTests.enabled)) struct MultiNodeAccountsEndToEndTests {
@@ -266,5 +332,76 @@ import Testing
         let refused = try run(HearthProcess.binaryPath, ["import", file, "--path", "/open/imported", "--store", url])
         #expect(refused.status != 0)
         #expect(try curl("GET", node.baseURL + "/open/imported.json").body == #"{"list":["a","b"],"n":1}"#)  // nothing changed
+    }
+}
+
+/// Backup, restore and users import of a PostgreSQL store through the engine protocol
+/// (issue 17): a backup has the same form as a SQLite store's and restores into either
+/// engine.
+@Suite(.enabled(if: PostgresTests.enabled)) struct PostgresBackupEndToEndTests {
+    func hearth(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
+        try runHearth(arguments)
+    }
+
+    @Test func aPostgreSQLStoreIsBackedUpWhileServingAndRestoredIntoEitherEngine() throws {
+        let cluster = try PostgresCluster.shared()
+        let url = try cluster.makeDatabase()
+        let dir = TemporaryDirectory()
+        // More users than one page of StoreTransfer.pageSize (1,000), imported straight
+        // into PostgreSQL, all in one transaction.
+        let imported = 1_001
+        let users = (0..<imported).map { #"{"localId":"imported\#($0)","createdAt":"1600000000000"}"# }
+        let file = dir.path + "/users.json"
+        try (#"{"users": ["# + users.joined(separator: ",") + "]}").write(toFile: file, atomically: true, encoding: .utf8)
+        let importUsers = try hearth(["users", "import", file, "--store", url])
+        #expect(importUsers.status == 0 && importUsers.output.contains("imported \(imported) users"), "\(importUsers.output)\(importUsers.error)")
+        // The same file again: every uid is taken, nothing is imported.
+        let duplicate = try hearth(["users", "import", file, "--store", url])
+        #expect(duplicate.status == 1 && duplicate.error.contains("imported0 already exists"), "\(duplicate.error)")
+
+        let rules = #"{"rules": {"users": {"$uid": {".read": "auth.uid === $uid", ".write": "auth.uid === $uid"}}, "open": {".read": true, ".write": true}}}"#
+        let node = try HearthProcess.serve(dataDirectory: dir.path, rules: rules, environment: ["HEARTH_STORE": url])
+        let signUp = try curl("POST", node.baseURL + "/v1/accounts:signUp", body: #"{"email":"ada@example.com","password":"correct horse","returnSecureToken":true}"#,
+                              headers: ["Content-Type: application/json"])
+        let account = json(signUp.body) as? [String: Any]
+        let uid = try #require(account?["localId"] as? String)
+        let idToken = try #require(account?["idToken"] as? String)
+        #expect(try curl("PUT", node.baseURL + "/users/\(uid)/favorites.json", body: #"{"oslo":{"name":"Oslo","note":"fjord"}}"#,
+                         headers: ["Authorization: Bearer \(idToken)"]).status == 200)
+        #expect(try curl("PUT", node.baseURL + "/open/ranked.json", body: #"{"a":{".value":1,".priority":2}}"#).status == 200)
+
+        // Backed up while the node serves; a write after it is not in the backup.
+        let backup = dir.path + "/backup"
+        let made = try hearth(["backup", backup, "--store", url])
+        #expect(made.status == 0 && made.output.contains("\(imported + 1) users"), "\(made.output)\(made.error)")
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: backup)) == ["hearth.sqlite", "keys"])
+        #expect(try hearth(["backup", backup, "--store", url]).status == 1, "an existing backup is not overwritten")
+        #expect(try curl("PUT", node.baseURL + "/open/later.json", body: "1").status == 200)
+
+        // Into a fresh PostgreSQL database: the data, the accounts and the keys.
+        let restoredURL = try cluster.makeDatabase()
+        let restored = try hearth(["restore", backup, "--store", restoredURL])
+        #expect(restored.status == 0 && restored.output.contains("\(imported + 1) users"), "\(restored.output)\(restored.error)")
+        let again = try hearth(["restore", backup, "--store", restoredURL])
+        #expect(again.status == 1 && again.error.contains("not empty"), "\(again.error)")
+        #expect(try hearth(["restore", backup, "--store", restoredURL, "--force"]).status == 1)
+        let restoredDir = TemporaryDirectory()
+        let restoredNode = try HearthProcess.serve(dataDirectory: restoredDir.path, rules: rules, environment: ["HEARTH_STORE": restoredURL])
+        let read = try curl("GET", restoredNode.baseURL + "/users/\(uid)/favorites/oslo/note.json", headers: ["Authorization: Bearer \(idToken)"])
+        #expect(read.status == 200 && read.body == #""fjord""#, "the ID token verifies (the keys came along): \(read.status) \(read.body)")
+        #expect(try curl("GET", restoredNode.baseURL + "/open.json?format=export").body == #"{"ranked":{"a":{".priority":2,".value":1}}}"#)
+        let signIn = try curl("POST", restoredNode.baseURL + "/v1/accounts:signInWithPassword",
+                              body: #"{"email":"ada@example.com","password":"correct horse","returnSecureToken":true}"#, headers: ["Content-Type: application/json"])
+        #expect(signIn.status == 200, "\(signIn.body)")
+        let listed = try hearth(["users", "export", "--store", restoredURL])
+        #expect(listed.output.components(separatedBy: "\"localId\"").count - 1 == imported + 1)
+
+        // Into a SQLite data directory, the same backup.
+        let sqlite = TemporaryDirectory()
+        let intoSQLite = try hearth(["restore", backup, "--data-dir", sqlite.path])
+        #expect(intoSQLite.status == 0, "\(intoSQLite.error)")
+        let sqliteNode = try HearthProcess.serve(dataDirectory: sqlite.path, rules: rules, environment: ["HEARTH_STORE": "sqlite:" + sqlite.path])
+        let fromSQLite = try curl("GET", sqliteNode.baseURL + "/users/\(uid)/favorites/oslo/note.json", headers: ["Authorization: Bearer \(idToken)"])
+        #expect(fromSQLite.status == 200 && fromSQLite.body == #""fjord""#, "\(fromSQLite.status) \(fromSQLite.body)")
     }
 }

@@ -41,6 +41,69 @@ public enum DataDirectoryBackup {
         }
     }
 
+    /// Backs up a store of any engine (PostgreSQL: issue 17) to the new directory
+    /// `destination`, in the same form as a SQLite store's backup, so `restore` puts it
+    /// back into either engine: the store is copied through the engine protocol
+    /// (`StoreTransfer`: the tree from one snapshot, then the accounts, keys and console
+    /// administrators) into a fresh SQLite database, which is checked before it is renamed
+    /// into place.
+    public static func backup(engine: any StorageEngine, to destination: String) throws -> StoreTransfer.Summary {
+        var destination = destination
+        while destination.count > 1, destination.hasSuffix("/") { destination.removeLast() }
+        guard !exists(destination) else { throw MaintenanceError.exists(path: destination) }
+        let partial = destination + ".partial-\(getpid())"
+        guard mkdir(partial, DatabaseFile.directoryMode) == 0 else {
+            throw MaintenanceError.io(operation: "create directory", path: partial, errno: errno)
+        }
+        do {
+            let snapshot = try SQLiteTreeStore(directory: partial)
+            let summary: StoreTransfer.Summary
+            do {
+                summary = try StoreTransfer.copy(from: engine, to: snapshot, destinationName: partial)
+            } catch {
+                snapshot.close()
+                throw error
+            }
+            snapshot.close()
+            // A backup holds the database and the keys only (not the store's space reserve).
+            for name in try FileManager.default.contentsOfDirectory(atPath: partial)
+            where name != SQLiteTreeStore.fileName && name != keysFolder {
+                try FileManager.default.removeItem(atPath: partial + "/" + name)
+            }
+            _ = try DatabaseFile.verify(databaseAt: partial + "/" + SQLiteTreeStore.fileName)
+            try DatabaseFile.syncFile(partial + "/" + SQLiteTreeStore.fileName)
+            try DatabaseFile.syncFile(partial)
+            guard !exists(destination) else { throw MaintenanceError.exists(path: destination) }
+            guard rename(partial, destination) == 0 else {
+                let code = errno
+                throw code == ENOTEMPTY || code == EEXIST || code == ENOTDIR
+                    ? MaintenanceError.exists(path: destination) : MaintenanceError.io(operation: "rename", path: destination, errno: code)
+            }
+            try DatabaseFile.syncFile(parent(of: destination))
+            return summary
+        } catch {
+            try? FileManager.default.removeItem(atPath: partial)
+            throw error
+        }
+    }
+
+    /// Restores a backup (made by either `backup`) into a store of any engine, which must
+    /// be empty: the backup is verified and put into a private temporary SQLite directory
+    /// (as a restore into a data directory does), then copied through the engine protocol.
+    public static func restore(from source: String, into engine: any StorageEngine, destinationName: String) throws -> StoreTransfer.Summary {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) else { throw MaintenanceError.missing(path: source) }
+        let staging = FileManager.default.temporaryDirectory.path + "/hearth-restore-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        guard mkdir(staging, DatabaseFile.directoryMode) == 0 else {
+            throw MaintenanceError.io(operation: "create directory", path: staging, errno: errno)
+        }
+        defer { try? FileManager.default.removeItem(atPath: staging) }
+        try restore(from: source, intoDataDirectory: staging, force: false)
+        let backup = try SQLiteTreeStore(directory: staging)
+        defer { backup.close() }
+        return try StoreTransfer.copy(from: backup, to: engine, destinationName: destinationName)
+    }
+
     /// Restores a backup (a backup directory, or a bare `hearth.sqlite` file) into
     /// `dataDirectory`: the database first (`DatabaseFile.restore`: verified, refused if
     /// one exists unless `force`, and while in use), then the backup's keys, added to the

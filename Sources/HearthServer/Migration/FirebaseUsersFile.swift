@@ -67,9 +67,15 @@ public enum FirebaseUsersFile {
     /// parameters (needed when any user has a `passwordHash`); `now` is ms since the epoch.
     public static func importUsers(into store: SQLiteTreeStore, reader: inout JSONStreamReader, scrypt: FirebaseScrypt?,
                                    now: Int64 = WallClock.milliseconds()) throws -> ImportSummary {
+        try importUsers(into: store.accounts, reader: &reader, scrypt: scrypt, now: now)
+    }
+
+    /// The same into any engine's accounts (issue 17: also a PostgreSQL store).
+    public static func importUsers(into accounts: any AccountStore, reader: inout JSONStreamReader, scrypt: FirebaseScrypt?,
+                                   now: Int64 = WallClock.milliseconds()) throws -> ImportSummary {
         var summary = ImportSummary()
         var users = UserSequence(scrypt: scrypt, now: now)
-        let imported = try store.importUsers { try users.next(&reader, summary: &summary) }
+        let imported = try accounts.importUsers { try users.next(&reader, summary: &summary) }
         summary.imported = imported
         return summary
     }
