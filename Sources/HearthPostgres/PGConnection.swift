@@ -35,6 +35,41 @@ final class PGConnection {
     /// a caller that builds SQL text (it should not) cannot grow the server's memory.
     static let preparedLimit = 256
 
+    /// libpq settings added to the store's URL unless it names them: without them a server
+    /// that vanished (a partition, a host that died without closing its sockets) is
+    /// noticed only after TCP's defaults, hours on Linux, while a statement hangs. With
+    /// them: a connection attempt gives up after 10 s, data unacknowledged for 30 s ends
+    /// the connection, and an idle connection is probed after 10 s (3 probes, 5 s apart).
+    static let connectionDefaults: [(key: String, value: String)] = [
+        ("connect_timeout", "10"), ("tcp_user_timeout", "30000"),
+        ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"), ("keepalives_count", "3"),
+    ]
+
+    /// How long the server lets a session sit idle inside a transaction before it ends the
+    /// session, ms. Hearth never waits inside a transaction, so only a node that vanished
+    /// mid-transaction meets it; it bounds how long such a node can hold the ordering lock
+    /// that every node's writes take (`PostgresEngine`).
+    static let idleInTransactionTimeoutMilliseconds = 10_000
+
+    /// `url` (a `postgres://` URL or a `key=value` connection string) with the
+    /// `connectionDefaults` it does not name itself.
+    static func withDefaults(_ url: String) -> String {
+        let isURI = url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")
+        let named: Set<String>
+        if isURI {
+            let query = url.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
+            named = Set(query.split(separator: "&").map { String($0.split(separator: "=", maxSplits: 1).first ?? "") })
+        } else {
+            named = Set(url.split(separator: " ").compactMap { $0.contains("=") ? String($0.split(separator: "=", maxSplits: 1)[0]) : nil })
+        }
+        let added = connectionDefaults.filter { !named.contains($0.key) }
+        if added.isEmpty { return url }
+        if isURI {
+            return url + (url.contains("?") ? "&" : "?") + added.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
+        }
+        return url + " " + added.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+    }
+
     /// The `PGconn *`; never NULL, finished in `deinit`.
     private let handle: OpaquePointer
     /// SQL text → the name it is prepared under on this session.
@@ -47,7 +82,7 @@ final class PGConnection {
     /// `postgres://` / `postgresql://` URL. A server that cannot be reached, or that refuses
     /// the login, throws a failure of kind `.unavailable`.
     init(url: String) throws(StoreError) {
-        guard let handle = PQconnectdb(url) else {
+        guard let handle = PQconnectdb(Self.withDefaults(url)) else {
             throw PGFailure.make(code: "connection", kind: .unavailable, message: "libpq could not allocate a connection", operation: "connect")
         }
         guard PQstatus(handle) == CONNECTION_OK else {
@@ -64,9 +99,11 @@ final class PGConnection {
     deinit { PQfinish(handle) }
 
     /// The session settings every connection runs with (applied again after `reset()`):
-    /// UTF-8 text, bytea in hex (what `PGResult.bytes` decodes), no NOTICE chatter.
+    /// UTF-8 text, bytea in hex (what `PGResult.bytes` decodes), no NOTICE chatter, and
+    /// `idleInTransactionTimeoutMilliseconds`.
     private func configureSession() throws(StoreError) {
-        try execute("SET client_encoding = 'UTF8'; SET bytea_output = 'hex'; SET client_min_messages = warning")
+        try execute("SET client_encoding = 'UTF8'; SET bytea_output = 'hex'; SET client_min_messages = warning; "
+                    + "SET idle_in_transaction_session_timeout = \(Self.idleInTransactionTimeoutMilliseconds)")
     }
 
     // MARK: Statements

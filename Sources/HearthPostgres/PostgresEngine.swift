@@ -212,6 +212,8 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         var results: [Result<(Change, WriteOperation), WriteFailure>] = []
         results.reserveCapacity(batch.count)
         var last: Int64 = 0
+        let (node, token) = (nodeID, Self.randomID())
+        var committing = false
         do throws(StoreError) {
             try connection.execute("BEGIN")
             // The row lock that orders every node's write transactions (see the type's doc).
@@ -225,16 +227,71 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
                 results.append(result)
             }
             if results.contains(where: { if case .success = $0 { return true } else { return false } }) {
-                _ = try connection.query("UPDATE hearth_meta SET value = $1 WHERE key = 'last_seq'", [.int(last)])
+                // The new last number, and this batch's mark (see `outcomeOfLostCommit`).
+                _ = try connection.query("""
+                    WITH mark AS (
+                        INSERT INTO hearth_batches(node, token, at) VALUES ($2, $3, $4)
+                        ON CONFLICT (node) DO UPDATE SET token = excluded.token, at = excluded.at)
+                    UPDATE hearth_meta SET value = $1 WHERE key = 'last_seq'
+                    """, [.int(last), .text(node), .text(token), .int(time)])
                 _ = try connection.query("SELECT pg_notify('\(ChangeFeed.channel)', $1)", [.text(String(last))])
             }
+            beforeCommit.withLock { $0 }?()
+            committing = true
             try connection.execute("COMMIT")
         } catch {
-            try? connection.execute("ROLLBACK")
+            var failure = error
+            if committing, connection.isBroken, results.contains(where: { if case .success = $0 { return true } else { return false } }) {
+                // The COMMIT was sent and its answer lost: ask whether it happened.
+                let outcome = outcomeOfLostCommit(node: node, token: token)
+                if outcome == .committed {
+                    lostCommitsResolved.add(1, ordering: .relaxed)
+                    return finish(batch, results: results, last: last, time: time, started: started, connection: connection)
+                }
+                var message = "the connection to the database dropped before the commit; nothing was written"
+                if case .unknown(let reason) = outcome {
+                    message = "the connection to the database dropped during the commit, and whether it was written is unknown (\(reason))"
+                }
+                failure = .engine(EngineFailure(engine: "postgres", code: "connection", kind: .unavailable, message: message, operation: "commit"))
+            } else {
+                try? connection.execute("ROLLBACK")
+            }
             indexes.invalidate()
-            for item in batch { item.completion(.failure(.store(error))) }
+            for item in batch { item.completion(.failure(.store(failure))) }
             return
         }
+        finish(batch, results: results, last: last, time: time, started: started, connection: connection)
+    }
+
+    /// What became of a batch whose connection dropped while its COMMIT was sent.
+    enum LostCommit: Equatable {
+        case committed, notCommitted
+        case unknown(String)
+    }
+
+    /// Asks the database, on a new session, whether the batch marked `token` committed.
+    /// Taking the ordering lock first waits until the old session's transaction is over
+    /// (if the server still runs it: committing, or idle until
+    /// `idleInTransactionTimeoutMilliseconds` ends it), so the answer is final.
+    func outcomeOfLostCommit(node: String, token: String) -> LostCommit {
+        guard let writer else { return .unknown("the store is closed") }
+        writer.reset()
+        if writer.isBroken { return .unknown("cannot reach the database: \(writer.errorMessage)") }
+        do throws(StoreError) {
+            try writer.execute("BEGIN")
+            _ = try writer.query("SELECT value FROM hearth_meta WHERE key = 'last_seq' FOR UPDATE")
+            let mark = try writer.query("SELECT token FROM hearth_batches WHERE node = $1", [.text(node)])
+            try writer.execute("ROLLBACK")
+            return mark.rowCount > 0 && mark.text(0, 0) == token ? .committed : .notCommitted
+        } catch {
+            try? writer.execute("ROLLBACK")
+            return .unknown("\(error)")
+        }
+    }
+
+    /// A committed batch: counted, delivered to this node's streams, acknowledged.
+    private func finish(_ batch: [PendingWrite], results: [Result<(Change, WriteOperation), WriteFailure>], last: Int64,
+                        time: Int64, started: UInt64, connection: PGConnection) {
         hooks.observeCommit?(batch.count, DispatchTime.now().uptimeNanoseconds &- started)
         let changes = results.compactMap { try? $0.get().0 }
         // Every change up to this batch's last reaches this node's streams, in order,
@@ -333,9 +390,16 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         return try connection.query("DELETE FROM changes WHERE seq < $1", [.int(cutoff)]).affectedRows
     }
 
+    /// How long a node's last batch mark is kept after its last write, ms (a mark matters
+    /// only for the moments after its batch; older ones belong to nodes that are gone).
+    static let batchMarkMilliseconds: Int64 = 86_400_000
+
     @discardableResult
     public func trimChangeLog() -> Int {
-        (try? withAux { connection in
+        _ = try? withAux { connection in
+            try connection.query("DELETE FROM hearth_batches WHERE at < $1", [.int(clock() - Self.batchMarkMilliseconds)])
+        }
+        return (try? withAux { connection in
             let last = try connection.query("SELECT value FROM hearth_meta WHERE key = 'last_seq'").int64(0, 0)
             var deleted = 0
             while true {
@@ -370,6 +434,24 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         } }
         writerQueue.sync { self.writer = nil }
         for slot in readers + aux { slot.close() }
+    }
+
+    // MARK: Lost commits (tests make one)
+
+    /// Run on the writer queue just before a batch's COMMIT (tests end the session there).
+    private let beforeCommit = Mutex<(@Sendable () -> Void)?>(nil)
+    func setBeforeCommitForTesting(_ body: (@Sendable () -> Void)?) { beforeCommit.withLock { $0 = body } }
+    /// Batches whose connection dropped during COMMIT and that had committed after all.
+    let lostCommitsResolved = Atomic<Int>(0)
+
+    /// `outcomeOfLostCommit` on the writer queue.
+    func outcomeOfLostCommitForTesting(node: String, token: String) -> LostCommit {
+        writerQueue.sync { outcomeOfLostCommit(node: node, token: token) }
+    }
+
+    /// The writer's server process id.
+    func writerBackendPIDForTesting() throws -> Int64 {
+        try writerQueue.sync { try writerConnection().query("SELECT pg_backend_pid()").int64(0, 0) }
     }
 
     // MARK: Leases (tests stand in for a killed node)

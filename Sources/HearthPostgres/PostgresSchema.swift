@@ -212,6 +212,15 @@ enum PostgresSchema {
         );
         INSERT INTO hearth_meta(key, value) VALUES ('index_version', 0);
         """,
+        // 5: each node's last write batch, marked inside the batch's transaction, so a node
+        // whose connection dropped during COMMIT can tell whether it committed.
+        """
+        CREATE TABLE hearth_batches (
+            node  text PRIMARY KEY,
+            token text NOT NULL,
+            at    bigint NOT NULL
+        );
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

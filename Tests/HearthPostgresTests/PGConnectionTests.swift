@@ -303,6 +303,34 @@ import Testing
         #expect(db.preparedCount == PGConnection.preparedLimit)
     }
 
+    /// The libpq settings Hearth adds unless the URL names them (a vanished server is
+    /// noticed in seconds), in both forms of a connection string.
+    @Test func connectionDefaultsAreAddedUnlessNamed() {
+        let all = PGConnection.connectionDefaults.map { "\($0.key)=\($0.value)" }
+        #expect(PGConnection.withDefaults("postgres://u:p@h:5432/db") == "postgres://u:p@h:5432/db?" + all.joined(separator: "&"))
+        let named = PGConnection.withDefaults("postgresql://h/db?sslmode=require&connect_timeout=3")
+        #expect(named.hasPrefix("postgresql://h/db?sslmode=require&connect_timeout=3&tcp_user_timeout=30000&"))
+        #expect(named.components(separatedBy: "connect_timeout=").count == 2, "the URL's own value is kept, not doubled: \(named)")
+        #expect(PGConnection.withDefaults("host=h dbname=db keepalives=0") == "host=h dbname=db keepalives=0 "
+                + all.filter { !$0.hasPrefix("keepalives=") }.joined(separator: " "))
+    }
+
+    /// A session left idle inside a transaction (a node that vanished mid-transaction) is
+    /// ended by the server, so the locks it held are released: another session waiting for
+    /// one gets it. The wait is on the lock, bounded by lock_timeout.
+    @Test func aSessionIdleInATransactionIsEndedAndItsLocksReleased() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let stuck = try PGConnection(url: url), waiter = try PGConnection(url: url)
+        #expect(try stuck.query("SHOW idle_in_transaction_session_timeout").text(0, 0) == "\(PGConnection.idleInTransactionTimeoutMilliseconds / 1000)s")
+        try stuck.execute("CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1)")
+        try stuck.execute("SET idle_in_transaction_session_timeout = 300")  // shorter here; the same mechanism
+        try stuck.execute("BEGIN")
+        _ = try stuck.query("SELECT id FROM t WHERE id = 1 FOR UPDATE")
+        try waiter.execute("SET lock_timeout = 30000")
+        #expect(try waiter.query("SELECT id FROM t WHERE id = 1 FOR UPDATE").rowCount == 1)
+        #expect(Self.failure { _ = try stuck.query("SELECT 1") }?.kind == .unavailable)
+    }
+
     @Test func theHearthRoleIsNotASuperuser() throws {
         let db = try Self.connect()
         let role = try db.query("SELECT rolsuper, rolcreatedb, current_user FROM pg_roles WHERE rolname = current_user")

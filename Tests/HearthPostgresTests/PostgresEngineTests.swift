@@ -272,6 +272,48 @@ import Testing
         #expect(gaps.withLock { $0.count } == 1)
     }
 
+    /// The writer's session ends just before its COMMIT (as when the network drops it):
+    /// the engine asks the database on a new session whether the batch committed. Here it
+    /// did not, so the write fails saying nothing was written, and nothing was.
+    @Test func aBatchWhoseConnectionDroppedBeforeItsCommitIsReportedAsNotWritten() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let engine = try PostgresEngine(url: url)
+        defer { engine.close() }
+        try engine.writeSync(.set(WriteEntry(path: Self.path("/before"), value: 1)), check: nil)
+        let pid = try engine.writerBackendPIDForTesting()
+        engine.setBeforeCommitForTesting {
+            // Another session ends the writer's, and waits until it is gone.
+            _ = try? PGConnection(url: url).query("SELECT pg_terminate_backend($1::int, 10000)", [.int(pid)])
+        }
+        #expect {
+            try engine.writeSync(.set(WriteEntry(path: Self.path("/lost"), value: 2)), check: nil)
+        } throws: { error in
+            "\(error)".contains("dropped before the commit; nothing was written")
+        }
+        engine.setBeforeCommitForTesting(nil)
+        #expect(engine.lostCommitsResolved.load(ordering: .relaxed) == 0)
+        #expect(try engine.readSync { try $0.value(at: Self.path("/lost")) } == .null)
+        // The writer is back on a new session.
+        try engine.writeSync(.set(WriteEntry(path: Self.path("/after"), value: 3)), check: nil)
+        #expect(try engine.readSync { try $0.value(at: .root) } == ["before": 1, "after": 3])
+        #expect(try engine.changes(after: 0, limit: 10).changes.map(\.seq) == [1, 2])
+    }
+
+    /// Every committed batch leaves its mark, so a node that lost the answer to its COMMIT
+    /// learns that it committed (and acknowledges its writes) rather than failing them.
+    @Test func aCommittedBatchsMarkSaysItCommitted() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let engine = try PostgresEngine(url: url)
+        defer { engine.close() }
+        try engine.writeSync(.set(WriteEntry(path: Self.path("/a"), value: 1)), check: nil)
+        let mark = try PGConnection(url: url).query("SELECT node, token FROM hearth_batches")
+        #expect(mark.rowCount == 1)
+        #expect(mark.text(0, 0) == engine.nodeID)
+        #expect(engine.outcomeOfLostCommitForTesting(node: mark.text(0, 0), token: mark.text(0, 1)) == .committed)
+        #expect(engine.outcomeOfLostCommitForTesting(node: mark.text(0, 0), token: "another batch") == .notCommitted)
+        #expect(engine.outcomeOfLostCommitForTesting(node: "another node", token: mark.text(0, 1)) == .notCommitted)
+    }
+
     @Test func aLocationParsesAndHidesItsPassword() throws {
         #expect(try StoreLocation(parsing: "", defaultDirectory: "d") == .sqlite(directory: "d"))
         #expect(try StoreLocation(parsing: "sqlite:/x", defaultDirectory: "d") == .sqlite(directory: "/x"))
