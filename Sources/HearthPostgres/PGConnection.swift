@@ -46,10 +46,15 @@ final class PGConnection {
     ]
 
     /// How long the server lets a session sit idle inside a transaction before it ends the
-    /// session, ms. Hearth never waits inside a transaction, so only a node that vanished
-    /// mid-transaction meets it; it bounds how long such a node can hold the ordering lock
-    /// that every node's writes take (`PostgresEngine`).
+    /// session, ms. Hearth's writes never wait inside a transaction, so only a node that
+    /// stopped mid-transaction (paused, frozen; a vanished one is found by the keepalives
+    /// below) meets it; it bounds how long such a node can hold the ordering lock that
+    /// every node's writes take (`PostgresEngine`). Reader sessions, which hold no locks
+    /// and whose snapshots an export or a backup keeps open for long, are exempt.
     static let idleInTransactionTimeoutMilliseconds = 10_000
+    /// The server's side of the keepalives (seconds: idle, interval, count): a node that
+    /// vanished is noticed by the server too, and its sessions end.
+    static let serverKeepalives = (idle: 10, interval: 5, count: 3)
 
     /// `url` (a `postgres://` URL or a `key=value` connection string) with the
     /// `connectionDefaults` it does not name itself.
@@ -81,7 +86,11 @@ final class PGConnection {
     /// Connects (blocking) with a libpq connection string (`host=… dbname=…`) or a
     /// `postgres://` / `postgresql://` URL. A server that cannot be reached, or that refuses
     /// the login, throws a failure of kind `.unavailable`.
-    init(url: String) throws(StoreError) {
+    /// `idle_in_transaction_session_timeout` of this session, ms (0: none).
+    private let idleInTransactionTimeout: Int
+
+    init(url: String, idleInTransactionTimeout: Int = PGConnection.idleInTransactionTimeoutMilliseconds) throws(StoreError) {
+        self.idleInTransactionTimeout = idleInTransactionTimeout
         guard let handle = PQconnectdb(Self.withDefaults(url)) else {
             throw PGFailure.make(code: "connection", kind: .unavailable, message: "libpq could not allocate a connection", operation: "connect")
         }
@@ -99,11 +108,14 @@ final class PGConnection {
     deinit { PQfinish(handle) }
 
     /// The session settings every connection runs with (applied again after `reset()`):
-    /// UTF-8 text, bytea in hex (what `PGResult.bytes` decodes), no NOTICE chatter, and
-    /// `idleInTransactionTimeoutMilliseconds`.
+    /// UTF-8 text, bytea in hex (what `PGResult.bytes` decodes), no NOTICE chatter,
+    /// `idleInTransactionTimeoutMilliseconds` and `serverKeepalives`.
     private func configureSession() throws(StoreError) {
+        let keepalives = Self.serverKeepalives
         try execute("SET client_encoding = 'UTF8'; SET bytea_output = 'hex'; SET client_min_messages = warning; "
-                    + "SET idle_in_transaction_session_timeout = \(Self.idleInTransactionTimeoutMilliseconds)")
+                    + "SET idle_in_transaction_session_timeout = \(idleInTransactionTimeout); "
+                    + "SET tcp_keepalives_idle = \(keepalives.idle); SET tcp_keepalives_interval = \(keepalives.interval); "
+                    + "SET tcp_keepalives_count = \(keepalives.count)")
     }
 
     // MARK: Statements

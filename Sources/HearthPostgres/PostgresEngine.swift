@@ -78,7 +78,10 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         try PostgresSchema.migrate(writer)
         self.writer = writer
         var readers: [PostgresSlot] = []
-        for index in 0..<max(1, options.readerCount) { readers.append(try PostgresSlot(url: url, label: "hearth.postgres.reader.\(index)")) }
+        for index in 0..<max(1, options.readerCount) {
+            // Readers hold no locks, and an export's or a backup's snapshot stays open long.
+            readers.append(try PostgresSlot(url: url, label: "hearth.postgres.reader.\(index)", idleInTransactionTimeout: 0))
+        }
         self.readers = readers
         var aux: [PostgresSlot] = []
         for index in 0..<Self.auxCount { aux.append(try PostgresSlot(url: url, label: "hearth.postgres.aux.\(index)")) }
@@ -485,17 +488,20 @@ final class PostgresSlot: @unchecked Sendable {  // `connection` is touched only
     private var connection: PGConnection?
     private var closed = false
 
-    init(url: String, label: String) throws(StoreError) {
+    private let idleInTransactionTimeout: Int
+
+    init(url: String, label: String, idleInTransactionTimeout: Int = PGConnection.idleInTransactionTimeoutMilliseconds) throws(StoreError) {
         self.url = url
         self.queue = DispatchQueue(label: label)
-        self.connection = try PGConnection(url: url)
+        self.idleInTransactionTimeout = idleInTransactionTimeout
+        self.connection = try PGConnection(url: url, idleInTransactionTimeout: idleInTransactionTimeout)
     }
 
     /// Runs `body` with the connection (on `queue`), reconnecting a dropped one first.
     func withConnection<T>(_ body: (PGConnection) throws -> T) throws -> T {
         if closed { throw StoreError.closed }
         if let connection, connection.isBrokenNow { connection.reset() }
-        if connection == nil { connection = try PGConnection(url: url) }
+        if connection == nil { connection = try PGConnection(url: url, idleInTransactionTimeout: idleInTransactionTimeout) }
         guard let connection else { throw StoreError.closed }
         if connection.isBroken {
             throw StoreError.engine(EngineFailure(engine: "postgres", code: "connection", kind: .unavailable,

@@ -147,6 +147,28 @@ struct PostgresTreeView: TreeView {
                       kind: kind, data: data, at: result.int64(row, 4))
     }
 
+    func leafRows(at path: DataPath, after: String?, limit: Int) throws(StoreError) -> [(path: String, value: JSONValue)] {
+        if after == nil, let leaf = try leaf(at: path) { return [(path.storageKey, leaf)] }
+        let result: PGResult
+        if path.isRoot {
+            result = try connection.query("SELECT path, \(Self.leafColumns) FROM nodes WHERE path > $1 ORDER BY path LIMIT $2",
+                                          [.text(after ?? ""), .int(Int64(limit))])
+        } else {
+            let range = TreeKeys.descendantRange(path.storageKey)
+            result = try connection.query("SELECT path, \(Self.leafColumns) FROM nodes WHERE path > $1 AND path < $2 ORDER BY path LIMIT $3",
+                                          [.text(after ?? range.lower), .text(range.upper), .int(Int64(limit))])
+        }
+        var rows: [(path: String, value: JSONValue)] = []
+        rows.reserveCapacity(result.rowCount)
+        for row in 0..<result.rowCount { rows.append((result.text(row, 0), try Self.decode(result, row: row, column: 1))) }
+        return rows
+    }
+
+    func priority(at path: DataPath) throws(StoreError) -> JSONValue? {
+        let result = try connection.query("SELECT \(Self.leafColumns) FROM priorities WHERE path = $1", [.text(path.storageKey)])
+        return result.rowCount > 0 ? try Self.decode(result, row: 0, column: 0) : nil
+    }
+
     /// The value with its priorities laid over it (`format=export`).
     func exportValue(at path: DataPath) throws(StoreError) -> JSONValue {
         var value = try value(at: path)

@@ -120,6 +120,31 @@ struct SQLiteTreeView: TreeView {
         return renderer.render()
     }
 
+    func leafRows(at path: DataPath, after: String?, limit: Int) throws(StoreError) -> [(path: String, value: JSONValue)] {
+        if after == nil, let leaf = try leaf(at: path) { return [(path.storageKey, leaf)] }
+        let range = path.isRoot ? (lower: "", upper: nil) : Self.descendantRange(path.storageKey)
+        let stmt: SQLiteStatement
+        if let upper = range.upper {
+            stmt = try connection.statement("SELECT path, kind, value FROM nodes WHERE path > ? AND path < ? ORDER BY path LIMIT ?")
+            try stmt.reset([.text(after ?? range.lower), .text(upper), .integer(Int64(limit))])
+        } else {
+            stmt = try connection.statement("SELECT path, kind, value FROM nodes WHERE path > ? ORDER BY path LIMIT ?")
+            try stmt.reset([.text(after ?? range.lower), .integer(Int64(limit))])
+        }
+        defer { try? stmt.reset() }
+        var rows: [(path: String, value: JSONValue)] = []
+        while try stmt.step() { rows.append((stmt.text(0), try LeafRow.decode(kind: stmt.int64(1), statement: stmt, column: 2))) }
+        return rows
+    }
+
+    func priority(at path: DataPath) throws(StoreError) -> JSONValue? {
+        let stmt = try connection.statement("SELECT kind, value FROM priorities WHERE path = ?")
+        try stmt.reset([.text(path.storageKey)])
+        defer { try? stmt.reset() }
+        guard try stmt.step() else { return nil }
+        return try LeafRow.decode(kind: stmt.int64(0), statement: stmt, column: 1)
+    }
+
     /// Skip-scan: one indexed probe per child instead of reading the whole subtree.
     func childKeys(at path: DataPath) throws(StoreError) -> [String] {
         let prefix = path.isRoot ? "" : path.storageKey + "/"

@@ -36,6 +36,45 @@ public enum TreeExport {
         return Summary(leaves: writer.leaves, bytes: writer.written)
     }
 
+    /// Leaf rows read per page by `run(engine:)`.
+    public static let pageRows = 1_000
+
+    /// Exports the value at `path` of any engine's store (a PostgreSQL store, issue 17) to
+    /// `sink`: the same bytes as `run(directory:)` gives for the same data, from one
+    /// snapshot, paging through the leaves `pageRows` at a time, so memory stays bounded.
+    public static func run(
+        engine: any StorageEngine, at path: DataPath, sink: @escaping ([UInt8]) throws(MaintenanceError) -> Void
+    ) throws(MaintenanceError) -> Summary {
+        var writer = Writer(sink: sink)
+        let prefixLength = path.isRoot ? 0 : path.storageKey.utf8.count + 1
+        do {
+            try engine.readSync { view in
+                var after: String? = nil
+                while true {
+                    let rows = try view.leafRows(at: path, after: after, limit: pageRows)
+                    if after == nil, rows.count == 1, rows[0].path == path.storageKey {
+                        return writer.leaf(rows[0].value)
+                    }
+                    for row in rows {
+                        try writer.member(LeafRow.segments(row.path.utf8.dropFirst(prefixLength)), row.value, fullPath: row.path)
+                        try writer.flushIfFull()
+                    }
+                    guard rows.count == pageRows, let last = rows.last else { break }
+                    after = last.path
+                }
+                writer.finish()
+            }
+        } catch let error as MaintenanceError {
+            throw error
+        } catch let error as StoreError {
+            throw .store(error)
+        } catch {
+            throw .store(.corrupt("\(error)"))
+        }
+        try writer.flush()
+        return Summary(leaves: writer.leaves, bytes: writer.written)
+    }
+
     private static func write(connection: SQLiteConnection, at path: DataPath, into writer: inout Writer) throws(MaintenanceError) {
         let key = path.storageKey
         let leaf = try DatabaseFile.store { () throws(StoreError) in try SQLiteTreeView(connection: connection).leaf(at: path) }

@@ -28,6 +28,13 @@ public protocol TreeView {
     /// The compact JSON text of the value at `path` as readers see it (spec §1.8 arrays,
     /// Firebase key order): `JSONWriter.write(FirebaseTree.render(value(at: path)))`.
     func renderedValue(at path: DataPath) throws(StoreError) -> [UInt8]
+    /// The leaf at `path`, or the leaves below it, in the byte order of their full storage
+    /// paths, after the path `after` (nil: from the first), at most `limit`: a subtree of
+    /// any size paged through in bounded memory, within this view's one snapshot
+    /// (`TreeExport.run(engine:)`, `StoreTransfer`).
+    func leafRows(at path: DataPath, after: String?, limit: Int) throws(StoreError) -> [(path: String, value: JSONValue)]
+    /// The priority of the node at `path`, nil when it has none.
+    func priority(at path: DataPath) throws(StoreError) -> JSONValue?
 }
 
 extension TreeView {

@@ -110,14 +110,13 @@ struct ExportData: ParsableCommand {
                 }
                 (leaves, bytes) = (summary.leaves, summary.bytes)
             case .postgres:
-                // Through the engine, from one snapshot; the value is built in memory (a
-                // PostgreSQL store has no streaming export), members in no fixed order.
+                // Through the engine, from one snapshot, paged: the same bytes as from SQLite.
                 let store = try data.openEngine()
                 defer { store.close() }
-                let value = try store.readSync { try $0.value(at: location) }
-                let text = JSONWriter.write(value)
-                try out.append(text)
-                (leaves, bytes) = (WriteSize.rows(in: value, limit: Int.max - 1), text.count)
+                let summary = try TreeExport.run(engine: store, at: location) { bytes throws(MaintenanceError) in
+                    try out.append(bytes)
+                }
+                (leaves, bytes) = (summary.leaves, summary.bytes)
             }
             try out.append(Array("\n".utf8))
             try out.commit()

@@ -369,6 +369,9 @@ import Testing
         #expect(try curl("PUT", node.baseURL + "/users/\(uid)/favorites.json", body: #"{"oslo":{"name":"Oslo","note":"fjord"}}"#,
                          headers: ["Authorization: Bearer \(idToken)"]).status == 200)
         #expect(try curl("PUT", node.baseURL + "/open/ranked.json", body: #"{"a":{".value":1,".priority":2}}"#).status == 200)
+        // More leaves than one page of TreeExport.pageRows (1,000), nested two deep.
+        let many = (0..<1_200).map { #""k\#($0)":{"n":\#($0),"s":"v\#($0)"}"# }.joined(separator: ",")
+        #expect(try curl("PUT", node.baseURL + "/open/many.json", body: "{" + many + "}").status == 200)
 
         // Backed up while the node serves; a write after it is not in the backup.
         let backup = dir.path + "/backup"
@@ -389,7 +392,7 @@ import Testing
         let restoredNode = try HearthProcess.serve(dataDirectory: restoredDir.path, rules: rules, environment: ["HEARTH_STORE": restoredURL])
         let read = try curl("GET", restoredNode.baseURL + "/users/\(uid)/favorites/oslo/note.json", headers: ["Authorization: Bearer \(idToken)"])
         #expect(read.status == 200 && read.body == #""fjord""#, "the ID token verifies (the keys came along): \(read.status) \(read.body)")
-        #expect(try curl("GET", restoredNode.baseURL + "/open.json?format=export").body == #"{"ranked":{"a":{".priority":2,".value":1}}}"#)
+        #expect(try curl("GET", restoredNode.baseURL + "/open/ranked.json?format=export").body == #"{"a":{".priority":2,".value":1}}"#)
         let signIn = try curl("POST", restoredNode.baseURL + "/v1/accounts:signInWithPassword",
                               body: #"{"email":"ada@example.com","password":"correct horse","returnSecureToken":true}"#, headers: ["Content-Type: application/json"])
         #expect(signIn.status == 200, "\(signIn.body)")
@@ -403,5 +406,17 @@ import Testing
         let sqliteNode = try HearthProcess.serve(dataDirectory: sqlite.path, rules: rules, environment: ["HEARTH_STORE": "sqlite:" + sqlite.path])
         let fromSQLite = try curl("GET", sqliteNode.baseURL + "/users/\(uid)/favorites/oslo/note.json", headers: ["Authorization: Bearer \(idToken)"])
         #expect(fromSQLite.status == 200 && fromSQLite.body == #""fjord""#, "\(fromSQLite.status) \(fromSQLite.body)")
+
+        // `hearth export` pages through a PostgreSQL store and gives the same bytes as from
+        // SQLite for the same data: the whole tree, a subtree, a leaf, a missing path.
+        for path in ["/", "/open/many", "/open/many/k7/s", "/nothing"] {
+            let fromPostgres = try hearth(["export", "--path", path, "--store", restoredURL])
+            let fromFile = try hearth(["export", "--path", path, "--data-dir", sqlite.path])
+            #expect(fromPostgres.status == 0 && fromFile.status == 0, "\(fromPostgres.error)\(fromFile.error)")
+            #expect(fromPostgres.output == fromFile.output, "\(path)")
+        }
+        #expect(try hearth(["export", "--path", "/open/many/k7/s", "--store", restoredURL]).output == "\"v7\"\n")
+        let whole = try hearth(["export", "--path", "/open/many", "--store", restoredURL]).output
+        #expect((json(whole) as? [String: Any])?.count == 1_200)
     }
 }

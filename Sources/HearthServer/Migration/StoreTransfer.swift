@@ -6,8 +6,8 @@ import HearthStore
 /// backup` / `hearth restore` of a PostgreSQL store (whose backup is a SQLite snapshot in
 /// the same form as a SQLite store's backup).
 ///
-/// The tree is read in one snapshot (built in memory) and written subtree by subtree, each
-/// write at most the write limit; then users, refresh tokens (nobody is signed out),
+/// The tree is read in one snapshot and written subtree by subtree, each write at most the
+/// write limit (so memory holds one write's worth, not the tree); then users, refresh tokens (nobody is signed out),
 /// signing keys (ID tokens issued before keep verifying, the current key signing after)
 /// and the console's administrators. The change log is not moved: streams resuming
 /// afterwards start from a snapshot.
@@ -41,8 +41,8 @@ public enum StoreTransfer {
             throw Failure.destinationNotEmpty(destinationName)
         }
         var summary = Summary()
-        let tree = try input.readSync { try $0.exportValue(at: .root) }
-        try copyTree(tree, at: .root, to: output, summary: &summary)
+        // One snapshot of the source for the whole tree; in memory, one write's worth at a time.
+        try input.readSync { view in try copyTree(view, at: .root, to: output, summary: &summary) }
         var after: String? = nil
         while true {
             let page = try input.accountStore.users(after: after, limit: pageSize)
@@ -73,20 +73,26 @@ public enum StoreTransfer {
         return summary
     }
 
-    /// Writes `value` at `path` in writes of at most the write limit.
-    private static func copyTree(_ value: JSONValue, at path: DataPath, to output: any StorageEngine, summary: inout Summary) throws {
-        if value == .null { return }
-        let rows = WriteSize.rows(in: value, limit: StoreOptions.defaultMaxNodesPerWrite)
-        if rows <= StoreOptions.defaultMaxNodesPerWrite || !hasChildren(value) {
-            try output.writeSync(.set(WriteEntry(path: path, value: value)), check: nil)
-            summary.leaves += rows
-            return
+    /// Copies the subtree at `path` of `view` in writes of at most the write limit: whole
+    /// when it fits (with its priorities), else child by child (its own priority, which a
+    /// write carries only with the node's whole value, is reported and not copied).
+    private static func copyTree(_ view: any TreeView, at path: DataPath, to output: any StorageEngine, summary: inout Summary) throws {
+        let limit = StoreOptions.defaultMaxNodesPerWrite
+        // Leaves, counted up to one more than a write holds (priorities ride along).
+        let leaves = try view.leafRows(at: path, after: nil, limit: limit + 1).count
+        if leaves == 0 { return }
+        if leaves <= limit {
+            let value = try view.exportValue(at: path)
+            let rows = WriteSize.rows(in: value, limit: limit)
+            if rows <= limit || !hasChildren(value) {
+                try output.writeSync(.set(WriteEntry(path: path, value: value)), check: nil)
+                summary.leaves += leaves
+                return
+            }
         }
-        guard case .object(let members) = value else { return }
-        // A write carries a node's priority only with the node's whole value.
-        if members[".priority"] != nil { summary.prioritiesNotMoved.append(path) }
-        for (key, child) in members where key.string != ".priority" {
-            try copyTree(child, at: try path.child(key.string), to: output, summary: &summary)
+        if try view.priority(at: path) != nil { summary.prioritiesNotMoved.append(path) }
+        for key in try view.childKeys(at: path).sorted() {
+            try copyTree(view, at: try path.child(key), to: output, summary: &summary)
         }
     }
 
