@@ -319,3 +319,21 @@ ensure_plot_venv() {
     fi
   fi
 }
+
+# PostgreSQL for the benchmarks of issue 17 (nodes.sh, pgclient.sh): a throwaway cluster
+# from $PG_BINDIR (initdb into its own temp folder, 127.0.0.1, a free port, fsync on,
+# trust for the superuser `admin`), run as the `postgres` user when this runs as root.
+# Sets PGDIR and PGPORT; stops the cluster and cleans up at exit.
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+start_pg_cluster() {  # start_pg_cluster MAX_CONNECTIONS
+  # Its own folder: $WORK is private to this user, and the server may run as `postgres`.
+  PGDIR=$(mktemp -d "${TMPDIR:-/tmp}/hearth-bench-pg.XXXXXX")
+  if [ "$(id -u)" = 0 ]; then chown postgres "$PGDIR"; fi
+  PGPORT=$(free_port)
+  as_pg "$PG_BINDIR/initdb" -D "$PGDIR/data" -U admin --auth=trust -E UTF8 --locale=C >/dev/null
+  as_pg "$PG_BINDIR/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/log" -w \
+    -o "-c listen_addresses=127.0.0.1 -p $PGPORT -k $PGDIR -c max_connections=$1" start >/dev/null
+  trap 'as_pg "$PG_BINDIR/pg_ctl" -D "$PGDIR/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$PGDIR"; bench_cleanup' EXIT
+}
+# psql as the cluster's superuser, in database $DB (default postgres).
+psql_admin() { psql -q -h 127.0.0.1 -p "$PGPORT" -U admin -d "${DB:-postgres}" -v ON_ERROR_STOP=1 "$@"; }

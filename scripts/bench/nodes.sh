@@ -24,16 +24,7 @@ PG_BINDIR=${PG_BINDIR:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V |
 build_hearth
 ulimit -n "$(ulimit -Hn)"
 
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-# Its own folder: $WORK is private to this user, and the server may run as `postgres`.
-PGDIR=$(mktemp -d "${TMPDIR:-/tmp}/hearth-bench-pg.XXXXXX")
-if [ "$(id -u)" = 0 ]; then chown postgres "$PGDIR"; fi
-PGPORT=$(free_port)
-as_pg "$PG_BINDIR/initdb" -D "$PGDIR/data" -U admin --auth=trust -E UTF8 --locale=C >/dev/null
-as_pg "$PG_BINDIR/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/log" -w \
-  -o "-c listen_addresses=127.0.0.1 -p $PGPORT -k $PGDIR -c max_connections=300" start >/dev/null
-trap 'as_pg "$PG_BINDIR/pg_ctl" -D "$PGDIR/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$PGDIR"; bench_cleanup' EXIT
-psql_admin() { psql -q -h 127.0.0.1 -p "$PGPORT" -U admin -d postgres -v ON_ERROR_STOP=1 "$@"; }
+start_pg_cluster 300
 psql_admin -c "CREATE ROLE hearth LOGIN PASSWORD 'hearth'"
 
 {
