@@ -42,6 +42,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     private let lease: NodeLease
 
     private let pending: PendingWrites
+    private let beforeCommit: (@Sendable () -> Void)?
     private let indexes = PostgresIndexMaintainer()  // confined to writerQueue
     /// Index builds asked for and not yet done ("location\u{0}spec").
     private let indexRequests = Mutex<Set<String>>([])
@@ -66,9 +67,17 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
 
     /// Connects, migrates the schema (once, under an advisory lock), registers this node's
     /// lease and starts following the change feed from its current end.
-    public init(url: String, options: StoreOptions = StoreOptions(),
-                clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds,
-                hooks: EngineHooks = EngineHooks()) throws(StoreError) {
+    public convenience init(url: String, options: StoreOptions = StoreOptions(),
+                            clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds,
+                            hooks: EngineHooks = EngineHooks()) throws(StoreError) {
+        try self.init(url: url, options: options, clock: clock, hooks: hooks, beforeCommit: nil)
+    }
+
+    /// `beforeCommit` runs on the writer queue just before each batch's COMMIT (tests end
+    /// the writer's session there to lose a commit's answer).
+    init(url: String, options: StoreOptions, clock: @escaping @Sendable () -> Int64, hooks: EngineHooks,
+         beforeCommit: (@Sendable () -> Void)?) throws(StoreError) {
+        self.beforeCommit = beforeCommit
         self.url = url
         self.options = options
         self.pending = PendingWrites(options: options)
@@ -215,6 +224,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         var results: [Result<(Change, WriteOperation), WriteFailure>] = []
         results.reserveCapacity(batch.count)
         var last: Int64 = 0
+        var wrote = false
         let (node, token) = (nodeID, Self.randomID())
         var committing = false
         do throws(StoreError) {
@@ -226,10 +236,10 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
                 let result = applyOne(item, connection: connection, view: view, time: time, seq: last + 1)
                 // A store failure aborted the transaction: nothing of the batch commits.
                 if case .failure(.store(let error)) = result { throw error }
-                if case .success = result { last += 1 }
+                if case .success = result { (last, wrote) = (last + 1, true) }
                 results.append(result)
             }
-            if results.contains(where: { if case .success = $0 { return true } else { return false } }) {
+            if wrote {
                 // The new last number, and this batch's mark (see `outcomeOfLostCommit`).
                 _ = try connection.query("""
                     WITH mark AS (
@@ -239,12 +249,12 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
                     """, [.int(last), .text(node), .text(token), .int(time)])
                 _ = try connection.query("SELECT pg_notify('\(ChangeFeed.channel)', $1)", [.text(String(last))])
             }
-            beforeCommit.withLock { $0 }?()
+            beforeCommit?()
             committing = true
             try connection.execute("COMMIT")
         } catch {
             var failure = error
-            if committing, connection.isBroken, results.contains(where: { if case .success = $0 { return true } else { return false } }) {
+            if committing, wrote, connection.isBroken {
                 // The COMMIT was sent and its answer lost: ask whether it happened.
                 let outcome = outcomeOfLostCommit(node: node, token: token)
                 if outcome == .committed {
@@ -441,20 +451,12 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
 
     // MARK: Lost commits (tests make one)
 
-    /// Run on the writer queue just before a batch's COMMIT (tests end the session there).
-    private let beforeCommit = Mutex<(@Sendable () -> Void)?>(nil)
-    func setBeforeCommitForTesting(_ body: (@Sendable () -> Void)?) { beforeCommit.withLock { $0 = body } }
     /// Batches whose connection dropped during COMMIT and that had committed after all.
     let lostCommitsResolved = Atomic<Int>(0)
 
     /// `outcomeOfLostCommit` on the writer queue.
     func outcomeOfLostCommitForTesting(node: String, token: String) -> LostCommit {
         writerQueue.sync { outcomeOfLostCommit(node: node, token: token) }
-    }
-
-    /// The writer's server process id.
-    func writerBackendPIDForTesting() throws -> Int64 {
-        try writerQueue.sync { try writerConnection().query("SELECT pg_backend_pid()").int64(0, 0) }
     }
 
     // MARK: Leases (tests stand in for a killed node)

@@ -73,14 +73,9 @@ struct PostgresTreeView: TreeView {
         return LeafRow.assemble(rows)
     }
 
-    /// One indexed probe per child, as the SQLite engine's skip-scan.
+    /// One indexed probe per child (`TreeKeys.childKeys`).
     func childKeys(at path: DataPath) throws(StoreError) -> [String] {
-        let prefix = path.isRoot ? "" : path.storageKey + "/"
-        let upper = path.isRoot ? nil : path.storageKey + "0"
-        var keys: [String] = []
-        var lower = prefix
-        var inclusive = true
-        while true {
+        try TreeKeys.childKeys(at: path) { lower, inclusive, upper throws(StoreError) in
             let op = inclusive ? ">=" : ">"
             let result: PGResult
             if let upper {
@@ -88,21 +83,7 @@ struct PostgresTreeView: TreeView {
             } else {
                 result = try connection.query("SELECT path FROM nodes WHERE path \(op) $1 ORDER BY path LIMIT 1", [.text(lower)])
             }
-            guard result.rowCount > 0 else { return keys }
-            let full = result.text(0, 0)
-            if path.isRoot && full.isEmpty { return [] }  // the root itself is a leaf
-            let rest = full.utf8.dropFirst(prefix.utf8.count)
-            let key: String
-            if let slash = rest.firstIndex(of: UInt8(ascii: "/")) {
-                key = String(Substring(rest[..<slash]))
-                lower = prefix + key + "0"
-                inclusive = true
-            } else {
-                key = String(Substring(rest))
-                lower = full
-                inclusive = false
-            }
-            keys.append(key)
+            return result.rowCount > 0 ? result.text(0, 0) : nil
         }
     }
 

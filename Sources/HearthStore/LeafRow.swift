@@ -136,6 +136,37 @@ package enum TreeKeys {
         (key + "/", key + "0")
     }
 
+    /// The keys of the children of `path`, by skip-scan: one probe per child instead of
+    /// reading the whole subtree. `firstPath(lower, inclusive, upper)` is the engine's
+    /// probe: the smallest stored path >= (or >) `lower` and < `upper` (unbounded: nil).
+    package static func childKeys(
+        at path: DataPath, firstPath: (_ lower: String, _ inclusive: Bool, _ upper: String?) throws(StoreError) -> String?
+    ) throws(StoreError) -> [String] {
+        let prefix = path.isRoot ? "" : path.storageKey + "/"
+        let upper = path.isRoot ? nil : path.storageKey + "0"
+        var keys: [String] = []
+        var lower = prefix
+        var inclusive = true
+        while let full = try firstPath(lower, inclusive, upper) {
+            if path.isRoot && full.isEmpty {
+                return []  // the root itself is a leaf: no children
+            }
+            let rest = full.utf8.dropFirst(prefix.utf8.count)
+            let key: String
+            if let slash = rest.firstIndex(of: UInt8(ascii: "/")) {
+                key = String(Substring(rest[..<slash]))
+                lower = prefix + key + "0"  // past every row of this child's subtree
+                inclusive = true
+            } else {
+                key = String(Substring(rest))
+                lower = full  // past this leaf child
+                inclusive = false
+            }
+            keys.append(key)
+        }
+        return keys
+    }
+
     /// `value` with `priority` laid over the node at the relative `path` (`format=export`:
     /// an object gains `.priority`, a leaf becomes `{".value": v, ".priority": p}`).
     package static func attach(_ priority: JSONValue, at path: ArraySlice<String>, in value: JSONValue) -> JSONValue {

@@ -147,29 +147,9 @@ struct SQLiteTreeView: TreeView {
 
     /// Skip-scan: one indexed probe per child instead of reading the whole subtree.
     func childKeys(at path: DataPath) throws(StoreError) -> [String] {
-        let prefix = path.isRoot ? "" : path.storageKey + "/"
-        let upper = path.isRoot ? nil : path.storageKey + "0"
-        var keys: [String] = []
-        var lower = prefix
-        var inclusive = true
-        while let full = try firstPath(after: lower, inclusive: inclusive, before: upper) {
-            if path.isRoot && full.isEmpty {
-                return []  // the root itself is a leaf: no children
-            }
-            let rest = full.utf8.dropFirst(prefix.utf8.count)
-            let key: String
-            if let slash = rest.firstIndex(of: UInt8(ascii: "/")) {
-                key = String(Substring(rest[..<slash]))
-                lower = prefix + key + "0"  // past every row of this child's subtree
-                inclusive = true
-            } else {
-                key = String(Substring(rest))
-                lower = full  // past this leaf child
-                inclusive = false
-            }
-            keys.append(key)
+        try TreeKeys.childKeys(at: path) { lower, inclusive, upper throws(StoreError) in
+            try firstPath(after: lower, inclusive: inclusive, before: upper)
         }
-        return keys
     }
 
     /// The smallest stored path >= (or >) `lower` and < `upper` (unbounded when nil).

@@ -322,6 +322,10 @@ import Testing
         let url = try PostgresCluster.shared().makeDatabase()
         let stuck = try PGConnection(url: url), waiter = try PGConnection(url: url)
         #expect(try stuck.query("SHOW idle_in_transaction_session_timeout").text(0, 0) == "\(PGConnection.idleInTransactionTimeoutMilliseconds / 1000)s")
+        // The server's keepalives toward this (TCP) session.
+        let idle = try stuck.query("SHOW tcp_keepalives_idle").text(0, 0)
+        #expect(idle == "\(PGConnection.serverKeepalives.idle)", "\(idle)")
+        #expect(try stuck.query("SHOW tcp_keepalives_count").text(0, 0) == "\(PGConnection.serverKeepalives.count)")
         try stuck.execute("CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1)")
         try stuck.execute("SET idle_in_transaction_session_timeout = 300")  // shorter here; the same mechanism
         try stuck.execute("BEGIN")

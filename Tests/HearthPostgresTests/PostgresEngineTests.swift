@@ -277,26 +277,49 @@ import Testing
     /// did not, so the write fails saying nothing was written, and nothing was.
     @Test func aBatchWhoseConnectionDroppedBeforeItsCommitIsReportedAsNotWritten() throws {
         let url = try PostgresCluster.shared().makeDatabase()
-        let engine = try PostgresEngine(url: url)
+        let dropNext = Atomic<Bool>(false)
+        let engine = try PostgresEngine(url: url, options: StoreOptions(), clock: WallClock.milliseconds, hooks: EngineHooks()) {
+            guard dropNext.exchange(false, ordering: .relaxed) else { return }
+            // Another session ends the writer's (the one idle in this batch's transaction,
+            // just after its NOTIFY), and waits until it is gone.
+            _ = try? PGConnection(url: url).query("""
+                SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity
+                WHERE datname = current_database() AND state = 'idle in transaction' AND query LIKE 'SELECT pg_notify%'
+                """)
+        }
         defer { engine.close() }
         try engine.writeSync(.set(WriteEntry(path: Self.path("/before"), value: 1)), check: nil)
-        let pid = try engine.writerBackendPIDForTesting()
-        engine.setBeforeCommitForTesting {
-            // Another session ends the writer's, and waits until it is gone.
-            _ = try? PGConnection(url: url).query("SELECT pg_terminate_backend($1::int, 10000)", [.int(pid)])
-        }
+        dropNext.store(true, ordering: .relaxed)
         #expect {
             try engine.writeSync(.set(WriteEntry(path: Self.path("/lost"), value: 2)), check: nil)
         } throws: { error in
             "\(error)".contains("dropped before the commit; nothing was written")
         }
-        engine.setBeforeCommitForTesting(nil)
+        let dropped = !dropNext.load(ordering: .relaxed)
+        #expect(dropped, "the hook ran at the commit")
         #expect(engine.lostCommitsResolved.load(ordering: .relaxed) == 0)
         #expect(try engine.readSync { try $0.value(at: Self.path("/lost")) } == .null)
         // The writer is back on a new session.
         try engine.writeSync(.set(WriteEntry(path: Self.path("/after"), value: 3)), check: nil)
         #expect(try engine.readSync { try $0.value(at: .root) } == ["before": 1, "after": 3])
         #expect(try engine.changes(after: 0, limit: 10).changes.map(\.seq) == [1, 2])
+    }
+
+    /// Marks are kept `batchMarkMilliseconds` after a node's last batch; the change-log trim
+    /// removes older ones (nodes long gone), never a recent one.
+    @Test func batchMarksOlderThanTheirRetentionAreTrimmed() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let now = Atomic<Int64>(1_000_000_000)
+        let engine = try PostgresEngine(url: url, clock: { now.load(ordering: .relaxed) })
+        defer { engine.close() }
+        try engine.writeSync(.set(WriteEntry(path: Self.path("/a"), value: 1)), check: nil)
+        let marks = { try PGConnection(url: url).query("SELECT count(*) FROM hearth_batches").int64(0, 0) }
+        now.add(PostgresEngine.batchMarkMilliseconds, ordering: .relaxed)
+        engine.trimChangeLog()
+        #expect(try marks() == 1, "exactly the retention: kept")
+        now.add(1, ordering: .relaxed)
+        engine.trimChangeLog()
+        #expect(try marks() == 0)
     }
 
     /// Every committed batch leaves its mark, so a node that lost the answer to its COMMIT

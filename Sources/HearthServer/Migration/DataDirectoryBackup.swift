@@ -15,29 +15,11 @@ public enum DataDirectoryBackup {
 
     /// Backs up `dataDirectory` to the new directory `destination`.
     public static func backup(dataDirectory: String, to destination: String) throws(MaintenanceError) {
-        var destination = destination
-        while destination.count > 1, destination.hasSuffix("/") { destination.removeLast() }
-        guard !exists(destination) else { throw .exists(path: destination) }
         let database = dataDirectory + "/" + SQLiteTreeStore.fileName
         guard exists(database) else { throw .missing(path: database) }
-        let partial = destination + ".partial-\(getpid())"
-        guard mkdir(partial, DatabaseFile.directoryMode) == 0 else { throw .io(operation: "create directory", path: partial, errno: errno) }
-        do throws(MaintenanceError) {
+        try build(destination, wrap: { $0 }) { partial throws(MaintenanceError) in
             try DatabaseFile.backup(databaseAt: database, to: partial + "/" + SQLiteTreeStore.fileName)
             try copyKeys(from: dataDirectory + "/" + keysFolder, to: partial + "/" + keysFolder, replacing: false)
-            try DatabaseFile.syncFile(partial)
-            // rename() replaces an empty directory that appeared meanwhile, never one with
-            // content (ENOTEMPTY) or a file (ENOTDIR).
-            guard !exists(destination) else { throw .exists(path: destination) }
-            guard rename(partial, destination) == 0 else {
-                let code = errno
-                throw code == ENOTEMPTY || code == EEXIST || code == ENOTDIR
-                    ? .exists(path: destination) : .io(operation: "rename", path: destination, errno: code)
-            }
-            try DatabaseFile.syncFile(parent(of: destination))
-        } catch {
-            try? FileManager.default.removeItem(atPath: partial)
-            throw error
         }
     }
 
@@ -48,14 +30,7 @@ public enum DataDirectoryBackup {
     /// administrators) into a fresh SQLite database, which is checked before it is renamed
     /// into place.
     public static func backup(engine: any StorageEngine, to destination: String) throws -> StoreTransfer.Summary {
-        var destination = destination
-        while destination.count > 1, destination.hasSuffix("/") { destination.removeLast() }
-        guard !exists(destination) else { throw MaintenanceError.exists(path: destination) }
-        let partial = destination + ".partial-\(getpid())"
-        guard mkdir(partial, DatabaseFile.directoryMode) == 0 else {
-            throw MaintenanceError.io(operation: "create directory", path: partial, errno: errno)
-        }
-        do {
+        try build(destination, wrap: { $0 as any Error }) { partial in
             let snapshot = try SQLiteTreeStore(directory: partial)
             let summary: StoreTransfer.Summary
             do {
@@ -72,15 +47,39 @@ public enum DataDirectoryBackup {
             }
             _ = try DatabaseFile.verify(databaseAt: partial + "/" + SQLiteTreeStore.fileName)
             try DatabaseFile.syncFile(partial + "/" + SQLiteTreeStore.fileName)
-            try DatabaseFile.syncFile(partial)
-            guard !exists(destination) else { throw MaintenanceError.exists(path: destination) }
-            guard rename(partial, destination) == 0 else {
-                let code = errno
-                throw code == ENOTEMPTY || code == EEXIST || code == ENOTDIR
-                    ? MaintenanceError.exists(path: destination) : MaintenanceError.io(operation: "rename", path: destination, errno: code)
-            }
-            try DatabaseFile.syncFile(parent(of: destination))
             return summary
+        }
+    }
+
+    /// Builds a backup with `fill` in a new directory under a temporary name beside
+    /// `destination` (0700), then renames it into place; what was built is removed when
+    /// anything fails. `wrap` makes this type's own failures the caller's error type.
+    private static func build<T, E: Error>(_ destination: String, wrap: (MaintenanceError) -> E,
+                                           _ fill: (_ partial: String) throws(E) -> T) throws(E) -> T {
+        var destination = destination
+        while destination.count > 1, destination.hasSuffix("/") { destination.removeLast() }
+        guard !exists(destination) else { throw wrap(.exists(path: destination)) }
+        let partial = destination + ".partial-\(getpid())"
+        guard mkdir(partial, DatabaseFile.directoryMode) == 0 else {
+            throw wrap(.io(operation: "create directory", path: partial, errno: errno))
+        }
+        do throws(E) {
+            let result = try fill(partial)
+            do throws(MaintenanceError) {
+                try DatabaseFile.syncFile(partial)
+                // rename() replaces an empty directory that appeared meanwhile, never one
+                // with content (ENOTEMPTY) or a file (ENOTDIR).
+                guard !exists(destination) else { throw .exists(path: destination) }
+                guard rename(partial, destination) == 0 else {
+                    let code = errno
+                    throw code == ENOTEMPTY || code == EEXIST || code == ENOTDIR
+                        ? .exists(path: destination) : .io(operation: "rename", path: destination, errno: code)
+                }
+                try DatabaseFile.syncFile(parent(of: destination))
+            } catch {
+                throw wrap(error)
+            }
+            return result
         } catch {
             try? FileManager.default.removeItem(atPath: partial)
             throw error
