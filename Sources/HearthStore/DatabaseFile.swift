@@ -71,18 +71,28 @@ public enum DatabaseFile {
         return version
     }
 
-    /// `PRAGMA integrity_check` must answer exactly "ok".
+    /// The most lines of `PRAGMA integrity_check` read (SQLite's own default limit).
+    static let integrityReportLines = 100
+
+    /// `PRAGMA integrity_check` must answer exactly "ok", or report only SQLite's known
+    /// false positive on a database older than schema 9 (`IntegrityReport`).
     static func checkIntegrity(_ connection: SQLiteConnection, path: String) throws(MaintenanceError) {
-        let report: String
+        var lines: [String] = []
         do {
-            report = try connection.scalarText("PRAGMA integrity_check") ?? ""
+            let stmt = try connection.statement("PRAGMA integrity_check(\(integrityReportLines))")
+            try stmt.reset()
+            defer { sqlite3_reset(stmt.handle) }
+            while try stmt.step() { lines.append(stmt.text(0)) }
         } catch {
             if let code = error.sqliteCode, code & 0xFF == SQLITE_NOTADB || code & 0xFF == SQLITE_CORRUPT {
                 throw .integrity(path: path, report: error.description)
             }
             throw .store(error)
         }
-        guard report == "ok" else { throw .integrity(path: path, report: report) }
+        guard lines != ["ok"] else { return }
+        let columns = IntegrityReport.falsePositiveColumns(lines)
+        if !columns.isEmpty, (try? IntegrityReport.holdsNoNull(connection, columns: columns)) == true { return }
+        throw .integrity(path: path, report: lines.first ?? "")
     }
 
     /// Checks that `path` holds an intact Hearth database of a known schema version (what a

@@ -135,6 +135,28 @@ enum Schema {
             text     TEXT NOT NULL                     -- the rules file as saved
         ) STRICT;
         """,
+        // 9: query_index again, its primary key's columns declared first (issue 24). Declared
+        // after other NOT NULL columns, they made SQLite 3.40.0-3.41.0's integrity_check (and
+        // quick_check) report "NULL value in query_index.rank" for rows that hold none, so
+        // every backup of an indexed database failed its check on Debian 12's SQLite 3.40.1.
+        // The rows are copied; the shape of every WITHOUT ROWID table is checked by
+        // SchemaShapeTests.
+        """
+        CREATE TABLE query_index_9 (
+            location  TEXT NOT NULL,
+            spec      TEXT NOT NULL,
+            child_key TEXT NOT NULL,
+            rank      INTEGER NOT NULL,  -- QueryOrder.rank: 0 null/missing .. 5 object
+            value     ANY NOT NULL,      -- the number or string; 0 for ranks without one
+            key_order TEXT NOT NULL,     -- the child key in a form whose byte order is Firebase key order
+            PRIMARY KEY (location, spec, child_key)
+        ) STRICT, WITHOUT ROWID;
+        INSERT INTO query_index_9(location, spec, child_key, rank, value, key_order)
+            SELECT location, spec, child_key, rank, value, key_order FROM query_index;
+        DROP TABLE query_index;
+        ALTER TABLE query_index_9 RENAME TO query_index;
+        CREATE INDEX query_index_order ON query_index(location, spec, rank, value, key_order);
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }
