@@ -9,11 +9,15 @@ let package = Package(
         .executable(name: "hearth", targets: ["hearth"]),
         .library(name: "HearthServer", targets: ["HearthServer"]),
     ],
+    // Exact versions (issue 24): the repository keeps no Package.resolved, so a range would
+    // let every build pick whatever is newest. swift-atomics is swift-prometheus's own
+    // dependency, named here only to pin it (see HearthTesting). Move a version on purpose, in its own commit.
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
-        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
-        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-atomics", exact: "1.3.0"),
     ],
     targets: [
         // C seams: the only places C is reached from.
@@ -54,6 +58,7 @@ let package = Package(
             dependencies: [
                 "HearthJSON", "HearthRules", "HearthStore", "HearthPostgres", "HearthHTTP", "HearthAuth", "HearthStreams", "HearthDatabase", "HearthWire",
                 "HearthMail", "CSystem",  // malloc_trim (MemoryTrimmer)
+                "HearthSystem",  // the data directory's lock (RecordLock)
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -77,7 +82,9 @@ let package = Package(
         .executableTarget(name: "RulesBench", dependencies: ["HearthRules", "HearthJSON"]),
 
         // Shared test helpers (temp directories); tests only.
-        .target(name: "HearthTesting", path: "Tests/HearthTesting"),
+        // Atomics: not imported; listed so the exact pin of swift-atomics above (swift-prometheus's
+        // dependency) belongs to a target, which SwiftPM asks of every root dependency.
+        .target(name: "HearthTesting", dependencies: [.product(name: "Atomics", package: "swift-atomics")], path: "Tests/HearthTesting"),
         .testTarget(name: "HearthJSONTests", dependencies: ["HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthJSON", "HearthTesting"], resources: [.copy("Fixtures")]),
         .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthJSON", "HearthTesting"]),

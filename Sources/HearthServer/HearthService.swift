@@ -20,6 +20,7 @@ public enum StartupError: Error, CustomStringConvertible {
     case storeSetting(String)
     case listen(host: String, port: Int, reason: String)
     case unsafe(String)
+    case dataDirectory(DataDirectoryLockError)
 
     public var description: String {
         switch self {
@@ -39,6 +40,8 @@ public enum StartupError: Error, CustomStringConvertible {
             return "cannot listen on \(host):\(port): \(reason)"
         case .unsafe(let reason):
             return reason
+        case .dataDirectory(let error):
+            return error.description
         }
     }
 }
@@ -56,6 +59,8 @@ public final class HearthService: Sendable {
     private let hub: StreamHub
     private let authContext: AuthContext
     private let ledger: OnDisconnectLedger
+    /// A SQLite data directory's lock (issue 24), held until the store is closed.
+    private let directoryLock: DataDirectoryLock?
     private let timers = Mutex<[DispatchSourceTimer]>([])
     private let metrics: ServerMetrics
     /// Set once `http` exists (the metrics text reads its counters).
@@ -120,6 +125,17 @@ public final class HearthService: Sendable {
                 logger.error("this node could not renew its database lease in time: another node may run its connections' onDisconnect operations, so its \(sessions.count) wire-protocol connection(s) are closed without running them; it takes a new lease when the database answers")
                 for session in sessions { session.endForLostLease() }
             })
+        // One server per data directory: a second one is refused before it opens the
+        // database, naming the first one's pid; the kernel drops the lock when it dies.
+        if case .sqlite(let directory) = location {
+            do {
+                directoryLock = try DataDirectoryLock.take(.server, directory: directory, create: true)
+            } catch {
+                throw .dataDirectory(error)
+            }
+        } else {
+            directoryLock = nil
+        }
         do {
             store = try Engines.open(location, options: configuration.store, hooks: hooks, logger: logger)
         } catch {
@@ -340,6 +356,7 @@ public final class HearthService: Sendable {
         hub.stop()
         await http.shutdown(gracePeriod: configuration.shutdownGracePeriod)
         store.close()
+        directoryLock?.release()
         logger.info("stopped")
     }
 }

@@ -38,7 +38,7 @@ public enum MaintenanceError: Error, Sendable, Equatable, CustomStringConvertibl
         case .inUse(let path):
             return "\(path) is in use by another process (is the server running?); stop it first"
         case .exists(let path): return "\(path) already exists; refusing to overwrite it"
-        case .missing(let path): return "\(path) does not exist"
+        case .missing(let path): return "no such file or directory: \(path)"
         case .io(let operation, let path, let errno): return "\(operation) \(path) failed: \(Self.errnoText(errno))"
         case .notHearthDatabase(let path, let reason): return "\(path) is not a Hearth database: \(reason)"
         case .integrity(let path, let report): return "\(path) failed PRAGMA integrity_check: \(report)"

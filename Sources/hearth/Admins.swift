@@ -10,8 +10,12 @@ struct Admins: ParsableCommand {
         abstract: "Manage the admin console's administrators (not app users).",
         subcommands: [List.self, Add.self, Remove.self, SetPassword.self])
 
-    static func withConsole(_ data: DataDirectoryOption, _ body: (ConsoleAccounts) throws -> Void) throws {
+    /// `writes`: the command changes administrators, so it holds the data directory's lock
+    /// for account writers (`DataDirectoryLock`).
+    static func withConsole(_ data: DataDirectoryOption, writes: Bool = true, _ body: (ConsoleAccounts) throws -> Void) throws {
         try Tool.run {
+            let lock = writes ? try data.lock(.writesAccounts) : nil
+            defer { lock?.release() }
             let store = try data.openEngine()
             defer { store.close() }
             let accounts = ConsoleAccounts(store: store.consoleRecords, hasher: PasswordHasher(), clock: WallClock.milliseconds)
@@ -27,7 +31,7 @@ struct Admins: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the administrators' emails.")
         @OptionGroup var data: DataDirectoryOption
         func run() throws {
-            try Admins.withConsole(data) { accounts in
+            try Admins.withConsole(data, writes: false) { accounts in
                 for admin in try accounts.list() { print(admin.email) }
             }
         }

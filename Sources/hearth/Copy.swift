@@ -38,6 +38,12 @@ struct Copy: ParsableCommand {
             throw Tool.fail("no SQLite store in \(directory) (no \(SQLiteTreeStore.fileName))")
         }
         try Tool.run {
+            // A SQLite destination is written like an import: alone (issue 24).
+            var lock: DataDirectoryLock?
+            if case .sqlite(let directory) = destination {
+                lock = try DataDirectoryLock.take(.replacesData, directory: directory, create: true)
+            }
+            defer { lock?.release() }
             let input = try Engines.open(source)
             defer { input.close() }
             let output = try Engines.open(destination)

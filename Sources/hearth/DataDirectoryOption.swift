@@ -5,12 +5,12 @@ import HearthStore
 import Glibc
 #endif
 
-/// `--data-dir` and `--store`, shared by every operator command that opens the database,
-/// as `hearth serve` takes them (issue 17). A SQLite directory must exist: only `hearth
-/// serve` creates one, so a mistyped path is reported instead of quietly starting an empty
-/// database (with new signing keys) beside the real one.
-struct DataDirectoryOption: ParsableArguments {
-    @Option(name: .customLong("data-dir"), help: "Directory holding the database file; must exist (default ./hearth-data, or HEARTH_DATA_DIR).")
+/// `--data-dir` and `--store`, as `hearth serve` takes them (issue 17), without a check
+/// that the directory exists: for `hearth restore`, the one operator command that creates
+/// a data directory (a restore onto a new machine). Every other command uses
+/// `DataDirectoryOption`.
+struct DataLocationOption: ParsableArguments {
+    @Option(name: .customLong("data-dir"), help: "Directory holding the database file (default ./hearth-data, or HEARTH_DATA_DIR).")
     var dataDir: String?
 
     @Option(name: .customLong("store"), help: "sqlite:<directory> (the default: --data-dir) or postgres://USER:PASSWORD@HOST:PORT/DATABASE (or HEARTH_STORE).")
@@ -34,13 +34,38 @@ struct DataDirectoryOption: ParsableArguments {
         try Engines.open(try location)
     }
 
+    /// Takes a SQLite data directory's lock for `use` (issue 24; nil for a shared store,
+    /// which has no directory), held until released or the process ends. A conflict is
+    /// refused naming the other process.
+    func lock(_ use: DataDirectoryLock.Use, create: Bool = false) throws -> DataDirectoryLock? {
+        guard case .sqlite(let directory) = try location else { return nil }
+        do {
+            return try DataDirectoryLock.take(use, directory: directory, create: create)
+        } catch {
+            throw Tool.fail(error.description)
+        }
+    }
+}
+
+/// `--data-dir` and `--store`, shared by every operator command that opens the database
+/// but `restore`. A SQLite directory must exist: only `hearth serve` (and `hearth restore`)
+/// creates one, so a mistyped path is reported instead of quietly starting an empty
+/// database (with new signing keys) beside the real one.
+struct DataDirectoryOption: ParsableArguments {
+    @OptionGroup var given: DataLocationOption
+
+    var path: String { given.path }
+    var location: StoreLocation { get throws { try given.location } }
+    func openEngine() throws -> any StorageEngine { try given.openEngine() }
+    func lock(_ use: DataDirectoryLock.Use) throws -> DataDirectoryLock? { try given.lock(use) }
+
     func validate() throws {
         guard case .sqlite(let path) = try location else { return }
         var info = stat()
         guard stat(path, &info) == 0 else {
             let code = errno
             if code == ENOENT {
-                throw Tool.fail("data directory \(path) does not exist (only 'hearth serve' creates one; check --data-dir or HEARTH_DATA_DIR)")
+                throw Tool.fail("data directory \(path) does not exist (only 'hearth serve' and 'hearth restore' create one; check --data-dir or HEARTH_DATA_DIR)")
             }
             throw Tool.fail("cannot use data directory \(path): \(String(cString: strerror(code)))")
         }

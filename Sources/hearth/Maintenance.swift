@@ -49,23 +49,35 @@ struct Restore: ParsableCommand {
         abstract: "Restore a backup (made by 'hearth backup') into a data directory that is not in use.",
         discussion: """
             SOURCE is a backup directory (or a bare hearth.sqlite). It is checked first \
-            (PRAGMA integrity_check, a known schema version). A data directory that already \
-            has a database is refused unless --force; the server must be stopped (a database \
-            in use is refused). The backup's signing keys are added to the directory's keys. \
+            (PRAGMA integrity_check, a known schema version). A data directory that does not \
+            exist is created (mode 0700; its parent must exist). One that already has a \
+            database is refused unless --force; the server must be stopped (a data directory \
+            in use is refused, naming the process). The backup's signing keys are added to the directory's keys. \
             Streams that resume afterwards start from a fresh snapshot. With --store \
             postgres://... the database must be empty (no --force); everything is copied in.
             """)
 
     @Argument(help: "The backup directory (or a hearth.sqlite file).") var source: String
-    @OptionGroup var data: DataDirectoryOption
+    @OptionGroup var data: DataLocationOption
     @Flag(help: "Replace the data directory's existing database.") var force = false
 
     func run() throws {
         try Tool.run {
             switch try data.location {
             case .sqlite(let directory):
-                try DataDirectoryBackup.restore(from: source, intoDataDirectory: directory, force: force)
-                print("restored \(source) into \(data.path)")
+                // The one operator command that creates a data directory (0700; its parent
+                // must exist): a restore onto a new machine. Removed again if the restore fails.
+                guard DataDirectoryBackup.exists(source) else { throw MaintenanceError.missing(path: source) }
+                let created = !DataDirectoryBackup.exists(directory)
+                let lock = try data.lock(.replacesData, create: true)
+                do {
+                    try DataDirectoryBackup.restore(from: source, intoDataDirectory: directory, force: force)
+                } catch {
+                    lock?.release()
+                    if created { DataDirectoryBackup.removeCreatedDirectory(directory) }
+                    throw error
+                }
+                print("restored \(source) into \(data.path)\(created ? " (created)" : "")")
             case .postgres:
                 // Nothing is replaced in a shared database: it must be empty.
                 guard !force else { throw Tool.fail("--force is for a SQLite data directory; a PostgreSQL store is restored only when empty") }
@@ -176,6 +188,8 @@ struct ImportData: ParsableCommand {
             var reader = input.jsonReader()
             switch try data.location {
             case .sqlite(let directory):
+                let lock = try data.lock(.replacesData)
+                defer { lock?.release() }
                 let summary = try TreeImport.run(directory: directory, at: location, reader: &reader)
                 print("imported \(summary.leaves) leaves at \(location)")
             case .postgres:

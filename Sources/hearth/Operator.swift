@@ -4,8 +4,12 @@ import HearthStore
 
 /// Opens a data directory's accounts for one CLI command.
 enum Operator {
-    static func withAccounts(_ data: DataDirectoryOption, _ body: (AccountService) throws -> Void) throws {
+    /// `writes`: the command changes accounts, so it holds the data directory's lock for
+    /// account writers (`DataDirectoryLock`), refused while an import or a restore runs.
+    static func withAccounts(_ data: DataDirectoryOption, writes: Bool = true, _ body: (AccountService) throws -> Void) throws {
         try Tool.run {
+            let lock = writes ? try data.lock(.writesAccounts) : nil
+            defer { lock?.release() }
             let store = try data.openEngine()
             defer { store.close() }
             let service = AccountService(accounts: store.accountStore, keys: try KeyRing(store: store.signingKeys), settings: AuthSettings())

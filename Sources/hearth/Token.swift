@@ -42,7 +42,7 @@ struct Token: ParsableCommand {
 
     func run() throws {
         let extra = try extraClaims()
-        try Operator.withAccounts(data) { service in
+        try Operator.withAccounts(data, writes: false) { service in
             let now = WallClock.milliseconds()
             if admin {
                 let user = UserRecord(uid: Authenticator.adminUID, provider: .password, createdAt: now, validSince: 0)
@@ -66,6 +66,8 @@ struct Keys: ParsableCommand {
         @OptionGroup var data: DataDirectoryOption
         func run() throws {
             try Tool.run {
+                let lock = try data.lock(.writesAccounts)
+                defer { lock?.release() }
                 let store = try data.openEngine()
                 defer { store.close() }
                 print("new signing key \(try KeyRing.rotate(store: store.signingKeys))")

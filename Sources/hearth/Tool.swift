@@ -27,8 +27,12 @@ enum Tool {
 
     /// `text` with its first letter capitalised: library errors describe themselves in
     /// lower case (they are also embedded in longer messages); the CLI prints sentences.
+    /// One that starts with a file name or path (a first word with '/' or '.') is left as
+    /// it is: `junk.sqlite` is not `Junk.sqlite`.
     static func sentence(_ text: String) -> String {
-        text.prefix(1).uppercased() + text.dropFirst()
+        let first = text.prefix { $0 != " " }
+        if first.contains("/") || first.contains(".") { return text }
+        return text.prefix(1).uppercased() + text.dropFirst()
     }
 
     /// A usage error from a library error's description (shown with the command's usage).

@@ -15,7 +15,7 @@ struct Users: ParsableCommand {
         @OptionGroup var data: DataDirectoryOption
         @Option(help: "At most this many users.") var limit = 1000
         func run() throws {
-            try Operator.withAccounts(data) { service in
+            try Operator.withAccounts(data, writes: false) { service in
                 for user in try service.accounts.users(after: nil, limit: limit) {
                     print([user.uid, user.email ?? "-", user.provider.rawValue, user.disabled ? "disabled" : "enabled"].joined(separator: "\t"))
                 }

@@ -46,6 +46,8 @@ extension Users {
         func run() throws {
             let scrypt = try scrypt()
             try Tool.run {
+                let lock = try data.lock(.writesAccounts)
+                defer { lock?.release() }
                 let store = try data.openEngine()
                 defer { store.close() }
                 let input = try InputFile(path: file)

@@ -32,13 +32,13 @@ import Testing
         #expect(version.wholeMatch(of: /[0-9]+\.[0-9]+\.[0-9]+/) != nil, "\(result.output)")
     }
 
-    /// Only `serve` creates a data directory; every operator command refuses a missing one,
-    /// naming it, and creates nothing.
+    /// Only `serve` and `restore` create a data directory; every other operator command
+    /// refuses a missing one, naming it, and creates nothing.
     @Test(arguments: [
         ["users", "list"], ["users", "add", "--email", "a@example.com"], ["users", "disable", "u1"],
         ["users", "enable", "u1"], ["users", "delete", "u1"], ["users", "set-password", "u1"], ["users", "revoke", "u1"],
         ["users", "import", "-"], ["users", "export"], ["token", "--admin"], ["token", "--uid", "u1"], ["keys", "rotate"],
-        ["backup", "BACKUP"], ["restore", "BACKUP"], ["export"], ["import", "-"],
+        ["backup", "BACKUP"], ["export"], ["import", "-"],
     ])
     func operatorCommandsRefuseAMissingDataDirectory(command: [String]) throws {
         let missing = dir.path + "/typo"
@@ -48,6 +48,20 @@ import Testing
         #expect(result.output.contains("Error: Data directory \(missing) does not exist"), "\(result.output)")
         #expect(!FileManager.default.fileExists(atPath: missing))
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty)
+    }
+
+    /// `restore` creates a missing data directory (issue 24) only for a restore that
+    /// succeeds: a missing backup, or a file that is no Hearth database, leaves nothing.
+    @Test func aFailedRestoreLeavesNoDataDirectory() throws {
+        let missing = dir.path + "/new"
+        let none = try hearth(["restore", dir.path + "/no-backup", "--data-dir", missing])
+        #expect(none.status == 1 && none.output.contains("Error: No such file or directory: \(dir.path)/no-backup"), "\(none.output)")
+        #expect(!FileManager.default.fileExists(atPath: missing))
+        let junk = dir.path + "/junk.sqlite"
+        try Data("not a database".utf8).write(to: URL(fileURLWithPath: junk))
+        let bad = try hearth(["restore", junk, "--data-dir", missing])
+        #expect(bad.status == 1 && bad.output.contains("Error: \(junk) failed PRAGMA integrity_check"), "\(bad.output)")
+        #expect(!FileManager.default.fileExists(atPath: missing))
     }
 
     /// A `serve` whose port is taken exits 1 and creates nothing: no data directory, or

@@ -62,9 +62,9 @@ import Testing
         let again = try hearth(["backup", backupDirectory, "--data-dir", dir.path])
         #expect(again.status == 1 && again.error.contains("already exists"))
 
-        // Restoring into the data directory of the running server is refused.
+        // Restoring into the data directory of the running server is refused, naming it.
         let busy = try hearth(["restore", backupDirectory, "--data-dir", dir.path, "--force"])
-        #expect(busy.status == 1 && busy.error.contains("in use"), "\(busy.error)")
+        #expect(busy.status == 1 && busy.error.contains("is served by a running Hearth server (pid \(server.process.processIdentifier)"), "\(busy.error)")
         server.signal(SIGTERM)
         #expect(try server.waitForExit() == 0)
 
@@ -106,7 +106,7 @@ import Testing
         #expect(export.status == 0, "\(export.error)")
         #expect(Self.mode(first) == 0o600)
         let refused = try hearth(["import", first, "--data-dir", dir.path])
-        #expect(refused.status == 1 && refused.error.contains("in use"), "\(refused.error)")
+        #expect(refused.status == 1 && refused.error.contains("is served by a running Hearth server (pid \(server.process.processIdentifier)"), "\(refused.error)")
         let original = try curl("GET", server.baseURL + "/.json").body
         server.signal(SIGTERM)
         #expect(try server.waitForExit() == 0)

@@ -22,15 +22,15 @@ import Testing
 
     static func object(_ line: String) -> NSDictionary? { json(line) as? NSDictionary }
 
-    @Test func theReadmeQuickstartRunsAsWritten() throws {
+    /// Starts the server as the README does (the defaults: ./rules.json, ./hearth-data) in
+    /// `folder`, holding a copy of the repository's rules.json, and runs the quickstart
+    /// block against it: the server, the output's lines and its JSON object lines.
+    static func runQuickstart(in folder: TemporaryDirectory) throws -> (server: HearthProcess, lines: [String], bodies: [NSDictionary]) {
         let readme = try String(contentsOfFile: Self.root + "/README.md", encoding: .utf8)
-        // The README starts the server with the defaults (./rules.json, ./hearth-data); so
-        // does this test, in a fresh folder holding a copy of the repository's rules.json.
         #expect(readme.contains("swift run -c release hearth serve      # http://127.0.0.1:9000, data in ./hearth-data, rules from ./rules.json"))
         let script = try Self.block(after: Self.marker, in: readme)
         #expect(script.hasPrefix(Self.addressLine + "\n"))
 
-        let folder = TemporaryDirectory()
         try FileManager.default.copyItem(atPath: Self.root + "/rules.json", toPath: folder.path + "/rules.json")
         let server = try HearthProcess(arguments: ["serve", "--port", "0"], dataDirectory: folder.path + "/hearth-data",
                                        currentDirectory: folder.path)
@@ -40,10 +40,15 @@ import Testing
         #expect(status == 0, "\(output)")
         #expect(!output.contains("curl:"), "\(output)")
         #expect(!output.contains("\"error\""), "\(output)")
-
         let lines = output.components(separatedBy: "\n")
         let bodies = lines.filter { $0.hasPrefix("{") }.compactMap(Self.object)
         try #require(bodies.count == 5, "\(output)")
+        return (server, lines, bodies)
+    }
+
+    @Test func theReadmeQuickstartRunsAsWritten() throws {
+        let folder = TemporaryDirectory()
+        let (server, lines, bodies) = try Self.runQuickstart(in: folder)
         // The write succeeded: the answer is the stored favourite, server timestamp resolved.
         let written = bodies[0]
         let uid = try #require(written["createdBy"] as? String)
@@ -54,7 +59,7 @@ import Testing
         #expect(bodies[1] == expected)
         #expect(bodies[2] == expected)
         // The stream's first event is a put of the whole location.
-        let event = try #require(lines.firstIndex(of: "event: put"), "\(output)")
+        let event = try #require(lines.firstIndex(of: "event: put"), "\(lines)")
         let data = try #require(lines[event...].first { $0.hasPrefix("data: ") })
         #expect(Self.object(String(data.dropFirst("data: ".count))) == ["path": "/", "data": expected])
         // Email sign-up and sign-in answer with ID tokens.
@@ -69,5 +74,46 @@ import Testing
 
         server.signal(SIGTERM)
         #expect(try server.waitForExit() == 0)
+    }
+
+    /// What a user does next (issue 24, point 1): the quickstart, whose ordered query builds
+    /// the index, then a backup while the server runs, then a restore onto a new machine
+    /// (the data directory does not exist yet: the restore creates it, 0700), then a server
+    /// on the restored directory answers the same indexed query the same way. On the SQLite
+    /// the README installs (Debian 12: 3.40.1), the backup used to fail its integrity check.
+    @Test func theQuickstartThenABackupAndARestoreOnANewMachine() throws {
+        let folder = TemporaryDirectory()
+        let (server, _, bodies) = try Self.runQuickstart(in: folder)
+        let uid = try #require(bodies[0]["createdBy"] as? String)
+        let data = folder.path + "/hearth-data"
+        // The ordered query asked the writer to build the index; a write acknowledged after
+        // it comes from the same serial writer, so the index is built by then.
+        let admin = try runHearth(["token", "--admin", "--data-dir", data]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try curl("PUT", server.baseURL + "/marker.json", body: "1", headers: ["Authorization: Bearer \(admin)"]).status == 200)
+        #expect(try MigrationEndToEndTests.sqlite(data + "/hearth.sqlite", "SELECT count(*) FROM query_index") == "1")
+
+        let backup = folder.path + "/backup"
+        let made = try runHearth(["backup", backup, "--data-dir", data])
+        #expect(made.status == 0, "\(made.error)")
+        server.signal(SIGTERM)
+        #expect(try server.waitForExit() == 0)
+
+        let machine = TemporaryDirectory()
+        let restoredData = machine.path + "/hearth-data"
+        let restored = try runHearth(["restore", backup, "--data-dir", restoredData])
+        #expect(restored.status == 0, "\(restored.error)")
+        #expect(MigrationEndToEndTests.mode(restoredData) == 0o700)
+        #expect(try MigrationEndToEndTests.sqlite(restoredData + "/hearth.sqlite", "PRAGMA integrity_check") == "ok")
+
+        try FileManager.default.copyItem(atPath: Self.root + "/rules.json", toPath: machine.path + "/rules.json")
+        let again = try HearthProcess(arguments: ["serve", "--port", "0"], dataDirectory: restoredData, currentDirectory: machine.path)
+        try again.waitUntilListening()
+        let token = try runHearth(["token", "--uid", uid, "--data-dir", restoredData]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let query = try curl("GET", again.baseURL + "/users/\(uid)/favorites.json?orderBy=%22createdAt%22&limitToLast=10",
+                             headers: ["Authorization: Bearer \(token)"])
+        #expect(query.status == 200)
+        #expect(Self.object(query.body) == bodies[2])
+        again.signal(SIGTERM)
+        #expect(try again.waitForExit() == 0)
     }
 }

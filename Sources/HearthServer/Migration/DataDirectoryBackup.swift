@@ -146,7 +146,13 @@ public enum DataDirectoryBackup {
         try output.commit()
     }
 
-    static func exists(_ path: String) -> Bool {
+    /// Removes a data directory a failed restore created: its lock file and whatever the
+    /// restore left, then the directory.
+    public static func removeCreatedDirectory(_ directory: String) {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    public static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0
     }

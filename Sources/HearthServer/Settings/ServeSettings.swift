@@ -16,7 +16,7 @@ public enum ServeSettings {
         Setting("dataDir", env: "HEARTH_DATA_DIR", flag: "data-dir", .string, default: HearthConfiguration.defaultDataDirectory,
                 "Directory holding `hearth.sqlite` and the signing keys (with a PostgreSQL `store`, only local files).") { $0.dataDirectory = $1.string },
         Setting("store", env: "HEARTH_STORE", flag: "store", .string, default: "sqlite:<dataDir>",
-                "Where the data lives: `sqlite:<directory>` (one process, the default) or `postgres://USER:PASSWORD@HOST:PORT/DATABASE` (several nodes on one PostgreSQL; `dataDir` then holds only local files). See docs/scaling.md.") {
+                "Where the data lives: `sqlite:<directory>` (the default: one server per directory, enforced by a lock in it, `hearth.lock`) or `postgres://USER:PASSWORD@HOST:PORT/DATABASE` (several nodes on one PostgreSQL; `dataDir` then holds only local files). See docs/scaling.md.") {
             $0.storeURL = $1.string
         },
         Setting("rules", env: "HEARTH_RULES", flag: "rules", .string, default: HearthConfiguration.defaultRulesPath,

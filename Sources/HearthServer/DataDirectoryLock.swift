@@ -1,0 +1,131 @@
+import Foundation
+import HearthStore
+import HearthSystem
+
+/// Why a data directory could not be locked. Descriptions are for the operator's terminal.
+public enum DataDirectoryLockError: Error, CustomStringConvertible, Equatable {
+    /// Another process holds a conflicting lock: its pid (0 when it let go in between), its
+    /// command line when /proc tells it, whether it serves the directory; and what this
+    /// process wanted the lock for.
+    case inUse(directory: String, pid: Int32, command: String?, holderServes: Bool, wanted: DataDirectoryLock.Use)
+    case system(directory: String, SystemError)
+    case create(directory: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .inUse(let directory, let pid, let command, let holderServes, let wanted):
+            let who = pid > 0 ? "pid \(pid)" + (command.map { ": \($0)" } ?? "") : "a process that has just ended"
+            switch (holderServes, wanted) {
+            case (true, .server):
+                return "data directory \(directory) is already served by another Hearth process (\(who)): one data directory has one server; stop that one first, or give this one another --data-dir"
+            case (true, _):
+                return "data directory \(directory) is served by a running Hearth server (\(who)); stop it first"
+            default:
+                return "data directory \(directory) is in use by another Hearth process (\(who)); wait for it to finish or stop it first"
+            }
+        case .system(let directory, let error):
+            return "cannot lock data directory \(directory): \(error)"
+        case .create(let directory, let reason):
+            return "cannot create data directory \(directory): \(reason)"
+        }
+    }
+}
+
+/// The data directory's lock (issue 24): a SQLite data directory has one server, and what
+/// replaces its data runs alone.
+///
+/// Two record locks on `hearth.lock` in the directory (`RecordLock`; the kernel drops them
+/// when their process dies, SIGKILL included, so none is ever stale):
+///
+/// | use | server byte | data byte |
+/// |---|---|---|
+/// | `server` (`hearth serve`) | exclusive | shared |
+/// | `replacesData` (`import`, `restore`) | - | exclusive |
+/// | `writesAccounts` (`users`, `admins`, `keys rotate`) | - | shared |
+///
+/// So a second server is refused, an import or a restore is refused beside a server or any
+/// other writer (and they refuse it), while account, administrator and key changes run
+/// beside a server: it reads them from the database and key files (a user's status within
+/// `AuthSettings.userStatusCacheSeconds`, console sessions on every request, keys when a
+/// token names one it has not loaded), which is how operators revoke a user without a
+/// restart. Reading commands (`export`, `backup`, `token`, `users list`) take no lock.
+public final class DataDirectoryLock: Sendable {
+    public static let fileName = "hearth.lock"
+    static let serverByte = 0
+    static let dataByte = 1
+
+    public enum Use: Sendable {
+        case server, replacesData, writesAccounts
+    }
+
+    private let file: RecordLock
+
+    private init(file: RecordLock) {
+        self.file = file
+    }
+
+    /// Takes the lock for `use` on `directory`, creating the directory (mode 0700, its
+    /// parent must exist) when `create`.
+    public static func take(_ use: Use, directory: String, create: Bool = false) throws(DataDirectoryLockError) -> DataDirectoryLock {
+        if create {
+            do {
+                try DatabaseFile.makeDirectory(directory)
+            } catch {
+                throw .create(directory: directory, reason: error.description)
+            }
+        }
+        let file: RecordLock
+        do {
+            file = try RecordLock(path: directory + "/" + fileName, mode: DatabaseFile.fileMode)
+        } catch {
+            throw .system(directory: directory, error)
+        }
+        let steps: [(byte: Int, exclusive: Bool)] = switch use {
+        case .server: [(serverByte, true), (dataByte, false)]
+        case .replacesData: [(dataByte, true)]
+        case .writesAccounts: [(dataByte, false)]
+        }
+        for step in steps {
+            let holder: Int32?
+            do {
+                holder = try file.tryLock(byte: step.byte, exclusive: step.exclusive)
+            } catch {
+                file.release()
+                throw .system(directory: directory, error)
+            }
+            if let holder {
+                file.release()
+                throw .inUse(directory: directory, pid: holder, command: commandLine(of: holder),
+                             holderServes: step.byte == serverByte || serves(holder), wanted: use)
+            }
+        }
+        return DataDirectoryLock(file: file)
+    }
+
+    /// Drops the locks (also done when the process ends).
+    public func release() {
+        file.release()
+    }
+
+    /// The command line of `pid` from /proc, arguments joined by spaces, the program by
+    /// its file name; nil when it cannot be read.
+    static func commandLine(of pid: Int32) -> String? {
+        guard pid > 0, let handle = FileHandle(forReadingAtPath: "/proc/\(pid)/cmdline") else { return nil }
+        defer { try? handle.close() }
+        guard let data = try? handle.readToEnd(), !data.isEmpty else { return nil }
+        var words = data.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        if words.last == "" { words.removeLast() }
+        guard let program = words.first else { return nil }
+        words[0] = program.split(separator: "/").last.map(String.init) ?? program
+        let line = words.joined(separator: " ")
+        return line.count > maxCommandLineCharacters ? String(line.prefix(maxCommandLineCharacters)) + "…" : line
+    }
+
+    /// The most characters of another process's command line an error repeats.
+    static let maxCommandLineCharacters = 200
+
+    /// Whether `pid` runs `hearth serve` (what the refusal says of it).
+    static func serves(_ pid: Int32) -> Bool {
+        commandLine(of: pid)?.split(separator: " ").dropFirst().first == "serve"
+    }
+}
