@@ -39,9 +39,9 @@ public struct APIError: Error, Sendable, Equatable {
     /// `RuleLimits` is not a permission problem: 413, saying it is too large to validate.
     public static func writeDenied(_ denial: RuleDenial?) -> APIError {
         switch denial {
-        case .validationFailed(let rule, let path)?:
+        case .validationFailed(let rule, let path, let reason)?:
             var denied = permissionDenied
-            denied.detail = ".validate failed at \(path.description) (rule \(rule))"
+            denied.detail = ".validate failed at \(path.description)" + (reason.map { ": \($0)" } ?? "") + " (rule \(rule))"
             return denied
         case .limitExceeded(.evaluationSteps, let limit)?:
             return APIError(413, "Write too large to validate: checking it against the rules took more than \(limit) evaluation steps; write fewer nodes at once")

@@ -232,3 +232,23 @@ import Testing
         #expect(diagnostics(test.json).isEmpty == test.valid)
     }
 }
+
+/// A misspelt literal or an unquoted word is named whole (issue 24: `tru` was reported as
+/// "unexpected character 't'").
+@Suite struct UnexpectedWordTests {
+    @Test(arguments: [
+        (#"{"rules": {".read": tru}}"#, "unexpected word 'tru', expected a JSON value (did you mean true?)"),
+        (#"{"rules": {".read": Falsey}}"#, "unexpected word 'Falsey', expected a JSON value (did you mean false?)"),
+        (#"{"rules": {".read": auth}}"#, "unexpected word 'auth', expected a JSON value (strings are quoted)"),
+        (#"{"rules": {".read": "# + String(repeating: "x", count: 50) + "}}",
+         "unexpected word '" + String(repeating: "x", count: RulesFileParser.maxQuotedWordBytes) + "…', expected a JSON value (strings are quoted)"),
+        (#"{"rules": {".read": @}}"#, "unexpected character '@', expected a JSON value"),
+    ])
+    func theWordIsNamed(text: String, message: String) {
+        let found = diagnostics(text)
+        #expect(found.count == 1)
+        #expect(found.first?.kind == .syntax)
+        #expect(found.first?.message == message, "\(found)")
+        #expect(found.first?.column == 21)
+    }
+}

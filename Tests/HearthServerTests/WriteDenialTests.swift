@@ -30,7 +30,15 @@ import Testing
         let body = members(bad)
         #expect(body["error"] == "Permission denied")
         let detail = try #require(body["detail"]?.stringValue)
-        #expect(detail == ".validate failed at /users/alice/favorites/f1 (rule /rules/users/$uid/favorites/$favoriteId/.validate)")
+        #expect(detail == ".validate failed at /users/alice/favorites/f1: the check of field 'createdBy' failed (rule /rules/users/$uid/favorites/$favoriteId/.validate)")
+        // Missing fields are named (issue 24), each once, from the written data.
+        let partial = await h.send("PUT", "/users/alice/favorites/f3.json", #"{"id":"f3","name":"Oslo","createdAt":1,"createdBy":"alice"}"#,
+                                   headers: try h.bearer("alice"))
+        #expect(partial.status == 401)
+        #expect(members(partial)["detail"]?.stringValue == ".validate failed at /users/alice/favorites/f3: missing fields 'latitude', 'longitude' (rule /rules/users/$uid/favorites/$favoriteId/.validate)")
+        let one = await h.send("PUT", "/users/alice/favorites/f4.json", #"{"id":"f4","name":"Oslo","createdBy":"alice","latitude":1,"longitude":2}"#,
+                               headers: try h.bearer("alice"))
+        #expect(members(one)["detail"]?.stringValue == ".validate failed at /users/alice/favorites/f4: missing field 'createdAt' (rule /rules/users/$uid/favorites/$favoriteId/.validate)")
         // A missing grant says nothing more than Firebase does.
         let stranger = await h.send("PUT", "/users/alice/favorites/f2.json", favorite("f2", by: "bob"), headers: try h.bearer("bob"))
         #expect(stranger.status == 401)
@@ -72,6 +80,26 @@ import Testing
         let put = await h.send("PUT", "/users/alice/favorites.json", eleven, headers: try h.bearer("alice"))
         #expect(put.status == 413)
         #expect(members(put)["error"] == .string("Write too large to validate: it has more than 10 nodes under .validate rules; write fewer nodes at once"))
+    }
+
+    /// The reason names only the written data: a rule that compares with stored data says
+    /// which written field failed, never what is stored; one over stored data alone, and a
+    /// constant false, add no reason; past `maxReasonFields` the rest are counted.
+    @Test func theReasonNamesWrittenFieldsOnly() async throws {
+        let fields = (0..<10).map { "'f\($0)'" }.joined(separator: ", ")
+        let rules = #"{"rules": {".read": false, ".write": true, "s": {".validate": "newData.child('pin').val() == root.child('secret').val()"}, "#
+            + #""t": {".validate": "!root.child('secret').exists()"}, "f": {".validate": false}, "#
+            + #""m": {".validate": "newData.hasChildren([\#(fields)])"}}}"#
+        let h = try RouterHarness(policy: RulesAccessPolicy(rules: try RuleSet.compile(rules)))
+        #expect(await h.send("PUT", "/secret.json", #""1234""#).status == 200)
+        let guess = await h.send("PUT", "/s.json", #"{"pin":"0000"}"#)
+        #expect(members(guess)["detail"]?.stringValue == ".validate failed at /s: the check of field 'pin' failed (rule /rules/s/.validate)")
+        #expect(!(guess.text.contains("1234")))
+        let stored = await h.send("PUT", "/t.json", "1")
+        #expect(members(stored)["detail"]?.stringValue == ".validate failed at /t (rule /rules/t/.validate)")
+        #expect(members(await h.send("PUT", "/f.json", "1"))["detail"]?.stringValue == ".validate failed at /f (rule /rules/f/.validate)")
+        let many = await h.send("PUT", "/m.json", #"{"f0":1}"#)
+        #expect(members(many)["detail"]?.stringValue == ".validate failed at /m: missing fields 'f1', 'f2', 'f3', 'f4', 'f5', 'f6', 'f7', 'f8' and 1 more (rule /rules/m/.validate)")
     }
 
     @Test func aWriteOverTheEvaluationBudgetIs413() async throws {

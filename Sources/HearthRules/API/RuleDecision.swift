@@ -29,8 +29,10 @@ public enum RuleDenial: Sendable, Hashable {
     /// No `.read` / `.write` rule on the path granted it.
     case notGranted
     /// A `.validate` rule evaluated false (or failed at run time): the rule's location in
-    /// the rules file (`/rules/users/$uid/.validate`) and the data path it was evaluated at.
-    case validationFailed(rule: String, path: DataPath)
+    /// the rules file (`/rules/users/$uid/.validate`), the data path it was evaluated at,
+    /// and when it can tell, which fields of the written data were missing or failed their
+    /// check (`DecisionContext.whyFalse`: the new data only, never stored data).
+    case validationFailed(rule: String, path: DataPath, reason: String?)
     /// The decision could not be finished within `RuleLimits`: the evaluation budget
     /// (`maxEvaluationSteps`) or the number of written nodes under `.validate` rules
     /// (`maxValidatedNodes`) ran out. Not a judgement on the caller's rights: the write is

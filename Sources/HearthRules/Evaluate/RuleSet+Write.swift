@@ -39,7 +39,7 @@ extension RuleSet {
             for write in writes {
                 if let failed = try validate(write.path, write.value, &walk, &context) {
                     return context.decision(false, "\(operation) denied: \(failed.rule) at \(failed.path.description) failed",
-                                            denial: .validationFailed(rule: failed.rule, path: failed.path))
+                                            denial: .validationFailed(rule: failed.rule, path: failed.path, reason: failed.reason))
                 }
             }
             return context.decision(true, "\(operation) allowed by \(grants.joined(separator: ", "))")
@@ -69,7 +69,7 @@ extension RuleSet {
 
     /// Runs the `.validate` rules one written entry brings into play; returns the failing
     /// rule and path, or nil if all pass.
-    private func validate(_ path: DataPath, _ value: JSONValue?, _ walk: inout ValidationWalk, _ context: inout DecisionContext) throws(EvaluationFailure) -> (rule: String, path: DataPath)? {
+    private func validate(_ path: DataPath, _ value: JSONValue?, _ walk: inout ValidationWalk, _ context: inout DecisionContext) throws(EvaluationFailure) -> (rule: String, path: DataPath, reason: String?)? {
         var node = root
         var captures: [String] = []
         let segments = path.segments
@@ -78,8 +78,9 @@ extension RuleSet {
             if let rule = node.validate {
                 let nodePath = depth == segments.count ? path : DataPath(uncheckedSegments: Array(segments[0..<depth]))
                 if walk.firstVisit(nodePath), try context.exists(SnapshotRef(view: .after, path: nodePath)) {
-                    if !(try context.run(rule, at: DecisionContext.Frame(path: nodePath, captures: captures))) {
-                        return (rule.location, nodePath)
+                    let frame = DecisionContext.Frame(path: nodePath, captures: captures)
+                    if !(try context.run(rule, at: frame)) {
+                        return (rule.location, nodePath, context.reason(rule, frame))
                     }
                 }
             }
@@ -94,7 +95,7 @@ extension RuleSet {
     }
 
     /// Every node present in the written value that has rules (corpus §2).
-    private func validateDescendants(of value: JSONValue, node: RuleNode, path: DataPath, captures: [String], _ walk: inout ValidationWalk, _ context: inout DecisionContext) throws(EvaluationFailure) -> (rule: String, path: DataPath)? {
+    private func validateDescendants(of value: JSONValue, node: RuleNode, path: DataPath, captures: [String], _ walk: inout ValidationWalk, _ context: inout DecisionContext) throws(EvaluationFailure) -> (rule: String, path: DataPath, reason: String?)? {
         guard case .object(let children) = value, !(node.children.isEmpty && node.wildcard == nil) else { return nil }
         if context.explain {
             // Sorted only for a stable trace; the outcome does not depend on the order.
@@ -114,7 +115,7 @@ extension RuleSet {
     }
 
     /// One child of a written object: its `.validate` if it has rules, then its own children.
-    private func validateChild(_ key: String, _ childValue: JSONValue, node: RuleNode, path: DataPath, captures: [String], _ walk: inout ValidationWalk, _ context: inout DecisionContext) throws(EvaluationFailure) -> (rule: String, path: DataPath)? {
+    private func validateChild(_ key: String, _ childValue: JSONValue, node: RuleNode, path: DataPath, captures: [String], _ walk: inout ValidationWalk, _ context: inout DecisionContext) throws(EvaluationFailure) -> (rule: String, path: DataPath, reason: String?)? {
         switch childValue {
         case .null: return nil
         case .object(let grandchildren) where grandchildren.isEmpty: return nil
@@ -133,8 +134,9 @@ extension RuleSet {
         if let rule = next.node.validate, walk.firstVisit(childPath) {
             // In a multi-path update a later entry may have removed this node again.
             let present = walk.multiPath ? try context.exists(SnapshotRef(view: .after, path: childPath)) : true
-            if present, !(try context.run(rule, at: DecisionContext.Frame(path: childPath, captures: childCaptures))) {
-                return (rule.location, childPath)
+            let frame = DecisionContext.Frame(path: childPath, captures: childCaptures)
+            if present, !(try context.run(rule, at: frame)) {
+                return (rule.location, childPath, context.reason(rule, frame))
             }
         }
         return try validateDescendants(of: childValue, node: next.node, path: childPath, captures: childCaptures, &walk, &context)

@@ -93,9 +93,22 @@ struct RulesFileParser {
             if consumeWord("true") { return RulesJSON(kind: .bool(true), offset: start) }
             if consumeWord("false") { return RulesJSON(kind: .bool(false), offset: start) }
             if consumeWord("null") { return RulesJSON(kind: .null, offset: start) }
+            if Self.isWordByte(bytes[start]) {
+                // A word (a misspelt literal, an unquoted string): named whole, not by its first letter.
+                var end = start
+                while end < bytes.count, Self.isWordByte(bytes[end]) { end += 1 }
+                let word = String(decoding: bytes[start..<min(end, start + Self.maxQuotedWordBytes)], as: UTF8.self)
+                    + (end - start > Self.maxQuotedWordBytes ? "…" : "")
+                let guess = ["true", "false", "null"].first { $0.hasPrefix(word.lowercased()) || word.lowercased().hasPrefix($0) }
+                let hint = guess.map { " (did you mean \($0)?)" } ?? " (strings are quoted)"
+                throw SyntaxError(offset: start, message: "unexpected word '\(word)', expected a JSON value\(hint)", path: path)
+            }
             throw SyntaxError(offset: start, message: "unexpected character \(describe(bytes[start])), expected a JSON value", path: path)
         }
     }
+
+    /// The most bytes of an unexpected word an error repeats.
+    static let maxQuotedWordBytes = 40
 
     private mutating func consumeWord(_ word: StaticString) -> Bool {
         let count = word.utf8CodeUnitCount
