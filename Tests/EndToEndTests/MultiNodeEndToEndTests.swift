@@ -359,7 +359,7 @@ import Testing
         let duplicate = try hearth(["users", "import", file, "--store", url])
         #expect(duplicate.status == 1 && duplicate.error.contains("imported0 already exists"), "\(duplicate.error)")
 
-        let rules = #"{"rules": {"users": {"$uid": {".read": "auth.uid === $uid", ".write": "auth.uid === $uid"}}, "open": {".read": true, ".write": true}}}"#
+        let rules = #"{"rules": {"users": {"$uid": {".read": "auth.uid === $uid", ".write": "auth.uid === $uid"}}, "open": {".read": true, ".write": true, "many": {".indexOn": ["n"]}}}}"#
         let node = try HearthProcess.serve(dataDirectory: dir.path, rules: rules, environment: ["HEARTH_STORE": url])
         let signUp = try curl("POST", node.baseURL + "/v1/accounts:signUp", body: #"{"email":"ada@example.com","password":"correct horse","returnSecureToken":true}"#,
                               headers: ["Content-Type: application/json"])
@@ -372,6 +372,13 @@ import Testing
         // More leaves than one page of TreeExport.pageRows (1,000), nested two deep.
         let many = (0..<1_200).map { #""k\#($0)":{"n":\#($0),"s":"v\#($0)"}"# }.joined(separator: ",")
         #expect(try curl("PUT", node.baseURL + "/open/many.json", body: "{" + many + "}").status == 200)
+
+        // An indexed query (issue 24: backups with an index), answered the same after each
+        // restore below.
+        let ordered = "/open/many.json?orderBy=%22n%22&limitToLast=3"
+        let indexedAnswer = try curl("GET", node.baseURL + ordered).body
+        #expect(json(indexedAnswer) as? NSDictionary == ["k1197": ["n": 1197, "s": "v1197"], "k1198": ["n": 1198, "s": "v1198"], "k1199": ["n": 1199, "s": "v1199"]])
+        #expect(try curl("GET", node.baseURL + ordered).body == indexedAnswer)
 
         // Backed up while the node serves; a write after it is not in the backup.
         let backup = dir.path + "/backup"
@@ -396,6 +403,7 @@ import Testing
         let signIn = try curl("POST", restoredNode.baseURL + "/v1/accounts:signInWithPassword",
                               body: #"{"email":"ada@example.com","password":"correct horse","returnSecureToken":true}"#, headers: ["Content-Type: application/json"])
         #expect(signIn.status == 200, "\(signIn.body)")
+        #expect(try curl("GET", restoredNode.baseURL + ordered).body == indexedAnswer)
         let listed = try hearth(["users", "export", "--store", restoredURL])
         #expect(listed.output.components(separatedBy: "\"localId\"").count - 1 == imported + 1)
 
@@ -406,6 +414,7 @@ import Testing
         let sqliteNode = try HearthProcess.serve(dataDirectory: sqlite.path, rules: rules, environment: ["HEARTH_STORE": "sqlite:" + sqlite.path])
         let fromSQLite = try curl("GET", sqliteNode.baseURL + "/users/\(uid)/favorites/oslo/note.json", headers: ["Authorization: Bearer \(idToken)"])
         #expect(fromSQLite.status == 200 && fromSQLite.body == #""fjord""#, "\(fromSQLite.status) \(fromSQLite.body)")
+        #expect(try curl("GET", sqliteNode.baseURL + ordered).body == indexedAnswer)
 
         // `hearth export` pages through a PostgreSQL store and gives the same bytes as from
         // SQLite for the same data: the whole tree, a subtree, a leaf, a missing path.
@@ -418,5 +427,16 @@ import Testing
         #expect(try hearth(["export", "--path", "/open/many/k7/s", "--store", restoredURL]).output == "\"v7\"\n")
         let whole = try hearth(["export", "--path", "/open/many", "--store", restoredURL]).output
         #expect((json(whole) as? [String: Any])?.count == 1_200)
+
+        // The SQLite node builds its index on that query; a backup of it checks and restores.
+        #expect(try curl("PUT", sqliteNode.baseURL + "/open/marker.json", body: "1").status == 200)
+        let sqliteBackup = dir.path + "/sqlite-backup"
+        let second = try hearth(["backup", sqliteBackup, "--data-dir", sqlite.path])
+        #expect(second.status == 0, "\(second.error)")
+        let rows = try MigrationEndToEndTests.sqlite(sqliteBackup + "/hearth.sqlite", "SELECT count(*) FROM query_index")
+        #expect(rows == "1200")
+        let roundTrip = try PostgresCluster.shared().makeDatabase()
+        #expect(try hearth(["restore", sqliteBackup, "--store", roundTrip]).status == 0)
+        #expect(try hearth(["export", "--path", "/open/many", "--store", roundTrip]).output == whole)
     }
 }
