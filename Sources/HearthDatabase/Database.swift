@@ -128,11 +128,17 @@ public final class Database: Sendable {
                 guard access.allowed else { throw DatabaseError.permissionDenied(access.denial) }
             }
             if let precondition, case .set(let entry) = operation {
+                // A compare-and-set tells whether the value matched: on a location the
+                // caller may not read it is refused before comparing (issue 25), or the
+                // answer would be an oracle on the data (a right guess commits, a wrong one
+                // is stale; an empty tag tells whether anything is there).
+                guard caller.isAdmin || policy.canRead(entry.path, query: nil, caller: caller, view: view) else {
+                    throw DatabaseError.permissionDenied(nil)
+                }
                 let current = try view.value(at: entry.path)
                 let tag = precondition.tag(precondition.withPriorities ? try view.exportValue(at: entry.path) : current)
                 if tag != precondition.expected {
-                    let readable = caller.isAdmin || policy.canRead(entry.path, query: nil, caller: caller, view: view)
-                    throw DatabaseError.stale(current: current, tag: tag, readable: readable)
+                    throw DatabaseError.stale(current: current, tag: tag)
                 }
             }
         }

@@ -11,8 +11,9 @@ public enum DatabaseError: Error, Sendable {
     case permissionDenied(RuleDenial?)
     /// A compare-and-set whose tag no longer matches the current value (REST `if-match`,
     /// wire-protocol transactions). `current` is the value now stored at the path and
-    /// `tag` its tag; `readable` says whether the caller may see `current`.
-    case stale(current: JSONValue, tag: String, readable: Bool)
+    /// `tag` its tag. Only ever for a caller who may read the path: on any other the
+    /// compare-and-set is `permissionDenied` before anything is compared.
+    case stale(current: JSONValue, tag: String)
     /// The write is over `StoreOptions.maxNodesPerWrite`.
     case tooLarge(WriteTooLarge)
     /// The data volume is full (`DiskSpace`): nothing was written.

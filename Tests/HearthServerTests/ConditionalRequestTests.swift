@@ -59,12 +59,24 @@ import Testing
         #expect(await h.send("PUT", "/fresh.json", #"{"a":1}"#, headers: [("if-match", ETag.of(.null))]).status == 200)
     }
 
-    @Test func a412NeverShowsDataTheCallerCannotRead() async throws {
-        let rules = #"{"rules": {"box": {".write": true}}}"#
+    /// `if-match` where the caller may write but not read (issue 25): 401 whatever the tag,
+    /// the right one included, before anything is compared, and nothing is written; so the
+    /// answer tells nothing of the data (a right guess used to commit, a wrong one 401, and
+    /// the tag of null told whether anything was there).
+    @Test func ifMatchOnDataTheCallerCannotReadIsRefusedWithoutComparing() async throws {
+        let rules = #"{"rules": {"box": {".write": true}, "empty": {".write": true}}}"#
         let h = try RouterHarness(policy: RulesAccessPolicy(rules: RuleSet.compile(rules)))
         _ = await h.send("PUT", "/box.json", #""secret""#)
-        let response = await h.send("PUT", "/box.json", #""mine""#, headers: [("if-match", "stale")])
-        #expect(response.status == 401 && !response.text.contains("secret"))
+        for tag in [ETag.of(.string("secret")), "stale", ETag.of(.null)] {
+            let response = await h.send("PUT", "/box.json", #""mine""#, headers: [("if-match", tag)])
+            #expect(response.status == 401 && response.text == #"{"error":"Permission denied"}"#, "\(tag)")
+            #expect(await h.send("DELETE", "/box.json", headers: [("if-match", tag)]).status == 401)
+        }
+        #expect(await h.send("PUT", "/empty.json", "1", headers: [("if-match", ETag.of(.null))]).status == 401)
+        #expect(try h.store.readSync { try $0.value(at: DataPath(string: "/box")) } == .string("secret"))
+        #expect(try h.store.readSync { try $0.value(at: DataPath(string: "/empty")) } == .null)
+        // Without a condition the write is allowed, as the rules say.
+        #expect(await h.send("PUT", "/box.json", #""mine""#).status == 200)
     }
 }
 

@@ -1,5 +1,7 @@
 import Foundation
+import HearthJSON
 import HearthServer
+import HearthStore
 import HearthTesting
 import Testing
 
@@ -34,6 +36,21 @@ import Testing
         #expect(result.status == 0, "\(mode):\n\(result.output)")
         #expect(result.output.hasSuffix("done\n"))
         #expect(result.output.contains("ok "))
+    }
+
+    /// A transaction's hash is no oracle (issue 25): on a location the caller may write but
+    /// not read, `p` with `h` is refused whatever the hash, and nothing is written.
+    @Test func aHashOnDataTheCallerCannotReadIsRefusedWithoutComparing() async throws {
+        let rules = #"{"rules": {"drop": {"$k": {".write": "auth != null"}}}}"#
+        let server = try LiveServer(rules: rules)
+        let result = try Self.client("oracle", port: server.port)
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.hasSuffix("done\n"))
+        let location = try server.service.configuration.storeLocation()
+        await server.stop()
+        let store = try Engines.open(location)
+        defer { store.close() }
+        #expect(try store.readSync { try $0.value(at: DataPath(string: "/drop")) } == .object(["k": .string("secret")]))
     }
 
     /// A node that missed changes starts its streams over (`startStreamsOver`, what the

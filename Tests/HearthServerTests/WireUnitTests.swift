@@ -53,7 +53,7 @@ import Testing
 
     @Test func everyCoreErrorHasAStatusAndANonEmptyText() {
         let errors: [DatabaseError] = [
-            .permissionDenied(nil), .stale(current: .null, tag: "", readable: true), .tooLarge(.writes(limit: 1)),
+            .permissionDenied(nil), .stale(current: .null, tag: ""), .tooLarge(.writes(limit: 1)),
             .storageFull, .unavailable, .tooManyListens, .internalError(reason: "x"),
         ]
         for error in errors {
@@ -62,7 +62,7 @@ import Testing
             #expect(status == status.lowercased())
         }
         #expect(WireSession.status(of: .permissionDenied(nil)).0 == "permission_denied")
-        #expect(WireSession.status(of: .stale(current: .null, tag: "", readable: true)).0 == "datastale")
+        #expect(WireSession.status(of: .stale(current: .null, tag: "")).0 == "datastale")
     }
 
     @Test func sessionIDsAre128RandomBitsInHex() {

@@ -35,20 +35,17 @@ enum ETag {
     }
 }
 
-/// A write whose `if-match` no longer matches: 412 with the current tag and, when the
-/// caller may read it, the current value as the body (spec §1.4; the Python SDK's
-/// `set_if_unchanged` and `transaction` retry from it). A caller that may not read the
-/// path gets 401 instead, so the 412 body never leaks data.
+/// A write whose `if-match` no longer matches: 412 with the current tag and the current
+/// value as the body (spec §1.4; the Python SDK's `set_if_unchanged` and `transaction`
+/// retry from it). Only a caller who may read the path gets here: for any other the core
+/// refuses the compare-and-set before comparing (401), so neither the body nor the outcome
+/// tells anything of the data.
 struct PreconditionFailed: Error, Sendable {
     let response: HTTPResponse
 
-    init(current: JSONValue, etag: String, readable: Bool, options: QueryOptions) {
-        if readable {
-            var response = JSONResponse.make(current, options: options.print == .silent ? .defaults : options, status: 412)
-            response.headers.add("ETag", etag)
-            self.response = response
-        } else {
-            self.response = APIError.permissionDenied.response
-        }
+    init(current: JSONValue, etag: String, options: QueryOptions) {
+        var response = JSONResponse.make(current, options: options.print == .silent ? .defaults : options, status: 412)
+        response.headers.add("ETag", etag)
+        self.response = response
     }
 }

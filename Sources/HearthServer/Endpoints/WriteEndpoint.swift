@@ -52,8 +52,8 @@ enum WriteEndpoint {
                 } else {
                     answer()
                 }
-            case .failure(.stale(let current, let etag, let readable)):
-                responder.respond(PreconditionFailed(current: current, etag: etag, readable: readable, options: request.options).response)
+            case .failure(.stale(let current, let etag)):
+                responder.respond(PreconditionFailed(current: current, etag: etag, options: request.options).response)
             case .failure(let error):
                 responder.respond(context.response(for: error).response)
             }

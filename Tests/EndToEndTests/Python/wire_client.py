@@ -3,7 +3,7 @@ binary over /.ws with the `websockets` package. Each mode runs one scenario, che
 answer itself, prints `ok <check>` per passed check and exits 1 on the first failure.
 
 Usage: wire_client.py <mode> <port>
-Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, revoke, reload, namespace, chunked, auth, limits,
+Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, revoke, reload, namespace, chunked, auth, oracle, limits,
        burst, cross_node, start_over, lease_cut
 Every wait has a timeout (WAIT seconds); the whole run is bounded by the Swift test too.
 """
@@ -432,6 +432,23 @@ def mode_auth():
     check("q" not in revoked, "listen revoked after unauth", revoked)
     refused = c.call("g", {"p": f"/users/{uid}/favorites", "q": {}})
     check(refused["s"] == "permission_denied", "signed out: refused", refused)
+    c.close()
+
+
+def mode_oracle():
+    """A compare-and-set where the caller may write but not read (issue 25): `p` with `h`
+    is refused before comparing, whatever the hash (the right one, a wrong one, the empty
+    hash on data and on nothing), so the answer tells nothing of the data. Rules:
+    /drop/$k .write auth != null, no .read. The Swift test checks nothing was written."""
+    token, uid = sign_up()
+    c = Client()
+    check(c.call("auth", {"cred": token})["s"] == "ok", "signed in")
+    check(c.call("p", {"p": "/drop/k", "d": "secret"})["s"] == "ok", "a plain write is allowed")
+    for name, h in (("the right hash", sdk_hash("secret")), ("a wrong hash", "wrong"), ("the empty hash on data", "")):
+        answer = c.call("p", {"p": "/drop/k", "d": "guess", "h": h})
+        check(answer["s"] == "permission_denied", f"{name}: permission_denied", answer)
+    answer = c.call("p", {"p": "/drop/none", "d": "x", "h": ""})
+    check(answer["s"] == "permission_denied", "the empty hash on nothing: permission_denied", answer)
     c.close()
 
 
