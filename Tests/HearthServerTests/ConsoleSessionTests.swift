@@ -117,6 +117,28 @@ import Testing
         #expect(await call("GET", "/console/api/session", cookie: cookie).status == 401)
     }
 
+    /// The REST API under the console answers like every console file and API: the
+    /// security headers once each, and no `Access-Control-Allow-Origin: *` (which the
+    /// same REST API outside the console sends, as Firebase does).
+    @Test func theConsolesRESTAnswersCarryTheSecurityHeadersAndNoCORSGrant() async throws {
+        let (cookie, csrf, _) = try await signIn()
+        #expect(await call("GET", "/a.json").headers["Access-Control-Allow-Origin"] == "*")
+        let answers = [
+            ("write", await call("PUT", "/console/api/rest/a.json", "1", cookie: cookie, csrf: csrf), 200),
+            ("read", await call("GET", "/console/api/rest/a.json", cookie: cookie), 200),
+            ("silent", await call("GET", "/console/api/rest/a.json?print=silent", cookie: cookie), 204),
+            ("refused", await call("GET", "/console/api/rest/a.json?orderBy=1", cookie: cookie), 400),
+            ("not signed in", await call("GET", "/console/api/rest/a.json"), 401),
+        ]
+        for (what, response, status) in answers {
+            #expect(response.status == status, "\(what): \(response.status) \(response.text)")
+            for (name, value) in ConsoleRoute.securityHeaders {
+                #expect(response.headers.values(name) == [value], "\(what): \(name)")
+            }
+            #expect(!response.headers.contains { $0.name.lowercased().hasPrefix("access-control-") }, "\(what): \(Array(response.headers))")
+        }
+    }
+
     @Test func sessionsExpireWhenIdleAndAfterTheirAbsoluteLifetime() async throws {
         let (idle, _, _) = try await signIn()
         clock.advance(seconds: ConsoleAccounts.defaultIdleSeconds - 1)

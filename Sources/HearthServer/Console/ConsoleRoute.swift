@@ -32,12 +32,18 @@ struct ConsoleRoute {
         path == prefix || path.hasPrefix(prefix + "/")
     }
 
+    /// What every console answer carries, whoever wrote it (the REST API's endpoints and
+    /// streams too): the security headers, and no CORS grant (the REST API's
+    /// `Access-Control-Allow-Origin: *` would let any site read a console answer the
+    /// browser sends with the session's cookie, were `SameSite` ever lax).
+    static func secure(_ response: inout HTTPResponse) {
+        response.headers.removeAll { $0.lowercased().hasPrefix("access-control-") }
+        for (name, value) in securityHeaders { response.headers.set(name, value) }
+    }
+
     func handle(_ request: HTTPRequest, responder: HTTPResponder) {
-        let respond: @Sendable (HTTPResponse) -> Void = { response in
-            var response = response
-            for (name, value) in Self.securityHeaders { response.headers.add(name, value) }
-            responder.respond(response)
-        }
+        let responder = responder.transformingHeads(Self.secure)
+        let respond: @Sendable (HTTPResponse) -> Void = { responder.respond($0) }
         let path = request.path
         if path == Self.prefix {
             var moved = HTTPResponse(status: 308)
