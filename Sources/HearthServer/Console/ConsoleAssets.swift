@@ -918,12 +918,21 @@ enum ConsoleAssets {
           }
 
           async show(uid) {
+            // The panel never shows one user with the buttons of another: another user's
+            // details go at once, and a lookup that fails leaves no user at all.
+            const asked = (this.shownAsked = (this.shownAsked || 0) + 1);
+            if (this.shownUid !== uid) this.details.replaceChildren();
+            this.shownUid = null;
             let user;
             try {
               user = await this.api.user(uid);
             } catch (error) {
+              if (asked !== this.shownAsked) return;
+              this.details.replaceChildren(element('p', {}, 'Could not open the user ', element('bdi', { textContent: uid }), `: ${error.message}`));
               return this.announce(error.message);
             }
+            if (asked !== this.shownAsked) return;  // another user was asked for since
+            this.shownUid = uid;
             const facts = [['uid', user.localId], ['Email', user.email || '–'], ['Email verified', user.emailVerified ? 'yes' : 'no'],
                            ['Provider', user.provider], ['Created', when(user.createdAt)], ['Last sign-in', when(user.lastLoginAt)],
                            ['Status', user.disabled ? 'disabled' : 'active'], ['Custom claims', user.customAttributes || '{}']];
@@ -949,10 +958,11 @@ enum ConsoleAssets {
             });
             const remove = element('button', { type: 'button', textContent: 'Delete user' });
             remove.addEventListener('click', async () => {
-              if (!window.confirm(`Delete the user ${user.email || uid} and sign them out?`)) return;
+              if (!window.confirm(`Delete the user \\u2068${user.email || uid}\\u2069 and sign them out?`)) return;
               try {
                 await this.api.deleteUser(uid);
-                this.details.replaceChildren(element('p', { textContent: `Deleted ${uid}.` }));
+                this.shownUid = null;
+                this.details.replaceChildren(element('p', {}, 'Deleted ', element('bdi', { textContent: uid }), '.'));
                 this.list('', null);
               } catch (error) {
                 this.announce(error.message);
