@@ -220,9 +220,11 @@ def main():
             request = urllib.request.Request(f'{BASE}/.settings/rules.json?auth={ADMIN}')
             with urllib.request.urlopen(request, timeout=WAIT) as response:
                 served = response.read().decode()
-            until(driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'ol.history li'), 'the history entry')
-            entries = len(driver.find_elements(By.CSS_SELECTOR, 'ol.history li'))
-            return served == fixed and entries == 1, [served, entries]
+            # The file Hearth started with, then this save, newest first.
+            until(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, 'ol.history li')) == 2, 'the history entries')
+            entries = [li.text for li in driver.find_elements(By.CSS_SELECTOR, 'ol.history li')]
+            ok = f'by {EMAIL} ' in entries[0] and 'by rules file (read at startup) ' in entries[1]
+            return served == fixed and ok, [served, entries]
         check('rules_saved_and_in_history', save_rules)
 
         def simulate(signed_in):
