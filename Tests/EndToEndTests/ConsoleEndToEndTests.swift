@@ -88,6 +88,26 @@ import Testing
         #expect(try history(server.baseURL, cookie) == expected)  // sessions survive a restart
     }
 
+    /// A stream of the console's REST API starts with the console's security headers and
+    /// no CORS grant, like every other console answer (issue 24).
+    @Test func theConsolesStreamsCarryTheSecurityHeaders() throws {
+        let server = try HearthProcess.serve(dataDirectory: dir.path)
+        #expect(try run(HearthProcess.binaryPath, ["admins", "add", "--email", "ops@example.com", "--data-dir", dir.path],
+                        input: "a long admin password\n").status == 0)
+        let cookie = try #require(try signIn(server.baseURL, "a long admin password").cookie)
+        let stream = try CurlStream(server.baseURL + "/console/api/rest/.json", headers: ["Cookie: \(cookie)"], includeHead: true)
+        try stream.waitFor("event: put")
+        let head = (stream.text.components(separatedBy: "\r\n\r\n").first ?? "").lowercased()
+        #expect(head.contains("content-type: text/event-stream"), "\(head)")
+        #expect(head.contains("content-security-policy: default-src 'none'") && head.contains("x-frame-options: deny")
+                && head.contains("x-content-type-options: nosniff") && head.contains("referrer-policy: no-referrer"), "\(head)")
+        #expect(!head.contains("access-control-"), "\(head)")
+        // Outside the console the same stream grants any origin, as Firebase's does.
+        let open = try CurlStream(server.baseURL + "/.json", includeHead: true)
+        try open.waitFor("event: put")
+        #expect(open.text.lowercased().contains("access-control-allow-origin: *"))
+    }
+
     @Test func behindAProxyTheConsoleIsOffUnlessTurnedOn() throws {
         let off = try HearthProcess.serve(dataDirectory: dir.path, environment: ["HEARTH_TRUSTED_PROXIES": "127.0.0.1"])
         #expect(try curl("GET", off.baseURL + "/console/api/session").status != 401)  // no console: a database path
