@@ -53,7 +53,8 @@ public final class HearthService: Sendable {
     /// Bound in `init` before anything is created on disk, so a taken port leaves no trace.
     private let socket: BoundSocket
     private let policy: RulesAccessPolicy
-    private let rulesHistory: RulesHistory
+    /// Every change of the running rules goes through it (and into their history).
+    private let rulesSettings: RulesSettings
     private let hub: StreamHub
     private let authContext: AuthContext
     private let ledger: OnDisconnectLedger
@@ -130,7 +131,7 @@ public final class HearthService: Sendable {
         }
         logger.info("data store: \(location)")
         // A rules file changed while Hearth was stopped is a change of the rules too.
-        rulesHistory = RulesHistory(records: store.consoleRecords, clock: WallClock.milliseconds, logger: logger)
+        let rulesHistory = RulesHistory(records: store.consoleRecords, clock: WallClock.milliseconds, logger: logger)
         rulesHistory.record(rulesText, by: .fileAtStartup)
         let auth: AuthContext
         do {
@@ -179,10 +180,11 @@ public final class HearthService: Sendable {
         context.wire = WireContext(database: context.database, hub: hub, authenticator: auth.authenticator, work: auth.work,
                                    clock: WallClock.milliseconds, logger: logger, limits: configuration.wire,
                                    namespaces: Set(configuration.namespaces), onDisconnect: ledger, sessions: wireSessions)
-        context.rulesSettings = RulesSettings(path: configuration.rulesPath, policy: policy, history: rulesHistory) { [logger] in
+        rulesSettings = RulesSettings(path: configuration.rulesPath, policy: policy, history: rulesHistory) { [logger] in
             logger.info("rules replaced through /.settings/rules.json")
             Self.reviewStreams(hub: hub, store: reviewStore, policy: reviewPolicy)
         }
+        context.rulesSettings = rulesSettings
         var httpConfiguration = HTTPServerConfiguration()
         httpConfiguration.host = configuration.host
         httpConfiguration.port = configuration.port
@@ -311,9 +313,7 @@ public final class HearthService: Sendable {
     @discardableResult
     public func reloadRules() -> Bool {
         do {
-            let loaded = try RulesLoader.loadWithText(configuration.rulesPath)
-            policy.replace(loaded.rules)
-            rulesHistory.record(loaded.text, by: .fileReloaded)
+            try rulesSettings.reload()
             logger.info("rules reloaded from \(configuration.rulesPath)")
             reviewStreams()
             return true

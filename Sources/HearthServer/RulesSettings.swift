@@ -68,4 +68,15 @@ public final class RulesSettings: Sendable {
         replaced()
         return JSONResponse.make(.object(["status": "ok"]), options: .defaults, render: false)
     }
+
+    /// Re-reads the rules file and swaps it in (`SIGHUP`), recorded in the history, under
+    /// the lock a replacement takes: the file, the running rules and the history's order
+    /// agree. An invalid or unreadable file changes nothing.
+    func reload() throws(RulesLoader.LoadError) {
+        try writing.withLock { _ throws(RulesLoader.LoadError) in
+            let loaded = try RulesLoader.loadWithText(path)
+            policy.replace(loaded.rules)
+            history.record(loaded.text, by: .fileReloaded)
+        }
+    }
 }
