@@ -61,9 +61,10 @@ enum ConsoleAssets {
         ul.tree { padding-left: 0; }
         ul.tree li { margin: 0.2rem 0; }
         .key { font-weight: 600; }
-        /* Keys, values, emails and uids are the data's own text: each is a bidi isolate
-           (<bdi>), so a right-to-left override inside cannot reorder the controls after it,
-           and a long one wraps anywhere rather than pushing the controls out of view. */
+        /* Keys, values, emails, uids and authors are the data's own text: each is a bidi
+           isolate (a <bdi>, or a cell, button or block of its own), so a right-to-left
+           override inside cannot reorder the controls after it, and a long one wraps
+           anywhere rather than pushing the controls out of view. */
         .key, .value, table.users td, dl.user dd, #user-details h3, #user-details p, ol.history bdi { overflow-wrap: anywhere; }
         .value { font-family: ui-monospace, monospace; margin-right: 0.5rem; }
         li button { margin-left: 0.25rem; font-size: 0.8rem; padding: 0.05rem 0.4rem; }

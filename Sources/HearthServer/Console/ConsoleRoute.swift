@@ -7,11 +7,12 @@ import HearthJSON
 /// `ConsoleAssets`) and its API under `/console/api/`. Every answer carries a strict
 /// Content-Security-Policy (no inline script), `X-Frame-Options: DENY` and `nosniff`.
 ///
-/// Sessions are cookies (`HttpOnly`, `SameSite=Strict`, `Path=/console`; when the client came
-/// over TLS through a trusted proxy, `__Host-hearth_console` with `Secure` and `Path=/`);
-/// every cookie of either name is tried, so one set elsewhere cannot shadow it. Every state-changing API call needs the
-/// session's CSRF token in `X-CSRF-Token`; the sign-in itself needs a JSON body and, when
-/// the browser sends `Origin`, the console's own origin. Errors are `{"error": "..."}`.
+/// Sessions are cookies (`HttpOnly`, `SameSite=Strict`, `Path=/console`; when the client
+/// came over TLS through a trusted proxy, `__Host-hearth_console` with `Secure` and
+/// `Path=/`); every cookie of either name is tried, so one set elsewhere cannot shadow the
+/// session's. Every state-changing API call needs the session's CSRF token in
+/// `X-CSRF-Token`; the sign-in itself needs a JSON body and, when the browser sends
+/// `Origin`, the console's own origin. Errors are `{"error": "..."}`.
 struct ConsoleRoute {
     let accounts: ConsoleAccounts
     let context: RESTContext
