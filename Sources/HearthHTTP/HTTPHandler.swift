@@ -39,9 +39,29 @@ public struct HTTPResponder: Sendable {
         }
     }
 
-    init(connectionQueue: DispatchQueue, answer: @escaping @Sendable (Answer) -> Void) {
+    init(connectionQueue: DispatchQueue?, answer: @escaping @Sendable (Answer) -> Void) {
         self.connectionQueue = connectionQueue
         self.deliver = answer
+    }
+
+    /// A responder that passes the head of every answer (a response, a stream's head, a
+    /// WebSocket's `101`) through `transform` before answering with this one: headers
+    /// that every answer of a part of the server must carry, whoever writes the answer.
+    public func transformingHeads(_ transform: @escaping @Sendable (inout HTTPResponse) -> Void) -> HTTPResponder {
+        let deliver = self.deliver
+        return HTTPResponder(connectionQueue: connectionQueue) { answer in
+            switch answer {
+            case .response(var response):
+                transform(&response)
+                deliver(.response(response))
+            case .stream(var head, let options, let opened):
+                transform(&head)
+                deliver(.stream(head: head, options: options, opened: opened))
+            case .webSocket(var head, let limits, let handler):
+                transform(&head)
+                deliver(.webSocket(head: head, limits: limits, handler: handler))
+            }
+        }
     }
 
     public func respond(_ response: HTTPResponse) {

@@ -17,6 +17,11 @@ public struct HTTPHeaders: Sendable, Sequence {
         fields.append((name, value))
     }
 
+    /// Removes every field whose name satisfies `predicate`.
+    public mutating func removeAll(named predicate: (String) -> Bool) {
+        fields.removeAll { predicate($0.name) }
+    }
+
     /// The first value of the named field.
     public subscript(name: String) -> String? {
         // Compared byte-wise (field names are ASCII tokens): no lowercased copies per lookup.

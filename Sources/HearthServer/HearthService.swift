@@ -56,6 +56,8 @@ public final class HearthService: Sendable {
     /// Bound in `init` before anything is created on disk, so a taken port leaves no trace.
     private let socket: BoundSocket
     private let policy: RulesAccessPolicy
+    /// Every change of the running rules goes through it (and into their history).
+    private let rulesSettings: RulesSettings
     private let hub: StreamHub
     private let authContext: AuthContext
     private let ledger: OnDisconnectLedger
@@ -76,8 +78,10 @@ public final class HearthService: Sendable {
         if configuration.auth.acceptEmulatorOwner && !Self.isLoopback(configuration.host) {
             throw .unsafe("--accept-emulator-owner makes `Bearer owner` an admin credential; it is allowed only on a loopback address, not \(configuration.host)")
         }
+        let rulesText: String
         do {
-            policy = RulesAccessPolicy(rules: try RulesLoader.load(configuration.rulesPath), logger: logger)
+            let loaded = try RulesLoader.loadWithText(configuration.rulesPath)
+            (policy, rulesText) = (RulesAccessPolicy(rules: loaded.rules, logger: logger), loaded.text)
         } catch {
             throw .rules(error)
         }
@@ -142,6 +146,9 @@ public final class HearthService: Sendable {
             throw .store(error)
         }
         logger.info("data store: \(location)")
+        // A rules file changed while Hearth was stopped is a change of the rules too.
+        let rulesHistory = RulesHistory(records: store.consoleRecords, clock: WallClock.milliseconds, logger: logger)
+        rulesHistory.record(rulesText, by: .fileAtStartup)
         let auth: AuthContext
         do {
             // What became of each email action's mail: logged without its address or link
@@ -189,10 +196,11 @@ public final class HearthService: Sendable {
         context.wire = WireContext(database: context.database, hub: hub, authenticator: auth.authenticator, work: auth.work,
                                    clock: WallClock.milliseconds, logger: logger, limits: configuration.wire,
                                    namespaces: Set(configuration.namespaces), onDisconnect: ledger, sessions: wireSessions)
-        context.rulesSettings = RulesSettings(path: configuration.rulesPath, policy: policy) { [logger] in
+        rulesSettings = RulesSettings(path: configuration.rulesPath, policy: policy, history: rulesHistory) { [logger] in
             logger.info("rules replaced through /.settings/rules.json")
             Self.reviewStreams(hub: hub, store: reviewStore, policy: reviewPolicy)
         }
+        context.rulesSettings = rulesSettings
         var httpConfiguration = HTTPServerConfiguration()
         httpConfiguration.host = configuration.host
         httpConfiguration.port = configuration.port
@@ -321,7 +329,7 @@ public final class HearthService: Sendable {
     @discardableResult
     public func reloadRules() -> Bool {
         do {
-            policy.replace(try RulesLoader.load(configuration.rulesPath))
+            try rulesSettings.reload()
             logger.info("rules reloaded from \(configuration.rulesPath)")
             reviewStreams()
             return true

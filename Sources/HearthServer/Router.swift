@@ -146,7 +146,7 @@ struct Router: HTTPHandler {
                 if request.method == "GET" {
                     responder.respond(settings.get(strict: parameters["format"] == "strict"))
                 } else {
-                    responder.respond(settings.put(request.body, dryRun: parameters["dryRun"] == "true"))
+                    responder.respond(settings.put(request.body, dryRun: parameters["dryRun"] == "true", by: .adminToken))
                 }
             } catch {
                 responder.respond(error.response)

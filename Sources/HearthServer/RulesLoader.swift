@@ -26,9 +26,14 @@ public enum RulesLoader {
     }
 
     public static func load(_ path: String) throws(LoadError) -> RuleSet {
+        try loadWithText(path).rules
+    }
+
+    /// The compiled rules and the text they came from.
+    public static func loadWithText(_ path: String) throws(LoadError) -> (rules: RuleSet, text: String) {
         let text = try readText(path)
         do {
-            return try RuleSet.compile(text)
+            return (try RuleSet.compile(text), text)
         } catch {
             throw .invalid(path: path, error)
         }

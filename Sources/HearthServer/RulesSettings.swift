@@ -7,17 +7,20 @@ import Synchronization
 /// `/.settings/rules.json` for admins (Firebase's REST rules management): read the rules
 /// file (`format=strict` for plain JSON), or replace it (`dryRun=true` only checks it).
 /// A replacement is compiled first, written to the rules file atomically (so a restart
-/// keeps it), swapped in atomically, and open streams that lose read access get `cancel`.
+/// keeps it), swapped in atomically, and open streams that lose read access get `cancel`;
+/// the new text goes into the rules' history with its author.
 public final class RulesSettings: Sendable {
     let path: String
     let policy: RulesAccessPolicy
+    let history: RulesHistory
     private let replaced: @Sendable () -> Void
     /// Replacements one at a time, so the file and the running rules never disagree.
     private let writing = Mutex(())
 
-    public init(path: String, policy: RulesAccessPolicy, replaced: @escaping @Sendable () -> Void) {
+    init(path: String, policy: RulesAccessPolicy, history: RulesHistory, replaced: @escaping @Sendable () -> Void) {
         self.path = path
         self.policy = policy
+        self.history = history
         self.replaced = replaced
     }
 
@@ -37,7 +40,7 @@ public final class RulesSettings: Sendable {
         return HTTPResponse(status: 200, headers: headers, body: Array(text.utf8))
     }
 
-    func put(_ body: [UInt8], dryRun: Bool) -> HTTPResponse {
+    func put(_ body: [UInt8], dryRun: Bool, by author: RulesHistory.Author) -> HTTPResponse {
         guard body.count <= RulesLoader.maxRulesFileBytes else {
             return APIError(413, "Rules larger than \(RulesLoader.maxRulesFileBytes) bytes").response
         }
@@ -56,11 +59,24 @@ public final class RulesSettings: Sendable {
             try writing.withLock { _ in
                 try Data(body).write(to: URL(fileURLWithPath: path), options: .atomic)
                 policy.replace(rules)
+                // Under the lock: the history's order is the order the rules ran in.
+                history.record(text, by: author)
             }
         } catch {
             return APIError(503, "The rules file cannot be written; the rules were not changed").response
         }
         replaced()
         return JSONResponse.make(.object(["status": "ok"]), options: .defaults, render: false)
+    }
+
+    /// Re-reads the rules file and swaps it in (`SIGHUP`), recorded in the history, under
+    /// the lock a replacement takes: the file, the running rules and the history's order
+    /// agree. An invalid or unreadable file changes nothing.
+    func reload() throws(RulesLoader.LoadError) {
+        try writing.withLock { _ throws(RulesLoader.LoadError) in
+            let loaded = try RulesLoader.loadWithText(path)
+            policy.replace(loaded.rules)
+            history.record(loaded.text, by: .fileReloaded)
+        }
     }
 }

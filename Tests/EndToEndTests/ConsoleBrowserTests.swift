@@ -4,22 +4,25 @@ import Testing
 /// The admin console in a real browser (issue 16): headless Chromium through
 /// chromium-driver and selenium (`Python/console_browser.py`) against the built binary:
 /// sign in (a wrong password announced first), the Data screen with leaf values, lazy
-/// browsing, an edit seen through REST, a bad JSON refused before sending, a REST write
-/// appearing without a reload, add and delete (a larger node only after a confirmation),
-/// export and import of a subtree; the Rules screen (highlighted, a broken
-/// file's error with its line before saving, save, history) and the simulator's trace;
-/// the Users screen (search, details, disabling a user whose next request is refused,
-/// custom claims, a reset without SMTP refused clearly); the Health screen's charts from
-/// the `/metrics` counters; the security headers and a request without the CSRF token
-/// refused, from the page; a session ended on the server sends the page back to sign-in;
-/// sign-out.
+/// browsing, keys and values with U+202E isolated (the controls after them in order) and a
+/// very long key wrapped within the panel, an edit seen through REST, a bad JSON refused
+/// before sending, a REST write appearing without a reload, add and delete (a larger node
+/// only after a confirmation), export and import of a subtree; the Rules screen
+/// (highlighted, a broken file's error with its line before saving, save, history) and the
+/// simulator's trace; the Users screen (search, details, disabling a user whose next
+/// request is refused, custom claims, a reset without SMTP refused clearly, a failed lookup
+/// leaving no user's buttons, a uid with `/` opened, disabled, enabled, revoked, deleted);
+/// the Health screen's charts from the `/metrics` counters; the security headers and a
+/// request without the CSRF token refused, from the page; a session ended on the server
+/// sends the page back to sign-in; sign-out.
 @Suite struct ConsoleBrowserTests {
     static let checks = [
         "sign_in_form", "wrong_password_announced", "sign_in_opens_data_with_leaf_values", "browse_lazily",
-        "invalid_json_is_refused_before_sending", "edit_seen_through_rest", "rest_write_appears_without_reload",
+        "bidi_isolated_and_long_keys_wrap", "invalid_json_is_refused_before_sending", "edit_seen_through_rest", "rest_write_appears_without_reload",
         "add_and_delete", "large_delete_is_confirmed", "export_json", "rules_shown_highlighted", "broken_rules_show_their_line_and_are_not_saved",
         "rules_saved_and_in_history", "simulator_with_trace", "users_search_and_details", "disabled_user_is_refused",
-        "claims_and_reset_without_smtp", "health_charts_from_metrics", "security_headers_and_csrf_refusal", "import_json",
+        "claims_and_reset_without_smtp", "failed_lookup_clears_the_panel", "slash_uid_managed_from_the_console",
+        "health_charts_from_metrics", "security_headers_and_csrf_refusal", "import_json",
         "ended_session_returns_to_sign_in", "sign_out",
     ]
 
@@ -31,8 +34,10 @@ import Testing
         #expect(try run(HearthProcess.binaryPath, ["admins", "add", "--email", "ops@example.com", "--data-dir", dir.path],
                         input: "a long admin password\n").status == 0)
         let admin = try run(HearthProcess.binaryPath, ["token", "--admin", "--data-dir", dir.path]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        // Under bidi: a key and a value with U+202E (right-to-left override), a 400-character key.
+        let bidi = #""bidi":{"k\u202eey":"va\u202elue","\#(String(repeating: "w", count: 400))":1}"#
         let seeded = try curl("PUT", server.baseURL + "/.json?auth=\(admin)",
-                              body: #"{"motd":"hello","cities":{"oslo":{"name":"Oslo","temp":3}}}"#)
+                              body: #"{"motd":"hello","cities":{"oslo":{"name":"Oslo","temp":3}},\#(bidi)}"#)
         #expect(seeded.status == 200)
         let ann = try curl("POST", server.baseURL + "/v1/accounts:signUp", body: #"{"email":"ann@example.com","password":"secret1","returnSecureToken":true}"#,
                            headers: ["Content-Type: application/json"])

@@ -11,9 +11,11 @@ final class CurlStream: @unchecked Sendable {  // `process` is set up in init; o
     private let changed = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)
 
-    init(_ url: String, headers: [String] = []) throws {
+    /// With `includeHead`, the output starts with the response's head (`curl -i`).
+    init(_ url: String, headers: [String] = [], includeHead: Bool = false) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["-s", "-N", "-H", "Accept: text/event-stream"] + headers.flatMap { ["-H", $0] } + [url]
+        process.arguments = ["-s", "-N", "-H", "Accept: text/event-stream"] + (includeHead ? ["-i"] : [])
+            + headers.flatMap { ["-H", $0] } + [url]
         let pipe = Pipe()
         process.standardOutput = pipe
         readHandle = pipe.fileHandleForReading

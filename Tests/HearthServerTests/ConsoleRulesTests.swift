@@ -21,7 +21,9 @@ import Testing
     let csrf: String
 
     init() async throws {
-        h = try RouterHarness(console: true, rulesFile: Self.rules)
+        var settings = AuthSettings()
+        settings.acceptEmulatorOwner = true  // `Bearer owner`: an admin credential for `/.settings/rules.json`
+        h = try RouterHarness(settings: settings, console: true, rulesFile: Self.rules)
         try h.router.context.console!.add(email: "root@example.com", password: "correct horse battery")
         let signIn = await h.send("POST", "/console/api/session", #"{"email":"root@example.com","password":"correct horse battery"}"#,
                                   headers: [("Content-Type", "application/json")])
@@ -51,18 +53,37 @@ import Testing
     @Test func savingGoesThroughTheRulesSettingsAndIsKeptInTheHistory() async throws {
         let open = #"{"rules": {".read": true, ".write": true}}"#
         #expect(await call("PUT", "rules", ["text": .string(open)], csrf: false).status == 403)  // no CSRF token
-        for index in 0..<(ConsoleRoute.rulesHistoryKept + 2) {
+        for index in 0..<(RulesHistory.kept + 2) {
             let text = #"{"rules": {".read": true, ".write": \#(index % 2 == 0 ? "true" : "false")}}"#
             #expect(await call("PUT", "rules", ["text": .string(text)]).status == 200)
         }
         #expect(await call("PUT", "rules", ["text": .string(open)]).status == 200)
         #expect(await call("GET", "rules").json?.objectValue?["text"] == .string(open))
         let history = try #require(await call("GET", "rules/history").json?.arrayValue)
-        #expect(history.count == ConsoleRoute.rulesHistoryKept)
+        #expect(history.count == RulesHistory.kept)
         #expect(history.first?.objectValue?["text"] == .string(open))
         #expect(history.first?.objectValue?["savedBy"] == "root@example.com")
         // The running rules changed too: a signed-out REST write is allowed now.
         #expect(await h.send("PUT", "/anything.json", "1").status == 200)
+    }
+
+    /// Rules replaced through `PUT /.settings/rules.json` with an admin credential, not in
+    /// the console, are in the console's history too, each version with who changed it; a
+    /// dry run, a refused file and a save that changes nothing add no version.
+    @Test func rulesChangedOutsideTheConsoleAreInTheHistoryWithTheirAuthor() async throws {
+        let owner = [("Authorization", "Bearer owner")]
+        let byToken = #"{"rules": {".read": true}}"#
+        #expect(await h.send("PUT", "/.settings/rules.json", byToken, headers: owner).status == 200)
+        #expect(await h.send("PUT", "/.settings/rules.json?dryRun=true", #"{"rules": {}}"#, headers: owner).status == 200)
+        #expect(await h.send("PUT", "/.settings/rules.json", #"{"rules": {".read": "auth.uid =="}}"#, headers: owner).status == 400)
+        #expect(await h.send("PUT", "/.settings/rules.json", #"{"rules": {}}"#).status == 401)  // no credential
+        let byConsole = #"{"rules": {".read": false}}"#
+        #expect(await call("PUT", "rules", ["text": .string(byConsole)]).status == 200)
+        #expect(await h.send("PUT", "/.settings/rules.json", byConsole, headers: owner).status == 200)  // the same text again
+        let history = try #require(await call("GET", "rules/history").json?.arrayValue).compactMap(\.objectValue)
+        #expect(history.map { $0["text"] } == [.string(byConsole), .string(byToken)])
+        #expect(history.map { $0["savedBy"] } == ["root@example.com", .string(RulesHistory.Author.adminToken.description)])
+        #expect(RulesHistory.Author.adminToken.description.hasPrefix("admin token"))
     }
 
     @Test func theSimulatorDecidesWithATrace() async throws {

@@ -77,7 +77,14 @@ import Testing
             #expect(setCookie.contains(attribute), "\(setCookie)")
         }
         #expect(!setCookie.contains("Secure"))  // plain HTTP, no TLS proxy
-        #expect(try await signIn(proto: "https").response.headers["Set-Cookie"]?.hasSuffix("; Secure") == true)
+        // Over TLS (through a trusted proxy): a `__Host-` cookie, which a browser keeps only
+        // with `Secure`, `Path=/` and no `Domain`; the session is found under that name.
+        let tls = try await signIn(proto: "https")
+        let secureCookie = try #require(tls.response.headers["Set-Cookie"])
+        #expect(secureCookie.hasPrefix(ConsoleRoute.secureCookieName + "=") && secureCookie.contains("; Path=/;")
+                && secureCookie.hasSuffix("; Secure") && !secureCookie.contains("Domain"), "\(secureCookie)")
+        let underHostName = await call("GET", "/console/api/session", headers: [("Cookie", "\(ConsoleRoute.secureCookieName)=\(tls.cookie)")])
+        #expect(underHostName.json?.objectValue?["csrf"] == .string(tls.csrf))
         let session = await call("GET", "/console/api/session", cookie: cookie)
         #expect(session.json?.objectValue?["email"] == "root@example.com")
         #expect(session.json?.objectValue?["csrf"] == .string(csrf))
@@ -115,6 +122,48 @@ import Testing
         #expect(out.status == 200 && out.headers["Set-Cookie"]?.contains("Max-Age=0") == true)
         // The old cookie, replayed, is refused: the server forgot the session.
         #expect(await call("GET", "/console/api/session", cookie: cookie).status == 401)
+    }
+
+    /// A page on another port of this host (cookies know no ports) set a cookie of the
+    /// session's name with `Path=/console/api`: the browser sends it before the session's.
+    /// Every cookie of the name is tried; only a live session's token lets anyone in.
+    @Test func aCookieOfTheSameNameSetElsewhereDoesNotShadowTheSession() async throws {
+        let (cookie, csrf, _) = try await signIn()
+        let name = ConsoleRoute.cookieName
+        let shadowed = "\(name)=\(try SecretToken.generate()); \(name)=not-a-token; theme=dark; \(name)=\(cookie)"
+        let seen = await call("GET", "/console/api/session", headers: [("Cookie", shadowed)])
+        #expect(seen.status == 200 && seen.json?.objectValue?["csrf"] == .string(csrf), "\(seen.text)")
+        // In two Cookie fields too, and for a change with the CSRF token.
+        let split = [("Cookie", "\(name)=\(try SecretToken.generate())"), ("Cookie", "\(name)=\(cookie)")]
+        #expect(await call("PUT", "/console/api/rest/a.json", "1", headers: split + [("X-CSRF-Token", csrf)]).status == 200)
+        // Cookies that are no live session still let nobody in, wherever they stand.
+        let forged = "\(name)=\(try SecretToken.generate()); \(ConsoleRoute.secureCookieName)=\(try SecretToken.generate())"
+        #expect(await call("GET", "/console/api/session", headers: [("Cookie", forged)]).status == 401)
+        // Signing out ends the live session among them.
+        #expect(await call("DELETE", "/console/api/session", headers: [("Cookie", shadowed), ("X-CSRF-Token", csrf)]).status == 200)
+        #expect(await call("GET", "/console/api/session", cookie: cookie).status == 401)
+    }
+
+    /// The REST API under the console answers like every console file and API: the
+    /// security headers once each, and no `Access-Control-Allow-Origin: *` (which the
+    /// same REST API outside the console sends, as Firebase does).
+    @Test func theConsolesRESTAnswersCarryTheSecurityHeadersAndNoCORSGrant() async throws {
+        let (cookie, csrf, _) = try await signIn()
+        #expect(await call("GET", "/a.json").headers["Access-Control-Allow-Origin"] == "*")
+        let answers = [
+            ("write", await call("PUT", "/console/api/rest/a.json", "1", cookie: cookie, csrf: csrf), 200),
+            ("read", await call("GET", "/console/api/rest/a.json", cookie: cookie), 200),
+            ("silent", await call("GET", "/console/api/rest/a.json?print=silent", cookie: cookie), 204),
+            ("refused", await call("GET", "/console/api/rest/a.json?orderBy=1", cookie: cookie), 400),
+            ("not signed in", await call("GET", "/console/api/rest/a.json"), 401),
+        ]
+        for (what, response, status) in answers {
+            #expect(response.status == status, "\(what): \(response.status) \(response.text)")
+            for (name, value) in ConsoleRoute.securityHeaders {
+                #expect(response.headers.values(name) == [value], "\(what): \(name)")
+            }
+            #expect(!response.headers.contains { $0.name.lowercased().hasPrefix("access-control-") }, "\(what): \(Array(response.headers))")
+        }
     }
 
     @Test func sessionsExpireWhenIdleAndAfterTheirAbsoluteLifetime() async throws {

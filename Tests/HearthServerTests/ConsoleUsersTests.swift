@@ -1,3 +1,4 @@
+import Foundation
 import Dispatch
 import HearthHTTP
 import HearthJSON
@@ -72,6 +73,39 @@ import Testing
         #expect(forged.status == 403)
         #expect(await call("DELETE", "users/\(ann.user.uid)").status == 200)
         #expect(try h.auth.service.accounts.user(uid: ann.user.uid) == nil)
+    }
+
+    /// Any uid Firebase allows (a custom token's `uid` may hold `/`, `%`, `?`, spaces,
+    /// U+202E) is reached through its percent-encoded segment: opened, disabled, enabled,
+    /// revoked, deleted. The path is never split inside a uid: `users/team/ann` unencoded
+    /// names no action of the user `team`, and leaves that user alone.
+    @Test func anyUidIsReachedThroughItsPercentEncodedSegment() async throws {
+        _ = try h.token(for: "team")
+        for uid in ["team/ann", "50%/a b?c#d", "x\u{202E}gnp.exe", "ユーザー/1"] {
+            _ = try h.token(for: uid)
+            let segment = try #require(uid.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+            let details = await call("GET", "users/\(segment)")
+            #expect(details.status == 200 && details.json?.objectValue?["localId"] == .string(uid), "\(uid): \(details.text)")
+            let found = await call("GET", "users?q=\(segment)").json?.objectValue?["users"]?.arrayValue
+            #expect(found?.first?.objectValue?["localId"] == .string(uid))
+            #expect(await call("POST", "users/\(segment)/disable", "{}").status == 200)
+            #expect(try h.auth.service.accounts.user(uid: uid)?.disabled == true)
+            #expect(await call("POST", "users/\(segment)/enable", "{}").status == 200)
+            #expect(try h.auth.service.accounts.user(uid: uid)?.disabled == false)
+            let bearer = try h.bearer(uid)
+            #expect(await h.send("GET", "/open.json", headers: bearer).status == 200)
+            #expect(await call("POST", "users/\(segment)/revoke", "{}").status == 200)
+            #expect(await h.send("GET", "/open.json", headers: bearer).status == 401)
+            #expect(await call("PUT", "users/\(segment)/claims", #"{"claims":{"role":"ops"}}"#).status == 200)
+            #expect(try h.auth.service.accounts.user(uid: uid)?.customClaims == #"{"role":"ops"}"#)
+            #expect(await call("DELETE", "users/\(segment)").status == 200)
+            #expect(try h.auth.service.accounts.user(uid: uid) == nil, "\(uid)")
+        }
+        #expect(await call("DELETE", "users/team/ann").status == 404)
+        #expect(await call("POST", "users/team/ann/disable", "{}").status == 404)
+        #expect(await call("GET", "users/team%zz").status == 400)
+        let team = try #require(try h.auth.service.accounts.user(uid: "team"))
+        #expect(!team.disabled)
     }
 }
 

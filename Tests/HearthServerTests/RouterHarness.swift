@@ -55,7 +55,8 @@ final class RouterHarness: Sendable {
             // A rules file the console (and `/.settings/rules.json`) can read and replace.
             let path = directory.path + "/rules.json"
             try Data(rulesFile.utf8).write(to: URL(fileURLWithPath: path))
-            context.rulesSettings = RulesSettings(path: path, policy: rulesPolicy, replaced: {})
+            let history = RulesHistory(records: store.consoleRecords, clock: clock, logger: Logger(label: "test"))
+            context.rulesSettings = RulesSettings(path: path, policy: rulesPolicy, history: history, replaced: {})
         }
         router = Router(context: context)
     }

@@ -148,6 +148,15 @@ public struct ConsoleAccounts: Sendable {
         return Session(token: token, csrf: record.csrf, email: record.email, createdAt: record.createdAt)
     }
 
+    /// The live session of the first of `tokens` that has one (each looked up by its
+    /// hash, as `session(token:)`), if any.
+    public func session(tokens: [String]) throws(Failure) -> Session? {
+        for token in tokens {
+            if let session = try session(token: token) { return session }
+        }
+        return nil
+    }
+
     public func signOut(token: String?) throws(Failure) {
         guard let token, SecretToken.isWellFormed(token) else { return }
         try wrap { try store.endSession(hash: SecretToken.hash(token)) }

@@ -61,6 +61,11 @@ enum ConsoleAssets {
         ul.tree { padding-left: 0; }
         ul.tree li { margin: 0.2rem 0; }
         .key { font-weight: 600; }
+        /* Keys, values, emails, uids and authors are the data's own text: each is a bidi
+           isolate (a <bdi>, or a cell, button or block of its own), so a right-to-left
+           override inside cannot reorder the controls after it, and a long one wraps
+           anywhere rather than pushing the controls out of view. */
+        .key, .value, table.users td, dl.user dd, #user-details h3, #user-details p, ol.history bdi { overflow-wrap: anywhere; }
         .value { font-family: ui-monospace, monospace; margin-right: 0.5rem; }
         li button { margin-left: 0.25rem; font-size: 0.8rem; padding: 0.05rem 0.4rem; }
         li button.toggle { margin: 0 0.25rem 0 0; width: 1.6rem; }
@@ -326,6 +331,8 @@ enum ConsoleAssets {
         // Open nodes watched live at once (one connection each).
         const MAX_WATCHED = 3;
         const label = (path) => (path === '/' ? '/' : path.slice(path.lastIndexOf('/') + 1));
+        // Keys and values are shown in <bdi> elements and quoted in text between U+2068 and
+        // U+2069 (first-strong isolate ... pop): their own direction controls stay inside.
 
         export class DataScreen {
           constructor(main, api, announce) {
@@ -366,7 +373,7 @@ enum ConsoleAssets {
             toggle.className = 'toggle';
             toggle.setAttribute('aria-label', `Expand ${label(path)}`);
             toggle.textContent = '▸';
-            const key = document.createElement('span');
+            const key = document.createElement('bdi');
             key.className = 'key';
             key.textContent = label(path);
             item.append(toggle, ' ', key);
@@ -383,10 +390,10 @@ enum ConsoleAssets {
             const item = document.createElement('li');
             item.setAttribute('role', 'treeitem');
             item.dataset.path = path;
-            const key = document.createElement('span');
+            const key = document.createElement('bdi');
             key.className = 'key';
             key.textContent = label(path);
-            const shown = document.createElement('span');
+            const shown = document.createElement('bdi');
             shown.className = 'value';
             shown.textContent = JSON.stringify(value);
             const edit = document.createElement('button');
@@ -413,7 +420,7 @@ enum ConsoleAssets {
               } catch (error) {
                 return this.announce(error.message);
               }
-              if (children > CONFIRM_CHILDREN && !window.confirm(`Delete ${path} and its ${children} children?`)) return;
+              if (children > CONFIRM_CHILDREN && !window.confirm(`Delete \\u2068${path}\\u2069 and its ${children} children?`)) return;
               await this.attempt(() => this.api.remove(path));
               await this.refresh(path.slice(0, path.lastIndexOf('/')) || '/');
             });
@@ -805,7 +812,7 @@ enum ConsoleAssets {
               const restore = element('button', { type: 'button', textContent: 'Restore' });
               restore.setAttribute('aria-label', `Restore the version saved ${when}`);
               restore.addEventListener('click', () => this.save(version.text));
-              return element('li', {}, `${when} UTC by ${version.savedBy} `, show, ' ', restore);
+              return element('li', {}, `${when} UTC by `, element('bdi', { textContent: version.savedBy }), ' ', show, ' ', restore);
             }));
           }
 
@@ -918,12 +925,21 @@ enum ConsoleAssets {
           }
 
           async show(uid) {
+            // The panel never shows one user with the buttons of another: another user's
+            // details go at once, and a lookup that fails leaves no user at all.
+            const asked = (this.shownAsked = (this.shownAsked || 0) + 1);
+            if (this.shownUid !== uid) this.details.replaceChildren();
+            this.shownUid = null;
             let user;
             try {
               user = await this.api.user(uid);
             } catch (error) {
+              if (asked !== this.shownAsked) return;
+              this.details.replaceChildren(element('p', {}, 'Could not open the user ', element('bdi', { textContent: uid }), `: ${error.message}`));
               return this.announce(error.message);
             }
+            if (asked !== this.shownAsked) return;  // another user was asked for since
+            this.shownUid = uid;
             const facts = [['uid', user.localId], ['Email', user.email || '–'], ['Email verified', user.emailVerified ? 'yes' : 'no'],
                            ['Provider', user.provider], ['Created', when(user.createdAt)], ['Last sign-in', when(user.lastLoginAt)],
                            ['Status', user.disabled ? 'disabled' : 'active'], ['Custom claims', user.customAttributes || '{}']];
@@ -949,10 +965,11 @@ enum ConsoleAssets {
             });
             const remove = element('button', { type: 'button', textContent: 'Delete user' });
             remove.addEventListener('click', async () => {
-              if (!window.confirm(`Delete the user ${user.email || uid} and sign them out?`)) return;
+              if (!window.confirm(`Delete the user \\u2068${user.email || uid}\\u2069 and sign them out?`)) return;
               try {
                 await this.api.deleteUser(uid);
-                this.details.replaceChildren(element('p', { textContent: `Deleted ${uid}.` }));
+                this.shownUid = null;
+                this.details.replaceChildren(element('p', {}, 'Deleted ', element('bdi', { textContent: uid }), '.'));
                 this.list('', null);
               } catch (error) {
                 this.announce(error.message);

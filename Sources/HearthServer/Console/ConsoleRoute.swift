@@ -7,10 +7,12 @@ import HearthJSON
 /// `ConsoleAssets`) and its API under `/console/api/`. Every answer carries a strict
 /// Content-Security-Policy (no inline script), `X-Frame-Options: DENY` and `nosniff`.
 ///
-/// Sessions are cookies (`HttpOnly`, `SameSite=Strict`, `Path=/console`, `Secure` when the
-/// client came over TLS through a trusted proxy). Every state-changing API call needs the
-/// session's CSRF token in `X-CSRF-Token`; the sign-in itself needs a JSON body and, when
-/// the browser sends `Origin`, the console's own origin. Errors are `{"error": "..."}`.
+/// Sessions are cookies (`HttpOnly`, `SameSite=Strict`, `Path=/console`; when the client
+/// came over TLS through a trusted proxy, `__Host-hearth_console` with `Secure` and
+/// `Path=/`); every cookie of either name is tried, so one set elsewhere cannot shadow the
+/// session's. Every state-changing API call needs the session's CSRF token in
+/// `X-CSRF-Token`; the sign-in itself needs a JSON body and, when the browser sends
+/// `Origin`, the console's own origin. Errors are `{"error": "..."}`.
 struct ConsoleRoute {
     let accounts: ConsoleAccounts
     let context: RESTContext
@@ -32,12 +34,18 @@ struct ConsoleRoute {
         path == prefix || path.hasPrefix(prefix + "/")
     }
 
+    /// What every console answer carries, whoever wrote it (the REST API's endpoints and
+    /// streams too): the security headers, and no CORS grant (the REST API's
+    /// `Access-Control-Allow-Origin: *` would let any site read a console answer the
+    /// browser sends with the session's cookie, were `SameSite` ever lax).
+    static func secure(_ response: inout HTTPResponse) {
+        response.headers.removeAll { $0.lowercased().hasPrefix("access-control-") }
+        for (name, value) in securityHeaders { response.headers.set(name, value) }
+    }
+
     func handle(_ request: HTTPRequest, responder: HTTPResponder) {
-        let respond: @Sendable (HTTPResponse) -> Void = { response in
-            var response = response
-            for (name, value) in Self.securityHeaders { response.headers.add(name, value) }
-            responder.respond(response)
-        }
+        let responder = responder.transformingHeads(Self.secure)
+        let respond: @Sendable (HTTPResponse) -> Void = { responder.respond($0) }
         let path = request.path
         if path == Self.prefix {
             var moved = HTTPResponse(status: 308)
@@ -70,33 +78,47 @@ struct ConsoleRoute {
         return response
     }
 
-    /// The session token in the request's cookie, if any.
-    static func cookieToken(_ request: HTTPRequest) -> String? {
+    /// The cookie's name when the client reached Hearth over TLS through a trusted proxy:
+    /// a browser keeps a `__Host-` cookie only from a secure page, with `Secure`, `Path=/`
+    /// and no `Domain`, so neither a sibling domain nor a plain-HTTP page can set one.
+    static let secureCookieName = "__Host-" + cookieName
+
+    /// Every session token the request's cookies offer, in order, under either name. A
+    /// browser sends every cookie whose host and path match, and cookies know no ports:
+    /// another page on this host may have set one of the same name (with a longer
+    /// `Path`, sent first). The session is the first of them that is live.
+    static func cookieTokens(_ request: HTTPRequest) -> [String] {
+        var tokens: [String] = []
         for header in request.headers.values("Cookie") {
             for pair in header.split(separator: ";") {
                 let trimmed = pair.trimmingPrefix(while: { $0 == " " })
-                if trimmed.hasPrefix(cookieName + "=") { return String(trimmed.dropFirst(cookieName.count + 1)) }
+                for name in [cookieName, secureCookieName] where trimmed.hasPrefix(name + "=") {
+                    let token = String(trimmed.dropFirst(name.count + 1))
+                    if !tokens.contains(token) { tokens.append(token) }
+                }
             }
         }
-        return nil
+        return tokens
     }
 
     func cookie(_ value: String, maxAge: Int64, request: HTTPRequest) -> String {
-        let secure = request.forwardedProto == "https" ? "; Secure" : ""
-        return "\(Self.cookieName)=\(value); Path=\(Self.prefix); HttpOnly; SameSite=Strict; Max-Age=\(maxAge)\(secure)"
+        let attributes = "HttpOnly; SameSite=Strict; Max-Age=\(maxAge)"
+        return request.forwardedProto == "https"
+            ? "\(Self.secureCookieName)=\(value); Path=/; \(attributes); Secure"
+            : "\(Self.cookieName)=\(value); Path=\(Self.prefix); \(attributes)"
     }
 
     // MARK: API
 
     private func api(_ request: HTTPRequest, _ endpoint: String, respond: @escaping @Sendable (HTTPResponse) -> Void, raw: HTTPResponder) {
-        let (accounts, auth, token) = (self.accounts, self.auth, Self.cookieToken(request))
+        let (accounts, auth, tokens) = (self.accounts, self.auth, Self.cookieTokens(request))
         let route = self
         if endpoint == "session" && request.method == "POST" { return signIn(request, respond: respond) }
         // Everything else needs a session (looked up off the I/O queue: SQLite).
         auth.work.async {
             let session: ConsoleAccounts.Session?
             do {
-                session = try accounts.session(token: token)
+                session = try accounts.session(tokens: tokens)
             } catch {
                 return respond(Self.error(500, "the console's sessions cannot be read"))
             }

@@ -6,12 +6,10 @@ import HearthStore
 
 /// The console's Rules screen (issue 16, point 3): the rules file, its compile errors with
 /// line and column before saving, saving through the same path as
-/// `PUT /.settings/rules.json`, the last versions saved, and the simulator with the trace
-/// of the rules that decided (`--explain`).
+/// `PUT /.settings/rules.json`, the last versions of the rules (whoever changed them,
+/// `RulesHistory`), and the simulator with the trace of the rules that decided
+/// (`--explain`).
 extension ConsoleRoute {
-    /// Rules versions kept in the console's history.
-    static let rulesHistoryKept = 20
-
     func rules(_ request: HTTPRequest, _ endpoint: String, session: ConsoleAccounts.Session,
                respond: @escaping @Sendable (HTTPResponse) -> Void) {
         guard let settings = context.rulesSettings else { return respond(Self.error(404, "this server's rules are not managed here")) }
@@ -27,12 +25,11 @@ extension ConsoleRoute {
             guard let text = Self.text(request) else { return respond(Self.error(400, "send {\"text\": \"<rules>\"}")) }
             let errors = Self.diagnostics(text)
             guard errors.isEmpty else { return respond(Self.json(["errors": .array(errors)], status: 400)) }
-            let saved = settings.put(Array(text.utf8), dryRun: false)
+            let saved = settings.put(Array(text.utf8), dryRun: false, by: .console(session.email))
             guard saved.status == 200 else { return respond(Self.error(saved.status, "the rules were not saved")) }
-            try? accounts.store.recordRules(text, by: session.email, at: accounts.clock(), keep: Self.rulesHistoryKept)
             respond(Self.json(["saved": true]))
         case ("rules/history", "GET"):
-            let versions = (try? accounts.store.rulesHistory()) ?? []
+            guard let versions = try? settings.history.versions() else { return respond(Self.error(503, "the rules' history cannot be read")) }
             respond(Self.json(.array(versions.map {
                 .object(["id": .int($0.id), "savedAt": .int($0.savedAt), "savedBy": .string($0.savedBy), "text": .string($0.text)])
             })))

@@ -4,7 +4,8 @@ import HearthStore
 
 /// The console's Users screen (issue 16, point 4): find a user by email or uid, page
 /// through all of them, see one, disable or enable, sign out everywhere, delete, set custom
-/// claims, and send a password-reset mail (when SMTP is configured). Blocking work: called
+/// claims, and send a password-reset mail (when SMTP is configured). `<uid>` in the paths
+/// is percent-encoded (it may hold `/`, `%`, anything a uid may). Blocking work: called
 /// on the auth work queue (`ConsoleRoute.api`).
 extension ConsoleRoute {
     /// Users per page of the list.
@@ -12,7 +13,11 @@ extension ConsoleRoute {
 
     func users(_ request: HTTPRequest, _ endpoint: String, respond: @escaping @Sendable (HTTPResponse) -> Void) {
         let service = auth.service
-        let parts = endpoint.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        // The uid is one percent-encoded segment (the page sends `encodeURIComponent(uid)`):
+        // any uid Firebase allows, `/` included, is reached, and only the one it names.
+        let segments = endpoint.split(separator: "/", omittingEmptySubsequences: false)
+        let parts = segments.compactMap { PercentEncoding.decode($0.utf8) }
+        guard parts.count == segments.count else { return respond(Self.error(400, "a malformed percent-escape in the path")) }
         do throws(AuthError) {
             let parameters = try AdminAccountsRoute.queryParameters(request.query)
             switch (parts.count, request.method) {

@@ -3,7 +3,8 @@ with selenium (PyPI). Used by Tests/EndToEndTests/ConsoleBrowserTests.swift.
 
 Arguments: BASE_URL EMAIL PASSWORD ADMIN_TOKEN PROFILE_DIR USER_TOKEN (an ID token of the
 app user ann@example.com). The data is seeded by the Swift
-test: {"motd": "hello", "cities": {"oslo": {"name": "Oslo", "temp": 3}}}.
+test: {"motd": "hello", "cities": {"oslo": {"name": "Oslo", "temp": 3}},
+"bidi": {RLO_KEY: RLO_VALUE, LONG_KEY: 1}}.
 
 Prints one JSON line per check {"name", "ok", "details"}, then `done`.
 """
@@ -15,7 +16,7 @@ import urllib.error
 import urllib.request
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -23,6 +24,8 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 BASE, EMAIL, PASSWORD, ADMIN, PROFILE, USER_TOKEN = sys.argv[1:7]
 WAIT = 20
+# A key and a value holding U+202E RIGHT-TO-LEFT OVERRIDE, and a key far wider than the page.
+RLO_KEY, RLO_VALUE, LONG_KEY = 'k\u202eey', 'va\u202elue', 'w' * 400
 DOWNLOADS = os.path.join(PROFILE, 'downloads')
 os.makedirs(DOWNLOADS, exist_ok=True)
 
@@ -36,6 +39,28 @@ def rest(method, path, body=None):
     request = urllib.request.Request(f'{BASE}{path}.json?auth={ADMIN}', data=data, method=method)
     with urllib.request.urlopen(request, timeout=WAIT) as response:
         return json.loads(response.read())
+
+
+def accounts(operation, body):
+    """The Admin API's accounts endpoint (`operation`: '', ':lookup', ':delete') as the admin."""
+    request = urllib.request.Request(f'{BASE}/v1/projects/hearth/accounts{operation}', data=json.dumps(body).encode(), method='POST',
+                                     headers={'Authorization': f'Bearer {ADMIN}', 'Content-Type': 'application/json'})
+    with urllib.request.urlopen(request, timeout=WAIT) as response:
+        return json.loads(response.read())
+
+
+def looked_up(uid):
+    """The account of `uid` as the Admin API sees it, or None."""
+    return (accounts(':lookup', {'localId': [uid]}).get('users') or [None])[0]
+
+
+def stale(element):
+    """True once `element` left the page (the panel was drawn again)."""
+    try:
+        element.is_enabled()
+        return False
+    except StaleElementReferenceException:
+        return True
 
 
 def until(driver, condition, what):
@@ -122,6 +147,29 @@ def main():
             return value_of(driver, '/cities/oslo/name') == '"Oslo"' and value_of(driver, '/cities/oslo/temp') == '3', \
                 [value_of(driver, '/cities/oslo/name'), value_of(driver, '/cities/oslo/temp')]
         check('browse_lazily', browse)
+
+        def bidi_and_long_keys():
+            # U+202E in a key and a value reorders nothing after them: key, value, Edit, Delete
+            # stay left to right (a leaf's Delete asks nothing: it must be where it says).
+            driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Expand bidi"]').click()
+            until(driver, lambda d: value_of(d, '/bidi/' + RLO_KEY) and value_of(d, '/bidi/' + LONG_KEY), 'the leaves of bidi')
+            measure = (
+                "const li = [...document.querySelectorAll('li[data-path]')].find((e) => e.dataset.path === arguments[0]);"
+                "const box = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.right, r.top, r.bottom]; };"
+                "return {key: box(li.querySelector(':scope > .key')), value: box(li.querySelector(':scope > .value')),"
+                "        edit: box(li.querySelector(':scope > button[aria-label^=\"Edit\"]')),"
+                "        del: box(li.querySelector(':scope > button[aria-label^=\"Delete\"]')),"
+                "        main: box(document.getElementById('main')), key_text: li.querySelector(':scope > .key').textContent,"
+                "        page: [document.documentElement.scrollWidth, document.documentElement.clientWidth]};")
+            rlo = driver.execute_script(measure, '/bidi/' + RLO_KEY)
+            in_order = (rlo['key'][1] <= rlo['value'][0] + 1 and rlo['value'][1] <= rlo['edit'][0] + 1
+                        and rlo['edit'][1] <= rlo['del'][0] + 1 and rlo['edit'][2] == rlo['del'][2])
+            # The long key wraps inside the panel, its whole text on the page; its buttons in view.
+            long = driver.execute_script(measure, '/bidi/' + LONG_KEY)
+            fits = (long['key'][1] <= long['main'][1] and long['del'][1] <= long['main'][1]
+                    and long['page'][0] <= long['page'][1] and long['key_text'] == LONG_KEY and long['key'][3] - long['key'][2] > 2 * (rlo['key'][3] - rlo['key'][2]))
+            return in_order and fits, {'rlo': rlo, 'long': {k: v for k, v in long.items() if k != 'key_text'}}
+        check('bidi_isolated_and_long_keys_wrap', bidi_and_long_keys)
 
         def edit(text):
             driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Edit temp"]').click()
@@ -220,9 +268,11 @@ def main():
             request = urllib.request.Request(f'{BASE}/.settings/rules.json?auth={ADMIN}')
             with urllib.request.urlopen(request, timeout=WAIT) as response:
                 served = response.read().decode()
-            until(driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'ol.history li'), 'the history entry')
-            entries = len(driver.find_elements(By.CSS_SELECTOR, 'ol.history li'))
-            return served == fixed and entries == 1, [served, entries]
+            # The file Hearth started with, then this save, newest first.
+            until(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, 'ol.history li')) == 2, 'the history entries')
+            entries = [li.text for li in driver.find_elements(By.CSS_SELECTOR, 'ol.history li')]
+            ok = f'by {EMAIL} ' in entries[0] and 'by rules file (read at startup) ' in entries[1]
+            return served == fixed and ok, [served, entries]
         check('rules_saved_and_in_history', save_rules)
 
         def simulate(signed_in):
@@ -241,21 +291,28 @@ def main():
             return len(denied) > 0 and decided, {'denied': denied, 'allowed': allowed}
         check('simulator_with_trace', simulator)
 
-        def users_screen():
-            driver.find_element(By.XPATH, "//nav//button[normalize-space(text())='Users']").click()
-            until(driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'tr.user-row'), 'the user list')
+        def search(text, wanted):
             box = driver.find_element(By.ID, 'user-query')
-            box.send_keys('ann@example.com')
+            box.clear()
+            box.send_keys(text)
             driver.find_element(By.XPATH, "//button[normalize-space(text())='Search']").click()
-            until(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, 'tr.user-row')) == 1, 'one user found')
+            rows = "return [...document.querySelectorAll('tr.user-row td:first-child button')].map((b) => b.textContent)"
+            until(driver, lambda d: d.execute_script(rows) == [wanted], f'the row of {wanted}')  # read at once: the list re-renders
 
-            def open_row(d):
+        def open_row(wanted):
+            def click(d):
                 try:
-                    d.find_element(By.XPATH, "//tr[@class='user-row']//button[normalize-space(text())='ann@example.com']").click()
+                    d.find_element(By.XPATH, f"//tr[@class='user-row']//button[normalize-space(text())='{wanted}']").click()
                     return True
                 except Exception:  # pylint: disable=broad-except  (the list re-rendered under the click)
                     return False
-            until(driver, open_row, 'the row of ann@example.com')
+            until(driver, click, f'a click on {wanted}')
+
+        def users_screen():
+            driver.find_element(By.XPATH, "//nav//button[normalize-space(text())='Users']").click()
+            until(driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'tr.user-row'), 'the user list')
+            search('ann@example.com', 'ann@example.com')
+            open_row('ann@example.com')
             until(driver, lambda d: 'password' in d.find_element(By.ID, 'user-details').text, 'the details')
             details = driver.find_element(By.ID, 'user-details').text
             before = urllib.request.urlopen(f'{BASE}/cities.json?auth={USER_TOKEN}', timeout=WAIT).status
@@ -283,6 +340,42 @@ def main():
             until(driver, lambda d: 'EMAIL_NOT_CONFIGURED' in alert(), 'no SMTP: a clear error')
             return True, alert()
         check('claims_and_reset_without_smtp', claims_and_reset)
+
+        def failed_lookup():
+            # ann's details are open, with their buttons. A user listed, then deleted behind the
+            # console's back, cannot be opened: nothing of ann (nor a button) may stay.
+            accounts('', {'localId': 'gone', 'email': 'gone@example.com'})
+            before = driver.find_element(By.ID, 'user-details').text
+            search('gone@example.com', 'gone@example.com')
+            accounts(':delete', {'localId': 'gone'})
+            open_row('gone@example.com')
+            until(driver, lambda d: alert(), 'the failed lookup announced')
+            details = driver.find_element(By.ID, 'user-details')
+            buttons = [b.text for b in details.find_elements(By.TAG_NAME, 'button')]
+            ok = 'ann@example.com' in before and 'ann@example.com' not in details.text and not buttons and 'gone' in details.text
+            return ok, {'details': details.text, 'buttons': buttons, 'alert': alert()}
+        check('failed_lookup_clears_the_panel', failed_lookup)
+
+        def slash_uid():
+            # A uid with '/' (as a custom token may carry): opened, disabled, enabled, revoked, deleted.
+            accounts('', {'localId': 'team/ops', 'email': 'ops-team@example.com'})
+            search('team/ops', 'ops-team@example.com')
+            open_row('ops-team@example.com')
+            panel = lambda: driver.find_element(By.ID, 'user-details')  # noqa: E731
+            until(driver, lambda d: 'team/ops' in panel().text, 'the details of team/ops')
+            seen = {}
+            for action, wanted in (('Disable', True), ('Enable', False), ('Revoke sessions', False)):
+                heading = panel().find_element(By.TAG_NAME, 'h3')
+                panel().find_element(By.XPATH, f".//button[normalize-space(text())='{action}']").click()
+                until(driver, lambda d: stale(heading), f'the panel drawn again after {action}')  # only after a success
+                seen[action] = (looked_up('team/ops') or {}).get('disabled', False) == wanted
+            panel().find_element(By.XPATH, ".//button[normalize-space(text())='Delete user']").click()
+            until(driver, lambda d: alert_present(d), 'the confirmation')
+            driver.switch_to.alert.accept()
+            until(driver, lambda d: 'Deleted' in panel().text, 'the deletion')
+            seen['deleted'] = looked_up('team/ops') is None and accounts(':lookup', {'email': ['ann@example.com']}).get('users') is not None
+            return all(seen.values()) and not alert(), seen
+        check('slash_uid_managed_from_the_console', slash_uid)
 
         def health():
             driver.find_element(By.XPATH, "//nav//button[normalize-space(text())='Health']").click()

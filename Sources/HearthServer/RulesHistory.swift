@@ -1,0 +1,54 @@
+import HearthStore
+import Logging
+
+/// The versions the rules went through, each with who or what changed them (issue 24):
+/// kept with the console's records, shown on the console's Rules screen. Every way the
+/// running rules change records here: the console (its administrator's email),
+/// `PUT /.settings/rules.json` (an admin token), a `SIGHUP` reload and a file changed
+/// while Hearth was stopped (found at startup).
+struct RulesHistory: Sendable {
+    /// Versions kept.
+    static let kept = 20
+
+    /// Who or what changed the rules, as the history shows it.
+    enum Author: Sendable, Equatable, CustomStringConvertible {
+        /// A console administrator, by email.
+        case console(String)
+        /// `PUT /.settings/rules.json` with an admin credential.
+        case adminToken
+        /// The file, re-read on `SIGHUP`.
+        case fileReloaded
+        /// The file as Hearth found it when it started.
+        case fileAtStartup
+
+        var description: String {
+            switch self {
+            case .console(let email): return email
+            case .adminToken: return "admin token (PUT /.settings/rules.json)"
+            case .fileReloaded: return "rules file (reloaded on SIGHUP)"
+            case .fileAtStartup: return "rules file (read at startup)"
+            }
+        }
+    }
+
+    let records: any ConsoleRecords
+    /// Milliseconds since the epoch.
+    let clock: @Sendable () -> Int64
+    let logger: Logger
+
+    /// Records `text` as the newest version unless it is the newest already (a reload or a
+    /// save that changed nothing). The rules already run: a failure is logged, not thrown.
+    func record(_ text: String, by author: Author) {
+        do {
+            if try records.rulesHistory().first?.text == text { return }
+            try records.recordRules(text, by: author.description, at: clock(), keep: Self.kept)
+        } catch {
+            logger.error("the rules changed (by \(author)) but the change could not be recorded in their history: \(error)")
+        }
+    }
+
+    /// The recorded versions, newest first.
+    func versions() throws -> [ConsoleStore.RulesVersion] {
+        try records.rulesHistory()
+    }
+}
