@@ -9,17 +9,27 @@ import HearthStore
 /// when it starts again (`runLeftovers`), so presence never sticks at "online".
 ///
 /// Each operation runs as the caller who registered it, judged by the rules again, with
-/// server values resolved when it runs. They run at least once: a crash after the writes
+/// server values resolved when it runs, and only while that caller's identity still
+/// stands (`registrantStands`: a user deleted, disabled or whose tokens were revoked
+/// since registering has their operations dropped, issue 25). They run at least once: a crash after the writes
 /// and before the records are removed runs them again at the next start (a set is
 /// idempotent; an increment would apply twice).
 public struct OnDisconnectLedger: Sendable {
     let records: (any OnDisconnectRecords)?
     let database: Database
+    let registrantStands: @Sendable (Caller) -> Bool
 
-    /// - Parameter records: where operations are persisted; nil keeps them in memory only.
-    public init(records: (any OnDisconnectRecords)?, database: Database) {
+    /// - Parameters:
+    ///   - records: where operations are persisted; nil keeps them in memory only.
+    ///   - registrantStands: whether the identity an operation was registered under may
+    ///     still act (called off the I/O queues; it may read the database). Its token's
+    ///     expiry does not count: a connection's operations run after it ends, however long
+    ///     its token had left.
+    public init(records: (any OnDisconnectRecords)?, database: Database,
+                registrantStands: @escaping @Sendable (Caller) -> Bool = { _ in true }) {
         self.records = records
         self.database = database
+        self.registrantStands = registrantStands
     }
 
     /// One queued operation.
@@ -52,6 +62,15 @@ public struct OnDisconnectLedger: Sendable {
     /// Runs `entries` in order (the single writer keeps the order they are queued in),
     /// then forgets the session's records; `completion` after the last write.
     public func run(session: String, _ entries: [Entry], completion: @escaping @Sendable () -> Void = {}) {
+        // One verdict per registrant: every operation of a session is usually one caller's.
+        var verdicts: [(caller: Caller, stands: Bool)] = []
+        let entries = entries.filter { entry in
+            if entry.caller.isAdmin { return true }
+            if let known = verdicts.first(where: { $0.caller == entry.caller }) { return known.stands }
+            let stands = registrantStands(entry.caller)
+            verdicts.append((entry.caller, stands))
+            return stands
+        }
         guard !entries.isEmpty else {
             forget(session: session)
             return completion()

@@ -185,7 +185,14 @@ public final class HearthService: Sendable {
         }
         // onDisconnect operations of wire sessions that were open when Hearth last stopped
         // (a crash, a kill) run now, before anyone connects.
-        let ledger = OnDisconnectLedger(records: store.onDisconnectRecords, database: context.database)
+        let authenticator = auth.authenticator
+        let ledger = OnDisconnectLedger(records: store.onDisconnectRecords, database: context.database) { caller in
+            // The registrant's user and token time from the rules' `auth` (its `token` holds
+            // the ID token's claims): revoked, disabled or deleted since, nothing runs.
+            guard case .string(let uid)? = caller.auth.objectValue?["uid"],
+                  case .int(let issuedAt)? = caller.auth.objectValue?["token"]?.objectValue?["iat"] else { return true }
+            return authenticator.isStillValid(uid: uid, issuedAt: issuedAt)
+        }
         self.ledger = ledger
         do {
             let ran = try ledger.runLeftovers()

@@ -179,6 +179,56 @@ import Testing
         #expect(throws: APIError(401, "Auth token is expired")) { try auth.authenticator.caller(token: session.idToken) }
     }
 
+    /// What a connection's identity became (issue 25, `Authenticator.standing`): good until
+    /// its token's expiry, revoked once its user is revoked, disabled or deleted (seen
+    /// through the user status cache within `userStatusCacheSeconds`, as REST sees it);
+    /// from the caches alone it answers nil when the status would have to be read.
+    @Test func aHeldCredentialLapsesAsRESTWouldJudgeItsToken() throws {
+        let dir = TemporaryDirectory()
+        let store = try SQLiteTreeStore(directory: dir.path)
+        defer { store.close() }
+        let now = Mutex<Int64>(SQLiteTreeStore.systemMilliseconds())
+        var settings = AuthSettings()
+        settings.userStatusCacheSeconds = 10
+        let auth = try AuthContext.make(store: store, dataDirectory: dir.path, settings: settings,
+                                        hasher: RouterHarness.testHasher, clock: { now.withLock { $0 } })
+        let authenticator = auth.authenticator
+        let session = try auth.service.signUpAnonymously()
+        let held = try authenticator.credential(token: session.idToken)
+        #expect(authenticator.standing(of: held, cacheOnly: true) == .good)
+        #expect(authenticator.standing(of: Authenticator.Credential(caller: .unauthenticated), cacheOnly: true) == .good)
+        // Revoked: within the cache bound the old status stands (REST's too); past it, revoked.
+        now.withLock { $0 += 1_000 }
+        try auth.service.revokeSessions(uid: session.user.uid)
+        #expect(authenticator.standing(of: held, cacheOnly: true) == .good)
+        now.withLock { $0 += Int64(settings.userStatusCacheSeconds) * 1000 }
+        #expect(authenticator.standing(of: held, cacheOnly: true) == nil)  // needs a read
+        #expect(authenticator.standing(of: held, cacheOnly: false) == .revoked)
+        #expect(throws: APIError(401, "Auth token is revoked")) { try authenticator.credential(token: session.idToken) }
+        // Disabled, and deleted.
+        for change in ["disable", "delete"] {
+            let other = try auth.service.signUpAnonymously()
+            let credential = try authenticator.credential(token: other.idToken)
+            if change == "disable" {
+                var changes = AccountService.Changes()
+                changes.disabled = true
+                _ = try auth.service.update(uid: other.user.uid, changes)
+            } else {
+                try auth.service.delete(uid: other.user.uid)
+            }
+            now.withLock { $0 += Int64(settings.userStatusCacheSeconds) * 1000 }
+            #expect(authenticator.standing(of: credential, cacheOnly: false) == .revoked, "\(change)")
+        }
+        // Expired: at its expiry, whatever the user's status.
+        let fresh = try auth.service.signUpAnonymously()
+        let expiring = try authenticator.credential(token: fresh.idToken)
+        let expiry = try #require(expiring.expiresAt)
+        now.withLock { $0 = expiry - 1 }
+        #expect(authenticator.standing(of: expiring, cacheOnly: false) == .good)
+        now.withLock { $0 = expiry }
+        #expect(authenticator.standing(of: expiring, cacheOnly: true) == .expired)
+    }
+
     @Test func signInIsRateLimitedPerAddressWithRetryAfter() async throws {
         var settings = AuthSettings()
         settings.signInAttemptsPerMinute = 3

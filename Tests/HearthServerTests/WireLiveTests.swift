@@ -38,6 +38,49 @@ import Testing
         #expect(result.output.contains("ok "))
     }
 
+    /// An identity that lapses on an open connection (issue 25): once the client has
+    /// listened, written and registered an onDisconnect operation, its user is revoked,
+    /// disabled or deleted (as `hearth users` would, through the accounts); every later
+    /// request on the same socket is judged signed out (`ac`, the listen cancelled, writes,
+    /// reads and registrations refused) and the earlier onDisconnect operation does not
+    /// run. The user status is read on every request here (`userStatusCacheSeconds` 0);
+    /// by default REST and the socket both see a change within that bound.
+    @Test(arguments: ["revoke", "disable", "delete"])
+    func anIdentityThatLapsesIsNotUsableOnItsSocket(change: String) async throws {
+        let server = try LiveServer(rules: Self.rules) { $0.auth.userStatusCacheSeconds = 0 }
+        let location = try server.service.configuration.storeLocation()
+        let driver = try InteractiveDriver(mode: "lapse", port: server.port)
+        let ready = try #require(driver.readLine(), "\(driver.output)")
+        let uid = String(try #require(ready.split(separator: " ").last, "\(driver.output)"))
+        try #require(ready == "ready \(uid)", "\(driver.output)")
+        let store = try Engines.open(location)
+        let accounts = AccountService(accounts: store.accountStore, keys: try KeyRing(store: store.signingKeys), settings: AuthSettings())
+        switch change {
+        case "revoke": try accounts.revokeSessions(uid: uid)
+        case "disable":
+            var changes = AccountService.Changes()
+            changes.disabled = true
+            _ = try accounts.update(uid: uid, changes)
+        default: try accounts.delete(uid: uid)
+        }
+        store.close()
+        driver.send("go\n")
+        let (status, output) = driver.finish()
+        await server.stop()
+        #expect(status == 0, "\(change):\n\(output)")
+        #expect(output.hasSuffix("done\n"), "\(output)")
+        #expect(output.contains("ok the onDisconnect registered before the lapse did not run"), "\(output)")
+    }
+
+    /// A failed `auth` does not leave the previous identity in force (issue 25).
+    @Test func aFailedAuthSignsTheConnectionOut() async throws {
+        let server = try LiveServer(rules: Self.rules)
+        let result = try Self.client("failed_auth", port: server.port)
+        await server.stop()
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.hasSuffix("done\n"))
+    }
+
     /// A transaction's hash is no oracle (issue 25): on a location the caller may write but
     /// not read, `p` with `h` is refused whatever the hash, and nothing is written.
     @Test func aHashOnDataTheCallerCannotReadIsRefusedWithoutComparing() async throws {
@@ -102,5 +145,56 @@ import Testing
         await server.stop()
         #expect(result.status == 0, "\(mode):\n\(result.output)")
         #expect(result.output.hasSuffix("done\n"))
+    }
+}
+
+/// `wire_client.py` in a mode that talks back: lines read from its output as they come,
+/// lines written to its input. The client bounds each of its own waits.
+final class InteractiveDriver {
+    private let process = Process()
+    private let input = Pipe()
+    private let outputPipe = Pipe()
+    private var buffer: [UInt8] = []
+    private(set) var output: String = ""
+
+    init(mode: String, port: Int) throws {
+        let python = try #require(ProcessInfo.processInfo.environment["HEARTH_PYTHON"], "run scripts/test.sh (HEARTH_PYTHON not set)")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../EndToEndTests/Python/wire_client.py").standardized.path
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [script, mode, String(port)]
+        process.standardInput = input
+        process.standardOutput = outputPipe
+        process.standardError = outputPipe
+        try process.run()
+    }
+
+    /// The next line the client prints that is not an `ok` check line; nil at its end.
+    func readLine() -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                if !line.hasPrefix("ok ") { return line }
+                continue
+            }
+            let data = outputPipe.fileHandleForReading.availableData
+            if data.isEmpty { return nil }
+            buffer += data
+            output += String(decoding: data, as: UTF8.self)
+        }
+    }
+
+    func send(_ text: String) {
+        input.fileHandleForWriting.write(Data(text.utf8))
+    }
+
+    /// Closes its input, reads its output to the end and waits for it: (status, whole output).
+    func finish() -> (Int32, String) {
+        try? input.fileHandleForWriting.close()
+        let rest = outputPipe.fileHandleForReading.readDataToEndOfFile()
+        output += String(decoding: rest, as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
     }
 }

@@ -99,11 +99,34 @@ public final class Authenticator: Sendable {
     /// `userStatusCacheSeconds`). A store failure answers true: an open stream is not cut
     /// because the database was briefly busy; the next check decides.
     func isStillValid(uid: String, issuedAt: Int64) -> Bool {
+        userStanding(uid: uid, issuedAt: issuedAt, cacheOnly: false) == .good
+    }
+
+    /// What became of an identity a connection holds (issue 25).
+    enum Standing: Equatable {
+        case good
+        /// Its token's `exp` has passed.
+        case expired
+        /// Its user was deleted, disabled, or revoked its tokens since it was issued.
+        case revoked
+    }
+
+    /// The standing of `credential` now, judged as REST judges a token on every request:
+    /// its expiry, then its user's status within `userStatusCacheSeconds`. nil only when
+    /// `cacheOnly` and the status would have to be read (then ask again off the I/O queue).
+    /// A store failure counts as good, as in `isStillValid`.
+    func standing(of credential: Credential, cacheOnly: Bool) -> Standing? {
+        if let expiresAt = credential.expiresAt, service.clock() >= expiresAt { return .expired }
+        guard let uid = credential.uid, let issuedAt = credential.issuedAt else { return .good }
+        return userStanding(uid: uid, issuedAt: issuedAt, cacheOnly: cacheOnly)
+    }
+
+    private func userStanding(uid: String, issuedAt: Int64, cacheOnly: Bool) -> Standing? {
         do {
-            guard let status = try userStatus(uid) else { return true }
-            return !status.disabled && issuedAt >= status.validSince
+            guard let status = try userStatus(uid, cacheOnly: cacheOnly) else { return nil }
+            return !status.disabled && issuedAt >= status.validSince ? .good : .revoked
         } catch {
-            return error != APIError(401, "Auth token is revoked")
+            return error == APIError(401, "Auth token is revoked") ? .revoked : .good
         }
     }
 

@@ -267,7 +267,52 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         busy = true
         let request = inbox.removeFirst()
         guard case .request(let number, let action, let body) = request else { return done() }
+        guard Self.actionsJudgedByIdentity.contains(action), credential.caller != .unauthenticated else {
+            return handle(number: number, action: action, body: body)
+        }
+        // Every request is judged by an identity still valid now, as REST judges a token on
+        // every request (issue 25): its expiry, and its user's status within
+        // AuthSettings.userStatusCacheSeconds. Decided here from the caches when they can
+        // tell; else on the work queue (a database read), then back in order.
+        let (authenticator, held) = (context.authenticator, credential)
+        if let standing = authenticator.standing(of: held, cacheOnly: true) {
+            return judged(standing, of: held, number: number, action: action, body: body)
+        }
+        context.work.async {
+            let standing = authenticator.standing(of: held, cacheOnly: false) ?? .good
+            self.queue.async {
+                guard !self.closed else { return }
+                self.judged(standing, of: held, number: number, action: action, body: body)
+            }
+        }
+    }
+
+    /// The actions whose outcome depends on who asks: listens, writes, reads, onDisconnect
+    /// registrations. (`n`/`u`, `oc`, `s` and `auth` itself do not.)
+    static let actionsJudgedByIdentity: Set<String> = ["q", "l", "p", "m", "g", "o", "om"]
+
+    /// Handles a request once the identity it runs under was judged: a lapsed one is
+    /// dropped first (`lapse`), and the request runs signed out.
+    private func judged(_ standing: Authenticator.Standing, of held: Authenticator.Credential,
+                        number: Int64?, action: String, body: JSONValue) {
+        if standing != .good, held.caller == credential.caller { lapse(standing) }
         handle(number: number, action: action, body: body)
+    }
+
+    /// The identity lapsed on this open connection: `ac` (the SDKs forget the token, close
+    /// and reconnect with a fresh one), and the connection is signed out, which cancels its
+    /// listens with `c` (`setCredential`), as Firebase does when a token expires or is
+    /// revoked.
+    /// `standing` nil: a listen's gate found it lapsed, without saying how.
+    private func lapse(_ standing: Authenticator.Standing?) {
+        let reason = switch standing {
+        case .expired?: "Auth token is expired"
+        case .revoked?: "Auth token is revoked"
+        case .good?, nil: "Auth token is expired or revoked"
+        }
+        session?.send(text: WireOutbound.push(action: "ac", body: .object([
+            "s": .string("expired_token"), "d": .string(reason)])).bytes)
+        setCredential(Authenticator.Credential(caller: .unauthenticated))
     }
 
     /// The running request answered: on to the next.
@@ -428,12 +473,17 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         answer(number, "ok", .object(["auth": credential.caller.auth, "expires": expires]))
     }
 
+    /// A failed `auth` signs the connection out (issue 25): the identity it held before does
+    /// not stay in force, and its listens are cancelled. Firebase's clients close and
+    /// reconnect after any failed `auth` (spec §4.7: "until auth succeeds the connection is
+    /// unauthenticated"), so one that stays sees what a signed-out user sees.
     private func authenticationFailed(_ number: Int64?, _ error: APIError) {
         authFailures += 1
         if authFailures > context.limits.maxAuthFailures {
             busy = false
             return fail(.policyViolation, "too many failed auth attempts")
         }
+        setCredential(Authenticator.Credential(caller: .unauthenticated))
         let expired = error.message.lowercased().contains("expired")
         answer(number, expired ? "expired_token" : "invalid_token", .string(error.message))
     }
@@ -530,9 +580,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
             switch verdict {
             case .authRevoked:
                 // The client forgets its token, reconnects and authenticates again (§3.3).
-                self.session?.send(text: WireOutbound.push(action: "ac", body: .object([
-                    "s": .string("expired_token"), "d": .string("Auth token is expired or revoked")])).bytes)
-                self.setCredential(Authenticator.Credential(caller: .unauthenticated))
+                self.lapse(nil)
             case .cancel, .keep:
                 self.revoked(listen.key, tag: listen.tag)
             case .reconnect:

@@ -3,7 +3,7 @@ binary over /.ws with the `websockets` package. Each mode runs one scenario, che
 answer itself, prints `ok <check>` per passed check and exits 1 on the first failure.
 
 Usage: wire_client.py <mode> <port>
-Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, revoke, reload, namespace, chunked, auth, oracle, limits,
+Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, revoke, reload, namespace, chunked, auth, failed_auth, lapse, oracle, limits,
        burst, cross_node, start_over, lease_cut
 Every wait has a timeout (WAIT seconds); the whole run is bounded by the Swift test too.
 """
@@ -432,6 +432,58 @@ def mode_auth():
     check("q" not in revoked, "listen revoked after unauth", revoked)
     refused = c.call("g", {"p": f"/users/{uid}/favorites", "q": {}})
     check(refused["s"] == "permission_denied", "signed out: refused", refused)
+    c.close()
+
+
+def mode_lapse():
+    """An identity that lapses on an open connection (issue 25). Once this prints
+    `ready <uid>`, the Swift test deletes, disables or revokes the user and answers `go`.
+    Every later request is judged by the identity as it is now: `ac` comes before the
+    first answer, the listen is cancelled with `c`, writes, reads and onDisconnect
+    registrations are refused, and the onDisconnect operation registered while valid does
+    not run (a reconnect with ls= ends the old session before its first answer)."""
+    token, uid = sign_up()
+    c = Client()
+    session_id = c.handshake["d"]["d"]["s"]
+    check(c.call("auth", {"cred": token})["s"] == "ok", "signed in")
+    check(c.call("q", {"p": f"/users/{uid}/favorites", "h": ""})["s"] == "ok", "listening")
+    check(c.call("p", {"p": f"/users/{uid}/favorites/f1", "d": favorite("f1", uid, 1)})["s"] == "ok", "a write while valid")
+    check(c.call("o", {"p": f"/open/presence/{uid}", "d": "offline"})["s"] == "ok", "onDisconnect registered while valid")
+    print(f"ready {uid}", flush=True)
+    check(sys.stdin.readline().strip() == "go", "the test changed the account")
+    number = c.request("p", {"p": f"/users/{uid}/favorites/f2", "d": favorite("f2", uid, 2)})
+    answer_index, answer = c.answer(number)
+    check(answer["s"] == "permission_denied", "a write after the lapse is refused", answer)
+    lapsed_index, lapsed = c.push("ac", what="auth lapsed")
+    check(lapsed["s"] == "expired_token" and lapsed["d"], "ac pushed", lapsed)
+    check(lapsed_index < answer_index, "ac before the answer", (lapsed_index, answer_index))
+    c.push("c", lambda b: b["p"] == f"/users/{uid}/favorites", "the listen cancelled")
+    check(c.call("g", {"p": f"/users/{uid}/favorites", "q": {}})["s"] == "permission_denied", "a read after the lapse is refused")
+    check(c.call("m", {"p": f"/users/{uid}/favorites/f1", "d": {"name": "x"}})["s"] == "permission_denied", "a merge after the lapse is refused")
+    refused = c.call("o", {"p": f"/users/{uid}/favorites/f3", "d": favorite("f3", uid, 3)})
+    check(refused["s"] == "permission_denied", "an onDisconnect after the lapse is refused", refused)
+    check(len(c.pushes("ac")) == 1, "one ac", c.pushes("ac"))
+    new = Client(last_session=session_id)
+    got = new.call("g", {"p": f"/open/presence/{uid}", "q": {}})
+    check(got == {"s": "ok", "d": None}, "the onDisconnect registered before the lapse did not run", got)
+    new.close()
+
+
+def mode_failed_auth():
+    """A failed `auth` signs the connection out (issue 25; spec §4.7): the identity it held
+    does not stay in force, and its listens are cancelled."""
+    token, uid = sign_up()
+    c = Client()
+    check(c.call("auth", {"cred": token})["s"] == "ok", "signed in")
+    check(c.call("q", {"p": f"/users/{uid}/favorites", "h": ""})["s"] == "ok", "listening")
+    bad = c.call("auth", {"cred": "not-a-token"})
+    check(bad["s"] == "invalid_token" and bad["d"], "a bad token is refused", bad)
+    c.push("c", lambda b: b["p"] == f"/users/{uid}/favorites", "the listen cancelled")
+    check(c.call("g", {"p": f"/users/{uid}/favorites", "q": {}})["s"] == "permission_denied", "signed out: a read is refused")
+    written = c.call("p", {"p": f"/users/{uid}/favorites/f1", "d": favorite("f1", uid, 1)})
+    check(written["s"] == "permission_denied", "signed out: a write is refused", written)
+    check(c.call("auth", {"cred": token})["s"] == "ok", "signed in again")
+    check(c.call("g", {"p": f"/users/{uid}/favorites", "q": {}})["s"] == "ok", "and reads again")
     c.close()
 
 
