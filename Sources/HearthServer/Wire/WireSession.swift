@@ -389,7 +389,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         case "o", "om":
             registerOnDisconnect(number: number, merge: action == "om", members)
         case "oc":
-            guard let path = path(members) else { return invalid(number, "bad path") }
+            guard let path = requestPath(number, members, action: "oc") else { return }
             let cancelled = onDisconnect.filter { path.isPrefix(of: Self.base(of: $0.operation)) }
             onDisconnect.removeAll { path.isPrefix(of: Self.base(of: $0.operation)) }
             let (ledger, session, positions) = (context.onDisconnect, sessionID.description, cancelled.map(\.position))
@@ -419,9 +419,21 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         done()
     }
 
-    private func path(_ members: [JSONKey: JSONValue]) -> DataPath? {
-        guard case .string(let text)? = members["p"] else { return nil }
-        return try? DataPath(string: text)
+    /// The request's `p`, or nil after answering: without one the request is malformed
+    /// (`invalid_action`, a bad message); one that is no valid path (`.info` or `.settings`
+    /// written to, `..`, control characters, a key over 768 bytes, too deep) is
+    /// `invalid_data` with the reason, as bad data is (issue 25).
+    private func requestPath(_ number: Int64?, _ members: [JSONKey: JSONValue], action: String) -> DataPath? {
+        guard case .string(let text)? = members["p"] else {
+            invalid(number, "\(action) needs p")
+            return nil
+        }
+        do {
+            return try DataPath(string: text)
+        } catch {
+            answer(number, "invalid_data", .string(error.description))
+            return nil
+        }
     }
 
     /// The failure answer for a core error: a Firebase status and a non-empty string.
@@ -510,7 +522,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     // MARK: Listens (spec §4.2)
 
     private func listen(number: Int64?, _ members: [JSONKey: JSONValue]) {
-        guard let path = path(members) else { return invalid(number, "bad path") }
+        guard let path = requestPath(number, members, action: "listen") else { return }
         let queryObject = members["q"] ?? JSONValue.object([JSONKey: JSONValue]())
         let wire: WireQuery
         let mapped: WireListenQuery?
@@ -562,7 +574,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     }
 
     private func unlisten(number: Int64?, _ members: [JSONKey: JSONValue]) {
-        guard let path = path(members) else { return invalid(number, "bad path") }
+        guard let path = requestPath(number, members, action: "unlisten") else { return }
         let queryObject = members["q"] ?? JSONValue.object([JSONKey: JSONValue]())
         let filters = (try? WireQuery(queryObject))?.filters ?? false
         let key = ListenKey(path: path, query: filters ? queryObject : JSONValue.object([JSONKey: JSONValue]()))
@@ -603,7 +615,8 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     // MARK: Writes (spec §4.3, §4.4)
 
     private func put(number: Int64?, _ members: [JSONKey: JSONValue]) {
-        guard let path = path(members), let data = members["d"] else { return invalid(number, "put needs p and d") }
+        guard let data = members["d"] else { return invalid(number, "put needs p and d") }
+        guard let path = requestPath(number, members, action: "put") else { return }
         let value: JSONValue?
         do {
             value = try FirebaseTree.normalize(data, at: path)
@@ -618,7 +631,8 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     }
 
     private func merge(number: Int64?, _ members: [JSONKey: JSONValue]) {
-        guard let path = path(members), let data = members["d"] else { return invalid(number, "merge needs p and d") }
+        guard let data = members["d"] else { return invalid(number, "merge needs p and d") }
+        guard let path = requestPath(number, members, action: "merge") else { return }
         do {
             let updates = try MultiPathUpdate.parse(base: path, body: data)
             if updates.isEmpty { return answer(number, "ok", .string("")) }
@@ -645,7 +659,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         if case .string(let raw)? = members["p"], raw == "/.info" || raw.hasPrefix("/.info/") || raw.hasPrefix(".info") {
             return answer(number, "ok", .null)
         }
-        guard let path = path(members) else { return invalid(number, "bad path") }
+        guard let path = requestPath(number, members, action: "get") else { return }
         let mapped: WireListenQuery?
         do {
             let wire = try WireQuery(members["q"] ?? JSONValue.object([JSONKey: JSONValue]()))
@@ -667,7 +681,8 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     // MARK: onDisconnect (spec §4.5)
 
     private func registerOnDisconnect(number: Int64?, merge: Bool, _ members: [JSONKey: JSONValue]) {
-        guard let path = path(members), let data = members["d"] else { return invalid(number, "needs p and d") }
+        guard let data = members["d"] else { return invalid(number, "onDisconnect needs p and d") }
+        guard let path = requestPath(number, members, action: "onDisconnect") else { return }
         let operation: WriteOperation
         do {
             if merge {

@@ -3,7 +3,7 @@ binary over /.ws with the `websockets` package. Each mode runs one scenario, che
 answer itself, prints `ok <check>` per passed check and exits 1 on the first failure.
 
 Usage: wire_client.py <mode> <port>
-Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, revoke, reload, namespace, chunked, auth, failed_auth, lapse, oracle, limits,
+Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, revoke, reload, namespace, chunked, auth, failed_auth, lapse, bad_paths, oracle, limits,
        burst, cross_node, start_over, lease_cut
 Every wait has a timeout (WAIT seconds); the whole run is bounded by the Swift test too.
 """
@@ -484,6 +484,24 @@ def mode_failed_auth():
     check(written["s"] == "permission_denied", "signed out: a write is refused", written)
     check(c.call("auth", {"cred": token})["s"] == "ok", "signed in again")
     check(c.call("g", {"p": f"/users/{uid}/favorites", "q": {}})["s"] == "ok", "and reads again")
+    c.close()
+
+
+def mode_bad_paths():
+    """A path that is not valid in a write, a read, a listen or an onDisconnect request is
+    answered `invalid_data` with the reason (issue 25), not a generic `invalid_action`; the
+    connection stays usable."""
+    c = Client()
+    bad = {".info": "/.info/connected", ".settings": "/.settings/rules", "..": "/open/../x",
+           "a control character": "/open/a\u0001b", "an over-long key": "/open/" + "k" * 800}
+    for name, path in bad.items():
+        for action, body in (("p", {"p": path, "d": 1}), ("m", {"p": path, "d": {"a": 1}}), ("o", {"p": path, "d": 1}),
+                             ("om", {"p": path, "d": {"a": 1}}), ("q", {"p": path, "h": ""})):
+            answer = c.call(action, body)
+            check(answer["s"] == "invalid_data" and answer["d"].startswith("Invalid path: "), f"{action} on {name}: invalid_data", answer)
+    missing = c.call("p", {"d": 1})
+    check(missing["s"] == "invalid_action" and missing["d"] == "put needs p", "no p: invalid_action", missing)
+    check(c.call("p", {"p": "/open/fine", "d": 1})["s"] == "ok", "the connection is still usable")
     c.close()
 
 
