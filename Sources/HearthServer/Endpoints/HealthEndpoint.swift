@@ -21,9 +21,28 @@ enum HealthEndpoint {
                                            detail: "less than \(DiskSpace.reserveBytes) bytes free beside the reserve").response)
             case .failure(let error):
                 context.logger.warning("readiness check failed: \(error)")
-                responder.respond(APIError.unavailable.response)
+                responder.respond(notReady(error).response)
             }
         }
+    }
+
+    /// The 503 of a readiness check that failed for another reason than a full volume: why,
+    /// in the terms of docs/api.md and docs/scaling.md (the store's own text stays in the log).
+    static func notReady(_ error: any Error) -> APIError {
+        var store = error as? StoreError
+        if case .store(let inner)? = error as? WriteFailure { store = inner }
+        let reason: String
+        switch store {
+        case .closed?:
+            reason = "Not ready: the data store is closed (the server is stopping)"
+        case .engine(let failure)? where failure.kind == .unavailable:
+            reason = "Not ready: the database cannot be reached; reads and writes fail until it answers"
+        case .engine(let failure)? where failure.kind == .busy || failure.kind == .conflict:
+            reason = "Not ready: the database is locked by another process; writes wait until it is released"
+        default:
+            reason = "Not ready: the data store does not take writes"
+        }
+        return APIError(503, reason, headers: APIError.storeRetryAfter)
     }
 }
 
