@@ -117,7 +117,12 @@ public final class HearthService: Sendable {
             },
             onLeaseLost: { [logger] in
                 let sessions = wireSessions.all()
-                logger.error("this node could not renew its database lease in time: another node may run its connections' onDisconnect operations, so its \(sessions.count) wire-protocol connection(s) are closed without running them; it takes a new lease when the database answers")
+                let text = "this node could not renew its database lease in time: it takes a new one when the database answers"
+                if sessions.isEmpty {
+                    logger.info("\(text) (no wire-protocol connection was open)")
+                } else {
+                    logger.warning("\(text); another node may run its connections' onDisconnect operations, so its \(sessions.count) wire-protocol connection(s) are closed without running them")
+                }
                 for session in sessions { session.endForLostLease() }
             })
         do {
@@ -255,13 +260,14 @@ public final class HearthService: Sendable {
             if store.isShared {
                 // Several nodes: the onDisconnect operations of nodes whose lease expired
                 // run here, and a key rotated on another node signs here too.
+                // This check also tells the log when the database stops and starts answering
+                // (once each way, StoreOutageLog), rather than failing every time.
                 let (ledger, keys, logger) = (self.ledger, authContext.service.keys, logger)
+                let outages = StoreOutageLog(logger: logger, clock: WallClock.milliseconds)
                 timers.append(Self.timer(every: Engines.orphanCheckInterval, on: DispatchQueue.global(qos: .utility)) {
-                    do {
+                    outages.run("cannot read the onDisconnect operations of stopped nodes") {
                         let ran = try ledger.runLeftovers()
                         if ran > 0 { logger.info("ran \(ran) onDisconnect operations of connections whose node stopped") }
-                    } catch {
-                        logger.error("cannot read the onDisconnect operations of stopped nodes: \(error)")
                     }
                 })
                 timers.append(Self.timer(every: Engines.keyReloadInterval, on: authContext.work) { keys.reload() })
