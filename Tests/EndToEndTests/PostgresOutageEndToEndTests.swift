@@ -1,0 +1,148 @@
+import Foundation
+import Synchronization
+import Testing
+
+/// PostgreSQL going away under three nodes (issue 24 §3): a private cluster (`PostgresCluster.
+/// startPrivate()`) is killed as a crash would (SIGKILL of the postmaster and every backend)
+/// and restarted, several times, while writers on every node increment one counter.
+@Suite(.enabled(if: PostgresTests.enabled)) struct PostgresOutageEndToEndTests {
+    /// The texts a write may get (docs/rest.md, "When the store is unavailable").
+    static let notMade = "Service unavailable; the write was not made, nothing was written"
+    static let outcomeUnknown = "Service unavailable; the write's outcome is unknown: it may have been written"
+
+    /// The log's lines for an outage's start (a warning) and end (an info).
+    static let outageStarted = "the data store cannot be reached"
+    static let outageEnded = "the data store answers again"
+
+    /// PostgreSQL's `commit_delay` on the killed cluster, µs (its maximum is 100,000).
+    static let commitDelayMicroseconds = 20_000
+
+    /// What the writers were answered, by write id.
+    final class Answers: Sendable {
+        struct Tally { var acked: Set<String> = [], notMade: Set<String> = [], unknown: Set<String> = [], other: [String] = [], without503RetryAfter = 0 }
+        private let tally = Mutex(Tally())
+        private let arrived = DispatchSemaphore(value: 0)
+        var now: Tally { tally.withLock { $0 } }
+
+        func record(_ id: String, _ answer: Result<CurlResult, any Error>) {
+            tally.withLock { tally in
+                switch answer {
+                case .success(let result) where result.status == 200: tally.acked.insert(id)
+                case .success(let result) where result.status == 503:
+                    if result.headers["retry-after"] != "1" { tally.without503RetryAfter += 1 }
+                    let text = (json(result.body) as? [String: Any])?["error"] as? String
+                    if text == PostgresOutageEndToEndTests.notMade {
+                        tally.notMade.insert(id)
+                    } else if text == PostgresOutageEndToEndTests.outcomeUnknown {
+                        tally.unknown.insert(id)
+                    } else {
+                        tally.other.append("\(id): 503 \(result.body)")
+                    }
+                case .success(let result): tally.other.append("\(id): \(result.status) \(result.body)")
+                case .failure(let error): tally.other.append("\(id): \(error)")
+                }
+            }
+            arrived.signal()
+        }
+
+        /// Waits (answer by answer, at most `seconds`) until `condition` holds.
+        func wait(seconds: Int = 120, until condition: (Tally) -> Bool) -> Bool {
+            let deadline = DispatchTime.now() + .seconds(seconds)
+            while !condition(now) {
+                if DispatchTime.now() > deadline { return false }
+                _ = arrived.wait(timeout: .now() + .milliseconds(100))
+            }
+            return true
+        }
+    }
+
+    /// The key property: no write answered "nothing was written" was applied. Each write is
+    /// one multi-path update (an increment of `/counter` and its own `/log/<id>`), so the
+    /// log says exactly which writes committed: every acknowledged one, some answered
+    /// "outcome unknown", none answered "not made"; and the counter equals the log's size.
+    @Test func killedAndRestartedUnderIncrementsNoWriteAnsweredNotMadeIsApplied() throws {
+        let cluster = try PostgresCluster.startPrivate()
+        // Each COMMIT waits 20 ms before its WAL flush (commit_siblings 0: always), so a kill
+        // at a random moment under load lands between a COMMIT sent and its answer far more
+        // often than on an idle server: the case the batch marks are for.
+        try cluster.sql("ALTER SYSTEM SET commit_delay = \(Self.commitDelayMicroseconds)")
+        try cluster.sql("ALTER SYSTEM SET commit_siblings = 0")
+        try cluster.sql("SELECT pg_reload_conf()")
+        let url = try cluster.makeDatabase()
+        let directories = (0..<3).map { _ in TemporaryDirectory() }
+        let nodes = try directories.map { try HearthProcess.serve(dataDirectory: $0.path, environment: ["HEARTH_STORE": url]) }
+        let answers = Answers()
+        let stop = Atomic<Bool>(false)
+        let writers = DispatchGroup()
+        let writerCount = 6  // two per node
+        for writer in 0..<writerCount {
+            DispatchQueue.global().async(group: writers) {
+                var i = 0
+                while !stop.load(ordering: .relaxed) {
+                    let id = "w\(writer)-\(i)"
+                    i += 1
+                    let body = #"{"counter": {".sv": {"increment": 1}}, "log/\#(id)": true}"#
+                    answers.record(id, Result { try curl("PATCH", nodes[writer % 3].baseURL + "/.json", body: body) })
+                }
+            }
+        }
+        defer {
+            stop.store(true, ordering: .relaxed)
+            writers.wait()
+        }
+        let rounds = 4
+        var outage: (read: CurlResult?, ready: CurlResult?) = (nil, nil)
+        for round in 0..<rounds {
+            let acked = answers.now.acked.count
+            #expect(answers.wait { $0.acked.count >= acked + 50 }, "round \(round): writes before the kill")
+            try cluster.kill()
+            let failed = answers.now.notMade.count + answers.now.unknown.count
+            #expect(answers.wait { $0.notMade.count + $0.unknown.count >= failed + writerCount }, "round \(round): failures while down")
+            if round == 0 {
+                outage = (try curl("GET", nodes[1].baseURL + "/counter.json"), try curl("GET", nodes[2].baseURL + "/readyz"))
+                // The first outage lasts until every node has logged it.
+                for node in nodes { try node.waitForLog(Self.outageStarted, count: 1) }
+            }
+            try cluster.restart()
+            if round == 0 {
+                for node in nodes { try node.waitForLog(Self.outageEnded, count: 1) }
+            }
+            let back = answers.now.acked.count
+            #expect(answers.wait { $0.acked.count >= back + 50 }, "round \(round): writes after the restart")
+        }
+        stop.store(true, ordering: .relaxed)
+        writers.wait()
+        let tally = answers.now
+
+        // While PostgreSQL was down: a read says it was not served, /readyz says why.
+        #expect(outage.read?.status == 503)
+        #expect(outage.read?.body == #"{"error":"Service unavailable; the read was not served"}"#)
+        #expect(outage.ready?.status == 503)
+        #expect(outage.ready?.body == #"{"error":"Not ready: the database cannot be reached; reads and writes fail until it answers"}"#)
+        #expect(outage.ready?.headers["retry-after"] == "1")
+
+        #expect(tally.other.isEmpty, "answers that are none of 200, not made, outcome unknown: \(tally.other.prefix(5))")
+        #expect(tally.without503RetryAfter == 0)
+        let logged = try #require(json(try curl("GET", nodes[0].baseURL + "/log.json").body) as? [String: Any])
+        let applied = Set(logged.keys)
+        #expect(tally.acked.subtracting(applied).isEmpty, "acknowledged but missing: \(tally.acked.subtracting(applied).prefix(5))")
+        #expect(tally.notMade.intersection(applied).isEmpty, "answered 'nothing was written' but applied: \(tally.notMade.intersection(applied))")
+        #expect(applied.subtracting(tally.acked).subtracting(tally.unknown).isEmpty)
+        for node in nodes {
+            #expect(try curl("GET", node.baseURL + "/counter.json").body == String(applied.count))
+        }
+        // The log: no error line; an outage is one warning and one info at most, never a
+        // line per failed check (kills within a minute of each other are announced once,
+        // StoreOutageReportTests; how many fall within it depends on this machine's speed).
+        for node in nodes {
+            let lines = node.log.split(separator: "\n")
+            #expect(lines.filter { $0.contains(" error ") }.isEmpty, "error lines: \(lines.filter { $0.contains(" error ") }.prefix(3))")
+            let started = lines.filter { $0.contains(" warning ") && $0.contains(Self.outageStarted) }.count
+            let ended = lines.filter { $0.contains(" info ") && $0.contains(Self.outageEnded) }.count
+            #expect((1...rounds).contains(started), "\(node.log)")
+            #expect((1...started).contains(ended), "\(node.log)")
+        }
+        let unknownApplied = tally.unknown.intersection(applied).count
+        print("outage: \(rounds) kills; \(tally.acked.count) acknowledged, \(tally.notMade.count) not made (0 applied), \(tally.unknown.count) outcome unknown (\(unknownApplied) applied); counter \(applied.count)")
+    }
+}
