@@ -52,6 +52,13 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     /// Connections for accounts and the other records per node (readers: `StoreOptions.readerCount`).
     /// A node holds readers + this + 3 (writer, feed reader, listener) connections.
     public static let auxCount = 2
+
+    /// The connections to PostgreSQL a node holds with `options`: the writer, the readers,
+    /// `auxCount`, the change feed's reader and its listener (7 by default). The server's
+    /// `max_connections` must leave this many for every node.
+    public static func connections(for options: StoreOptions) -> Int {
+        1 + max(1, options.readerCount) + auxCount + 2
+    }
     /// How long a node's lease lasts without renewal, ms: its onDisconnect operations run
     /// on another node at most this long (plus `orphanCheckInterval`) after it died.
     public static let leaseMilliseconds: Int64 = 10_000

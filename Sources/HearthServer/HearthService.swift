@@ -17,6 +17,8 @@ public enum StartupError: Error, CustomStringConvertible {
     case serviceAccount(String)
     case mail(String)
     case store(StoreError)
+    /// A shared store's database could not be reached in `waitedSeconds`.
+    case storeUnreachable(reason: String, waitedSeconds: Int, advice: String)
     case storeSetting(String)
     case listen(host: String, port: Int, reason: String)
     case unsafe(String)
@@ -33,6 +35,8 @@ public enum StartupError: Error, CustomStringConvertible {
             return "email actions: \(reason)"
         case .store(let error):
             return "cannot open the data store: \(error)"
+        case .storeUnreachable(let reason, let waited, let advice):
+            return "cannot reach the database after trying for \(waited) s (storeStartupWaitSeconds): \(reason). \(advice)"
         case .storeSetting(let reason):
             return reason
         case .listen(let host, let port, let reason):
@@ -126,8 +130,13 @@ public final class HearthService: Sendable {
                 for session in sessions { session.endForLostLease() }
             })
         do {
-            store = try Engines.open(location, options: configuration.store, hooks: hooks, logger: logger)
+            store = try Engines.open(location, options: configuration.store, hooks: hooks, logger: logger,
+                                     waitSeconds: configuration.storeStartupWaitSeconds)
         } catch {
+            if location.isShared, StartupBackoff.isTransient(error) {
+                throw .storeUnreachable(reason: "\(error)", waitedSeconds: configuration.storeStartupWaitSeconds,
+                                        advice: Engines.connectionAdvice(configuration.store))
+            }
             throw .store(error)
         }
         logger.info("data store: \(location)")

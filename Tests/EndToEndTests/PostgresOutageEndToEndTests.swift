@@ -145,4 +145,50 @@ import Testing
         let unknownApplied = tally.unknown.intersection(applied).count
         print("outage: \(rounds) kills; \(tally.acked.count) acknowledged, \(tally.notMade.count) not made (0 applied), \(tally.unknown.count) outcome unknown (\(unknownApplied) applied); counter \(applied.count)")
     }
+
+    /// `hearth serve` with PostgreSQL as its store, not waiting to be listening.
+    static func startNode(url: String, in directory: TemporaryDirectory, environment: [String: String] = [:]) throws -> HearthProcess {
+        let rules = try HearthProcess.writeRules(HearthProcess.openRules, in: directory.path)
+        return try HearthProcess(arguments: ["serve", "--port", "0", "--data-dir", directory.path, "--rules", rules],
+                                 dataDirectory: directory.path, environment: environment.merging(["HEARTH_STORE": url]) { $1 })
+    }
+
+    /// Nodes started while PostgreSQL is down: one allowed to wait 1 s gives up after it,
+    /// saying what to check and how many connections a node needs; one with the default
+    /// wait logs that it waits, and serves once the database is back.
+    @Test func aNodeStartedWhileTheDatabaseIsDownWaitsForIt() throws {
+        let cluster = try PostgresCluster.startPrivate()
+        let url = try cluster.makeDatabase()
+        try cluster.kill()
+        let (early, patient) = (TemporaryDirectory(), TemporaryDirectory())
+        let impatient = try Self.startNode(url: url, in: early, environment: ["HEARTH_STORE_STARTUP_WAIT_SECONDS": "1"])
+        let node = try Self.startNode(url: url, in: patient)
+        #expect(try impatient.waitForExit() != 0)
+        #expect(impatient.log.contains("cannot reach the database after trying for 1 s (storeStartupWaitSeconds)"), "\(impatient.log)")
+        #expect(impatient.log.contains("each node holds 7 (readerCount 2 + 5)"), "\(impatient.log)")
+        // Tries at 0, 0.5 and 1 s (a slow first try leaves room for fewer), each failure but
+        // the last logged.
+        #expect((1...2).contains(impatient.log.components(separatedBy: "cannot reach the database (").count - 1), "\(impatient.log)")
+        try node.waitForLog("cannot reach the database (", count: 2)
+        try cluster.restart()
+        try node.waitUntilListening()
+        #expect(node.log.contains("reached the database after"))
+        #expect(try curl("PUT", node.baseURL + "/a.json", body: "1").status == 200)
+        #expect(try curl("GET", node.baseURL + "/readyz").status == 200)
+    }
+
+    /// A node whose role is out of connections (PostgreSQL's per-role limit here, as a full
+    /// `max_connections` would be) waits, and comes up once there are enough.
+    @Test func aNodeStartedWhileTheDatabaseIsOutOfConnectionsWaitsForThem() throws {
+        let cluster = try PostgresCluster.startPrivate()
+        let url = try cluster.makeDatabase()
+        try cluster.sql("ALTER ROLE hearth CONNECTION LIMIT 3")
+        let directory = TemporaryDirectory()
+        let node = try Self.startNode(url: url, in: directory)
+        try node.waitForLog("too many connections for role", count: 1)
+        #expect(node.log.contains("max_connections leaves 7 for every Hearth node"), "\(node.log)")
+        try cluster.sql("ALTER ROLE hearth CONNECTION LIMIT -1")
+        try node.waitUntilListening()
+        #expect(try curl("PUT", node.baseURL + "/a.json", body: "1").status == 200)
+    }
 }
