@@ -258,7 +258,9 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
             }
             beforeCommit?()
             committing = true
-            try connection.execute("COMMIT")
+            // Throws also when the server answers ROLLBACK (a failure swallowed earlier):
+            // then the batch's mark says it did not commit, and its writes are not acknowledged.
+            try connection.commit()
         } catch {
             indexes.invalidate()
             let failure: WriteFailure
