@@ -165,7 +165,7 @@ import Testing
         let node = try Self.startNode(url: url, in: patient)
         #expect(try impatient.waitForExit() != 0)
         #expect(impatient.log.contains("cannot reach the database after trying for 1 s (storeStartupWaitSeconds)"), "\(impatient.log)")
-        #expect(impatient.log.contains("each node holds 7 (readerCount 2 + 5)"), "\(impatient.log)")
+        #expect(impatient.log.contains("each node holds \(Self.connectionsPerNode) (readerCount 2 + 5)"), "\(impatient.log)")
         // Tries at 0, 0.5 and 1 s (a slow first try leaves room for fewer), each failure but
         // the last logged.
         #expect((1...2).contains(impatient.log.components(separatedBy: "cannot reach the database (").count - 1), "\(impatient.log)")
@@ -177,18 +177,23 @@ import Testing
         #expect(try curl("GET", node.baseURL + "/readyz").status == 200)
     }
 
+    /// The connections a node holds with the default settings (`PostgresEngine.connections(for:)`).
+    static let connectionsPerNode = 7
+
     /// A node whose role is out of connections (PostgreSQL's per-role limit here, as a full
-    /// `max_connections` would be) waits, and comes up once there are enough.
+    /// `max_connections` would be) waits, and comes up once there are enough: one fewer
+    /// than `connectionsPerNode` is not enough, exactly that many is.
     @Test func aNodeStartedWhileTheDatabaseIsOutOfConnectionsWaitsForThem() throws {
         let cluster = try PostgresCluster.startPrivate()
         let url = try cluster.makeDatabase()
-        try cluster.sql("ALTER ROLE hearth CONNECTION LIMIT 3")
+        try cluster.sql("ALTER ROLE hearth CONNECTION LIMIT \(Self.connectionsPerNode - 1)")
         let directory = TemporaryDirectory()
         let node = try Self.startNode(url: url, in: directory)
-        try node.waitForLog("too many connections for role", count: 1)
-        #expect(node.log.contains("max_connections leaves 7 for every Hearth node"), "\(node.log)")
-        try cluster.sql("ALTER ROLE hearth CONNECTION LIMIT -1")
+        try node.waitForLog("too many connections for role", count: 2)
+        #expect(node.log.contains("max_connections leaves \(Self.connectionsPerNode) for every Hearth node"), "\(node.log)")
+        try cluster.sql("ALTER ROLE hearth CONNECTION LIMIT \(Self.connectionsPerNode)")
         try node.waitUntilListening()
         #expect(try curl("PUT", node.baseURL + "/a.json", body: "1").status == 200)
+        #expect(try curl("GET", node.baseURL + "/a.json").status == 200)
     }
 }
