@@ -62,6 +62,7 @@ import Testing
         let down = StoreError.engine(EngineFailure(engine: "postgres", code: "connection", kind: .unavailable, message: "refused", operation: "connect"))
         let locked = StoreError.engine(EngineFailure(engine: "sqlite", code: "5", kind: .busy, message: "locked", operation: "step"))
         #expect(HealthEndpoint.notReady(WriteFailure.store(down)).message == "Not ready: the database cannot be reached; reads and writes fail until it answers")
+        #expect(HealthEndpoint.notReady(WriteFailure.outcomeUnknown(down)).message == "Not ready: the database cannot be reached; reads and writes fail until it answers")
         #expect(HealthEndpoint.notReady(down).message == "Not ready: the database cannot be reached; reads and writes fail until it answers")
         #expect(HealthEndpoint.notReady(locked).message == "Not ready: the database is locked by another process; writes wait until it is released")
         #expect(HealthEndpoint.notReady(StoreError.corrupt("x")).message == "Not ready: the data store does not take writes")

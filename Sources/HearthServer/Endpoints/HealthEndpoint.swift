@@ -30,7 +30,10 @@ enum HealthEndpoint {
     /// in the terms of docs/api.md and docs/scaling.md (the store's own text stays in the log).
     static func notReady(_ error: any Error) -> APIError {
         var store = error as? StoreError
-        if case .store(let inner)? = error as? WriteFailure { store = inner }
+        switch error as? WriteFailure {
+        case .store(let inner)?, .outcomeUnknown(let inner)?: store = inner
+        default: break
+        }
         let reason: String
         switch store {
         case .closed?:
