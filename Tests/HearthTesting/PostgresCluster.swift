@@ -119,8 +119,15 @@ public final class PostgresCluster: Sendable {
 
     /// Runs `statement` as the superuser with psql.
     public func sql(_ statement: String) throws(PostgresClusterError) {
-        _ = try Self.run(tools.psql, ["-X", "-q", "-h", "127.0.0.1", "-p", String(port), "-U", Self.admin, "-d", "postgres",
-                                      "-v", "ON_ERROR_STOP=1", "-c", statement], as: nil, directory: directory)
+        _ = try value(statement)
+    }
+
+    /// Runs `query` as the superuser with psql and returns its output unaligned, without
+    /// headers (one row per line, columns separated by `|`), trimmed.
+    public func value(_ query: String) throws(PostgresClusterError) -> String {
+        let output = try Self.run(tools.psql, ["-X", "-q", "-A", "-t", "-h", "127.0.0.1", "-p", String(port), "-U", Self.admin, "-d", "postgres",
+                                               "-v", "ON_ERROR_STOP=1", "-c", query], as: nil, directory: directory)
+        return output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     // MARK: Starting and stopping
