@@ -143,6 +143,7 @@ import Testing
         for node in nodes {
             let lines = node.log.split(separator: "\n")
             #expect(lines.filter { $0.contains(" error ") }.isEmpty, "error lines: \(lines.filter { $0.contains(" error ") }.prefix(3))")
+            #expect(!lines.contains { $0.contains(" warning ") && $0.contains("readiness check failed") }, "a warning per /readyz probe")
             let started = lines.filter { $0.contains(" warning ") && $0.contains(Self.outageStarted) }.count
             let ended = lines.filter { $0.contains(" info ") && $0.contains(Self.outageEnded) }.count
             #expect((1...rounds).contains(started), "\(node.log)")

@@ -1,3 +1,4 @@
+import HearthDatabase
 import HearthHTTP
 import HearthStore
 
@@ -20,7 +21,13 @@ enum HealthEndpoint {
                 responder.respond(APIError(503, "Not ready: the data volume is full, writes are refused until space is freed",
                                            detail: "less than \(DiskSpace.reserveBytes) bytes free beside the reserve").response)
             case .failure(let error):
-                context.logger.warning("readiness check failed: \(error)")
+                // A balancer asks every few seconds: an unreachable database is logged once
+                // per outage (StoreOutageLog), not once per probe.
+                if case .unavailable = DatabaseError.from(error) {
+                    context.logger.debug("readiness check failed: \(error)")
+                } else {
+                    context.logger.warning("readiness check failed: \(error)")
+                }
                 responder.respond(notReady(error).response)
             }
         }
