@@ -42,7 +42,7 @@ public enum Engines {
                     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
                     guard StartupBackoff.isTransient(error), let delay = backoff.delay(afterFailures: failures, elapsed: seconds) else { throw error }
                     let advice = failures == 1 ? " \(connectionAdvice(options))" : ""
-                    logger?.warning("cannot reach the database (\(error)); trying again in \(delay) s, until \(waitSeconds) s after the first try (storeStartupWaitSeconds).\(advice)")
+                    logger?.warning("cannot reach the database (\(error)); trying again in \(Int((delay * 1000).rounded())) ms, until \(waitSeconds) s after the first try (storeStartupWaitSeconds).\(advice)")
                     var pause = timespec(tv_sec: Int(delay), tv_nsec: Int((delay - delay.rounded(.down)) * 1e9))
                     nanosleep(&pause, nil)
                 }
