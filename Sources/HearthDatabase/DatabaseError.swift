@@ -18,8 +18,12 @@ public enum DatabaseError: Error, Sendable {
     case tooLarge(WriteTooLarge)
     /// The data volume is full (`DiskSpace`): nothing was written.
     case storageFull
-    /// The store is closed or locked by another process: try again later.
+    /// The store is closed, locked by another process or cannot be reached: the operation
+    /// was not carried out (a write: nothing was written). Try again later.
     case unavailable
+    /// The store could not be reached after a write's COMMIT was sent, nor asked afterwards
+    /// whether it committed: the write may have been written (`WriteFailure.outcomeUnknown`).
+    case outcomeUnknown
     /// The cap on open listens (`StreamOptions.maxStreams`) is reached.
     case tooManyListens
     /// The cap on open listens from one client address is reached.
@@ -40,6 +44,7 @@ public enum DatabaseError: Error, Sendable {
         case let failure as WriteFailure:
             switch failure {
             case .store(let store): return from(store)
+            case .outcomeUnknown: return .outcomeUnknown
             case .tooLarge(let reason): return .tooLarge(reason)
             case .rejected(let inner): return from(inner)
             }

@@ -32,6 +32,10 @@ final class ChangeFeed: @unchecked Sendable {
     private var connection: PGConnection?  // confined to queue
     private var delivered: Int64 = 0  // confined to queue
     private let listenerThread = DispatchQueue(label: "hearth.postgres.listen")
+    /// The listener's first connection, opened in `init` so that a node short of
+    /// connections learns it at start (`PostgresEngine.connections(for:)`); after `init`
+    /// touched only on the listening thread, which takes it over.
+    private var firstListener: PGConnection?
     private let running = Atomic<Bool>(false)
     private let stopped = DispatchSemaphore(value: 0)
     /// Set while a test holds delivery back (a node that fell behind).
@@ -46,6 +50,9 @@ final class ChangeFeed: @unchecked Sendable {
         let last = try connection.query("SELECT value FROM hearth_meta WHERE key = 'last_seq'")
         self.delivered = last.rowCount > 0 ? last.int64(0, 0) : 0
         self.connection = connection
+        let listener = try PGConnection(url: url)
+        try listener.listen(Self.channel)
+        self.firstListener = listener
     }
 
     /// The last change delivered here.
@@ -64,7 +71,8 @@ final class ChangeFeed: @unchecked Sendable {
     }
 
     private func listen() {
-        var listener: PGConnection?
+        var listener = firstListener
+        firstListener = nil
         while running.load(ordering: .sequentiallyConsistent) {
             do {
                 if listener == nil || listener?.isBroken == true {

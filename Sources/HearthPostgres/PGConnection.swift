@@ -216,7 +216,7 @@ final class PGConnection {
 
     /// COMMIT; throws when the server rolled back instead (the transaction had failed and
     /// `body` swallowed the error: answering COMMIT with ROLLBACK is how PostgreSQL says so).
-    private func commit() throws(StoreError) {
+    func commit() throws(StoreError) {
         let result: PGResult
         do {
             result = try take(PQexec(handle, "COMMIT"), operation: "commit")

@@ -52,6 +52,13 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     /// Connections for accounts and the other records per node (readers: `StoreOptions.readerCount`).
     /// A node holds readers + this + 3 (writer, feed reader, listener) connections.
     public static let auxCount = 2
+
+    /// The connections to PostgreSQL a node holds with `options`: the writer, the readers,
+    /// `auxCount`, the change feed's reader and its listener (7 by default). The server's
+    /// `max_connections` must leave this many for every node.
+    public static func connections(for options: StoreOptions) -> Int {
+        1 + max(1, options.readerCount) + auxCount + 2
+    }
     /// How long a node's lease lasts without renewal, ms: its onDisconnect operations run
     /// on another node at most this long (plus `orphanCheckInterval`) after it died.
     public static let leaseMilliseconds: Int64 = 10_000
@@ -251,35 +258,70 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
             }
             beforeCommit?()
             committing = true
-            try connection.execute("COMMIT")
+            // Throws also when the server answers ROLLBACK (a failure swallowed earlier):
+            // then the batch's mark says it did not commit, and its writes are not acknowledged.
+            try connection.commit()
         } catch {
-            var failure = error
-            if committing, wrote, connection.isBroken {
-                // The COMMIT was sent and its answer lost: ask whether it happened.
+            indexes.invalidate()
+            let failure: WriteFailure
+            switch FailedBatch.after(commitSent: committing, wrote: wrote) {
+            case .notWritten:
+                try? connection.execute("ROLLBACK")
+                failure = .store(error)
+            case .askTheMark:
+                // The COMMIT was sent: whatever came back (an error, a dropped connection,
+                // nothing), only the batch's mark says whether it happened.
                 let outcome = outcomeOfLostCommit(node: node, token: token)
-                if outcome == .committed {
+                guard let lost = outcome.failure else {
                     lostCommitsResolved.add(1, ordering: .relaxed)
                     return finish(batch, results: results, last: last, time: time, started: started, connection: connection)
                 }
-                var message = "the connection to the database dropped before the commit; nothing was written"
-                if case .unknown(let reason) = outcome {
-                    message = "the connection to the database dropped during the commit, and whether it was written is unknown (\(reason))"
-                }
-                failure = .engine(EngineFailure(engine: "postgres", code: "connection", kind: .unavailable, message: message, operation: "commit"))
-            } else {
-                try? connection.execute("ROLLBACK")
+                failure = lost
             }
-            indexes.invalidate()
-            for item in batch { item.completion(.failure(.store(failure))) }
+            for item in batch { item.completion(.failure(failure)) }
             return
         }
         finish(batch, results: results, last: last, time: time, started: started, connection: connection)
     }
 
-    /// What became of a batch whose connection dropped while its COMMIT was sent.
+    /// What a batch whose transaction failed can tell its writes (a pure decision,
+    /// `LostCommitTests`).
+    enum FailedBatch: Equatable {
+        /// The COMMIT was never sent: nothing of the batch committed; "nothing was written".
+        case notWritten
+        /// The COMMIT was sent (whatever its answer, or none): the batch may have committed,
+        /// and only its mark in `hearth_batches` can tell (`outcomeOfLostCommit`).
+        case askTheMark
+
+        /// `commitSent`: the COMMIT was handed to libpq (it may have reached the server even
+        /// if libpq reported a failure); `wrote`: the batch changed something (and marked itself).
+        static func after(commitSent: Bool, wrote: Bool) -> FailedBatch {
+            commitSent && wrote ? .askTheMark : .notWritten
+        }
+    }
+
+    /// What became of a batch whose COMMIT was sent but not answered (`outcomeOfLostCommit`).
     enum LostCommit: Equatable {
         case committed, notCommitted
         case unknown(String)
+
+        /// The failure the batch's writes get; nil when it committed (they are acknowledged).
+        var failure: WriteFailure? {
+            switch self {
+            case .committed:
+                return nil
+            case .notCommitted:
+                return .store(.engine(EngineFailure(
+                    engine: "postgres", code: "connection", kind: .unavailable,
+                    message: "the commit was not answered, and the database says the batch did not commit; nothing was written",
+                    operation: "commit")))
+            case .unknown(let reason):
+                return .outcomeUnknown(.engine(EngineFailure(
+                    engine: "postgres", code: "connection", kind: .unavailable,
+                    message: "the commit was not answered, and whether the batch committed is unknown (\(reason))",
+                    operation: "commit")))
+            }
+        }
     }
 
     /// Asks the database, on a new session, whether the batch marked `token` committed.

@@ -28,7 +28,22 @@ public struct APIError: Error, Sendable, Equatable {
     public static let invalidData = APIError(400, "Invalid data; couldn't parse JSON object, array, or value.")
     public static let permissionDenied = APIError(401, "Permission denied")
     public static let internalError = APIError(500, "Internal server error")
-    public static let unavailable = APIError(503, "Service unavailable; the request was not attempted")
+    /// `Retry-After` of a 503 that the store's unavailability caused (an outage of the
+    /// database, a store closing), seconds: a node is back within a fraction of a second of
+    /// its database (docs/scaling.md), so a client or balancer tries again this soon.
+    public static let storeRetryAfterSeconds = 1
+    static let storeRetryAfter = [("Retry-After", String(storeRetryAfterSeconds))]
+    /// The store could not take a request that is neither a read nor a write of the tree.
+    public static let unavailable = APIError(503, "Service unavailable; the request was not attempted", headers: storeRetryAfter)
+    /// A read (or a stream's first read) the store could not serve.
+    public static let readUnavailable = APIError(503, "Service unavailable; the read was not served", headers: storeRetryAfter)
+    /// A write that certainly did not commit (docs/scaling.md): trying it again applies it once.
+    public static let writeNotWritten = APIError(503, "Service unavailable; the write was not made, nothing was written",
+                                                 headers: storeRetryAfter)
+    /// A write whose commit was sent but not answered, and whose outcome could not be
+    /// learnt: it may have been written, so a retried push or increment may apply twice.
+    public static let writeOutcomeUnknown = APIError(
+        503, "Service unavailable; the write's outcome is unknown: it may have been written", headers: storeRetryAfter)
     /// The data volume is full: nothing was written (Firebase clients keep a write that
     /// got a non-2xx). Deletes still commit (`DiskSpace`'s reserve), so space can be freed.
     public static let insufficientStorage = APIError(

@@ -1,3 +1,4 @@
+import Foundation
 import HearthPostgres
 import HearthStore
 import Logging
@@ -12,15 +13,48 @@ public enum Engines {
     /// on another node signs here within this time; tokens signed there verify at once).
     public static let keyReloadInterval: Double = 10
 
+    /// How long `hearth serve` keeps trying to reach a shared store's database at start,
+    /// seconds (`storeStartupWaitSeconds`): nodes and their database booted in any order
+    /// come up together.
+    public static let defaultStartupWaitSeconds = 120
+
+    /// Opens the engine. A shared store's database that cannot be reached (down, starting,
+    /// out of connections) is tried again with `StartupBackoff` for up to `waitSeconds`,
+    /// each failure logged; then its last failure is thrown.
     public static func open(_ location: StoreLocation, options: StoreOptions, hooks: EngineHooks,
                             clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds,
-                            logger: Logger? = nil) throws(StoreError) -> any StorageEngine {
+                            logger: Logger? = nil, waitSeconds: Int = 0) throws(StoreError) -> any StorageEngine {
         switch location {
         case .sqlite(let directory):
             return try SQLiteTreeStore(directory: directory, options: options, clock: clock, hooks: hooks)
         case .postgres(let url):
-            return try PostgresEngine(url: url, options: options, clock: clock, hooks: hooks)
+            let backoff = StartupBackoff(limitSeconds: Double(waitSeconds))
+            let started = ContinuousClock.now
+            var failures = 0
+            while true {
+                do {
+                    let engine = try PostgresEngine(url: url, options: options, clock: clock, hooks: hooks)
+                    if failures > 0 { logger?.info("reached the database after \(failures) failed attempt(s)") }
+                    return engine
+                } catch {
+                    failures += 1
+                    let elapsed = started.duration(to: .now)
+                    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                    guard StartupBackoff.isTransient(error), let delay = backoff.delay(afterFailures: failures, elapsed: seconds) else { throw error }
+                    let advice = failures == 1 ? " \(connectionAdvice(options))" : ""
+                    logger?.warning("cannot reach the database (\(error)); trying again in \(Int((delay * 1000).rounded())) ms, until \(waitSeconds) s after the first try (storeStartupWaitSeconds).\(advice)")
+                    var pause = timespec(tv_sec: Int(delay), tv_nsec: Int((delay - delay.rounded(.down)) * 1e9))
+                    nanosleep(&pause, nil)
+                }
+            }
         }
+    }
+
+    /// What an operator checks when a node cannot reach its database, naming the
+    /// connections each node holds (`PostgresEngine.connections(for:)`).
+    public static func connectionAdvice(_ options: StoreOptions) -> String {
+        let count = PostgresEngine.connections(for: options)
+        return "Check that PostgreSQL runs and takes connections from this host, and that its max_connections leaves \(count) for every Hearth node: each node holds \(count) (readerCount \(max(1, options.readerCount)) + \(count - max(1, options.readerCount))); out of connections, PostgreSQL says \"too many clients\" or \"remaining connection slots are reserved\"."
     }
 
     /// The engine for an operator command (no streams): the same setting as `serve`.
@@ -34,5 +68,29 @@ extension StoreLocation {
     public var isShared: Bool {
         if case .postgres = self { return true }
         return false
+    }
+}
+
+/// The pauses between a node's attempts to reach its database at start (issue 24 §3): from
+/// `firstDelaySeconds`, doubling up to `maxDelaySeconds`, until `limitSeconds` after the
+/// first attempt (the last attempt is at the limit). A pure rule (`StartupBackoffTests`).
+struct StartupBackoff: Sendable {
+    static let firstDelaySeconds = 0.5
+    static let maxDelaySeconds = 10.0
+    let limitSeconds: Double
+
+    /// The pause before the next attempt after `failures` failed ones, the first begun
+    /// `elapsed` seconds ago; nil: give up.
+    func delay(afterFailures failures: Int, elapsed: Double) -> Double? {
+        guard failures >= 1, elapsed < limitSeconds else { return nil }
+        let doubled = Self.firstDelaySeconds * Double(1 << min(failures - 1, 16))
+        return min(doubled, Self.maxDelaySeconds, limitSeconds - elapsed)
+    }
+
+    /// Whether a failure to open the store may pass: the database cannot be reached or is
+    /// out of room (connections, memory), not a refused schema or corrupt data.
+    static func isTransient(_ error: StoreError) -> Bool {
+        guard case .engine(let failure) = error else { return false }
+        return failure.kind == .unavailable || failure.kind == .full
     }
 }

@@ -22,6 +22,8 @@ public struct HearthConfiguration: Sendable {
     public var store = StoreOptions()
     /// Where the data lives (`--store`, issue 17): empty for `sqlite:` in `dataDirectory`.
     public var storeURL = ""
+    /// How long a shared store's database is tried at start before giving up, seconds.
+    public var storeStartupWaitSeconds = Engines.defaultStartupWaitSeconds
     /// `storeURL` parsed.
     public func storeLocation() throws(StoreLocation.ParseError) -> StoreLocation {
         try StoreLocation(parsing: storeURL, defaultDirectory: dataDirectory)

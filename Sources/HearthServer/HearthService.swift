@@ -17,6 +17,8 @@ public enum StartupError: Error, CustomStringConvertible {
     case serviceAccount(String)
     case mail(String)
     case store(StoreError)
+    /// A shared store's database could not be reached in `waitedSeconds`.
+    case storeUnreachable(reason: String, waitedSeconds: Int, advice: String)
     case storeSetting(String)
     case listen(host: String, port: Int, reason: String)
     case unsafe(String)
@@ -34,6 +36,8 @@ public enum StartupError: Error, CustomStringConvertible {
             return "email actions: \(reason)"
         case .store(let error):
             return "cannot open the data store: \(error)"
+        case .storeUnreachable(let reason, let waited, let advice):
+            return "cannot reach the database after trying for \(waited) s (storeStartupWaitSeconds): \(reason). \(advice)"
         case .storeSetting(let reason):
             return reason
         case .listen(let host, let port, let reason):
@@ -126,7 +130,12 @@ public final class HearthService: Sendable {
             },
             onLeaseLost: { [logger] in
                 let sessions = wireSessions.all()
-                logger.error("this node could not renew its database lease in time: another node may run its connections' onDisconnect operations, so its \(sessions.count) wire-protocol connection(s) are closed without running them; it takes a new lease when the database answers")
+                let text = "this node could not renew its database lease in time: it takes a new one when the database answers"
+                if sessions.isEmpty {
+                    logger.info("\(text) (no wire-protocol connection was open)")
+                } else {
+                    logger.warning("\(text); another node may run its connections' onDisconnect operations, so its \(sessions.count) wire-protocol connection(s) are closed without running them")
+                }
                 for session in sessions { session.endForLostLease() }
             })
         // One server per data directory: a second one is refused before it opens the
@@ -141,8 +150,13 @@ public final class HearthService: Sendable {
             directoryLock = nil
         }
         do {
-            store = try Engines.open(location, options: configuration.store, hooks: hooks, logger: logger)
+            store = try Engines.open(location, options: configuration.store, hooks: hooks, logger: logger,
+                                     waitSeconds: configuration.storeStartupWaitSeconds)
         } catch {
+            if location.isShared, StartupBackoff.isTransient(error) {
+                throw .storeUnreachable(reason: "\(error)", waitedSeconds: configuration.storeStartupWaitSeconds,
+                                        advice: Engines.connectionAdvice(configuration.store))
+            }
             throw .store(error)
         }
         logger.info("data store: \(location)")
@@ -286,13 +300,14 @@ public final class HearthService: Sendable {
             if store.isShared {
                 // Several nodes: the onDisconnect operations of nodes whose lease expired
                 // run here, and a key rotated on another node signs here too.
+                // This check also tells the log when the database stops and starts answering
+                // (once each way, StoreOutageLog), rather than failing every time.
                 let (ledger, keys, logger) = (self.ledger, authContext.service.keys, logger)
+                let outages = StoreOutageLog(logger: logger, clock: WallClock.milliseconds)
                 timers.append(Self.timer(every: Engines.orphanCheckInterval, on: DispatchQueue.global(qos: .utility)) {
-                    do {
+                    outages.run("cannot read the onDisconnect operations of stopped nodes") {
                         let ran = try ledger.runLeftovers()
                         if ran > 0 { logger.info("ran \(ran) onDisconnect operations of connections whose node stopped") }
-                    } catch {
-                        logger.error("cannot read the onDisconnect operations of stopped nodes: \(error)")
                     }
                 })
                 timers.append(Self.timer(every: Engines.keyReloadInterval, on: authContext.work) { keys.reload() })

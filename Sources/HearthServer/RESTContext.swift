@@ -43,9 +43,14 @@ struct RESTContext: Sendable {
         self.database = Database(store: store, policy: policy)
     }
 
+    /// What a failed request was doing: a store outage answers each differently.
+    enum Operation: Sendable {
+        case read, write, other
+    }
+
     /// What the client sees for a failed database operation; internal causes go to the
     /// log only.
-    func response(for error: DatabaseError) -> APIError {
+    func response(for error: DatabaseError, during operation: Operation = .other) -> APIError {
         switch error {
         case .permissionDenied(let denial):
             return .writeDenied(denial)
@@ -58,7 +63,13 @@ struct RESTContext: Sendable {
             // Logged once per full episode by HearthService's storage observer.
             return .insufficientStorage
         case .unavailable:
-            return .unavailable
+            switch operation {
+            case .read: return .readUnavailable
+            case .write: return .writeNotWritten
+            case .other: return .unavailable
+            }
+        case .outcomeUnknown:
+            return .writeOutcomeUnknown
         case .tooManyListens:
             return APIError(503, "Too many open streams; try again later")
         case .tooManyListensFromAddress:
@@ -69,8 +80,8 @@ struct RESTContext: Sendable {
         }
     }
 
-    func response(for error: any Error) -> APIError {
+    func response(for error: any Error, during operation: Operation = .other) -> APIError {
         if let api = error as? APIError { return api }
-        return response(for: DatabaseError.from(error))
+        return response(for: DatabaseError.from(error), during: operation)
     }
 }

@@ -160,8 +160,14 @@ extension WriteOperation {
 public enum WriteFailure: Error, Sendable {
     /// The write's check (rules, preconditions) threw; nothing was written.
     case rejected(any Error & Sendable)
-    /// The store failed; nothing of this write was committed.
+    /// The store failed; nothing of this write was committed (the failure came before its
+    /// transaction's COMMIT was sent, or the engine found out afterwards that it did not
+    /// commit). Trying the write again applies it once.
     case store(StoreError)
+    /// The connection to the store was lost after the write's COMMIT was sent, and the
+    /// engine could not find out whether it committed: it may have been written. Trying it
+    /// again may apply it twice (a push, an increment).
+    case outcomeUnknown(StoreError)
     /// The write touches more nodes than `StoreOptions.maxNodesPerWrite`; nothing was written.
     case tooLarge(WriteTooLarge)
 }

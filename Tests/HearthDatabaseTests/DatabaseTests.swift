@@ -99,6 +99,10 @@ import Testing
         guard case .tooLarge(.writes(limit: 3)) = DatabaseError.from(WriteFailure.tooLarge(.writes(limit: 3))) else { Issue.record("too large"); return }
         guard case .permissionDenied = DatabaseError.from(WriteFailure.rejected(DatabaseError.permissionDenied(nil))) else { Issue.record("rejected"); return }
         guard case .internalError = DatabaseError.from(StoreError.corrupt("x")) else { Issue.record("corrupt"); return }
+        // A write that certainly did not commit, and one whose commit went unanswered.
+        let lost = StoreError.engine(EngineFailure(engine: "postgres", code: "connection", kind: .unavailable, message: "gone", operation: "commit"))
+        guard case .unavailable = DatabaseError.from(WriteFailure.store(lost)) else { Issue.record("not written"); return }
+        guard case .outcomeUnknown = DatabaseError.from(WriteFailure.outcomeUnknown(lost)) else { Issue.record("outcome unknown"); return }
     }
 }
 

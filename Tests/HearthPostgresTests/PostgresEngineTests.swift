@@ -272,37 +272,69 @@ import Testing
         #expect(gaps.withLock { $0.count } == 1)
     }
 
-    /// The writer's session ends just before its COMMIT (as when the network drops it):
-    /// the engine asks the database on a new session whether the batch committed. Here it
-    /// did not, so the write fails saying nothing was written, and nothing was.
-    @Test func aBatchWhoseConnectionDroppedBeforeItsCommitIsReportedAsNotWritten() throws {
-        let url = try PostgresCluster.shared().makeDatabase()
+    /// A write ("/lost", after "/before" committed) whose writer session another session
+    /// ends just before its COMMIT (as when the network drops it), once `first` ran as the
+    /// superuser with the database's name. The engine, the write's failure (nil if it
+    /// succeeded), the database's name.
+    static func loseACommit(first: @escaping @Sendable (PostgresCluster, String) -> Void = { _, _ in })
+        throws -> (engine: PostgresEngine, failure: WriteFailure?, name: String) {
+        let cluster = try PostgresCluster.shared()
+        let url = try cluster.makeDatabase()
+        let name = String(url.split(separator: "/").last ?? "")
         let dropNext = Atomic<Bool>(false)
         let engine = try PostgresEngine(url: url, options: StoreOptions(), clock: WallClock.milliseconds, hooks: EngineHooks()) {
             guard dropNext.exchange(false, ordering: .relaxed) else { return }
-            // Another session ends the writer's (the one idle in this batch's transaction,
-            // just after its NOTIFY), and waits until it is gone.
-            _ = try? PGConnection(url: url).query("""
+            first(cluster, name)
+            // The writer's session is the one idle in this batch's transaction, just after
+            // its NOTIFY; the termination waits until it is gone.
+            try? cluster.sql("""
                 SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity
-                WHERE datname = current_database() AND state = 'idle in transaction' AND query LIKE 'SELECT pg_notify%'
+                WHERE datname = '\(name)' AND state = 'idle in transaction' AND query LIKE 'SELECT pg_notify%'
                 """)
         }
-        defer { engine.close() }
         try engine.writeSync(.set(WriteEntry(path: Self.path("/before"), value: 1)), check: nil)
         dropNext.store(true, ordering: .relaxed)
-        #expect {
+        var failure: WriteFailure?
+        do {
             try engine.writeSync(.set(WriteEntry(path: Self.path("/lost"), value: 2)), check: nil)
-        } throws: { error in
-            "\(error)".contains("dropped before the commit; nothing was written")
+        } catch {
+            failure = error
         }
         let dropped = !dropNext.load(ordering: .relaxed)
         #expect(dropped, "the hook ran at the commit")
+        return (engine, failure, name)
+    }
+
+    /// The writer's session ends just before its COMMIT: the engine asks the database on a
+    /// new session whether the batch committed. Here it did not, so the write fails saying
+    /// nothing was written (not "outcome unknown"), and nothing was.
+    @Test func aBatchWhoseConnectionDroppedBeforeItsCommitIsReportedAsNotWritten() throws {
+        let (engine, failure, _) = try Self.loseACommit()
+        defer { engine.close() }
+        guard case .store(let store)? = failure else { Issue.record("not a plain store failure: \(String(describing: failure))"); return }
+        #expect("\(store)".contains("the database says the batch did not commit; nothing was written"))
         #expect(engine.lostCommitsResolved.load(ordering: .relaxed) == 0)
         #expect(try engine.readSync { try $0.value(at: Self.path("/lost")) } == .null)
         // The writer is back on a new session.
         try engine.writeSync(.set(WriteEntry(path: Self.path("/after"), value: 3)), check: nil)
         #expect(try engine.readSync { try $0.value(at: .root) } == ["before": 1, "after": 3])
         #expect(try engine.changes(after: 0, limit: 10).changes.map(\.seq) == [1, 2])
+    }
+
+    /// As above, but the database refuses new sessions from then on, so the engine cannot
+    /// ask whether the batch committed: the write fails as "outcome unknown", never as
+    /// "nothing was written" (which a client may retry).
+    @Test func aLostCommitThatCannotBeLookedUpIsReportedAsOutcomeUnknown() throws {
+        let (engine, failure, name) = try Self.loseACommit { cluster, name in
+            try? cluster.sql("ALTER DATABASE \(name) ALLOW_CONNECTIONS false")
+        }
+        defer { engine.close() }
+        guard case .outcomeUnknown(let store)? = failure else { Issue.record("not outcome unknown: \(String(describing: failure))"); return }
+        #expect("\(store)".contains("whether the batch committed is unknown"))
+        try PostgresCluster.shared().sql("ALTER DATABASE \(name) ALLOW_CONNECTIONS true")
+        // It had not committed (its session ended before the COMMIT); the writer is back.
+        try engine.writeSync(.set(WriteEntry(path: Self.path("/after"), value: 3)), check: nil)
+        #expect(try engine.readSync { try $0.value(at: .root) } == ["before": 1, "after": 3])
     }
 
     /// Marks are kept `batchMarkMilliseconds` after a node's last batch; the change-log trim

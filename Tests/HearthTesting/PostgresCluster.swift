@@ -57,6 +57,13 @@ public final class PostgresCluster: Sendable {
         self.adminURL = "postgresql://\(Self.admin)@127.0.0.1:\(port)/postgres"
     }
 
+    /// A cluster of its own, for a test that kills and restarts PostgreSQL (`kill()`,
+    /// `restart()`) without disturbing the tests on the shared one; stopped and deleted when
+    /// the process exits, as the shared one is.
+    public static func startPrivate() throws(PostgresClusterError) -> PostgresCluster {
+        try start()
+    }
+
     static let admin = "hearth_admin"
     static let role = "hearth"
 
@@ -75,8 +82,9 @@ public final class PostgresCluster: Sendable {
     }
 
     private static let instance = Mutex<Result<PostgresCluster, PostgresClusterError>?>(nil)
-    /// What the exit handler stops: the postmaster's pid and the cluster's directory.
-    private static let running = Mutex<(pid: pid_t, directory: String)?>(nil)
+    /// What the exit handler stops: the directories of the clusters started (the
+    /// postmaster's pid is read from `data/postmaster.pid` then, as `restart()` changes it).
+    private static let running = Mutex<[String]>([])
 
     /// Whether PostgreSQL's server binaries are installed (and, as root, the `postgres`
     /// user to run them as exists).
@@ -111,8 +119,15 @@ public final class PostgresCluster: Sendable {
 
     /// Runs `statement` as the superuser with psql.
     public func sql(_ statement: String) throws(PostgresClusterError) {
-        _ = try Self.run(tools.psql, ["-X", "-q", "-h", "127.0.0.1", "-p", String(port), "-U", Self.admin, "-d", "postgres",
-                                      "-v", "ON_ERROR_STOP=1", "-c", statement], as: nil, directory: directory)
+        _ = try value(statement)
+    }
+
+    /// Runs `query` as the superuser with psql and returns its output unaligned, without
+    /// headers (one row per line, columns separated by `|`), trimmed.
+    public func value(_ query: String) throws(PostgresClusterError) -> String {
+        let output = try Self.run(tools.psql, ["-X", "-q", "-A", "-t", "-h", "127.0.0.1", "-p", String(port), "-U", Self.admin, "-d", "postgres",
+                                               "-v", "ON_ERROR_STOP=1", "-c", query], as: nil, directory: directory)
+        return output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     // MARK: Starting and stopping
@@ -143,62 +158,135 @@ public final class PostgresCluster: Sendable {
         while true {
             attempt += 1
             let port = try freePort()
-            let options = "-c listen_addresses=127.0.0.1 -p \(port) -k '\(directory)' -c fsync=on -c max_connections=1000 -c shared_buffers=64MB"
-            let command = [tools.pgCtl, "-D", data, "-l", log, "-o", options, "-w", "-t", "120", "start"]
             do {
-                _ = try run(tools.pgCtl, Array(command.dropFirst()), as: tools.serviceUser, directory: directory)
+                try startServer(tools: tools, directory: directory, port: port)
             } catch {
                 let serverLog = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
                 if attempt < 3 && (serverLog.contains("could not bind") || serverLog.contains("already in use")) { continue }
-                throw PostgresClusterError("the server did not start", command: command, output: error.output + "\nserver log:\n" + serverLog)
+                throw error
             }
             let cluster = PostgresCluster(port: port, directory: directory, tools: tools)
             try cluster.registerStop(data: data)
             do {
                 try cluster.sql("CREATE ROLE \(role) LOGIN PASSWORD '\(role)'")  // not a superuser, no CREATEDB
             } catch {
-                stopServer()
+                running.withLock { $0.removeAll { $0 == directory } }
+                stop(directory)
                 throw error
             }
             return cluster
         }
     }
 
+    /// `pg_ctl start` on `port`, waiting until the server takes connections.
+    private static func startServer(tools: Tools, directory: String, port: Int) throws(PostgresClusterError) {
+        let data = directory + "/data", log = directory + "/log"
+        let options = "-c listen_addresses=127.0.0.1 -p \(port) -k '\(directory)' -c fsync=on -c max_connections=1000 -c shared_buffers=64MB"
+        let command = [tools.pgCtl, "-D", data, "-l", log, "-o", options, "-w", "-t", "120", "start"]
+        do {
+            _ = try run(tools.pgCtl, Array(command.dropFirst()), as: tools.serviceUser, directory: directory)
+        } catch {
+            let serverLog = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            throw PostgresClusterError("the server did not start", command: command, output: error.output + "\nserver log:\n" + serverLog)
+        }
+    }
+
+    /// The postmaster's pid, from `data/postmaster.pid`.
+    private static func postmasterPID(_ directory: String) -> pid_t? {
+        let text = (try? String(contentsOfFile: directory + "/data/postmaster.pid", encoding: .utf8))?.split(separator: "\n").first
+        return text.flatMap { pid_t($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
+    /// Kills the server as a crash would: the postmaster is stopped (so it forks no more),
+    /// then it and every process it started (the backends, the checkpointer, the WAL
+    /// writer…) get SIGKILL; returns once they are all gone. What was committed is in the
+    /// WAL; `restart()` recovers it. Only a private cluster (`startPrivate()`) should be killed.
+    public func kill() throws(PostgresClusterError) {
+        guard let postmaster = Self.postmasterPID(directory) else { throw PostgresClusterError("no postmaster.pid to kill") }
+        _ = Glibc.kill(postmaster, SIGSTOP)
+        let processes = [postmaster] + Self.children(of: postmaster)
+        for pid in processes { _ = Glibc.kill(pid, SIGKILL) }
+        let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+        while processes.contains(where: Self.isAlive) {
+            guard ContinuousClock.now < deadline else { throw PostgresClusterError("the killed server's processes did not go away") }
+            usleep(10_000)
+        }
+        // The lock files name the dead postmaster, which may linger as a zombie here (no
+        // init reaps it in a container): they would stop the restart.
+        unlink(directory + "/data/postmaster.pid")
+        unlink(directory + "/.s.PGSQL.\(port).lock")
+    }
+
+    /// Starts the server again on the same port after `kill()` (crash recovery runs first);
+    /// returns once it takes connections.
+    public func restart() throws(PostgresClusterError) {
+        try Self.startServer(tools: tools, directory: directory, port: port)
+    }
+
+    /// The processes whose parent is `parent` (from /proc).
+    private static func children(of parent: pid_t) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(pid_t.init).filter { pid in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            // "pid (comm) state ppid …": the fields after the command's closing parenthesis.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && pid_t(fields[1]) == parent
+        }
+    }
+
+    /// Whether `pid` still runs (a zombie, which only waits to be reaped, does not).
+    private static func isAlive(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        let state = stat[stat.index(after: close)...].split(separator: " ").first
+        return state != "Z" && state != "X"
+    }
+
     /// Arranges for the server to be stopped and its directory deleted when this process
     /// ends: by an `atexit` handler, and by a detached watchdog shell that also covers a
     /// crash (it polls every second for this process to be gone).
     private func registerStop(data: String) throws(PostgresClusterError) {
-        let pidText = (try? String(contentsOfFile: data + "/postmaster.pid", encoding: .utf8))?.split(separator: "\n").first
-        guard let pidText, let pid = pid_t(pidText.trimmingCharacters(in: .whitespaces)) else {
+        guard Self.postmasterPID(directory) != nil else {
             throw PostgresClusterError("no postmaster.pid after the start", output: (try? String(contentsOfFile: directory + "/log", encoding: .utf8)) ?? "")
         }
-        Self.running.withLock { $0 = (pid, directory) }
-        atexit { PostgresCluster.stopServer() }
+        let first = Self.running.withLock { running in
+            running.append(directory)
+            return running.count == 1
+        }
+        if first { atexit { PostgresCluster.stopServers() } }
+        // The postmaster's pid is read when it is stopped: `restart()` changes it.
         let script = """
             ( trap '' INT HUP TERM
               while kill -0 "$1" 2>/dev/null; do sleep 1; done
-              kill -QUIT "$2" 2>/dev/null
-              n=0; while [ -e "$3/postmaster.pid" ] && [ "$n" -lt 100 ]; do sleep 0.1; n=$((n+1)); done
-              rm -rf "$4" ) </dev/null >/dev/null 2>&1 &
+              [ -e "$2/postmaster.pid" ] && kill -QUIT "$(head -n 1 "$2/postmaster.pid")" 2>/dev/null
+              n=0; while [ -e "$2/postmaster.pid" ] && [ "$n" -lt 100 ]; do sleep 0.1; n=$((n+1)); done
+              rm -rf "$3" ) </dev/null >/dev/null 2>&1 &
             """
-        _ = try Self.run("/bin/sh", ["-c", script, "sh", String(getpid()), String(pid), data, directory], as: nil,
+        _ = try Self.run("/bin/sh", ["-c", script, "sh", String(getpid()), data, directory], as: nil,
                          directory: directory, ownProcessGroup: true)
     }
 
     /// `pg_ctl stop -m immediate` without running a process (this runs at exit): SIGQUIT to
-    /// the postmaster, a bounded wait for it to go, then the directory is deleted. Once.
-    private static func stopServer() {
-        let taken = running.withLockIfAvailable { running -> (pid: pid_t, directory: String)? in
-            defer { running = nil }
+    /// each cluster's postmaster, a bounded wait for it to go, then its directory is deleted. Once.
+    private static func stopServers() {
+        let taken = running.withLockIfAvailable { running -> [String] in
+            defer { running = [] }
             return running
+        } ?? []
+        for directory in taken { stop(directory) }
+    }
+
+    /// SIGQUIT to the cluster's postmaster, a bounded wait for it to go, then its directory is deleted.
+    private static func stop(_ directory: String) {
+        if let pid = postmasterPID(directory) {
+            Glibc.kill(pid, SIGQUIT)
+            for _ in 0..<500 {  // up to 5 s
+                if Glibc.kill(pid, 0) != 0 || access(directory + "/data/postmaster.pid", F_OK) != 0 { break }
+                usleep(10_000)
+            }
         }
-        guard let target = taken ?? nil else { return }
-        kill(target.pid, SIGQUIT)
-        for _ in 0..<500 {  // up to 5 s
-            if kill(target.pid, 0) != 0 || access(target.directory + "/data/postmaster.pid", F_OK) != 0 { break }
-            usleep(10_000)
-        }
-        try? FileManager.default.removeItem(atPath: target.directory)
+        try? FileManager.default.removeItem(atPath: directory)
     }
 
     // MARK: Installation

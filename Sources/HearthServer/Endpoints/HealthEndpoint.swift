@@ -1,3 +1,4 @@
+import HearthDatabase
 import HearthHTTP
 import HearthStore
 
@@ -20,10 +21,38 @@ enum HealthEndpoint {
                 responder.respond(APIError(503, "Not ready: the data volume is full, writes are refused until space is freed",
                                            detail: "less than \(DiskSpace.reserveBytes) bytes free beside the reserve").response)
             case .failure(let error):
-                context.logger.warning("readiness check failed: \(error)")
-                responder.respond(APIError.unavailable.response)
+                // A balancer asks every few seconds: an unreachable database is logged once
+                // per outage (StoreOutageLog), not once per probe.
+                if case .unavailable = DatabaseError.from(error) {
+                    context.logger.debug("readiness check failed: \(error)")
+                } else {
+                    context.logger.warning("readiness check failed: \(error)")
+                }
+                responder.respond(notReady(error).response)
             }
         }
+    }
+
+    /// The 503 of a readiness check that failed for another reason than a full volume: why,
+    /// in the terms of docs/api.md and docs/scaling.md (the store's own text stays in the log).
+    static func notReady(_ error: any Error) -> APIError {
+        var store = error as? StoreError
+        switch error as? WriteFailure {
+        case .store(let inner)?, .outcomeUnknown(let inner)?: store = inner
+        default: break
+        }
+        let reason: String
+        switch store {
+        case .closed?:
+            reason = "Not ready: the data store is closed (the server is stopping)"
+        case .engine(let failure)? where failure.kind == .unavailable:
+            reason = "Not ready: the database cannot be reached; reads and writes fail until it answers"
+        case .engine(let failure)? where failure.kind == .busy || failure.kind == .conflict:
+            reason = "Not ready: the database is locked by another process; writes wait until it is released"
+        default:
+            reason = "Not ready: the data store does not take writes"
+        }
+        return APIError(503, reason, headers: APIError.storeRetryAfter)
     }
 }
 

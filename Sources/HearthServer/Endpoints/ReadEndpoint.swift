@@ -19,7 +19,7 @@ enum ReadEndpoint {
             return context.database.readRendered(request.path, as: caller) { result in
                 switch result {
                 case .success(let body): responder.respond(JSONResponse.body(body))
-                case .failure(let error): responder.respond(context.response(for: error).response)
+                case .failure(let error): responder.respond(context.response(for: error, during: .read).response)
                 }
             }
         }
@@ -64,7 +64,7 @@ enum ReadEndpoint {
         }, completion: { result in
             switch result {
             case .success(let response): responder.respond(response)
-            case .failure(let error): responder.respond(context.response(for: error).response)
+            case .failure(let error): responder.respond(context.response(for: error, during: .read).response)
             }
         })
     }

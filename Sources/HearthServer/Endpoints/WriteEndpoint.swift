@@ -55,7 +55,7 @@ enum WriteEndpoint {
             case .failure(.stale(let current, let etag)):
                 responder.respond(PreconditionFailed(current: current, etag: etag, options: request.options).response)
             case .failure(let error):
-                responder.respond(context.response(for: error).response)
+                responder.respond(context.response(for: error, during: .write).response)
             }
         }
     }

@@ -19,6 +19,11 @@ public enum ServeSettings {
                 "Where the data lives: `sqlite:<directory>` (the default: one server per directory, enforced by a lock in it, `hearth.lock`) or `postgres://USER:PASSWORD@HOST:PORT/DATABASE` (several nodes on one PostgreSQL; `dataDir` then holds only local files). See docs/scaling.md.") {
             $0.storeURL = $1.string
         },
+        Setting("storeStartupWaitSeconds", env: "HEARTH_STORE_STARTUP_WAIT_SECONDS", flag: nil, .integer(0...86_400),
+                default: String(Engines.defaultStartupWaitSeconds),
+                "With a PostgreSQL `store`: how long a starting node keeps trying to reach the database (down, starting, out of connections), with growing pauses, before it gives up; 0 tries once.") {
+            $0.storeStartupWaitSeconds = $1.integer
+        },
         Setting("rules", env: "HEARTH_RULES", flag: "rules", .string, default: HearthConfiguration.defaultRulesPath,
                 "Rules file; the server refuses to start when it is missing or invalid.") { $0.rulesPath = $1.string },
         Setting("synchronous", env: "HEARTH_SYNCHRONOUS", flag: "synchronous", .choice(["full", "normal"]), default: "full",

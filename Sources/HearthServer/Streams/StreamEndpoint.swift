@@ -45,7 +45,7 @@ enum StreamEndpoint {
         ) { result in
             switch result {
             case .failure(let error):
-                responder.respond(context.response(for: error).response)
+                responder.respond(context.response(for: error, during: .read).response)
             case .success(let pending):
                 let options = HTTPStreamOptions(
                     maxBufferedBytes: hub.options.maxQueuedBytes, overflowBytes: StreamFrames.cancel,

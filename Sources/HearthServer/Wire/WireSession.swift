@@ -444,6 +444,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         case .tooLarge: return ("write_too_big", "Write too large")
         case .storageFull: return ("unavailable", "The server's disk is full")
         case .unavailable: return ("unavailable", "The database is unavailable; try again")
+        case .outcomeUnknown: return ("unavailable", "The database connection was lost during the write; whether it was written is unknown")
         case .tooManyListens, .tooManyListensFromAddress: return ("unavailable", "Too many open listens")
         case .internalError: return ("unavailable", "Internal server error")
         }
