@@ -367,7 +367,7 @@ final class HTTPConnection: @unchecked Sendable {
         webSocketHandler = handler
         let options = HTTPStreamOptions(
             maxBufferedBytes: limits.maxBufferedBytes,
-            overflowBytes: WebSocketFrameWriter.close(.policyViolation, reason: "Reader too slow"))
+            overflowBytes: WebSocketFrameWriter.close(.policyViolation, reason: Self.slowReaderReason))
         beginOpenEnded(head, options: options) { HTTPResponseSerializer.serializeUpgradeHead($0, into: &$1) }
         context.counters.openWebSockets.wrappingAdd(1, ordering: .relaxed)
         handler.opened(WebSocketSession(connection: self))
@@ -393,10 +393,21 @@ final class HTTPConnection: @unchecked Sendable {
     private func webSocketReceived(_ bytes: UnsafeRawBufferPointer) {
         guard webSocket != nil, let handler = webSocketHandler else { return }
         let actions = webSocket!.received(bytes, now: context.clock())  // in place: no copy of its buffer
+        if let failure = webSocket!.parser.failure, failure.closeCode.isPolicyClose, !actions.isEmpty {
+            logPolicyClose(failure.closeCode, failure.closeReason)
+        }
         for action in actions {
             perform(action, handler: handler)
             if closed || closeAfterFlush { return }
         }
+    }
+
+    /// The reason of the close 1008 that ends a session whose peer does not read.
+    static let slowReaderReason = "Client not reading: too many bytes waiting to be sent"
+
+    /// Every policy close (1008, 1009, 1013) is logged with the client's address and why.
+    private func logPolicyClose(_ code: WebSocketCloseCode, _ reason: String) {
+        context.log("WebSocket: closed \(countedAddress ?? remoteAddress) with \(code): \(reason)")
     }
 
     private func perform(_ action: WebSocketProtocolState.Action, handler: any WebSocketHandler) {
@@ -468,6 +479,7 @@ final class HTTPConnection: @unchecked Sendable {
     /// reads again is closed by `writeTimeout`.
     private func overflow(_ options: HTTPStreamOptions) {
         context.counters.streamOverflows.wrappingAdd(1, ordering: .relaxed)
+        if webSocket != nil { logPolicyClose(.policyViolation, Self.slowReaderReason) }
         let cut = streamUnitEnds.first(where: { $0 >= outputOffset }) ?? output.count
         if cut < output.count { output.removeSubrange(cut...) }
         streamUnitEnds = []

@@ -28,7 +28,7 @@ import Testing
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
-    @Test(arguments: ["handshake", "listen_write", "query", "ondisconnect", "burst"])
+    @Test(arguments: ["handshake", "listen_write", "query", "ondisconnect", "burst", "refusals"])
     func theProtocolAgainstAnInProcessServer(mode: String) async throws {
         let server = try LiveServer(rules: Self.rules)
         let result = try Self.client(mode, port: server.port)

@@ -239,12 +239,16 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
             case .keepAlive, .needMore: return
             }
         } catch {
-            return fail(error == .messageTooBig ? .messageTooBig : .policyViolation, "\(error)")
+            // Either way the message cannot fit: 1009 (RFC 6455 §7.4.1).
+            return fail(.messageTooBig, error.reason(context.limits.frames))
         }
         let inbound: WireInbound
         do {
             inbound = try WireInbound.decode(whole)
         } catch {
+            if case .nestingTooDeep(let number) = error {
+                return badMessage(number: number, status: "invalid_data", error.reason(context.limits.frames))
+            }
             return badMessage(number: nil, "malformed message")
         }
         switch inbound {
@@ -254,7 +258,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
             break
         case .request:
             guard inbox.count < context.limits.maxPendingRequests else {
-                return fail(.policyViolation, "too many requests without reading the answers")
+                return fail(.policyViolation, "Over \(context.limits.maxPendingRequests) requests waiting; read the answers before sending more")
             }
             inbox.append(inbound)
             next()
@@ -302,18 +306,22 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         for frame in WireOutbound.frames(message) { session.send(text: frame) }
     }
 
-    private func badMessage(number: Int64?, _ reason: String) {
+    private func badMessage(number: Int64?, status: String = "invalid_action", _ reason: String) {
         badMessages += 1
         if badMessages > context.limits.maxBadMessages {
-            return fail(.policyViolation, "too many bad messages")
+            return fail(.policyViolation, "Over \(context.limits.maxBadMessages) malformed messages or unknown actions on this connection")
         }
         if let number, let session {
-            session.send(text: WireOutbound.response(number: number, status: "invalid_action", data: .string(reason)).bytes)
+            session.send(text: WireOutbound.response(number: number, status: status, data: .string(reason)).bytes)
         }
     }
 
+    /// Closes the session with `code`; a policy close (1008, 1009, 1013: the client was
+    /// refused, not gone) is logged with its address and reason.
     private func fail(_ code: WebSocketCloseCode, _ reason: String) {
-        session?.close(code, reason: String(reason.prefix(100)))
+        let reason = String(reason.prefix(100))
+        if code.isPolicyClose { context.logger.notice("wire: closed \(address) with \(code): \(reason)") }
+        session?.close(code, reason: reason)
         end()
     }
 
@@ -432,7 +440,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         authFailures += 1
         if authFailures > context.limits.maxAuthFailures {
             busy = false
-            return fail(.policyViolation, "too many failed auth attempts")
+            return fail(.policyViolation, "Over \(context.limits.maxAuthFailures) failed auth attempts on this connection; sign in again")
         }
         let expired = error.message.lowercased().contains("expired")
         answer(number, expired ? "expired_token" : "invalid_token", .string(error.message))

@@ -4,11 +4,12 @@ answer itself, prints `ok <check>` per passed check and exits 1 on the first fai
 
 Usage: wire_client.py <mode> <port>
 Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, revoke, reload, namespace, chunked, auth, oracle, limits,
-       burst, cross_node, start_over, lease_cut
+       refusals, burst, cross_node, start_over, lease_cut
 Every wait has a timeout (WAIT seconds); the whole run is bounded by the Swift test too.
 """
 import json
 import os
+import socket
 import struct
 import sys
 import threading
@@ -542,6 +543,50 @@ def mode_limits():
     except Exception:
         pass  # the server may close while the burst is still being sent
     check(wait_closed(flood, "request flood") == 1008, "requests past the pending bound close with 1008")
+
+
+def close_reason(client):
+    received = client.ws.protocol.close_rcvd
+    return received.reason if received else ""
+
+
+def raw_upgrade(version):
+    """A handshake by hand with `Sec-WebSocket-Version: version`; the status line and head."""
+    sock = socket.create_connection(("127.0.0.1", PORT), timeout=WAIT)
+    sock.sendall((f"GET /.ws?v=5&ns=demo HTTP/1.1\r\nHost: 127.0.0.1:{PORT}\r\nUpgrade: websocket\r\n"
+                  f"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                  f"Sec-WebSocket-Version: {version}\r\n\r\n").encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        head += chunk
+    sock.close()
+    lines = head.split(b"\r\n\r\n")[0].decode().split("\r\n")
+    return lines[0], {line.split(":", 1)[0].lower(): line.split(":", 1)[1].strip() for line in lines[1:] if ":" in line}
+
+
+def mode_refusals():
+    """Issue 25 point 5: what the server refuses is answered, in words."""
+    c = Client()
+    deep = "[" * 600 + "]" * 600
+    c.send_raw('{"t":"d","d":{"r":1,"a":"p","b":{"p":"/open/deep","d":' + deep + '}}}')
+    _, answer = c.answer(1)
+    c.number = 1
+    check(answer["s"] == "invalid_data" and "nested deeper than 512" in answer["d"], "a message nested too deep is answered", answer)
+    check(c.call("s", {})["s"] == "ok", "the connection serves on after it")
+    c.close()
+
+    status, headers = raw_upgrade("8")
+    check(status == "HTTP/1.1 426 Upgrade Required", "version 8 gets 426 Upgrade Required", status)
+    check(headers.get("sec-websocket-version") == "13" and headers.get("upgrade") == "websocket", "naming version 13", headers)
+
+    chunks = Client()
+    chunks.send_raw("1026")
+    check(wait_closed(chunks, "a chunk count no message fits") == 1009, "a chunk count past the message limit closes with 1009 at once")
+    reason = close_reason(chunks)
+    check("1025 chunks" in reason and "16 MiB" in reason, "the close reason says why in words", reason)
 
 
 def mode_cross_node():
