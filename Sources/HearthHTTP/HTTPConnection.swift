@@ -30,13 +30,17 @@ final class HTTPConnection: @unchecked Sendable {
         let requestIDPrefix: String
         /// Connections per client address (`HTTPLimits.maxConnectionsPerAddress`).
         let addresses: AddressCounts
+        /// Bytes held for incomplete input (`HTTPLimits.maxIncompleteBytes`).
+        let incomplete: IncompleteBytes
         /// Called once, after the fd is closed.
         let onClose: @Sendable () -> Void
 
         init(handler: any HTTPHandler, limits: HTTPLimits, counters: ServerCounters,
              clock: @escaping @Sendable () -> Nanoseconds, log: @escaping @Sendable (String) -> Void,
              trustedProxies: Set<String>, accessLog: (@Sendable (HTTPAccessRecord) -> Void)?,
-             requestIDPrefix: String, addresses: AddressCounts, onClose: @escaping @Sendable () -> Void) {
+             requestIDPrefix: String, addresses: AddressCounts, incomplete: IncompleteBytes,
+             onClose: @escaping @Sendable () -> Void) {
+            self.incomplete = incomplete
             self.handler = handler
             self.limits = limits
             self.counters = counters
@@ -76,6 +80,14 @@ final class HTTPConnection: @unchecked Sendable {
     private var outputOffset = 0
     /// What this connection has added to `ServerCounters.unsentBytes` (`accountUnsent`).
     private var accountedUnsent = 0
+    /// What this connection has counted in `Context.incomplete` (`accountIncomplete`), and
+    /// under which address (kept while anything is counted, so it is released where it was
+    /// added even if the forwarded client changes).
+    private var accountedIncomplete = 0
+    private var incompleteAddress = ""
+    /// Bytes the WebSocket's application holds for a message it is joining
+    /// (`WebSocketSession.holding`).
+    private var applicationHeld = 0
     /// The client address this connection is counted under in `Context.addresses`: the
     /// peer (counted by the listener at accept), or behind a trusted proxy the forwarded
     /// client of the current request; nil when not counted.
@@ -206,6 +218,7 @@ final class HTTPConnection: @unchecked Sendable {
             return
         }
         pump()
+        accountIncomplete()
     }
 
     /// Reads only while it is useful: not after end of stream (a level-triggered source
@@ -346,6 +359,7 @@ final class HTTPConnection: @unchecked Sendable {
         }
         pendingResponse = answer
         pump()
+        accountIncomplete()  // an upgrade's early frames
     }
 
     // MARK: Open-ended bodies (server-sent events)
@@ -396,10 +410,77 @@ final class HTTPConnection: @unchecked Sendable {
         if let failure = webSocket!.parser.failure, failure.closeCode.isPolicyClose, !actions.isEmpty {
             logPolicyClose(failure.closeCode, failure.closeReason)
         }
+        // Counted before anything is answered: a pong proves the bytes before its ping are.
+        accountIncomplete()
+        if closeAfterFlush { return }
         for action in actions {
             perform(action, handler: handler)
             if closed || closeAfterFlush { return }
         }
+    }
+
+    /// Brings `Context.incomplete` up to date with what this connection holds for input
+    /// not complete yet, and refuses the connection when that passes a bound: the parser's
+    /// unparsed bytes and partial body, or a WebSocket's partial frames and fragments plus
+    /// what its application holds. Also times a WebSocket's partial message.
+    private func accountIncomplete() {
+        let held: Int
+        if closed || lingering || closeAfterFlush {
+            held = 0
+        } else if let state = webSocket {
+            held = state.closeSent ? 0 : state.parser.bufferedByteCount + applicationHeld
+        } else if stream != nil {
+            held = 0
+        } else {
+            held = parser.bufferedByteCount + parser.bodyProgress
+        }
+        guard held != accountedIncomplete else { return }
+        if accountedIncomplete == 0 { incompleteAddress = countedAddress ?? remoteAddress }
+        let verdict = context.incomplete.account(incompleteAddress, from: accountedIncomplete, to: held)
+        accountedIncomplete = held
+        if webSocket != nil { webSocket!.holding(held, now: context.clock()) }
+        if verdict != .keep { refuseIncomplete(verdict) }
+    }
+
+    /// Past `maxIncompleteBytes` (server) or `maxIncompleteBytesPerAddress`: a WebSocket is
+    /// closed with 1013 or 1008, an HTTP request answered 503 with `Retry-After` (a
+    /// request whose answer is still owed is closed); either way what it held is dropped
+    /// at once and the refusal logged.
+    private func refuseIncomplete(_ verdict: IncompleteBytes.Verdict) {
+        context.counters.incompleteRefusals.wrappingAdd(1, ordering: .relaxed)
+        let serverFull = verdict == .serverFull
+        let reason = serverFull ? Self.serverFullReason : Self.addressFullReason
+        if webSocket != nil {
+            applicationHeld = 0
+            let code: WebSocketCloseCode = serverFull ? .tryAgainLater : .policyViolation
+            logPolicyClose(code, reason)
+            webSocketClose(code, reason: reason)  // drops the parser's bytes
+        } else {
+            context.log("HTTP: refused \(incompleteAddress) with 503: \(reason)")
+            parser = HTTPRequestParser(limits: context.limits)
+            accountIncomplete()  // released before the answer goes out
+            if inFlight || pendingResponseBox != nil {
+                close()
+            } else {
+                currentIsHead = false
+                currentKeepAlive = false
+                currentMinorVersion = 1
+                var response = HTTPResponseSerializer.errorResponse(status: 503, message: reason)
+                response.headers.add("Retry-After", "1")
+                queue(response)
+                pump()
+            }
+        }
+    }
+
+    static let serverFullReason = "Server holds too much incomplete input; try again later"
+    static let addressFullReason = "Too much incomplete input from your address; finish or close other messages first"
+
+    /// The application's bytes for a message it is joining (on `loop.queue`).
+    func webSocketHolding(_ bytes: Int) {
+        guard !closed, webSocket?.closeSent == false else { return }
+        applicationHeld = bytes
+        accountIncomplete()
     }
 
     /// The reason of the close 1008 that ends a session whose peer does not read.
@@ -433,6 +514,8 @@ final class HTTPConnection: @unchecked Sendable {
     /// connection drains the peer's answer and closes.
     func webSocketClose(_ code: WebSocketCloseCode, reason: String) {
         guard !closed, let frame = webSocket?.close(code, reason: reason, now: context.clock()) else { return }
+        applicationHeld = 0
+        accountIncomplete()  // released before the close frame goes out
         streamFinish(frame)
     }
 
@@ -654,7 +737,14 @@ final class HTTPConnection: @unchecked Sendable {
     func checkTimeouts(now: Nanoseconds) {
         if closed { return }
         if webSocket != nil, let handler = webSocketHandler, let action = webSocket!.tick(now: now) {
+            if case .finish = action, let code = webSocket!.closeCode, code.isPolicyClose {
+                // A message incomplete for too long: dropped with the session.
+                context.counters.incompleteRefusals.wrappingAdd(1, ordering: .relaxed)
+                logPolicyClose(code, webSocket!.closeReason)
+                applicationHeld = 0
+            }
             perform(action, handler: handler)
+            accountIncomplete()
             if closed { return }
         }
         switch lifecycle.check(now: now) {
@@ -707,6 +797,7 @@ final class HTTPConnection: @unchecked Sendable {
         output = []
         outputOffset = 0
         accountUnsent()
+        accountIncomplete()
         if let address = countedAddress {
             context.addresses.release(address)
             countedAddress = nil

@@ -3,6 +3,7 @@ import HearthJSON
 import HearthServer
 import HearthStore
 import HearthTesting
+import Logging
 import Testing
 
 /// The live tier of the wire protocol: an in-process `HearthService` on 127.0.0.1 port 0,
@@ -51,6 +52,22 @@ import Testing
         let store = try Engines.open(location)
         defer { store.close() }
         #expect(try store.readSync { try $0.value(at: DataPath(string: "/drop")) } == .object(["k": .string("secret")]))
+    }
+
+    /// Incomplete messages count against the address's share of held input (issue 25,
+    /// point 3): fragments without FIN across sockets, then wire chunks.
+    @Test func partialMessagesAcrossSocketsPassTheAddressShare() async throws {
+        let logs = CapturedLogs()
+        let server = try LiveServer(rules: Self.rules, logger: Logger(label: "t", factory: logs.handler)) { configuration in
+            configuration.limits.maxIncompleteBytesPerAddress = 1 << 20
+        }
+        let result = try Self.client("partials", port: server.port)
+        await server.stop()
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.hasSuffix("done\n"))
+        // Each policy close is logged with the address and the reason.
+        let closes = logs.lines.withLock { $0.map(\.message) }.filter { $0.contains("closed 127.0.0.1 with 1008: Too much incomplete input") }
+        #expect(closes.count == 2, "\(logs.all)")
     }
 
     /// A node that missed changes starts its streams over (`startStreamsOver`, what the

@@ -152,6 +152,8 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     /// they keep their order with the answers sent from there.
     private let sessionForPushes = Mutex<WebSocketSession?>(nil)
     private var assembler: WireFrameAssembler
+    /// What `assembler` holds as the connection last heard (`WebSocketSession.holding`).
+    private var reportedHeld = 0
     private var inbox: [WireInbound] = []
     private var busy = false
     private var closed = false
@@ -234,7 +236,13 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         guard case .text(let frame) = message else { return fail(.unsupportedData, "binary frames are not part of the protocol") }
         let whole: [UInt8]
         do {
-            switch try assembler.take(frame) {
+            let output = try assembler.take(frame)
+            if assembler.heldByteCount != reportedHeld {
+                // Chunks held count against the server's bound on incomplete input.
+                reportedHeld = assembler.heldByteCount
+                session?.holding(reportedHeld)
+            }
+            switch output {
             case .message(let bytes): whole = bytes
             case .keepAlive, .needMore: return
             }
@@ -720,6 +728,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         closed = true
         context.sessions.remove(id: sessionID)
         inbox = []
+        assembler = WireFrameAssembler(limits: context.limits.frames)  // chunks of a message never finished
         for listen in listens { listen.listening.cancel() }
         listens = []
         let entries = onDisconnect

@@ -4,7 +4,7 @@ answer itself, prints `ok <check>` per passed check and exits 1 on the first fai
 
 Usage: wire_client.py <mode> <port>
 Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, revoke, reload, namespace, chunked, auth, oracle, limits,
-       refusals, burst, cross_node, start_over, lease_cut
+       refusals, partials, burst, cross_node, start_over, lease_cut
 Every wait has a timeout (WAIT seconds); the whole run is bounded by the Swift test too.
 """
 import json
@@ -453,16 +453,19 @@ def mode_oracle():
     c.close()
 
 
-def masked_frame(text):
-    """One masked text frame (RFC 6455 §5.2) as a client sends it."""
+def masked_frame(text, fin=True, zero_key=False):
+    """One masked text frame (RFC 6455 §5.2) as a client sends it; `fin=False` leaves the
+    message unfinished; the key 0 leaves a long payload as it is (valid, and no work)."""
     payload = text.encode()
-    key = os.urandom(4)
-    head = bytes([0x81])
+    key = b"\0\0\0\0" if zero_key else os.urandom(4)
+    head = bytes([0x81 if fin else 0x01])
     if len(payload) < 126:
         head += bytes([0x80 | len(payload)])
-    else:
+    elif len(payload) <= 0xFFFF:
         head += bytes([0x80 | 126]) + struct.pack(">H", len(payload))
-    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+    else:
+        head += bytes([0x80 | 127]) + struct.pack(">Q", len(payload))
+    return head + key + (payload if zero_key else bytes(b ^ key[i % 4] for i, b in enumerate(payload)))
 
 
 def mode_burst():
@@ -587,6 +590,38 @@ def mode_refusals():
     check(wait_closed(chunks, "a chunk count no message fits") == 1009, "a chunk count past the message limit closes with 1009 at once")
     reason = close_reason(chunks)
     check("1025 chunks" in reason and "16 MiB" in reason, "the close reason says why in words", reason)
+
+
+def mode_partials():
+    """Run with HEARTH_MAX_INCOMPLETE_BYTES_PER_ADDRESS=1 MiB (issue 25 point 3): messages
+    left incomplete on several sockets count together against the address's share, be they
+    WebSocket fragments without FIN or wire chunks; the socket that passes it is closed
+    with 1008 and a reason; small requests are served throughout."""
+    holders = []
+    for i in range(2):
+        c = Client()
+        c.ws.socket.sendall(masked_frame("a" * 400_000, fin=False, zero_key=True))
+        check(c.ws.ping().wait(WAIT), f"fragment {i + 1} without FIN held (its ping answered)")
+        holders.append(c)
+    over = Client()
+    over.ws.socket.sendall(masked_frame("b" * 400_000, fin=False, zero_key=True))
+    check(wait_closed(over, "a third partial message") == 1008, "the third partial message passes the share: 1008")
+    check("incomplete input from your address" in close_reason(over), "its reason says why", close_reason(over))
+    served = Client()
+    check(served.call("s", {})["s"] == "ok", "a small request from the same address is served meanwhile")
+    for c in holders:
+        c.close()
+
+    chunks = Client()
+    chunks.send_raw("100")
+    try:
+        for _ in range(80):
+            chunks.send_raw("c" * 16_384)
+    except Exception:
+        pass  # the server may close while the chunks are still being sent
+    check(wait_closed(chunks, "chunks past the share") == 1008, "wire chunks held past the share: 1008")
+    check(served.call("s", {})["s"] == "ok", "the other connection is still served")
+    served.close()
 
 
 def mode_cross_node():
