@@ -32,6 +32,10 @@ final class HTTPConnection: @unchecked Sendable {
         let addresses: AddressCounts
         /// Bytes held for incomplete input (`HTTPLimits.maxIncompleteBytes`).
         let incomplete: IncompleteBytes
+        /// Connections past their address's cap, kept for health checks
+        /// (`HTTPLimits.uncappedConnectionsPerAddress`), and the paths they may ask for.
+        let reserve: AddressCounts
+        let uncappedPaths: Set<String>
         /// Called once, after the fd is closed.
         let onClose: @Sendable () -> Void
 
@@ -39,8 +43,10 @@ final class HTTPConnection: @unchecked Sendable {
              clock: @escaping @Sendable () -> Nanoseconds, log: @escaping @Sendable (String) -> Void,
              trustedProxies: Set<String>, accessLog: (@Sendable (HTTPAccessRecord) -> Void)?,
              requestIDPrefix: String, addresses: AddressCounts, incomplete: IncompleteBytes,
-             onClose: @escaping @Sendable () -> Void) {
+             reserve: AddressCounts, uncappedPaths: Set<String>, onClose: @escaping @Sendable () -> Void) {
             self.incomplete = incomplete
+            self.reserve = reserve
+            self.uncappedPaths = uncappedPaths
             self.handler = handler
             self.limits = limits
             self.counters = counters
@@ -92,6 +98,10 @@ final class HTTPConnection: @unchecked Sendable {
     /// peer (counted by the listener at accept), or behind a trusted proxy the forwarded
     /// client of the current request; nil when not counted.
     private var countedAddress: String?
+    /// Set when this connection came in past its address's `maxConnectionsPerAddress`, on
+    /// the reserve for health checks (`HTTPLimits.uncappedConnectionsPerAddress`): the
+    /// address it is counted under in `Context.reserve`.
+    private var reservedAddress: String?
 
     /// The handler owes a response for request number `sequence`.
     private var inFlight = false
@@ -150,10 +160,12 @@ final class HTTPConnection: @unchecked Sendable {
     private var webSocket: WebSocketProtocolState?
     private var webSocketHandler: (any WebSocketHandler)?
 
-    init(fd: Int32, remoteAddress: String, loop: IOLoop, context: Context, countedAddress: String? = nil) {
+    init(fd: Int32, remoteAddress: String, loop: IOLoop, context: Context, countedAddress: String? = nil,
+         reservedAddress: String? = nil) {
         self.fd = fd
         self.remoteAddress = remoteAddress
         self.countedAddress = countedAddress
+        self.reservedAddress = reservedAddress
         self.loop = loop
         self.context = context
         self.parser = HTTPRequestParser(limits: context.limits)
@@ -307,20 +319,31 @@ final class HTTPConnection: @unchecked Sendable {
 
     private func dispatch(_ request: HTTPRequest, keepAlive: Bool) {
         var request = request
+        var keepAlive = keepAlive
         request.peerAddress = remoteAddress
         let trusted = context.trustedProxies
         request.remoteAddress = ForwardedFor.client(peer: remoteAddress, header: request.headers["X-Forwarded-For"], trusted: trusted)
         request.forwardedProto = ForwardedFor.proto(peer: remoteAddress, header: request.headers["X-Forwarded-Proto"], trusted: trusted)
+        var overAddressCap = reservedAddress != nil
         if trusted.contains(remoteAddress) && request.remoteAddress != countedAddress {
             // Behind a proxy, the cap is per forwarded client, from its first request on.
             if let previous = countedAddress { context.addresses.release(previous) }
             countedAddress = nil
-            guard context.addresses.acquire(request.remoteAddress) else {
+            if context.addresses.acquire(request.remoteAddress) {
+                countedAddress = request.remoteAddress
+            } else {
+                overAddressCap = true
+            }
+        }
+        if overAddressCap {
+            // Past `maxConnectionsPerAddress` only health checks are served, one per
+            // connection (`HTTPServerConfiguration.uncappedPaths`).
+            guard context.uncappedPaths.contains(request.path) else {
                 context.counters.addressRefusals.wrappingAdd(1, ordering: .relaxed)
                 respondFinally(status: 429, minorVersion: request.minorVersion)
                 return
             }
-            countedAddress = request.remoteAddress
+            keepAlive = false
         }
         let forwardedID = trusted.contains(remoteAddress) ? ForwardedFor.requestID(request.headers["X-Request-Id"]) : nil
         request.requestID = forwardedID
@@ -801,6 +824,10 @@ final class HTTPConnection: @unchecked Sendable {
         if let address = countedAddress {
             context.addresses.release(address)
             countedAddress = nil
+        }
+        if let address = reservedAddress {
+            context.reserve.release(address)
+            reservedAddress = nil
         }
         parser = HTTPRequestParser(limits: context.limits)
         loop.unregister(self)

@@ -89,6 +89,12 @@ public struct HTTPLimits: Sendable, Equatable {
     /// errors and small reads keep working while large unread responses are refused.
     public static let alwaysSentBytes = 16 * 1024
 
+    /// Connections one address past `maxConnectionsPerAddress` may still have open for
+    /// `HTTPServerConfiguration.uncappedPaths` (health checks), each serving one such
+    /// request and closing; past these, 429 at accept. Not configurable: it only keeps
+    /// health checks answerable without giving a capped address more room.
+    public static let uncappedConnectionsPerAddress = 8
+
     /// How long a closing connection keeps draining what the peer still sends after our
     /// final response (a "lingering close"), so our response is not destroyed by a TCP
     /// reset (RFC 9112 §9.6). Not configurable: it only bounds cleanup.

@@ -17,6 +17,8 @@ public final class HTTPServer: Sendable {
     let addresses: AddressCounts
     /// Bytes held for incomplete requests and messages (`HTTPLimits.maxIncompleteBytes`).
     let incomplete: IncompleteBytes
+    /// Connections past their address's cap, for health checks only.
+    let reserve = AddressCounts(limit: HTTPLimits.uncappedConnectionsPerAddress)
     private let loops: [IOLoop]
     private let acceptQueue = DispatchQueue(label: "hearth.http.accept")
     private let state = Mutex<State>(.idle)
@@ -84,13 +86,16 @@ public final class HTTPServer: Sendable {
                 handler: handler, limits: configuration.limits, counters: counters, clock: clock, log: log,
                 trustedProxies: configuration.trustedProxies, accessLog: configuration.accessLog,
                 requestIDPrefix: Self.requestIDPrefix(), addresses: addresses, incomplete: incomplete,
+                reserve: reserve, uncappedPaths: configuration.uncappedPaths,
                 onClose: { [weak self] in self?.connectionClosed() })
             let listener = Listener(
                 fd: fd, queue: acceptQueue, loops: loops, counters: counters,
                 maxConnections: configuration.limits.maxConnections, addresses: addresses,
+                reserve: configuration.uncappedPaths.isEmpty ? nil : reserve,
                 trustedProxies: configuration.trustedProxies, log: log
-            ) { fd, address, loop, counted in
-                HTTPConnection(fd: fd, remoteAddress: address, loop: loop, context: context, countedAddress: counted)
+            ) { fd, address, loop, counted, reserved in
+                HTTPConnection(fd: fd, remoteAddress: address, loop: loop, context: context, countedAddress: counted,
+                               reservedAddress: reserved)
             }
             let tick = Self.sweepInterval(configuration.limits)
             for loop in loops { loop.startTimer(interval: tick, clock: clock) }

@@ -2,6 +2,7 @@ import Foundation
 import HearthJSON
 import HearthServer
 import HearthStore
+import HearthStreams
 import HearthTesting
 import Logging
 import Testing
@@ -68,6 +69,20 @@ import Testing
         // Each policy close is logged with the address and the reason.
         let closes = logs.lines.withLock { $0.map(\.message) }.filter { $0.contains("closed 127.0.0.1 with 1008: Too much incomplete input") }
         #expect(closes.count == 2, "\(logs.all)")
+    }
+
+    /// One connection cannot take its address's whole stream budget (issue 25, point 4):
+    /// its listens stop at `WireSessionLimits.connectionsToFillAnAddress`'s share.
+    @Test func oneConnectionLeavesItsAddressRoomForNeighbours() async throws {
+        let server = try LiveServer(rules: Self.rules) { configuration in
+            configuration.streams.maxStreamsPerAddress = 8
+        }
+        let result = try Self.client("neighbours", port: server.port)
+        await server.stop()
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.hasSuffix("done\n"))
+        #expect(WireSessionLimits.defaultMaxListens * WireSessionLimits.connectionsToFillAnAddress <= StreamOptions.defaultMaxStreamsPerAddress)
+        #expect(WireSessionLimits().fitted(toStreamsPerAddress: 8).maxListens == 2)
     }
 
     /// A node that missed changes starts its streams over (`startStreamsOver`, what the

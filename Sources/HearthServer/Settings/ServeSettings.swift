@@ -151,7 +151,7 @@ public enum ServeSettings {
         },
         Setting("wireMaxListens", env: "HEARTH_WIRE_MAX_LISTENS", flag: nil, .integer(1...1_000_000),
                 default: String(WireSessionLimits.defaultMaxListens),
-                "Listens one wire-protocol connection (/.ws) may hold (then `max_listens`).") { $0.wire.maxListens = $1.integer },
+                "Listens one wire-protocol connection (/.ws) may hold (then `max_listens`); at most a quarter of `maxStreamsPerAddress`, so one connection never takes its address's whole budget.") { $0.wire.maxListens = $1.integer },
         Setting("wireMaxOnDisconnect", env: "HEARTH_WIRE_MAX_ON_DISCONNECT", flag: nil, .integer(0...1_000_000),
                 default: String(WireSessionLimits.defaultMaxOnDisconnect),
                 "onDisconnect operations one wire-protocol connection may queue (then `too_many_ondisconnect`).") {

@@ -12,8 +12,14 @@ import Synchronization
 /// the serve settings `wireMax…` set them).
 public struct WireSessionLimits: Sendable, Equatable {
     /// Listens open at once on one connection; past it a `q` is answered `max_listens`
-    /// (the connection stays).
-    public static let defaultMaxListens = 1_000
+    /// (the connection stays). A quarter of the default streams per address: listens count
+    /// against that cap too, and one connection must not take its address's whole budget
+    /// (another user behind the same NAT would get `unavailable`, its SSE streams 429).
+    public static let defaultMaxListens = StreamOptions.defaultMaxStreamsPerAddress / connectionsToFillAnAddress
+    /// How many connections it takes at least to use up an address's streams
+    /// (`StreamOptions.maxStreamsPerAddress`) with listens: one connection's listens are
+    /// capped at that share whatever `maxListens` says (`fitted(toStreamsPerAddress:)`).
+    public static let connectionsToFillAnAddress = 4
     /// onDisconnect operations queued on one connection; past it `o`/`om` are answered
     /// `too_many_ondisconnect`.
     public static let defaultMaxOnDisconnect = 100
@@ -35,6 +41,14 @@ public struct WireSessionLimits: Sendable, Equatable {
     var frames = WireLimits()
 
     public init() {}
+
+    /// These limits with `maxListens` at most `1 / connectionsToFillAnAddress` of
+    /// `streamsPerAddress` (at least 1).
+    public func fitted(toStreamsPerAddress streamsPerAddress: Int) -> WireSessionLimits {
+        var fitted = self
+        fitted.maxListens = min(maxListens, max(1, streamsPerAddress / Self.connectionsToFillAnAddress))
+        return fitted
+    }
 }
 
 /// What a wire-protocol session needs from the server (passed in; no globals). One object

@@ -4,7 +4,7 @@ answer itself, prints `ok <check>` per passed check and exits 1 on the first fai
 
 Usage: wire_client.py <mode> <port>
 Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, revoke, reload, namespace, chunked, auth, oracle, limits,
-       refusals, partials, burst, cross_node, start_over, lease_cut
+       refusals, partials, neighbours, burst, cross_node, start_over, lease_cut
 Every wait has a timeout (WAIT seconds); the whole run is bounded by the Swift test too.
 """
 import json
@@ -622,6 +622,24 @@ def mode_partials():
     check(wait_closed(chunks, "chunks past the share") == 1008, "wire chunks held past the share: 1008")
     check(served.call("s", {})["s"] == "ok", "the other connection is still served")
     served.close()
+
+
+def mode_neighbours():
+    """Run with HEARTH_MAX_STREAMS_PER_ADDRESS=8 (issue 25 point 4): one connection's
+    listens stop at a quarter of its address's streams (2), so a neighbour behind the same
+    address still listens, over the wire and over SSE."""
+    greedy = Client()
+    answers = [greedy.call("q", {"p": f"/open/greedy{i}", "h": ""})["s"] for i in range(3)]
+    check(answers == ["ok", "ok", "max_listens"], "one connection stops at a quarter of the address's streams", answers)
+    neighbour = Client()
+    check(all(neighbour.call("q", {"p": f"/open/n{i}", "h": ""})["s"] == "ok" for i in range(2)), "a neighbour on the same address listens")
+    request = urllib.request.Request(BASE + "/open.json", headers={"Accept": "text/event-stream"})
+    with urllib.request.urlopen(request, timeout=WAIT) as response:
+        check(response.status == 200 and response.readline().startswith(b"event:"), "and opens an SSE stream")
+    status, _ = rest("GET", "/healthz")
+    check(status == 200, "health answered")
+    greedy.close()
+    neighbour.close()
 
 
 def mode_cross_node():
