@@ -451,7 +451,7 @@ final class HTTPConnection: @unchecked Sendable {
         if closed || lingering || closeAfterFlush {
             held = 0
         } else if let state = webSocket {
-            held = state.closeSent ? 0 : state.parser.bufferedByteCount + applicationHeld
+            held = state.closeSent ? 0 : state.parser.heldByteCount + applicationHeld
         } else if stream != nil {
             held = 0
         } else {

@@ -11,6 +11,17 @@ struct HTTPServerUncappedPathsTests {
         return try client.readResponse()
     }
 
+    /// Waits for a condition the server reaches on its own queues (bounded: fails after a
+    /// million yields rather than hanging).
+    static func until(_ condition: () -> Bool) async throws {
+        var waited = 0
+        while !condition() {
+            waited += 1
+            try #require(waited < 1_000_000, "the server never got there")
+            await Task.yield()
+        }
+    }
+
     static func withServer(trustedProxies: Set<String> = [], _ body: (Int, HTTPServer) async throws -> Void) async throws {
         var limits = HTTPLimits()
         limits.maxConnectionsPerAddress = 2
@@ -27,20 +38,20 @@ struct HTTPServerUncappedPathsTests {
         try await Self.withServer { port, server in
             let kept = try (0..<2).map { _ in try RawClient(port: port) }
             for client in kept { #expect(try Self.get(client, "/k")?.status == 200) }
-            let health = try RawClient(port: port)
-            let answer = try #require(try Self.get(health, "/healthz"))
-            #expect(answer.status == 200 && answer.header("Connection") == "close")
-            #expect(health.readUntilClose().isEmpty)  // one request, then closed
-            let other = try RawClient(port: port)
-            #expect(try Self.get(other, "/k")?.status == 429)
-            #expect(server.stats.addressRefusals == 1)
+            do {
+                let health = try RawClient(port: port)
+                let answer = try #require(try Self.get(health, "/healthz"))
+                #expect(answer.status == 200 && answer.header("Connection") == "close")
+                #expect(health.readUntilClose().isEmpty)  // one request, then closed
+                let other = try RawClient(port: port)
+                #expect(try Self.get(other, "/k")?.status == 429)
+                #expect(server.stats.addressRefusals == 1)
+            }
+            // Both closed: their places in the reserve are free again.
+            try await Self.until { server.reserve.count("127.0.0.1") == 0 }
             // The reserve is bounded: past `uncappedConnectionsPerAddress` open ones, 429 at accept.
             let idle = try (0..<HTTPLimits.uncappedConnectionsPerAddress).map { _ in try RawClient(port: port) }
-            var waited = 0
-            while server.reserve.count("127.0.0.1") < idle.count && waited < 1_000_000 {
-                waited += 1
-                await Task.yield()
-            }
+            try await Self.until { server.reserve.count("127.0.0.1") == idle.count }
             let refused = try RawClient(port: port)
             #expect(try refused.readResponse()?.status == 429)
             #expect(server.addresses.count("127.0.0.1") == 2)

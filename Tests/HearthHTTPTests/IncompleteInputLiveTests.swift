@@ -27,11 +27,13 @@ struct IncompleteInputLiveTests {
 
     @Test func fragmentsWithoutFINPastTheAddressShareClose1008AndOthersAreServed() async throws {
         var limits = HTTPLimits()
-        limits.maxIncompleteBytesPerAddress = 256 * Self.kib
+        limits.maxIncompleteBytesPerAddress = 512 * Self.kib
         try await IncompleteInputLiveTests.withEcho(limits) { port, server in
             let first = try Self.holdingSession(port: port, bytes: 200 * Self.kib)
-            #expect(server.incomplete.held(by: "127.0.0.1") == 200 * Self.kib)
-            let second = try Self.holdingSession(port: port, bytes: 100 * Self.kib, confirmed: false)
+            // Counted as allocated: the fragment's bytes and a small receive buffer.
+            let held = server.incomplete.held(by: "127.0.0.1")
+            #expect(held >= 200 * Self.kib && held < 201 * Self.kib)
+            let second = try Self.holdingSession(port: port, bytes: 400 * Self.kib, confirmed: false)
             let close = second.readFrame()
             #expect(close?.closeCode == 1008)
             #expect(Self.closeReason(close) == HTTPConnection.addressFullReason)
@@ -52,12 +54,12 @@ struct IncompleteInputLiveTests {
 
     @Test func manyPartialMessagesPastTheServerBoundClose1013() async throws {
         var limits = HTTPLimits()
-        limits.maxIncompleteBytes = 300 * Self.kib
+        limits.maxIncompleteBytes = 400 * Self.kib
         try await IncompleteInputLiveTests.withEcho(limits) { port, server in
             var held: [RawClient] = []
             for _ in 0..<3 { held.append(try Self.holdingSession(port: port, bytes: 90 * Self.kib)) }
-            #expect(server.stats.incompleteBytes == 270 * Self.kib)
-            let over = try Self.holdingSession(port: port, bytes: 90 * Self.kib, confirmed: false)
+            #expect(server.stats.incompleteBytes >= 270 * Self.kib && server.stats.incompleteBytes < 271 * Self.kib)
+            let over = try Self.holdingSession(port: port, bytes: 200 * Self.kib, confirmed: false)
             let close = over.readFrame()
             #expect(close?.closeCode == 1013)
             #expect(Self.closeReason(close) == HTTPConnection.serverFullReason)

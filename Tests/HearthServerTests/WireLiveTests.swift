@@ -69,6 +69,7 @@ import Testing
         // Each policy close is logged with the address and the reason.
         let closes = logs.lines.withLock { $0.map(\.message) }.filter { $0.contains("closed 127.0.0.1 with 1008: Too much incomplete input") }
         #expect(closes.count == 2, "\(logs.all)")
+        #expect(logs.all.contains("wire: closed 127.0.0.1 with 1009: Message announced in more than 1025 chunks"))
     }
 
     /// One connection cannot take its address's whole stream budget (issue 25, point 4):

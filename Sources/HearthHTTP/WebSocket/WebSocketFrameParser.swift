@@ -24,6 +24,11 @@ public struct WebSocketFrameParser: Sendable {
     /// Bytes received and not yet handed out as an event (for read-ahead bounds).
     public var bufferedByteCount: Int { buffer.count - offset + message.count }
 
+    /// Memory held for input not handed out yet, as allocated (the receive buffer's and the
+    /// joined fragments' capacity, growth included): what `HTTPLimits.maxIncompleteBytes`
+    /// counts. 0 when nothing is pending (an idle session's small buffer is not counted).
+    public var heldByteCount: Int { bufferedByteCount == 0 ? 0 : buffer.capacity + message.capacity }
+
     public mutating func feed(_ bytes: UnsafeRawBufferPointer) {
         guard failure == nil else { return }
         buffer.append(contentsOf: bytes)
@@ -149,7 +154,11 @@ public struct WebSocketFrameParser: Sendable {
                 // An unfragmented message: no copy into the assembly buffer.
                 return finish(opcode, frame.payload)
             }
-            message.append(contentsOf: frame.payload)
+            if message.isEmpty {
+                message = frame.payload  // the first fragment: kept, not copied
+            } else {
+                message.append(contentsOf: frame.payload)
+            }
             messageOpcode = opcode
             guard frame.fin else { return nil }
             let whole = message

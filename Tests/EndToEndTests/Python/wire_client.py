@@ -622,6 +622,12 @@ def mode_partials():
     check(wait_closed(chunks, "chunks past the share") == 1008, "wire chunks held past the share: 1008")
     check(served.call("s", {})["s"] == "ok", "the other connection is still served")
     served.close()
+    counted = Client()
+    counted.send_raw("1026")
+    check(wait_closed(counted, "a chunk count no message fits") == 1009, "a chunk count no message fits: 1009")
+    with urllib.request.urlopen(BASE + "/metrics", timeout=WAIT) as response:
+        metrics = response.read().decode()
+    check("hearth_http_incomplete_refusals_total 2" in metrics, "both refusals in /metrics", metrics[:0])
 
 
 def mode_neighbours():
