@@ -455,7 +455,7 @@ final class HTTPConnection: @unchecked Sendable {
         } else if stream != nil {
             held = 0
         } else {
-            held = parser.bufferedByteCount + parser.bodyProgress
+            held = parser.heldByteCount
         }
         guard held != accountedIncomplete else { return }
         if accountedIncomplete == 0 { incompleteAddress = countedAddress ?? remoteAddress }

@@ -22,9 +22,9 @@ public struct WireFrameAssembler: Sendable {
     /// Longest text taken as a chunk count (JS takes up to 6 characters, iOS 4).
     static let maxCountDigits = 6
 
-    /// Bytes of the message being joined (its chunks so far): incomplete input the server
-    /// counts against its bounds (`WebSocketSession.holding`).
-    public var heldByteCount: Int { chunks.count }
+    /// Memory held for the message being joined (its chunks so far, as allocated):
+    /// incomplete input the server counts against its bounds (`WebSocketSession.holding`).
+    public var heldByteCount: Int { chunks.isEmpty ? 0 : chunks.capacity }
 
     public mutating func take(_ frame: [UInt8]) throws(WireError) -> Output {
         if expected > 0 {
