@@ -61,8 +61,8 @@ public struct HTTPLimits: Sendable, Equatable {
     /// The same bytes per client address (the forwarded client's behind a trusted proxy):
     /// past it a connection of that address holding more than `alwaysHeldBytes` is refused
     /// (HTTP 503 with `Retry-After`, WebSocket close 1008), so one client cannot take the whole
-    /// `maxIncompleteBytes` from the others. At least one largest message, so a client can
-    /// always send one.
+    /// `maxIncompleteBytes` from the others. Room for one largest message as allocated, so a
+    /// client can always send one.
     public var maxIncompleteBytesPerAddress: Int = HTTPLimits.defaultMaxIncompleteBytesPerAddress
 
     public static let defaultMaxRequestLineBytes = 8 * 1024
@@ -79,8 +79,10 @@ public struct HTTPLimits: Sendable, Equatable {
     public static let defaultMaxUnsentBytes = 256 * 1024 * 1024
     public static let defaultMinBodyBytesPerSecond = 1024
     public static let defaultMaxIncompleteBytes = 256 * 1024 * 1024
-    /// Two of the largest messages (`WebSocketLimits.defaultMaxMessageBytes`).
-    public static let defaultMaxIncompleteBytesPerAddress = 32 * 1024 * 1024
+    /// Three of the largest messages (`WebSocketLimits.defaultMaxMessageBytes`): what is
+    /// counted is memory as allocated, and a 16 MiB frame's receive buffer may have grown to
+    /// 32 MiB while it arrives, so one such message always fits with room to spare.
+    public static let defaultMaxIncompleteBytesPerAddress = 48 * 1024 * 1024
     /// Incomplete input one connection may always hold, whatever the others hold: what it
     /// reads ahead anyway (`HTTPConnection.readAheadLimit`), so small requests and messages
     /// are served while large incomplete ones are refused.

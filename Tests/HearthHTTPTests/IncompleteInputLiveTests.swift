@@ -92,6 +92,19 @@ struct IncompleteInputLiveTests {
         }
     }
 
+    /// The default share of an address holds one largest message as allocated (its receive
+    /// buffer grows to twice its size while it arrives), so it is never refused alone.
+    @Test func theLargestMessageFitsTheDefaultShare() async throws {
+        try await IncompleteInputLiveTests.withEcho(HTTPLimits()) { port, server in
+            let client = try RawClient(port: port)
+            #expect(try client.openWebSocket()?.status == 101)
+            let size = WebSocketLimits.defaultMaxMessageBytes - 16
+            try client.send(clientFrame(0x1, [UInt8](repeating: UInt8(ascii: "m"), count: size), mask: [0, 0, 0, 0]))
+            #expect(client.readFrame()?.payload.count == size)
+            #expect(server.stats.incompleteRefusals == 0)
+        }
+    }
+
     @Test func aMessageThatStopsArrivingIsDroppedWith1008() async throws {
         var webSocket = WebSocketLimits()
         webSocket.partialMessageTimeout = 0.05
