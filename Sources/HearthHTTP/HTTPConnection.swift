@@ -135,6 +135,8 @@ final class HTTPConnection: @unchecked Sendable {
         }
     }
     private var streamBytes = 0
+    /// Bytes received over a WebSocket session (its access record's `requestBytes`).
+    private var webSocketBytesReceived = 0
 
     /// The final response is queued; close once it is written.
     private var closeAfterFlush = false
@@ -429,6 +431,7 @@ final class HTTPConnection: @unchecked Sendable {
     /// Frames from the peer, through the protocol state; its actions carried out in order.
     private func webSocketReceived(_ bytes: UnsafeRawBufferPointer) {
         guard webSocket != nil, let handler = webSocketHandler else { return }
+        webSocketBytesReceived += bytes.count
         let actions = webSocket!.received(bytes, now: context.clock())  // in place: no copy of its buffer
         if let failure = webSocket!.parser.failure, failure.closeCode.isPolicyClose, !actions.isEmpty {
             logPolicyClose(failure.closeCode, failure.closeReason)
@@ -625,14 +628,14 @@ final class HTTPConnection: @unchecked Sendable {
     }
 
     /// Writes the access-log record of the current request, once.
-    private func logAccess(status: Int, bytes: Int, isStream: Bool) {
+    private func logAccess(status: Int, bytes: Int, isStream: Bool, received: Int = 0) {
         guard let request = current else { return }
         current = nil
         guard let accessLog = context.accessLog else { return }
         accessLog(HTTPAccessRecord(
             method: request.method, path: request.path, status: status, bytes: bytes,
             durationNanoseconds: context.clock() &- request.start, requestID: request.requestID,
-            client: request.client, peer: remoteAddress, isStream: isStream, requestBytes: request.bodyBytes))
+            client: request.client, peer: remoteAddress, isStream: isStream, requestBytes: request.bodyBytes + received))
     }
 
     /// An answer from the HTTP layer itself (parse error, timeout), after which the
@@ -714,7 +717,7 @@ final class HTTPConnection: @unchecked Sendable {
         guard let options = stream, !streamEnded else { return }
         streamEnded = true
         if let handler = webSocketHandler {
-            logAccess(status: 101, bytes: streamBytes, isStream: true)
+            logAccess(status: 101, bytes: streamBytes, isStream: true, received: webSocketBytesReceived)
             context.counters.openWebSockets.wrappingSubtract(1, ordering: .relaxed)
             webSocketHandler = nil
             handler.closed(code: webSocket?.closeCode)

@@ -1,3 +1,5 @@
+import Dispatch
+import Synchronization
 import Testing
 @testable import HearthHTTP
 
@@ -117,6 +119,30 @@ struct IncompleteInputLiveTests {
             #expect(Self.closeReason(close) == "Message incomplete for 50 ms; send each message whole without pausing")
             #expect(server.stats.incompleteRefusals == 1)
         }
+    }
+
+    /// A WebSocket session's access record counts what it received, so the server's
+    /// memory trimmer sees sessions that took in (or were refused holding) large messages.
+    @Test func aSessionsAccessRecordCountsTheBytesItReceived() async throws {
+        let records = Mutex<[HTTPAccessRecord]>([])
+        let ended = DispatchSemaphore(value: 0)
+        var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, ioQueueCount: 1)
+        configuration.accessLog = { record in
+            records.withLock { $0.append(record) }
+            ended.signal()
+        }
+        let server = HTTPServer(configuration: configuration, handler: EchoServer(limits: WebSocketLimits()))
+        let port = try server.start()
+        let client = try RawClient(port: port)
+        #expect(try client.openWebSocket()?.status == 101)
+        let frames = clientFrame(0x1, Array("hello".utf8)) + clientFrame(0x1, Array("close".utf8))
+        try client.send(frames)
+        #expect(client.readFrame()?.text == "hello")
+        #expect(client.readFrame()?.closeCode == 1000)
+        #expect(ended.wait(timeout: .now() + 10) == .success)
+        let record = try #require(records.withLock { $0.first })
+        #expect(record.status == 101 && record.requestBytes == frames.count)
+        await server.shutdown(gracePeriod: 1)
     }
 
     static func withEcho(
