@@ -768,9 +768,9 @@ final class HTTPConnection: @unchecked Sendable {
                 context.counters.incompleteRefusals.wrappingAdd(1, ordering: .relaxed)
                 logPolicyClose(code, webSocket!.closeReason)
                 applicationHeld = 0
+                accountIncomplete()  // released before the close frame goes out
             }
             perform(action, handler: handler)
-            accountIncomplete()
             if closed { return }
         }
         switch lifecycle.check(now: now) {

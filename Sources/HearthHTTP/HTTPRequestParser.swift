@@ -102,7 +102,7 @@ public struct HTTPRequestParser: Sendable {
     /// the partial body's capacity): what `HTTPLimits.maxIncompleteBytes` counts. 0 when
     /// nothing is pending.
     public var heldByteCount: Int {
-        let body = pending?.request.body.capacity ?? 0
+        let body = pendingBox?.value.request.body.capacity ?? 0  // read in place, not through a copy
         return bufferedByteCount == 0 && body == 0 ? 0 : buffer.capacity + body
     }
 
