@@ -99,9 +99,9 @@ final class HTTPConnection: @unchecked Sendable {
     /// client of the current request; nil when not counted.
     private var countedAddress: String?
     /// Set when this connection came in past its address's `maxConnectionsPerAddress`, on
-    /// the reserve for health checks (`HTTPLimits.uncappedConnectionsPerAddress`): the
-    /// address it is counted under in `Context.reserve`.
-    private var reservedAddress: String?
+    /// the reserve for health checks (`HTTPLimits.uncappedConnectionsPerAddress`), counted
+    /// there under `remoteAddress`. A flag, not the address again: it is in every connection.
+    private var onReserve: Bool
 
     /// The handler owes a response for request number `sequence`.
     private var inFlight = false
@@ -163,11 +163,11 @@ final class HTTPConnection: @unchecked Sendable {
     private var webSocketHandler: (any WebSocketHandler)?
 
     init(fd: Int32, remoteAddress: String, loop: IOLoop, context: Context, countedAddress: String? = nil,
-         reservedAddress: String? = nil) {
+         onReserve: Bool = false) {
         self.fd = fd
         self.remoteAddress = remoteAddress
         self.countedAddress = countedAddress
-        self.reservedAddress = reservedAddress
+        self.onReserve = onReserve
         self.loop = loop
         self.context = context
         self.parser = HTTPRequestParser(limits: context.limits)
@@ -326,7 +326,7 @@ final class HTTPConnection: @unchecked Sendable {
         let trusted = context.trustedProxies
         request.remoteAddress = ForwardedFor.client(peer: remoteAddress, header: request.headers["X-Forwarded-For"], trusted: trusted)
         request.forwardedProto = ForwardedFor.proto(peer: remoteAddress, header: request.headers["X-Forwarded-Proto"], trusted: trusted)
-        var overAddressCap = reservedAddress != nil
+        var overAddressCap = onReserve
         if trusted.contains(remoteAddress) && request.remoteAddress != countedAddress {
             // Behind a proxy, the cap is per forwarded client, from its first request on.
             if let previous = countedAddress { context.addresses.release(previous) }
@@ -828,9 +828,9 @@ final class HTTPConnection: @unchecked Sendable {
             context.addresses.release(address)
             countedAddress = nil
         }
-        if let address = reservedAddress {
-            context.reserve.release(address)
-            reservedAddress = nil
+        if onReserve {
+            context.reserve.release(remoteAddress)
+            onReserve = false
         }
         parser = HTTPRequestParser(limits: context.limits)
         loop.unregister(self)

@@ -93,9 +93,9 @@ public final class HTTPServer: Sendable {
                 maxConnections: configuration.limits.maxConnections, addresses: addresses,
                 reserve: configuration.uncappedPaths.isEmpty ? nil : reserve,
                 trustedProxies: configuration.trustedProxies, log: log
-            ) { fd, address, loop, counted, reserved in
+            ) { fd, address, loop, counted, onReserve in
                 HTTPConnection(fd: fd, remoteAddress: address, loop: loop, context: context, countedAddress: counted,
-                               reservedAddress: reserved)
+                               onReserve: onReserve)
             }
             let tick = Self.sweepInterval(configuration.limits)
             for loop in loops { loop.startTimer(interval: tick, clock: clock) }

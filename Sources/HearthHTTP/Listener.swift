@@ -21,8 +21,9 @@ final class Listener: @unchecked Sendable {
     let fd: Int32
     let queue: DispatchQueue
     private let loops: [IOLoop]
-    /// (fd, peer address, loop, the address counted in `addresses`, the one counted in `reserve`).
-    private let makeConnection: @Sendable (Int32, String, IOLoop, String?, String?) -> HTTPConnection
+    /// (fd, peer address, loop, the address counted in `addresses`, whether it is counted
+    /// in `reserve` instead).
+    private let makeConnection: @Sendable (Int32, String, IOLoop, String?, Bool) -> HTTPConnection
     private let counters: ServerCounters
     private let maxConnections: Int
     private let addresses: AddressCounts
@@ -38,7 +39,7 @@ final class Listener: @unchecked Sendable {
     init(fd: Int32, queue: DispatchQueue, loops: [IOLoop], counters: ServerCounters, maxConnections: Int,
          addresses: AddressCounts, reserve: AddressCounts?, trustedProxies: Set<String>,
          log: @escaping @Sendable (String) -> Void,
-         makeConnection: @escaping @Sendable (Int32, String, IOLoop, String?, String?) -> HTTPConnection) {
+         makeConnection: @escaping @Sendable (Int32, String, IOLoop, String?, Bool) -> HTTPConnection) {
         self.reserve = reserve
         self.fd = fd
         self.queue = queue
@@ -120,7 +121,7 @@ final class Listener: @unchecked Sendable {
         let address = Self.format(&peer)
         // A trusted proxy's connections are counted per forwarded client, on their requests.
         var counted = trustedProxies.contains(address) ? nil : address
-        var reserved: String? = nil
+        var onReserve = false
         if let address = counted, !addresses.acquire(address) {
             // Past the address's cap: a few more connections are read for health checks
             // (the connection serves only `uncappedPaths`), then 429 at once.
@@ -129,12 +130,12 @@ final class Listener: @unchecked Sendable {
                 refuse(connection, status: 429)
                 return
             }
-            (counted, reserved) = (nil, address)
+            (counted, onReserve) = (nil, true)
         }
         counters.open.wrappingAdd(1, ordering: .relaxed)
         let loop = loops[nextLoop]
         nextLoop = (nextLoop + 1) % loops.count
-        let conn = makeConnection(connection, address, loop, counted, reserved)
+        let conn = makeConnection(connection, address, loop, counted, onReserve)
         loop.queue.async { loop.register(conn) }
     }
 
