@@ -117,6 +117,17 @@ public struct WebSocketFrameParser: Sendable {
 
     private mutating func frame(fin: Bool, opcode: WebSocketOpcode, maskStart: Int, payloadStart: Int, length: Int) -> Result<Frame, WebSocketError> {
         let mask = (buffer[maskStart], buffer[maskStart + 1], buffer[maskStart + 2], buffer[maskStart + 3])
+        if length >= Self.keptCapacity && payloadStart + length == buffer.count {
+            // A large frame that ends the buffer: the buffer becomes the payload (its head
+            // moved out in place) rather than being copied, so a 16 MiB frame never costs
+            // twice its size at once (memory counted by `heldByteCount`).
+            var payload = buffer
+            buffer = []
+            offset = 0
+            payload.removeSubrange(0..<payloadStart)
+            Self.unmask(&payload, key: mask)
+            return .success(Frame(fin: fin, opcode: opcode, payload: payload))
+        }
         var payload = Array(buffer[payloadStart..<(payloadStart + length)])
         Self.unmask(&payload, key: mask)
         offset = payloadStart + length
