@@ -75,7 +75,7 @@ let package = Package(
 
         // libFuzzer targets (see README, "Fuzzing").
         .executableTarget(name: "FuzzHTTPParser", dependencies: ["HearthHTTP"]),
-        .executableTarget(name: "FuzzWebSocketParser", dependencies: ["HearthHTTP"]),
+        .executableTarget(name: "FuzzWebSocketParser", dependencies: ["HearthHTTP", "HearthWire"]),
         .executableTarget(name: "FuzzJSONParser", dependencies: ["HearthJSON"]),
         .executableTarget(name: "FuzzRules", dependencies: ["HearthRules"]),
         // Hand-run timing of rule checks (BENCHMARKS.md): swift run -c release RulesBench

@@ -2,6 +2,7 @@
 // Only declarations: libFuzzer provides `main` in a fuzz build; a plain build links an
 // executable that does nothing.
 import HearthHTTP
+import HearthWire
 
 /// A small message limit so the fuzzer reaches the limit paths quickly.
 private let maxMessageBytes = 2048
@@ -17,6 +18,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var limits = WebSocketLimits()
     limits.maxMessageBytes = maxMessageBytes
     var parser = WebSocketFrameParser(limits: limits)
+    // Text messages go on to the wire protocol's chunk joining, as on /.ws.
+    var wireLimits = WireLimits()
+    wireLimits.maxMessageBytes = maxMessageBytes
+    wireLimits.maxChunks = 8
+    var assembler = WireFrameAssembler(limits: wireLimits)
+    var assemblerFailed = false
 
     var cuts = [0]
     if input.count > 0 {
@@ -31,7 +38,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var failed = false
     for i in 0..<(cuts.count - 1) where cuts[i] < cuts[i + 1] {
         parser.feed(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: input[cuts[i]..<cuts[i + 1]])))
+        // What an incomplete message holds (counted against the server's bound) is never
+        // more than was received.
+        precondition(parser.bufferedByteCount <= cuts[i + 1], "more bytes held than received")
         while let result = parser.next() {
+            precondition(parser.bufferedByteCount <= cuts[i + 1], "more bytes held than received")
             precondition(!failed, "an event after an error")
             events += 1
             precondition(events <= input.count / 2 + 1, "more events than frames could fit in the input")
@@ -39,6 +50,17 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             case .success(.text(let bytes)):
                 precondition(bytes.count <= maxMessageBytes, "message over the limit")
                 precondition(String(validating: bytes, as: UTF8.self) != nil, "invalid UTF-8 handed out as text")
+                if !assemblerFailed {
+                    do {
+                        if case .message(let whole) = try assembler.take(bytes) {
+                            precondition(whole.count <= maxMessageBytes, "joined message over the limit")
+                        }
+                        // Held as allocated: an array's growth at most doubles what it holds.
+                        precondition(assembler.heldByteCount <= 2 * maxMessageBytes + 64, "chunks held past the message limit")
+                    } catch {
+                        assemblerFailed = true
+                    }
+                }
             case .success(.binary(let bytes)):
                 precondition(bytes.count <= maxMessageBytes, "message over the limit")
             case .success(.ping(let bytes)), .success(.pong(let bytes)):

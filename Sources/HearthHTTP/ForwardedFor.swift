@@ -58,6 +58,8 @@ public struct HTTPAccessRecord: Sendable {
     public var client: String
     public var peer: String
     public var isStream: Bool
-    /// Request body bytes (after de-chunking).
+    /// Request body bytes (after de-chunking); for a WebSocket session, every byte received
+    /// over it (so a session that took in large messages, or was refused holding a large
+    /// incomplete one, lets the server give that memory back: `MemoryTrimmer`).
     public var requestBytes: Int = 0
 }

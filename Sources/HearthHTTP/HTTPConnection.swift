@@ -30,13 +30,23 @@ final class HTTPConnection: @unchecked Sendable {
         let requestIDPrefix: String
         /// Connections per client address (`HTTPLimits.maxConnectionsPerAddress`).
         let addresses: AddressCounts
+        /// Bytes held for incomplete input (`HTTPLimits.maxIncompleteBytes`).
+        let incomplete: IncompleteBytes
+        /// Connections past their address's cap, kept for health checks
+        /// (`HTTPLimits.uncappedConnectionsPerAddress`), and the paths they may ask for.
+        let reserve: AddressCounts
+        let uncappedPaths: Set<String>
         /// Called once, after the fd is closed.
         let onClose: @Sendable () -> Void
 
         init(handler: any HTTPHandler, limits: HTTPLimits, counters: ServerCounters,
              clock: @escaping @Sendable () -> Nanoseconds, log: @escaping @Sendable (String) -> Void,
              trustedProxies: Set<String>, accessLog: (@Sendable (HTTPAccessRecord) -> Void)?,
-             requestIDPrefix: String, addresses: AddressCounts, onClose: @escaping @Sendable () -> Void) {
+             requestIDPrefix: String, addresses: AddressCounts, incomplete: IncompleteBytes,
+             reserve: AddressCounts, uncappedPaths: Set<String>, onClose: @escaping @Sendable () -> Void) {
+            self.incomplete = incomplete
+            self.reserve = reserve
+            self.uncappedPaths = uncappedPaths
             self.handler = handler
             self.limits = limits
             self.counters = counters
@@ -76,10 +86,22 @@ final class HTTPConnection: @unchecked Sendable {
     private var outputOffset = 0
     /// What this connection has added to `ServerCounters.unsentBytes` (`accountUnsent`).
     private var accountedUnsent = 0
+    /// What this connection has counted in `Context.incomplete` (`accountIncomplete`), and
+    /// under which address (kept while anything is counted, so it is released where it was
+    /// added even if the forwarded client changes).
+    private var accountedIncomplete = 0
+    private var incompleteAddress = ""
+    /// Bytes the WebSocket's application holds for a message it is joining
+    /// (`WebSocketSession.holding`).
+    private var applicationHeld = 0
     /// The client address this connection is counted under in `Context.addresses`: the
     /// peer (counted by the listener at accept), or behind a trusted proxy the forwarded
     /// client of the current request; nil when not counted.
     private var countedAddress: String?
+    /// Set when this connection came in past its address's `maxConnectionsPerAddress`, on
+    /// the reserve for health checks (`HTTPLimits.uncappedConnectionsPerAddress`), counted
+    /// there under `remoteAddress`. A flag, not the address again: it is in every connection.
+    private var onReserve: Bool
 
     /// The handler owes a response for request number `sequence`.
     private var inFlight = false
@@ -113,6 +135,8 @@ final class HTTPConnection: @unchecked Sendable {
         }
     }
     private var streamBytes = 0
+    /// Bytes received over a WebSocket session (its access record's `requestBytes`).
+    private var webSocketBytesReceived = 0
 
     /// The final response is queued; close once it is written.
     private var closeAfterFlush = false
@@ -138,10 +162,12 @@ final class HTTPConnection: @unchecked Sendable {
     private var webSocket: WebSocketProtocolState?
     private var webSocketHandler: (any WebSocketHandler)?
 
-    init(fd: Int32, remoteAddress: String, loop: IOLoop, context: Context, countedAddress: String? = nil) {
+    init(fd: Int32, remoteAddress: String, loop: IOLoop, context: Context, countedAddress: String? = nil,
+         onReserve: Bool = false) {
         self.fd = fd
         self.remoteAddress = remoteAddress
         self.countedAddress = countedAddress
+        self.onReserve = onReserve
         self.loop = loop
         self.context = context
         self.parser = HTTPRequestParser(limits: context.limits)
@@ -206,6 +232,7 @@ final class HTTPConnection: @unchecked Sendable {
             return
         }
         pump()
+        accountIncomplete()
     }
 
     /// Reads only while it is useful: not after end of stream (a level-triggered source
@@ -294,20 +321,31 @@ final class HTTPConnection: @unchecked Sendable {
 
     private func dispatch(_ request: HTTPRequest, keepAlive: Bool) {
         var request = request
+        var keepAlive = keepAlive
         request.peerAddress = remoteAddress
         let trusted = context.trustedProxies
         request.remoteAddress = ForwardedFor.client(peer: remoteAddress, header: request.headers["X-Forwarded-For"], trusted: trusted)
         request.forwardedProto = ForwardedFor.proto(peer: remoteAddress, header: request.headers["X-Forwarded-Proto"], trusted: trusted)
+        var overAddressCap = onReserve
         if trusted.contains(remoteAddress) && request.remoteAddress != countedAddress {
             // Behind a proxy, the cap is per forwarded client, from its first request on.
             if let previous = countedAddress { context.addresses.release(previous) }
             countedAddress = nil
-            guard context.addresses.acquire(request.remoteAddress) else {
+            if context.addresses.acquire(request.remoteAddress) {
+                countedAddress = request.remoteAddress
+            } else {
+                overAddressCap = true
+            }
+        }
+        if overAddressCap {
+            // Past `maxConnectionsPerAddress` only health checks are served, one per
+            // connection (`HTTPServerConfiguration.uncappedPaths`).
+            guard context.uncappedPaths.contains(request.path) else {
                 context.counters.addressRefusals.wrappingAdd(1, ordering: .relaxed)
                 respondFinally(status: 429, minorVersion: request.minorVersion)
                 return
             }
-            countedAddress = request.remoteAddress
+            keepAlive = false
         }
         let forwardedID = trusted.contains(remoteAddress) ? ForwardedFor.requestID(request.headers["X-Request-Id"]) : nil
         request.requestID = forwardedID
@@ -346,6 +384,7 @@ final class HTTPConnection: @unchecked Sendable {
         }
         pendingResponse = answer
         pump()
+        accountIncomplete()  // an upgrade's early frames
     }
 
     // MARK: Open-ended bodies (server-sent events)
@@ -367,7 +406,7 @@ final class HTTPConnection: @unchecked Sendable {
         webSocketHandler = handler
         let options = HTTPStreamOptions(
             maxBufferedBytes: limits.maxBufferedBytes,
-            overflowBytes: WebSocketFrameWriter.close(.policyViolation, reason: "Reader too slow"))
+            overflowBytes: WebSocketFrameWriter.close(.policyViolation, reason: Self.slowReaderReason))
         beginOpenEnded(head, options: options) { HTTPResponseSerializer.serializeUpgradeHead($0, into: &$1) }
         context.counters.openWebSockets.wrappingAdd(1, ordering: .relaxed)
         handler.opened(WebSocketSession(connection: self))
@@ -392,11 +431,90 @@ final class HTTPConnection: @unchecked Sendable {
     /// Frames from the peer, through the protocol state; its actions carried out in order.
     private func webSocketReceived(_ bytes: UnsafeRawBufferPointer) {
         guard webSocket != nil, let handler = webSocketHandler else { return }
+        webSocketBytesReceived += bytes.count
         let actions = webSocket!.received(bytes, now: context.clock())  // in place: no copy of its buffer
+        if let failure = webSocket!.parser.failure, failure.closeCode.isPolicyClose, !actions.isEmpty {
+            logPolicyClose(failure.closeCode, failure.closeReason)
+        }
+        // Counted before anything is answered: a pong proves the bytes before its ping are.
+        accountIncomplete()
+        if closeAfterFlush { return }
         for action in actions {
             perform(action, handler: handler)
             if closed || closeAfterFlush { return }
         }
+    }
+
+    /// Brings `Context.incomplete` up to date with what this connection holds for input
+    /// not complete yet, and refuses the connection when that passes a bound: the parser's
+    /// unparsed bytes and partial body, or a WebSocket's partial frames and fragments plus
+    /// what its application holds. Also times a WebSocket's partial message.
+    private func accountIncomplete() {
+        let held: Int
+        if closed || lingering || closeAfterFlush {
+            held = 0
+        } else if let state = webSocket {
+            held = state.closeSent ? 0 : state.parser.heldByteCount + applicationHeld
+        } else if stream != nil {
+            held = 0
+        } else {
+            held = parser.heldByteCount
+        }
+        guard held != accountedIncomplete else { return }
+        if accountedIncomplete == 0 { incompleteAddress = countedAddress ?? remoteAddress }
+        let verdict = context.incomplete.account(incompleteAddress, from: accountedIncomplete, to: held)
+        accountedIncomplete = held
+        if webSocket != nil { webSocket!.holding(held, now: context.clock()) }
+        if verdict != .keep { refuseIncomplete(verdict) }
+    }
+
+    /// Past `maxIncompleteBytes` (server) or `maxIncompleteBytesPerAddress`: a WebSocket is
+    /// closed with 1013 or 1008, an HTTP request answered 503 with `Retry-After` (a
+    /// request whose answer is still owed is closed); either way what it held is dropped
+    /// at once and the refusal logged.
+    private func refuseIncomplete(_ verdict: IncompleteBytes.Verdict) {
+        context.counters.incompleteRefusals.wrappingAdd(1, ordering: .relaxed)
+        let serverFull = verdict == .serverFull
+        let reason = serverFull ? Self.serverFullReason : Self.addressFullReason
+        if webSocket != nil {
+            applicationHeld = 0
+            let code: WebSocketCloseCode = serverFull ? .tryAgainLater : .policyViolation
+            logPolicyClose(code, reason)
+            webSocketClose(code, reason: reason)  // drops the parser's bytes
+        } else {
+            context.log("HTTP: refused \(incompleteAddress) with 503: \(reason)")
+            parser = HTTPRequestParser(limits: context.limits)
+            accountIncomplete()  // released before the answer goes out
+            if inFlight || pendingResponseBox != nil {
+                close()
+            } else {
+                currentIsHead = false
+                currentKeepAlive = false
+                currentMinorVersion = 1
+                var response = HTTPResponseSerializer.errorResponse(status: 503, message: reason)
+                response.headers.add("Retry-After", "1")
+                queue(response)
+                pump()
+            }
+        }
+    }
+
+    static let serverFullReason = "Server holds too much incomplete input; try again later"
+    static let addressFullReason = "Too much incomplete input from your address; finish or close other messages first"
+
+    /// The application's bytes for a message it is joining (on `loop.queue`).
+    func webSocketHolding(_ bytes: Int) {
+        guard !closed, webSocket?.closeSent == false else { return }
+        applicationHeld = bytes
+        accountIncomplete()
+    }
+
+    /// The reason of the close 1008 that ends a session whose peer does not read.
+    static let slowReaderReason = "Client not reading: too many bytes waiting to be sent"
+
+    /// Every policy close (1008, 1009, 1013) is logged with the client's address and why.
+    private func logPolicyClose(_ code: WebSocketCloseCode, _ reason: String) {
+        context.log("WebSocket: closed \(countedAddress ?? remoteAddress) with \(code): \(reason)")
     }
 
     private func perform(_ action: WebSocketProtocolState.Action, handler: any WebSocketHandler) {
@@ -422,6 +540,8 @@ final class HTTPConnection: @unchecked Sendable {
     /// connection drains the peer's answer and closes.
     func webSocketClose(_ code: WebSocketCloseCode, reason: String) {
         guard !closed, let frame = webSocket?.close(code, reason: reason, now: context.clock()) else { return }
+        applicationHeld = 0
+        accountIncomplete()  // released before the close frame goes out
         streamFinish(frame)
     }
 
@@ -468,6 +588,7 @@ final class HTTPConnection: @unchecked Sendable {
     /// reads again is closed by `writeTimeout`.
     private func overflow(_ options: HTTPStreamOptions) {
         context.counters.streamOverflows.wrappingAdd(1, ordering: .relaxed)
+        if webSocket != nil { logPolicyClose(.policyViolation, Self.slowReaderReason) }
         let cut = streamUnitEnds.first(where: { $0 >= outputOffset }) ?? output.count
         if cut < output.count { output.removeSubrange(cut...) }
         streamUnitEnds = []
@@ -507,14 +628,14 @@ final class HTTPConnection: @unchecked Sendable {
     }
 
     /// Writes the access-log record of the current request, once.
-    private func logAccess(status: Int, bytes: Int, isStream: Bool) {
+    private func logAccess(status: Int, bytes: Int, isStream: Bool, received: Int = 0) {
         guard let request = current else { return }
         current = nil
         guard let accessLog = context.accessLog else { return }
         accessLog(HTTPAccessRecord(
             method: request.method, path: request.path, status: status, bytes: bytes,
             durationNanoseconds: context.clock() &- request.start, requestID: request.requestID,
-            client: request.client, peer: remoteAddress, isStream: isStream, requestBytes: request.bodyBytes))
+            client: request.client, peer: remoteAddress, isStream: isStream, requestBytes: request.bodyBytes + received))
     }
 
     /// An answer from the HTTP layer itself (parse error, timeout), after which the
@@ -596,7 +717,7 @@ final class HTTPConnection: @unchecked Sendable {
         guard let options = stream, !streamEnded else { return }
         streamEnded = true
         if let handler = webSocketHandler {
-            logAccess(status: 101, bytes: streamBytes, isStream: true)
+            logAccess(status: 101, bytes: streamBytes, isStream: true, received: webSocketBytesReceived)
             context.counters.openWebSockets.wrappingSubtract(1, ordering: .relaxed)
             webSocketHandler = nil
             handler.closed(code: webSocket?.closeCode)
@@ -642,6 +763,13 @@ final class HTTPConnection: @unchecked Sendable {
     func checkTimeouts(now: Nanoseconds) {
         if closed { return }
         if webSocket != nil, let handler = webSocketHandler, let action = webSocket!.tick(now: now) {
+            if case .finish = action, let code = webSocket!.closeCode, code.isPolicyClose {
+                // A message incomplete for too long: dropped with the session.
+                context.counters.incompleteRefusals.wrappingAdd(1, ordering: .relaxed)
+                logPolicyClose(code, webSocket!.closeReason)
+                applicationHeld = 0
+                accountIncomplete()  // released before the close frame goes out
+            }
             perform(action, handler: handler)
             if closed { return }
         }
@@ -695,9 +823,14 @@ final class HTTPConnection: @unchecked Sendable {
         output = []
         outputOffset = 0
         accountUnsent()
+        accountIncomplete()
         if let address = countedAddress {
             context.addresses.release(address)
             countedAddress = nil
+        }
+        if onReserve {
+            context.reserve.release(remoteAddress)
+            onReserve = false
         }
         parser = HTTPRequestParser(limits: context.limits)
         loop.unregister(self)

@@ -49,6 +49,21 @@ public struct HTTPLimits: Sendable, Equatable {
     /// would pass it is replaced by 503 with `Retry-After`, and a stream that is behind
     /// while the total is over it is ended as if it had overflowed.
     public var maxUnsentBytes: Int = HTTPLimits.defaultMaxUnsentBytes
+    /// Bytes held for requests and messages not complete yet, all connections together: a
+    /// request head or body still arriving, a WebSocket message whose last fragment (FIN)
+    /// has not come, a wire-protocol message whose chunks have not all come. Counted after
+    /// each read; a connection holding more than `alwaysHeldBytes` that would pass the bound
+    /// is refused and closed, its bytes released at once: an HTTP request with 503 and
+    /// `Retry-After`, a WebSocket with close 1013 (try again later). Without it 80 sockets
+    /// each holding most of a 16 MiB message took RSS from 258 MB to 1.5 GB
+    /// (BENCHMARKS "Incomplete messages").
+    public var maxIncompleteBytes: Int = HTTPLimits.defaultMaxIncompleteBytes
+    /// The same bytes per client address (the forwarded client's behind a trusted proxy):
+    /// past it a connection of that address holding more than `alwaysHeldBytes` is refused
+    /// (HTTP 503 with `Retry-After`, WebSocket close 1008), so one client cannot take the whole
+    /// `maxIncompleteBytes` from the others. Room for one largest message as allocated, so a
+    /// client can always send one.
+    public var maxIncompleteBytesPerAddress: Int = HTTPLimits.defaultMaxIncompleteBytesPerAddress
 
     public static let defaultMaxRequestLineBytes = 8 * 1024
     public static let defaultMaxHeaderBytes = 32 * 1024
@@ -63,9 +78,24 @@ public struct HTTPLimits: Sendable, Equatable {
     public static let defaultMaxConnectionsPerAddress = 1_200
     public static let defaultMaxUnsentBytes = 256 * 1024 * 1024
     public static let defaultMinBodyBytesPerSecond = 1024
+    public static let defaultMaxIncompleteBytes = 256 * 1024 * 1024
+    /// Three of the largest messages (`WebSocketLimits.defaultMaxMessageBytes`): what is
+    /// counted is memory as allocated, and a 16 MiB frame's receive buffer may have grown to
+    /// 32 MiB while it arrives, so one such message always fits with room to spare.
+    public static let defaultMaxIncompleteBytesPerAddress = 48 * 1024 * 1024
+    /// Incomplete input one connection may always hold, whatever the others hold: what it
+    /// reads ahead anyway (`HTTPConnection.readAheadLimit`), so small requests and messages
+    /// are served while large incomplete ones are refused.
+    public static let alwaysHeldBytes = 64 * 1024
     /// Responses this small are always sent, whatever `maxUnsentBytes` says: health checks,
     /// errors and small reads keep working while large unread responses are refused.
     public static let alwaysSentBytes = 16 * 1024
+
+    /// Connections one address past `maxConnectionsPerAddress` may still have open for
+    /// `HTTPServerConfiguration.uncappedPaths` (health checks), each serving one such
+    /// request and closing; past these, 429 at accept. Not configurable: it only keeps
+    /// health checks answerable without giving a capped address more room.
+    public static let uncappedConnectionsPerAddress = 8
 
     /// How long a closing connection keeps draining what the peer still sends after our
     /// final response (a "lingering close"), so our response is not destroyed by a TCP

@@ -98,6 +98,14 @@ public struct HTTPRequestParser: Sendable {
     /// Bytes received and not yet consumed by a reported event.
     public var bufferedByteCount: Int { buffer.count - start }
 
+    /// Memory held for a request not complete yet, as allocated (the receive buffer's and
+    /// the partial body's capacity): what `HTTPLimits.maxIncompleteBytes` counts. 0 when
+    /// nothing is pending.
+    public var heldByteCount: Int {
+        let body = pendingBox?.value.request.body.capacity ?? 0  // read in place, not through a copy
+        return bufferedByteCount == 0 && body == 0 ? 0 : buffer.capacity + body
+    }
+
     /// Hands out (and forgets) the bytes received after the last reported request: after
     /// an upgrade they belong to the new protocol.
     mutating func takeBufferedBytes() -> [UInt8] {

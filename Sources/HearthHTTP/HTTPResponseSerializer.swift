@@ -165,6 +165,7 @@ enum HTTPResponseSerializer {
         case 415: return "Unsupported Media Type"
         case 417: return "Expectation Failed"
         case 422: return "Unprocessable Content"
+        case 426: return "Upgrade Required"
         case 429: return "Too Many Requests"
         case 431: return "Request Header Fields Too Large"
         case 500: return "Internal Server Error"

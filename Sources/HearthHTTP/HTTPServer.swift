@@ -15,6 +15,10 @@ public final class HTTPServer: Sendable {
     let counters = ServerCounters()
     /// Open connections per client address (`HTTPLimits.maxConnectionsPerAddress`).
     let addresses: AddressCounts
+    /// Bytes held for incomplete requests and messages (`HTTPLimits.maxIncompleteBytes`).
+    let incomplete: IncompleteBytes
+    /// Connections past their address's cap, for health checks only.
+    let reserve = AddressCounts(limit: HTTPLimits.uncappedConnectionsPerAddress)
     private let loops: [IOLoop]
     private let acceptQueue = DispatchQueue(label: "hearth.http.accept")
     private let state = Mutex<State>(.idle)
@@ -42,6 +46,8 @@ public final class HTTPServer: Sendable {
         self.log = log
         self.clock = clock
         self.addresses = AddressCounts(limit: configuration.limits.maxConnectionsPerAddress)
+        self.incomplete = IncompleteBytes(
+            limit: configuration.limits.maxIncompleteBytes, perAddress: configuration.limits.maxIncompleteBytesPerAddress)
         self.loops = (0..<max(1, configuration.ioQueueCount)).map { IOLoop(label: "hearth.http.io.\($0)") }
     }
 
@@ -60,7 +66,7 @@ public final class HTTPServer: Sendable {
     }
 
     /// Counters for metrics; cheap, never waits on an I/O queue.
-    public var stats: HTTPServerStats { counters.snapshot }
+    public var stats: HTTPServerStats { counters.snapshot(incompleteBytes: incomplete.total.load(ordering: .relaxed)) }
 
     /// Binds, listens and starts accepting (on `socket` if given: bound earlier, its
     /// address wins over the configuration's). Returns the bound port (useful with port 0).
@@ -79,14 +85,17 @@ public final class HTTPServer: Sendable {
             let context = HTTPConnection.Context(
                 handler: handler, limits: configuration.limits, counters: counters, clock: clock, log: log,
                 trustedProxies: configuration.trustedProxies, accessLog: configuration.accessLog,
-                requestIDPrefix: Self.requestIDPrefix(), addresses: addresses,
+                requestIDPrefix: Self.requestIDPrefix(), addresses: addresses, incomplete: incomplete,
+                reserve: reserve, uncappedPaths: configuration.uncappedPaths,
                 onClose: { [weak self] in self?.connectionClosed() })
             let listener = Listener(
                 fd: fd, queue: acceptQueue, loops: loops, counters: counters,
                 maxConnections: configuration.limits.maxConnections, addresses: addresses,
+                reserve: configuration.uncappedPaths.isEmpty ? nil : reserve,
                 trustedProxies: configuration.trustedProxies, log: log
-            ) { fd, address, loop, counted in
-                HTTPConnection(fd: fd, remoteAddress: address, loop: loop, context: context, countedAddress: counted)
+            ) { fd, address, loop, counted, onReserve in
+                HTTPConnection(fd: fd, remoteAddress: address, loop: loop, context: context, countedAddress: counted,
+                               onReserve: onReserve)
             }
             let tick = Self.sweepInterval(configuration.limits)
             for loop in loops { loop.startTimer(interval: tick, clock: clock) }

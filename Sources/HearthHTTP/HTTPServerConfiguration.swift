@@ -16,6 +16,12 @@ public struct HTTPServerConfiguration: Sendable {
     /// Peer addresses (exact literals) whose `X-Forwarded-For`, `X-Forwarded-Proto` and
     /// `X-Request-Id` are believed. Empty: none (DESIGN §1, deny by default).
     public var trustedProxies: Set<String> = []
+    /// Paths (exact, without the query) never refused by `maxConnectionsPerAddress`: health
+    /// checks, which a load balancer must get through even when the address it shares with
+    /// clients (a NAT, a proxy without `trustedProxies`) has all its connections. Past the cap
+    /// an address may open `HTTPLimits.uncappedConnectionsPerAddress` more connections, each
+    /// serving one request for one of these paths (any other gets 429), then closing.
+    public var uncappedPaths: Set<String> = []
     /// Called once per answered request (and once per stream, when it closes), on an I/O
     /// queue: must not block.
     public var accessLog: (@Sendable (HTTPAccessRecord) -> Void)?

@@ -22,10 +22,20 @@ public struct HTTPServerStats: Sendable, Equatable {
     public var unsentRefusals: Int
     /// Connections refused with 429 because their address had `maxConnectionsPerAddress`.
     public var addressRefusals: Int
+    /// Bytes held now for requests and messages not complete yet (`maxIncompleteBytes`
+    /// bounds it).
+    public var incompleteBytes: Int
+    /// Requests and WebSocket sessions refused because `maxIncompleteBytes` or
+    /// `maxIncompleteBytesPerAddress` was reached, or a message stayed incomplete past
+    /// `WebSocketLimits.partialMessageTimeout`.
+    public var incompleteRefusals: Int
 
     public init(openConnections: Int = 0, acceptedConnections: Int = 0, rejectedConnections: Int = 0,
                 totalRequests: Int = 0, malformedRequests: Int = 0, openStreams: Int = 0, streamOverflows: Int = 0,
-                openWebSockets: Int = 0, unsentBytes: Int = 0, unsentRefusals: Int = 0, addressRefusals: Int = 0) {
+                openWebSockets: Int = 0, unsentBytes: Int = 0, unsentRefusals: Int = 0, addressRefusals: Int = 0,
+                incompleteBytes: Int = 0, incompleteRefusals: Int = 0) {
+        self.incompleteBytes = incompleteBytes
+        self.incompleteRefusals = incompleteRefusals
         self.openWebSockets = openWebSockets
         self.unsentBytes = unsentBytes
         self.unsentRefusals = unsentRefusals

@@ -21,10 +21,14 @@ final class Listener: @unchecked Sendable {
     let fd: Int32
     let queue: DispatchQueue
     private let loops: [IOLoop]
-    private let makeConnection: @Sendable (Int32, String, IOLoop, String?) -> HTTPConnection
+    /// (fd, peer address, loop, the address counted in `addresses`, whether it is counted
+    /// in `reserve` instead).
+    private let makeConnection: @Sendable (Int32, String, IOLoop, String?, Bool) -> HTTPConnection
     private let counters: ServerCounters
     private let maxConnections: Int
     private let addresses: AddressCounts
+    /// Connections an address past its cap may still open for health checks; nil: none.
+    private let reserve: AddressCounts?
     private let trustedProxies: Set<String>
     private let log: @Sendable (String) -> Void
     private var source: DispatchSourceRead?
@@ -33,9 +37,10 @@ final class Listener: @unchecked Sendable {
     private var nextLoop = 0
 
     init(fd: Int32, queue: DispatchQueue, loops: [IOLoop], counters: ServerCounters, maxConnections: Int,
-         addresses: AddressCounts, trustedProxies: Set<String>,
+         addresses: AddressCounts, reserve: AddressCounts?, trustedProxies: Set<String>,
          log: @escaping @Sendable (String) -> Void,
-         makeConnection: @escaping @Sendable (Int32, String, IOLoop, String?) -> HTTPConnection) {
+         makeConnection: @escaping @Sendable (Int32, String, IOLoop, String?, Bool) -> HTTPConnection) {
+        self.reserve = reserve
         self.fd = fd
         self.queue = queue
         self.loops = loops
@@ -115,16 +120,22 @@ final class Listener: @unchecked Sendable {
         }
         let address = Self.format(&peer)
         // A trusted proxy's connections are counted per forwarded client, on their requests.
-        let counted = trustedProxies.contains(address) ? nil : address
-        if let counted, !addresses.acquire(counted) {
-            counters.addressRefusals.wrappingAdd(1, ordering: .relaxed)
-            refuse(connection, status: 429)
-            return
+        var counted = trustedProxies.contains(address) ? nil : address
+        var onReserve = false
+        if let address = counted, !addresses.acquire(address) {
+            // Past the address's cap: a few more connections are read for health checks
+            // (the connection serves only `uncappedPaths`), then 429 at once.
+            guard let reserve, reserve.acquire(address) else {
+                counters.addressRefusals.wrappingAdd(1, ordering: .relaxed)
+                refuse(connection, status: 429)
+                return
+            }
+            (counted, onReserve) = (nil, true)
         }
         counters.open.wrappingAdd(1, ordering: .relaxed)
         let loop = loops[nextLoop]
         nextLoop = (nextLoop + 1) % loops.count
-        let conn = makeConnection(connection, address, loop, counted)
+        let conn = makeConnection(connection, address, loop, counted, onReserve)
         loop.queue.async { loop.register(conn) }
     }
 

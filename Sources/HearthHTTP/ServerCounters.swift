@@ -19,13 +19,16 @@ final class ServerCounters: Sendable {
     let unsentRefusals = Atomic<Int>(0)
     /// Connections refused with 429 because their address had `maxConnectionsPerAddress`.
     let addressRefusals = Atomic<Int>(0)
+    /// Requests and sessions refused for holding too many incomplete bytes, or a message
+    /// incomplete for too long (`HTTPServerStats.incompleteRefusals`).
+    let incompleteRefusals = Atomic<Int>(0)
     /// Request ids made so far (the counter part of `<prefix>-<n>`).
     let requestIDs = Atomic<Int>(0)
     /// `HTTPConnection` objects alive: lets tests prove connections are freed after close
     /// (no retain cycle left between a connection, its sources and its handlers).
     let liveConnectionObjects = Atomic<Int>(0)
 
-    var snapshot: HTTPServerStats {
+    func snapshot(incompleteBytes: Int) -> HTTPServerStats {
         HTTPServerStats(
             openConnections: open.load(ordering: .relaxed),
             acceptedConnections: accepted.load(ordering: .relaxed),
@@ -37,6 +40,8 @@ final class ServerCounters: Sendable {
             openWebSockets: openWebSockets.load(ordering: .relaxed),
             unsentBytes: unsentBytes.load(ordering: .relaxed),
             unsentRefusals: unsentRefusals.load(ordering: .relaxed),
-            addressRefusals: addressRefusals.load(ordering: .relaxed))
+            addressRefusals: addressRefusals.load(ordering: .relaxed),
+            incompleteBytes: incompleteBytes,
+            incompleteRefusals: incompleteRefusals.load(ordering: .relaxed))
     }
 }

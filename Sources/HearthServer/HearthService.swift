@@ -215,7 +215,8 @@ public final class HearthService: Sendable {
             logger.error("cannot read the pending onDisconnect operations: \(error)")
         }
         context.wire = WireContext(database: context.database, hub: hub, authenticator: auth.authenticator, work: auth.work,
-                                   clock: WallClock.milliseconds, logger: logger, limits: configuration.wire,
+                                   clock: WallClock.milliseconds, logger: logger,
+                                   limits: configuration.wire.fitted(toStreamsPerAddress: configuration.streams.maxStreamsPerAddress),
                                    namespaces: Set(configuration.namespaces), onDisconnect: ledger, sessions: wireSessions)
         rulesSettings = RulesSettings(path: configuration.rulesPath, policy: policy, history: rulesHistory) { [logger] in
             logger.info("rules replaced through /.settings/rules.json")
@@ -228,6 +229,7 @@ public final class HearthService: Sendable {
         httpConfiguration.limits = configuration.limits
         if let count = configuration.ioQueueCount { httpConfiguration.ioQueueCount = count }
         httpConfiguration.trustedProxies = Set(configuration.trustedProxies)
+        httpConfiguration.uncappedPaths = HealthEndpoint.paths
         let accessLog = configuration.logging.accessLog ? AccessLog(logger: logger) : nil
         let trimmer = MemoryTrimmer()
         httpConfiguration.accessLog = { record in

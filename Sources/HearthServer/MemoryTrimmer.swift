@@ -9,7 +9,9 @@ import Synchronization
 /// deleted. After an exchange of at least `thresholdBytes` (request body plus response
 /// body), one `malloc_trim(0)` runs `delay` seconds later on a utility queue, by when the
 /// request's values and the response's buffer are freed; exchanges in the meantime share
-/// that one trim. Small requests never trigger it (a trim walks the heap: a few ms).
+/// that one trim. Small requests never trigger it (a trim walks the heap: a few ms). A
+/// WebSocket session counts what it received, so sessions closed holding large incomplete
+/// messages (`HTTPLimits.maxIncompleteBytes`) give their memory back too.
 final class MemoryTrimmer: Sendable {
     /// Exchanges smaller than this (1 MiB) leave the heap alone.
     static let thresholdBytes = 1 << 20

@@ -42,7 +42,9 @@ public final class ServerMetrics: Sendable {
     private let unsentBytes: CoreMetrics.Gauge
     private let unsentRefusals: CoreMetrics.Counter
     private let addressRefusals: CoreMetrics.Counter
-    private let seenRefusals = Mutex<(unsent: Int, address: Int)>((0, 0))
+    private let incompleteBytes: CoreMetrics.Gauge
+    private let incompleteRefusals: CoreMetrics.Counter
+    private let seenRefusals = Mutex<(unsent: Int, address: Int, incomplete: Int)>((0, 0, 0))
     private let storageRefusals: CoreMetrics.Counter
     private let storageFull: CoreMetrics.Gauge
     private let memoryTrims: CoreMetrics.Counter
@@ -73,6 +75,8 @@ public final class ServerMetrics: Sendable {
         unsentBytes = Gauge(label: "hearth_http_unsent_bytes", dimensions: [], factory: factory)
         unsentRefusals = Counter(label: "hearth_http_unsent_refusals_total", dimensions: [], factory: factory)
         addressRefusals = Counter(label: "hearth_http_address_refusals_total", dimensions: [], factory: factory)
+        incompleteBytes = Gauge(label: "hearth_http_incomplete_bytes", dimensions: [], factory: factory)
+        incompleteRefusals = Counter(label: "hearth_http_incomplete_refusals_total", dimensions: [], factory: factory)
         storageRefusals = Counter(label: "hearth_storage_full_refusals_total", dimensions: [], factory: factory)
         storageFull = Gauge(label: "hearth_storage_full", dimensions: [], factory: factory)
         storageFull.record(0)
@@ -137,12 +141,14 @@ public final class ServerMetrics: Sendable {
         openConnections.record(http.openConnections)
         openStreams.record(streams)
         unsentBytes.record(http.unsentBytes)
-        let (newUnsent, newAddress) = seenRefusals.withLock { seen in
-            defer { seen = (http.unsentRefusals, http.addressRefusals) }
-            return (http.unsentRefusals - seen.unsent, http.addressRefusals - seen.address)
+        incompleteBytes.record(http.incompleteBytes)
+        let (newUnsent, newAddress, newIncomplete) = seenRefusals.withLock { seen in
+            defer { seen = (http.unsentRefusals, http.addressRefusals, http.incompleteRefusals) }
+            return (http.unsentRefusals - seen.unsent, http.addressRefusals - seen.address, http.incompleteRefusals - seen.incomplete)
         }
         if newUnsent > 0 { unsentRefusals.increment(by: newUnsent) }
         if newAddress > 0 { addressRefusals.increment(by: newAddress) }
+        if newIncomplete > 0 { incompleteRefusals.increment(by: newIncomplete) }
         let (newEvents, newEnded) = seen.withLock { seen in
             defer { seen = (events, ended) }
             return (events - seen.events, ended - seen.ended)

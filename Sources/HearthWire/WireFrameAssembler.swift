@@ -22,14 +22,19 @@ public struct WireFrameAssembler: Sendable {
     /// Longest text taken as a chunk count (JS takes up to 6 characters, iOS 4).
     static let maxCountDigits = 6
 
+    /// Memory held for the message being joined (its chunks so far, as allocated):
+    /// incomplete input the server counts against its bounds (`WebSocketSession.holding`).
+    public var heldByteCount: Int { chunks.isEmpty ? 0 : chunks.capacity }
+
     public mutating func take(_ frame: [UInt8]) throws(WireError) -> Output {
         if expected > 0 {
             guard chunks.count + frame.count <= limits.maxMessageBytes else { throw .messageTooBig }
             chunks.append(contentsOf: frame)
             expected -= 1
             guard expected == 0 else { return .needMore }
-            defer { chunks = [] }
-            return .message(chunks)
+            let whole = chunks
+            chunks = []
+            return .message(whole)
         }
         if let count = Self.chunkCount(frame) {
             if count == 0 { return .keepAlive }

@@ -18,6 +18,7 @@ public enum WireInbound: Sendable, Equatable {
         do {
             value = try JSONParser.parse(bytes)
         } catch {
+            if case .nestingTooDeep = error { throw .nestingTooDeep(number: requestNumber(in: bytes)) }
             throw .malformedMessage
         }
         guard case .object(let envelope) = value, case .string(let layer)? = envelope["t"],
@@ -41,5 +42,61 @@ public enum WireInbound: Sendable, Equatable {
         default:
             throw .malformedMessage
         }
+    }
+
+    /// The request number (`d.r`, a non-negative integer) of a message that could not be
+    /// parsed whole, found by one pass over its bytes that tracks only strings and nesting
+    /// (no values are built, so any depth is fine): a member `r` of the object that is the
+    /// top-level member `d`. Nil when there is none.
+    public static func requestNumber(in bytes: [UInt8]) -> Int64? {
+        var depth = 0
+        var inString = false, escaped = false
+        var stringStart = 0
+        var lastString: ArraySlice<UInt8> = []
+        var topKey: ArraySlice<UInt8> = []
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                    lastString = bytes[stringStart..<index]
+                }
+                index += 1
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""):
+                inString = true
+                stringStart = index + 1
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+            case UInt8(ascii: ":") where depth == 1:
+                topKey = lastString
+            case UInt8(ascii: ":") where depth == 2 && topKey.elementsEqual("d".utf8) && lastString.elementsEqual("r".utf8):
+                var digits = index + 1
+                while digits < bytes.count, bytes[digits] == 0x20 || bytes[digits] == 0x09 || bytes[digits] == 0x0A || bytes[digits] == 0x0D {
+                    digits += 1
+                }
+                var number: Int64 = 0
+                var seen = 0
+                while digits < bytes.count, bytes[digits] >= UInt8(ascii: "0"), bytes[digits] <= UInt8(ascii: "9"), seen < 18 {
+                    number = number * 10 + Int64(bytes[digits] - UInt8(ascii: "0"))
+                    digits += 1
+                    seen += 1
+                }
+                return seen > 0 ? number : nil
+            default:
+                break
+            }
+            index += 1
+        }
+        return nil
     }
 }

@@ -119,6 +119,21 @@ import Testing
                        "requests past the pending bound close with 1008"])
     }
 
+    /// Issue 25 against the binary: refusals answered in words (a message nested too deep,
+    /// a version other than 13, a chunk count no message fits); incomplete messages across
+    /// sockets past the address's share (settings as in WireLiveTests); one connection's
+    /// listens leaving its address room.
+    @Test func refusalsIncompleteMessagesAndNeighbours() throws {
+        try run("refusals", expecting: ["a message nested too deep is answered", "version 8 gets 426 Upgrade Required",
+                                        "a chunk count past the message limit closes with 1009 at once", "the close reason says why in words"])
+        try run("partials", environment: ["HEARTH_MAX_INCOMPLETE_BYTES_PER_ADDRESS": "1048576"],
+                expecting: ["the third partial message passes the share: 1008", "wire chunks held past the share: 1008",
+                            "a small request from the same address is served meanwhile", "both refusals in /metrics"])
+        try run("neighbours", environment: ["HEARTH_MAX_STREAMS_PER_ADDRESS": "8"],
+                expecting: ["one connection stops at a quarter of the address's streams", "a neighbour on the same address listens",
+                            "and opens an SSE stream"])
+    }
+
     /// A plain GET of /.ws (no upgrade) is a clear 400, not a read of data at "/.ws".
     @Test func aPlainGetIsRefused() throws {
         let server = try HearthProcess.serve(dataDirectory: dir.path)

@@ -8,6 +8,8 @@ import Synchronization
 /// A response as the raw client saw it.
 struct RawResponse {
     var status: Int
+    /// The status line's reason phrase.
+    var reason: String = ""
     var headers: [(name: String, value: String)]
     var body: [UInt8]
 
@@ -125,7 +127,7 @@ final class RawClient {
             headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingSpaces))
         }
         buffer.removeFirst(headEnd! + 4)
-        var response = RawResponse(status: status, headers: headers, body: [])
+        var response = RawResponse(status: status, reason: parts.count > 2 ? String(parts[2]) : "", headers: headers, body: [])
         let length = head || status < 200 || status == 204 || status == 304 ? 0 : Int(response.header("Content-Length") ?? "0") ?? 0
         while buffer.count < length {
             if !fill() { throw ClientError(description: "stream ended inside a body") }

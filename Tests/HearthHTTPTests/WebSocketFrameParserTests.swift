@@ -4,6 +4,22 @@ import Testing
 /// The frame parser fed from byte literals (RFC 6455 §5), as `HTTPRequestParser` is.
 @Suite("WebSocket: frame parser")
 struct WebSocketFrameParserTests {
+    /// A large frame that ends the buffer becomes the payload in place (no copy): its bytes
+    /// come out unmasked and whole, fed at once or in pieces.
+    @Test func aLargeFrameIsTakenFromTheBufferInPlace() {
+        let payload = (0..<(100 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        let frame = clientFrame(0x2, payload, mask: [0x9C, 0x01, 0x7E, 0xA5])
+        #expect(parse(frame).events == [.binary(payload)])
+        var parser = WebSocketFrameParser(limits: WebSocketLimits())
+        parser.feed(Array(frame.prefix(70_000)))
+        #expect(parser.next() == nil)
+        #expect(parser.heldByteCount >= 70_000)
+        parser.feed(Array(frame.dropFirst(70_000)))
+        guard case .success(.binary(let bytes))? = parser.next() else { Issue.record("no message"); return }
+        #expect(bytes == payload)
+        #expect(parser.heldByteCount == 0)
+    }
+
     @Test func theRFCsMaskedHelloIsOneTextMessage() {
         // RFC 6455 §5.7: "A single-frame masked text message".
         let bytes: [UInt8] = [0x81, 0x85, 0x37, 0xFA, 0x21, 0x3D, 0x7F, 0x9F, 0x4D, 0x51, 0x58]

@@ -59,6 +59,7 @@ struct WebSocketHandshakeTests {
         let version = WebSocketHandshake.Refusal.unsupportedVersion.response
         #expect(version.status == 426)
         #expect(version.headers["Sec-WebSocket-Version"] == "13")
+        #expect(version.headers["Upgrade"] == "websocket")
         #expect(String(decoding: version.body, as: UTF8.self) == #"{"error":"WebSocket version 13 is required"}"#)
         #expect(WebSocketHandshake.Refusal.invalidKey.response.status == 400)
         let plain = WebSocketHandshake.Refusal.notAnUpgrade.response

@@ -37,6 +37,27 @@ struct WebSocketLifecycleTests {
         #expect(lifecycle.deadline == 50 * Self.second)
     }
 
+    /// `partialMessageTimeout`: a message that stops growing is dropped, whatever pings
+    /// say about the peer; growth restarts the clock, a whole message stops it.
+    @Test func aMessageThatStopsGrowingIsDropped() {
+        var limits = Self.limits
+        limits.partialMessageTimeout = 5
+        var lifecycle = WebSocketLifecycle(limits: limits, now: 0)
+        lifecycle.holding(100_000, now: 1 * Self.second)
+        #expect(lifecycle.deadline == 6 * Self.second)
+        #expect(lifecycle.check(now: 6 * Self.second - 1) == .none)
+        lifecycle.heard(now: 4 * Self.second)  // a ping between fragments
+        lifecycle.holding(100_000, now: 4 * Self.second)
+        lifecycle.holding(60_000, now: 5 * Self.second)  // bytes handed on to the application
+        #expect(lifecycle.check(now: 6 * Self.second) == .dropPartialMessage)
+        lifecycle.holding(200_000, now: 6 * Self.second)  // it grew
+        #expect(lifecycle.check(now: 11 * Self.second - 1) == .none)
+        #expect(lifecycle.check(now: 11 * Self.second) == .dropPartialMessage)
+        lifecycle.holding(0, now: 11 * Self.second)  // whole
+        #expect(lifecycle.check(now: 11 * Self.second) == .none)
+        #expect(lifecycle.deadline == 34 * Self.second)  // the ping clock from the last frame heard
+    }
+
     @Test func afterOurCloseNoClockRuns() {
         // The connection's lingering close bounds the wait for the peer's answer.
         var lifecycle = WebSocketLifecycle(limits: Self.limits, now: 0)

@@ -158,8 +158,9 @@ struct WebSocketLiveTests {
         try await Self.withEchoServer { port, server, _ in
             let client = try RawClient(port: port)
             let refused = try #require(try client.openWebSocket(version: "8"))
-            #expect(refused.status == 426)
+            #expect(refused.status == 426 && refused.reason == "Upgrade Required")
             #expect(refused.header("Sec-WebSocket-Version") == "13")
+            #expect(refused.header("Upgrade") == "websocket")
             let plain = try RawClient(port: port)
             try plain.send("GET /ws HTTP/1.1\r\nHost: h\r\n\r\n")
             let answer = try #require(try plain.readResponse())

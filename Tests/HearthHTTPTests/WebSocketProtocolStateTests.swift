@@ -29,7 +29,7 @@ struct WebSocketProtocolStateTests {
     @Test func aBadFrameFailsTheSessionWithItsCode() {
         var state = WebSocketProtocolState(limits: WebSocketLimits(), now: 0)
         let actions = Self.received(&state, clientFrame(0x1, Array("ok".utf8)) + clientFrame(0x1, [0xFF]))
-        #expect(actions == [.deliver(.text(Array("ok".utf8))), .finish(WebSocketFrameWriter.close(.invalidPayload, reason: "Invalid UTF-8"))])
+        #expect(actions == [.deliver(.text(Array("ok".utf8))), .finish(WebSocketFrameWriter.close(.invalidPayload, reason: "Text is not valid UTF-8"))])
         #expect(state.closeCode == .invalidPayload)
         #expect(Self.received(&state, clientFrame(0x1, Array("more".utf8))).isEmpty)
     }

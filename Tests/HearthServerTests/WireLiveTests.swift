@@ -2,7 +2,9 @@ import Foundation
 import HearthJSON
 import HearthServer
 import HearthStore
+import HearthStreams
 import HearthTesting
+import Logging
 import Testing
 
 /// The live tier of the wire protocol: an in-process `HearthService` on 127.0.0.1 port 0,
@@ -28,7 +30,7 @@ import Testing
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
-    @Test(arguments: ["handshake", "listen_write", "query", "ondisconnect", "burst", "bad_paths"])
+    @Test(arguments: ["handshake", "listen_write", "query", "ondisconnect", "burst", "bad_paths", "refusals"])
     func theProtocolAgainstAnInProcessServer(mode: String) async throws {
         let server = try LiveServer(rules: Self.rules)
         let result = try Self.client(mode, port: server.port)
@@ -94,6 +96,37 @@ import Testing
         let store = try Engines.open(location)
         defer { store.close() }
         #expect(try store.readSync { try $0.value(at: DataPath(string: "/drop")) } == .object(["k": .string("secret")]))
+    }
+
+    /// Incomplete messages count against the address's share of held input (issue 25,
+    /// point 3): fragments without FIN across sockets, then wire chunks.
+    @Test func partialMessagesAcrossSocketsPassTheAddressShare() async throws {
+        let logs = CapturedLogs()
+        let server = try LiveServer(rules: Self.rules, logger: Logger(label: "t", factory: logs.handler)) { configuration in
+            configuration.limits.maxIncompleteBytesPerAddress = 1 << 20
+        }
+        let result = try Self.client("partials", port: server.port)
+        await server.stop()
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.hasSuffix("done\n"))
+        // Each policy close is logged with the address and the reason.
+        let closes = logs.lines.withLock { $0.map(\.message) }.filter { $0.contains("closed 127.0.0.1 with 1008: Too much incomplete input") }
+        #expect(closes.count == 2, "\(logs.all)")
+        #expect(logs.all.contains("wire: closed 127.0.0.1 with 1009: Message announced in more than 1025 chunks"))
+    }
+
+    /// One connection cannot take its address's whole stream budget (issue 25, point 4):
+    /// its listens stop at `WireSessionLimits.connectionsToFillAnAddress`'s share.
+    @Test func oneConnectionLeavesItsAddressRoomForNeighbours() async throws {
+        let server = try LiveServer(rules: Self.rules) { configuration in
+            configuration.streams.maxStreamsPerAddress = 8
+        }
+        let result = try Self.client("neighbours", port: server.port)
+        await server.stop()
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.hasSuffix("done\n"))
+        #expect(WireSessionLimits.defaultMaxListens * WireSessionLimits.connectionsToFillAnAddress <= StreamOptions.defaultMaxStreamsPerAddress)
+        #expect(WireSessionLimits().fitted(toStreamsPerAddress: 8).maxListens == 2)
     }
 
     /// A node that missed changes starts its streams over (`startStreamsOver`, what the

@@ -28,6 +28,31 @@ struct WireCodecTests {
         #expect(throws: WireError.malformedMessage) { try Self.decode(text) }
     }
 
+    /// A message nested deeper than the JSON limit is not silently dropped: its request
+    /// number is found without parsing it, so the session can answer it.
+    @Test func tooDeepMessagesKeepTheirRequestNumber() {
+        let deep = String(repeating: "[", count: JSONParser.maxNesting + 1) + String(repeating: "]", count: JSONParser.maxNesting + 1)
+        #expect(throws: WireError.nestingTooDeep(number: 7)) {
+            try Self.decode(#"{"t":"d","d":{"r":7,"a":"p","b":{"p":"/a","d":"# + deep + "}}}")
+        }
+        #expect(throws: WireError.nestingTooDeep(number: 9)) {
+            try Self.decode(#"{"t":"d","d":{"s":"\"r\":1","a":"p","b":{"d":"# + deep + #"},"r" : 9}}"#)
+        }
+        #expect(throws: WireError.nestingTooDeep(number: nil)) { try Self.decode(#"{"t":"d","d":{"b":"# + deep + "}}") }
+        #expect(WireInbound.requestNumber(in: Array(#"{"t":"d","d":{"b":{"r":3},"r":4}}"#.utf8)) == 4)
+        #expect(WireInbound.requestNumber(in: Array(#"{"r":1,"d":{"x":"\"r\":2"}}"#.utf8)) == nil)
+        #expect(WireError.nestingTooDeep(number: 7).reason(WireLimits()) == "Data nested deeper than 512 levels")
+    }
+
+    @Test func reasonsAreWordsNotCaseNames() {
+        let limits = WireLimits()
+        #expect(WireError.messageTooBig.reason(limits) == "Message larger than 16 MiB; write less at once")
+        #expect(WireError.invalidChunkCount.reason(limits) == "Message announced in more than 1025 chunks; it cannot fit 16 MiB")
+        for error in [WireError.malformedMessage, .nestingTooDeep(number: nil), .invalidChunkCount, .messageTooBig] {
+            #expect(error.reason(limits).utf8.count <= 123 && error.reason(limits).contains(" "))
+        }
+    }
+
     @Test func chunksAreJoinedAndKeepAlivesSkipped() throws {
         var assembler = WireFrameAssembler(limits: WireLimits())
         #expect(try assembler.take(Array("0".utf8)) == .keepAlive)
@@ -46,6 +71,13 @@ struct WireCodecTests {
         limits.maxChunks = 3
         var assembler = WireFrameAssembler(limits: limits)
         #expect(throws: WireError.invalidChunkCount) { try assembler.take(Array("4".utf8)) }
+        // The default: as many chunks as a 16 MiB message of the SDKs' 16,384-character
+        // chunks needs, refused when announced.
+        #expect(WireLimits.defaultMaxChunks == 1_025)
+        var sdk = WireFrameAssembler(limits: WireLimits())
+        #expect(try sdk.take(Array("1025".utf8)) == .needMore)
+        var over = WireFrameAssembler(limits: WireLimits())
+        #expect(throws: WireError.invalidChunkCount) { try over.take(Array("1026".utf8)) }
         #expect(try assembler.take(Array("2".utf8)) == .needMore)
         #expect(try assembler.take(Array("123456".utf8)) == .needMore)
         #expect(throws: WireError.messageTooBig) { try assembler.take(Array("12345".utf8)) }

@@ -24,6 +24,15 @@ public struct WebSocketCloseCode: RawRepresentable, Sendable, Hashable, CustomSt
     public static let messageTooBig = WebSocketCloseCode(rawValue: 1009)
     /// The server hit an unexpected condition.
     public static let internalError = WebSocketCloseCode(rawValue: 1011)
+    /// The server is overloaded for now (IANA registry): the client may reconnect and try
+    /// again later. Sent when the server-wide `HTTPLimits.maxIncompleteBytes` is reached.
+    public static let tryAgainLater = WebSocketCloseCode(rawValue: 1013)
+
+    /// Whether the server refused the peer by policy (1008, 1009, 1013) rather than the
+    /// session ending: such closes are logged with the peer's address and the reason.
+    public var isPolicyClose: Bool {
+        self == .policyViolation || self == .messageTooBig || self == .tryAgainLater
+    }
 
     /// Whether a peer may send this code in a close frame (§7.4.1, §7.4.2, and the IANA
     /// registry's 1012–1014): 1005, 1006 and 1015 are reserved for reporting and never

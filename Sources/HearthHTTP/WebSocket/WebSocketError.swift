@@ -1,6 +1,6 @@
 /// Why a peer's frames were refused. A closed set: each case knows the close code it is
-/// answered with (RFC 6455 §7.4.1); the close frame carries only a short generic reason,
-/// never parser details.
+/// answered with (RFC 6455 §7.4.1); the close frame names the rule broken, never the
+/// peer's bytes.
 public enum WebSocketError: Error, Sendable, Equatable, CaseIterable {
     /// A client frame without the mask bit (§5.1: the server MUST close).
     case unmaskedFrame
@@ -39,12 +39,22 @@ public enum WebSocketError: Error, Sendable, Equatable, CaseIterable {
         }
     }
 
-    /// The close reason sent: generic per code.
+    /// The close reason sent: what rule the peer broke, in words a developer can act on
+    /// (never the peer's bytes).
     public var closeReason: String {
-        switch closeCode {
-        case .invalidPayload: return "Invalid UTF-8"
-        case .messageTooBig: return "Message too big"
-        default: return "Protocol error"
+        switch self {
+        case .unmaskedFrame: return "Client frames must be masked (RFC 6455 section 5.1)"
+        case .reservedBitsSet: return "Reserved bits set, but no extension was negotiated"
+        case .unknownOpcode: return "Unknown frame opcode"
+        case .fragmentedControlFrame: return "Control frames (close, ping, pong) must not be fragmented"
+        case .controlFrameTooLong: return "Control frame payload over 125 bytes"
+        case .unexpectedContinuation: return "Continuation frame without a message to continue"
+        case .expectedContinuation: return "New message before the fragmented one was finished"
+        case .invalidLength: return "Invalid frame length"
+        case .invalidClosePayload: return "Close frame body must start with a two-byte code"
+        case .invalidCloseCode: return "Close code not allowed on the wire"
+        case .invalidUTF8: return "Text is not valid UTF-8"
+        case .messageTooBig: return "Message larger than this server accepts; send less at once"
         }
     }
 }

@@ -24,6 +24,11 @@ public struct WebSocketFrameParser: Sendable {
     /// Bytes received and not yet handed out as an event (for read-ahead bounds).
     public var bufferedByteCount: Int { buffer.count - offset + message.count }
 
+    /// Memory held for input not handed out yet, as allocated (the receive buffer's and the
+    /// joined fragments' capacity, growth included): what `HTTPLimits.maxIncompleteBytes`
+    /// counts. 0 when nothing is pending (an idle session's small buffer is not counted).
+    public var heldByteCount: Int { bufferedByteCount == 0 ? 0 : buffer.capacity + message.capacity }
+
     public mutating func feed(_ bytes: UnsafeRawBufferPointer) {
         guard failure == nil else { return }
         buffer.append(contentsOf: bytes)
@@ -112,6 +117,17 @@ public struct WebSocketFrameParser: Sendable {
 
     private mutating func frame(fin: Bool, opcode: WebSocketOpcode, maskStart: Int, payloadStart: Int, length: Int) -> Result<Frame, WebSocketError> {
         let mask = (buffer[maskStart], buffer[maskStart + 1], buffer[maskStart + 2], buffer[maskStart + 3])
+        if length >= Self.keptCapacity && payloadStart + length == buffer.count {
+            // A large frame that ends the buffer: the buffer becomes the payload (its head
+            // moved out in place) rather than being copied, so a 16 MiB frame never costs
+            // twice its size at once (memory counted by `heldByteCount`).
+            var payload = buffer
+            buffer = []
+            offset = 0
+            payload.removeSubrange(0..<payloadStart)
+            Self.unmask(&payload, key: mask)
+            return .success(Frame(fin: fin, opcode: opcode, payload: payload))
+        }
         var payload = Array(buffer[payloadStart..<(payloadStart + length)])
         Self.unmask(&payload, key: mask)
         offset = payloadStart + length
@@ -149,7 +165,11 @@ public struct WebSocketFrameParser: Sendable {
                 // An unfragmented message: no copy into the assembly buffer.
                 return finish(opcode, frame.payload)
             }
-            message.append(contentsOf: frame.payload)
+            if message.isEmpty {
+                message = frame.payload  // the first fragment: kept, not copied
+            } else {
+                message.append(contentsOf: frame.payload)
+            }
             messageOpcode = opcode
             guard frame.fin else { return nil }
             let whole = message

@@ -44,6 +44,15 @@ public final class WebSocketSession: Sendable {
         }
     }
 
+    /// Bytes the application holds for a message it has not got whole yet (say, the wire
+    /// protocol's chunks): counted with the connection's own under
+    /// `HTTPLimits.maxIncompleteBytes` and its address's share, and timed by
+    /// `WebSocketLimits.partialMessageTimeout`. Past a bound the session is closed (1013 or
+    /// 1008) and `closed` follows. Report 0 once the message is whole.
+    public func holding(_ bytes: Int) {
+        perform { $0.webSocketHolding(bytes) }
+    }
+
     /// Starts the closing handshake with `code`; the connection closes once the close frame
     /// is written and the peer has answered (or `closeTimeout` passed).
     public func close(_ code: WebSocketCloseCode = .normal, reason: String = "") {

@@ -8,8 +8,9 @@ public enum WebSocketHandshake {
     public enum Refusal: Error, Sendable, Equatable {
         /// Not a GET over HTTP/1.1 with `Upgrade: websocket` and `Connection: Upgrade`.
         case notAnUpgrade
-        /// `Sec-WebSocket-Version` is missing or not 13 → 426 naming the version we speak
-        /// (§4.4).
+        /// `Sec-WebSocket-Version` is missing or not 13 → `426 Upgrade Required` naming the
+        /// version we speak in `Sec-WebSocket-Version` (§4.4) and the protocol in `Upgrade`
+        /// (RFC 9110 §15.5.22: a 426 MUST carry `Upgrade`).
         case unsupportedVersion
         /// `Sec-WebSocket-Key` missing, repeated, or not the base64 of 16 bytes (§4.1).
         case invalidKey
@@ -21,6 +22,7 @@ public enum WebSocketHandshake {
             case .unsupportedVersion:
                 var response = HTTPResponseSerializer.errorResponse(status: 426, message: "WebSocket version 13 is required")
                 response.headers.add("Sec-WebSocket-Version", WebSocketHandshake.version)
+                response.headers.add("Upgrade", "websocket")
                 return response
             case .invalidKey:
                 return HTTPResponseSerializer.errorResponse(status: 400, message: "Invalid Sec-WebSocket-Key")

@@ -10,6 +10,8 @@
 /// - `closing`: our close frame is queued. No clock runs here: once the frame is written the
 ///   connection half-closes and drains the peer's answer for at most
 ///   `HTTPLimits.lingerTimeout` (§7.1.1), as after any final HTTP response.
+/// - An incomplete message (`holding`) that has not grown for `partialMessageTimeout` is
+///   dropped with the session, whatever pings and pongs say about the peer.
 struct WebSocketLifecycle: Equatable {
     enum Phase: Equatable {
         case open(lastHeard: Nanoseconds, pingSent: Nanoseconds?)
@@ -23,16 +25,32 @@ struct WebSocketLifecycle: Equatable {
         case sendPing
         /// Close the TCP connection (the peer is gone, or did not finish the close handshake).
         case close
+        /// A message stayed incomplete for `partialMessageTimeout` without growing: close
+        /// the session (1008), dropping its bytes.
+        case dropPartialMessage
     }
 
     private(set) var phase: Phase
     let pingInterval: Nanoseconds
     let pongTimeout: Nanoseconds
+    let partialMessageTimeout: Nanoseconds
+    /// Bytes held for an incomplete message (0: none), and when they last grew.
+    private(set) var partialBytes = 0
+    private(set) var partialGrew: Nanoseconds = 0
 
     init(limits: WebSocketLimits, now: Nanoseconds) {
         phase = .open(lastHeard: now, pingSent: nil)
         pingInterval = ConnectionLifecycle.nanoseconds(limits.pingInterval)
         pongTimeout = ConnectionLifecycle.nanoseconds(limits.pongTimeout)
+        partialMessageTimeout = ConnectionLifecycle.nanoseconds(limits.partialMessageTimeout)
+    }
+
+    /// The session now holds `bytes` for a message not complete yet (0 once it is, or was
+    /// dropped). Only growth restarts the clock: a ping between fragments, or bytes moving
+    /// from the frame parser to the application, do not.
+    mutating func holding(_ bytes: Int, now: Nanoseconds) {
+        if bytes > partialBytes { partialGrew = now }
+        partialBytes = bytes
     }
 
     /// A frame (any frame: data, ping, pong) arrived from the peer.
@@ -60,15 +78,18 @@ struct WebSocketLifecycle: Equatable {
 
     /// The instant something is due, or nil when no clock runs.
     var deadline: Nanoseconds? {
+        let liveness: Nanoseconds
         switch phase {
-        case .open(let lastHeard, nil): return lastHeard &+ pingInterval
-        case .open(_, let ping?): return ping &+ pongTimeout
+        case .open(let lastHeard, nil): liveness = lastHeard &+ pingInterval
+        case .open(_, let ping?): liveness = ping &+ pongTimeout
         case .closing, .closed: return nil
         }
+        return partialBytes > 0 ? min(liveness, partialGrew &+ partialMessageTimeout) : liveness
     }
 
     func check(now: Nanoseconds) -> Decision {
         guard let deadline, now >= deadline else { return .none }
+        if partialBytes > 0 && now >= partialGrew &+ partialMessageTimeout { return .dropPartialMessage }
         switch phase {
         case .open(_, nil): return .sendPing
         case .open(_, _?): return .close

@@ -19,11 +19,17 @@ public struct WebSocketLimits: Sendable, Equatable {
     /// After a ping, how long the peer has to send anything (its pong) before the
     /// connection is dropped as dead.
     public var pongTimeout: Double = WebSocketLimits.defaultPongTimeout
+    /// How long a message may stay incomplete (a fragment without FIN, a frame whose payload
+    /// has not all come, an application's partly joined message) without growing. Over →
+    /// close 1008: its bytes are released rather than held until the peer is judged dead.
+    /// Pings and pongs in between do not count as progress.
+    public var partialMessageTimeout: Double = WebSocketLimits.defaultPartialMessageTimeout
 
     public static let defaultMaxMessageBytes = 16 * 1024 * 1024
     public static let defaultMaxBufferedBytes = 1024 * 1024
     public static let defaultPingInterval: Double = 30
     public static let defaultPongTimeout: Double = 30
+    public static let defaultPartialMessageTimeout: Double = 15
     /// Longest control frame payload (§5.5). Not configurable: the RFC fixes it.
     public static let maxControlPayloadBytes = 125
 

@@ -27,6 +27,8 @@ struct WebSocketProtocolState {
     /// How the session ended, for the application: the peer's code when it closed first,
     /// ours otherwise (1006 "abnormal" never appears: nil means no close frame at all).
     private(set) var closeCode: WebSocketCloseCode?
+    /// The reason of our close, when we closed.
+    private(set) var closeReason = ""
 
     init(limits: WebSocketLimits, now: Nanoseconds) {
         parser = WebSocketFrameParser(limits: limits)
@@ -67,14 +69,34 @@ struct WebSocketProtocolState {
     mutating func close(_ code: WebSocketCloseCode, reason: String, now: Nanoseconds) -> [UInt8]? {
         guard !closeSent else { return nil }
         closeCode = code
+        closeReason = reason
+        // Nothing more is parsed: what an incomplete message held is released now.
+        parser = WebSocketFrameParser(limits: parser.limits)
+        lifecycle.holding(0, now: now)
         guard case .finish(let frame) = finishing(code, reason: reason, now: now) else { return nil }
         return frame
     }
 
-    /// What the clock asks for at `now`: a ping on silence, or closing a dead connection.
+    /// Bytes held for the message being received (the parser's and the application's):
+    /// for the partial message deadline.
+    mutating func holding(_ bytes: Int, now: Nanoseconds) {
+        lifecycle.holding(bytes, now: now)
+    }
+
+    /// The reason of the close that drops a message incomplete for too long.
+    static func partialMessageReason(_ seconds: Double) -> String {
+        let time = seconds >= 1 ? "\(Int(seconds)) s" : "\(Int(seconds * 1000)) ms"
+        return "Message incomplete for \(time); send each message whole without pausing"
+    }
+
+    /// What the clock asks for at `now`: a ping on silence, closing a dead connection, or
+    /// dropping a message that stopped arriving (close 1008).
     mutating func tick(now: Nanoseconds) -> Action? {
         switch lifecycle.check(now: now) {
         case .none: return nil
+        case .dropPartialMessage:
+            let seconds = Double(lifecycle.partialMessageTimeout) / 1e9
+            return close(.policyViolation, reason: Self.partialMessageReason(seconds), now: now).map { .finish($0) }
         case .sendPing:
             lifecycle.pingSent(now: now)
             return .send(WebSocketFrameWriter.frame(.ping, [UInt8]()))

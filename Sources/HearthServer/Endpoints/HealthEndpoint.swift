@@ -6,6 +6,11 @@ import HearthStore
 /// writes (a write transaction opens on the writer, and space has come back after writes
 /// were refused for lack of it), so a load balancer can route here; 503 with the reason.
 enum HealthEndpoint {
+    /// Served even to a client address past its connection cap
+    /// (`HTTPServerConfiguration.uncappedPaths`): a load balancer behind the same address
+    /// as the clients must still learn the server is up.
+    static let paths: Set<String> = ["/healthz", "/readyz"]
+
     static func healthz(responder: HTTPResponder) {
         responder.respond(JSONResponse.make(.object(["status": .string("ok")]), options: QueryOptions.defaults))
     }

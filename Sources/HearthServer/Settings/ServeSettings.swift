@@ -110,6 +110,16 @@ public enum ServeSettings {
                 "Response bytes waiting for slow readers, all connections together; larger responses then get 503.") {
             $0.limits.maxUnsentBytes = $1.integer
         },
+        Setting("maxIncompleteBytes", env: "HEARTH_MAX_INCOMPLETE_BYTES", flag: nil, .integer((1 << 20)...(1 << 40)),
+                default: String(HTTPLimits.defaultMaxIncompleteBytes),
+                "Bytes held for requests and messages not complete yet (bodies, WebSocket fragments, wire chunks), all connections together; past it a connection holding over 64 KiB gets 503 or close 1013.") {
+            $0.limits.maxIncompleteBytes = $1.integer
+        },
+        Setting("maxIncompleteBytesPerAddress", env: "HEARTH_MAX_INCOMPLETE_BYTES_PER_ADDRESS", flag: nil, .integer((1 << 20)...(1 << 40)),
+                default: String(HTTPLimits.defaultMaxIncompleteBytesPerAddress),
+                "The same bytes per client address; past it a connection of that address holding over 64 KiB gets 503 or close 1008.") {
+            $0.limits.maxIncompleteBytesPerAddress = $1.integer
+        },
         Setting("minBodyBytesPerSecond", env: "HEARTH_MIN_BODY_BYTES_PER_SECOND", flag: nil, .integer(0...(1 << 30)),
                 default: String(HTTPLimits.defaultMinBodyBytesPerSecond),
                 "Slowest average request-body rate after a 30 s grace (then 408); 0 turns it off.") {
@@ -146,7 +156,7 @@ public enum ServeSettings {
         },
         Setting("wireMaxListens", env: "HEARTH_WIRE_MAX_LISTENS", flag: nil, .integer(1...1_000_000),
                 default: String(WireSessionLimits.defaultMaxListens),
-                "Listens one wire-protocol connection (/.ws) may hold (then `max_listens`).") { $0.wire.maxListens = $1.integer },
+                "Listens one wire-protocol connection (/.ws) may hold (then `max_listens`); at most a quarter of `maxStreamsPerAddress`, so one connection never takes its address's whole budget.") { $0.wire.maxListens = $1.integer },
         Setting("wireMaxOnDisconnect", env: "HEARTH_WIRE_MAX_ON_DISCONNECT", flag: nil, .integer(0...1_000_000),
                 default: String(WireSessionLimits.defaultMaxOnDisconnect),
                 "onDisconnect operations one wire-protocol connection may queue (then `too_many_ondisconnect`).") {

@@ -12,8 +12,14 @@ import Synchronization
 /// the serve settings `wireMax…` set them).
 public struct WireSessionLimits: Sendable, Equatable {
     /// Listens open at once on one connection; past it a `q` is answered `max_listens`
-    /// (the connection stays).
-    public static let defaultMaxListens = 1_000
+    /// (the connection stays). A quarter of the default streams per address: listens count
+    /// against that cap too, and one connection must not take its address's whole budget
+    /// (another user behind the same NAT would get `unavailable`, its SSE streams 429).
+    public static let defaultMaxListens = StreamOptions.defaultMaxStreamsPerAddress / connectionsToFillAnAddress
+    /// How many connections it takes at least to use up an address's streams
+    /// (`StreamOptions.maxStreamsPerAddress`) with listens: one connection's listens are
+    /// capped at that share whatever `maxListens` says (`fitted(toStreamsPerAddress:)`).
+    public static let connectionsToFillAnAddress = 4
     /// onDisconnect operations queued on one connection; past it `o`/`om` are answered
     /// `too_many_ondisconnect`.
     public static let defaultMaxOnDisconnect = 100
@@ -35,6 +41,14 @@ public struct WireSessionLimits: Sendable, Equatable {
     var frames = WireLimits()
 
     public init() {}
+
+    /// These limits with `maxListens` at most `1 / connectionsToFillAnAddress` of
+    /// `streamsPerAddress` (at least 1).
+    public func fitted(toStreamsPerAddress streamsPerAddress: Int) -> WireSessionLimits {
+        var fitted = self
+        fitted.maxListens = min(maxListens, max(1, streamsPerAddress / Self.connectionsToFillAnAddress))
+        return fitted
+    }
 }
 
 /// What a wire-protocol session needs from the server (passed in; no globals). One object
@@ -152,6 +166,8 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     /// they keep their order with the answers sent from there.
     private let sessionForPushes = Mutex<WebSocketSession?>(nil)
     private var assembler: WireFrameAssembler
+    /// What `assembler` holds as the connection last heard (`WebSocketSession.holding`).
+    private var reportedHeld = 0
     private var inbox: [WireInbound] = []
     private var busy = false
     private var closed = false
@@ -234,17 +250,27 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         guard case .text(let frame) = message else { return fail(.unsupportedData, "binary frames are not part of the protocol") }
         let whole: [UInt8]
         do {
-            switch try assembler.take(frame) {
+            let output = try assembler.take(frame)
+            if assembler.heldByteCount != reportedHeld {
+                // Chunks held count against the server's bound on incomplete input.
+                reportedHeld = assembler.heldByteCount
+                session?.holding(reportedHeld)
+            }
+            switch output {
             case .message(let bytes): whole = bytes
             case .keepAlive, .needMore: return
             }
         } catch {
-            return fail(error == .messageTooBig ? .messageTooBig : .policyViolation, "\(error)")
+            // Either way the message cannot fit: 1009 (RFC 6455 §7.4.1).
+            return fail(.messageTooBig, error.reason(context.limits.frames))
         }
         let inbound: WireInbound
         do {
             inbound = try WireInbound.decode(whole)
         } catch {
+            if case .nestingTooDeep(let number) = error {
+                return badMessage(number: number, status: "invalid_data", error.reason(context.limits.frames))
+            }
             return badMessage(number: nil, "malformed message")
         }
         switch inbound {
@@ -254,7 +280,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
             break
         case .request:
             guard inbox.count < context.limits.maxPendingRequests else {
-                return fail(.policyViolation, "too many requests without reading the answers")
+                return fail(.policyViolation, "Over \(context.limits.maxPendingRequests) requests waiting; read the answers before sending more")
             }
             inbox.append(inbound)
             next()
@@ -347,18 +373,22 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         for frame in WireOutbound.frames(message) { session.send(text: frame) }
     }
 
-    private func badMessage(number: Int64?, _ reason: String) {
+    private func badMessage(number: Int64?, status: String = "invalid_action", _ reason: String) {
         badMessages += 1
         if badMessages > context.limits.maxBadMessages {
-            return fail(.policyViolation, "too many bad messages")
+            return fail(.policyViolation, "Over \(context.limits.maxBadMessages) malformed messages or unknown actions on this connection")
         }
         if let number, let session {
-            session.send(text: WireOutbound.response(number: number, status: "invalid_action", data: .string(reason)).bytes)
+            session.send(text: WireOutbound.response(number: number, status: status, data: .string(reason)).bytes)
         }
     }
 
+    /// Closes the session with `code`; a policy close (1008, 1009, 1013: the client was
+    /// refused, not gone) is logged with its address and reason.
     private func fail(_ code: WebSocketCloseCode, _ reason: String) {
-        session?.close(code, reason: String(reason.prefix(100)))
+        let reason = String(reason.prefix(100))
+        if code.isPolicyClose { context.logger.notice("wire: closed \(address) with \(code): \(reason)") }
+        session?.close(code, reason: reason)
         end()
     }
 
@@ -494,7 +524,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         authFailures += 1
         if authFailures > context.limits.maxAuthFailures {
             busy = false
-            return fail(.policyViolation, "too many failed auth attempts")
+            return fail(.policyViolation, "Over \(context.limits.maxAuthFailures) failed auth attempts on this connection; sign in again")
         }
         setCredential(Authenticator.Credential(caller: .unauthenticated))
         let expired = error.message.lowercased().contains("expired")
@@ -776,6 +806,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         closed = true
         context.sessions.remove(id: sessionID)
         inbox = []
+        assembler = WireFrameAssembler(limits: context.limits.frames)  // chunks of a message never finished
         for listen in listens { listen.listening.cancel() }
         listens = []
         let entries = onDisconnect

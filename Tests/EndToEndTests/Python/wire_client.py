@@ -4,11 +4,12 @@ answer itself, prints `ok <check>` per passed check and exits 1 on the first fai
 
 Usage: wire_client.py <mode> <port>
 Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, revoke, reload, namespace, chunked, auth, failed_auth, lapse, bad_paths, oracle, limits,
-       burst, cross_node, start_over, lease_cut
+       refusals, partials, neighbours, burst, cross_node, start_over, lease_cut
 Every wait has a timeout (WAIT seconds); the whole run is bounded by the Swift test too.
 """
 import json
 import os
+import socket
 import struct
 import sys
 import threading
@@ -522,16 +523,19 @@ def mode_oracle():
     c.close()
 
 
-def masked_frame(text):
-    """One masked text frame (RFC 6455 §5.2) as a client sends it."""
+def masked_frame(text, fin=True, zero_key=False):
+    """One masked text frame (RFC 6455 §5.2) as a client sends it; `fin=False` leaves the
+    message unfinished; the key 0 leaves a long payload as it is (valid, and no work)."""
     payload = text.encode()
-    key = os.urandom(4)
-    head = bytes([0x81])
+    key = b"\0\0\0\0" if zero_key else os.urandom(4)
+    head = bytes([0x81 if fin else 0x01])
     if len(payload) < 126:
         head += bytes([0x80 | len(payload)])
-    else:
+    elif len(payload) <= 0xFFFF:
         head += bytes([0x80 | 126]) + struct.pack(">H", len(payload))
-    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+    else:
+        head += bytes([0x80 | 127]) + struct.pack(">Q", len(payload))
+    return head + key + (payload if zero_key else bytes(b ^ key[i % 4] for i, b in enumerate(payload)))
 
 
 def mode_burst():
@@ -612,6 +616,106 @@ def mode_limits():
     except Exception:
         pass  # the server may close while the burst is still being sent
     check(wait_closed(flood, "request flood") == 1008, "requests past the pending bound close with 1008")
+
+
+def close_reason(client):
+    received = client.ws.protocol.close_rcvd
+    return received.reason if received else ""
+
+
+def raw_upgrade(version):
+    """A handshake by hand with `Sec-WebSocket-Version: version`; the status line and head."""
+    sock = socket.create_connection(("127.0.0.1", PORT), timeout=WAIT)
+    sock.sendall((f"GET /.ws?v=5&ns=demo HTTP/1.1\r\nHost: 127.0.0.1:{PORT}\r\nUpgrade: websocket\r\n"
+                  f"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                  f"Sec-WebSocket-Version: {version}\r\n\r\n").encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        head += chunk
+    sock.close()
+    lines = head.split(b"\r\n\r\n")[0].decode().split("\r\n")
+    return lines[0], {line.split(":", 1)[0].lower(): line.split(":", 1)[1].strip() for line in lines[1:] if ":" in line}
+
+
+def mode_refusals():
+    """Issue 25 point 5: what the server refuses is answered, in words."""
+    c = Client()
+    deep = "[" * 600 + "]" * 600
+    c.send_raw('{"t":"d","d":{"r":1,"a":"p","b":{"p":"/open/deep","d":' + deep + '}}}')
+    _, answer = c.answer(1)
+    c.number = 1
+    check(answer["s"] == "invalid_data" and "nested deeper than 512" in answer["d"], "a message nested too deep is answered", answer)
+    check(c.call("s", {})["s"] == "ok", "the connection serves on after it")
+    c.close()
+
+    status, headers = raw_upgrade("8")
+    check(status == "HTTP/1.1 426 Upgrade Required", "version 8 gets 426 Upgrade Required", status)
+    check(headers.get("sec-websocket-version") == "13" and headers.get("upgrade") == "websocket", "naming version 13", headers)
+
+    chunks = Client()
+    chunks.send_raw("1026")
+    check(wait_closed(chunks, "a chunk count no message fits") == 1009, "a chunk count past the message limit closes with 1009 at once")
+    reason = close_reason(chunks)
+    check("1025 chunks" in reason and "16 MiB" in reason, "the close reason says why in words", reason)
+
+
+def mode_partials():
+    """Run with HEARTH_MAX_INCOMPLETE_BYTES_PER_ADDRESS=1 MiB (issue 25 point 3): messages
+    left incomplete on several sockets count together against the address's share, be they
+    WebSocket fragments without FIN or wire chunks; the socket that passes it is closed
+    with 1008 and a reason; small requests are served throughout."""
+    holders = []
+    for i in range(2):
+        c = Client()
+        c.ws.socket.sendall(masked_frame("a" * 400_000, fin=False, zero_key=True))
+        check(c.ws.ping().wait(WAIT), f"fragment {i + 1} without FIN held (its ping answered)")
+        holders.append(c)
+    over = Client()
+    over.ws.socket.sendall(masked_frame("b" * 400_000, fin=False, zero_key=True))
+    check(wait_closed(over, "a third partial message") == 1008, "the third partial message passes the share: 1008")
+    check("incomplete input from your address" in close_reason(over), "its reason says why", close_reason(over))
+    served = Client()
+    check(served.call("s", {})["s"] == "ok", "a small request from the same address is served meanwhile")
+    for c in holders:
+        c.close()
+
+    chunks = Client()
+    chunks.send_raw("100")
+    try:
+        for _ in range(80):
+            chunks.send_raw("c" * 16_384)
+    except Exception:
+        pass  # the server may close while the chunks are still being sent
+    check(wait_closed(chunks, "chunks past the share") == 1008, "wire chunks held past the share: 1008")
+    check(served.call("s", {})["s"] == "ok", "the other connection is still served")
+    served.close()
+    counted = Client()
+    counted.send_raw("1026")
+    check(wait_closed(counted, "a chunk count no message fits") == 1009, "a chunk count no message fits: 1009")
+    with urllib.request.urlopen(BASE + "/metrics", timeout=WAIT) as response:
+        metrics = response.read().decode()
+    check("hearth_http_incomplete_refusals_total 2" in metrics, "both refusals in /metrics", metrics[:0])
+
+
+def mode_neighbours():
+    """Run with HEARTH_MAX_STREAMS_PER_ADDRESS=8 (issue 25 point 4): one connection's
+    listens stop at a quarter of its address's streams (2), so a neighbour behind the same
+    address still listens, over the wire and over SSE."""
+    greedy = Client()
+    answers = [greedy.call("q", {"p": f"/open/greedy{i}", "h": ""})["s"] for i in range(3)]
+    check(answers == ["ok", "ok", "max_listens"], "one connection stops at a quarter of the address's streams", answers)
+    neighbour = Client()
+    check(all(neighbour.call("q", {"p": f"/open/n{i}", "h": ""})["s"] == "ok" for i in range(2)), "a neighbour on the same address listens")
+    request = urllib.request.Request(BASE + "/open.json", headers={"Accept": "text/event-stream"})
+    with urllib.request.urlopen(request, timeout=WAIT) as response:
+        check(response.status == 200 and response.readline().startswith(b"event:"), "and opens an SSE stream")
+    status, _ = rest("GET", "/healthz")
+    check(status == 200, "health answered")
+    greedy.close()
+    neighbour.close()
 
 
 def mode_cross_node():
