@@ -6,8 +6,6 @@ import Synchronization
 /// not time) until at least that many are acknowledged.
 final class AckingWriter: @unchecked Sendable {  // `process` is set up in init; the rest is behind Mutexes
     private let process = Process()
-    /// The read end of the output pipe, whose readability handler `deinit` removes.
-    private var readHandle: FileHandle?
     private let acks = Mutex<[Int]>([])
     private let buffer = Mutex<String>("")
     private let changed = DispatchSemaphore(value: 0)
@@ -18,14 +16,9 @@ final class AckingWriter: @unchecked Sendable {  // `process` is set up in init;
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
-        readHandle = out.fileHandleForReading
-        out.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self else {
-                handle.readabilityHandler = nil  // the owner is gone: stop watching its pipe
-                return
-            }
-            if data.isEmpty { handle.readabilityHandler = nil; self.changed.signal(); return }
+        let changed = self.changed
+        PipeReader.drain(out.fileHandleForReading, onData: { [weak self] data in
+            guard let self else { return }
             let lines: [Substring] = self.buffer.withLock { text in
                 text += String(decoding: data, as: UTF8.self)
                 guard let last = text.lastIndex(of: "\n") else { return [] }
@@ -36,13 +29,13 @@ final class AckingWriter: @unchecked Sendable {  // `process` is set up in init;
             self.acks.withLock { acks in
                 for line in lines where line.hasPrefix("ack ") { acks.append(Int(line.dropFirst(4))!) }
             }
-            self.changed.signal()
-        }
+            changed.signal()
+        }, onEnd: { changed.signal() })
         try process.run()
     }
 
     deinit {
-        readHandle?.readabilityHandler = nil  // the pipe closes with this object
+        if process.isRunning { process.terminate() }
     }
 
     /// The writes acknowledged so far.

@@ -5,8 +5,6 @@ import Synchronization
 /// arrives, and a test waits for a piece of text to appear (an event, never a sleep).
 final class CurlStream: @unchecked Sendable {  // `process` is set up in init; output is behind a Mutex
     let process = Process()
-    /// The read end of the output pipe, whose readability handler `deinit` removes.
-    private var readHandle: FileHandle?
     private let output = Mutex<String>("")
     private let changed = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)
@@ -18,27 +16,17 @@ final class CurlStream: @unchecked Sendable {  // `process` is set up in init; o
             + headers.flatMap { ["-H", $0] } + [url]
         let pipe = Pipe()
         process.standardOutput = pipe
-        readHandle = pipe.fileHandleForReading
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self else {
-                handle.readabilityHandler = nil  // the owner is gone: stop watching its pipe
-                return
-            }
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-            } else {
-                self.output.withLock { $0 += String(decoding: data, as: UTF8.self) }
-            }
-            self.changed.signal()
-        }
+        let changed = self.changed
+        PipeReader.drain(pipe.fileHandleForReading, onData: { [weak self] data in
+            self?.output.withLock { $0 += String(decoding: data, as: UTF8.self) }
+            changed.signal()
+        }, onEnd: { changed.signal() })
         process.terminationHandler = { [exited] _ in exited.signal() }
         try process.run()
     }
 
     deinit {
         if process.isRunning { process.terminate() }
-        readHandle?.readabilityHandler = nil  // the pipe closes with this object
     }
 
     var text: String { output.withLock { $0 } }

@@ -15,8 +15,6 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set once in in
     private let logChanged = DispatchSemaphore(value: 0)
     /// Signalled at the end of the child's output, so `log` is complete after an exit.
     private let outputEnded = DispatchSemaphore(value: 0)
-    /// The read end of the output pipe, whose readability handler `deinit` removes.
-    private var outputHandle: FileHandle?
     private(set) var port: Int = 0
 
     /// How long to wait for a child event before failing the test instead of hanging.
@@ -53,21 +51,9 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set once in in
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = pipe
-        let handle = pipe.fileHandleForReading
-        outputHandle = handle
-        handle.readabilityHandler = { [weak self] h in
-            let data = h.availableData
-            guard let self else {
-                // The process object is gone: stop watching, or the source keeps firing on
-                // a pipe that is about to be closed under it.
-                h.readabilityHandler = nil
-                return
-            }
-            if data.isEmpty {
-                h.readabilityHandler = nil
-                self.outputEnded.signal()
-                return
-            }
+        let outputEnded = self.outputEnded
+        PipeReader.drain(pipe.fileHandleForReading, onData: { [weak self] data in
+            guard let self else { return }
             let text = String(decoding: data, as: UTF8.self)
             defer { self.logChanged.signal() }
             let (found, port) = self.output.withLock { out -> (Bool, Int) in
@@ -82,7 +68,7 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set once in in
                 self.port = port
                 self.listening.signal()
             }
-        }
+        }, onEnd: { outputEnded.signal() })
         process.terminationHandler = { [exited] _ in exited.signal() }
         try process.run()
     }
@@ -149,9 +135,6 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set once in in
 
     deinit {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        // The pipe closes with this object; its readability source must not outlive it
-        // (a source left on a closed descriptor crashed libdispatch's event loop).
-        outputHandle?.readabilityHandler = nil
     }
 
     enum ChildError: Error {

@@ -266,20 +266,11 @@ private final class NginxProcess: @unchecked Sendable {  // set up in init; outp
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self else {
-                handle.readabilityHandler = nil
-                return
-            }
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                self.outputClosed.signal()
-                return
-            }
-            self.output.withLock { $0 += String(decoding: data, as: UTF8.self) }
-            self.outputChanged.signal()
-        }
+        let (outputClosed, outputChanged) = (self.outputClosed, self.outputChanged)
+        PipeReader.drain(pipe.fileHandleForReading, onData: { [weak self] data in
+            self?.output.withLock { $0 += String(decoding: data, as: UTF8.self) }
+            outputChanged.signal()
+        }, onEnd: { outputClosed.signal() })
         process.terminationHandler = { [exited] _ in exited.signal() }
         try process.run()
     }

@@ -25,7 +25,6 @@ final class SMTPSink {
         let value = Mutex<[String]>([])
     }
     let port: Int
-    private var outputHandle: FileHandle?
 
     init(python: String, arguments: [String] = []) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python/smtp_sink.py").path
@@ -38,13 +37,10 @@ final class SMTPSink {
         try process.run()
         let lines = Lines()
         self.lines = lines
-        let handle = output.fileHandleForReading
-        outputHandle = handle
         let portLine = DispatchSemaphore(value: 0)
         let buffer = Mutex<String>("")
-        handle.readabilityHandler = { [lines, arrived] h in
-            let data = h.availableData
-            if data.isEmpty { h.readabilityHandler = nil; arrived.signal(); portLine.signal(); return }
+        let arrived = self.arrived
+        PipeReader.drain(output.fileHandleForReading, onData: { [lines, arrived] data in
             let complete: [String] = buffer.withLock { text in
                 text += String(decoding: data, as: UTF8.self)
                 var found: [String] = []
@@ -58,7 +54,7 @@ final class SMTPSink {
                 lines.value.withLock { $0.append(line) }
                 if line.hasPrefix("port ") { portLine.signal() } else { arrived.signal() }
             }
-        }
+        }, onEnd: { arrived.signal(); portLine.signal() })
         guard portLine.wait(timeout: .now() + .seconds(30)) == .success,
               let line = lines.value.withLock({ $0.first { $0.hasPrefix("port ") } }), let port = Int(line.dropFirst(5)) else {
             process.terminate()
@@ -85,7 +81,5 @@ final class SMTPSink {
     deinit {
         try? input.fileHandleForWriting.close()
         process.waitUntilExit()
-        // The pipe closes with this object: its readability source must not outlive it.
-        outputHandle?.readabilityHandler = nil
     }
 }
