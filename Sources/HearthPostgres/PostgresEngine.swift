@@ -400,7 +400,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
                 try connection.execute("BEGIN")
                 _ = try connection.query("UPDATE hearth_meta SET value = value WHERE key = 'last_seq'")
                 try self.indexes.refresh(connection)
-                guard self.indexes.count < SQLiteTreeStore.maxQueryIndexes else {
+                guard self.indexes.count < QueryIndex.maxIndexes else {
                     try connection.execute("ROLLBACK")
                     return
                 }

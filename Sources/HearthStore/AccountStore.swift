@@ -122,3 +122,17 @@ extension AccountStore {
         try rotateRefreshToken(RefreshRotation(hash: hash, newHash: newHash, at: time))
     }
 }
+
+/// A user that could not be imported because the uid or the email is taken (by an existing
+/// user or an earlier one in the same import).
+public enum AccountImportError: Error, Sendable, Equatable, CustomStringConvertible {
+    case duplicateUID(String)
+    case duplicateEmail(uid: String)
+
+    public var description: String {
+        switch self {
+        case .duplicateUID(let uid): return "a user with uid \(uid) already exists"
+        case .duplicateEmail(let uid): return "the email of user \(uid) belongs to another user"
+        }
+    }
+}

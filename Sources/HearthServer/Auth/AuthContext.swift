@@ -4,6 +4,7 @@ import HearthMail
 import HearthAuth
 import HearthHTTP
 import HearthJSON
+import HearthSQLite
 import HearthStore
 
 /// What the account endpoints share, built by the composition root.

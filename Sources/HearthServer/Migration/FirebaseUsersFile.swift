@@ -1,5 +1,6 @@
 import HearthAuth
 import HearthJSON
+import HearthSQLite
 import HearthStore
 
 /// `hearth users import` and `hearth users export`: the JSON format of `firebase
