@@ -94,6 +94,8 @@ let package = Package(
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthJSON", "HearthTesting"], resources: [.copy("Fixtures")]),
         .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthSQLite", "HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthPostgresTests", dependencies: ["HearthPostgres", "HearthStore", "HearthJSON", "HearthTesting"]),
+        // The storage contract (docs/architecture.md), the same cases on every engine.
+        .testTarget(name: "StorageContractTests", dependencies: ["HearthStore", "HearthSQLite", "HearthPostgres", "HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP", "HearthSystem"]),
         .testTarget(name: "HearthMailTests", dependencies: ["HearthMail"]),
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthJSON"]),
