@@ -4,7 +4,6 @@ import HearthMail
 import HearthAuth
 import HearthHTTP
 import HearthJSON
-import HearthSQLite
 import HearthStore
 
 /// What the account endpoints share, built by the composition root.
@@ -29,13 +28,6 @@ struct AuthContext: Sendable {
     static let hashingPoolWidth = 2
     /// Hashing jobs waiting at most; past it sign-ins get 429 at once.
     static let hashingBacklog = 256
-
-    /// The account machinery over `store`, with signing keys in `<dataDirectory>/keys`.
-    static func make(store: SQLiteTreeStore, dataDirectory: String, settings: AuthSettings,
-                     hasher: PasswordHasher = PasswordHasher(),
-                     clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds) throws -> AuthContext {
-        try make(engine: store, keys: FileKeyStore(directory: dataDirectory + "/keys"), settings: settings, hasher: hasher, clock: clock)
-    }
 
     /// The account machinery over the engine's accounts, signing with `keys` (the engine's
     /// own unless given).
