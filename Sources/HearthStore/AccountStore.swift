@@ -1,8 +1,8 @@
-/// Accounts and refresh tokens (DESIGN.md §6), in the same database file as the tree.
+/// Accounts and refresh tokens (DESIGN.md §6), in the same database as the tree.
 ///
 /// Calls block the calling thread until done: call them from a work queue, never from an
-/// I/O queue. Writes run on the store's single writer, so they never contend with tree
-/// writes for SQLite's lock.
+/// I/O queue. Writes run on the engine's writer, so they never contend with tree writes
+/// for the database's lock.
 public protocol AccountStore: Sendable {
     func user(uid: String) throws -> UserRecord?
     func user(email: String) throws -> UserRecord?

@@ -85,7 +85,7 @@ public struct Change: Sendable, Hashable {
     public var data: JSONValue
     public var at: Int64
     /// Watched locations strictly below `path` whose value this write left unchanged (see
-    /// `SQLiteTreeStore`'s `watch`). Known only live; not part of the log.
+    /// `EngineHooks.watch`). Known only live; not part of the log.
     public var unchangedBelow: [DataPath]
 
     public init(seq: Int64, path: DataPath, kind: ChangeKind, data: JSONValue, at: Int64, unchangedBelow: [DataPath] = []) {

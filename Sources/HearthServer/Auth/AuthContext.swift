@@ -13,7 +13,7 @@ struct AuthContext: Sendable {
     /// Bounded pool for scrypt (each hash takes ~32 MiB): a burst of sign-ins queues here
     /// instead of exhausting memory, and is refused with 429 past the backlog.
     let pool: HashingPool
-    /// Non-hashing account work (SQLite lookups, token signing), off the I/O queues.
+    /// Non-hashing account work (store lookups, token signing), off the I/O queues.
     let work: DispatchQueue
     let perAddress: RateLimiter
     /// Sign-ups per email (sign-ins are throttled by `throttle`).
