@@ -30,7 +30,11 @@ let package = Package(
         // Libraries, lowest first. Arrows point down only (docs/architecture.md).
         .target(name: "HearthJSON"),
         .target(name: "HearthRules", dependencies: ["HearthJSON"]),
-        .target(name: "HearthStore", dependencies: ["HearthJSON", "CSQLite"]),
+        // The storage seam: what every engine implements and the write logic they share.
+        // Knows no engine.
+        .target(name: "HearthStore", dependencies: ["HearthJSON"]),
+        // The SQLite engine (one file in a data directory). Only this module knows SQLite.
+        .target(name: "HearthSQLite", dependencies: ["HearthStore", "HearthJSON", "CSQLite"]),
         // The PostgreSQL engine (issue 17): the same store protocols as the SQLite engine,
         // for several Hearth nodes on one database. Only this module knows PostgreSQL.
         .target(name: "HearthPostgres", dependencies: ["HearthStore", "HearthJSON", "CLibPQ"]),
@@ -56,7 +60,7 @@ let package = Package(
         .target(
             name: "HearthServer",
             dependencies: [
-                "HearthJSON", "HearthRules", "HearthStore", "HearthPostgres", "HearthHTTP", "HearthAuth", "HearthStreams", "HearthDatabase", "HearthWire",
+                "HearthJSON", "HearthRules", "HearthStore", "HearthSQLite", "HearthPostgres", "HearthHTTP", "HearthAuth", "HearthStreams", "HearthDatabase", "HearthWire",
                 "HearthMail", "CSystem",  // malloc_trim (MemoryTrimmer)
                 "HearthSystem",  // the data directory's lock (RecordLock)
                 .product(name: "Logging", package: "swift-log"),
@@ -67,7 +71,8 @@ let package = Package(
         .executableTarget(
             name: "hearth",
             dependencies: [
-                "HearthServer", "HearthRules",
+                // Every module Sources/hearth imports, named (issue 26).
+                "HearthServer", "HearthRules", "HearthAuth", "HearthJSON", "HearthStore", "HearthSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -87,17 +92,19 @@ let package = Package(
         .target(name: "HearthTesting", dependencies: [.product(name: "Atomics", package: "swift-atomics")], path: "Tests/HearthTesting"),
         .testTarget(name: "HearthJSONTests", dependencies: ["HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthJSON", "HearthTesting"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthJSON", "HearthTesting"]),
+        .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthSQLite", "HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthPostgresTests", dependencies: ["HearthPostgres", "HearthStore", "HearthJSON", "HearthTesting"]),
+        // The storage contract (docs/architecture.md), the same cases on every engine.
+        .testTarget(name: "StorageContractTests", dependencies: ["HearthStore", "HearthSQLite", "HearthPostgres", "HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP", "HearthSystem"]),
         .testTarget(name: "HearthMailTests", dependencies: ["HearthMail"]),
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthJSON"]),
         .testTarget(name: "HearthStreamsTests", dependencies: ["HearthStreams", "HearthJSON"]),
         .testTarget(name: "HearthWireTests", dependencies: ["HearthWire", "HearthJSON"]),
-        .testTarget(name: "HearthDatabaseTests", dependencies: ["HearthDatabase", "HearthStore", "HearthRules", "HearthJSON", "HearthTesting"]),
+        .testTarget(name: "HearthDatabaseTests", dependencies: ["HearthDatabase", "HearthStore", "HearthSQLite", "HearthRules", "HearthJSON", "HearthTesting"]),
         .testTarget(
             name: "HearthServerTests",
-            dependencies: ["HearthServer", "HearthHTTP", "HearthJSON", "HearthRules", "HearthStore", "HearthAuth", "HearthStreams", "HearthMail", "HearthTesting"]),
+            dependencies: ["HearthServer", "HearthHTTP", "HearthJSON", "HearthRules", "HearthStore", "HearthSQLite", "HearthAuth", "HearthStreams", "HearthMail", "HearthTesting"]),
         // Python/: drivers for the official firebase-admin SDK, run with $HEARTH_PYTHON.
         .testTarget(name: "EndToEndTests", dependencies: ["HearthJSON", "HearthTesting"], exclude: ["Python"]),
     ],

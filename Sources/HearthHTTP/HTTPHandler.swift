@@ -3,7 +3,7 @@ import Dispatch
 /// The application side of the HTTP layer.
 ///
 /// `handle` is called on a connection's I/O queue, which must never block: answer at once
-/// (health checks), or hand blocking work (SQLite, hashing) to another queue and call
+/// (health checks), or hand blocking work (the store, hashing) to another queue and call
 /// `responder.respond` later from any thread. Each request is answered exactly once;
 /// the connection answers pipelined requests strictly in order.
 public protocol HTTPHandler: Sendable {

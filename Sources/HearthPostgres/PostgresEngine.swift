@@ -400,7 +400,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
                 try connection.execute("BEGIN")
                 _ = try connection.query("UPDATE hearth_meta SET value = value WHERE key = 'last_seq'")
                 try self.indexes.refresh(connection)
-                guard self.indexes.count < SQLiteTreeStore.maxQueryIndexes else {
+                guard self.indexes.count < QueryIndex.maxIndexes else {
                     try connection.execute("ROLLBACK")
                     return
                 }
@@ -417,52 +417,6 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     public func buildQueryIndex(at path: DataPath, spec: String) {
         requestIndex(at: path, spec: spec)
         writerQueue.sync {}
-    }
-
-    // MARK: Change feed
-
-    public func changes(after: Int64, limit: Int) throws -> (changes: [Change], oldestSeq: Int64?) {
-        try readSync { try $0.changes(after: after, limit: limit) }
-    }
-
-    static let trimEveryWrites = 256
-    static let trimChunkRows: Int64 = 2_000
-
-    /// Deletes the oldest feed records past `changeLogRetention` or older than
-    /// `changeLogMaxAge`, at most `trimChunkRows` at a time. Any node may trim; the rows
-    /// deleted are the same whichever does.
-    @discardableResult
-    private func trimChangeLog(_ connection: PGConnection, lastSeq: Int64, now: Int64) throws(StoreError) -> Int {
-        let keepFrom = lastSeq - Int64(options.changeLogRetention)
-        let oldestAllowed = now - Int64(options.changeLogMaxAge * 1000)
-        let first = try connection.query("SELECT min(seq) FROM changes")
-        guard !first.isNull(0, 0) else { return 0 }
-        let chunkEnd = first.int64(0, 0) + Self.trimChunkRows
-        let young = try connection.query("SELECT min(seq) FROM changes WHERE seq < $1 AND at >= $2", [.int(chunkEnd), .int(oldestAllowed)])
-        let firstYoung = young.isNull(0, 0) ? chunkEnd : young.int64(0, 0)
-        let cutoff = min(max(keepFrom + 1, firstYoung), chunkEnd)
-        guard cutoff > first.int64(0, 0) else { return 0 }
-        return try connection.query("DELETE FROM changes WHERE seq < $1", [.int(cutoff)]).affectedRows
-    }
-
-    /// How long a node's last batch mark is kept after its last write, ms (a mark matters
-    /// only for the moments after its batch; older ones belong to nodes that are gone).
-    static let batchMarkMilliseconds: Int64 = 86_400_000
-
-    @discardableResult
-    public func trimChangeLog() -> Int {
-        _ = try? withAux { connection in
-            try connection.query("DELETE FROM hearth_batches WHERE at < $1", [.int(clock() - Self.batchMarkMilliseconds)])
-        }
-        return (try? withAux { connection in
-            let last = try connection.query("SELECT value FROM hearth_meta WHERE key = 'last_seq'").int64(0, 0)
-            var deleted = 0
-            while true {
-                let step = try trimChangeLog(connection, lastSeq: last, now: clock())
-                deleted += step
-                if step == 0 { return deleted }
-            }
-        }) ?? 0
     }
 
     // MARK: Readiness, size, lifecycle
@@ -523,117 +477,4 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     public var limitCounters: (any LimitCounters)? { PostgresLimitCounters(engine: self) }
     /// Limit-counter updates on this node (pruning runs every `PostgresLimitCounters.pruneEvery`).
     let limitUpdates = Atomic<Int>(0)
-}
-
-/// One connection and the queue it is confined to.
-final class PostgresSlot: @unchecked Sendable {  // `connection` is touched only on `queue`
-    let queue: DispatchQueue
-    private let url: String
-    private var connection: PGConnection?
-    private var closed = false
-
-    private let idleInTransactionTimeout: Int
-
-    init(url: String, label: String, idleInTransactionTimeout: Int = PGConnection.idleInTransactionTimeoutMilliseconds) throws(StoreError) {
-        self.url = url
-        self.queue = DispatchQueue(label: label)
-        self.idleInTransactionTimeout = idleInTransactionTimeout
-        self.connection = try PGConnection(url: url, idleInTransactionTimeout: idleInTransactionTimeout)
-    }
-
-    /// Runs `body` with the connection (on `queue`), reconnecting a dropped one first.
-    func withConnection<T>(_ body: (PGConnection) throws -> T) throws -> T {
-        if closed { throw StoreError.closed }
-        if let connection, connection.isBrokenNow { connection.reset() }
-        if connection == nil { connection = try PGConnection(url: url, idleInTransactionTimeout: idleInTransactionTimeout) }
-        guard let connection else { throw StoreError.closed }
-        if connection.isBroken {
-            throw StoreError.engine(EngineFailure(engine: "postgres", code: "connection", kind: .unavailable,
-                                                  message: "cannot reach the database: \(connection.errorMessage)", operation: "connect"))
-        }
-        return try body(connection)
-    }
-
-    func close() {
-        queue.sync {
-            closed = true
-            connection = nil
-        }
-    }
-}
-
-/// Applies a write to the tree inside the writer's transaction: the arrays for
-/// `hearth_apply` (the SQLite engine's `TreeWriter` does the same in several statements).
-enum PostgresTreeWriter {
-    /// The rows replaced (-1 when more than `maxReplaced`: then nothing changed).
-    static func apply(_ operation: WriteOperation, as change: Change, maxReplaced: Int, connection: PGConnection) throws(StoreError) -> Int64 {
-        var entries: [String] = [], ancestors: Set<String> = []
-        var rows: [LeafRow] = [], priorities: [LeafRow] = []
-        for entry in operation.entries {
-            entries.append(entry.path.storageKey)
-            guard let value = entry.value else { continue }
-            var ancestor = entry.path
-            while let parent = ancestor.parent {
-                ancestor = parent
-                ancestors.insert(ancestor.storageKey)
-            }
-            LeafRow.flatten(value, at: entry.path.storageKey, into: &rows, priorities: &priorities)
-        }
-        let parameters: [PGValue] = [.text(PGArray.literal(entries)), .text(PGArray.literal(ancestors.sorted())), .int(Int64(maxReplaced))]
-            + columns(rows) + columns(priorities)
-            + [.int(change.seq), .text(change.path.storageKey), .text(change.kind.rawValue),
-               .text(String(decoding: JSONWriter.write(change.data), as: UTF8.self)), .int(change.at)]
-        let result = try connection.query("""
-            SELECT hearth_apply($1::text[], $2::text[], $3, $4::text[], $5::smallint[], $6::bigint[], $7::float8[], $8::text[],
-                                $9::text[], $10::smallint[], $11::bigint[], $12::float8[], $13::text[], $14, $15, $16, $17, $18)
-            """, parameters)
-        return result.int64(0, 0)
-    }
-
-    /// The five column arrays of `rows` (path, kind, int, double, string), as parameters.
-    static func columns(_ rows: [LeafRow]) -> [PGValue] {
-        var paths: [String?] = [], kinds: [String?] = [], ints: [String?] = [], doubles: [String?] = [], strings: [String?] = []
-        for row in rows {
-            switch row.value {
-            case .string(let s): ints.append(nil); doubles.append(nil); strings.append(s)
-            case .int(let i): ints.append(String(i)); doubles.append(nil); strings.append(nil)
-            case .double(let d): ints.append(nil); doubles.append(PGArray.doubleText(d)); strings.append(nil)
-            case .bool(let b): ints.append(b ? "1" : "0"); doubles.append(nil); strings.append(nil)
-            case .null, .array, .object: continue
-            }
-            paths.append(row.path)
-            kinds.append(String(row.kind.rawValue))
-        }
-        return [paths, kinds, ints, doubles, strings].map { .text(PGArray.literal($0)) }
-    }
-}
-
-/// PostgreSQL array literals (`{"a","b",NULL}`), so one parameter carries many values.
-enum PGArray {
-    static func literal(_ items: [String?]) -> String {
-        var out = "{"
-        for (index, item) in items.enumerated() {
-            if index > 0 { out += "," }
-            guard let item else {
-                out += "NULL"
-                continue
-            }
-            out += "\""
-            for scalar in item.unicodeScalars {
-                if scalar == "\"" || scalar == "\\" { out += "\\" }
-                out.unicodeScalars.append(scalar)
-            }
-            out += "\""
-        }
-        return out + "}"
-    }
-
-    /// A double as PostgreSQL reads it back exactly (Swift's shortest round-trip form).
-    static func doubleText(_ value: Double) -> String {
-        "\(value)"
-    }
-
-    static func literal(_ items: [String]) -> String {
-        literal(items.map { Optional($0) })
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HearthSQLite
 import HearthStore
 import HearthSystem
 

@@ -1,5 +1,6 @@
 import Foundation
 import HearthPostgres
+import HearthSQLite
 import HearthStore
 import Logging
 

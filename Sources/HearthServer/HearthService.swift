@@ -262,7 +262,7 @@ public final class HearthService: Sendable {
         case .recovered:
             logger.notice("space on the data volume is back: writes are taken again and /readyz answers ready")
         case .reserveUnavailable(let directory):
-            logger.warning("cannot allocate the \(DiskSpace.reserveBytes)-byte reserve in \(directory): the volume is nearly full, and deletes may fail once it is full")
+            logger.warning("cannot allocate the \(StorageEvent.reserveBytes)-byte reserve in \(directory): the volume is nearly full, and deletes may fail once it is full")
         }
     }
 

@@ -1,8 +1,8 @@
-/// Accounts and refresh tokens (DESIGN.md §6), in the same database file as the tree.
+/// Accounts and refresh tokens (DESIGN.md §6), in the same database as the tree.
 ///
 /// Calls block the calling thread until done: call them from a work queue, never from an
-/// I/O queue. Writes run on the store's single writer, so they never contend with tree
-/// writes for SQLite's lock.
+/// I/O queue. Writes run on the engine's writer, so they never contend with tree writes
+/// for the database's lock.
 public protocol AccountStore: Sendable {
     func user(uid: String) throws -> UserRecord?
     func user(email: String) throws -> UserRecord?
@@ -120,5 +120,19 @@ extension AccountStore {
     /// A rotation with no retry window (a used token is always a replay).
     public func rotateRefreshToken(hash: String, newHash: String, at time: Int64) throws -> RefreshOutcome {
         try rotateRefreshToken(RefreshRotation(hash: hash, newHash: newHash, at: time))
+    }
+}
+
+/// A user that could not be imported because the uid or the email is taken (by an existing
+/// user or an earlier one in the same import).
+public enum AccountImportError: Error, Sendable, Equatable, CustomStringConvertible {
+    case duplicateUID(String)
+    case duplicateEmail(uid: String)
+
+    public var description: String {
+        switch self {
+        case .duplicateUID(let uid): return "a user with uid \(uid) already exists"
+        case .duplicateEmail(let uid): return "the email of user \(uid) belongs to another user"
+        }
     }
 }

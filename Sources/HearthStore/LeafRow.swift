@@ -28,26 +28,6 @@ package struct LeafRow {
         }
     }
 
-    var sqliteValue: SQLiteValue {
-        switch value {
-        case .string(let s): return .text(s)
-        case .int(let i): return .integer(i)
-        case .double(let d): return .real(d)
-        case .bool(let b): return .integer(b ? 1 : 0)
-        case .null, .array, .object: preconditionFailure("not a leaf")
-        }
-    }
-
-    static func decode(kind: Int64, statement: SQLiteStatement, column: Int32) throws(StoreError) -> JSONValue {
-        switch LeafKind(rawValue: kind) {
-        case .string: return .string(statement.text(column))
-        case .int: return .int(statement.int64(column))
-        case .double: return .double(statement.double(column))
-        case .bool: return .bool(statement.int64(column) != 0)
-        case nil: throw .corrupt("unknown leaf kind \(kind)")
-        }
-    }
-
     /// The leaves of a normalised value written at `base` ("" for the root).
     /// Arrays are expected to be normalised away; if one slips through it is stored by index.
     /// Priorities (`.priority` members, `{".value": v, ".priority": p}` leaves) go to

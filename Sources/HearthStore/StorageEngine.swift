@@ -84,8 +84,8 @@ public struct EngineHooks: Sendable {
 
 /// One storage engine (issue 17): the tree and its change feed, accounts, the console's
 /// records, the wire protocol's onDisconnect operations and the signing keys. Everything
-/// above HearthStore reaches the data through this protocol; only the engine's own module
-/// knows SQLite or PostgreSQL.
+/// above the store modules reaches the data through this protocol; only the engine's own
+/// module (HearthSQLite, HearthPostgres) knows its database.
 public protocol StorageEngine: TreeStore {
     /// "sqlite" or "postgres".
     var engineName: String { get }

@@ -1,6 +1,7 @@
-/// How the SQLite store runs. Defaults follow DESIGN.md §4.
+/// How a storage engine runs (each reads the options that apply to it). Defaults follow
+/// DESIGN.md §4.
 public struct StoreOptions: Sendable {
-    /// SQLite's `synchronous` setting. `full` makes every acknowledged commit survive
+    /// SQLite's `synchronous` setting (the SQLite engine). `full` makes every acknowledged commit survive
     /// power loss (one fsync per batch thanks to group commit); `normal` may lose the last
     /// commits on power loss but never corrupts the file.
     public enum Synchronous: String, Sendable {

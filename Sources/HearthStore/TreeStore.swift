@@ -85,7 +85,7 @@ public struct Change: Sendable, Hashable {
     public var data: JSONValue
     public var at: Int64
     /// Watched locations strictly below `path` whose value this write left unchanged (see
-    /// `SQLiteTreeStore`'s `watch`). Known only live; not part of the log.
+    /// `EngineHooks.watch`). Known only live; not part of the log.
     public var unchangedBelow: [DataPath]
 
     public init(seq: Int64, path: DataPath, kind: ChangeKind, data: JSONValue, at: Int64, unchangedBelow: [DataPath] = []) {
@@ -213,3 +213,25 @@ extension TreeStore {
 
 /// Thrown by `checkWritable`'s check so its transaction is rolled back untouched.
 struct WritableProbe: Error {}
+
+extension Change {
+    /// The change-log record of `operation`: a put of the new value, or a patch of the
+    /// entries' paths relative to the base.
+    package static func record(of operation: WriteOperation, seq: Int64, at time: Int64) -> Change {
+        let change: Change
+        switch operation {
+        case .set(let entry):
+            change = Change(seq: 0, path: entry.path, kind: .put, data: entry.value ?? .null, at: time)
+        case .update(let base, let entries):
+            var data: [JSONKey: JSONValue] = [:]
+            for entry in entries {
+                let relative = entry.path.segments.dropFirst(base.segments.count).joined(separator: "/")
+                data[relative] = entry.value ?? .null
+            }
+            change = Change(seq: 0, path: base, kind: .patch, data: .object(data), at: time)
+        }
+        var numbered = change
+        numbered.seq = seq
+        return numbered
+    }
+}

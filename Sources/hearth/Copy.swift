@@ -4,6 +4,7 @@ import Glibc
 #endif
 import HearthJSON
 import HearthServer
+import HearthSQLite
 import HearthStore
 
 /// `hearth copy`: moves a whole store to another engine (issue 17), e.g. SQLite to

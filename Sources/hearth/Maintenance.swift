@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HearthJSON
 import HearthServer
+import HearthSQLite
 import HearthStore
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import HearthJSON
 import HearthRules
+import HearthSQLite
 import HearthStore
 import HearthTesting
 import Testing

@@ -1,6 +1,7 @@
 import HearthAuth
 import HearthHTTP
 import HearthJSON
+import HearthSQLite
 import HearthStore
 import HearthTesting
 import Testing

@@ -2,6 +2,7 @@ import HearthAuth
 import HearthHTTP
 import HearthJSON
 import HearthRules
+import HearthSQLite
 import HearthStore
 import HearthTesting
 import Synchronization

@@ -3,6 +3,7 @@ import Foundation
 import HearthAuth
 import HearthHTTP
 import HearthMail
+import HearthSQLite
 import HearthStore
 import HearthTesting
 import Synchronization

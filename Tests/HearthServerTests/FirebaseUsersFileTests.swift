@@ -1,5 +1,6 @@
 import HearthAuth
 import HearthJSON
+import HearthSQLite
 import HearthStore
 import HearthTesting
 import Testing

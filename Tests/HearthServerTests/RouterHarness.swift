@@ -5,6 +5,7 @@ import HearthAuth
 import HearthJSON
 import HearthMail
 import HearthRules
+import HearthSQLite
 import HearthStore
 import HearthStreams
 import Logging

@@ -1,4 +1,5 @@
 import HearthJSON
+import HearthSQLite
 import HearthStore
 import HearthTesting
 import Testing

@@ -1,4 +1,5 @@
 import Testing
+@testable import HearthSQLite
 @testable import HearthStore
 
 @Suite struct AccountStoreTests {

@@ -3,6 +3,7 @@ import Foundation
 import HearthJSON
 import Synchronization
 import Testing
+@testable import HearthSQLite
 @testable import HearthStore
 
 /// `DatabaseFile`: online backups beside a writing store, verified restores.

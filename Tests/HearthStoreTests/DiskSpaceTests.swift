@@ -2,6 +2,7 @@ import Foundation
 import HearthJSON
 import HearthTesting
 import Testing
+@testable import HearthSQLite
 @testable import HearthStore
 
 /// The parts of the full-disk handling that need no full disk (the disk itself:

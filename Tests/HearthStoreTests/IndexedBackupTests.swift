@@ -1,6 +1,7 @@
 import Foundation
 import HearthJSON
 import Testing
+@testable import HearthSQLite
 @testable import HearthStore
 
 /// Issue 24, point 1: a database with a query index backs up and restores on the SQLite

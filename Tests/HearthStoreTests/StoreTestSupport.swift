@@ -1,5 +1,6 @@
 import HearthJSON
 @_exported import HearthTesting
+@testable import HearthSQLite
 @testable import HearthStore
 
 func path(_ s: String) -> DataPath {

@@ -2,6 +2,7 @@ import Dispatch
 import HearthJSON
 import Synchronization
 import Testing
+@testable import HearthSQLite
 @testable import HearthStore
 
 @Suite struct TreeStoreTests {

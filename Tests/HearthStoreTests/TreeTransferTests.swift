@@ -2,6 +2,7 @@ import HearthTesting
 import Foundation
 import HearthJSON
 import Testing
+@testable import HearthSQLite
 @testable import HearthStore
 
 /// `TreeImport` and `TreeExport`: streamed, validated like a PUT, one transaction.

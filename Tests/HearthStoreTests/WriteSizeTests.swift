@@ -1,5 +1,6 @@
 import HearthJSON
 import Testing
+@testable import HearthSQLite
 @testable import HearthStore
 
 /// `StoreOptions.maxNodesPerWrite`: a write may write, and may replace or delete, at most

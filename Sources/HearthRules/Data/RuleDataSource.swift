@@ -2,7 +2,7 @@ import HearthJSON
 
 /// Read-only access to a data tree, the only way rules see data (STYLE habit 9, spec §3.4).
 ///
-/// The server adapts its SQLite `TreeView` to this; `JSONTreeSource` serves an in-memory
+/// The server adapts the storage engine's `TreeView` to this; `JSONTreeSource` serves an in-memory
 /// tree and `WriteOverlay` the tree as it would be after a write (`newData`). Errors thrown
 /// here deny the whole decision: an unreadable store never grants anything.
 public protocol RuleDataSource {

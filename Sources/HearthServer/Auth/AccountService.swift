@@ -11,7 +11,7 @@ public struct Session: Sendable {
 }
 
 /// Account operations (DESIGN.md §6), shared by the REST endpoints and the `hearth users`
-/// CLI. Every method blocks (SQLite, scrypt): call from a work queue or the hashing pool.
+/// CLI. Every method blocks (the store, scrypt): call from a work queue or the hashing pool.
 public struct AccountService: Sendable {
     public let accounts: any AccountStore
     public let keys: KeyRing

@@ -13,7 +13,7 @@ struct AuthContext: Sendable {
     /// Bounded pool for scrypt (each hash takes ~32 MiB): a burst of sign-ins queues here
     /// instead of exhausting memory, and is refused with 429 past the backlog.
     let pool: HashingPool
-    /// Non-hashing account work (SQLite lookups, token signing), off the I/O queues.
+    /// Non-hashing account work (store lookups, token signing), off the I/O queues.
     let work: DispatchQueue
     let perAddress: RateLimiter
     /// Sign-ups per email (sign-ins are throttled by `throttle`).
@@ -28,13 +28,6 @@ struct AuthContext: Sendable {
     static let hashingPoolWidth = 2
     /// Hashing jobs waiting at most; past it sign-ins get 429 at once.
     static let hashingBacklog = 256
-
-    /// The account machinery over `store`, with signing keys in `<dataDirectory>/keys`.
-    static func make(store: SQLiteTreeStore, dataDirectory: String, settings: AuthSettings,
-                     hasher: PasswordHasher = PasswordHasher(),
-                     clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds) throws -> AuthContext {
-        try make(engine: store, keys: FileKeyStore(directory: dataDirectory + "/keys"), settings: settings, hasher: hasher, clock: clock)
-    }
 
     /// The account machinery over the engine's accounts, signing with `keys` (the engine's
     /// own unless given).

@@ -1,5 +1,6 @@
 import Foundation
 import HearthAuth
+import HearthSQLite
 import HearthStore
 import Synchronization
 

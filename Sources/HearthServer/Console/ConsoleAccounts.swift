@@ -4,7 +4,7 @@ import HearthStore
 /// The admin console's administrators and their sessions (issue 16, point 1): accounts of
 /// their own (not app users), passwords hashed as users' are, sessions as cookies whose
 /// token is stored only as a hash, each with a CSRF token, an idle and an absolute expiry.
-/// Every method blocks (SQLite, scrypt): call from a work queue or the hashing pool.
+/// Every method blocks (the store, scrypt): call from a work queue or the hashing pool.
 public struct ConsoleAccounts: Sendable {
     /// A session unused this long ends (`consoleIdleSeconds`).
     public static let defaultIdleSeconds: Int64 = 30 * 60

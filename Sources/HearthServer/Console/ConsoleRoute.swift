@@ -114,7 +114,7 @@ struct ConsoleRoute {
         let (accounts, auth, tokens) = (self.accounts, self.auth, Self.cookieTokens(request))
         let route = self
         if endpoint == "session" && request.method == "POST" { return signIn(request, respond: respond) }
-        // Everything else needs a session (looked up off the I/O queue: SQLite).
+        // Everything else needs a session (looked up off the I/O queue: the store blocks).
         auth.work.async {
             let session: ConsoleAccounts.Session?
             do {

@@ -24,7 +24,7 @@ enum HealthEndpoint {
                 // The storage observer has logged what to do.
                 // The store's own text names the data directory: that stays in the log.
                 responder.respond(APIError(503, "Not ready: the data volume is full, writes are refused until space is freed",
-                                           detail: "less than \(DiskSpace.reserveBytes) bytes free beside the reserve").response)
+                                           detail: "less than \(StorageEvent.reserveBytes) bytes free beside the reserve").response)
             case .failure(let error):
                 // A balancer asks every few seconds: an unreachable database is logged once
                 // per outage (StoreOutageLog), not once per probe.

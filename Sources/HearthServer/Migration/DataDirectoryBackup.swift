@@ -1,4 +1,5 @@
 import Foundation
+import HearthSQLite
 import HearthStore
 
 /// `hearth backup` and `hearth restore`: a data directory's database and signing keys.

@@ -63,14 +63,9 @@ public enum FirebaseUsersFile {
 
     // MARK: Import
 
-    /// Imports the users `reader` reads into `store`. `scrypt` holds the project's hash
-    /// parameters (needed when any user has a `passwordHash`); `now` is ms since the epoch.
-    public static func importUsers(into store: SQLiteTreeStore, reader: inout JSONStreamReader, scrypt: FirebaseScrypt?,
-                                   now: Int64 = WallClock.milliseconds()) throws -> ImportSummary {
-        try importUsers(into: store.accounts, reader: &reader, scrypt: scrypt, now: now)
-    }
-
-    /// The same into any engine's accounts (issue 17: also a PostgreSQL store).
+    /// Imports the users `reader` reads into an engine's accounts. `scrypt` holds the
+    /// project's hash parameters (needed when any user has a `passwordHash`); `now` is ms
+    /// since the epoch.
     public static func importUsers(into accounts: any AccountStore, reader: inout JSONStreamReader, scrypt: FirebaseScrypt?,
                                    now: Int64 = WallClock.milliseconds()) throws -> ImportSummary {
         var summary = ImportSummary()

@@ -1,4 +1,5 @@
 import HearthJSON
+import HearthStore
 
 /// Applies writes to the tree on the writer connection. Runs only on the writer queue,
 /// inside a transaction the caller opened.
@@ -70,27 +71,5 @@ struct TreeWriter {
 
     private func sqlite3LastInsertRowID() -> Int64 {
         connection.lastInsertRowID
-    }
-}
-
-extension Change {
-    /// The change-log record of `operation`: a put of the new value, or a patch of the
-    /// entries' paths relative to the base.
-    package static func record(of operation: WriteOperation, seq: Int64, at time: Int64) -> Change {
-        let change: Change
-        switch operation {
-        case .set(let entry):
-            change = Change(seq: 0, path: entry.path, kind: .put, data: entry.value ?? .null, at: time)
-        case .update(let base, let entries):
-            var data: [JSONKey: JSONValue] = [:]
-            for entry in entries {
-                let relative = entry.path.segments.dropFirst(base.segments.count).joined(separator: "/")
-                data[relative] = entry.value ?? .null
-            }
-            change = Change(seq: 0, path: base, kind: .patch, data: .object(data), at: time)
-        }
-        var numbered = change
-        numbered.seq = seq
-        return numbered
     }
 }

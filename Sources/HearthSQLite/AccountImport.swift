@@ -1,16 +1,4 @@
-/// A user that could not be imported because the uid or the email is taken (by an existing
-/// user or an earlier one in the same import).
-public enum AccountImportError: Error, Sendable, Equatable, CustomStringConvertible {
-    case duplicateUID(String)
-    case duplicateEmail(uid: String)
-
-    public var description: String {
-        switch self {
-        case .duplicateUID(let uid): return "a user with uid \(uid) already exists"
-        case .duplicateEmail(let uid): return "the email of user \(uid) belongs to another user"
-        }
-    }
-}
+import HearthStore
 
 extension SQLiteTreeStore {
     /// Inserts users in one transaction on the writer: all of them or, on any error

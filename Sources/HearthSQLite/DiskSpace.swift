@@ -1,21 +1,8 @@
+import HearthStore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// What the store tells its owner about space on the data volume (logged and counted by
-/// the server; `SQLiteTreeStore.init(observeStorage:)`).
-public enum StorageEvent: Sendable, Equatable {
-    /// A write (tree or accounts) failed for lack of space. Sent for every such failure.
-    case writeRefused
-    /// The first refusal after a healthy period: writes are refused until space is freed.
-    case becameFull(directory: String)
-    /// The readiness check found the reserve whole and `DiskSpace.reserveBytes` more free
-    /// again: writes are expected to commit.
-    case recovered
-    /// The reserve could not be allocated at start (the volume is nearly full already).
-    case reserveUnavailable(directory: String)
-}
 
 /// Space on the data volume, and the reserve that lets deletes commit when it is full.
 ///
@@ -32,9 +19,8 @@ public enum StorageEvent: Sendable, Equatable {
 ///
 /// Everything except `isFull` is confined to the writer queue.
 public final class DiskSpace: Sendable {
-    /// Bytes held back for deletes on a full disk (1 MiB: a delete of a few thousand
-    /// nodes touches far fewer pages; Hearth still starts on an 8 MiB volume).
-    public static let reserveBytes = 1 << 20
+    /// Bytes held back for deletes on a full disk (`StorageEvent.reserveBytes`).
+    public static let reserveBytes = StorageEvent.reserveBytes
     public static let reserveFileName = "hearth.reserve"
     static let probeFileName = "hearth.reserve.probe"
 

@@ -1,4 +1,5 @@
 import CSQLite
+import HearthStore
 
 /// SQLite 3.40.0 to 3.41.0 (Debian 12 ships 3.40.1) report "NULL value in T.C" from
 /// `PRAGMA integrity_check` and `quick_check` for a NOT NULL column C of a `WITHOUT ROWID`

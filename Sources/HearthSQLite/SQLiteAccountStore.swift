@@ -1,4 +1,5 @@
 import CSQLite
+import HearthStore
 
 /// `AccountStore` on the tree store's database: writes on its single writer queue (each
 /// in its own transaction), reads on a reader.

@@ -1,20 +1,5 @@
 import HearthJSON
-
-/// One persisted onDisconnect operation: its session, its place in the session's order,
-/// and the operation and registrant as JSON text (encoded by the database core).
-public struct OnDisconnectRecord: Sendable, Equatable {
-    public var session: String
-    public var position: Int64
-    public var operation: String
-    public var caller: String
-
-    public init(session: String, position: Int64, operation: String, caller: String) {
-        self.session = session
-        self.position = position
-        self.operation = operation
-        self.caller = caller
-    }
-}
+import HearthStore
 
 /// The wire protocol's onDisconnect queues in the tree store's database (migration 5):
 /// writes on its single writer queue, each in its own transaction.

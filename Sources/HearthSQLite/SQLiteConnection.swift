@@ -3,6 +3,7 @@ import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
+import HearthStore
 
 /// One SQLite connection. Not thread-safe: every call must come from the one queue that
 /// owns it (the writer queue or one reader's queue), which `assertConfined` checks in

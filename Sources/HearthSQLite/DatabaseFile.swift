@@ -2,6 +2,7 @@ import CSQLite
 #if canImport(Glibc)
 import Glibc
 #endif
+import HearthStore
 
 /// The database file as operators' tools see it: consistent copies with SQLite's online
 /// backup API, restores, and exclusive access for tools that must not run beside a server.

@@ -1,3 +1,5 @@
+import HearthStore
+
 /// The database schema, versioned with `PRAGMA user_version` and migrated forward only.
 ///
 /// Each migration runs once, in its own transaction, in order. Never edit a shipped

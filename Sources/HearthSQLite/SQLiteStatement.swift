@@ -1,4 +1,5 @@
 import CSQLite
+import HearthStore
 
 /// A prepared statement. Finalized in `deinit`; confined to its connection's queue.
 final class SQLiteStatement {

@@ -1,4 +1,5 @@
 import HearthJSON
+import HearthStore
 
 /// Replaces the value at a path with a JSON document read as a stream (a Firebase export,
 /// or Hearth's own), leaf by leaf, so memory stays bounded by the reader's limits and

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HearthStore
 
 /// The SQLite engine's signing keys: files beside the database (DESIGN.md §6).
 /// `<directory>/<kid>.key` holds the base64 raw private key (mode 0600, folder 0700) and

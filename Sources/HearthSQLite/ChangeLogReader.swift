@@ -1,4 +1,5 @@
 import HearthJSON
+import HearthStore
 
 /// Reads the change log (for stream resume, DESIGN.md §5).
 struct ChangeLogReader {

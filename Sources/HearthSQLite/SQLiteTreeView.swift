@@ -1,4 +1,5 @@
 import HearthJSON
+import HearthStore
 
 /// `TreeView` over one connection. Used by readers (inside a read transaction) and by the
 /// writer (inside the write transaction, so it sees the batch's earlier writes).

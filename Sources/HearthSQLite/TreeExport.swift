@@ -1,4 +1,5 @@
 import HearthJSON
+import HearthStore
 
 /// Writes the value at a path as JSON while reading it, leaf row by leaf row in path order,
 /// so memory stays bounded by the depth of the tree, not its size.

@@ -4,6 +4,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import HearthStore
 
 /// The tree in one SQLite file (DESIGN.md §4): a single writer on its own serial queue with
 /// group commit, and readers on separate connections, each confined to its own queue.
@@ -161,9 +162,6 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
 
     // MARK: Query indexes
 
-    /// Most query indexes built; past it queries keep reading in memory.
-    public static let maxQueryIndexes = 100_000
-
     /// Asks the writer to build the index of `path` by `spec` (deduplicated; runs between
     /// write batches in its own transaction).
     func requestIndex(at path: DataPath, spec: String) {
@@ -172,7 +170,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         writerQueue.async {
             defer { _ = self.indexRequests.withLock { $0.remove(id) } }
             guard let connection = self.writer, let indexes = self.queryIndexes,
-                  indexes.built.count < Self.maxQueryIndexes else { return }
+                  indexes.built.count < QueryIndex.maxIndexes else { return }
             do {
                 try connection.execute("BEGIN IMMEDIATE")
                 try indexes.build(location: path, spec: spec, connection: connection)
@@ -482,26 +480,6 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         try writerQueue.sync {
             guard let writer else { throw StoreError.closed }
             return try writer.scalarText("PRAGMA integrity_check") ?? ""
-        }
-    }
-}
-
-extension SQLiteTreeStore: StorageEngine {
-    public var engineName: String { "sqlite" }
-    /// One process owns the file (DESIGN.md §4).
-    public var isShared: Bool { false }
-    public var accountStore: any AccountStore { accounts }
-    public var consoleRecords: any ConsoleRecords { console }
-    public var onDisconnectRecords: any OnDisconnectRecords { SQLiteOnDisconnectStore(store: self) }
-    public var signingKeys: any SigningKeyStore { FileKeyStore(directory: directory + "/keys") }
-    /// One process: its own memory counts every attempt.
-    public var limitCounters: (any LimitCounters)? { nil }
-
-    /// The database file with its write-ahead log.
-    public func storageBytes() -> Int64? {
-        [databasePath, databasePath + "-wal"].reduce(Int64(0)) { total, path in
-            var info = stat()
-            return total + (stat(path, &info) == 0 ? Int64(info.st_size) : 0)
         }
     }
 }

@@ -1,0 +1,25 @@
+import HearthAuth
+import HearthJSON
+import HearthSQLite
+import HearthStore
+@testable import HearthServer
+
+// The tests' shorthands over a SQLite store, kept here so that HearthServer names no
+// engine (issue 26): each is the engine-neutral call it stands for.
+
+extension AuthContext {
+    /// The account machinery over `store`, with signing keys in `<dataDirectory>/keys`.
+    static func make(store: SQLiteTreeStore, dataDirectory: String, settings: AuthSettings,
+                     hasher: PasswordHasher = PasswordHasher(),
+                     clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds) throws -> AuthContext {
+        try make(engine: store, keys: FileKeyStore(directory: dataDirectory + "/keys"), settings: settings, hasher: hasher, clock: clock)
+    }
+}
+
+extension FirebaseUsersFile {
+    /// Imports the users `reader` reads into `store`'s accounts.
+    static func importUsers(into store: SQLiteTreeStore, reader: inout JSONStreamReader, scrypt: FirebaseScrypt?,
+                            now: Int64 = WallClock.milliseconds()) throws -> ImportSummary {
+        try importUsers(into: store.accounts, reader: &reader, scrypt: scrypt, now: now)
+    }
+}
