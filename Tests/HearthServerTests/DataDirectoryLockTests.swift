@@ -16,6 +16,18 @@ import Testing
         return (process, input)
     }
 
+    /// The child's command line once it has become `sh` (Foundation's `Process.run` may
+    /// return before the child has exec'd: /proc then shows no command line, or the
+    /// parent's). Polled every millisecond; 60 s is a safety net only.
+    static func commandLine(ofStarted pid: Int32) throws -> String? {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while true {
+            if let line = DataDirectoryLock.commandLine(of: pid), line.hasPrefix("sh -c read line sh ") { return line }
+            try #require(ContinuousClock.now < deadline, "the child never showed its command line")
+            usleep(1_000)
+        }
+    }
+
     @Test func theOtherProcessIsNamedByItsCommandLineCutToTheLimit() throws {
         let short = try Self.waiting(["serve", "--port", "9000"])
         let long = try Self.waiting([String(repeating: "x", count: DataDirectoryLock.maxCommandLineCharacters)])
@@ -25,10 +37,10 @@ import Testing
                 process.waitUntilExit()
             }
         }
-        let named = DataDirectoryLock.commandLine(of: short.0.processIdentifier)
+        let named = try Self.commandLine(ofStarted: short.0.processIdentifier)
         #expect(named == "sh -c read line sh serve --port 9000")
         #expect(DataDirectoryLock.serves(short.0.processIdentifier) == false)  // its first argument is -c
-        let cut = try #require(DataDirectoryLock.commandLine(of: long.0.processIdentifier))
+        let cut = try #require(try Self.commandLine(ofStarted: long.0.processIdentifier))
         #expect(cut.count == DataDirectoryLock.maxCommandLineCharacters + 1 && cut.hasSuffix("…") && cut.hasPrefix("sh -c read line sh xxx"))
         #expect(DataDirectoryLock.commandLine(of: 0) == nil)
     }
