@@ -9,10 +9,8 @@ enum ReadEndpoint {
     static func handle(_ request: RESTRequest, caller: Caller, context: RESTContext, responder: HTTPResponder) {
         let wantsTag = ETag.wanted(request.http)
         let ifNoneMatch = ETag.ifNoneMatch(request.http)
-        if let query = request.options.query {
-            if let index = query.requiredIndex, !context.policy.indexes(at: request.path).contains(index) {
-                return responder.respond(query.missingIndexError(at: request.path).response)
-            }
+        if let index = context.database.missingIndex(request.options.query, at: request.path) {
+            return responder.respond(APIError.missingIndex(index, at: request.path).response)
         }
         // A plain read: the compact rendering, possibly from the read cache (Database).
         if isCacheable(request.options), !wantsTag, ifNoneMatch == nil {

@@ -576,7 +576,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
             return answer(number, "max_listens", .string("Too many listens on this connection"))
         }
         var warnings: JSONValue = JSONValue.object([JSONKey: JSONValue]())
-        if let index = mapped?.requiredIndex, !context.database.policy.indexes(at: path).contains(index) {
+        if context.database.missingIndex(mapped?.listen, at: path) != nil {
             // The SDK logs its "unspecified index" warning; Hearth serves the query anyway
             // (spec §4.2 item 5), as REST refuses it only to match Firebase's REST.
             warnings = .object(["w": .array([.string("no_index")])])
