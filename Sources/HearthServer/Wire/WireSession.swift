@@ -489,23 +489,13 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     // MARK: Auth (spec §4.7)
 
     private func authenticate(number: Int64?, token: String) {
-        let authenticator = context.authenticator
         // A token the server verified before (the cache, as REST's): decided here, without
         // a hop to the work queue (thousands of clients reconnecting with their tokens
         // would otherwise wake a worker thread each).
-        do throws(APIError) {
-            if let credential = try authenticator.cachedCredential(token: token) {
-                return authenticated(number, credential)
-            }
-        } catch {
-            return authenticationFailed(number, error)
-        }
-        context.work.async {
-            do throws(APIError) {
-                let credential = try authenticator.credential(token: token)
-                self.queue.async { self.authenticated(number, credential) }
-            } catch {
-                self.queue.async { self.authenticationFailed(number, error) }
+        context.authenticator.decide(token: token, work: context.work, replyOn: queue) { result in
+            switch result {
+            case .success(let credential): self.authenticated(number, credential)
+            case .failure(let error): self.authenticationFailed(number, error)
             }
         }
     }
@@ -520,15 +510,14 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     /// not stay in force, and its listens are cancelled. Firebase's clients close and
     /// reconnect after any failed `auth` (spec §4.7: "until auth succeeds the connection is
     /// unauthenticated"), so one that stays sees what a signed-out user sees.
-    private func authenticationFailed(_ number: Int64?, _ error: APIError) {
+    private func authenticationFailed(_ number: Int64?, _ error: Authenticator.CredentialError) {
         authFailures += 1
         if authFailures > context.limits.maxAuthFailures {
             busy = false
             return fail(.policyViolation, "Over \(context.limits.maxAuthFailures) failed auth attempts on this connection; sign in again")
         }
         setCredential(Authenticator.Credential(caller: .unauthenticated))
-        let expired = error.message.lowercased().contains("expired")
-        answer(number, expired ? "expired_token" : "invalid_token", .string(error.message))
+        answer(number, error == .expired ? "expired_token" : "invalid_token", .string(error.message))
     }
 
     /// A new identity: listens opened under another one are ended with `c` (the client
