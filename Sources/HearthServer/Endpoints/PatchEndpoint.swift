@@ -7,19 +7,18 @@ import HearthStore
 enum PatchEndpoint {
     static func handle(_ request: RESTRequest, caller: Caller, context: RESTContext, responder: HTTPResponder) throws(APIError) {
         let body = try WriteEndpoint.body(request)
-        let updates: [(path: DataPath, value: JSONValue?)]
+        let update: WriteOperation?
         do {
-            updates = try MultiPathUpdate.parse(base: request.path, body: body)
+            update = try WriteRequest.update(body, at: request.path)
         } catch {
             throw .badRequest(error.description)
         }
-        let entries = updates.map { WriteEntry(path: $0.path, value: $0.value) }
-        if entries.isEmpty {
+        guard let update else {
             // `{}` changes nothing: answer without a write, so no empty change is logged.
             return responder.respond(JSONResponse.make(body, options: request.options, render: false))
         }
         WriteEndpoint.submit(
-            .update(base: request.path, entries: entries), echo: .patchBody(body), render: false,
+            update, echo: .patchBody(body), render: false,
             request: request, caller: caller, context: context, responder: responder)
     }
 }

@@ -14,9 +14,8 @@ enum PostEndpoint {
         } catch {
             throw .invalidPath(error)
         }
-        let value = try WriteEndpoint.normalize(body, at: path)
         WriteEndpoint.submit(
-            .set(WriteEntry(path: path, value: value)), echo: .fixed(.object(["name": .string(key)])), render: false,
+            try WriteEndpoint.set(body, at: path), echo: .fixed(.object(["name": .string(key)])), render: false,
             request: request, caller: caller, context: context, responder: responder)
     }
 }

@@ -637,9 +637,9 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     private func put(number: Int64?, _ members: [JSONKey: JSONValue]) {
         guard let data = members["d"] else { return invalid(number, "put needs p and d") }
         guard let path = requestPath(number, members, action: "put") else { return }
-        let value: JSONValue?
+        let operation: WriteOperation
         do {
-            value = try FirebaseTree.normalize(data, at: path)
+            operation = try WriteRequest.set(data, at: path)
         } catch {
             return answer(number, "invalid_data", .string(error.description))
         }
@@ -647,16 +647,15 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         if case .string(let hash)? = members["h"] {
             precondition = Database.Precondition(expected: hash, withPriorities: true, tag: SDKHash.hash)
         }
-        write(number: number, .set(WriteEntry(path: path, value: value)), precondition: precondition)
+        write(number: number, operation, precondition: precondition)
     }
 
     private func merge(number: Int64?, _ members: [JSONKey: JSONValue]) {
         guard let data = members["d"] else { return invalid(number, "merge needs p and d") }
         guard let path = requestPath(number, members, action: "merge") else { return }
         do {
-            let updates = try MultiPathUpdate.parse(base: path, body: data)
-            if updates.isEmpty { return answer(number, "ok", .string("")) }
-            write(number: number, .update(base: path, entries: updates.map { WriteEntry(path: $0.path, value: $0.value) }), precondition: nil)
+            guard let update = try WriteRequest.update(data, at: path) else { return answer(number, "ok", .string("")) }
+            write(number: number, update, precondition: nil)
         } catch {
             answer(number, "invalid_data", .string(error.description))
         }
@@ -706,11 +705,10 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         let operation: WriteOperation
         do {
             if merge {
-                let updates = try MultiPathUpdate.parse(base: path, body: data)
-                if updates.isEmpty { return answer(number, "ok", .string("")) }
-                operation = .update(base: path, entries: updates.map { WriteEntry(path: $0.path, value: $0.value) })
+                guard let update = try WriteRequest.update(data, at: path) else { return answer(number, "ok", .string("")) }
+                operation = update
             } else {
-                operation = .set(WriteEntry(path: path, value: try FirebaseTree.normalize(data, at: path)))
+                operation = try WriteRequest.set(data, at: path)
             }
         } catch {
             return answer(number, "invalid_data", .string("\(error)"))
