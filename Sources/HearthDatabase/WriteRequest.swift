@@ -11,6 +11,11 @@ public enum WriteRequest {
         .set(WriteEntry(path: path, value: try FirebaseTree.normalize(value, at: path)))
     }
 
+    /// A delete of the value at `path` (a set of null).
+    public static func delete(at path: DataPath) -> WriteOperation {
+        .set(WriteEntry(path: path, value: nil))
+    }
+
     /// An update of the children of `base` that `body` names (keys may be slash paths),
     /// applied atomically; nil when `body` is `{}`, which changes nothing (no write, so no
     /// empty change is logged).

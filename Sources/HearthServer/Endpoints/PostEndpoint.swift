@@ -1,6 +1,5 @@
 import HearthHTTP
 import HearthJSON
-import HearthStore
 
 /// `POST <path>.json`: store the body under a new push ID (spec §1.6) and answer
 /// `{"name":"<pushId>"}`. Any JSON value is a valid body, `""` included (spec §1.2).

@@ -1,6 +1,5 @@
 import HearthHTTP
 import HearthJSON
-import HearthStore
 
 /// `PUT <path>.json`: replace the value; answers with the data written (spec §1.2).
 enum PutEndpoint {

@@ -1,6 +1,5 @@
 import HearthHTTP
 import HearthJSON
-import HearthStore
 
 /// `GET <path>.json` (spec §1.2, §1.3 `shallow`, §1.4 ETags), through the database core:
 /// the core decides read access on the snapshot the value is read from; this adapter

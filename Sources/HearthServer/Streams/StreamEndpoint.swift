@@ -1,6 +1,5 @@
 import HearthHTTP
 import HearthJSON
-import HearthStore
 import HearthStreams
 
 /// `GET <path>.json` with `Accept: text/event-stream` (spec §2, DESIGN.md §5).
