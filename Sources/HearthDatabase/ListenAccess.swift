@@ -82,6 +82,11 @@ public final class ListenAccess: Sendable {
         }
     }
 
+    /// A sweep left running by an owner that never called `stop` ends with the core.
+    deinit {
+        sweep.withLock { $0?.cancel() }
+    }
+
     /// Stops the sweeps and the hub (at shutdown).
     public func stop() {
         sweep.withLock { $0?.cancel(); $0 = nil }
