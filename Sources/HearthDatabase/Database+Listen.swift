@@ -4,17 +4,6 @@ import HearthRules
 import HearthStore
 import HearthStreams
 
-/// A listen's query: what the store selects and what the rules see as `query.*`.
-public struct ListenQuery: Sendable, Hashable {
-    public var tree: TreeQuery
-    public var rules: RuleQuery
-
-    public init(tree: TreeQuery, rules: RuleQuery) {
-        self.tree = tree
-        self.rules = rules
-    }
-}
-
 /// An open listen; `cancel()` stops it (idempotent).
 public struct Listening: Sendable {
     public let subscription: Subscription
@@ -48,7 +37,7 @@ extension Database {
     /// Listens to `location` (or to `query`'s window of its children) for `caller`, with
     /// typed events to `sink`: `openListen` and `start` at once (the wire protocol).
     public func listen(
-        _ location: DataPath, query: ListenQuery?, as caller: Caller, gate: any StreamGate, address: String,
+        _ location: DataPath, query: DatabaseQuery?, as caller: Caller, gate: any StreamGate, address: String,
         hub: StreamHub, sink: any StreamEventSink,
         completion: @escaping @Sendable (Result<Listening, DatabaseError>) -> Void
     ) {
@@ -68,7 +57,7 @@ extension Database {
     /// changes. Access that depends on data is re-decided after every batch by whoever
     /// publishes (`gate` is what that re-check and the expiry sweep look at).
     public func openListen(
-        _ location: DataPath, query: ListenQuery?, as caller: Caller, gate: any StreamGate, address: String,
+        _ location: DataPath, query: DatabaseQuery?, as caller: Caller, gate: any StreamGate, address: String,
         hub: StreamHub, resumeAfter: Int64? = nil, maxReplay: Int = 0,
         completion: @escaping @Sendable (Result<PendingListen, DatabaseError>) -> Void
     ) {

@@ -62,7 +62,8 @@ public final class HearthService: Sendable {
     private let policy: RulesAccessPolicy
     /// Every change of the running rules goes through it (and into their history).
     private let rulesSettings: RulesSettings
-    private let hub: StreamHub
+    /// The core's listen half: the commit hook, rules reviews, revocation sweeps.
+    private let listens: ListenAccess
     private let authContext: AuthContext
     private let ledger: OnDisconnectLedger
     /// A SQLite data directory's lock (issue 24), held until the store is closed.
@@ -74,7 +75,7 @@ public final class HearthService: Sendable {
 
     /// Subscribed locations below a write that the writer compares before and after it, at
     /// most; past it every one of them gets its event.
-    public static let maxWatchedLocationsPerWrite = 64
+    public static let maxWatchedLocationsPerWrite = ListenAccess.maxWatchedLocationsPerWrite
 
     public init(configuration: HearthConfiguration, logger: Logger) throws(StartupError) {
         self.configuration = configuration
@@ -101,7 +102,6 @@ public final class HearthService: Sendable {
         self.metrics = metrics
         let hub = StreamHub(options: configuration.streams, clock: WallClock.milliseconds,
                             broadcastEvents: StreamContext.broadcastEvents)
-        self.hub = hub
         let policy = self.policy
         let location: StoreLocation
         do {
@@ -112,18 +112,14 @@ public final class HearthService: Sendable {
         // A node of a shared engine cannot know of another node's write before asking the
         // database, so it keeps no read cache: every read is the database's (issue 17).
         let readCache = ReadCache(maxBytes: location.isShared ? 0 : configuration.readCacheBytes)
+        let listens = ListenAccess(hub: hub, policy: policy, readCache: readCache)
+        self.listens = listens
         let wireSessions = WireSessionRegistry()
         let hooks = EngineHooks(
-            watch: { path in hub.watchedLocations(below: path, limit: Self.maxWatchedLocationsPerWrite) },
+            watch: listens.watchedLocations(below:),
             observeCommit: { writes, nanoseconds in metrics.recordCommit(writes: writes, nanoseconds: nanoseconds) },
             observeStorage: { [logger] event in Self.report(event, logger: logger, metrics: metrics) },
-            onCommit: { changes, view in
-                // Before any writer of the batch is acknowledged (ReadCache).
-                readCache.invalidate(changes.lazy.map(\.path.storageKey))
-                hub.publish(changes.map(StreamChange.init)) { subscription in
-                    Self.mayStillRead(subscription, policy: policy, view: view)
-                }
-            },
+            onCommit: listens.committed,
             onFeedGap: { [logger] first, last in
                 logger.error("this node missed changes \(first)...\(last): they left the change log before it read them (it fell more than the log's window behind). Every stream on this node is closed; clients reconnect and start over")
                 hub.endAll(.reconnect)
@@ -191,7 +187,7 @@ public final class HearthService: Sendable {
         self.authContext = auth
         var context = RESTContext(
             store: store, policy: policy, pushIDs: SharedPushIDGenerator(), logger: logger, auth: auth, streams: hub)
-        let (reviewStore, reviewPolicy) = (store, policy)
+        let reviewStore = store
         context.readCache = readCache.isEnabled ? readCache : nil
         if configuration.consoleEnabled {
             context.console = ConsoleAccounts(store: store.consoleRecords, hasher: PasswordHasher(), idleSeconds: configuration.consoleIdleSeconds,
@@ -220,7 +216,7 @@ public final class HearthService: Sendable {
                                    namespaces: Set(configuration.namespaces), onDisconnect: ledger, sessions: wireSessions)
         rulesSettings = RulesSettings(path: configuration.rulesPath, policy: policy, history: rulesHistory) { [logger] in
             logger.info("rules replaced through /.settings/rules.json")
-            Self.reviewStreams(hub: hub, store: reviewStore, policy: reviewPolicy)
+            listens.reviewAccess(in: reviewStore)
         }
         context.rulesSettings = rulesSettings
         var httpConfiguration = HTTPServerConfiguration()
@@ -287,15 +283,11 @@ public final class HearthService: Sendable {
 
     /// Stream keep-alives and expiry, revocation checks for open streams, change-log trims.
     private func startHousekeeping() {
-        hub.startTimers()
-        let (hub, store, authenticator) = (self.hub, self.store, authContext.authenticator)
+        let (store, authenticator) = (self.store, authContext.authenticator)
+        listens.startSweeps(revocationCheckEvery: configuration.streamRevocationCheckInterval, on: authContext.work) { uid, issuedAt in
+            authenticator.isStillValid(uid: uid, issuedAt: issuedAt)
+        }
         timers.withLock { timers in
-            timers.append(Self.timer(every: configuration.streamRevocationCheckInterval, on: authContext.work) {
-                hub.review { subscription in
-                    guard let gate = subscription.gate as? SubscriberGate, let uid = gate.uid, let issuedAt = gate.issuedAt else { return .keep }
-                    return authenticator.isStillValid(uid: uid, issuedAt: issuedAt) ? .keep : .authRevoked
-                }
-            })
             timers.append(Self.timer(every: configuration.store.changeLogTrimInterval, on: DispatchQueue.global(qos: .utility)) {
                 store.trimChangeLog()
             })
@@ -326,26 +318,19 @@ public final class HearthService: Sendable {
         return timer
     }
 
-    /// The access re-check of a stream whose read decision depends on data.
-    static func mayStillRead(_ subscription: Subscription, policy: any AccessPolicy, view: any TreeView) -> Bool {
-        guard let gate = subscription.gate as? SubscriberGate else { return false }
-        if gate.caller.isAdmin { return true }
-        return policy.canRead(subscription.location, query: gate.query, caller: gate.caller, view: view)
-    }
-
     static func isLoopback(_ host: String) -> Bool {
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         return bare == "::1" || bare.hasPrefix("127.") || bare == "localhost"
     }
 
     /// Open streams (for tests and metrics).
-    public var openStreams: Int { hub.openStreams }
+    public var openStreams: Int { listens.hub.openStreams }
 
     /// Closes every stream and wire-protocol listen without a last event, so that their
     /// clients connect again and start over: what a node does when it missed changes
     /// (`EngineHooks.onFeedGap`), since it can no longer vouch for what it sent.
     public func startStreamsOver() {
-        hub.endAll(.reconnect)
+        listens.hub.endAll(.reconnect)
     }
 
     /// Re-reads the rules file and swaps the rules in atomically (on `SIGHUP`). An invalid
@@ -355,26 +340,12 @@ public final class HearthService: Sendable {
         do {
             try rulesSettings.reload()
             logger.info("rules reloaded from \(configuration.rulesPath)")
-            reviewStreams()
+            listens.reviewAccess(in: store)
             return true
         } catch {
             logger.error("rules NOT reloaded, keeping the previous rules: \(error)")
             return false
         }
-    }
-
-    /// Re-decides every open stream's read access under the current rules and data; those
-    /// that lost it get `cancel` (spec §2).
-    private func reviewStreams() {
-        Self.reviewStreams(hub: hub, store: store, policy: policy)
-    }
-
-    static func reviewStreams(hub: StreamHub, store: any TreeStore, policy: RulesAccessPolicy) {
-        store.read({ view in
-            hub.review { subscription in
-                Self.mayStillRead(subscription, policy: policy, view: view) ? .keep : .cancel
-            }
-        }, completion: { _ in })
     }
 
     /// Stops accepting, lets in-flight requests finish (up to the grace period), then
@@ -385,7 +356,7 @@ public final class HearthService: Sendable {
             for timer in timers { timer.cancel() }
             timers = []
         }
-        hub.stop()
+        listens.stop()
         await http.shutdown(gracePeriod: configuration.shutdownGracePeriod)
         store.close()
         directoryLock?.release()

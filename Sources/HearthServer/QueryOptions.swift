@@ -16,7 +16,7 @@ struct QueryOptions: Sendable, Equatable {
     /// as this `auth` (an object, or `null` for signed out). Nil when absent.
     var authOverride: JSONValue?
     /// `orderBy` and its filters (spec §1.3), when the request is a query.
-    var query: QueryParameters?
+    var query: DatabaseQuery?
 
     /// Parses `query` (still percent-encoded). Unknown parameters are ignored, as Firebase
     /// does, so cache-busting parameters and newer client options do not break requests.
@@ -53,12 +53,12 @@ struct QueryOptions: Sendable, Equatable {
                 }
                 authOverride = parsed
             default:
-                if QueryParameters.names.contains(name) {
+                if DatabaseQuery.restNames.contains(name) {
                     guard queryValues[name] == nil else { throw .badRequest("\(name) is given twice") }
                     queryValues[name] = value
                 }
             }
         }
-        self.query = try QueryParameters(queryValues)
+        self.query = try DatabaseQuery(restParameters: queryValues)
     }
 }

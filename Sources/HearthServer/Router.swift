@@ -56,20 +56,11 @@ struct Router: HTTPHandler {
         // A token seen before, whose user's status is fresh, is decided from the caches:
         // no hop. Otherwise verifying may check a signature or read the user's row: off
         // the I/O queue.
-        do {
-            if let credential = try context.auth.authenticator.cachedCredential(token: token) {
-                return dispatch(rest, credential: credential, responder: responder)
-            }
-        } catch {
-            return responder.respond(error.response)
-        }
         let routerContext = context
-        routerContext.auth.work.async {
-            do throws(APIError) {
-                let credential = try routerContext.auth.authenticator.credential(token: token)
-                Router(context: routerContext).dispatch(rest, credential: credential, responder: responder)
-            } catch {
-                responder.respond(error.response)
+        context.auth.authenticator.decide(token: token, work: context.auth.work) { result in
+            switch result {
+            case .success(let credential): Router(context: routerContext).dispatch(rest, credential: credential, responder: responder)
+            case .failure(let error): responder.respond(error.apiError.response)
             }
         }
     }

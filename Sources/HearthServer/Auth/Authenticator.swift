@@ -1,3 +1,4 @@
+import Dispatch
 import HearthAuth
 import HearthHTTP
 import HearthJSON
@@ -62,6 +63,27 @@ public final class Authenticator: Sendable {
         var expiresAt: Int64?
     }
 
+    /// Why a token was refused, for every transport: REST answers 401 (503 when the
+    /// accounts could not be read), the wire protocol `expired_token` or `invalid_token`.
+    enum CredentialError: Error, Equatable {
+        case expired
+        case invalid
+        /// Its user was deleted or disabled, or revoked its tokens since it was issued.
+        case revoked
+        /// The user's status could not be read.
+        case unavailable
+
+        /// The text the client gets.
+        var message: String {
+            switch self {
+            case .expired: "Auth token is expired"
+            case .invalid: "Invalid auth token"
+            case .revoked: "Auth token is revoked"
+            case .unavailable: "Service unavailable; the request was not attempted"
+            }
+        }
+    }
+
     /// Blocking (signature check, maybe a user lookup): call from a work queue.
     func caller(token: String) throws(APIError) -> Caller {
         try credential(token: token).caller
@@ -69,18 +91,38 @@ public final class Authenticator: Sendable {
 
     /// Blocking, like `caller(token:)`.
     func credential(token: String) throws(APIError) -> Credential {
-        // Without cacheOnly the answer is never nil.
-        try credential(token: token, cacheOnly: false)!
+        do {
+            // Without cacheOnly the answer is never nil.
+            return try credential(token: token, cacheOnly: false)!
+        } catch {
+            throw error.apiError
+        }
     }
 
-    /// The credential when it can be decided from the caches alone (the token verified
-    /// before, the user's status fresh): no signature check, no database read, so the
-    /// caller may stay on an I/O queue. nil when that would block; errors as `credential`.
-    func cachedCredential(token: String) throws(APIError) -> Credential? {
-        try credential(token: token, cacheOnly: true)
+    /// Decides `token` for a connection's I/O queue: from the caches (the token verified
+    /// before, the user's status fresh) on the calling thread, with no signature check and
+    /// no database read; otherwise verified on `work` (it may block), with `done` called on
+    /// `replyQueue`, or on `work` when that is nil. REST and the wire protocol both
+    /// authenticate this way.
+    func decide(token: String, work: DispatchQueue, replyOn replyQueue: DispatchQueue? = nil,
+                _ done: @escaping @Sendable (Result<Credential, CredentialError>) -> Void) {
+        do {
+            if let credential = try credential(token: token, cacheOnly: true) { return done(.success(credential)) }
+        } catch {
+            return done(.failure(error))
+        }
+        work.async {
+            let result: Result<Credential, CredentialError>
+            do throws(CredentialError) {
+                result = .success(try self.credential(token: token, cacheOnly: false)!)
+            } catch {
+                result = .failure(error)
+            }
+            if let replyQueue { replyQueue.async { done(result) } } else { done(result) }
+        }
     }
 
-    private func credential(token: String, cacheOnly: Bool) throws(APIError) -> Credential? {
+    private func credential(token: String, cacheOnly: Bool) throws(CredentialError) -> Credential? {
         if acceptEmulatorOwner && ConstantTime.equals(Array(token.utf8), Array(Self.emulatorOwnerToken.utf8)) {
             return Credential(caller: Caller(auth: .null, isAdmin: true))
         }
@@ -90,7 +132,7 @@ public final class Authenticator: Sendable {
             return Credential(caller: Caller(auth: verified.auth, isAdmin: true), expiresAt: verified.expires * 1000)
         }
         guard let status = try userStatus(uid, cacheOnly: cacheOnly) else { return nil }
-        guard !status.disabled, verified.issuedAt >= status.validSince else { throw APIError(401, "Auth token is revoked") }
+        guard !status.disabled, verified.issuedAt >= status.validSince else { throw .revoked }
         return Credential(caller: Caller(auth: verified.auth), uid: uid, issuedAt: verified.issuedAt, expiresAt: verified.expires * 1000)
     }
 
@@ -126,7 +168,7 @@ public final class Authenticator: Sendable {
             guard let status = try userStatus(uid, cacheOnly: cacheOnly) else { return nil }
             return !status.disabled && issuedAt >= status.validSince ? .good : .revoked
         } catch {
-            return error == APIError(401, "Auth token is revoked") ? .revoked : .good
+            return error == .revoked ? .revoked : .good
         }
     }
 
@@ -142,10 +184,10 @@ public final class Authenticator: Sendable {
 
     /// The token's facts: from the cache while unexpired, else checked (nil on a miss when
     /// `cacheOnly`).
-    private func verifiedToken(_ token: String, cacheOnly: Bool) throws(APIError) -> VerifiedToken? {
+    private func verifiedToken(_ token: String, cacheOnly: Bool) throws(CredentialError) -> VerifiedToken? {
         let now = service.clock() / 1000
         if let hit = verified.withLock({ $0[token] }) {
-            guard hit.expires > now else { throw APIError(401, "Auth token is expired") }
+            guard hit.expires > now else { throw .expired }
             return hit
         }
         if cacheOnly { return nil }
@@ -153,16 +195,16 @@ public final class Authenticator: Sendable {
         do {
             claims = try service.verify(token)
         } catch {
-            throw error == .tokenExpired ? APIError(401, "Auth token is expired") : APIError(401, "Invalid auth token")
+            throw error == .tokenExpired ? .expired : .invalid
         }
         guard let members = claims.objectValue, let auth = RulesAuth.value(fromVerifiedClaims: claims),
               let uid = members["sub"]?.stringValue, case .int(let expires)? = members["exp"] else {
-            throw APIError(401, "Invalid auth token")
+            throw .invalid
         }
         let isAdmin = members[Self.adminClaim] == .bool(true) && uid == Self.adminUID
         var issuedAt: Int64 = 0
         if !isAdmin {
-            guard case .int(let iat)? = members["iat"] else { throw APIError(401, "Invalid auth token") }
+            guard case .int(let iat)? = members["iat"] else { throw .invalid }
             issuedAt = iat
         }
         let facts = VerifiedToken(auth: auth, uid: uid, issuedAt: issuedAt, expires: expires, isAdmin: isAdmin)
@@ -173,15 +215,15 @@ public final class Authenticator: Sendable {
         return facts
     }
 
-    private func userStatus(_ uid: String, cacheOnly: Bool = false) throws(APIError) -> (validSince: Int64, disabled: Bool)? {
+    private func userStatus(_ uid: String, cacheOnly: Bool = false) throws(CredentialError) -> (validSince: Int64, disabled: Bool)? {
         let now = service.clock() / 1000
         if let cached = statusCache.withLock({ $0[uid] }), now - cached.fetched < service.settings.userStatusCacheSeconds {
             return (cached.validSince, cached.disabled)
         }
         if cacheOnly { return nil }
         let user: UserRecord?
-        do { user = try service.accounts.user(uid: uid) } catch { throw APIError.unavailable }
-        guard let user else { throw APIError(401, "Auth token is revoked") }
+        do { user = try service.accounts.user(uid: uid) } catch { throw .unavailable }
+        guard let user else { throw .revoked }
         statusCache.withLock { cache in
             if cache.count >= maxCachedUsers { cache.removeAll(keepingCapacity: true) }
             cache[uid] = (user.validSince, user.disabled, now)
@@ -192,5 +234,12 @@ public final class Authenticator: Sendable {
     /// Forget what is cached about `uid` (after this process changed the account).
     func invalidate(_ uid: String) {
         _ = statusCache.withLock { $0.removeValue(forKey: uid) }
+    }
+}
+
+extension Authenticator.CredentialError {
+    /// The REST answer (the HTTP boundary).
+    var apiError: APIError {
+        self == .unavailable ? .unavailable : APIError(401, message)
     }
 }

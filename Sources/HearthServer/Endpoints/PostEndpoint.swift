@@ -1,6 +1,5 @@
 import HearthHTTP
 import HearthJSON
-import HearthStore
 
 /// `POST <path>.json`: store the body under a new push ID (spec §1.6) and answer
 /// `{"name":"<pushId>"}`. Any JSON value is a valid body, `""` included (spec §1.2).
@@ -14,9 +13,8 @@ enum PostEndpoint {
         } catch {
             throw .invalidPath(error)
         }
-        let value = try WriteEndpoint.normalize(body, at: path)
         WriteEndpoint.submit(
-            .set(WriteEntry(path: path, value: value)), echo: .fixed(.object(["name": .string(key)])), render: false,
+            try WriteEndpoint.set(body, at: path), echo: .fixed(.object(["name": .string(key)])), render: false,
             request: request, caller: caller, context: context, responder: responder)
     }
 }

@@ -1,6 +1,5 @@
 import HearthHTTP
 import HearthJSON
-import HearthStore
 
 /// `GET <path>.json` (spec §1.2, §1.3 `shallow`, §1.4 ETags), through the database core:
 /// the core decides read access on the snapshot the value is read from; this adapter
@@ -9,10 +8,8 @@ enum ReadEndpoint {
     static func handle(_ request: RESTRequest, caller: Caller, context: RESTContext, responder: HTTPResponder) {
         let wantsTag = ETag.wanted(request.http)
         let ifNoneMatch = ETag.ifNoneMatch(request.http)
-        if let query = request.options.query {
-            if let index = query.requiredIndex, !context.policy.indexes(at: request.path).contains(index) {
-                return responder.respond(query.missingIndexError(at: request.path).response)
-            }
+        if let index = context.database.missingIndex(request.options.query, at: request.path) {
+            return responder.respond(APIError.missingIndex(index, at: request.path).response)
         }
         // A plain read: the compact rendering, possibly from the read cache (Database).
         if isCacheable(request.options), !wantsTag, ifNoneMatch == nil {

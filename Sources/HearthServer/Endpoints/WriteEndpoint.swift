@@ -90,10 +90,10 @@ enum WriteEndpoint {
         }
     }
 
-    /// The normalised value (nil deletes) or a 400 naming what is wrong.
-    static func normalize(_ value: JSONValue, at path: DataPath) throws(APIError) -> JSONValue? {
+    /// The set of the normalised value (nil deletes) or a 400 naming what is wrong.
+    static func set(_ value: JSONValue, at path: DataPath) throws(APIError) -> WriteOperation {
         do {
-            return try FirebaseTree.normalize(value, at: path)
+            return try WriteRequest.set(value, at: path)
         } catch {
             throw .badRequest(error.description)
         }

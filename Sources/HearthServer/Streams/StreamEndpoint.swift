@@ -1,6 +1,5 @@
 import HearthHTTP
 import HearthJSON
-import HearthStore
 import HearthStreams
 
 /// `GET <path>.json` with `Accept: text/event-stream` (spec §2, DESIGN.md §5).
@@ -31,16 +30,15 @@ enum StreamEndpoint {
     ) {
         let hub = context.streams
         let query = request.options.query
-        if let query, let index = query.requiredIndex, !context.policy.indexes(at: request.path).contains(index) {
-            return responder.respond(query.missingIndexError(at: request.path).response)
+        if let index = context.database.missingIndex(query, at: request.path) {
+            return responder.respond(APIError.missingIndex(index, at: request.path).response)
         }
         let gate = SubscriberGate(
             caller: credential.caller, uid: credential.uid, issuedAt: credential.issuedAt, expiresAt: credential.expiresAt,
             query: query?.rules)
         let lastEventID = request.http.headers["Last-Event-ID"].flatMap { Int64(String($0.filter { $0 != " " })) }
-        let listenQuery = query.map { ListenQuery(tree: $0.tree, rules: $0.rules) }
         context.database.openListen(
-            request.path, query: listenQuery, as: credential.caller, gate: gate, address: request.http.remoteAddress,
+            request.path, query: query, as: credential.caller, gate: gate, address: request.http.remoteAddress,
             hub: hub, resumeAfter: lastEventID, maxReplay: hub.options.maxReplayChanges
         ) { result in
             switch result {

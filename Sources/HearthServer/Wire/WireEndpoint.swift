@@ -1,6 +1,5 @@
 import HearthHTTP
 import HearthJSON
-import HearthStore
 
 /// `GET /.ws?v=5&ns=<namespace>`: the official SDKs' WebSocket (wire spec §1). Any
 /// namespace is served by the one database (**choice**: a Hearth serves one database;

@@ -1,10 +1,8 @@
 import HearthJSON
-import HearthRules
-import HearthStore
 import HearthWire
 
-/// A wire query object (spec §4.1) as the core's query: the store's selection, the rules'
-/// `query.*` variables, and the `.indexOn` entry it needs (nil for key or priority order).
+/// A wire query object (spec §4.1) parsed into the core's `DatabaseQuery` (the store's
+/// selection, the rules' `query.*` variables, the `.indexOn` entry it needs).
 ///
 /// Bounds: a key name in a bound (`sn`/`en`) breaks ties among children exactly at the
 /// value, in key order (`startAt(value, key)`, the usual way to page): a start takes them
@@ -13,55 +11,34 @@ import HearthWire
 /// arrive, from iOS always); `[MIN_NAME]` on a start and `[MAX_NAME]` on an end include them
 /// all. Ordered by key, the bound's value is the key and a name is ignored.
 struct WireListenQuery: Sendable, Hashable {
-    let listen: ListenQuery
-    let requiredIndex: String?
+    let listen: DatabaseQuery
+    var requiredIndex: String? { listen.requiredIndex }
 
     init(_ wire: WireQuery) throws(WireError) {
-        var tree: TreeQuery
-        var rules: RuleQuery
+        var query: DatabaseQuery
         switch wire.index {
-        case .priority:
-            tree = TreeQuery(orderBy: .priority)
-            rules = RuleQuery(orderBy: .priority)
-            requiredIndex = nil
-        case .key:
-            tree = TreeQuery(orderBy: .key)
-            rules = RuleQuery(orderBy: .key)
-            requiredIndex = nil
-        case .value:
-            tree = TreeQuery(orderBy: .value)
-            rules = RuleQuery(orderBy: .value)
-            requiredIndex = ".value"
+        case .priority: query = DatabaseQuery(orderBy: .priority)
+        case .key: query = DatabaseQuery(orderBy: .key)
+        case .value: query = DatabaseQuery(orderBy: .value)
         case .child(let text):
             guard let path = try? DataPath(string: text), !path.isRoot else { throw .malformedMessage }
-            tree = TreeQuery(orderBy: .child(path))
-            rules = RuleQuery(orderBy: .child(path.storageKey))
-            requiredIndex = path.storageKey
+            query = DatabaseQuery(orderBy: .child(path))
         }
         if let start = wire.start {
-            let inclusive = start.inclusive && start.name != .max
-            tree.start = TreeQuery.Bound(start.value, inclusive: inclusive, key: Self.tieBreak(start.name))
-            rules.startAt = start.value
+            query.start(at: start.value, inclusive: start.inclusive && start.name != .max, key: Self.tieBreak(start.name))
         }
         if let end = wire.end {
-            let inclusive = end.inclusive && end.name != .min
-            tree.end = TreeQuery.Bound(end.value, inclusive: inclusive, key: Self.tieBreak(end.name))
-            rules.endAt = end.value
+            query.end(at: end.value, inclusive: end.inclusive && end.name != .min, key: Self.tieBreak(end.name))
         }
         if let start = wire.start, let end = wire.end, start.value == end.value, start.inclusive, end.inclusive {
-            rules.equalTo = start.value
+            query.rules.equalTo = start.value
         }
         switch wire.limit {
-        case .first(let n)?:
-            tree.limit = .first(n)
-            rules.limitToFirst = n
-        case .last(let n)?:
-            tree.limit = .last(n)
-            rules.limitToLast = n
-        case nil:
-            break
+        case .first(let n)?: query.limit(toFirst: n)
+        case .last(let n)?: query.limit(toLast: n)
+        case nil: break
         }
-        listen = ListenQuery(tree: tree, rules: rules)
+        listen = query
     }
 
     /// A real key name breaks ties; the sentinels do not (see above).

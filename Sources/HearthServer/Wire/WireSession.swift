@@ -8,138 +8,6 @@ import HearthWire
 import Logging
 import Synchronization
 
-/// Named bounds of one wire-protocol connection (issue 14: every limit named and tested;
-/// the serve settings `wireMax…` set them).
-public struct WireSessionLimits: Sendable, Equatable {
-    /// Listens open at once on one connection; past it a `q` is answered `max_listens`
-    /// (the connection stays). A quarter of the default streams per address: listens count
-    /// against that cap too, and one connection must not take its address's whole budget
-    /// (another user behind the same NAT would get `unavailable`, its SSE streams 429).
-    public static let defaultMaxListens = StreamOptions.defaultMaxStreamsPerAddress / connectionsToFillAnAddress
-    /// How many connections it takes at least to use up an address's streams
-    /// (`StreamOptions.maxStreamsPerAddress`) with listens: one connection's listens are
-    /// capped at that share whatever `maxListens` says (`fitted(toStreamsPerAddress:)`).
-    public static let connectionsToFillAnAddress = 4
-    /// onDisconnect operations queued on one connection; past it `o`/`om` are answered
-    /// `too_many_ondisconnect`.
-    public static let defaultMaxOnDisconnect = 100
-    /// Requests received and not yet answered; past it the connection is closed with 1008
-    /// (a client that sends faster than it lets the server answer).
-    public static let defaultMaxPendingRequests = 1_000
-    /// Failed `auth`/`gauth` attempts on one connection; past it the connection is closed
-    /// with 1008.
-    public static let defaultMaxAuthFailures = 10
-    /// Malformed messages or unknown actions on one connection; past it the connection is
-    /// closed with 1008.
-    public static let defaultMaxBadMessages = 20
-
-    public var maxListens = defaultMaxListens
-    public var maxOnDisconnect = defaultMaxOnDisconnect
-    public var maxPendingRequests = defaultMaxPendingRequests
-    public var maxAuthFailures = defaultMaxAuthFailures
-    public var maxBadMessages = defaultMaxBadMessages
-    var frames = WireLimits()
-
-    public init() {}
-
-    /// These limits with `maxListens` at most `1 / connectionsToFillAnAddress` of
-    /// `streamsPerAddress` (at least 1).
-    public func fitted(toStreamsPerAddress streamsPerAddress: Int) -> WireSessionLimits {
-        var fitted = self
-        fitted.maxListens = min(maxListens, max(1, streamsPerAddress / Self.connectionsToFillAnAddress))
-        return fitted
-    }
-}
-
-/// What a wire-protocol session needs from the server (passed in; no globals). One object
-/// for all sessions: each holds a reference, which keeps an idle connection small.
-final class WireContext: Sendable {
-    let database: Database
-    let hub: StreamHub
-    let authenticator: Authenticator
-    /// Where blocking work runs: token checks (a signature, a user row) and the
-    /// onDisconnect records (SQLite). Never a session's queue, which is its connection's
-    /// I/O queue.
-    let work: DispatchQueue
-    let clock: @Sendable () -> Int64
-    let logger: Logger
-    let limits: WireSessionLimits
-    /// Namespaces served (`ns`); empty: any.
-    let namespaces: Set<String>
-    /// Where onDisconnect operations are kept and run.
-    let onDisconnect: OnDisconnectLedger
-    /// Open sessions by id, for a reconnecting client's `ls` (spec §4.5), and for closing
-    /// them all when the node lost its lease.
-    let sessions: WireSessionRegistry
-
-    init(database: Database, hub: StreamHub, authenticator: Authenticator, work: DispatchQueue,
-         clock: @escaping @Sendable () -> Int64, logger: Logger, limits: WireSessionLimits = WireSessionLimits(),
-         namespaces: Set<String> = [], onDisconnect: OnDisconnectLedger, sessions: WireSessionRegistry = WireSessionRegistry()) {
-        self.sessions = sessions
-        self.database = database
-        self.hub = hub
-        self.authenticator = authenticator
-        self.work = work
-        self.clock = clock
-        self.logger = logger
-        self.limits = limits
-        self.namespaces = namespaces
-        self.onDisconnect = onDisconnect
-    }
-}
-
-/// The open sessions of this server by session id (`s` of their handshake), so that a
-/// client reconnecting with `ls=<old id>` can end its old session at once (spec §4.5, §6.3).
-final class WireSessionRegistry: Sendable {
-    private let open = Mutex<[WireSessionID: WireSession]>([:])
-
-    func add(_ session: WireSession, id: WireSessionID) {
-        open.withLock { $0[id] = session }
-    }
-
-    func remove(id: WireSessionID) {
-        _ = open.withLock { $0.removeValue(forKey: id) }
-    }
-
-    /// Every open session.
-    func all() -> [WireSession] {
-        open.withLock { Array($0.values) }
-    }
-
-    /// Removes and returns the session `id`, if it is still open.
-    func take(id: WireSessionID) -> WireSession? {
-        open.withLock { $0.removeValue(forKey: id) }
-    }
-
-}
-
-/// A session's id: 128 random bits, shown as 32 hex digits (the handshake's `s`, a
-/// reconnecting client's `ls`). Two words rather than a string: kept per connection.
-struct WireSessionID: Hashable, Sendable, CustomStringConvertible {
-    let high: UInt64
-    let low: UInt64
-
-    init(high: UInt64, low: UInt64) {
-        (self.high, self.low) = (high, low)
-    }
-
-    /// The id a client names; nil when `hex` is not 32 hex digits.
-    init?(hex: String) {
-        let digits = Array(hex.utf8)
-        let isHex: (UInt8) -> Bool = { (48...57).contains($0) || (97...102).contains($0) || (65...70).contains($0) }
-        guard digits.count == 32, digits.allSatisfy(isHex), let high = UInt64(String(decoding: digits[0..<16], as: UTF8.self), radix: 16),
-              let low = UInt64(String(decoding: digits[16..<32], as: UTF8.self), radix: 16) else { return nil }
-        (self.high, self.low) = (high, low)
-    }
-
-    var description: String {
-        [high, low].map { word in
-            let text = String(word, radix: 16)
-            return String(repeating: "0", count: 16 - text.count) + text
-        }.joined()
-    }
-}
-
 /// One client of the Firebase wire protocol (spec/firebase-wire-protocol.md) on a
 /// WebSocket: the second adapter over the database core, beside REST + SSE.
 ///
@@ -150,18 +18,20 @@ struct WireSessionID: Hashable, Sendable, CustomStringConvertible {
 ///
 /// `@unchecked Sendable`: all mutable state is confined to `queue` (serial).
 final class WireSession: WebSocketHandler, @unchecked Sendable {
-    private let context: WireContext
+    let context: WireContext
     private let host: String
-    private let address: String
-    private let sessionID: WireSessionID
+    let address: String
+    let sessionID: WireSessionID
     /// The connection's serial I/O queue (a queue of its own when there is none, in unit
     /// tests): a message is handled where it was read and an answer is written from the
     /// block that makes it, so a `p` costs the hops of a REST write (to the writer and
     /// back), and a session has no queue object of its own.
-    private let queue: DispatchQueue
+    let queue: DispatchQueue
 
-    // Confined to `queue`.
-    private var session: WebSocketSession?
+    // Confined to `queue`. Members the session's extensions use (WireSession+Listens.swift,
+    // WireSession+Writes.swift) are internal rather than private; they are still touched
+    // only on `queue`.
+    var session: WebSocketSession?
     /// The same session for the hub's fan-out queue, which sends pushes directly so that
     /// they keep their order with the answers sent from there.
     private let sessionForPushes = Mutex<WebSocketSession?>(nil)
@@ -170,20 +40,20 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     private var reportedHeld = 0
     private var inbox: [WireInbound] = []
     private var busy = false
-    private var closed = false
-    private var credential = Authenticator.Credential(caller: .unauthenticated)
+    var closed = false
+    var credential = Authenticator.Credential(caller: .unauthenticated)
     /// The times of `credential` as the gates of this session's listens see them (made at
     /// the first listen under an identity; renewed by a same-identity `auth`).
-    private var credentialTimes: CredentialTimes?
+    var credentialTimes: CredentialTimes?
     /// In opening order. An array, not a dictionary: most sessions hold one or a few
     /// listens, and a one-entry dictionary costs ~200 bytes per idle connection; lookups
     /// scan at most `WireSessionLimits.maxListens`.
-    private var listens: [OpenListen] = []
-    private var onDisconnect: [OnDisconnectLedger.Entry] = []
-    private var nextPosition: Int64 = 0
+    var listens: [OpenListen] = []
+    var onDisconnect: [OnDisconnectLedger.Entry] = []
+    var nextPosition: Int64 = 0
     /// Whether any onDisconnect record was ever written for this session (else its end
     /// has none to remove).
-    private var registeredOnDisconnect = false
+    var registeredOnDisconnect = false
     private var authFailures = 0
     private var badMessages = 0
 
@@ -198,7 +68,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         let tag: Int64?
     }
 
-    private func listenIndex(_ key: ListenKey) -> Int? {
+    func listenIndex(_ key: ListenKey) -> Int? {
         listens.firstIndex { $0.key == key }
     }
 
@@ -330,7 +200,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     /// listens with `c` (`setCredential`), as Firebase does when a token expires or is
     /// revoked.
     /// `standing` nil: a listen's gate found it lapsed, without saying how.
-    private func lapse(_ standing: Authenticator.Standing?) {
+    func lapse(_ standing: Authenticator.Standing?) {
         let reason = switch standing {
         case .expired?: "Auth token is expired"
         case .revoked?: "Auth token is revoked"
@@ -342,14 +212,14 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     }
 
     /// The running request answered: on to the next.
-    private func done() {
+    func done() {
         busy = false
         next()
     }
 
     /// Answers request `number` (if it has one) after the pushes queued so far, then runs
     /// the next request. Call on `queue`.
-    private func answer(_ number: Int64?, _ status: String, _ data: JSONValue) {
+    func answer(_ number: Int64?, _ status: String, _ data: JSONValue) {
         if let number, let session {
             let bytes = WireOutbound.response(number: number, status: status, data: data).bytes
             if listens.isEmpty {
@@ -364,7 +234,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     }
 
     /// `answer` from any thread.
-    private func answerLater(_ number: Int64?, _ status: String, _ data: JSONValue) {
+    func answerLater(_ number: Int64?, _ status: String, _ data: JSONValue) {
         queue.async { self.answer(number, status, data) }
     }
 
@@ -444,7 +314,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         }
     }
 
-    private func invalid(_ number: Int64?, _ reason: String) {
+    func invalid(_ number: Int64?, _ reason: String) {
         badMessage(number: number, reason)
         done()
     }
@@ -453,7 +323,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     /// (`invalid_action`, a bad message); one that is no valid path (`.info` or `.settings`
     /// written to, `..`, control characters, a key over 768 bytes, too deep) is
     /// `invalid_data` with the reason, as bad data is (issue 25).
-    private func requestPath(_ number: Int64?, _ members: [JSONKey: JSONValue], action: String) -> DataPath? {
+    func requestPath(_ number: Int64?, _ members: [JSONKey: JSONValue], action: String) -> DataPath? {
         guard case .string(let text)? = members["p"] else {
             invalid(number, "\(action) needs p")
             return nil
@@ -480,7 +350,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         }
     }
 
-    private func failed(_ number: Int64?, _ error: DatabaseError) {
+    func failed(_ number: Int64?, _ error: DatabaseError) {
         if case .internalError(let reason) = error { context.logger.error("\(reason)") }
         let (status, text) = Self.status(of: error)
         answer(number, status, .string(text))
@@ -489,23 +359,13 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     // MARK: Auth (spec §4.7)
 
     private func authenticate(number: Int64?, token: String) {
-        let authenticator = context.authenticator
         // A token the server verified before (the cache, as REST's): decided here, without
         // a hop to the work queue (thousands of clients reconnecting with their tokens
         // would otherwise wake a worker thread each).
-        do throws(APIError) {
-            if let credential = try authenticator.cachedCredential(token: token) {
-                return authenticated(number, credential)
-            }
-        } catch {
-            return authenticationFailed(number, error)
-        }
-        context.work.async {
-            do throws(APIError) {
-                let credential = try authenticator.credential(token: token)
-                self.queue.async { self.authenticated(number, credential) }
-            } catch {
-                self.queue.async { self.authenticationFailed(number, error) }
+        context.authenticator.decide(token: token, work: context.work, replyOn: queue) { result in
+            switch result {
+            case .success(let credential): self.authenticated(number, credential)
+            case .failure(let error): self.authenticationFailed(number, error)
             }
         }
     }
@@ -520,15 +380,14 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     /// not stay in force, and its listens are cancelled. Firebase's clients close and
     /// reconnect after any failed `auth` (spec §4.7: "until auth succeeds the connection is
     /// unauthenticated"), so one that stays sees what a signed-out user sees.
-    private func authenticationFailed(_ number: Int64?, _ error: APIError) {
+    private func authenticationFailed(_ number: Int64?, _ error: Authenticator.CredentialError) {
         authFailures += 1
         if authFailures > context.limits.maxAuthFailures {
             busy = false
             return fail(.policyViolation, "Over \(context.limits.maxAuthFailures) failed auth attempts on this connection; sign in again")
         }
         setCredential(Authenticator.Credential(caller: .unauthenticated))
-        let expired = error.message.lowercased().contains("expired")
-        answer(number, expired ? "expired_token" : "invalid_token", .string(error.message))
+        answer(number, error == .expired ? "expired_token" : "invalid_token", .string(error.message))
     }
 
     /// A new identity: listens opened under another one are ended with `c` (the client
@@ -548,224 +407,6 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
             revoked(listen.key, tag: listen.tag)
         }
         listens = []
-    }
-
-    // MARK: Listens (spec §4.2)
-
-    private func listen(number: Int64?, _ members: [JSONKey: JSONValue]) {
-        guard let path = requestPath(number, members, action: "listen") else { return }
-        let queryObject = members["q"] ?? JSONValue.object([JSONKey: JSONValue]())
-        let wire: WireQuery
-        let mapped: WireListenQuery?
-        do {
-            wire = try WireQuery(queryObject)
-            mapped = wire.filters ? try WireListenQuery(wire) : nil
-        } catch {
-            return invalid(number, "bad query")
-        }
-        let tag: Int64? = mapped == nil ? nil : { if case .int(let t)? = members["t"] { return t } else { return nil } }()
-        // A query that filters carries its tag (the SDKs always send one, spec §4.2): its
-        // pushes are told from the path's default listen by it. Int64.min is the sink's
-        // "no tag" (it keeps the sink inline); no SDK counts there.
-        if mapped != nil && (tag == nil || tag == WireListenSink.noTag) {
-            return invalid(number, "a query with bounds or a limit needs its tag t")
-        }
-        let key = ListenKey(path: path, query: mapped == nil ? JSONValue.object([JSONKey: JSONValue]()) : queryObject)
-        if listenIndex(key) != nil { return answer(number, "ok", JSONValue.object([JSONKey: JSONValue]())) }
-        guard listens.count < context.limits.maxListens else {
-            return answer(number, "max_listens", .string("Too many listens on this connection"))
-        }
-        var warnings: JSONValue = JSONValue.object([JSONKey: JSONValue]())
-        if let index = mapped?.requiredIndex, !context.database.policy.indexes(at: path).contains(index) {
-            // The SDK logs its "unspecified index" warning; Hearth serves the query anyway
-            // (spec §4.2 item 5), as REST refuses it only to match Firebase's REST.
-            warnings = .object(["w": .array([.string("no_index")])])
-        }
-        let okData = warnings
-        let times = credentialTimes ?? CredentialTimes(issuedAt: credential.issuedAt, expiresAt: credential.expiresAt)
-        credentialTimes = times
-        let gate = SubscriberGate(caller: credential.caller, uid: credential.uid, times: times, query: mapped?.listen.rules)
-        let sink = WireListenSink(session: self, path: path, tag: tag)
-        context.database.listen(path, query: mapped?.listen, as: credential.caller, gate: gate, address: address,
-                                hub: context.hub, sink: sink) { result in
-            self.queue.async {
-                switch result {
-                case .success(let listening):
-                    if self.closed {
-                        listening.cancel()
-                        return self.done()
-                    }
-                    self.listens.append(OpenListen(key: key, listening: listening, tag: tag))
-                    self.answer(number, "ok", okData)
-                case .failure(let error):
-                    self.failed(number, error)
-                }
-            }
-        }
-    }
-
-    private func unlisten(number: Int64?, _ members: [JSONKey: JSONValue]) {
-        guard let path = requestPath(number, members, action: "unlisten") else { return }
-        let queryObject = members["q"] ?? JSONValue.object([JSONKey: JSONValue]())
-        let filters = (try? WireQuery(queryObject))?.filters ?? false
-        let key = ListenKey(path: path, query: filters ? queryObject : JSONValue.object([JSONKey: JSONValue]()))
-        if let index = listenIndex(key) { listens.remove(at: index).listening.cancel() }
-        answer(number, "ok", .string(""))
-    }
-
-    /// The hub ended the listen at `path` with `tag` (access lost, or the credential
-    /// expired). A session has one listen per path and tag: one default listen per path,
-    /// and the SDK gives each query its own tag.
-    fileprivate func listenEnded(path: DataPath, tag: Int64?, verdict: StreamVerdict) {
-        queue.async {
-            guard let index = self.listens.firstIndex(where: { $0.key.path == path && $0.tag == tag }) else { return }
-            let listen = self.listens.remove(at: index)
-            switch verdict {
-            case .authRevoked:
-                // The client forgets its token, reconnects and authenticates again (§3.3).
-                self.lapse(nil)
-            case .cancel, .keep:
-                self.revoked(listen.key, tag: listen.tag)
-            case .reconnect:
-                // This node missed changes: the client reconnects and listens again, and
-                // gets whole values then (the protocol has no "start over" for a listen).
-                self.session?.close(.goingAway, reason: "missed changes; reconnect")
-                self.end()
-            }
-        }
-    }
-
-    /// Pushes `c` for a listen the server dropped (§3.3: `q` as an array, omitted for a
-    /// location listen).
-    private func revoked(_ key: ListenKey, tag: Int64?) {
-        var body: [JSONKey: JSONValue] = ["p": .string(key.path.description)]
-        if tag != nil { body["q"] = .array([key.query]) }
-        if let session { Self.send(WireOutbound.push(action: "c", body: .object(body)).bytes, on: session) }
-    }
-
-    // MARK: Writes (spec §4.3, §4.4)
-
-    private func put(number: Int64?, _ members: [JSONKey: JSONValue]) {
-        guard let data = members["d"] else { return invalid(number, "put needs p and d") }
-        guard let path = requestPath(number, members, action: "put") else { return }
-        let value: JSONValue?
-        do {
-            value = try FirebaseTree.normalize(data, at: path)
-        } catch {
-            return answer(number, "invalid_data", .string(error.description))
-        }
-        var precondition: Database.Precondition? = nil
-        if case .string(let hash)? = members["h"] {
-            precondition = Database.Precondition(expected: hash, withPriorities: true, tag: SDKHash.hash)
-        }
-        write(number: number, .set(WriteEntry(path: path, value: value)), precondition: precondition)
-    }
-
-    private func merge(number: Int64?, _ members: [JSONKey: JSONValue]) {
-        guard let data = members["d"] else { return invalid(number, "merge needs p and d") }
-        guard let path = requestPath(number, members, action: "merge") else { return }
-        do {
-            let updates = try MultiPathUpdate.parse(base: path, body: data)
-            if updates.isEmpty { return answer(number, "ok", .string("")) }
-            write(number: number, .update(base: path, entries: updates.map { WriteEntry(path: $0.path, value: $0.value) }), precondition: nil)
-        } catch {
-            answer(number, "invalid_data", .string(error.description))
-        }
-    }
-
-    private func write(number: Int64?, _ operation: WriteOperation, precondition: Database.Precondition?) {
-        context.database.write(operation, as: credential.caller, precondition: precondition) { result in
-            switch result {
-            case .success: self.answerLater(number, "ok", .string(""))
-            case .failure(let error): self.queue.async { self.failed(number, error) }
-            }
-        }
-    }
-
-    // MARK: get (spec §4.8)
-
-    private func get(number: Int64?, _ members: [JSONKey: JSONValue]) {
-        // `.info/...` is client-side; the JS SDK still asks (spec §4.8): `ok` with null.
-        // Checked before parsing: `.info` is not a valid key, so it never reaches the data.
-        if case .string(let raw)? = members["p"], raw == "/.info" || raw.hasPrefix("/.info/") || raw.hasPrefix(".info") {
-            return answer(number, "ok", .null)
-        }
-        guard let path = requestPath(number, members, action: "get") else { return }
-        let mapped: WireListenQuery?
-        do {
-            let wire = try WireQuery(members["q"] ?? JSONValue.object([JSONKey: JSONValue]()))
-            mapped = wire.filters ? try WireListenQuery(wire) : nil
-        } catch {
-            return invalid(number, "bad query")
-        }
-        context.database.read(path, query: mapped?.listen.rules, as: credential.caller, { view -> JSONValue in
-            if let mapped { return FirebaseTree.render(try view.query(mapped.listen.tree, at: path)) }
-            return FirebaseTree.render(try view.value(at: path))
-        }, completion: { result in
-            switch result {
-            case .success(let value): self.answerLater(number, "ok", value)
-            case .failure(let error): self.queue.async { self.failed(number, error) }
-            }
-        })
-    }
-
-    // MARK: onDisconnect (spec §4.5)
-
-    private func registerOnDisconnect(number: Int64?, merge: Bool, _ members: [JSONKey: JSONValue]) {
-        guard let data = members["d"] else { return invalid(number, "onDisconnect needs p and d") }
-        guard let path = requestPath(number, members, action: "onDisconnect") else { return }
-        let operation: WriteOperation
-        do {
-            if merge {
-                let updates = try MultiPathUpdate.parse(base: path, body: data)
-                if updates.isEmpty { return answer(number, "ok", .string("")) }
-                operation = .update(base: path, entries: updates.map { WriteEntry(path: $0.path, value: $0.value) })
-            } else {
-                operation = .set(WriteEntry(path: path, value: try FirebaseTree.normalize(data, at: path)))
-            }
-        } catch {
-            return answer(number, "invalid_data", .string("\(error)"))
-        }
-        guard onDisconnect.count < context.limits.maxOnDisconnect else {
-            return answer(number, "too_many_ondisconnect", .string("Too many onDisconnect operations on this connection"))
-        }
-        let caller = credential.caller
-        context.database.checkWrite(operation, as: caller, now: context.clock()) { result in
-            self.queue.async {
-                switch result {
-                case .success:
-                    // The connection ended while this was being checked: the client never
-                    // learns it was registered, and end() has run the queue already.
-                    if self.closed { return self.done() }
-                    let entry = OnDisconnectLedger.Entry(position: self.nextPosition, operation: operation, caller: caller)
-                    self.nextPosition += 1
-                    self.registeredOnDisconnect = true
-                    let (ledger, session) = (self.context.onDisconnect, self.sessionID.description)
-                    self.context.work.async {
-                        let failure: DatabaseError?
-                        do {
-                            try ledger.register(session: session, entry)
-                            failure = nil
-                        } catch {
-                            failure = DatabaseError.from(error)
-                        }
-                        self.queue.async {
-                            if let failure { return self.failed(number, failure) }
-                            if self.closed {
-                                // Ended while the record was written: end() ran without it.
-                                // The client never learns it was registered; forget it.
-                                self.context.work.async { ledger.forget(session: session) }
-                                return self.done()
-                            }
-                            self.onDisconnect.append(entry)
-                            self.answer(number, "ok", .string(""))
-                        }
-                    }
-                case .failure(let error):
-                    self.failed(number, error)
-                }
-            }
-        }
     }
 
     // MARK: End
@@ -801,7 +442,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     /// server values resolved now; `then` after they committed. Their records are removed
     /// on the work queue (SQLite may block; this session's queue is its connection's I/O).
     /// A session that never registered an operation has none to remove.
-    private func end(then: @escaping @Sendable () -> Void = {}) {
+    func end(then: @escaping @Sendable () -> Void = {}) {
         guard !closed else { return then() }
         closed = true
         context.sessions.remove(id: sessionID)
@@ -819,63 +460,10 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     }
 }
 
-/// A listen's events as wire pushes: `d` (overwrite) for a put, `m` (merge) for a patch,
-/// at the absolute path, with the listen's tag for a query.
-///
-/// Three words, so the hub's `any StreamEventSink` holds it inline (no allocation per
-/// listen): the tag is stored with `noTag` for none.
-struct WireListenSink: StreamEventSink {
-    let session: WireSession
-    let path: DataPath
-    private let rawTag: Int64
-
-    static let noTag = Int64.min
-
-    init(session: WireSession, path: DataPath, tag: Int64?) {
-        self.session = session
-        self.path = path
-        self.rawTag = tag ?? Self.noTag
-    }
-
-    var tag: Int64? { rawTag == Self.noTag ? nil : rawTag }
-
-    func deliver(_ event: StreamEvent, seq: Int64) {
-        session.pushNow(WireOutbound.frames(push(event)))
-    }
-
-    /// The `d` or `m` push of `event` for this listen. The same for every untagged listen
-    /// on one location, so `StreamContext.broadcastEvents` encodes it once for all of them.
-    func push(_ event: StreamEvent) -> [UInt8] {
-        var target = path
-        if event.path != "/", let relative = try? DataPath(string: event.path), let below = try? path.appending(relative) {
-            target = below
-        }
-        var body: [JSONKey: JSONValue] = ["p": .string(target.description), "d": event.data]
-        if let tag { body["t"] = .int(tag) }
-        let action = event.name == .put ? "d" : "m"
-        return WireOutbound.push(action: action, body: .object(body)).bytes
-    }
-
-    /// Listens with equal keys get the same bytes for every event.
-    struct PushKey: Hashable {
-        let path: DataPath
-        let tag: Int64
-    }
-
-    var pushKey: PushKey { PushKey(path: path, tag: rawTag) }
-
-    /// Where this listen's pushes go, nil once the session is gone.
-    var pushSession: WebSocketSession? { session.pushTarget }
-
-    func ended(_ verdict: StreamVerdict) {
-        session.listenEnded(path: path, tag: tag, verdict: verdict)
-    }
-}
-
 extension WireSession {
     /// From the fan-out queue: the bytes go straight to the socket (the session hops onto
     /// its I/O queue, keeping the fan-out queue's order).
-    fileprivate func pushNow(_ frames: [[UInt8]]) {
+    func pushNow(_ frames: [[UInt8]]) {
         if let session = pushTarget { for frame in frames { session.send(text: frame) } }
     }
 

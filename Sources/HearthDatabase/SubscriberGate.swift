@@ -1,19 +1,18 @@
-import HearthHTTP
 import HearthRules
 import HearthStreams
 import Synchronization
 
 /// What the hub keeps about a stream's right to read: the caller, and what must be
 /// re-checked about its credential over time (DESIGN.md §5 "access over time").
-struct SubscriberGate: StreamGate {
-    let caller: Caller
+public struct SubscriberGate: StreamGate {
+    public let caller: Caller
     /// For revocation checks; nil for admin and unauthenticated callers.
-    let uid: String?
+    public let uid: String?
     private let times: Times
     /// The stream's query as the rules see it (`query.*`), for every later re-check. Kept
     /// out of line: most listens have none, and inline it took 113 of the gate's bytes.
     private let queryBox: QueryBox?
-    var query: RuleQuery? { queryBox?.query }
+    public var query: RuleQuery? { queryBox?.query }
 
     /// An SSE stream's credential is fixed for its life (the request's token); a wire
     /// listen follows its session's, renewed when the client re-authenticates.
@@ -35,17 +34,17 @@ struct SubscriberGate: StreamGate {
     }
 
     /// A stream whose credential is fixed for its life (SSE).
-    init(caller: Caller, uid: String?, issuedAt: Int64?, expiresAt: Int64?, query: RuleQuery? = nil) {
+    public init(caller: Caller, uid: String?, issuedAt: Int64?, expiresAt: Int64?, query: RuleQuery? = nil) {
         self.init(caller: caller, uid: uid, times: .fixed(issuedAt: issuedAt, expiresAt: expiresAt), query: query)
     }
 
     /// A listen that follows its session's credential times.
-    init(caller: Caller, uid: String?, times: CredentialTimes, query: RuleQuery? = nil) {
+    public init(caller: Caller, uid: String?, times: CredentialTimes, query: RuleQuery? = nil) {
         self.init(caller: caller, uid: uid, times: .renewable(times), query: query)
     }
 
     /// The token's issue time (s), for revocation checks.
-    var issuedAt: Int64? {
+    public var issuedAt: Int64? {
         switch times {
         case .fixed(let issuedAt, _): return issuedAt
         case .renewable(let times): return times.issuedAt
@@ -53,7 +52,7 @@ struct SubscriberGate: StreamGate {
     }
 
     /// Read by the hub for every event it hands this stream.
-    var expiresAt: Int64? {
+    public var expiresAt: Int64? {
         switch times {
         case .fixed(_, let expiresAt): return expiresAt
         case .renewable(let times): return times.expiresAt
@@ -67,35 +66,24 @@ struct SubscriberGate: StreamGate {
 /// and are checked for revocation by the new token, not ended when the first one lapses.
 /// Atomics, not a lock: the hub reads the expiry for every event it delivers. The two are
 /// read independently; a reader between the two stores of a renewal sees one old, one new.
-final class CredentialTimes: Sendable {
+public final class CredentialTimes: Sendable {
     /// Stands for nil (no time: an admin's or an emulator owner's credential).
     private static let none = Int64.min
     private let issued: Atomic<Int64>
     private let expires: Atomic<Int64>
 
-    init(issuedAt: Int64?, expiresAt: Int64?) {
+    public init(issuedAt: Int64?, expiresAt: Int64?) {
         issued = Atomic(issuedAt ?? Self.none)
         expires = Atomic(expiresAt ?? Self.none)
     }
 
-    var issuedAt: Int64? { Self.optional(issued.load(ordering: .relaxed)) }
-    var expiresAt: Int64? { Self.optional(expires.load(ordering: .relaxed)) }
+    public var issuedAt: Int64? { Self.optional(issued.load(ordering: .relaxed)) }
+    public var expiresAt: Int64? { Self.optional(expires.load(ordering: .relaxed)) }
 
-    func renew(issuedAt: Int64?, expiresAt: Int64?) {
+    public func renew(issuedAt: Int64?, expiresAt: Int64?) {
         issued.store(issuedAt ?? Self.none, ordering: .relaxed)
         expires.store(expiresAt ?? Self.none, ordering: .relaxed)
     }
 
     private static func optional(_ raw: Int64) -> Int64? { raw == none ? nil : raw }
-}
-
-/// A stream's typed events as server-sent events on its HTTP response (the SSE encoding;
-/// `StreamContext.broadcastEvents` encodes an event once for all the SSE sinks of a
-/// location).
-struct SSEEventSink: StreamEventSink {
-    let stream: HTTPEventStream
-
-    func deliver(_ event: StreamEvent, seq: Int64) { stream.send(StreamFrames.event(event, id: seq)) }
-    func ended(_ verdict: StreamVerdict) { stream.finish(verdict.finalBytes) }
-    func keepAlive() { stream.send(StreamFrames.keepAlive) }
 }

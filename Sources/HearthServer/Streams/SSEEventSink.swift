@@ -1,0 +1,13 @@
+import HearthHTTP
+import HearthStreams
+
+/// A stream's typed events as server-sent events on its HTTP response (the SSE encoding;
+/// `StreamContext.broadcastEvents` encodes an event once for all the SSE sinks of a
+/// location).
+struct SSEEventSink: StreamEventSink {
+    let stream: HTTPEventStream
+
+    func deliver(_ event: StreamEvent, seq: Int64) { stream.send(StreamFrames.event(event, id: seq)) }
+    func ended(_ verdict: StreamVerdict) { stream.finish(verdict.finalBytes) }
+    func keepAlive() { stream.send(StreamFrames.keepAlive) }
+}

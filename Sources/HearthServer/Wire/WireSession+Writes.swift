@@ -1,0 +1,131 @@
+import Dispatch
+import HearthHTTP
+import HearthJSON
+import HearthStore
+import HearthStreams
+import HearthWire
+
+extension WireSession {
+    // MARK: Writes (spec §4.3, §4.4)
+
+    func put(number: Int64?, _ members: [JSONKey: JSONValue]) {
+        guard let data = members["d"] else { return invalid(number, "put needs p and d") }
+        guard let path = requestPath(number, members, action: "put") else { return }
+        let operation: WriteOperation
+        do {
+            operation = try WriteRequest.set(data, at: path)
+        } catch {
+            return answer(number, "invalid_data", .string(error.description))
+        }
+        var precondition: Database.Precondition? = nil
+        if case .string(let hash)? = members["h"] {
+            precondition = Database.Precondition(expected: hash, withPriorities: true, tag: SDKHash.hash)
+        }
+        write(number: number, operation, precondition: precondition)
+    }
+
+    func merge(number: Int64?, _ members: [JSONKey: JSONValue]) {
+        guard let data = members["d"] else { return invalid(number, "merge needs p and d") }
+        guard let path = requestPath(number, members, action: "merge") else { return }
+        do {
+            guard let update = try WriteRequest.update(data, at: path) else { return answer(number, "ok", .string("")) }
+            write(number: number, update, precondition: nil)
+        } catch {
+            answer(number, "invalid_data", .string(error.description))
+        }
+    }
+
+    func write(number: Int64?, _ operation: WriteOperation, precondition: Database.Precondition?) {
+        context.database.write(operation, as: credential.caller, precondition: precondition) { result in
+            switch result {
+            case .success: self.answerLater(number, "ok", .string(""))
+            case .failure(let error): self.queue.async { self.failed(number, error) }
+            }
+        }
+    }
+
+    // MARK: get (spec §4.8)
+
+    func get(number: Int64?, _ members: [JSONKey: JSONValue]) {
+        // `.info/...` is client-side; the JS SDK still asks (spec §4.8): `ok` with null.
+        // Checked before parsing: `.info` is not a valid key, so it never reaches the data.
+        if case .string(let raw)? = members["p"], raw == "/.info" || raw.hasPrefix("/.info/") || raw.hasPrefix(".info") {
+            return answer(number, "ok", .null)
+        }
+        guard let path = requestPath(number, members, action: "get") else { return }
+        let mapped: WireListenQuery?
+        do {
+            let wire = try WireQuery(members["q"] ?? JSONValue.object([JSONKey: JSONValue]()))
+            mapped = wire.filters ? try WireListenQuery(wire) : nil
+        } catch {
+            return invalid(number, "bad query")
+        }
+        context.database.read(path, query: mapped?.listen.rules, as: credential.caller, { view -> JSONValue in
+            if let mapped { return FirebaseTree.render(try view.query(mapped.listen.tree, at: path)) }
+            return FirebaseTree.render(try view.value(at: path))
+        }, completion: { result in
+            switch result {
+            case .success(let value): self.answerLater(number, "ok", value)
+            case .failure(let error): self.queue.async { self.failed(number, error) }
+            }
+        })
+    }
+
+    // MARK: onDisconnect (spec §4.5)
+
+    func registerOnDisconnect(number: Int64?, merge: Bool, _ members: [JSONKey: JSONValue]) {
+        guard let data = members["d"] else { return invalid(number, "onDisconnect needs p and d") }
+        guard let path = requestPath(number, members, action: "onDisconnect") else { return }
+        let operation: WriteOperation
+        do {
+            if merge {
+                guard let update = try WriteRequest.update(data, at: path) else { return answer(number, "ok", .string("")) }
+                operation = update
+            } else {
+                operation = try WriteRequest.set(data, at: path)
+            }
+        } catch {
+            return answer(number, "invalid_data", .string("\(error)"))
+        }
+        guard onDisconnect.count < context.limits.maxOnDisconnect else {
+            return answer(number, "too_many_ondisconnect", .string("Too many onDisconnect operations on this connection"))
+        }
+        let caller = credential.caller
+        context.database.checkWrite(operation, as: caller, now: context.clock()) { result in
+            self.queue.async {
+                switch result {
+                case .success:
+                    // The connection ended while this was being checked: the client never
+                    // learns it was registered, and end() has run the queue already.
+                    if self.closed { return self.done() }
+                    let entry = OnDisconnectLedger.Entry(position: self.nextPosition, operation: operation, caller: caller)
+                    self.nextPosition += 1
+                    self.registeredOnDisconnect = true
+                    let (ledger, session) = (self.context.onDisconnect, self.sessionID.description)
+                    self.context.work.async {
+                        let failure: DatabaseError?
+                        do {
+                            try ledger.register(session: session, entry)
+                            failure = nil
+                        } catch {
+                            failure = DatabaseError.from(error)
+                        }
+                        self.queue.async {
+                            if let failure { return self.failed(number, failure) }
+                            if self.closed {
+                                // Ended while the record was written: end() ran without it.
+                                // The client never learns it was registered; forget it.
+                                self.context.work.async { ledger.forget(session: session) }
+                                return self.done()
+                            }
+                            self.onDisconnect.append(entry)
+                            self.answer(number, "ok", .string(""))
+                        }
+                    }
+                case .failure(let error):
+                    self.failed(number, error)
+                }
+            }
+        }
+    }
+}
