@@ -18,10 +18,10 @@ struct HTTPServerUncappedPathsTests {
     /// closed), checking every millisecond. A count of yields was the bound before: on a
     /// loaded 2-core machine a million of them passed before the server's I/O queue ran
     /// (seen once in a full run), so the bound is time, as a safety net only.
-    static func until(_ condition: () -> Bool) async throws {
+    static func until(_ what: String, _ condition: () -> Bool) async throws {
         let deadline = ContinuousClock.now + eventTimeout
         while !condition() {
-            try #require(ContinuousClock.now < deadline, "the server never got there")
+            try #require(ContinuousClock.now < deadline, "the server never got there: \(what)")
             try await Task.sleep(for: .milliseconds(1))
         }
     }
@@ -29,6 +29,12 @@ struct HTTPServerUncappedPathsTests {
     static func withServer(trustedProxies: Set<String> = [], _ body: (Int, HTTPServer) async throws -> Void) async throws {
         var limits = HTTPLimits()
         limits.maxConnectionsPerAddress = 2
+        // The kept connections hold the address's cap for the whole test, and the idle ones
+        // hold the reserve without sending anything: no timeout may close them, however
+        // slowly a loaded machine runs the test (a full CI run took it past the 60 s idle
+        // timeout, the kept ones closed, and the reserve never filled).
+        limits.idleTimeout = 3_600
+        limits.headerReadTimeout = 3_600
         var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, ioQueueCount: 2, limits: limits)
         configuration.uncappedPaths = ["/healthz"]
         configuration.trustedProxies = trustedProxies
@@ -52,10 +58,10 @@ struct HTTPServerUncappedPathsTests {
                 #expect(server.stats.addressRefusals == 1)
             }
             // Both closed: their places in the reserve are free again.
-            try await Self.until { server.reserve.count("127.0.0.1") == 0 }
+            try await Self.until("reserve 0, is \(server.reserve.count("127.0.0.1")), addresses \(server.addresses.count("127.0.0.1"))") { server.reserve.count("127.0.0.1") == 0 }
             // The reserve is bounded: past `uncappedConnectionsPerAddress` open ones, 429 at accept.
             let idle = try (0..<HTTPLimits.uncappedConnectionsPerAddress).map { _ in try RawClient(port: port) }
-            try await Self.until { server.reserve.count("127.0.0.1") == idle.count }
+            try await Self.until("reserve \(idle.count), is \(server.reserve.count("127.0.0.1")), addresses \(server.addresses.count("127.0.0.1"))") { server.reserve.count("127.0.0.1") == idle.count }
             let refused = try RawClient(port: port)
             #expect(try refused.readResponse()?.status == 429)
             #expect(server.addresses.count("127.0.0.1") == 2)
