@@ -108,8 +108,9 @@ public final class DataDirectoryLock: Sendable {
         file.release()
     }
 
-    /// The command line of `pid` from /proc, arguments joined by spaces, the program by
-    /// its file name; nil when it cannot be read.
+    /// What `pid` runs, from /proc: the program by its file name and its first argument
+    /// (`hearth serve`, `hearth import`), never the rest: flags may carry secrets (a
+    /// store URL's password, an SMTP URL). nil when it cannot be read.
     static func commandLine(of pid: Int32) -> String? {
         guard pid > 0, let handle = FileHandle(forReadingAtPath: "/proc/\(pid)/cmdline") else { return nil }
         defer { try? handle.close() }
@@ -118,11 +119,11 @@ public final class DataDirectoryLock: Sendable {
         if words.last == "" { words.removeLast() }
         guard let program = words.first else { return nil }
         words[0] = program.split(separator: "/").last.map(String.init) ?? program
-        let line = words.joined(separator: " ")
+        let line = words.prefix(2).joined(separator: " ")
         return line.count > maxCommandLineCharacters ? String(line.prefix(maxCommandLineCharacters)) + "…" : line
     }
 
-    /// The most characters of another process's command line an error repeats.
+    /// The most characters of another process's program and first argument an error repeats.
     static let maxCommandLineCharacters = 200
 
     /// Whether `pid` runs `hearth serve` (what the refusal says of it).

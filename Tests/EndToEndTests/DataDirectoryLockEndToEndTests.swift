@@ -26,7 +26,7 @@ import Glibc
                                        dataDirectory: dir.path)
         #expect(try second.waitForExit() == 1)
         let pid = first.process.processIdentifier
-        #expect(second.log.contains("data directory \(dir.path) is already served by another Hearth process (pid \(pid): hearth serve"), "\(second.log)")
+        #expect(second.log.contains("data directory \(dir.path) is already served by another Hearth process (pid \(pid): hearth serve)"), "\(second.log)")
         #expect(!second.log.contains("listening on"))
         // The first one serves on, its data untouched.
         #expect(try curl("PUT", first.baseURL + "/a.json", body: "2").status == 200)
@@ -39,7 +39,7 @@ import Glibc
         let server = try HearthProcess.serve(dataDirectory: dir.path)
         let pid = server.process.processIdentifier
         #expect(try curl("PUT", server.baseURL + "/a.json", body: "1").status == 200)
-        let refusal = "Error: Data directory \(dir.path) is served by a running Hearth server (pid \(pid): hearth serve"
+        let refusal = "Error: Data directory \(dir.path) is served by a running Hearth server (pid \(pid): hearth serve)"
 
         let imported = try hearth(["import", "-"], input: #"{"a":2}"#)
         #expect(imported.status == 1 && imported.error.contains(refusal), "\(imported.error)")
@@ -87,7 +87,7 @@ import Glibc
             try #require(Date() < deadline, "the import never held the data directory")
             usleep(10_000)
         }
-        let refusal = "is in use by another Hearth process (pid \(importer.pid): hearth import - --data-dir \(dir.path))"
+        let refusal = "is in use by another Hearth process (pid \(importer.pid): hearth import)"
         let rules = try HearthProcess.writeRules(HearthProcess.openRules, in: dir.path)
         let server = try HearthProcess(arguments: ["serve", "--port", "0", "--data-dir", dir.path, "--rules", rules], dataDirectory: dir.path)
         #expect(try server.waitForExit() == 1)

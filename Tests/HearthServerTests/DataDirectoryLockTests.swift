@@ -3,45 +3,46 @@ import Testing
 @testable import HearthServer
 
 /// What a refusal of the data directory's lock says of the other process (issue 24): its
-/// command line from /proc, cut at `DataDirectoryLock.maxCommandLineCharacters`.
+/// program and first argument from /proc (never the flags after, which may hold secrets),
+/// cut at `DataDirectoryLock.maxCommandLineCharacters`.
 @Suite struct DataDirectoryLockTests {
-    /// A child that waits on its standard input, with `arguments`; ended by closing it.
-    static func waiting(_ arguments: [String]) throws -> (Process, Pipe) {
+    /// `sleep` for a minute, its first argument `seconds` (leading zeros allowed), then
+    /// `rest`; ended by the test.
+    static func sleeping(_ seconds: String, _ rest: [String] = []) throws -> Process {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "read line", "sh"] + arguments
-        let input = Pipe()
-        process.standardInput = input
+        process.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        process.arguments = [seconds] + rest
         try process.run()
-        return (process, input)
+        return process
     }
 
-    /// The child's command line once it has become `sh` (Foundation's `Process.run` may
+    /// The child's command line once it has become `sleep` (Foundation's `Process.run` may
     /// return before the child has exec'd: /proc then shows no command line, or the
     /// parent's). Polled every millisecond; 60 s is a safety net only.
     static func commandLine(ofStarted pid: Int32) throws -> String? {
         let deadline = ContinuousClock.now + .seconds(60)
         while true {
-            if let line = DataDirectoryLock.commandLine(of: pid), line.hasPrefix("sh -c read line sh ") { return line }
+            if let line = DataDirectoryLock.commandLine(of: pid), line.hasPrefix("sleep ") { return line }
             try #require(ContinuousClock.now < deadline, "the child never showed its command line")
             usleep(1_000)
         }
     }
 
     @Test func theOtherProcessIsNamedByItsCommandLineCutToTheLimit() throws {
-        let short = try Self.waiting(["serve", "--port", "9000"])
-        let long = try Self.waiting([String(repeating: "x", count: DataDirectoryLock.maxCommandLineCharacters)])
+        let short = try Self.sleeping("60", ["1"])
+        let long = try Self.sleeping(String(repeating: "0", count: DataDirectoryLock.maxCommandLineCharacters) + "60")
         defer {
-            for (process, input) in [short, long] {
-                try? input.fileHandleForWriting.close()
+            for process in [short, long] {
+                process.terminate()
                 process.waitUntilExit()
             }
         }
-        let named = try Self.commandLine(ofStarted: short.0.processIdentifier)
-        #expect(named == "sh -c read line sh serve --port 9000")
-        #expect(DataDirectoryLock.serves(short.0.processIdentifier) == false)  // its first argument is -c
-        let cut = try #require(try Self.commandLine(ofStarted: long.0.processIdentifier))
-        #expect(cut.count == DataDirectoryLock.maxCommandLineCharacters + 1 && cut.hasSuffix("…") && cut.hasPrefix("sh -c read line sh xxx"))
+        // The program and its first argument; what follows (flags, maybe secrets) is not repeated.
+        let named = try Self.commandLine(ofStarted: short.processIdentifier)
+        #expect(named == "sleep 60")
+        #expect(DataDirectoryLock.serves(short.processIdentifier) == false)
+        let cut = try #require(try Self.commandLine(ofStarted: long.processIdentifier))
+        #expect(cut.count == DataDirectoryLock.maxCommandLineCharacters + 1 && cut.hasSuffix("…") && cut.hasPrefix("sleep 000"))
         #expect(DataDirectoryLock.commandLine(of: 0) == nil)
     }
 
