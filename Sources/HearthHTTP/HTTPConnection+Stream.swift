@@ -1,0 +1,124 @@
+/// An open-ended body on a connection: the mode of a server-sent event stream
+/// (`HTTPConnection.Mode.events`), and the output side of a WebSocket session
+/// (`WebSocketChannel.stream`). From its head on the connection reads no more requests and
+/// only writes, under `options.maxBufferedBytes`. Confined to the connection's I/O queue.
+final class OpenStream {
+    let options: HTTPStreamOptions
+    /// Where each queued unit (the head, then each event) ends in the connection's output,
+    /// so an overflow can drop whole units that have not started and end on a boundary.
+    /// Cleared whenever the output drains.
+    var unitEnds: [Int] = []
+    /// Bytes queued on the stream (its access record's `bytes`).
+    var bytesSent = 0
+    /// The stream's end was reported (`endStream`): its last bytes are out, or it closed.
+    private(set) var ended = false
+    /// The request the stream answers, for the access log (written when the stream ends).
+    private var request: CurrentRequest?
+
+    init(options: HTTPStreamOptions, request: CurrentRequest?) {
+        self.options = options
+        self.request = request
+    }
+
+    var requestID: String? { request?.requestID }
+
+    /// Marks the end once: true the first time, with the request to log.
+    func end() -> (first: Bool, request: CurrentRequest?) {
+        if ended { return (false, nil) }
+        ended = true
+        defer { request = nil }
+        return (true, request)
+    }
+}
+
+extension HTTPConnection {
+    /// Queues the head of a close-delimited body and hands out the stream. Requests the
+    /// client pipelined behind this one are dropped: the connection is the stream's now.
+    func beginStream(_ head: HTTPResponse, options: HTTPStreamOptions, opened: @Sendable (HTTPEventStream?) -> Void,
+                     after exchange: HTTPExchange) {
+        let stream = OpenStream(options: options, request: exchange.takeCurrent())
+        mode = .events(stream)
+        startOpenEnded(stream, head) { HTTPResponseSerializer.serializeStreamHead($0, into: &$1) }
+        context.counters.openStreams.wrappingAdd(1, ordering: .relaxed)
+        opened(HTTPEventStream(connection: self))
+    }
+
+    /// What every open-ended answer shares: from here on the connection reads no more
+    /// requests (the exchange, its parser with it, is gone) and writes `head` then output
+    /// bounded by the stream's options.
+    func startOpenEnded(_ stream: OpenStream, _ head: HTTPResponse, serialize: (HTTPResponse, inout [UInt8]) -> Void) {
+        var head = head
+        if let id = stream.requestID { head.headers.add("X-Request-Id", id) }
+        serialize(head, &output)
+        stream.unitEnds = [output.count]
+        lifecycle.streamStarted(now: context.clock())
+    }
+
+    /// Queues bytes on the open stream (on `loop.queue`).
+    func streamSend(_ bytes: [UInt8]) {
+        guard !closed, let stream, !closeAfterFlush else { return }
+        let options = stream.options
+        let waiting = output.count - outputOffset
+        // One event larger than the bound still goes out on a drained connection: the bound
+        // is on what a reader lets pile up, not on the size of a single value.
+        if waiting > 0 && (waiting + bytes.count > options.maxBufferedBytes
+            || context.counters.unsentBytes.load(ordering: .relaxed) + bytes.count > context.limits.maxUnsentBytes) {
+            if waiting + bytes.count <= options.maxBufferedBytes {
+                context.counters.unsentRefusals.wrappingAdd(1, ordering: .relaxed)
+            }
+            overflow(stream)
+            return
+        }
+        let wasDrained = outputOffset == output.count
+        output.append(contentsOf: bytes)
+        stream.unitEnds.append(output.count)
+        stream.bytesSent += bytes.count
+        if wasDrained { lifecycle.streamQueued(now: context.clock()) }
+        pump()
+    }
+
+    /// A reader fell too far behind: what has not started going out is dropped (memory is
+    /// released at once), the unit being written is finished, `overflowBytes` (SSE:
+    /// `cancel`) follow, and the connection closes once they are written. A reader that
+    /// catches up therefore sees whole events, then `cancel`, then the end; one that never
+    /// reads again is closed by `writeTimeout`.
+    private func overflow(_ stream: OpenStream) {
+        context.counters.streamOverflows.wrappingAdd(1, ordering: .relaxed)
+        if case .webSocket = mode { logPolicyClose(.policyViolation, Self.slowReaderReason) }
+        let cut = stream.unitEnds.first(where: { $0 >= outputOffset }) ?? output.count
+        if cut < output.count { output.removeSubrange(cut...) }
+        stream.unitEnds = []
+        output.append(contentsOf: stream.options.overflowBytes)
+        closeAfterFlush = true
+        pump()
+    }
+
+    /// Queues the stream's last bytes and closes once they are written.
+    func streamFinish(_ bytes: [UInt8]) {
+        guard !closed, stream != nil, !closeAfterFlush else { return }
+        output.append(contentsOf: bytes)
+        lifecycle.streamQueued(now: context.clock())
+        closeAfterFlush = true
+        pump()
+    }
+
+    /// Reports the end of an open stream once: when its last bytes are written (before
+    /// the lingering close, so the application forgets it as soon as the peer has
+    /// everything), or when the connection closes first.
+    func endStream() {
+        switch mode {
+        case .events(let stream):
+            let (first, request) = stream.end()
+            guard first else { return }
+            logAccess(request, status: 200, bytes: stream.bytesSent, isStream: true)
+            context.counters.openStreams.wrappingSubtract(1, ordering: .relaxed)
+            stream.options.onClose()
+        case .webSocket(let channel):
+            let (first, request) = channel.stream.end()
+            guard first else { return }
+            webSocketEnded(channel, request: request)
+        case .exchange, .closed:
+            return
+        }
+    }
+}
