@@ -29,15 +29,9 @@ public enum StreamVerdict: Sendable, Equatable {
     }
 }
 
-/// Where a subscriber's bytes go: the HTTP layer's stream, behind an adapter.
-public protocol StreamSink: Sendable {
-    func send(_ bytes: [UInt8])
-    /// Sends the last bytes, then closes.
-    func finish(_ bytes: [UInt8])
-}
-
-/// Where a subscriber's events go when its transport encodes them itself (the wire
-/// protocol). Called on the hub's fan-out queue, in commit order; must not block.
+/// Where a subscriber's events go; its transport encodes them (SSE frames for an HTTP
+/// stream, wire pushes for a listen). Called on the hub's fan-out queue, in commit order;
+/// must not block.
 public protocol StreamEventSink: Sendable {
     /// One event, in sync with change `seq`. `event.path` is relative to the location.
     func deliver(_ event: StreamEvent, seq: Int64)

@@ -12,7 +12,6 @@ import Synchronization
 public final class StreamHub: Sendable {
     public let options: StreamOptions
     private let clock: @Sendable () -> Int64
-    private let broadcast: @Sendable ([UInt8], [any StreamSink]) -> Void
     private let broadcastEvents: @Sendable (StreamEvent, Int64, [any StreamEventSink]) -> Void
     private let fanout = DispatchQueue(label: "hearth.streams.fanout")
 
@@ -30,23 +29,17 @@ public final class StreamHub: Sendable {
 
     /// - Parameters:
     ///   - clock: ms since the epoch, compared with `StreamGate.expiresAt`.
-    ///   - broadcast: sends the same bytes to many sinks (the HTTP layer groups them by I/O
-    ///     queue); the default sends to each in turn.
     ///   - broadcastEvents: hands one event to the typed sinks of one location at once, so
     ///     a transport can encode it once for all of them; the default delivers to each.
     public init(
         options: StreamOptions = StreamOptions(),
         clock: @escaping @Sendable () -> Int64,
-        broadcast: @escaping @Sendable ([UInt8], [any StreamSink]) -> Void = { bytes, sinks in
-            for sink in sinks { sink.send(bytes) }
-        },
         broadcastEvents: @escaping @Sendable (StreamEvent, Int64, [any StreamEventSink]) -> Void = { event, seq, sinks in
             for sink in sinks { sink.deliver(event, seq: seq) }
         }
     ) {
         self.options = options
         self.clock = clock
-        self.broadcast = broadcast
         self.broadcastEvents = broadcastEvents
     }
 
@@ -78,43 +71,11 @@ public final class StreamHub: Sendable {
         return subscription
     }
 
-    /// Hands the stream its sink and its first bytes (the snapshot `put /`, or the replayed
-    /// events of a resume), which bring it in sync with change `seq`; then the changes held
-    /// since `register` that are newer than `seq`.
+    /// Hands the stream its sink and its first events: `initial` (the snapshot as `put /`,
+    /// or the replayed events of a resume, each with its seq), which bring it in sync with
+    /// change `seq`; then the changes held since `register` that are newer than `seq`. The
+    /// transport encodes the events itself (SSE frames, wire pushes).
     /// For a query stream, `resultTag` is the tag of the result `initial` carries.
-    public func start(_ subscription: Subscription, sink: any StreamSink, initial: [UInt8], through seq: Int64, resultTag: [UInt8]? = nil) {
-        fanout.async {
-            if subscription.ended {
-                sink.finish(subscription.finalBytes ?? [])
-                return
-            }
-            if subscription.refresh != nil {
-                subscription.lastResultTag = resultTag
-                subscription.pending = nil
-                subscription.deliveredThrough = seq
-                subscription.sink = sink
-                if !initial.isEmpty { sink.send(initial) }
-                if subscription.dirty { self.refresh(subscription) }
-                return
-            }
-            var out = initial
-            var through = seq
-            for change in subscription.pending ?? [] where change.seq > through {
-                if let event = StreamEvent.of(change, at: subscription.location) {
-                    StreamFrames.append(event: event, id: change.seq, to: &out)
-                }
-                through = change.seq
-            }
-            subscription.pending = nil
-            subscription.deliveredThrough = through
-            subscription.sink = sink
-            if !out.isEmpty { sink.send(out) }
-        }
-    }
-
-    /// `start` for a subscriber whose transport encodes typed events itself: `initial`
-    /// (the snapshot as `put /`, or the replayed events of a resume, each with its seq)
-    /// first, then the held changes newer than `seq`.
     public func start(_ subscription: Subscription, events sink: any StreamEventSink, initial: [(event: StreamEvent, seq: Int64)],
                       through seq: Int64, resultTag: [UInt8]? = nil) {
         fanout.async {
@@ -160,7 +121,6 @@ public final class StreamHub: Sendable {
         unregister(subscription)
         fanout.async {
             subscription.ended = true
-            subscription.sink = nil
             subscription.eventSink = nil
             subscription.pending = nil
         }
@@ -184,14 +144,10 @@ public final class StreamHub: Sendable {
         subscription.pending = nil
         unregister(subscription)
         ended.add(1, ordering: .relaxed)
-        if let sink = subscription.sink {
-            subscription.sink = nil
-            sink.finish(verdict.finalBytes)
-        } else if let events = subscription.eventSink {
+        if let events = subscription.eventSink {
             subscription.eventSink = nil
             events.ended(verdict)
         } else {
-            subscription.finalBytes = verdict.finalBytes
             subscription.finalVerdict = verdict
         }
     }
@@ -215,7 +171,6 @@ public final class StreamHub: Sendable {
             for (change, locations) in zip(changes, matches) {
                 for match in locations {
                     guard let event = StreamEvent.of(change, at: match.location) else { continue }
-                    var sinks: [any StreamSink] = []
                     var eventSinks: [any StreamEventSink] = []
                     for subscription in match.subscribers {
                         if subscription.ended || change.seq <= subscription.deliveredThrough { continue }
@@ -241,19 +196,11 @@ public final class StreamHub: Sendable {
                             continue
                         }
                         subscription.deliveredThrough = change.seq
-                        if let sink = subscription.sink {
-                            sinks.append(sink)
-                        } else if let events = subscription.eventSink {
-                            eventSinks.append(events)
-                        }
-                    }
-                    if !sinks.isEmpty {
-                        // Counted before the hand-off: a reader that has the event also
-                        // sees it counted (ObservabilityLiveTests raced here under load).
-                        self.delivered.add(sinks.count, ordering: .relaxed)
-                        self.broadcast(StreamFrames.event(event, id: change.seq), sinks)
+                        if let events = subscription.eventSink { eventSinks.append(events) }
                     }
                     if !eventSinks.isEmpty {
+                        // Counted before the hand-off: a reader that has the event also
+                        // sees it counted (ObservabilityLiveTests raced here under load).
                         self.delivered.add(eventSinks.count, ordering: .relaxed)
                         self.broadcastEvents(event, change.seq, eventSinks)
                     }
@@ -278,11 +225,7 @@ public final class StreamHub: Sendable {
                     subscription.deliveredThrough = result.seq
                     if result.tag != subscription.lastResultTag {
                         let event = StreamEvent(name: .put, path: "/", data: result.value)
-                        if let sink = subscription.sink {
-                            subscription.lastResultTag = result.tag
-                            self.delivered.add(1, ordering: .relaxed)
-                            sink.send(StreamFrames.event(event, id: result.seq))
-                        } else if let events = subscription.eventSink {
+                        if let events = subscription.eventSink {
                             subscription.lastResultTag = result.tag
                             self.delivered.add(1, ordering: .relaxed)
                             events.deliver(event, seq: result.seq)
@@ -330,8 +273,6 @@ public final class StreamHub: Sendable {
     public func sendKeepAlives() {
         let all = registry.withLock { Array($0.all.values) }
         fanout.async {
-            let sinks = all.compactMap { $0.ended ? nil : $0.sink }
-            self.broadcast(StreamFrames.keepAlive, sinks)
             for subscription in all where !subscription.ended { subscription.eventSink?.keepAlive() }
         }
     }

@@ -11,18 +11,16 @@ public final class Subscription: @unchecked Sendable {
     /// For a stream with a query: re-reads the query's result (see `QueryRefresh`).
     let refresh: QueryRefresh?
 
-    /// Where events go; nil until the initial snapshot or replay was handed over.
-    var sink: (any StreamSink)?
-    /// Where typed events go, for a transport that encodes them itself (the wire
-    /// protocol); set instead of `sink` by `StreamHub.start(_:events:...)`.
+    /// Where events go (the transport encodes them: SSE frames, wire pushes); nil until
+    /// the initial snapshot or replay was handed over (`StreamHub.start`).
     var eventSink: (any StreamEventSink)?
     /// Changes that arrived while the initial snapshot was read; nil once live.
     var pending: [StreamChange]? = []
     /// The last change-log seq this subscriber is in sync with.
     var deliveredThrough: Int64 = 0
-    /// Set once the stream ended; `finalBytes` are what it still owes its client.
+    /// Set once the stream ended; `finalVerdict` is what it still owes its client when it
+    /// ended before `start`.
     var ended = false
-    var finalBytes: [UInt8]?
     var finalVerdict: StreamVerdict?
     /// Query streams: a re-read is running; another change came in meanwhile; the tag of
     /// the result the client has.

@@ -3,10 +3,13 @@ import HearthStreams
 import Synchronization
 import Testing
 
-final class RecordingSink: StreamSink {
+/// An SSE stream's listen: records the frames the SSE adapter (`SSEEventSink`) writes for
+/// what the hub tells it.
+final class RecordingSink: StreamEventSink {
     private let state = Mutex<(bytes: [UInt8], finished: Bool)>(([], false))
-    func send(_ bytes: [UInt8]) { state.withLock { $0.bytes += bytes } }
-    func finish(_ bytes: [UInt8]) { state.withLock { $0.bytes += bytes; $0.finished = true } }
+    func deliver(_ event: StreamEvent, seq: Int64) { state.withLock { $0.bytes += StreamFrames.event(event, id: seq) } }
+    func ended(_ verdict: StreamVerdict) { state.withLock { $0.bytes += verdict.finalBytes; $0.finished = true } }
+    func keepAlive() { state.withLock { $0.bytes += StreamFrames.keepAlive } }
     var text: String { state.withLock { String(decoding: $0.bytes, as: UTF8.self) } }
     var finished: Bool { state.withLock { $0.finished } }
     /// The `id:` of every data event received, in order.
@@ -41,6 +44,8 @@ struct TestGate: StreamGate {
         func withLock<T>(_ body: (inout Int64) -> T) -> T { value.withLock { body(&$0) } }
     }
     let now = Clock()
+    /// A stream's initial snapshot, as `put /`.
+    let snapshot = StreamEvent(name: .put, path: "/", data: .string("SNAPSHOT"))
     func hub(_ configure: (inout StreamOptions) -> Void = { _ in }) -> StreamHub {
         var options = StreamOptions()
         configure(&options)
@@ -51,7 +56,7 @@ struct TestGate: StreamGate {
     func live(_ hub: StreamHub, _ location: String, gate: TestGate = TestGate(), address: String = "a", through seq: Int64 = 0) throws -> (Subscription, RecordingSink) {
         let subscription = try hub.register(location: path(location), gate: gate, address: address, dependsOnData: gate.dependsOnData)
         let sink = RecordingSink()
-        hub.start(subscription, sink: sink, initial: [], through: seq)
+        hub.start(subscription, events: sink, initial: [], through: seq)
         return (subscription, sink)
     }
 
@@ -70,11 +75,11 @@ struct TestGate: StreamGate {
         let subscription = try hub.register(location: path("p"), gate: TestGate(), address: "a")
         hub.publish([put(4, "p/x"), put(5, "p/y"), put(6, "p/z")]) { _ in true }
         let sink = RecordingSink()
-        hub.start(subscription, sink: sink, initial: Array("SNAPSHOT\n\n".utf8), through: 5)
+        hub.start(subscription, events: sink, initial: [(snapshot, 5)], through: 5)
         hub.publish([put(5, "p/y"), put(7, "p/w")]) { _ in true }  // 5 again: a late duplicate
         hub.drain()
-        #expect(sink.text.hasPrefix("SNAPSHOT\n\n"))
-        #expect(sink.ids == [6, 7])
+        #expect(sink.text.hasPrefix("event: put\nid: 5\ndata: {\"path\":\"/\",\"data\":\"SNAPSHOT\"}\n\n"))
+        #expect(sink.ids == [5, 6, 7])
     }
 
     @Test func eventsArriveInCommitOrder() throws {
@@ -164,7 +169,7 @@ struct TestGate: StreamGate {
         let subscription = try hub.register(location: path("p"), gate: TestGate(), address: "a")
         hub.review { _ in .cancel }
         let sink = RecordingSink()
-        hub.start(subscription, sink: sink, initial: Array("SNAPSHOT".utf8), through: 0)
+        hub.start(subscription, events: sink, initial: [(snapshot, 0)], through: 0)
         hub.drain()
         #expect(sink.finished && sink.text == "event: cancel\ndata: null\n\n")
     }
@@ -190,7 +195,7 @@ struct TestGate: StreamGate {
         let subscription = try hub.register(location: .root, gate: TestGate(), address: "a")
         hub.publish((1...4).map { put(Int64($0), "k") }) { _ in true }
         let sink = RecordingSink()
-        hub.start(subscription, sink: sink, initial: [], through: 0)
+        hub.start(subscription, events: sink, initial: [], through: 0)
         hub.drain()
         #expect(sink.finished && sink.text == "event: cancel\ndata: null\n\n")
     }
@@ -256,7 +261,7 @@ enum AsyncTimerSequence {
     @Test func onlySubscribersMarkedDependentAreRechecked() throws {
         let hub = StreamHub(clock: { 0 })
         let subscription = try hub.register(location: .root, gate: TestGate(), address: "a")  // dependent until decided
-        hub.start(subscription, sink: RecordingSink(), initial: [], through: 0)
+        hub.start(subscription, events: RecordingSink(), initial: [], through: 0)
         let asked = Atomic<Int>(0)
         hub.publish([StreamChange(seq: 1, path: .root, kind: .put, data: .int(1))]) { _ in asked.add(1, ordering: .relaxed); return true }
         hub.setDependsOnData(subscription, false)
