@@ -5,7 +5,7 @@ import Synchronization
 /// The rendered bodies of recent plain reads (`GET <path>.json` with no query, `shallow`,
 /// `format`, `print` or ETag), keyed by the path's storage key, so a repeated read of an
 /// unchanged location is answered on the I/O thread from bytes already written: no queue
-/// hop, no SQLite, no tree rebuilt (issue 8: a user's 20 favourites are 140 leaf rows).
+/// hop, no store read, no tree rebuilt (issue 8: a user's 20 favourites are 140 leaf rows).
 ///
 /// What makes it safe to serve:
 /// - **Only data is cached, never a decision.** Every request is still judged by the rules;
@@ -14,9 +14,9 @@ import Synchronization
 ///   as before. A Firebase read grant covers the whole subtree, so one body serves every
 ///   caller allowed to read the path.
 /// - **Writes invalidate before they are acknowledged.** The writer calls `invalidate`
-///   after COMMIT and before any writer's completion (`SQLiteTreeStore`'s `onCommit`), for
-///   each changed path: its entry, every ancestor's and every descendant's go. A client that
-///   got its write's answer never reads the old value from here.
+///   after COMMIT and before any writer's completion (the engine's `EngineHooks.onCommit`),
+///   for each changed path: its entry, every ancestor's and every descendant's go. A client
+///   that got its write's answer never reads the old value from here.
 /// - **A read that raced a write is not stored.** A reader takes a `Ticket` before its read
 ///   transaction starts; `insert` refuses the body if any invalidation since the ticket
 ///   overlaps the path (or if more than `invalidationHistory` happened since, so it cannot

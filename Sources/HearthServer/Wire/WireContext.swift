@@ -56,7 +56,7 @@ final class WireContext: Sendable {
     let hub: StreamHub
     let authenticator: Authenticator
     /// Where blocking work runs: token checks (a signature, a user row) and the
-    /// onDisconnect records (SQLite). Never a session's queue, which is its connection's
+    /// onDisconnect records (the store). Never a session's queue, which is its connection's
     /// I/O queue.
     let work: DispatchQueue
     let clock: @Sendable () -> Int64

@@ -440,7 +440,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     /// The connection ended (any reason): stop listening, then run the queued onDisconnect
     /// operations in registration order, each judged by the rules again as its registrant,
     /// server values resolved now; `then` after they committed. Their records are removed
-    /// on the work queue (SQLite may block; this session's queue is its connection's I/O).
+    /// on the work queue (the store may block; this session's queue is its connection's I/O).
     /// A session that never registered an operation has none to remove.
     func end(then: @escaping @Sendable () -> Void = {}) {
         guard !closed else { return then() }
