@@ -87,22 +87,8 @@ public final class Database: Sendable {
         }, completion: { result in completion(result.mapError(DatabaseError.from)) })
     }
 
-    /// A compare-and-set condition: the write happens only if `tag(current value at the
-    /// write's path)` equals `expected`. REST uses ETags (`if-match`); the wire protocol
-    /// uses the SDKs' node hash (transactions). Only for `.set` operations.
-    public struct Precondition: Sendable {
-        public var expected: String
-        public var tag: @Sendable (JSONValue) -> String
-        /// Tag the value with its priorities (`format=export` form: the SDKs' node hash
-        /// covers them) rather than without (REST ETags do not).
-        public var withPriorities: Bool
-
-        public init(expected: String, withPriorities: Bool = false, tag: @escaping @Sendable (JSONValue) -> String) {
-            self.expected = expected
-            self.withPriorities = withPriorities
-            self.tag = tag
-        }
-    }
+    /// A compare-and-set condition of a write (`WriteRequest.Precondition`).
+    public typealias Precondition = WriteRequest.Precondition
 
     /// Queues `operation` for the single writer on behalf of `caller`: the rules (unless
     /// admin) and `precondition` are checked on the writer's view inside the transaction,

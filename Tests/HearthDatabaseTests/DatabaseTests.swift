@@ -94,6 +94,22 @@ import Testing
         }
     }
 
+    /// The write request's two compare-and-sets: REST's `if-match` tags the stored value
+    /// without its priority, the wire protocol's `h` with it (the SDKs' node hash does).
+    @Test func anETagIgnoresPrioritiesAndANodeHashCoversThem() async throws {
+        let tag: @Sendable (JSONValue) -> String = { String(decoding: JSONWriter.write($0), as: UTF8.self) }
+        let withPriority = try WriteRequest.set(.object([".value": .int(1), ".priority": .int(2)]), at: Self.path("/open/p"))
+        _ = try await write(withPriority, as: .unauthenticated).get()
+        let byETag = await write(set("/open/p", .int(3)), as: .unauthenticated, precondition: .ifMatch("x", etagOf: tag))
+        guard case .failure(.stale(_, let etag)) = byETag else { Issue.record("expected stale, got \(byETag)"); return }
+        #expect(etag == "1")
+        let byHash = await write(set("/open/p", .int(3)), as: .unauthenticated, precondition: .ifHash("x", nodeHash: tag))
+        guard case .failure(.stale(let current, let hash)) = byHash else { Issue.record("expected stale, got \(byHash)"); return }
+        #expect(current == .int(1) && hash.contains("priority") && hash != etag)
+        #expect(try await write(set("/open/p", .int(3)), as: .unauthenticated, precondition: .ifHash(hash, nodeHash: tag)).get().seq > 0)
+        #expect(try await write(set("/open/p", .int(4)), as: .unauthenticated, precondition: .ifMatch("3", etagOf: tag)).get().seq > 0)
+    }
+
     @Test func storeFailuresMapToTransportNeutralErrors() {
         guard case .unavailable = DatabaseError.from(StoreError.closed) else { Issue.record("closed"); return }
         guard case .storageFull = DatabaseError.from(StoreError.sqlite(code: 13, message: "full", operation: "exec")) else { Issue.record("full"); return }

@@ -22,7 +22,7 @@ enum WriteEndpoint {
         request: RESTRequest, caller: Caller, context: RESTContext, responder: HTTPResponder
     ) {
         // `if-match` (spec §1.4): compare-and-set on the ETag, decided on the writer's view.
-        let precondition = ETag.ifMatch(request.http).map { Database.Precondition(expected: $0, tag: ETag.of) }
+        let precondition = ETag.ifMatch(request.http).map { WriteRequest.Precondition.ifMatch($0, etagOf: ETag.of) }
         let wantsTag = ETag.wanted(request.http) || precondition != nil
         let hasServerValues = operation.hasServerValues
         context.database.write(operation, as: caller, precondition: precondition) { result in

@@ -17,10 +17,8 @@ extension WireSession {
         } catch {
             return answer(number, "invalid_data", .string(error.description))
         }
-        var precondition: Database.Precondition? = nil
-        if case .string(let hash)? = members["h"] {
-            precondition = Database.Precondition(expected: hash, withPriorities: true, tag: SDKHash.hash)
-        }
+        var precondition: WriteRequest.Precondition? = nil
+        if case .string(let hash)? = members["h"] { precondition = .ifHash(hash, nodeHash: SDKHash.hash) }
         write(number: number, operation, precondition: precondition)
     }
 
@@ -35,7 +33,7 @@ extension WireSession {
         }
     }
 
-    func write(number: Int64?, _ operation: WriteOperation, precondition: Database.Precondition?) {
+    func write(number: Int64?, _ operation: WriteOperation, precondition: WriteRequest.Precondition?) {
         context.database.write(operation, as: credential.caller, precondition: precondition) { result in
             switch result {
             case .success: self.answerLater(number, "ok", .string(""))
