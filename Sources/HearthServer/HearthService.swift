@@ -103,15 +103,20 @@ public final class HearthService: Sendable {
         let hub = StreamHub(options: configuration.streams, clock: WallClock.milliseconds,
                             broadcastEvents: StreamContext.broadcastEvents)
         let policy = self.policy
-        let location: StoreLocation
+        let location: StoreLocation, engine: any EngineFactory
         do {
             location = try configuration.storeLocation()
         } catch {
             throw .storeSetting(error.description)
         }
+        do {
+            engine = try configuration.engines.factory(for: location)
+        } catch {
+            throw .store(error)
+        }
         // A node of a shared engine cannot know of another node's write before asking the
         // database, so it keeps no read cache: every read is the database's (issue 17).
-        let readCache = ReadCache(maxBytes: location.isShared ? 0 : configuration.readCacheBytes)
+        let readCache = ReadCache(maxBytes: engine.isShared ? 0 : configuration.readCacheBytes)
         let listens = ListenAccess(hub: hub, policy: policy, readCache: readCache)
         self.listens = listens
         let wireSessions = WireSessionRegistry()
@@ -136,7 +141,7 @@ public final class HearthService: Sendable {
             })
         // One server per data directory: a second one is refused before it opens the
         // database, naming the first one's pid; the kernel drops the lock when it dies.
-        if case .sqlite(let directory) = location {
+        if let directory = engine.dataDirectory(of: location) {
             do {
                 directoryLock = try DataDirectoryLock.take(.server, directory: directory, create: true)
             } catch {
@@ -147,11 +152,11 @@ public final class HearthService: Sendable {
         }
         do {
             store = try Engines.open(location, options: configuration.store, hooks: hooks, logger: logger,
-                                     waitSeconds: configuration.storeStartupWaitSeconds)
+                                     waitSeconds: configuration.storeStartupWaitSeconds, engines: configuration.engines)
         } catch {
-            if location.isShared, StartupBackoff.isTransient(error) {
+            if engine.isShared, StartupBackoff.isTransient(error), let advice = engine.unreachableAdvice(configuration.store) {
                 throw .storeUnreachable(reason: "\(error)", waitedSeconds: configuration.storeStartupWaitSeconds,
-                                        advice: Engines.connectionAdvice(configuration.store))
+                                        advice: advice)
             }
             throw .store(error)
         }

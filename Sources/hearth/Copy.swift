@@ -35,13 +35,13 @@ struct Copy: ParsableCommand {
         }
         guard source != destination else { throw ValidationError("--from and --to are the same store") }
         // Opening a SQLite store creates it: a mistyped source would copy nothing.
-        if case .sqlite(let directory) = source, access(directory + "/" + SQLiteTreeStore.fileName, F_OK) != 0 {
+        if let directory = try? Engines.all.factory(for: source).dataDirectory(of: source), access(directory + "/" + SQLiteTreeStore.fileName, F_OK) != 0 {
             throw Tool.fail("no SQLite store in \(directory) (no \(SQLiteTreeStore.fileName))")
         }
         try Tool.run {
             // A SQLite destination is written like an import: alone (issue 24).
             var lock: DataDirectoryLock?
-            if case .sqlite(let directory) = destination {
+            if let directory = try Engines.all.factory(for: destination).dataDirectory(of: destination) {
                 lock = try DataDirectoryLock.take(.replacesData, directory: directory, create: true)
             }
             defer { lock?.release() }

@@ -27,11 +27,10 @@ struct Backup: ParsableCommand {
 
     func run() throws {
         try Tool.run {
-            switch try data.location {
-            case .sqlite(let directory):
+            if let directory = try data.dataDirectory {
                 try DataDirectoryBackup.backup(dataDirectory: directory, to: destination)
                 print("backed up \(data.path) to \(destination)")
-            case .postgres:
+            } else {
                 let store = try data.openEngine()
                 defer { store.close() }
                 let summary = try DataDirectoryBackup.backup(engine: store, to: destination)
@@ -64,8 +63,7 @@ struct Restore: ParsableCommand {
 
     func run() throws {
         try Tool.run {
-            switch try data.location {
-            case .sqlite(let directory):
+            if let directory = try data.dataDirectory {
                 // The one operator command that creates a data directory (0700; its parent
                 // must exist): a restore onto a new machine. Removed again if the restore fails.
                 guard DataDirectoryBackup.exists(source) else { throw MaintenanceError.missing(path: source) }
@@ -79,7 +77,7 @@ struct Restore: ParsableCommand {
                     throw error
                 }
                 print("restored \(source) into \(data.path)\(created ? " (created)" : "")")
-            case .postgres:
+            } else {
                 // Nothing is replaced in a shared database: it must be empty.
                 guard !force else { throw Tool.fail("--force is for a SQLite data directory; a PostgreSQL store is restored only when empty") }
                 let location = try data.location
@@ -116,13 +114,12 @@ struct ExportData: ParsableCommand {
         try Tool.run {
             let out = try OutputFile(path: output)
             let leaves: Int, bytes: Int
-            switch try data.location {
-            case .sqlite(let directory):
+            if let directory = try data.dataDirectory {
                 let summary = try TreeExport.run(directory: directory, at: location) { bytes throws(MaintenanceError) in
                     try out.append(bytes)
                 }
                 (leaves, bytes) = (summary.leaves, summary.bytes)
-            case .postgres:
+            } else {
                 // Through the engine, from one snapshot, paged: the same bytes as from SQLite.
                 let store = try data.openEngine()
                 defer { store.close() }
@@ -187,13 +184,12 @@ struct ImportData: ParsableCommand {
         try Tool.run {
             let input = try InputFile(path: file)
             var reader = input.jsonReader()
-            switch try data.location {
-            case .sqlite(let directory):
+            if let directory = try data.dataDirectory {
                 let lock = try data.lock(.replacesData)
                 defer { lock?.release() }
                 let summary = try TreeImport.run(directory: directory, at: location, reader: &reader)
                 print("imported \(summary.leaves) leaves at \(location)")
-            case .postgres:
+            } else {
                 try Self.importThroughEngine(data: data, at: location, reader: &reader)
             }
         }

@@ -368,14 +368,4 @@ import Testing
         #expect(engine.outcomeOfLostCommitForTesting(node: mark.text(0, 0), token: "another batch") == .notCommitted)
         #expect(engine.outcomeOfLostCommitForTesting(node: "another node", token: mark.text(0, 1)) == .notCommitted)
     }
-
-    @Test func aLocationParsesAndHidesItsPassword() throws {
-        #expect(try StoreLocation(parsing: "", defaultDirectory: "d") == .sqlite(directory: "d"))
-        #expect(try StoreLocation(parsing: "sqlite:/x", defaultDirectory: "d") == .sqlite(directory: "/x"))
-        let pg = try StoreLocation(parsing: "postgres://hearth:s3cret@db:5432/app", defaultDirectory: "d")
-        #expect(pg == .postgres(url: "postgres://hearth:s3cret@db:5432/app"))
-        #expect(pg.description == "postgres://hearth:***@db:5432/app")
-        #expect(throws: StoreLocation.ParseError.self) { try StoreLocation(parsing: "mysql://x/y", defaultDirectory: "d") }
-        #expect(throws: StoreLocation.ParseError.self) { try StoreLocation(parsing: "postgres://host", defaultDirectory: "d") }
-    }
 }
