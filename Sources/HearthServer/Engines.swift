@@ -10,6 +10,9 @@ import Logging
 public enum Engines {
     /// Every engine of this build; the first is the default (`--store` empty).
     public static let all: [any EngineFactory] = [SQLiteEngineFactory(), PostgresEngineFactory()]
+    /// The form of a backup (`hearth backup` of any engine writes one) and of the private
+    /// store an import into an engine without a local directory is checked in first.
+    public static let backupFormat: any LocalStoreFormat = SQLiteEngineFactory()
 
     /// How often a node of a shared engine looks for onDisconnect operations left by
     /// nodes whose lease expired, seconds.

@@ -38,6 +38,17 @@ struct DataLocationOption: ParsableArguments {
         }
     }
 
+    /// The store's local directory and the format of its database file, nil for a store
+    /// whose data is elsewhere (a database server).
+    var localStore: (directory: String, format: any LocalStoreFormat)? {
+        get throws {
+            let location = try location
+            let factory = try Engines.all.factory(for: location)
+            guard let directory = factory.dataDirectory(of: location), let format = factory as? any LocalStoreFormat else { return nil }
+            return (directory, format)
+        }
+    }
+
     /// Opens the engine (no streams, no hooks).
     func openEngine() throws -> any StorageEngine {
         try Engines.open(try location)
@@ -57,7 +68,7 @@ struct DataLocationOption: ParsableArguments {
 }
 
 /// `--data-dir` and `--store`, shared by every operator command that opens the database
-/// but `restore`. A SQLite directory must exist: only `hearth serve` (and `hearth restore`)
+/// but `restore`. A data directory must exist: only `hearth serve` (and `hearth restore`)
 /// creates one, so a mistyped path is reported instead of quietly starting an empty
 /// database (with new signing keys) beside the real one.
 struct DataDirectoryOption: ParsableArguments {
@@ -66,6 +77,7 @@ struct DataDirectoryOption: ParsableArguments {
     var path: String { given.path }
     var location: StoreLocation { get throws { try given.location } }
     var dataDirectory: String? { get throws { try given.dataDirectory } }
+    var localStore: (directory: String, format: any LocalStoreFormat)? { get throws { try given.localStore } }
     func openEngine() throws -> any StorageEngine { try given.openEngine() }
     func lock(_ use: DataDirectoryLock.Use) throws -> DataDirectoryLock? { try given.lock(use) }
 
