@@ -54,6 +54,7 @@ public protocol StorageEngine: TreeStore {
     /// Runs `body` on one consistent state of the tree, blocking the caller (tools, the CLI).
     func readSync<T>(_ body: (any TreeView) throws -> T) throws -> T
     /// Writes and waits for the commit (tools, the CLI). Not on the engine's own queues.
+    /// Every engine has it from `write` (the extension below).
     @discardableResult
     func writeSync(_ operation: WriteOperation, check: WriteCheck?) throws(WriteFailure) -> WriteOutcome
     /// Change-feed records newer than `after`, oldest first, and the oldest the feed holds.
@@ -66,6 +67,15 @@ public protocol StorageEngine: TreeStore {
     func storageBytes() -> Int64?
     /// Finishes queued writes and closes; later calls fail with `.closed`.
     func close()
+}
+
+extension StorageEngine {
+    /// Writes through `write` and waits for its completion (tools, tests and the CLI). Do
+    /// not call on the engine's writer queue.
+    @discardableResult
+    public func writeSync(_ operation: WriteOperation, check: WriteCheck? = nil) throws(WriteFailure) -> WriteOutcome {
+        try PendingWrites.waitFor { write(operation, check: check, completion: $0) }
+    }
 }
 
 /// The console's administrators, sessions and rules history (issue 16).
