@@ -72,7 +72,7 @@ let package = Package(
             name: "hearth",
             dependencies: [
                 // Every module Sources/hearth imports, named (issue 26).
-                "HearthServer", "HearthRules", "HearthAuth", "HearthJSON", "HearthStore", "HearthSQLite",
+                "HearthServer", "HearthRules", "HearthAuth", "HearthJSON", "HearthStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -14,6 +14,15 @@ public struct Caller: Sendable, Equatable {
     }
 
     public static let unauthenticated = Caller(auth: .null)
+
+    /// The user and the time their ID token was issued, from the rules' `auth` (whose
+    /// `token` holds the token's claims); nil for a caller without both (an operator, the
+    /// unauthenticated, a custom `auth`).
+    public var signedInAs: (uid: String, issuedAt: Int64)? {
+        guard case .string(let uid)? = auth.objectValue?["uid"],
+              case .int(let issuedAt)? = auth.objectValue?["token"]?.objectValue?["iat"] else { return nil }
+        return (uid, issuedAt)
+    }
 }
 
 /// A read decision and whether it could change with the data.

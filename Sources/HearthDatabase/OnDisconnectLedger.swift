@@ -32,6 +32,17 @@ public struct OnDisconnectLedger: Sendable {
         self.registrantStands = registrantStands
     }
 
+    /// A ledger whose operations run only while their registrant's sign-in stands:
+    /// `isStillValid(uid, issuedAt)` (not revoked, disabled or deleted since); a registrant
+    /// not signed in as a user (`Caller.signedInAs` nil) always stands.
+    public init(records: (any OnDisconnectRecords)?, database: Database,
+                isStillValid: @escaping @Sendable (_ uid: String, _ issuedAt: Int64) -> Bool) {
+        self.init(records: records, database: database) { caller in
+            guard let signedIn = caller.signedInAs else { return true }
+            return isStillValid(signedIn.uid, signedIn.issuedAt)
+        }
+    }
+
     /// One queued operation.
     public struct Entry: Sendable {
         public var position: Int64

@@ -184,13 +184,13 @@ public struct PostgresAccountStore: AccountStore {
     // MARK: Rows
 
     static func bindings(_ u: UserRecord) -> [PGValue] {
-        func text(_ s: String?) -> PGValue { s.map { .text($0) } ?? .null }
-        func int(_ i: Int64?) -> PGValue { i.map { .int($0) } ?? .null }
-        return [
-            .text(u.uid), text(u.email), text(u.passwordHash), text(u.displayName), text(u.photoURL),
-            .int(u.emailVerified ? 1 : 0), .int(u.disabled ? 1 : 0), .text(u.provider.rawValue),
-            text(u.customClaims), .int(u.createdAt), int(u.lastLoginAt), int(u.passwordUpdatedAt), .int(u.validSince),
-        ]
+        u.columnValues.map { value -> PGValue in
+            switch value {
+            case .text(let text): return .text(text)
+            case .int(let int): return .int(int)
+            case .null: return .null
+            }
+        }
     }
 
     private static func fetchOne(_ connection: PGConnection, _ sql: String, _ values: [PGValue]) throws -> UserRecord? {
@@ -199,21 +199,8 @@ public struct PostgresAccountStore: AccountStore {
     }
 
     static func decode(_ r: PGResult, _ row: Int) throws -> UserRecord {
-        func text(_ c: Int) -> String? { r.isNull(row, c) ? nil : r.text(row, c) }
-        func int(_ c: Int) -> Int64? { r.isNull(row, c) ? nil : r.int64(row, c) }
-        guard let provider = UserRecord.Provider(rawValue: r.text(row, 7)) else {
-            throw StoreError.corrupt("user with unknown provider")
-        }
-        var user = UserRecord(uid: r.text(row, 0), email: text(1), passwordHash: text(2), provider: provider,
-                              createdAt: r.int64(row, 9), validSince: r.int64(row, 12))
-        user.displayName = text(3)
-        user.photoURL = text(4)
-        user.emailVerified = r.int64(row, 5) != 0
-        user.disabled = r.int64(row, 6) != 0
-        user.customClaims = text(8)
-        user.lastLoginAt = int(10)
-        user.passwordUpdatedAt = int(11)
-        return user
+        try UserRecord(columnText: { r.isNull(row, $0) ? nil : r.text(row, $0) },
+                       int: { r.isNull(row, $0) ? nil : r.int64(row, $0) })
     }
 
     /// Unique violations as typed account errors: on `email`, or on the primary key.

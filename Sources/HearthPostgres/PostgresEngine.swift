@@ -197,11 +197,6 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         pending.add(operation, check: check, completion: completion) { writerQueue.async { self.drain() } }
     }
 
-    @discardableResult
-    public func writeSync(_ operation: WriteOperation, check: WriteCheck? = nil) throws(WriteFailure) -> WriteOutcome {
-        try PendingWrites.waitFor { write(operation, check: check, completion: $0) }
-    }
-
     private func drain() {
         pending.drain { commit($0) }
     }

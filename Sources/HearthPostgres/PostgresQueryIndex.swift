@@ -76,15 +76,10 @@ enum PostgresQueryIndex {
                 arguments += [.int(key.rank), .text(key.number), .text(key.string)]
             }
         }
-        switch query.limit {
-        case .first(let n)?:
-            sql += " ORDER BY rank, num, str, key_order LIMIT $\(arguments.count + 1)"
-            arguments.append(.int(Int64(n)))
-        case .last(let n)?:
-            sql += " ORDER BY rank DESC, num DESC, str DESC, key_order DESC LIMIT $\(arguments.count + 1)"
-            arguments.append(.int(Int64(n)))
-        case nil:
-            break
+        if let (clause, count) = QueryIndex.orderAndLimit(query.limit, columns: ["rank", "num", "str", "key_order"],
+                                                          placeholder: "$\(arguments.count + 1)") {
+            sql += clause
+            arguments.append(.int(Int64(count)))
         }
         let rows = try connection.query(sql, arguments)
         if rows.rowCount == 0 { return .null }

@@ -14,10 +14,10 @@ import HearthStore
 ///   any other process has the file open they stop with `inUse`, and while they run no
 ///   server can start on the file.
 public enum DatabaseFile {
-    /// Files Hearth writes hold user data: owner read/write only.
-    public static let fileMode: mode_t = 0o600
-    /// Data and backup directories: owner only.
-    public static let directoryMode: mode_t = 0o700
+    /// Files Hearth writes hold user data: owner read/write only (`LocalFiles`).
+    public static let fileMode = LocalFiles.fileMode
+    /// Data and backup directories: owner only (`LocalFiles`).
+    public static let directoryMode = LocalFiles.directoryMode
     /// How far a restore moves the change-log sequence past the highest one it knows of,
     /// so an event id a client saw before the restore (possibly from writes made after the
     /// backup) is never mistaken for one of the restored log: streams resuming with it get
@@ -124,7 +124,7 @@ public enum DatabaseFile {
             try store { () throws(StoreError) in try to.execute("PRAGMA journal_mode = DELETE") }
             try checkIntegrity(to, path: destination)
             to.close()
-            try syncFile(destination)
+            try LocalFiles.syncFile(destination)
         } catch {
             unlink(destination)
             unlink(destination + "-journal")
@@ -155,7 +155,7 @@ public enum DatabaseFile {
     /// seen before (`restoreSequenceGap`), so resuming streams get a fresh snapshot.
     public static func restore(from source: String, intoDirectory directory: String, force: Bool) throws(MaintenanceError) {
         try verify(databaseAt: source)
-        try makeDirectory(directory)
+        try LocalFiles.makeDirectory(directory)
         let target = directory + "/" + SQLiteTreeStore.fileName
         let from = try openExisting(source)
         defer { from.close() }
@@ -185,7 +185,7 @@ public enum DatabaseFile {
             }
             try checkIntegrity(to, path: temporary)
             to.close()
-            try syncFile(temporary)
+            try LocalFiles.syncFile(temporary)
             // A write-ahead log without its database would be replayed onto the new one.
             for orphan in [target + "-wal", target + "-shm"] where access(orphan, F_OK) == 0 {
                 guard unlink(orphan) == 0 else { throw .io(operation: "remove", path: orphan, errno: errno) }
@@ -196,7 +196,7 @@ public enum DatabaseFile {
                 throw code == EEXIST ? .exists(path: target) : .io(operation: "link", path: target, errno: code)
             }
             unlink(temporary)
-            try syncFile(directory)
+            try LocalFiles.syncFile(directory)
         } catch {
             unlink(temporary)
             unlink(temporary + "-journal")
@@ -240,21 +240,6 @@ public enum DatabaseFile {
             throw code == EEXIST ? .exists(path: path) : .io(operation: "create", path: path, errno: code)
         }
         close(fd)
-    }
-
-    /// Creates `directory` (mode 0700) unless it exists.
-    public static func makeDirectory(_ directory: String) throws(MaintenanceError) {
-        if mkdir(directory, directoryMode) != 0 && errno != EEXIST {
-            throw .io(operation: "create directory", path: directory, errno: errno)
-        }
-    }
-
-    /// Flushes a file or directory to disk.
-    public static func syncFile(_ path: String) throws(MaintenanceError) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw .io(operation: "fsync", path: path, errno: errno) }
     }
 
     /// Runs a store operation, its error as `MaintenanceError.store`.

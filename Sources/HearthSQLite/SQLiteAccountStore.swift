@@ -213,13 +213,13 @@ public struct SQLiteAccountStore: AccountStore {
     // MARK: Rows
 
     static func bindings(_ u: UserRecord) -> [SQLiteValue] {
-        func text(_ s: String?) -> SQLiteValue { s.map { .text($0) } ?? .null }
-        func int(_ i: Int64?) -> SQLiteValue { i.map { .integer($0) } ?? .null }
-        return [
-            .text(u.uid), text(u.email), text(u.passwordHash), text(u.displayName), text(u.photoURL),
-            .integer(u.emailVerified ? 1 : 0), .integer(u.disabled ? 1 : 0), .text(u.provider.rawValue),
-            text(u.customClaims), .integer(u.createdAt), int(u.lastLoginAt), int(u.passwordUpdatedAt), .integer(u.validSince),
-        ]
+        u.columnValues.map { value -> SQLiteValue in
+            switch value {
+            case .text(let text): return .text(text)
+            case .int(let int): return .integer(int)
+            case .null: return .null
+            }
+        }
     }
 
     private static func fetchOne(_ connection: SQLiteConnection, _ sql: String, _ values: [SQLiteValue]) throws -> UserRecord? {
@@ -230,21 +230,8 @@ public struct SQLiteAccountStore: AccountStore {
     }
 
     private static func decode(_ s: SQLiteStatement) throws -> UserRecord {
-        func text(_ i: Int32) -> String? { s.columnType(i) == SQLITE_NULL ? nil : s.text(i) }
-        func int(_ i: Int32) -> Int64? { s.columnType(i) == SQLITE_NULL ? nil : s.int64(i) }
-        guard let provider = UserRecord.Provider(rawValue: s.text(7)) else {
-            throw StoreError.corrupt("user with unknown provider")
-        }
-        var user = UserRecord(uid: s.text(0), email: text(1), passwordHash: text(2), provider: provider,
-                              createdAt: s.int64(9), validSince: s.int64(12))
-        user.displayName = text(3)
-        user.photoURL = text(4)
-        user.emailVerified = s.int64(5) != 0
-        user.disabled = s.int64(6) != 0
-        user.customClaims = text(8)
-        user.lastLoginAt = int(10)
-        user.passwordUpdatedAt = int(11)
-        return user
+        try UserRecord(columnText: { s.columnType(Int32($0)) == SQLITE_NULL ? nil : s.text(Int32($0)) },
+                       int: { s.columnType(Int32($0)) == SQLITE_NULL ? nil : s.int64(Int32($0)) })
     }
 
     /// SQLITE_CONSTRAINT_PRIMARYKEY and _UNIQUE as typed account errors.

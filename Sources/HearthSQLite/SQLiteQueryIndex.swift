@@ -161,15 +161,9 @@ extension SQLiteTreeView {
                 arguments += [.integer(sortKey.rank), sortKey.value]
             }
         }
-        switch query.limit {
-        case .first(let n)?:
-            sql += " ORDER BY rank, value, key_order LIMIT ?"
-            arguments.append(.integer(Int64(n)))
-        case .last(let n)?:
-            sql += " ORDER BY rank DESC, value DESC, key_order DESC LIMIT ?"
-            arguments.append(.integer(Int64(n)))
-        case nil:
-            break
+        if let (clause, count) = QueryIndex.orderAndLimit(query.limit, columns: ["rank", "value", "key_order"], placeholder: "?") {
+            sql += clause
+            arguments.append(.integer(Int64(count)))
         }
         let stmt = try connection.statement(sql)
         try stmt.reset(arguments)

@@ -202,12 +202,6 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         pending.add(operation, check: check, completion: completion) { writerQueue.async { self.drain() } }
     }
 
-    /// Writes synchronously (for tools, tests and the CLI). Do not call on the writer queue.
-    @discardableResult
-    public func writeSync(_ operation: WriteOperation, check: WriteCheck? = nil) throws(WriteFailure) -> WriteOutcome {
-        try PendingWrites.waitFor { write(operation, check: check, completion: $0) }
-    }
-
     /// Commits pending writes in batches until none are left (runs on `writerQueue`).
     private func drain() {
         pending.drain { commit($0) }

@@ -34,7 +34,7 @@ public enum TreeImport {
     /// Imports the document `reader` reads at `path` of the database in `directory`
     /// (created if needed).
     public static func run(directory: String, at path: DataPath, reader: inout JSONStreamReader) throws(MaintenanceError) -> Summary {
-        try DatabaseFile.makeDirectory(directory)
+        try LocalFiles.makeDirectory(directory)
         let file = directory + "/" + SQLiteTreeStore.fileName
         let connection = try DatabaseFile.openExclusive(file)
         defer { connection.close() }

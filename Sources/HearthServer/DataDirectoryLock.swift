@@ -1,5 +1,4 @@
 import Foundation
-import HearthSQLite
 import HearthStore
 import HearthSystem
 
@@ -32,7 +31,8 @@ public enum DataDirectoryLockError: Error, CustomStringConvertible, Equatable {
     }
 }
 
-/// The data directory's lock (issue 24): a SQLite data directory has one server, and what
+/// The data directory's lock (issue 24): a data directory (an engine whose
+/// `EngineFactory.dataDirectory` names one) has one server, and what
 /// replaces its data runs alone.
 ///
 /// Two record locks on `hearth.lock` in the directory (`RecordLock`; the kernel drops them
@@ -70,14 +70,14 @@ public final class DataDirectoryLock: Sendable {
     public static func take(_ use: Use, directory: String, create: Bool = false) throws(DataDirectoryLockError) -> DataDirectoryLock {
         if create {
             do {
-                try DatabaseFile.makeDirectory(directory)
+                try LocalFiles.makeDirectory(directory)
             } catch {
                 throw .create(directory: directory, reason: error.description)
             }
         }
         let file: RecordLock
         do {
-            file = try RecordLock(path: directory + "/" + fileName, mode: DatabaseFile.fileMode)
+            file = try RecordLock(path: directory + "/" + fileName, mode: LocalFiles.fileMode)
         } catch {
             throw .system(directory: directory, error)
         }

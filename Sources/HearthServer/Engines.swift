@@ -4,9 +4,16 @@ import HearthSQLite
 import HearthStore
 import Logging
 
-/// Opens the storage engine a `StoreLocation` names (issue 17): the one place above the
-/// store that knows which engines exist.
+/// The engines this server is built with, and opening one (issue 17; issue 26: each engine
+/// registers how it opens through its `EngineFactory`). `all` is the composition root's
+/// list; this file is the one in HearthServer that names the engine modules.
 public enum Engines {
+    /// Every engine of this build; the first is the default (`--store` empty).
+    public static let all: [any EngineFactory] = [SQLiteEngineFactory(), PostgresEngineFactory()]
+    /// The form of a backup (`hearth backup` of any engine writes one) and of the private
+    /// store an import into an engine without a local directory is checked in first.
+    public static let backupFormat: any LocalStoreFormat = SQLiteEngineFactory()
+
     /// How often a node of a shared engine looks for onDisconnect operations left by
     /// nodes whose lease expired, seconds.
     public static let orphanCheckInterval: Double = 2
@@ -24,51 +31,41 @@ public enum Engines {
     /// each failure logged; then its last failure is thrown.
     public static func open(_ location: StoreLocation, options: StoreOptions, hooks: EngineHooks,
                             clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds,
-                            logger: Logger? = nil, waitSeconds: Int = 0) throws(StoreError) -> any StorageEngine {
-        switch location {
-        case .sqlite(let directory):
-            return try SQLiteTreeStore(directory: directory, options: options, clock: clock, hooks: hooks)
-        case .postgres(let url):
-            let backoff = StartupBackoff(limitSeconds: Double(waitSeconds))
-            let started = ContinuousClock.now
-            var failures = 0
-            while true {
-                do {
-                    let engine = try PostgresEngine(url: url, options: options, clock: clock, hooks: hooks)
-                    if failures > 0 { logger?.info("reached the database after \(failures) failed attempt(s)") }
-                    return engine
-                } catch {
-                    failures += 1
-                    let elapsed = started.duration(to: .now)
-                    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                    guard StartupBackoff.isTransient(error), let delay = backoff.delay(afterFailures: failures, elapsed: seconds) else { throw error }
-                    let advice = failures == 1 ? " \(connectionAdvice(options))" : ""
-                    logger?.warning("cannot reach the database (\(error)); trying again in \(Int((delay * 1000).rounded())) ms, until \(waitSeconds) s after the first try (storeStartupWaitSeconds).\(advice)")
-                    var pause = timespec(tv_sec: Int(delay), tv_nsec: Int((delay - delay.rounded(.down)) * 1e9))
-                    nanosleep(&pause, nil)
-                }
+                            logger: Logger? = nil, waitSeconds: Int = 0,
+                            engines: [any EngineFactory] = all) throws(StoreError) -> any StorageEngine {
+        let factory = try engines.factory(for: location)
+        guard factory.isShared else { return try factory.open(location, options: options, hooks: hooks, clock: clock) }
+        let backoff = StartupBackoff(limitSeconds: Double(waitSeconds))
+        let started = ContinuousClock.now
+        var failures = 0
+        while true {
+            do {
+                let engine = try factory.open(location, options: options, hooks: hooks, clock: clock)
+                if failures > 0 { logger?.info("reached the database after \(failures) failed attempt(s)") }
+                return engine
+            } catch {
+                failures += 1
+                let elapsed = started.duration(to: .now)
+                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                guard StartupBackoff.isTransient(error), let delay = backoff.delay(afterFailures: failures, elapsed: seconds) else { throw error }
+                let advice = failures == 1 ? factory.unreachableAdvice(options).map { " " + $0 } ?? "" : ""
+                logger?.warning("cannot reach the database (\(error)); trying again in \(Int((delay * 1000).rounded())) ms, until \(waitSeconds) s after the first try (storeStartupWaitSeconds).\(advice)")
+                var pause = timespec(tv_sec: Int(delay), tv_nsec: Int((delay - delay.rounded(.down)) * 1e9))
+                nanosleep(&pause, nil)
             }
         }
     }
 
-    /// What an operator checks when a node cannot reach its database, naming the
-    /// connections each node holds (`PostgresEngine.connections(for:)`).
-    public static func connectionAdvice(_ options: StoreOptions) -> String {
-        let count = PostgresEngine.connections(for: options)
-        return "Check that PostgreSQL runs and takes connections from this host, and that its max_connections leaves \(count) for every Hearth node: each node holds \(count) (readerCount \(max(1, options.readerCount)) + \(count - max(1, options.readerCount))); out of connections, PostgreSQL says \"too many clients\" or \"remaining connection slots are reserved\"."
-    }
-
     /// The engine for an operator command (no streams): the same setting as `serve`.
-    public static func open(_ location: StoreLocation) throws(StoreError) -> any StorageEngine {
-        try open(location, options: StoreOptions(), hooks: EngineHooks())
+    public static func open(_ location: StoreLocation, engines: [any EngineFactory] = all) throws(StoreError) -> any StorageEngine {
+        try open(location, options: StoreOptions(), hooks: EngineHooks(), engines: engines)
     }
 }
 
 extension StoreLocation {
-    /// Whether several nodes may share this store.
-    public var isShared: Bool {
-        if case .postgres = self { return true }
-        return false
+    /// Parses a `--store` value with the engines of this build (`Engines.all`).
+    public init(parsing text: String, defaultDirectory: String) throws(ParseError) {
+        try self.init(parsing: text, defaultDirectory: defaultDirectory, engines: Engines.all)
     }
 }
 

@@ -24,9 +24,12 @@ public struct HearthConfiguration: Sendable {
     public var storeURL = ""
     /// How long a shared store's database is tried at start before giving up, seconds.
     public var storeStartupWaitSeconds = Engines.defaultStartupWaitSeconds
+    /// The storage engines `storeURL` may name (the composition root's list; the first is
+    /// the default).
+    public var engines: [any EngineFactory] = Engines.all
     /// `storeURL` parsed.
     public func storeLocation() throws(StoreLocation.ParseError) -> StoreLocation {
-        try StoreLocation(parsing: storeURL, defaultDirectory: dataDirectory)
+        try StoreLocation(parsing: storeURL, defaultDirectory: dataDirectory, engines: engines)
     }
     public var limits = HTTPLimits()
     public var auth = AuthSettings()

@@ -66,7 +66,8 @@ public final class HearthService: Sendable {
     private let listens: ListenAccess
     private let authContext: AuthContext
     private let ledger: OnDisconnectLedger
-    /// A SQLite data directory's lock (issue 24), held until the store is closed.
+    /// The data directory's lock (issue 24; an engine with a local directory), held until
+    /// the store is closed.
     private let directoryLock: DataDirectoryLock?
     private let timers = Mutex<[DispatchSourceTimer]>([])
     private let metrics: ServerMetrics
@@ -103,40 +104,34 @@ public final class HearthService: Sendable {
         let hub = StreamHub(options: configuration.streams, clock: WallClock.milliseconds,
                             broadcastEvents: StreamContext.broadcastEvents)
         let policy = self.policy
-        let location: StoreLocation
+        let location: StoreLocation, engine: any EngineFactory
         do {
             location = try configuration.storeLocation()
         } catch {
             throw .storeSetting(error.description)
         }
+        do {
+            engine = try configuration.engines.factory(for: location)
+        } catch {
+            throw .store(error)
+        }
         // A node of a shared engine cannot know of another node's write before asking the
         // database, so it keeps no read cache: every read is the database's (issue 17).
-        let readCache = ReadCache(maxBytes: location.isShared ? 0 : configuration.readCacheBytes)
+        let readCache = ReadCache(maxBytes: engine.isShared ? 0 : configuration.readCacheBytes)
         let listens = ListenAccess(hub: hub, policy: policy, readCache: readCache)
         self.listens = listens
         let wireSessions = WireSessionRegistry()
+        let signals = SharedEngineSignals(logger: logger, hub: hub, wireSessions: wireSessions)
         let hooks = EngineHooks(
             watch: listens.watchedLocations(below:),
             observeCommit: { writes, nanoseconds in metrics.recordCommit(writes: writes, nanoseconds: nanoseconds) },
             observeStorage: { [logger] event in Self.report(event, logger: logger, metrics: metrics) },
             onCommit: listens.committed,
-            onFeedGap: { [logger] first, last in
-                logger.error("this node missed changes \(first)...\(last): they left the change log before it read them (it fell more than the log's window behind). Every stream on this node is closed; clients reconnect and start over")
-                hub.endAll(.reconnect)
-            },
-            onLeaseLost: { [logger] in
-                let sessions = wireSessions.all()
-                let text = "this node could not renew its database lease in time: it takes a new one when the database answers"
-                if sessions.isEmpty {
-                    logger.info("\(text) (no wire-protocol connection was open)")
-                } else {
-                    logger.warning("\(text); another node may run its connections' onDisconnect operations, so its \(sessions.count) wire-protocol connection(s) are closed without running them")
-                }
-                for session in sessions { session.endForLostLease() }
-            })
+            onFeedGap: signals.feedGap(first:last:),
+            onLeaseLost: signals.leaseLost)
         // One server per data directory: a second one is refused before it opens the
         // database, naming the first one's pid; the kernel drops the lock when it dies.
-        if case .sqlite(let directory) = location {
+        if let directory = engine.dataDirectory(of: location) {
             do {
                 directoryLock = try DataDirectoryLock.take(.server, directory: directory, create: true)
             } catch {
@@ -147,11 +142,11 @@ public final class HearthService: Sendable {
         }
         do {
             store = try Engines.open(location, options: configuration.store, hooks: hooks, logger: logger,
-                                     waitSeconds: configuration.storeStartupWaitSeconds)
+                                     waitSeconds: configuration.storeStartupWaitSeconds, engines: configuration.engines)
         } catch {
-            if location.isShared, StartupBackoff.isTransient(error) {
+            if engine.isShared, StartupBackoff.isTransient(error), let advice = engine.unreachableAdvice(configuration.store) {
                 throw .storeUnreachable(reason: "\(error)", waitedSeconds: configuration.storeStartupWaitSeconds,
-                                        advice: Engines.connectionAdvice(configuration.store))
+                                        advice: advice)
             }
             throw .store(error)
         }
@@ -196,13 +191,8 @@ public final class HearthService: Sendable {
         // onDisconnect operations of wire sessions that were open when Hearth last stopped
         // (a crash, a kill) run now, before anyone connects.
         let authenticator = auth.authenticator
-        let ledger = OnDisconnectLedger(records: store.onDisconnectRecords, database: context.database) { caller in
-            // The registrant's user and token time from the rules' `auth` (its `token` holds
-            // the ID token's claims): revoked, disabled or deleted since, nothing runs.
-            guard case .string(let uid)? = caller.auth.objectValue?["uid"],
-                  case .int(let issuedAt)? = caller.auth.objectValue?["token"]?.objectValue?["iat"] else { return true }
-            return authenticator.isStillValid(uid: uid, issuedAt: issuedAt)
-        }
+        let ledger = OnDisconnectLedger(records: store.onDisconnectRecords, database: context.database,
+                                        isStillValid: authenticator.isStillValid(uid:issuedAt:))
         self.ledger = ledger
         do {
             let ran = try ledger.runLeftovers()

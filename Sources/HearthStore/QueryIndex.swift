@@ -37,4 +37,18 @@ package enum QueryIndex {
         }
         return "1" + key
     }
+
+    /// The ORDER BY and LIMIT an index query ends with, in the index's sort `columns`
+    /// (ascending for `.first`, descending for `.last`), and the row count to bind to the
+    /// `placeholder` it names; nil without a limit. Both engines' query indexes use it.
+    package static func orderAndLimit(_ limit: TreeQuery.Limit?, columns: [String], placeholder: String) -> (sql: String, count: Int)? {
+        switch limit {
+        case .first(let n)?:
+            return (" ORDER BY " + columns.joined(separator: ", ") + " LIMIT " + placeholder, n)
+        case .last(let n)?:
+            return (" ORDER BY " + columns.map { $0 + " DESC" }.joined(separator: ", ") + " LIMIT " + placeholder, n)
+        case nil:
+            return nil
+        }
+    }
 }

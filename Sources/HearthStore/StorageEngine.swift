@@ -1,54 +1,5 @@
 import HearthJSON
 
-/// Where Hearth keeps its data (issue 17), from one setting (`--store`, `HEARTH_STORE`):
-/// `sqlite:<directory>` (the embedded default) or a `postgres://` / `postgresql://` URL
-/// (several nodes on one database).
-public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
-    case sqlite(directory: String)
-    case postgres(url: String)
-
-    public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
-        public let description: String
-    }
-
-    /// Parses a `--store` value. An empty value means `sqlite:` in `defaultDirectory`.
-    public init(parsing text: String, defaultDirectory: String) throws(ParseError) {
-        if text.isEmpty {
-            self = .sqlite(directory: defaultDirectory)
-        } else if text.hasPrefix("sqlite:") {
-            let directory = String(text.dropFirst("sqlite:".count))
-            self = .sqlite(directory: directory.isEmpty ? defaultDirectory : directory)
-        } else if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") {
-            guard text.split(separator: "/", omittingEmptySubsequences: false).count >= 4 else {
-                throw ParseError(description: "store: a PostgreSQL URL names its database: postgres://USER:PASSWORD@HOST:PORT/DATABASE")
-            }
-            self = .postgres(url: text)
-        } else {
-            throw ParseError(description: "store: expected sqlite:<directory> or postgres://USER:PASSWORD@HOST:PORT/DATABASE")
-        }
-    }
-
-    /// The location as an operator may see it: a PostgreSQL URL without its password.
-    public var description: String {
-        switch self {
-        case .sqlite(let directory): return "sqlite:" + directory
-        case .postgres(let url): return Self.redacted(url)
-        }
-    }
-
-    /// `url` with the password between `user:` and `@` replaced by `***`.
-    public static func redacted(_ url: String) -> String {
-        let parts = url.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)
-        guard parts.count >= 3, parts[0].hasSuffix(":"), parts[1].isEmpty else { return url }
-        let authority = parts[2]
-        guard let at = authority.lastIndex(of: "@") else { return url }
-        let credentials = authority[..<at]
-        guard let colon = credentials.firstIndex(of: ":") else { return url }
-        let redacted = String(credentials[..<colon]) + ":***" + authority[at...]
-        return ([String(parts[0]), "", redacted] + parts.dropFirst(3).map(String.init)).joined(separator: "/")
-    }
-}
-
 /// What the composition root hands an engine to hear of its commits (DESIGN.md §3):
 /// the same hooks for every engine.
 public struct EngineHooks: Sendable {
@@ -103,6 +54,7 @@ public protocol StorageEngine: TreeStore {
     /// Runs `body` on one consistent state of the tree, blocking the caller (tools, the CLI).
     func readSync<T>(_ body: (any TreeView) throws -> T) throws -> T
     /// Writes and waits for the commit (tools, the CLI). Not on the engine's own queues.
+    /// Every engine has it from `write` (the extension below).
     @discardableResult
     func writeSync(_ operation: WriteOperation, check: WriteCheck?) throws(WriteFailure) -> WriteOutcome
     /// Change-feed records newer than `after`, oldest first, and the oldest the feed holds.
@@ -115,6 +67,15 @@ public protocol StorageEngine: TreeStore {
     func storageBytes() -> Int64?
     /// Finishes queued writes and closes; later calls fail with `.closed`.
     func close()
+}
+
+extension StorageEngine {
+    /// Writes through `write` and waits for its completion (tools, tests and the CLI). Do
+    /// not call on the engine's writer queue.
+    @discardableResult
+    public func writeSync(_ operation: WriteOperation, check: WriteCheck? = nil) throws(WriteFailure) -> WriteOutcome {
+        try PendingWrites.waitFor { write(operation, check: check, completion: $0) }
+    }
 }
 
 /// The console's administrators, sessions and rules history (issue 16).

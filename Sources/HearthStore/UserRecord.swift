@@ -73,4 +73,38 @@ extension UserRecord {
         uid, email, password_hash, display_name, photo_url, email_verified, disabled, provider,
         custom_claims, created_at, last_login_at, password_updated_at, valid_since
         """
+
+    /// One value of a `columns` row, engine-neutral: text, an integer, or NULL.
+    package enum ColumnValue: Sendable, Equatable {
+        case text(String)
+        case int(Int64)
+        case null
+    }
+
+    /// The values of `columns` for this user, in order (booleans as 0/1).
+    package var columnValues: [ColumnValue] {
+        func text(_ s: String?) -> ColumnValue { s.map { .text($0) } ?? .null }
+        func int(_ i: Int64?) -> ColumnValue { i.map { .int($0) } ?? .null }
+        return [
+            .text(uid), text(email), text(passwordHash), text(displayName), text(photoURL),
+            .int(emailVerified ? 1 : 0), .int(disabled ? 1 : 0), .text(provider.rawValue),
+            text(customClaims), .int(createdAt), int(lastLoginAt), int(passwordUpdatedAt), .int(validSince),
+        ]
+    }
+
+    /// A user from a `columns` row: `text(i)` and `int(i)` read column `i` (nil: NULL).
+    package init(columnText text: (Int) -> String?, int: (Int) -> Int64?) throws(StoreError) {
+        guard let provider = Provider(rawValue: text(7) ?? "") else {
+            throw StoreError.corrupt("user with unknown provider")
+        }
+        self.init(uid: text(0) ?? "", email: text(1), passwordHash: text(2), provider: provider,
+                  createdAt: int(9) ?? 0, validSince: int(12) ?? 0)
+        displayName = text(3)
+        photoURL = text(4)
+        emailVerified = (int(5) ?? 0) != 0
+        disabled = (int(6) ?? 0) != 0
+        customClaims = text(8)
+        lastLoginAt = int(10)
+        passwordUpdatedAt = int(11)
+    }
 }

@@ -4,7 +4,6 @@ import Glibc
 #endif
 import HearthJSON
 import HearthServer
-import HearthSQLite
 import HearthStore
 
 /// `hearth copy`: moves a whole store to another engine (issue 17), e.g. SQLite to
@@ -34,14 +33,15 @@ struct Copy: ParsableCommand {
             throw ValidationError(error.description)
         }
         guard source != destination else { throw ValidationError("--from and --to are the same store") }
-        // Opening a SQLite store creates it: a mistyped source would copy nothing.
-        if case .sqlite(let directory) = source, access(directory + "/" + SQLiteTreeStore.fileName, F_OK) != 0 {
-            throw Tool.fail("no SQLite store in \(directory) (no \(SQLiteTreeStore.fileName))")
+        // Opening a store in a data directory creates it: a mistyped source would copy nothing.
+        if let factory = try? Engines.all.factory(for: source), let format = factory as? any LocalStoreFormat,
+           let directory = factory.dataDirectory(of: source), access(directory + "/" + format.databaseFileName, F_OK) != 0 {
+            throw Tool.fail("no SQLite store in \(directory) (no \(format.databaseFileName))")
         }
         try Tool.run {
-            // A SQLite destination is written like an import: alone (issue 24).
+            // A data directory destination is written like an import: alone (issue 24).
             var lock: DataDirectoryLock?
-            if case .sqlite(let directory) = destination {
+            if let directory = try Engines.all.factory(for: destination).dataDirectory(of: destination) {
                 lock = try DataDirectoryLock.take(.replacesData, directory: directory, create: true)
             }
             defer { lock?.release() }

@@ -29,16 +29,36 @@ struct DataLocationOption: ParsableArguments {
         }
     }
 
+    /// The local data directory of the store (the embedded engine's), nil for a store
+    /// whose data is elsewhere (a database server).
+    var dataDirectory: String? {
+        get throws {
+            let location = try location
+            return try Engines.all.factory(for: location).dataDirectory(of: location)
+        }
+    }
+
+    /// The store's local directory and the format of its database file, nil for a store
+    /// whose data is elsewhere (a database server).
+    var localStore: (directory: String, format: any LocalStoreFormat)? {
+        get throws {
+            let location = try location
+            let factory = try Engines.all.factory(for: location)
+            guard let directory = factory.dataDirectory(of: location), let format = factory as? any LocalStoreFormat else { return nil }
+            return (directory, format)
+        }
+    }
+
     /// Opens the engine (no streams, no hooks).
     func openEngine() throws -> any StorageEngine {
         try Engines.open(try location)
     }
 
-    /// Takes a SQLite data directory's lock for `use` (issue 24; nil for a shared store,
-    /// which has no directory), held until released or the process ends. A conflict is
-    /// refused naming the other process.
+    /// Takes a data directory's lock for `use` (issue 24; nil for a store with no local
+    /// directory), held until released or the process ends. A conflict is refused naming
+    /// the other process.
     func lock(_ use: DataDirectoryLock.Use, create: Bool = false) throws -> DataDirectoryLock? {
-        guard case .sqlite(let directory) = try location else { return nil }
+        guard let directory = try dataDirectory else { return nil }
         do {
             return try DataDirectoryLock.take(use, directory: directory, create: create)
         } catch {
@@ -48,7 +68,7 @@ struct DataLocationOption: ParsableArguments {
 }
 
 /// `--data-dir` and `--store`, shared by every operator command that opens the database
-/// but `restore`. A SQLite directory must exist: only `hearth serve` (and `hearth restore`)
+/// but `restore`. A data directory must exist: only `hearth serve` (and `hearth restore`)
 /// creates one, so a mistyped path is reported instead of quietly starting an empty
 /// database (with new signing keys) beside the real one.
 struct DataDirectoryOption: ParsableArguments {
@@ -56,11 +76,13 @@ struct DataDirectoryOption: ParsableArguments {
 
     var path: String { given.path }
     var location: StoreLocation { get throws { try given.location } }
+    var dataDirectory: String? { get throws { try given.dataDirectory } }
+    var localStore: (directory: String, format: any LocalStoreFormat)? { get throws { try given.localStore } }
     func openEngine() throws -> any StorageEngine { try given.openEngine() }
     func lock(_ use: DataDirectoryLock.Use) throws -> DataDirectoryLock? { try given.lock(use) }
 
     func validate() throws {
-        guard case .sqlite(let path) = try location else { return }
+        guard let path = try dataDirectory else { return }
         var info = stat()
         guard stat(path, &info) == 0 else {
             let code = errno

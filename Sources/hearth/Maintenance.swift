@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import HearthJSON
 import HearthServer
-import HearthSQLite
 import HearthStore
 #if canImport(Glibc)
 import Glibc
@@ -27,14 +26,13 @@ struct Backup: ParsableCommand {
 
     func run() throws {
         try Tool.run {
-            switch try data.location {
-            case .sqlite(let directory):
-                try DataDirectoryBackup.backup(dataDirectory: directory, to: destination)
+            if let (directory, format) = try data.localStore {
+                try DataDirectoryBackup.backup(dataDirectory: directory, format: format, to: destination)
                 print("backed up \(data.path) to \(destination)")
-            case .postgres:
+            } else {
                 let store = try data.openEngine()
                 defer { store.close() }
-                let summary = try DataDirectoryBackup.backup(engine: store, to: destination)
+                let summary = try DataDirectoryBackup.backup(engine: store, format: Engines.backupFormat, to: destination)
                 for path in summary.prioritiesNotMoved {
                     print("warning: the priority of \(path) is not in the backup (its subtree is larger than one write)")
                 }
@@ -64,28 +62,28 @@ struct Restore: ParsableCommand {
 
     func run() throws {
         try Tool.run {
-            switch try data.location {
-            case .sqlite(let directory):
+            if let (directory, format) = try data.localStore {
                 // The one operator command that creates a data directory (0700; its parent
                 // must exist): a restore onto a new machine. Removed again if the restore fails.
                 guard DataDirectoryBackup.exists(source) else { throw MaintenanceError.missing(path: source) }
                 let created = !DataDirectoryBackup.exists(directory)
                 let lock = try data.lock(.replacesData, create: true)
                 do {
-                    try DataDirectoryBackup.restore(from: source, intoDataDirectory: directory, force: force)
+                    try DataDirectoryBackup.restore(from: source, format: format, intoDataDirectory: directory, force: force)
                 } catch {
                     lock?.release()
                     if created { DataDirectoryBackup.removeCreatedDirectory(directory) }
                     throw error
                 }
                 print("restored \(source) into \(data.path)\(created ? " (created)" : "")")
-            case .postgres:
+            } else {
                 // Nothing is replaced in a shared database: it must be empty.
                 guard !force else { throw Tool.fail("--force is for a SQLite data directory; a PostgreSQL store is restored only when empty") }
                 let location = try data.location
                 let store = try data.openEngine()
                 defer { store.close() }
-                let summary = try DataDirectoryBackup.restore(from: source, into: store, destinationName: location.description)
+                let summary = try DataDirectoryBackup.restore(from: source, format: Engines.backupFormat, into: store,
+                                                              destinationName: location.description)
                 print("restored \(summary) from \(source) into \(location)")
             }
         }
@@ -116,13 +114,11 @@ struct ExportData: ParsableCommand {
         try Tool.run {
             let out = try OutputFile(path: output)
             let leaves: Int, bytes: Int
-            switch try data.location {
-            case .sqlite(let directory):
-                let summary = try TreeExport.run(directory: directory, at: location) { bytes throws(MaintenanceError) in
+            if let (directory, format) = try data.localStore {
+                (leaves, bytes) = try format.export(directory: directory, at: location) { bytes throws(MaintenanceError) in
                     try out.append(bytes)
                 }
-                (leaves, bytes) = (summary.leaves, summary.bytes)
-            case .postgres:
+            } else {
                 // Through the engine, from one snapshot, paged: the same bytes as from SQLite.
                 let store = try data.openEngine()
                 defer { store.close() }
@@ -159,17 +155,19 @@ struct ImportData: ParsableCommand {
 
     func validate() throws { _ = try Tool.path(path) }
 
-    /// A PostgreSQL store: the document is validated exactly as on SQLite by importing it
-    /// into a private staging SQLite store first, then written as one write through the
+    /// A store without a local directory (PostgreSQL): the document is validated exactly as
+    /// in a data directory by importing it into a private staging store in
+    /// `Engines.backupFormat` first, then written as one write through the
     /// engine (atomic, and the running nodes' streams hear of it like any write). A
     /// document larger than one write (`maxNodesPerWrite`) is refused: import it into SQLite
     /// and `hearth copy` the store.
     static func importThroughEngine(data: DataDirectoryOption, at location: DataPath, reader: inout JSONStreamReader) throws {
         let staging = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-import-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
         defer { try? FileManager.default.removeItem(atPath: staging) }
-        try SQLiteTreeStore(directory: staging).close()
-        let summary = try TreeImport.run(directory: staging, at: location, reader: &reader)
-        let source = try SQLiteTreeStore(directory: staging)
+        let format = Engines.backupFormat
+        try format.open(directory: staging).close()
+        let leaves = try format.importTree(directory: staging, at: location, reader: &reader)
+        let source = try format.open(directory: staging)
         defer { source.close() }
         let value = try source.readSync { try $0.exportValue(at: location) }
         let store = try data.openEngine()
@@ -179,7 +177,7 @@ struct ImportData: ParsableCommand {
         } catch .tooLarge(let reason) {
             throw Tool.fail("the document is too large for one write (\(reason)): import it into a SQLite store and copy that (hearth copy, docs/scaling.md)")
         }
-        print("imported \(summary.leaves) leaves at \(location)")
+        print("imported \(leaves) leaves at \(location)")
     }
 
     func run() throws {
@@ -187,13 +185,12 @@ struct ImportData: ParsableCommand {
         try Tool.run {
             let input = try InputFile(path: file)
             var reader = input.jsonReader()
-            switch try data.location {
-            case .sqlite(let directory):
+            if let (directory, format) = try data.localStore {
                 let lock = try data.lock(.replacesData)
                 defer { lock?.release() }
-                let summary = try TreeImport.run(directory: directory, at: location, reader: &reader)
-                print("imported \(summary.leaves) leaves at \(location)")
-            case .postgres:
+                let leaves = try format.importTree(directory: directory, at: location, reader: &reader)
+                print("imported \(leaves) leaves at \(location)")
+            } else {
                 try Self.importThroughEngine(data: data, at: location, reader: &reader)
             }
         }

@@ -3,6 +3,7 @@ import HearthRules
 import HearthSQLite
 import HearthStore
 import HearthTesting
+import Synchronization
 import Testing
 @testable import HearthDatabase
 
@@ -159,5 +160,33 @@ import Testing
         #expect(try store.readSync { try $0.value(at: Self.path("/p")) } == .string("second"))
         #expect(try store.readSync { try $0.value(at: Self.path("/q")) } == .null)
         #expect(try ledger.runLeftovers() == 0)
+    }
+
+    /// A leftover operation runs only while its registrant's sign-in stands, asked by user
+    /// and token time from the rules' `auth`; a caller not signed in as a user always stands.
+    @Test func leftoversOfARevokedSignInDoNotRun() throws {
+        let directory = TemporaryDirectory()
+        let store = try SQLiteTreeStore(directory: directory.path)
+        defer { store.close() }
+        let database = Database(store: store, policy: RulesAccessPolicy(rules: try RuleSet.compile(#"{"rules": {".read": true, ".write": true}}"#)))
+        let asked = Mutex<[String]>([])
+        let ledger = OnDisconnectLedger(records: SQLiteOnDisconnectStore(store: store), database: database) { uid, issuedAt in
+            asked.withLock { $0.append("\(uid)@\(issuedAt)") }
+            return uid == "kept"
+        }
+        func signedIn(_ uid: String) -> Caller {
+            Caller(auth: .object(["uid": .string(uid), "token": .object(["iat": .int(7)])]))
+        }
+        #expect(signedIn("u").signedInAs?.uid == "u")
+        #expect(signedIn("u").signedInAs?.issuedAt == 7)
+        #expect(Caller(auth: .object(["uid": .string("u")])).signedInAs == nil)
+        try ledger.register(session: "s1", .init(position: 0, operation: .set(WriteEntry(path: Self.path("/kept"), value: .int(1))), caller: signedIn("kept")))
+        try ledger.register(session: "s1", .init(position: 1, operation: .set(WriteEntry(path: Self.path("/revoked"), value: .int(1))), caller: signedIn("revoked")))
+        try ledger.register(session: "s1", .init(position: 2, operation: .set(WriteEntry(path: Self.path("/admin"), value: .int(1))), caller: Caller(auth: .null, isAdmin: true)))
+        _ = try ledger.runLeftovers()
+        #expect(try store.readSync { try $0.value(at: Self.path("/kept")) } == .int(1))
+        #expect(try store.readSync { try $0.value(at: Self.path("/revoked")) } == .null)
+        #expect(try store.readSync { try $0.value(at: Self.path("/admin")) } == .int(1))
+        #expect(asked.withLock { $0.sorted() } == ["kept@7", "revoked@7"])
     }
 }

@@ -178,29 +178,6 @@ import Testing
         #expect(try b.signingKeys.load() == StoredSigningKeys(current: "k2", keys: ["k1": "AAAA", "k2": "BBBB"]))
     }
 
-    /// A node's onDisconnect records are not orphans while its lease runs; once it ran out
-    /// (the node died), exactly one other node takes them over.
-    @Test func onDisconnectRecordsOfADeadNodeAreTakenOverOnce() throws {
-        let url = try PostgresCluster.shared().makeDatabase()
-        let now = Atomic<Int64>(1_000_000)
-        let clock: @Sendable () -> Int64 = { now.load(ordering: .relaxed) }
-        let dying = try PostgresEngine(url: url, clock: clock)
-        let b = try PostgresEngine(url: url, clock: clock), c = try PostgresEngine(url: url, clock: clock)
-        defer { b.close(); c.close() }
-        try dying.onDisconnectRecords.add(OnDisconnectRecord(session: "s1", position: 0, operation: "{}", caller: "{}"))
-        try dying.onDisconnectRecords.add(OnDisconnectRecord(session: "s1", position: 1, operation: "{}", caller: "{}"))
-        #expect(try b.onDisconnectRecords.orphans().isEmpty)
-        // The node stops renewing (as if killed), and the clock passes its lease.
-        dying.stopLeaseForTesting()
-        now.add(PostgresEngine.leaseMilliseconds + 1, ordering: .relaxed)
-        try c.renewLeaseForTesting()
-        try b.renewLeaseForTesting()
-        let takenByB = try b.onDisconnectRecords.orphans()
-        let takenByC = try c.onDisconnectRecords.orphans()
-        #expect(takenByB.map(\.position) == [0, 1])
-        #expect(takenByC.isEmpty)
-    }
-
     /// A node that cannot renew its lease (cut off from the database, or paused) gives it
     /// up `leaseSafetyMarginMilliseconds` before it runs out: it tells its server once,
     /// takes a new id and refuses new records until it holds a lease again. Other nodes
@@ -241,35 +218,6 @@ import Testing
         try cut.onDisconnectRecords.add(OnDisconnectRecord(session: "s3", position: 0, operation: "{}", caller: "{}"))
         #expect(try other.onDisconnectRecords.orphans().isEmpty)
         #expect(lost.load(ordering: .relaxed) == 1)
-    }
-
-    /// A node that fell further behind than the change log's window is told which changes
-    /// it missed, then goes on delivering the rest in order.
-    @Test func aNodeThatFellBehindTheChangeLogIsToldOfTheGap() throws {
-        let url = try PostgresCluster.shared().makeDatabase()
-        var options = StoreOptions()
-        options.changeLogRetention = 5
-        let heard = Heard()
-        let gaps = Mutex<[ClosedRange<Int64>]>([])
-        var hooks = heard.hooks
-        hooks.onFeedGap = { first, last in gaps.withLock { $0.append(first...last) } }
-        let behind = try PostgresEngine(url: url, options: options, hooks: hooks)
-        let writer = try PostgresEngine(url: url, options: options)
-        defer { behind.close(); writer.close() }
-        try writer.writeSync(.set(WriteEntry(path: Self.path("/n/0"), value: 0)), check: nil)
-        #expect(heard.wait(for: 1))
-        behind.pauseFeedForTesting(true)
-        for i in 1..<20 { try writer.writeSync(.set(WriteEntry(path: Self.path("/n/\(i)"), value: .int(Int64(i)))), check: nil) }
-        writer.trimChangeLog()
-        let oldest = try #require(try writer.changes(after: 0, limit: 1).oldestSeq)
-        #expect(oldest == 20 - 5 + 1)
-        behind.pauseFeedForTesting(false)
-        #expect(gaps.withLock { $0 } == [2...(oldest - 1)])
-        #expect(heard.all.map(\.seq) == [1] + Array(oldest...20))
-        // Caught up: nothing more is missed.
-        try writer.writeSync(.set(WriteEntry(path: Self.path("/n/20"), value: 20)), check: nil)
-        #expect(heard.wait(for: 2 + Int(20 - oldest + 1)))
-        #expect(gaps.withLock { $0.count } == 1)
     }
 
     /// A write ("/lost", after "/before" committed) whose writer session another session
@@ -367,15 +315,5 @@ import Testing
         #expect(engine.outcomeOfLostCommitForTesting(node: mark.text(0, 0), token: mark.text(0, 1)) == .committed)
         #expect(engine.outcomeOfLostCommitForTesting(node: mark.text(0, 0), token: "another batch") == .notCommitted)
         #expect(engine.outcomeOfLostCommitForTesting(node: "another node", token: mark.text(0, 1)) == .notCommitted)
-    }
-
-    @Test func aLocationParsesAndHidesItsPassword() throws {
-        #expect(try StoreLocation(parsing: "", defaultDirectory: "d") == .sqlite(directory: "d"))
-        #expect(try StoreLocation(parsing: "sqlite:/x", defaultDirectory: "d") == .sqlite(directory: "/x"))
-        let pg = try StoreLocation(parsing: "postgres://hearth:s3cret@db:5432/app", defaultDirectory: "d")
-        #expect(pg == .postgres(url: "postgres://hearth:s3cret@db:5432/app"))
-        #expect(pg.description == "postgres://hearth:***@db:5432/app")
-        #expect(throws: StoreLocation.ParseError.self) { try StoreLocation(parsing: "mysql://x/y", defaultDirectory: "d") }
-        #expect(throws: StoreLocation.ParseError.self) { try StoreLocation(parsing: "postgres://host", defaultDirectory: "d") }
     }
 }

@@ -21,7 +21,8 @@ final class LiveServer: Sendable {
         configuration.port = 0
         configuration.dataDirectory = directory.path + "/data"
         configuration.rulesPath = rulesPath
-        if case .postgres(let url) = try TestStore.location(directory: configuration.dataDirectory) { configuration.storeURL = url }
+        let location = try TestStore.location(directory: configuration.dataDirectory)
+        if location.engine == "postgres" { configuration.storeURL = location.address }
         configure(&configuration)
         service = try HearthService(configuration: configuration, logger: logger)
         port = try service.start()

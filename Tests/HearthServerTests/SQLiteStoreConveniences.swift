@@ -16,6 +16,13 @@ extension AuthContext {
     }
 }
 
+extension KeyRing {
+    /// Opens the keys in `<dataDirectory>/keys`, creating the first key if there is none.
+    convenience init(dataDirectory: String) throws {
+        try self.init(store: FileKeyStore(directory: dataDirectory + "/keys"))
+    }
+}
+
 extension FirebaseUsersFile {
     /// Imports the users `reader` reads into `store`'s accounts.
     static func importUsers(into store: SQLiteTreeStore, reader: inout JSONStreamReader, scrypt: FirebaseScrypt?,

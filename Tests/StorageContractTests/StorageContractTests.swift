@@ -12,9 +12,22 @@ import Testing
     /// What an engine's `onCommit` heard, in the order it heard it.
     final class Heard: Sendable {
         private let changes = Mutex<[Change]>([])
+        private let arrived = DispatchSemaphore(value: 0)
         var all: [Change] { changes.withLock { $0 } }
-        var hooks: EngineHooks { EngineHooks(onCommit: { batch, _ in self.changes.withLock { $0 += batch } }) }
+        var hooks: EngineHooks {
+            EngineHooks(onCommit: { batch, _ in
+                self.changes.withLock { $0 += batch }
+                for _ in batch { self.arrived.signal() }
+            })
+        }
         func contains(seq: Int64) -> Bool { changes.withLock { $0.contains { $0.seq == seq } } }
+        /// Waits until `count` changes were heard (false after 30 s without one).
+        func wait(for count: Int) -> Bool {
+            while all.count < count {
+                if arrived.wait(timeout: .now() + .seconds(30)) == .timedOut { return false }
+            }
+            return true
+        }
     }
 
     struct Refused: Error {}

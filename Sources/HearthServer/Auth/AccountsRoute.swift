@@ -2,7 +2,6 @@ import Dispatch
 import HearthAuth
 import HearthHTTP
 import HearthJSON
-import HearthStore
 
 /// Routes `/v1/accounts:<op>` and `/identitytoolkit.googleapis.com/v1/accounts:<op>` (spec
 /// §4.1) to one endpoint file per operation. Work that hashes a password runs on the

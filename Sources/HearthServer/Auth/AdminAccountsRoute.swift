@@ -1,7 +1,6 @@
 import HearthAuth
 import HearthHTTP
 import HearthJSON
-import HearthStore
 
 /// The Admin SDKs' user management (firebase-admin-wire §7): `POST …/projects/P/accounts`
 /// (create), `…/accounts:lookup`, `:update`, `:delete`, `:batchDelete` and

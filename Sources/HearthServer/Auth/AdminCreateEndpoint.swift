@@ -1,7 +1,6 @@
 import HearthAuth
 import HearthHTTP
 import HearthJSON
-import HearthStore
 
 /// `POST …/projects/P/accounts` (Admin SDK `create_user`): `localId` (optional),
 /// `email`, `password`, `displayName`, `photoUrl`, `emailVerified`, `disabled`. Answers

@@ -1,7 +1,6 @@
 import HearthAuth
 import HearthHTTP
 import HearthJSON
-import HearthStore
 
 /// `POST …/projects/P/accounts:delete` (Admin SDK `delete_user`): `{"localId": uid}`;
 /// answers `kind` (which the SDK requires) or `USER_NOT_FOUND`. And `:batchDelete`

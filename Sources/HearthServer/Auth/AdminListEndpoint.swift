@@ -1,7 +1,6 @@
 import HearthAuth
 import HearthHTTP
 import HearthJSON
-import HearthStore
 
 /// `GET …/projects/P/accounts:batchGet?maxResults=N[&nextPageToken=T]` (Admin SDK
 /// `list_users`): users in uid order, `nextPageToken` while more remain. The token is

@@ -1,7 +1,6 @@
 import HearthAuth
 import HearthHTTP
 import HearthJSON
-import HearthStore
 
 /// `POST …/projects/P/accounts:lookup` (Admin SDK `get_user`, `get_user_by_email`,
 /// `get_users`): `{"localId":[…],"email":[…]}`. Answers `users` in the order asked; with

@@ -1,7 +1,6 @@
 import HearthAuth
 import HearthHTTP
 import HearthJSON
-import HearthStore
 
 /// `POST …/projects/P/accounts:update` (Admin SDK `update_user`, `set_custom_user_claims`,
 /// `revoke_refresh_tokens`): `localId` and any of `email`, `password`, `displayName`,

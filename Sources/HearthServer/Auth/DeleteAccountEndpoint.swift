@@ -1,7 +1,6 @@
 import HearthAuth
 import HearthHTTP
 import HearthJSON
-import HearthStore
 
 /// `accounts:delete` (spec §4.1).
 enum DeleteAccountEndpoint {

@@ -1,11 +1,11 @@
 import Foundation
 import HearthAuth
-import HearthSQLite
 import HearthStore
 import Synchronization
 
-/// The Ed25519 signing keys (DESIGN.md §6), kept by the storage engine: files beside the
-/// SQLite database (`FileKeyStore`), or a table every PostgreSQL node shares. Older keys
+/// The Ed25519 signing keys (DESIGN.md §6), kept by the storage engine (`SigningKeyStore`):
+/// files in the embedded engine's data directory, or a table every node of a shared engine
+/// shares. Older keys
 /// keep verifying, so `hearth keys rotate` does not sign anyone out; a key is deleted only
 /// by an operator.
 public final class KeyRing: Sendable {
@@ -33,11 +33,6 @@ public final class KeyRing: Sendable {
             case .corrupt(let what): return "signing keys are damaged: \(what)"
             }
         }
-    }
-
-    /// Opens the keys in `<dataDirectory>/keys`, creating the first key if there is none.
-    public convenience init(dataDirectory: String) throws {
-        try self.init(store: FileKeyStore(directory: dataDirectory + "/keys"))
     }
 
     /// Opens the keys in `store`, creating the first key if there is none.
@@ -69,12 +64,6 @@ public final class KeyRing: Sendable {
         guard let fresh = try? Self.load(from: store) else { return false }
         keys.withLock { $0 = fresh }
         return true
-    }
-
-    /// Creates a new key in `<dataDirectory>/keys` and makes it the signing key; returns its `kid`.
-    @discardableResult
-    public static func rotate(dataDirectory: String) throws -> String {
-        try rotate(store: FileKeyStore(directory: dataDirectory + "/keys"))
     }
 
     /// Creates a new key and makes it the signing key; returns its `kid`.

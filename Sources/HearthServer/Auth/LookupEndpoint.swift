@@ -1,7 +1,6 @@
 import HearthAuth
 import HearthHTTP
 import HearthJSON
-import HearthStore
 
 /// `accounts:lookup` (spec §4.1): the signed-in user, never their password hash.
 enum LookupEndpoint {

@@ -1,7 +1,6 @@
 import HearthAuth
 import HearthHTTP
 import HearthJSON
-import HearthStore
 
 /// `accounts:signInWithPassword` (spec §4.1): one error for unknown email and wrong password.
 enum SignInEndpoint {

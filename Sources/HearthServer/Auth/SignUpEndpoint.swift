@@ -1,7 +1,6 @@
 import HearthAuth
 import HearthHTTP
 import HearthJSON
-import HearthStore
 
 /// `accounts:signUp` (spec §4.1): anonymous when neither email nor password is given;
 /// with an `idToken`, links that account to email/password keeping its uid.

@@ -1,7 +1,6 @@
 import HearthAuth
 import HearthHTTP
 import HearthJSON
-import HearthStore
 
 /// `accounts:update` (spec §4.1): email, password, display name, photo; a new password
 /// revokes earlier tokens and returns a new session.

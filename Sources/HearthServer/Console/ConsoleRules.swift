@@ -2,7 +2,6 @@ import HearthDatabase
 import HearthHTTP
 import HearthJSON
 import HearthRules
-import HearthStore
 
 /// The console's Rules screen (issue 16, point 3): the rules file, its compile errors with
 /// line and column before saving, saving through the same path as

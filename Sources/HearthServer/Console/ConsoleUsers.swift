@@ -1,6 +1,5 @@
 import HearthHTTP
 import HearthJSON
-import HearthStore
 
 /// The console's Users screen (issue 16, point 4): find a user by email or uid, page
 /// through all of them, see one, disable or enable, sign out everywhere, delete, set custom

@@ -1,38 +1,37 @@
 import Foundation
-import HearthSQLite
 import HearthStore
 
 /// `hearth backup` and `hearth restore`: a data directory's database and signing keys.
 ///
-/// A backup is a directory holding `hearth.sqlite` (a consistent snapshot taken with
-/// SQLite's online backup API while the server runs, checked with `PRAGMA
-/// integrity_check`, one self-contained file) and `keys/` (the signing keys, so ID tokens
-/// issued before the backup still verify after a restore). It is built under a temporary
+/// A backup is a directory holding the database file of a `LocalStoreFormat` (the embedded
+/// engine's `hearth.sqlite`: a consistent snapshot taken while the server runs, checked,
+/// one self-contained file) and `keys/` (the signing keys, so ID tokens issued before the
+/// backup still verify after a restore). It is built under a temporary
 /// name beside the destination and renamed into place when complete; every file is 0600,
 /// every directory 0700.
 public enum DataDirectoryBackup {
     /// The signing keys' folder inside a data directory and inside a backup (`KeyRing`).
     public static let keysFolder = "keys"
 
-    /// Backs up `dataDirectory` to the new directory `destination`.
-    public static func backup(dataDirectory: String, to destination: String) throws(MaintenanceError) {
-        let database = dataDirectory + "/" + SQLiteTreeStore.fileName
+    /// Backs up `dataDirectory`, a store in `format`, to the new directory `destination`.
+    public static func backup(dataDirectory: String, format: any LocalStoreFormat, to destination: String) throws(MaintenanceError) {
+        let database = dataDirectory + "/" + format.databaseFileName
         guard exists(database) else { throw .missing(path: database) }
         try build(destination, wrap: { $0 }) { partial throws(MaintenanceError) in
-            try DatabaseFile.backup(databaseAt: database, to: partial + "/" + SQLiteTreeStore.fileName)
+            try format.backup(databaseAt: database, to: partial + "/" + format.databaseFileName)
             try copyKeys(from: dataDirectory + "/" + keysFolder, to: partial + "/" + keysFolder, replacing: false)
         }
     }
 
     /// Backs up a store of any engine (PostgreSQL: issue 17) to the new directory
-    /// `destination`, in the same form as a SQLite store's backup, so `restore` puts it
-    /// back into either engine: the store is copied through the engine protocol
+    /// `destination`, in the same form as a data directory's backup, so `restore` puts it
+    /// back into any engine: the store is copied through the engine protocol
     /// (`StoreTransfer`: the tree from one snapshot, then the accounts, keys and console
-    /// administrators) into a fresh SQLite database, which is checked before it is renamed
-    /// into place.
-    public static func backup(engine: any StorageEngine, to destination: String) throws -> StoreTransfer.Summary {
+    /// administrators) into a fresh store in `format`, which is checked before it is
+    /// renamed into place.
+    public static func backup(engine: any StorageEngine, format: any LocalStoreFormat, to destination: String) throws -> StoreTransfer.Summary {
         try build(destination, wrap: { $0 as any Error }) { partial in
-            let snapshot = try SQLiteTreeStore(directory: partial)
+            let snapshot = try format.open(directory: partial)
             let summary: StoreTransfer.Summary
             do {
                 summary = try StoreTransfer.copy(from: engine, to: snapshot, destinationName: partial)
@@ -43,11 +42,11 @@ public enum DataDirectoryBackup {
             snapshot.close()
             // A backup holds the database and the keys only (not the store's space reserve).
             for name in try FileManager.default.contentsOfDirectory(atPath: partial)
-            where name != SQLiteTreeStore.fileName && name != keysFolder {
+            where name != format.databaseFileName && name != keysFolder {
                 try FileManager.default.removeItem(atPath: partial + "/" + name)
             }
-            _ = try DatabaseFile.verify(databaseAt: partial + "/" + SQLiteTreeStore.fileName)
-            try DatabaseFile.syncFile(partial + "/" + SQLiteTreeStore.fileName)
+            try format.verify(databaseAt: partial + "/" + format.databaseFileName)
+            try LocalFiles.syncFile(partial + "/" + format.databaseFileName)
             return summary
         }
     }
@@ -61,13 +60,13 @@ public enum DataDirectoryBackup {
         while destination.count > 1, destination.hasSuffix("/") { destination.removeLast() }
         guard !exists(destination) else { throw wrap(.exists(path: destination)) }
         let partial = destination + ".partial-\(getpid())"
-        guard mkdir(partial, DatabaseFile.directoryMode) == 0 else {
+        guard mkdir(partial, LocalFiles.directoryMode) == 0 else {
             throw wrap(.io(operation: "create directory", path: partial, errno: errno))
         }
         do throws(E) {
             let result = try fill(partial)
             do throws(MaintenanceError) {
-                try DatabaseFile.syncFile(partial)
+                try LocalFiles.syncFile(partial)
                 // rename() replaces an empty directory that appeared meanwhile, never one
                 // with content (ENOTEMPTY) or a file (ENOTDIR).
                 guard !exists(destination) else { throw .exists(path: destination) }
@@ -76,7 +75,7 @@ public enum DataDirectoryBackup {
                     throw code == ENOTEMPTY || code == EEXIST || code == ENOTDIR
                         ? .exists(path: destination) : .io(operation: "rename", path: destination, errno: code)
                 }
-                try DatabaseFile.syncFile(parent(of: destination))
+                try LocalFiles.syncFile(parent(of: destination))
             } catch {
                 throw wrap(error)
             }
@@ -88,31 +87,34 @@ public enum DataDirectoryBackup {
     }
 
     /// Restores a backup (made by either `backup`) into a store of any engine, which must
-    /// be empty: the backup is verified and put into a private temporary SQLite directory
-    /// (as a restore into a data directory does), then copied through the engine protocol.
-    public static func restore(from source: String, into engine: any StorageEngine, destinationName: String) throws -> StoreTransfer.Summary {
+    /// be empty: the backup is verified and put into a private temporary directory in
+    /// `format` (as a restore into a data directory does), then copied through the engine
+    /// protocol.
+    public static func restore(from source: String, format: any LocalStoreFormat, into engine: any StorageEngine,
+                               destinationName: String) throws -> StoreTransfer.Summary {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) else { throw MaintenanceError.missing(path: source) }
         let staging = FileManager.default.temporaryDirectory.path + "/hearth-restore-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        guard mkdir(staging, DatabaseFile.directoryMode) == 0 else {
+        guard mkdir(staging, LocalFiles.directoryMode) == 0 else {
             throw MaintenanceError.io(operation: "create directory", path: staging, errno: errno)
         }
         defer { try? FileManager.default.removeItem(atPath: staging) }
-        try restore(from: source, intoDataDirectory: staging, force: false)
-        let backup = try SQLiteTreeStore(directory: staging)
+        try restore(from: source, format: format, intoDataDirectory: staging, force: false)
+        let backup = try format.open(directory: staging)
         defer { backup.close() }
         return try StoreTransfer.copy(from: backup, to: engine, destinationName: destinationName)
     }
 
-    /// Restores a backup (a backup directory, or a bare `hearth.sqlite` file) into
-    /// `dataDirectory`: the database first (`DatabaseFile.restore`: verified, refused if
+    /// Restores a backup (a backup directory, or a bare database file in `format`) into
+    /// `dataDirectory`: the database first (`LocalStoreFormat.restore`: verified, refused if
     /// one exists unless `force`, and while in use), then the backup's keys, added to the
     /// directory's own, its current key becoming the signing key.
-    public static func restore(from source: String, intoDataDirectory dataDirectory: String, force: Bool) throws(MaintenanceError) {
+    public static func restore(from source: String, format: any LocalStoreFormat, intoDataDirectory dataDirectory: String,
+                               force: Bool) throws(MaintenanceError) {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) else { throw .missing(path: source) }
-        let database = isDirectory.boolValue ? source + "/" + SQLiteTreeStore.fileName : source
-        try DatabaseFile.restore(from: database, intoDirectory: dataDirectory, force: force)
+        let database = isDirectory.boolValue ? source + "/" + format.databaseFileName : source
+        try format.restore(databaseAt: database, intoDirectory: dataDirectory, force: force)
         if isDirectory.boolValue {
             try copyKeys(from: source + "/" + keysFolder, to: dataDirectory + "/" + keysFolder, replacing: true)
         }
@@ -129,14 +131,14 @@ public enum DataDirectoryBackup {
         } catch {
             throw .io(operation: "list", path: source, errno: EIO)
         }
-        try DatabaseFile.makeDirectory(destination)
+        try LocalFiles.makeDirectory(destination)
         let keys = names.filter { $0.hasSuffix(".key") }.sorted() + (names.contains("current") ? ["current"] : [])
         for name in keys {
             let target = destination + "/" + name
             if !replacing, exists(target) { throw .exists(path: target) }
             try copyFile(from: source + "/" + name, to: target)
         }
-        try DatabaseFile.syncFile(destination)
+        try LocalFiles.syncFile(destination)
     }
 
     /// Copies one small file (mode 0600): flushed, then renamed over `destination`.

@@ -1,5 +1,4 @@
 import HearthJSON
-import HearthSQLite
 import HearthStore
 #if canImport(Glibc)
 import Glibc
@@ -60,7 +59,7 @@ public final class OutputFile {
             return
         }
         let temporary = path + ".partial-\(getpid())"
-        let opened = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, DatabaseFile.fileMode)
+        let opened = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, LocalFiles.fileMode)
         guard opened >= 0 else { throw .io(operation: "create", path: temporary, errno: errno) }
         self.temporary = temporary
         fd = opened

@@ -3,8 +3,8 @@ import HearthStore
 
 /// Moves everything a store holds into another, empty one, through the engine protocol
 /// only, so it works between any two engines (issue 17): `hearth copy`, and `hearth
-/// backup` / `hearth restore` of a PostgreSQL store (whose backup is a SQLite snapshot in
-/// the same form as a SQLite store's backup).
+/// backup` / `hearth restore` of a store without a local directory (whose backup is a
+/// store in `Engines.backupFormat`, the same form as a data directory's backup).
 ///
 /// The tree is read in one snapshot and written subtree by subtree, each write at most the
 /// write limit (so memory holds one write's worth, not the tree); then users, refresh tokens (nobody is signed out),

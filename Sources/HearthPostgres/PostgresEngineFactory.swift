@@ -1,0 +1,32 @@
+import HearthStore
+
+/// How the shared engine opens (issue 26): a `postgres://` or `postgresql://` URL naming its
+/// database, several nodes on one database, which may be unreachable at start.
+public struct PostgresEngineFactory: EngineFactory {
+    public init() {}
+
+    public var name: String { "postgres" }
+    public var textForm: String { "postgres://USER:PASSWORD@HOST:PORT/DATABASE" }
+    public var isShared: Bool { true }
+
+    public func location(parsing text: String, defaultDirectory: String) throws(StoreLocation.ParseError) -> StoreLocation? {
+        guard text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") else { return nil }
+        guard text.split(separator: "/", omittingEmptySubsequences: false).count >= 4 else {
+            throw StoreLocation.ParseError(description: "store: a PostgreSQL URL names its database: \(textForm)")
+        }
+        return .postgres(url: text)
+    }
+
+    public func dataDirectory(of location: StoreLocation) -> String? { nil }
+
+    public func open(_ location: StoreLocation, options: StoreOptions, hooks: EngineHooks,
+                     clock: @escaping @Sendable () -> Int64) throws(StoreError) -> any StorageEngine {
+        try PostgresEngine(url: location.address, options: options, clock: clock, hooks: hooks)
+    }
+
+    /// Names the connections each node holds (`PostgresEngine.connections(for:)`).
+    public func unreachableAdvice(_ options: StoreOptions) -> String? {
+        let count = PostgresEngine.connections(for: options)
+        return "Check that PostgreSQL runs and takes connections from this host, and that its max_connections leaves \(count) for every Hearth node: each node holds \(count) (readerCount \(max(1, options.readerCount)) + \(count - max(1, options.readerCount))); out of connections, PostgreSQL says \"too many clients\" or \"remaining connection slots are reserved\"."
+    }
+}

@@ -1,0 +1,27 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Files and directories Hearth keeps on a local volume (a data directory, its lock, backups,
+/// exports), whatever engine's: their modes, creating and flushing them.
+public enum LocalFiles {
+    /// Files Hearth writes hold user data: owner read/write only.
+    public static let fileMode: mode_t = 0o600
+    /// Data and backup directories: owner only.
+    public static let directoryMode: mode_t = 0o700
+
+    /// Creates `directory` (mode 0700) unless it exists.
+    public static func makeDirectory(_ directory: String) throws(MaintenanceError) {
+        if mkdir(directory, directoryMode) != 0 && errno != EEXIST {
+            throw .io(operation: "create directory", path: directory, errno: errno)
+        }
+    }
+
+    /// Flushes a file or directory to disk.
+    public static func syncFile(_ path: String) throws(MaintenanceError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw .io(operation: "fsync", path: path, errno: errno) }
+    }
+}
