@@ -44,7 +44,10 @@ let package = Package(
         .target(name: "HearthHTTP", dependencies: ["HearthSystem", "CSystem", "COpenSSL"]),
         // Mail for the email actions (issue 15): an SMTP client (plain or STARTTLS by libssl)
         // and a bounded queue that retries, off the request path.
-        .target(name: "HearthMail", dependencies: ["HearthSystem", "HearthAuth", "COpenSSL"]),  // libcrypto: SHA-1 of the WebSocket handshake
+        .target(name: "HearthMail", dependencies: ["HearthHTTPClient", "HearthAuth"]),
+        // A small blocking HTTP/1.1 client (issue 27: trigger deliveries; JWKS fetches):
+        // outgoing connections with timeouts, TLS by libssl (shared with the mail sender).
+        .target(name: "HearthHTTPClient", dependencies: ["HearthSystem", "COpenSSL"]),
         .target(name: "HearthAuth", dependencies: ["HearthJSON", "COpenSSL"]),
         .target(name: "HearthStreams", dependencies: ["HearthJSON"]),
         // The Firebase wire protocol's codec (spec/firebase-wire-protocol.md): envelopes,
@@ -98,6 +101,7 @@ let package = Package(
         .testTarget(name: "StorageContractTests", dependencies: ["HearthStore", "HearthSQLite", "HearthPostgres", "HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP", "HearthSystem"]),
         .testTarget(name: "HearthMailTests", dependencies: ["HearthMail"]),
+        .testTarget(name: "HearthHTTPClientTests", dependencies: ["HearthHTTPClient", "HearthTesting"]),
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthJSON"]),
         .testTarget(name: "HearthStreamsTests", dependencies: ["HearthStreams", "HearthJSON"]),
         .testTarget(name: "HearthWireTests", dependencies: ["HearthWire", "HearthJSON"]),
