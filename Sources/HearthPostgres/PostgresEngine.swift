@@ -191,10 +191,10 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     // MARK: Writes
 
     public func write(
-        _ operation: WriteOperation, check: WriteCheck?,
+        _ operation: WriteOperation, check: WriteCheck?, effects: WriteEffects?,
         completion: @escaping @Sendable (Result<WriteOutcome, WriteFailure>) -> Void
     ) {
-        pending.add(operation, check: check, completion: completion) { writerQueue.async { self.drain() } }
+        pending.add(operation, check: check, effects: effects, completion: completion) { writerQueue.async { self.drain() } }
     }
 
     @discardableResult
@@ -371,6 +371,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
                           time: Int64, seq: Int64) -> Result<(Change, WriteOperation), WriteFailure> {
         do {
             let operation = try item.checked(on: view, at: time)
+            if try !item.events(on: view, applied: operation).isEmpty { throw WriteFailure.store(UnbuiltOutbox.error) }
             let watched = try WatchedValues(below: operation, watch: hooks.watch, view: view)
             var change = Change.record(of: operation, seq: seq, at: time)
             if try PostgresTreeWriter.apply(operation, as: change, maxReplaced: options.maxNodesPerWrite, connection: connection) < 0 {
@@ -473,6 +474,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     public var accountStore: any AccountStore { PostgresAccountStore(engine: self) }
     public var consoleRecords: any ConsoleRecords { PostgresConsoleRecords(engine: self) }
     public var onDisconnectRecords: any OnDisconnectRecords { PostgresOnDisconnectRecords(engine: self) }
+    public var triggerOutbox: any TriggerOutbox { UnbuiltOutbox() }
     public var signingKeys: any SigningKeyStore { PostgresKeyStore(engine: self) }
     public var limitCounters: (any LimitCounters)? { PostgresLimitCounters(engine: self) }
     /// Limit-counter updates on this node (pruning runs every `PostgresLimitCounters.pruneEvery`).

@@ -196,10 +196,10 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     // MARK: Writes
 
     public func write(
-        _ operation: WriteOperation, check: WriteCheck? = nil,
+        _ operation: WriteOperation, check: WriteCheck? = nil, effects: WriteEffects? = nil,
         completion: @escaping @Sendable (Result<WriteOutcome, WriteFailure>) -> Void
     ) {
-        pending.add(operation, check: check, completion: completion) { writerQueue.async { self.drain() } }
+        pending.add(operation, check: check, effects: effects, completion: completion) { writerQueue.async { self.drain() } }
     }
 
     /// Writes synchronously (for tools, tests and the CLI). Do not call on the writer queue.
@@ -300,6 +300,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         }
         do {
             let operation = try item.checked(on: view, at: time)
+            if try !item.events(on: view, applied: operation).isEmpty { throw WriteFailure.store(UnbuiltOutbox.error) }
             let watched = try WatchedValues(below: operation, watch: watch, view: view)
             if try Self.replacedRows(operation, connection: connection, limit: maxNodes) > maxNodes {
                 throw WriteFailure.tooLarge(.replaces(limit: maxNodes))
