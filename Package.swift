@@ -60,6 +60,13 @@ let package = Package(
             name: "HearthDatabase",
             dependencies: ["HearthJSON", "HearthRules", "HearthStore", "HearthStreams", "HearthAuth",
                            .product(name: "Logging", package: "swift-log")]),
+        // Database triggers (issue 27): the declared triggers, the events a write causes
+        // (recorded in its transaction through the engine's outbox), RTDB CloudEvents, and
+        // one deliverer per trigger over the HTTP client. Knows no HTTP server.
+        .target(
+            name: "HearthTriggers",
+            dependencies: ["HearthJSON", "HearthStore", "HearthDatabase", "HearthHTTPClient", "COpenSSL",
+                           .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "HearthServer",
             dependencies: [
@@ -102,6 +109,10 @@ let package = Package(
         .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP", "HearthSystem"]),
         .testTarget(name: "HearthMailTests", dependencies: ["HearthMail"]),
         .testTarget(name: "HearthHTTPClientTests", dependencies: ["HearthHTTPClient", "HearthTesting"]),
+        .testTarget(
+            name: "HearthTriggersTests",
+            dependencies: ["HearthTriggers", "HearthDatabase", "HearthHTTPClient", "HearthStore", "HearthSQLite", "HearthJSON", "HearthTesting",
+                           .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthJSON"]),
         .testTarget(name: "HearthStreamsTests", dependencies: ["HearthStreams", "HearthJSON"]),
         .testTarget(name: "HearthWireTests", dependencies: ["HearthWire", "HearthJSON"]),

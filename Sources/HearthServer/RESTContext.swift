@@ -59,6 +59,8 @@ struct RESTContext: Sendable {
             return .internalError
         case .tooLarge(let reason):
             return .writeTooLarge(reason)
+        case .tooManyTriggerEvents(let limit):
+            return APIError(413, "The write would cause more than \(limit) trigger events; write fewer locations at once")
         case .storageFull:
             // Logged once per full episode by HearthService's storage observer.
             return .insufficientStorage
