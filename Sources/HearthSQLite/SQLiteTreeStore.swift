@@ -300,7 +300,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         }
         do {
             let operation = try item.checked(on: view, at: time)
-            if try !item.events(on: view, applied: operation).isEmpty { throw WriteFailure.store(UnbuiltOutbox.error) }
+            let events = try item.events(on: view, applied: operation)
             let watched = try WatchedValues(below: operation, watch: watch, view: view)
             if try Self.replacedRows(operation, connection: connection, limit: maxNodes) > maxNodes {
                 throw WriteFailure.tooLarge(.replaces(limit: maxNodes))
@@ -310,6 +310,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
                 try indexes?.written(entry.path, connection: connection)
             }
             var change = try writer.log(operation, at: time)
+            try writer.record(events, of: change)
             change.unchangedBelow = try watched.unchanged(on: view)
             try connection.execute("RELEASE w")
             return .success((change, operation))

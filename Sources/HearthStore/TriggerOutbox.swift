@@ -96,19 +96,3 @@ extension StorageEngine {
         try PendingWrites.waitFor { write(operation, check: check, effects: effects, completion: $0) }
     }
 }
-
-/// An engine's outbox before it is built (issue 27 in progress): every call fails, and a
-/// write with events is refused, so no event is silently dropped.
-package struct UnbuiltOutbox: TriggerOutbox {
-    package static let error = StoreError.corrupt("the trigger outbox is not built yet")
-    package init() {}
-    package func pending(trigger: String, now: Int64, limit: Int) throws -> [OutboxRecord] { throw Self.error }
-    package func delivered(ids: [Int64]) throws { throw Self.error }
-    package func failed(id: Int64, error: String, nextAttemptAt: Int64) throws { throw Self.error }
-    package func kill(id: Int64, reason: String, at: Int64) throws { throw Self.error }
-    package func deadLetters(trigger: String?, limit: Int) throws -> [DeadLetter] { throw Self.error }
-    package func resend(ids: [Int64]) throws -> Int { throw Self.error }
-    package func backlog() throws -> [String: (pending: Int, oldestAt: Int64?)] { throw Self.error }
-    package func pendingCount(trigger: String) throws -> Int { throw Self.error }
-    package func lease(trigger: String, seconds: Int) throws -> Bool { throw Self.error }
-}
