@@ -104,7 +104,7 @@ final class TriggerDeliverer: Sendable {
     }
 
     private func run() {
-        var lastBacklogCheck: Int64 = .min
+        var lastBacklogCheck: Int64? = nil
         var outboxFailures = 0
         while !isStopped {
             let name = self.name
@@ -114,7 +114,7 @@ final class TriggerDeliverer: Sendable {
                     continue
                 }
                 let now = clock()
-                if now - lastBacklogCheck >= options.backlogCheckMilliseconds {
+                if lastBacklogCheck.map({ now - $0 >= options.backlogCheckMilliseconds }) ?? true {
                     lastBacklogCheck = now
                     try enforceBacklogBound(name)
                 }
