@@ -71,7 +71,7 @@ let package = Package(
             name: "HearthServer",
             dependencies: [
                 "HearthJSON", "HearthRules", "HearthStore", "HearthSQLite", "HearthPostgres", "HearthHTTP", "HearthAuth", "HearthStreams", "HearthDatabase", "HearthWire",
-                "HearthMail", "CSystem",  // malloc_trim (MemoryTrimmer)
+                "HearthMail", "HearthTriggers", "CSystem",  // malloc_trim (MemoryTrimmer)
                 "HearthSystem",  // the data directory's lock (RecordLock)
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

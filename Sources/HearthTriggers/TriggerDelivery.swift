@@ -11,19 +11,26 @@ import Synchronization
 /// and the age of the oldest), `outbox` (dead letters, resend).
 public final class TriggerDelivery: Sendable {
     public let outbox: any TriggerOutbox
-    public let origin: EventOrigin
     private let options: TriggerDeliverer.Options
     private let clock: @Sendable () -> Int64
     private let logger: Logger
-    private let current = Mutex<(matcher: TriggerMatcher, deliverers: [String: TriggerDeliverer], closed: Bool)>(
-        (TriggerMatcher(triggers: [], instance: ""), [:], false))
+    private struct State {
+        var origin: EventOrigin
+        var matcher: TriggerMatcher
+        var deliverers: [String: TriggerDeliverer] = [:]
+        /// Deliverers run between `start` and `close`; before, writes only record events.
+        var started = false
+        var closed = false
+    }
+    private let current: Mutex<State>
 
     /// `maxPending` (default `TriggerLimits.maxPendingPerTrigger`) and `maxEventsPerWrite`
     /// are parameters so tests can cross them.
     public init(outbox: any TriggerOutbox, origin: EventOrigin, logger: Logger, clock: @escaping @Sendable () -> Int64,
                 maxPending: Int = TriggerLimits.maxPendingPerTrigger, maxEventsPerWrite: Int = TriggerLimits.maxEventsPerWrite,
                 backoffBaseMilliseconds: Int64 = TriggerLimits.backoffBaseMilliseconds) {
-        (self.outbox, self.origin, self.clock, self.logger) = (outbox, origin, clock, logger)
+        (self.outbox, self.clock, self.logger) = (outbox, clock, logger)
+        current = Mutex(State(origin: origin, matcher: TriggerMatcher(triggers: [], instance: origin.instance)))
         var options = TriggerDeliverer.Options()
         options.maxPending = maxPending
         options.backoffBase = backoffBaseMilliseconds
@@ -33,25 +40,48 @@ public final class TriggerDelivery: Sendable {
 
     private let maxEventsPerWrite: Int
 
+    /// Where the events say they come from.
+    public var origin: EventOrigin { current.withLock { $0.origin } }
+
     /// Makes `definitions` the running set: new triggers start delivering, removed ones
     /// stop (their pending events stay in the outbox until a trigger of that name is back),
     /// changed ones use the new definition from their next attempt.
     public func replace(_ definitions: [TriggerDefinition]) {
-        let matcher = TriggerMatcher(triggers: definitions, instance: origin.instance)
+        let instance = origin.instance
+        let matcher = TriggerMatcher(triggers: definitions, instance: instance)
         for skipped in definitions where !matcher.triggers.contains(skipped) {
-            logger.warning("trigger \(skipped.name): its instance pattern \(skipped.instance?.text ?? "") does not match this database's instance \(origin.instance); it never fires")
+            logger.warning("trigger \(skipped.name): its instance pattern \(skipped.instance?.text ?? "") does not match this database's instance \(instance); it never fires")
         }
+        reconcile { $0.matcher = matcher }
+    }
+
+    /// Reads the triggers file at `path` and makes it the running set; a bad file changes
+    /// nothing (SIGHUP: the old set keeps running).
+    public func reload(path: String) throws(TriggerConfigError) {
+        replace(try TriggerConfig.load(path: path))
+    }
+
+    /// Starts delivering (once the server knows its address: `databaseHost`).
+    public func start(databaseHost: String) {
+        reconcile { state in
+            state.origin.databaseHost = databaseHost
+            state.started = true
+        }
+    }
+
+    private func reconcile(_ change: (inout State) -> Void) {
         var started: [TriggerDeliverer] = []
         let stopped: [TriggerDeliverer] = current.withLock { current in
             guard !current.closed else { return [] }
-            current.matcher = matcher
+            change(&current)
+            guard current.started else { return [] }
             var kept: [String: TriggerDeliverer] = [:]
-            for definition in matcher.triggers {
+            for definition in current.matcher.triggers {
                 if let running = current.deliverers[definition.name] {
                     running.update(definition)
                     kept[definition.name] = running
                 } else {
-                    let deliverer = TriggerDeliverer(definition: definition, outbox: outbox, origin: origin, options: options,
+                    let deliverer = TriggerDeliverer(definition: definition, outbox: outbox, origin: current.origin, options: options,
                                                      clock: clock, logger: logger)
                     kept[definition.name] = deliverer
                     started.append(deliverer)

@@ -40,6 +40,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Rules file (default ./rules.json).")
     var rules: String?
 
+    @Option(help: "Triggers file: database triggers delivered as CloudEvents (docs/triggers.md).")
+    var triggers: String?
+
     @Flag(name: .customLong("no-anonymous-sign-up"), help: "Refuse anonymous sign-up.")
     var noAnonymousSignUp = false
 
@@ -72,6 +75,7 @@ struct Serve: AsyncParsableCommand {
         flags["port"] = port
         flags["data-dir"] = dataDir
         flags["rules"] = rules
+        flags["triggers"] = triggers
         flags["store"] = store
         flags["min-password-length"] = minPasswordLength
         flags["project-id"] = projectID
@@ -114,7 +118,10 @@ struct Serve: AsyncParsableCommand {
         do {
             service = try HearthService(configuration: configuration, logger: logger)
             // Before listening: SIGTERM may come the moment "listening on" is logged.
-            signals = SignalWaiter(for: [SIGTERM, SIGINT], onHangup: { service.reloadRules() })
+            signals = SignalWaiter(for: [SIGTERM, SIGINT], onHangup: {
+                service.reloadRules()
+                service.reloadTriggers()
+            })
             try service.start()
         } catch {
             logger.critical("\(error)")

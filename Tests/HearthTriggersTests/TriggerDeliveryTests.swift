@@ -55,6 +55,7 @@ import Testing
         let delivery = TriggerDelivery(outbox: store.triggerOutbox, origin: EventOrigin(instance: "hearth", databaseHost: "127.0.0.1:9"),
                                        logger: Logger(label: "test"), clock: clock, maxPending: maxPending, backoffBaseMilliseconds: 20)
         delivery.replace(triggers)
+        delivery.start(databaseHost: "127.0.0.1:9")
         box.delivery.withLock { $0 = delivery }
         let policy = RulesAccessPolicy(rules: try! RuleSet.compile(#"{"rules": {".read": true, ".write": true}}"#))
         return (delivery, Database(store: store, policy: policy, effects: delivery.effects(for:)))
