@@ -44,7 +44,10 @@ let package = Package(
         .target(name: "HearthHTTP", dependencies: ["HearthSystem", "CSystem", "COpenSSL"]),
         // Mail for the email actions (issue 15): an SMTP client (plain or STARTTLS by libssl)
         // and a bounded queue that retries, off the request path.
-        .target(name: "HearthMail", dependencies: ["HearthSystem", "HearthAuth", "COpenSSL"]),  // libcrypto: SHA-1 of the WebSocket handshake
+        .target(name: "HearthMail", dependencies: ["HearthHTTPClient", "HearthAuth"]),
+        // A small blocking HTTP/1.1 client (issue 27: trigger deliveries; JWKS fetches):
+        // outgoing connections with timeouts, TLS by libssl (shared with the mail sender).
+        .target(name: "HearthHTTPClient", dependencies: ["HearthSystem", "COpenSSL"]),
         .target(name: "HearthAuth", dependencies: ["HearthJSON", "COpenSSL"]),
         .target(name: "HearthStreams", dependencies: ["HearthJSON"]),
         // The Firebase wire protocol's codec (spec/firebase-wire-protocol.md): envelopes,
@@ -57,11 +60,18 @@ let package = Package(
             name: "HearthDatabase",
             dependencies: ["HearthJSON", "HearthRules", "HearthStore", "HearthStreams", "HearthAuth",
                            .product(name: "Logging", package: "swift-log")]),
+        // Database triggers (issue 27): the declared triggers, the events a write causes
+        // (recorded in its transaction through the engine's outbox), RTDB CloudEvents, and
+        // one deliverer per trigger over the HTTP client. Knows no HTTP server.
+        .target(
+            name: "HearthTriggers",
+            dependencies: ["HearthJSON", "HearthStore", "HearthDatabase", "HearthHTTPClient", "COpenSSL",
+                           .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "HearthServer",
             dependencies: [
                 "HearthJSON", "HearthRules", "HearthStore", "HearthSQLite", "HearthPostgres", "HearthHTTP", "HearthAuth", "HearthStreams", "HearthDatabase", "HearthWire",
-                "HearthMail", "CSystem",  // malloc_trim (MemoryTrimmer)
+                "HearthMail", "HearthTriggers", "CSystem",  // malloc_trim (MemoryTrimmer)
                 "HearthSystem",  // the data directory's lock (RecordLock)
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -98,6 +108,11 @@ let package = Package(
         .testTarget(name: "StorageContractTests", dependencies: ["HearthStore", "HearthSQLite", "HearthPostgres", "HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP", "HearthSystem"]),
         .testTarget(name: "HearthMailTests", dependencies: ["HearthMail"]),
+        .testTarget(name: "HearthHTTPClientTests", dependencies: ["HearthHTTPClient", "HearthTesting"]),
+        .testTarget(
+            name: "HearthTriggersTests",
+            dependencies: ["HearthTriggers", "HearthDatabase", "HearthHTTPClient", "HearthStore", "HearthSQLite", "HearthJSON", "HearthTesting",
+                           .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthJSON"]),
         .testTarget(name: "HearthStreamsTests", dependencies: ["HearthStreams", "HearthJSON"]),
         .testTarget(name: "HearthWireTests", dependencies: ["HearthWire", "HearthJSON"]),
@@ -106,7 +121,7 @@ let package = Package(
             name: "HearthServerTests",
             dependencies: ["HearthServer", "HearthHTTP", "HearthJSON", "HearthRules", "HearthStore", "HearthSQLite", "HearthAuth", "HearthStreams", "HearthMail", "HearthTesting"]),
         // Python/: drivers for the official firebase-admin SDK, run with $HEARTH_PYTHON.
-        .testTarget(name: "EndToEndTests", dependencies: ["HearthJSON", "HearthTesting"], exclude: ["Python"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["HearthJSON", "HearthHTTPClient", "HearthTesting"], exclude: ["Python"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -17,11 +17,16 @@ public final class Database: Sendable {
     /// Rendered bodies of plain reads; whoever sets it must also invalidate it on every
     /// commit before any writer is acknowledged (`HearthService` does, in `onCommit`).
     public let readCache: ReadCache?
+    /// The effects of a write by a caller (issue 27: the trigger events it causes, recorded
+    /// in its own transaction), asked for every write, admins' included; nil: none.
+    public let effects: (@Sendable (Caller) -> WriteEffects?)?
 
-    public init(store: any TreeStore, policy: any AccessPolicy, readCache: ReadCache? = nil) {
+    public init(store: any TreeStore, policy: any AccessPolicy, readCache: ReadCache? = nil,
+                effects: (@Sendable (Caller) -> WriteEffects?)? = nil) {
         self.store = store
         self.policy = policy
         self.readCache = readCache.flatMap { $0.isEnabled ? $0 : nil }
+        self.effects = effects
     }
 
     // MARK: Reads
@@ -93,12 +98,13 @@ public final class Database: Sendable {
     /// Queues `operation` for the single writer on behalf of `caller`: the rules (unless
     /// admin) and `precondition` are checked on the writer's view inside the transaction,
     /// server values are resolved there, and `completion` runs after the commit (or the
-    /// refusal), on the writer: keep it short.
+    /// refusal), on the writer: keep it short. The write's effects (`effects`) run after the
+    /// check, in the same transaction; one that throws refuses the write.
     public func write(
         _ operation: WriteOperation, as caller: Caller, precondition: Precondition? = nil,
         completion: @escaping @Sendable (Result<WriteOutcome, DatabaseError>) -> Void
     ) {
-        store.write(operation, check: check(for: caller, precondition: precondition)) { result in
+        store.write(operation, check: check(for: caller, precondition: precondition), effects: effects?(caller)) { result in
             completion(result.mapError(DatabaseError.from))
         }
     }

@@ -16,6 +16,9 @@ public enum DatabaseError: Error, Sendable {
     case stale(current: JSONValue, tag: String)
     /// The write is over `StoreOptions.maxNodesPerWrite`.
     case tooLarge(WriteTooLarge)
+    /// The write would cause more than `limit` trigger events (issue 27,
+    /// `TriggerLimits.maxEventsPerWrite`); nothing was written.
+    case tooManyTriggerEvents(limit: Int)
     /// The data volume is full (`DiskSpace`): nothing was written.
     case storageFull
     /// The store is closed, locked by another process or cannot be reached: the operation

@@ -1,8 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import HearthAuth
-import HearthSystem
+import HearthHTTPClient
 
 /// Why a mail was not delivered. `transient` ones are retried (`Mailer`).
 public enum MailError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -41,13 +38,13 @@ public struct SMTPClient: Sendable {
 
     public func send(_ message: MailMessage, date: String, messageID: String) throws(MailError) {
         guard MailMessage.isPlainAddress(message.to) else { throw .permanent("not a plain address") }
-        let fd: Int32
+        let socket: OutgoingConnection
         do {
-            fd = try Syscall.connect(host: settings.host, port: settings.port, timeoutSeconds: Self.timeoutSeconds)
+            socket = try OutgoingConnection(host: settings.host, port: settings.port, timeoutSeconds: Self.timeoutSeconds)
         } catch {
             throw .transient("\(error)")
         }
-        var connection = Connection(fd: fd)
+        var connection = Connection(socket: socket)
         defer { connection.close() }
         try connection.expect(220)
         var features = try connection.command("EHLO \(helloName)", expect: 250)
@@ -74,66 +71,31 @@ public struct SMTPClient: Sendable {
         _ = try? connection.command("QUIT", expect: 221)
     }
 
-    /// The socket, and TLS over it after STARTTLS.
+    /// The socket (TLS over it after STARTTLS) and the bytes read but not used yet.
     struct Connection {
-        let fd: Int32
-        var tls: TLSSession?
+        let socket: OutgoingConnection
         var buffer: [UInt8] = []
 
-        init(fd: Int32) { self.fd = fd }
+        init(socket: OutgoingConnection) { self.socket = socket }
 
-        mutating func close() {
-            tls = nil
-            try? Syscall.close(fd)
-        }
+        func close() { socket.close() }
 
-        mutating func startTLS(host: String, caFile: String?) throws(MailError) {
+        func startTLS(host: String, caFile: String?) throws(MailError) {
             do {
-                tls = try TLSSession(fd: fd, host: host, caFile: caFile)
+                try socket.startTLS(host: host, caFile: caFile)
             } catch {
-                throw .permanent("TLS: \(error)")
+                throw .permanent("\(error)")
             }
         }
 
         func write(_ bytes: [UInt8]) throws(MailError) {
-            if let tls {
-                do { try tls.write(bytes) } catch { throw .transient("TLS write: \(error)") }
-                return
-            }
-            var offset = 0
-            while offset < bytes.count {
-                let result: IOResult<Int>
-                do {
-                    result = try bytes.withUnsafeBytes { buffer throws(SystemError) in
-                        try Syscall.send(fd, UnsafeRawBufferPointer(rebasing: buffer[offset...]))
-                    }
-                } catch {
-                    throw .transient("\(error)")
-                }
-                switch result {
-                case .done(let count): offset += count
-                case .wouldBlock: throw .transient("write timed out")
-                }
-            }
+            do { try socket.write(bytes) } catch { throw .transient(error == .timeout ? "write timed out" : "\(error)") }
         }
 
         mutating func fill() throws(MailError) {
             var chunk = [UInt8](repeating: 0, count: 4096)
             let count: Int
-            if let tls {
-                do { count = try tls.read(into: &chunk) } catch { throw .transient("TLS read: \(error)") }
-            } else {
-                let result: IOResult<Int>
-                do {
-                    result = try chunk.withUnsafeMutableBytes { buffer throws(SystemError) in try Syscall.receive(fd, into: buffer) }
-                } catch {
-                    throw .transient("\(error)")
-                }
-                switch result {
-                case .done(let n): count = n
-                case .wouldBlock: throw .transient("read timed out")
-                }
-            }
+            do { count = try socket.read(into: &chunk) } catch { throw .transient(error == .timeout ? "read timed out" : "\(error)") }
             guard count > 0 else { throw .transient("the server closed the connection") }
             buffer.append(contentsOf: chunk[0..<count])
             guard buffer.count <= SMTPClient.maxReplyBytes else { throw .permanent("reply too long") }

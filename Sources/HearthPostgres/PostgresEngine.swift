@@ -191,10 +191,10 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     // MARK: Writes
 
     public func write(
-        _ operation: WriteOperation, check: WriteCheck?,
+        _ operation: WriteOperation, check: WriteCheck?, effects: WriteEffects?,
         completion: @escaping @Sendable (Result<WriteOutcome, WriteFailure>) -> Void
     ) {
-        pending.add(operation, check: check, completion: completion) { writerQueue.async { self.drain() } }
+        pending.add(operation, check: check, effects: effects, completion: completion) { writerQueue.async { self.drain() } }
     }
 
     private func drain() {
@@ -366,12 +366,14 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
                           time: Int64, seq: Int64) -> Result<(Change, WriteOperation), WriteFailure> {
         do {
             let operation = try item.checked(on: view, at: time)
+            let events = try item.events(on: view, applied: operation)
             let watched = try WatchedValues(below: operation, watch: hooks.watch, view: view)
             var change = Change.record(of: operation, seq: seq, at: time)
             if try PostgresTreeWriter.apply(operation, as: change, maxReplaced: options.maxNodesPerWrite, connection: connection) < 0 {
                 throw WriteFailure.tooLarge(.replaces(limit: options.maxNodesPerWrite))
             }
             for entry in operation.entries { try indexes.written(entry.path, connection: connection) }
+            try PostgresTriggerOutbox.record(events, of: change, connection: connection)
             change.unchangedBelow = try watched.unchanged(on: view)
             return .success((change, operation))
         } catch let failure as WriteFailure {
@@ -468,6 +470,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     public var accountStore: any AccountStore { PostgresAccountStore(engine: self) }
     public var consoleRecords: any ConsoleRecords { PostgresConsoleRecords(engine: self) }
     public var onDisconnectRecords: any OnDisconnectRecords { PostgresOnDisconnectRecords(engine: self) }
+    public var triggerOutbox: any TriggerOutbox { PostgresTriggerOutbox(engine: self) }
     public var signingKeys: any SigningKeyStore { PostgresKeyStore(engine: self) }
     public var limitCounters: (any LimitCounters)? { PostgresLimitCounters(engine: self) }
     /// Limit-counter updates on this node (pruning runs every `PostgresLimitCounters.pruneEvery`).

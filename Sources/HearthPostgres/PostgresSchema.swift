@@ -221,6 +221,41 @@ enum PostgresSchema {
             at    bigint NOT NULL
         );
         """,
+        // 6: the triggers' outbox (issue 27), as the SQLite engine's migration 10: ids come
+        // from a sequence drawn inside the write transactions, under the `last_seq` row lock,
+        // so they follow commit order across nodes. And a lease per trigger: the node that
+        // delivers its events, until `lease_until` (ms) or until that node's own lease ends.
+        """
+        CREATE TABLE trigger_outbox (
+            id              bigserial PRIMARY KEY,
+            trigger_name    text NOT NULL,
+            seq             bigint NOT NULL,
+            at              bigint NOT NULL,
+            payload         bytea NOT NULL,
+            attempts        bigint NOT NULL DEFAULT 0,
+            last_error      text,
+            next_attempt_at bigint NOT NULL DEFAULT 0
+        );
+        CREATE INDEX trigger_outbox_trigger ON trigger_outbox(trigger_name, id);
+        CREATE TABLE trigger_dead (
+            id              bigint PRIMARY KEY,
+            trigger_name    text NOT NULL,
+            seq             bigint NOT NULL,
+            at              bigint NOT NULL,
+            payload         bytea NOT NULL,
+            attempts        bigint NOT NULL,
+            last_error      text,
+            next_attempt_at bigint NOT NULL,
+            reason          text NOT NULL,
+            died_at         bigint NOT NULL
+        );
+        CREATE INDEX trigger_dead_trigger ON trigger_dead(trigger_name, id);
+        CREATE TABLE trigger_leases (
+            trigger_name text PRIMARY KEY,
+            node         text NOT NULL,
+            lease_until  bigint NOT NULL
+        );
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

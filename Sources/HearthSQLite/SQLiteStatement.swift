@@ -39,6 +39,8 @@ final class SQLiteStatement {
                         return sqlite3_bind_text(handle, index, base, Int32(chars.count), HEARTH_SQLITE_TRANSIENT)
                     }
                 }
+            case .blob(let b) where b.isEmpty:
+                rc = sqlite3_bind_zeroblob(handle, index, 0)  // a nil pointer would bind NULL
             case .blob(let b):
                 rc = b.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), HEARTH_SQLITE_TRANSIENT) }
             }

@@ -13,6 +13,7 @@ extension SQLiteTreeStore: StorageEngine {
     public var accountStore: any AccountStore { accounts }
     public var consoleRecords: any ConsoleRecords { console }
     public var onDisconnectRecords: any OnDisconnectRecords { SQLiteOnDisconnectStore(store: self) }
+    public var triggerOutbox: any TriggerOutbox { SQLiteTriggerOutbox(store: self) }
     public var signingKeys: any SigningKeyStore { FileKeyStore(directory: directory + "/keys") }
     /// One process: its own memory counts every attempt.
     public var limitCounters: (any LimitCounters)? { nil }

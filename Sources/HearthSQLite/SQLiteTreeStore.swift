@@ -196,10 +196,10 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     // MARK: Writes
 
     public func write(
-        _ operation: WriteOperation, check: WriteCheck? = nil,
+        _ operation: WriteOperation, check: WriteCheck? = nil, effects: WriteEffects? = nil,
         completion: @escaping @Sendable (Result<WriteOutcome, WriteFailure>) -> Void
     ) {
-        pending.add(operation, check: check, completion: completion) { writerQueue.async { self.drain() } }
+        pending.add(operation, check: check, effects: effects, completion: completion) { writerQueue.async { self.drain() } }
     }
 
     /// Commits pending writes in batches until none are left (runs on `writerQueue`).
@@ -294,6 +294,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         }
         do {
             let operation = try item.checked(on: view, at: time)
+            let events = try item.events(on: view, applied: operation)
             let watched = try WatchedValues(below: operation, watch: watch, view: view)
             if try Self.replacedRows(operation, connection: connection, limit: maxNodes) > maxNodes {
                 throw WriteFailure.tooLarge(.replaces(limit: maxNodes))
@@ -303,6 +304,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
                 try indexes?.written(entry.path, connection: connection)
             }
             var change = try writer.log(operation, at: time)
+            try writer.record(events, of: change)
             change.unchangedBelow = try watched.unchanged(on: view)
             try connection.execute("RELEASE w")
             return .success((change, operation))

@@ -159,6 +159,35 @@ enum Schema {
         ALTER TABLE query_index_9 RENAME TO query_index;
         CREATE INDEX query_index_order ON query_index(location, spec, rank, value, key_order);
         """,
+        // 10: the triggers' outbox (issue 27, DESIGN.md §11): the events a write causes,
+        // inserted in the write's own savepoint, deleted once delivered; and the dead letters,
+        // events given up on, which keep their ids so a re-send puts them back as they were.
+        """
+        CREATE TABLE trigger_outbox (
+            id              INTEGER PRIMARY KEY AUTOINCREMENT,  -- commit order; never reused
+            trigger_name    TEXT NOT NULL,
+            seq             INTEGER NOT NULL,          -- the causing write's change seq
+            at              INTEGER NOT NULL,          -- its commit time, ms
+            payload         BLOB NOT NULL,             -- opaque (the triggers module's JSON)
+            attempts        INTEGER NOT NULL DEFAULT 0,
+            last_error      TEXT,
+            next_attempt_at INTEGER NOT NULL DEFAULT 0 -- ms; 0: now
+        ) STRICT;
+        CREATE INDEX trigger_outbox_trigger ON trigger_outbox(trigger_name, id);
+        CREATE TABLE trigger_dead (
+            id              INTEGER PRIMARY KEY,       -- the event's outbox id, kept
+            trigger_name    TEXT NOT NULL,
+            seq             INTEGER NOT NULL,
+            at              INTEGER NOT NULL,
+            payload         BLOB NOT NULL,
+            attempts        INTEGER NOT NULL,
+            last_error      TEXT,
+            next_attempt_at INTEGER NOT NULL,
+            reason          TEXT NOT NULL,
+            died_at         INTEGER NOT NULL           -- ms
+        ) STRICT;
+        CREATE INDEX trigger_dead_trigger ON trigger_dead(trigger_name, id);
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -11,6 +11,7 @@ struct TreeWriter {
     static let deleteRangeSQL = "DELETE FROM nodes WHERE path >= ? AND path < ?"
     static let deleteAllSQL = "DELETE FROM nodes"
     static let logSQL = "INSERT INTO changes(path, kind, data, at) VALUES (?, ?, ?, ?)"
+    static let outboxSQL = "INSERT INTO trigger_outbox(trigger_name, seq, at, payload) VALUES (?, ?, ?, ?)"
     static let insertPrioritySQL = "INSERT OR REPLACE INTO priorities(path, kind, value) VALUES (?, ?, ?)"
     static let deletePriorityExactSQL = "DELETE FROM priorities WHERE path = ?"
     static let deletePriorityRangeSQL = "DELETE FROM priorities WHERE path >= ? AND path < ?"
@@ -67,6 +68,16 @@ struct TreeWriter {
         var logged = change
         logged.seq = sqlite3LastInsertRowID()
         return logged
+    }
+
+    /// Inserts the events of the write logged as `change` into the triggers' outbox, in
+    /// order, with its seq and commit time (in the write's savepoint: they commit with it).
+    func record(_ events: [OutboxEvent], of change: Change) throws(StoreError) {
+        if events.isEmpty { return }
+        let insert = try connection.statement(Self.outboxSQL)
+        for event in events {
+            try insert.run([.text(event.trigger), .integer(change.seq), .integer(change.at), .blob(event.payload)])
+        }
     }
 
     private func sqlite3LastInsertRowID() -> Int64 {

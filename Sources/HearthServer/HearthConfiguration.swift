@@ -18,6 +18,8 @@ public struct HearthConfiguration: Sendable {
     public var port = HearthConfiguration.defaultPort
     public var dataDirectory = HearthConfiguration.defaultDataDirectory
     public var rulesPath = HearthConfiguration.defaultRulesPath
+    /// The triggers file (issue 27, docs/triggers.md); nil: no triggers.
+    public var triggersPath: String? = nil
     public var shutdownGracePeriod = HearthConfiguration.defaultShutdownGracePeriod
     public var store = StoreOptions()
     /// Where the data lives (`--store`, issue 17): empty for `sqlite:` in `dataDirectory`.

@@ -7,12 +7,14 @@ import Dispatch
 import HearthStore
 import HearthStreams
 import HearthMail
+import HearthTriggers
 import Logging
 import Synchronization
 
 /// Why the server did not start. Descriptions are for the operator's terminal.
 public enum StartupError: Error, CustomStringConvertible {
     case rules(RulesLoader.LoadError)
+    case triggers(String)
     case keys(String)
     case serviceAccount(String)
     case mail(String)
@@ -28,6 +30,8 @@ public enum StartupError: Error, CustomStringConvertible {
         switch self {
         case .rules(let error):
             return error.description
+        case .triggers(let reason):
+            return reason
         case .keys(let reason):
             return "cannot open the signing keys: \(reason)"
         case .serviceAccount(let reason):
@@ -73,6 +77,8 @@ public final class HearthService: Sendable {
     private let metrics: ServerMetrics
     /// Set once `http` exists (the metrics text reads its counters).
     private let httpBox = LateBox<HTTPServer>()
+    /// The triggers (issue 27), when a triggers file is set.
+    private let triggers: TriggerDelivery?
 
     /// Subscribed locations below a write that the writer compares before and after it, at
     /// most; past it every one of them gets its event.
@@ -92,6 +98,13 @@ public final class HearthService: Sendable {
             throw .rules(error)
         }
         logger.info("rules loaded from \(configuration.rulesPath)")
+        let triggerDefinitions: [TriggerDefinition]?
+        do {
+            triggerDefinitions = try configuration.triggersPath.map { path throws(TriggerConfigError) in try TriggerConfig.load(path: path) }
+        } catch {
+            throw .triggers(error.description)
+        }
+        let triggersBox = LateBox<TriggerDelivery>()
         // Bind before the store and the keys exist: a serve that cannot listen creates
         // neither the data directory nor anything in it.
         do {
@@ -126,7 +139,10 @@ public final class HearthService: Sendable {
             watch: listens.watchedLocations(below:),
             observeCommit: { writes, nanoseconds in metrics.recordCommit(writes: writes, nanoseconds: nanoseconds) },
             observeStorage: { [logger] event in Self.report(event, logger: logger, metrics: metrics) },
-            onCommit: listens.committed,
+            onCommit: { changes, view in
+                listens.committed(changes, view: view)
+                triggersBox.value?.committed(changes)
+            },
             onFeedGap: signals.feedGap(first:last:),
             onLeaseLost: signals.leaseLost)
         // One server per data directory: a second one is refused before it opens the
@@ -184,6 +200,16 @@ public final class HearthService: Sendable {
             store: store, policy: policy, pushIDs: SharedPushIDGenerator(), logger: logger, auth: auth, streams: hub)
         let reviewStore = store
         context.readCache = readCache.isEnabled ? readCache : nil
+        let (outbox, projectID) = (store.triggerOutbox, configuration.auth.projectID)
+        let triggers = triggerDefinitions.map { definitions in
+            let delivery = TriggerDelivery(outbox: outbox, origin: EventOrigin(instance: projectID, databaseHost: ""),
+                                           logger: logger, clock: WallClock.milliseconds)
+            delivery.replace(definitions)
+            return delivery
+        }
+        if let triggers { logger.info("\(triggers.triggerNames.count) trigger(s) loaded from \(configuration.triggersPath ?? "")") }
+        (self.triggers, triggersBox.value) = (triggers, triggers)
+        context.writeEffects = triggers.map { $0.effects(for:) }
         if configuration.consoleEnabled {
             context.console = ConsoleAccounts(store: store.consoleRecords, hasher: PasswordHasher(), idleSeconds: configuration.consoleIdleSeconds,
                                               clock: WallClock.milliseconds)
@@ -267,6 +293,7 @@ public final class HearthService: Sendable {
         }
         let shownHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         startHousekeeping()
+        triggers?.start(databaseHost: "\(shownHost):\(port)")
         logger.notice("listening on http://\(shownHost):\(port)")
         return port
     }
@@ -338,6 +365,20 @@ public final class HearthService: Sendable {
         }
     }
 
+    /// Re-reads the triggers file (on `SIGHUP`); an invalid file keeps the running triggers.
+    @discardableResult
+    public func reloadTriggers() -> Bool {
+        guard let triggers, let path = configuration.triggersPath else { return true }
+        do {
+            try triggers.reload(path: path)
+            logger.info("triggers reloaded from \(path): \(triggers.triggerNames.count) trigger(s)")
+            return true
+        } catch {
+            logger.error("triggers NOT reloaded, keeping the running ones: \(error)")
+            return false
+        }
+    }
+
     /// Stops accepting, lets in-flight requests finish (up to the grace period), then
     /// commits queued writes and closes the database.
     public func shutdown() async {
@@ -348,6 +389,7 @@ public final class HearthService: Sendable {
         }
         listens.stop()
         await http.shutdown(gracePeriod: configuration.shutdownGracePeriod)
+        triggers?.close()
         store.close()
         directoryLock?.release()
         logger.info("stopped")

@@ -25,7 +25,11 @@ struct RESTContext: Sendable {
     /// Rendered bodies of plain reads; whoever sets it must also invalidate it on every
     /// commit (`HearthService` does, in the store's `onCommit`).
     var readCache: ReadCache? = nil {
-        didSet { database = Database(store: store, policy: policy, readCache: readCache) }
+        didSet { database = Database(store: store, policy: policy, readCache: readCache, effects: writeEffects) }
+    }
+    /// The effects of every write (issue 27: trigger events), asked per caller.
+    var writeEffects: (@Sendable (Caller) -> WriteEffects?)? = nil {
+        didSet { database = Database(store: store, policy: policy, readCache: readCache, effects: writeEffects) }
     }
     /// The admin console (issue 16); nil when it is off.
     var console: ConsoleAccounts? = nil
@@ -59,6 +63,8 @@ struct RESTContext: Sendable {
             return .internalError
         case .tooLarge(let reason):
             return .writeTooLarge(reason)
+        case .tooManyTriggerEvents(let limit):
+            return APIError(413, "The write would cause more than \(limit) trigger events; write fewer locations at once")
         case .storageFull:
             // Logged once per full episode by HearthService's storage observer.
             return .insufficientStorage

@@ -10,6 +10,7 @@ package final class PendingWrites: Sendable {
     package struct Write: Sendable {
         package var operation: WriteOperation
         package var check: WriteCheck?
+        package var effects: WriteEffects?
         package var completion: @Sendable (Result<WriteOutcome, WriteFailure>) -> Void
     }
 
@@ -28,7 +29,7 @@ package final class PendingWrites: Sendable {
     }
 
     /// Queues a write; `drain` is called (once per idle period) to start the writer.
-    package func add(_ operation: WriteOperation, check: WriteCheck?,
+    package func add(_ operation: WriteOperation, check: WriteCheck?, effects: WriteEffects? = nil,
                      completion: @escaping @Sendable (Result<WriteOutcome, WriteFailure>) -> Void,
                      drain: () -> Void) {
         // Refused before it reaches the writer, at no more cost than the limit.
@@ -38,7 +39,7 @@ package final class PendingWrites: Sendable {
         }
         let startDrain: Bool? = state.withLock { state in
             if state.closed { return nil }
-            state.pending.append(Write(operation: operation, check: check, completion: completion))
+            state.pending.append(Write(operation: operation, check: check, effects: effects, completion: completion))
             if state.draining { return false }
             state.draining = true
             return true
@@ -96,16 +97,27 @@ extension PendingWrites.Write {
     /// `WriteFailure` that refuses it.
     package func checked(on view: any TreeView, at time: Int64) throws -> WriteOperation {
         let resolved = operation.hasServerValues ? try operation.resolvingServerValues(in: view, now: time) : operation
-        if let check {
-            do {
-                try check(view, resolved)
-            } catch let error as StoreError {
-                throw WriteFailure.store(error)
-            } catch {
-                throw WriteFailure.rejected(error)
-            }
-        }
+        if let check { try Self.judging { try check(view, resolved) } }
         return resolved
+    }
+
+    /// The events of the write (`WriteEffects`), computed on `view` (the state before it)
+    /// for `applied` (as `checked` returned it); none without effects. Throws the
+    /// `WriteFailure` that refuses the write.
+    package func events(on view: any TreeView, applied: WriteOperation) throws -> [OutboxEvent] {
+        guard let effects else { return [] }
+        return try Self.judging { try effects(view, applied) }
+    }
+
+    /// `body`'s result; a store error it throws fails the write, any other rejects it.
+    private static func judging<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as StoreError {
+            throw WriteFailure.store(error)
+        } catch {
+            throw WriteFailure.rejected(error)
+        }
     }
 }
 

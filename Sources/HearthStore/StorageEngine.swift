@@ -47,6 +47,8 @@ public protocol StorageEngine: TreeStore {
     var consoleRecords: any ConsoleRecords { get }
     var onDisconnectRecords: any OnDisconnectRecords { get }
     var signingKeys: any SigningKeyStore { get }
+    /// The events writes caused (DESIGN.md §11), for the triggers' delivery.
+    var triggerOutbox: any TriggerOutbox { get }
     /// Rate-limit counters every node shares; nil when the process's own memory is the
     /// only place attempts arrive (one node).
     var limitCounters: (any LimitCounters)? { get }

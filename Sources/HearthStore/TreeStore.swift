@@ -183,10 +183,12 @@ public protocol TreeStore: Sendable {
         _ body: @escaping @Sendable (any TreeView) throws -> T,
         completion: @escaping @Sendable (Result<T, any Error>) -> Void
     )
-    /// Queues `operation` for the single writer. `check` runs first, in the transaction.
-    /// `completion` runs after the batch holding this write committed (or failed).
+    /// Queues `operation` for the single writer. `check` runs first, in the transaction,
+    /// then `effects` (on the state before the write); the events it returns are committed
+    /// with the write, in its transaction (`TriggerOutbox`). `completion` runs after the
+    /// batch holding this write committed (or failed).
     func write(
-        _ operation: WriteOperation, check: WriteCheck?,
+        _ operation: WriteOperation, check: WriteCheck?, effects: WriteEffects?,
         completion: @escaping @Sendable (Result<WriteOutcome, WriteFailure>) -> Void
     )
     /// Whether the store takes writes now (`/readyz`).

@@ -15,7 +15,8 @@ struct Serve: AsyncParsableCommand {
             Settings come from, highest first: flags, HEARTH_* environment variables, the JSON \
             config file (--config or HEARTH_CONFIG; an object keyed by the names below), \
             defaults. The server refuses to start on a missing or invalid rules file; SIGHUP \
-            reloads it (an invalid file keeps the old rules). SIGTERM or SIGINT stop it \
+            reloads it (an invalid file keeps the old rules), and the triggers file too \
+            (--triggers; an invalid one keeps the running triggers). SIGTERM or SIGINT stop it \
             gracefully. Every setting (environment / config key / flag, default) — also in \
             docs/configuration.md:
 
@@ -39,6 +40,9 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Rules file (default ./rules.json).")
     var rules: String?
+
+    @Option(help: "Triggers file: database triggers delivered as CloudEvents (docs/triggers.md).")
+    var triggers: String?
 
     @Flag(name: .customLong("no-anonymous-sign-up"), help: "Refuse anonymous sign-up.")
     var noAnonymousSignUp = false
@@ -72,6 +76,7 @@ struct Serve: AsyncParsableCommand {
         flags["port"] = port
         flags["data-dir"] = dataDir
         flags["rules"] = rules
+        flags["triggers"] = triggers
         flags["store"] = store
         flags["min-password-length"] = minPasswordLength
         flags["project-id"] = projectID
@@ -114,7 +119,10 @@ struct Serve: AsyncParsableCommand {
         do {
             service = try HearthService(configuration: configuration, logger: logger)
             // Before listening: SIGTERM may come the moment "listening on" is logged.
-            signals = SignalWaiter(for: [SIGTERM, SIGINT], onHangup: { service.reloadRules() })
+            signals = SignalWaiter(for: [SIGTERM, SIGINT], onHangup: {
+                service.reloadRules()
+                service.reloadTriggers()
+            })
             try service.start()
         } catch {
             logger.critical("\(error)")

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import HearthTesting
 import Synchronization
 import Testing
 
@@ -191,21 +192,7 @@ private final class NginxProcess: @unchecked Sendable {  // set up in init; outp
 
     /// A port that was free a moment ago (nginx cannot bind port 0 and report it).
     static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw NginxError(description: "socket: errno \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound else { throw NginxError(description: "bind/getsockname: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        try freeLoopbackPort()
     }
 
     /// The minimal main config around the site: foreground, one worker, everything nginx

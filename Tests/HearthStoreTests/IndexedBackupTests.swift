@@ -74,10 +74,7 @@ import Testing
     /// index rows: its check passes (the known false positive is verified by a query, not
     /// believed), and opening it migrates the table with every row kept.
     @Test func aSchema8DatabaseWithIndexRowsChecksAndMigrates() throws {
-        let database = dir.path + "/" + SQLiteTreeStore.fileName
-        let connection = try SQLiteConnection(path: database, mode: .readWriteCreate)
-        for migration in Schema.migrations.prefix(8) { try connection.execute(migration) }
-        try connection.execute("PRAGMA user_version = 8")
+        let (database, connection) = try SQLiteConnection.atSchema(8, in: dir.path)
         try connection.execute("INSERT INTO nodes(path, kind, value) VALUES ('fav/f1/createdAt', \(LeafKind.int.rawValue), 5)")
         try connection.execute("INSERT INTO query_index(location, spec, rank, value, key_order, child_key) VALUES ('fav', 'createdAt', 3, 5, '1f1', 'f1')")
         try connection.execute("INSERT INTO query_index_built(location, spec) VALUES ('fav', 'createdAt')")

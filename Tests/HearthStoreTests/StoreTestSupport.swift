@@ -21,3 +21,15 @@ extension SQLiteTreeStore {
         try writeSync(.set(WriteEntry(path: path(p), value: value)))
     }
 }
+
+extension SQLiteConnection {
+    /// A new database file in `directory`, migrated to schema `version` only (an old
+    /// release's file), open for the test to fill in.
+    static func atSchema(_ version: Int, in directory: String) throws -> (database: String, connection: SQLiteConnection) {
+        let database = directory + "/" + SQLiteTreeStore.fileName
+        let connection = try SQLiteConnection(path: database, mode: .readWriteCreate)
+        for migration in Schema.migrations.prefix(version) { try connection.execute(migration) }
+        try connection.execute("PRAGMA user_version = \(version)")
+        return (database, connection)
+    }
+}

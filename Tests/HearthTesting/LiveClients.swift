@@ -18,9 +18,7 @@ public final class LoopbackSocket {
     public init(port: Int, timeoutSeconds: Int = 20, receiveBuffer: Int? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw LiveClientError("socket: errno \(errno)") }
-        var tv = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        Self.setTimeouts(fd, seconds: timeoutSeconds)
         if var size = receiveBuffer.map(Int32.init) {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
@@ -38,10 +36,26 @@ public final class LoopbackSocket {
         }
     }
 
+    /// Takes over a connected descriptor (an accepted connection, `LoopbackListener`).
+    public init(adopting fd: Int32, timeoutSeconds: Int = 20) {
+        self.fd = fd
+        Self.setTimeouts(fd, seconds: timeoutSeconds)
+    }
+
+    /// The safety-net timeouts of every receive and send.
+    static func setTimeouts(_ fd: Int32, seconds: Int) {
+        var tv = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+    }
+
     deinit { Glibc.close(fd) }
 
     public func send(_ text: String) throws {
-        let bytes = Array(text.utf8)
+        try send(bytes: Array(text.utf8))
+    }
+
+    public func send(bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }

@@ -26,6 +26,10 @@ public enum ServeSettings {
         },
         Setting("rules", env: "HEARTH_RULES", flag: "rules", .string, default: HearthConfiguration.defaultRulesPath,
                 "Rules file; the server refuses to start when it is missing or invalid.") { $0.rulesPath = $1.string },
+        Setting("triggers", env: "HEARTH_TRIGGERS", flag: "triggers", .string, default: "(none)",
+                "Triggers file (docs/triggers.md): database triggers delivered as CloudEvents to Cloud Functions code. A bad file stops the start with its line and reason; SIGHUP reloads it (a bad reload keeps the running set).") {
+            $0.triggersPath = $1.string
+        },
         Setting("synchronous", env: "HEARTH_SYNCHRONOUS", flag: "synchronous", .choice(["full", "normal"]), default: "full",
                 "SQLite durability: `full` makes every acknowledged write survive power loss (one fsync per group commit).") {
             $0.store.synchronous = $1.string == "normal" ? .normal : .full

@@ -1,17 +1,17 @@
 import COpenSSL
 
-/// TLS over a connected blocking socket (after `STARTTLS`), by libssl: TLS 1.2 or later, the
-/// peer's certificate verified against `caFile` or the system's authorities, and its name
-/// against `host` (SNI sent).
+/// TLS over a connected blocking socket (an `https` request, or the mail sender after
+/// `STARTTLS`), by libssl: TLS 1.2 or later, the peer's certificate verified against
+/// `caFile` or the system's authorities, and its name against `host` (SNI sent).
 ///
-/// `@unchecked Sendable` is not claimed: one session belongs to the one `SMTPClient.send`
-/// call that made it.
-final class TLSSession {
+/// `@unchecked Sendable` is not claimed: one session belongs to the one exchange (an
+/// `HTTPClient.send`, an `SMTPClient.send`) that made it.
+public final class TLSSession {
     private let context: OpaquePointer
     private let ssl: OpaquePointer
 
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
         static func capture(_ what: String) -> Failure {
             let code = ERR_get_error()
             ERR_clear_error()
@@ -22,7 +22,7 @@ final class TLSSession {
         }
     }
 
-    init(fd: Int32, host: String, caFile: String?) throws(Failure) {
+    public init(fd: Int32, host: String, caFile: String?) throws(Failure) {
         guard let context = SSL_CTX_new(TLS_client_method()) else { throw .capture("SSL_CTX_new") }
         guard hearth_ssl_ctx_min_tls12(context) == 1 else {
             SSL_CTX_free(context)
@@ -60,7 +60,7 @@ final class TLSSession {
         ERR_clear_error()
     }
 
-    func write(_ bytes: [UInt8]) throws(Failure) {
+    public func write(_ bytes: [UInt8]) throws(Failure) {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { SSL_write(ssl, $0.baseAddress! + offset, Int32(bytes.count - offset)) }
@@ -70,7 +70,7 @@ final class TLSSession {
     }
 
     /// Reads into `buffer`; 0 at the end of the stream.
-    func read(into buffer: inout [UInt8]) throws(Failure) -> Int {
+    public func read(into buffer: inout [UInt8]) throws(Failure) -> Int {
         let count = buffer.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32($0.count)) }
         if count > 0 { return Int(count) }
         if SSL_get_error(ssl, count) == SSL_ERROR_ZERO_RETURN { return 0 }

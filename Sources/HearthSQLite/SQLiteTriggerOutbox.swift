@@ -1,0 +1,125 @@
+import CSQLite
+import HearthStore
+
+/// The triggers' outbox in the tree store's database (migration 10, DESIGN.md §11). Events
+/// are inserted by the writer in each write's savepoint (`TreeWriter.record`); reads here
+/// run on a reader, changes on the single writer queue (so they serialize with writes),
+/// each in its own transaction.
+public struct SQLiteTriggerOutbox: TriggerOutbox {
+    let store: SQLiteTreeStore
+
+    public init(store: SQLiteTreeStore) {
+        self.store = store
+    }
+
+    static let columns = "id, trigger_name, seq, at, payload, attempts, last_error, next_attempt_at"
+
+    public func pending(trigger: String, now: Int64, limit: Int) throws -> [OutboxRecord] {
+        try store.onReader { connection in
+            let statement = try connection.statement("SELECT \(Self.columns) FROM trigger_outbox"
+                + " WHERE trigger_name = ? AND next_attempt_at <= ? ORDER BY id LIMIT ?")
+            try statement.reset([.text(trigger), .integer(now), .integer(Int64(max(0, limit)))])
+            defer { try? statement.reset() }
+            var records: [OutboxRecord] = []
+            while try statement.step() { records.append(Self.record(statement)) }
+            return records
+        }
+    }
+
+    public func delivered(ids: [Int64]) throws {
+        if ids.isEmpty { return }
+        try onWriterTransaction { connection in
+            let delete = try connection.statement("DELETE FROM trigger_outbox WHERE id = ?")
+            for id in ids { try delete.run([.integer(id)]) }
+        }
+    }
+
+    public func failed(id: Int64, error: String, nextAttemptAt: Int64) throws {
+        try store.onWriter { connection in
+            try connection.statement("UPDATE trigger_outbox SET attempts = attempts + 1, last_error = ?, next_attempt_at = ? WHERE id = ?")
+                .run([.text(error), .integer(nextAttemptAt), .integer(id)])
+        }
+    }
+
+    public func kill(id: Int64, reason: String, at: Int64) throws {
+        try onWriterTransaction { connection in
+            try connection.statement("INSERT OR REPLACE INTO trigger_dead(\(Self.columns), reason, died_at)"
+                + " SELECT \(Self.columns), ?, ? FROM trigger_outbox WHERE id = ?").run([.text(reason), .integer(at), .integer(id)])
+            try connection.statement("DELETE FROM trigger_outbox WHERE id = ?").run([.integer(id)])
+        }
+    }
+
+    public func deadLetters(trigger: String?, limit: Int) throws -> [DeadLetter] {
+        try store.onReader { connection in
+            let statement = try connection.statement("SELECT \(Self.columns), reason, died_at FROM trigger_dead"
+                + " WHERE ?1 IS NULL OR trigger_name = ?1 ORDER BY id LIMIT ?2")
+            try statement.reset([trigger.map { .text($0) } ?? .null, .integer(Int64(max(0, limit)))])
+            defer { try? statement.reset() }
+            var letters: [DeadLetter] = []
+            while try statement.step() {
+                letters.append(DeadLetter(record: Self.record(statement), reason: statement.text(8), diedAt: statement.int64(9)))
+            }
+            return letters
+        }
+    }
+
+    public func resend(ids: [Int64]) throws -> Int {
+        if ids.isEmpty { return 0 }
+        return try onWriterTransaction { connection in
+            let insert = try connection.statement("INSERT INTO trigger_outbox(\(Self.columns))"
+                + " SELECT id, trigger_name, seq, at, payload, 0, NULL, 0 FROM trigger_dead WHERE id = ?")
+            let delete = try connection.statement("DELETE FROM trigger_dead WHERE id = ?")
+            var moved = 0
+            for id in Set(ids) {
+                try insert.run([.integer(id)])
+                guard connection.changes > 0 else { continue }
+                try delete.run([.integer(id)])
+                moved += 1
+            }
+            return moved
+        }
+    }
+
+    public func backlog() throws -> [String: (pending: Int, oldestAt: Int64?)] {
+        try store.onReader { connection in
+            let statement = try connection.statement("SELECT trigger_name, count(*), min(at) FROM trigger_outbox GROUP BY trigger_name")
+            try statement.reset()
+            defer { try? statement.reset() }
+            var backlog: [String: (pending: Int, oldestAt: Int64?)] = [:]
+            while try statement.step() { backlog[statement.text(0)] = (Int(statement.int64(1)), statement.int64(2)) }
+            return backlog
+        }
+    }
+
+    public func pendingCount(trigger: String) throws -> Int {
+        try store.onReader { connection in
+            let statement = try connection.statement("SELECT count(*) FROM trigger_outbox WHERE trigger_name = ?")
+            try statement.reset([.text(trigger)])
+            defer { try? statement.reset() }
+            return try statement.step() ? Int(statement.int64(0)) : 0
+        }
+    }
+
+    /// One process owns the file: it delivers every trigger.
+    public func lease(trigger: String, seconds: Int) throws -> Bool { true }
+
+    private static func record(_ statement: SQLiteStatement) -> OutboxRecord {
+        OutboxRecord(id: statement.int64(0), trigger: statement.text(1), seq: statement.int64(2), at: statement.int64(3),
+                     payload: statement.blob(4), attempts: Int(statement.int64(5)),
+                     lastError: statement.columnType(6) == SQLITE_NULL ? nil : statement.text(6),
+                     nextAttemptAt: statement.int64(7))
+    }
+
+    /// `body` on the writer, in one transaction.
+    private func onWriterTransaction<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try store.onWriter { connection in
+            try connection.execute("BEGIN IMMEDIATE")
+            var committed = false
+            defer { if !committed { try? connection.execute("ROLLBACK") } }
+            let result = try body(connection)
+            try connection.execute("COMMIT")
+            committed = true
+            return result
+        }
+    }
+}

@@ -1,0 +1,98 @@
+/// One event a write causes, computed inside the write's own transaction (DESIGN.md §11).
+/// The engine stores it opaque: it knows no trigger format.
+public struct OutboxEvent: Sendable, Hashable {
+    /// The trigger's name.
+    public var trigger: String
+    /// Opaque bytes (the triggers module's JSON).
+    public var payload: [UInt8]
+
+    public init(trigger: String, payload: [UInt8]) {
+        (self.trigger, self.payload) = (trigger, payload)
+    }
+}
+
+/// An event as stored in an engine's outbox.
+public struct OutboxRecord: Sendable, Hashable {
+    /// Unique; increasing in commit order across the store (all nodes).
+    public var id: Int64
+    public var trigger: String
+    /// The causing write's change seq.
+    public var seq: Int64
+    /// The causing write's commit time, ms since the epoch.
+    public var at: Int64
+    public var payload: [UInt8]
+    /// Failed delivery attempts so far.
+    public var attempts: Int
+    public var lastError: String?
+    /// When the next attempt is due, ms since the epoch; 0: now.
+    public var nextAttemptAt: Int64
+
+    public init(id: Int64, trigger: String, seq: Int64, at: Int64, payload: [UInt8],
+                attempts: Int = 0, lastError: String? = nil, nextAttemptAt: Int64 = 0) {
+        (self.id, self.trigger, self.seq, self.at, self.payload) = (id, trigger, seq, at, payload)
+        (self.attempts, self.lastError, self.nextAttemptAt) = (attempts, lastError, nextAttemptAt)
+    }
+}
+
+/// A dead letter: an event whose delivery was given up (max age, or no retry).
+public struct DeadLetter: Sendable, Hashable {
+    public var record: OutboxRecord
+    public var reason: String
+    /// When it was given up, ms since the epoch.
+    public var diedAt: Int64
+
+    public init(record: OutboxRecord, reason: String, diedAt: Int64) {
+        (self.record, self.reason, self.diedAt) = (record, reason, diedAt)
+    }
+}
+
+/// Computes a write's events on the writer's view BEFORE the write is applied (so `before`
+/// values are readable), with the operation as applied (server values resolved). Runs
+/// inside the write's transaction after its `WriteCheck`; throwing rejects that write alone
+/// (like a check: `WriteFailure.rejected`). The returned events are inserted in the same
+/// transaction as the write, with its seq and commit time.
+public typealias WriteEffects = @Sendable (_ before: any TreeView, _ applied: WriteOperation) throws -> [OutboxEvent]
+
+/// The stored events of every trigger (DESIGN.md §11), per trigger in commit order (id
+/// order). Mutations are serialized with the engine's writes.
+public protocol TriggerOutbox: Sendable {
+    /// The oldest pending events of `trigger` (id order) whose `nextAttemptAt <= now`, at
+    /// most `limit`.
+    func pending(trigger: String, now: Int64, limit: Int) throws -> [OutboxRecord]
+    /// Delivered: removes them (unknown ids are ignored).
+    func delivered(ids: [Int64]) throws
+    /// A failed attempt: attempts += 1, `lastError`, `nextAttemptAt`.
+    func failed(id: Int64, error: String, nextAttemptAt: Int64) throws
+    /// Gives up: moves the event to the dead letters (one transaction).
+    func kill(id: Int64, reason: String, at: Int64) throws
+    /// Dead letters, oldest first (by id; `trigger` nil: all), at most `limit`.
+    func deadLetters(trigger: String?, limit: Int) throws -> [DeadLetter]
+    /// Moves dead letters back to pending (attempts 0, no last error, nextAttemptAt 0),
+    /// keeping their ids and payloads. Returns how many moved.
+    func resend(ids: [Int64]) throws -> Int
+    /// Per trigger with pending events: their count and the commit time of the oldest.
+    func backlog() throws -> [String: (pending: Int, oldestAt: Int64?)]
+    /// The count of pending events of one trigger (for the outbox bound).
+    func pendingCount(trigger: String) throws -> Int
+    /// Shared engines: takes or renews `trigger`'s delivery lease for this node for
+    /// `seconds`; true when this node holds it. One-node engines: always true.
+    func lease(trigger: String, seconds: Int) throws -> Bool
+}
+
+extension TreeStore {
+    /// A write without effects (the form most callers use).
+    public func write(
+        _ operation: WriteOperation, check: WriteCheck?,
+        completion: @escaping @Sendable (Result<WriteOutcome, WriteFailure>) -> Void
+    ) {
+        write(operation, check: check, effects: nil, completion: completion)
+    }
+}
+
+extension StorageEngine {
+    /// Writes with effects and waits for the commit (tools, tests). Not on the engine's queues.
+    @discardableResult
+    public func writeSync(_ operation: WriteOperation, check: WriteCheck?, effects: WriteEffects?) throws(WriteFailure) -> WriteOutcome {
+        try PendingWrites.waitFor { write(operation, check: check, effects: effects, completion: $0) }
+    }
+}

@@ -1,0 +1,268 @@
+import Dispatch
+import Foundation
+import HearthHTTPClient
+import HearthStore
+import Logging
+import Synchronization
+
+/// What an operator (and later `hearth triggers`, metrics, the console) sees of one trigger.
+public struct TriggerStatus: Sendable, Equatable {
+    public var name: String
+    /// Events delivered (2xx) since this process started.
+    public var delivered: Int
+    /// Failed attempts since this process started.
+    public var failedAttempts: Int
+    /// Events moved to the dead letters since this process started.
+    public var deadLettered: Int
+    /// Of those, events moved because the trigger had `maxPendingPerTrigger` waiting.
+    public var backlogOverflow: Int
+    /// The last failure (no secrets: status code or connection error), nil after a success.
+    public var lastError: String?
+    /// When the last event was delivered, ms.
+    public var lastDeliveredAt: Int64?
+
+    public init(name: String) {
+        self.name = name
+        (delivered, failedAttempts, deadLettered, backlogOverflow) = (0, 0, 0, 0)
+    }
+}
+
+/// Delivers one trigger's events (DESIGN.md §11): reads the outbox in id order (commit
+/// order) and sends the head until it is delivered, retried or dead, on its own thread so
+/// no writer waits. Woken by `wake()` (each commit) and by its own timers (the next
+/// retry); otherwise it sleeps. On a shared engine it delivers only while it holds the
+/// trigger's lease, renewed while delivering.
+final class TriggerDeliverer: Sendable {
+    struct Options: Sendable {
+        var maxPending = TriggerLimits.maxPendingPerTrigger
+        var maxEventAgeMilliseconds = TriggerLimits.maxEventAgeSeconds * 1000
+        var backoffBase = TriggerLimits.backoffBaseMilliseconds
+        var backoffCap = TriggerLimits.backoffCapMilliseconds
+        var batchSize = TriggerLimits.batchSize
+        var leaseSeconds = TriggerLimits.leaseSeconds
+        /// The longest sleep with nothing to do (a safety net for a missed wake-up).
+        var idleMilliseconds: Int64 = 60_000
+        /// How often the backlog's size is checked against `maxPending`, at most.
+        var backlogCheckMilliseconds: Int64 = 1000
+    }
+
+    private struct State {
+        var definition: TriggerDefinition
+        /// A wake-up is signalled and not yet taken: many commits wake a busy deliverer once.
+        var woken = false
+        var started = false
+        var stopped = false
+        var status: TriggerStatus
+    }
+
+    /// How long `stop` waits for an attempt under way; past it the attempt is abandoned to
+    /// its thread (its event stays pending and is sent again: at least once).
+    static let stopWaitSeconds = 5
+
+    private let outbox: any TriggerOutbox
+    private let origin: EventOrigin
+    private let options: Options
+    private let clock: @Sendable () -> Int64
+    private let logger: Logger
+    private let state: Mutex<State>
+    private let wakeUp = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(definition: TriggerDefinition, outbox: any TriggerOutbox, origin: EventOrigin, options: Options,
+         clock: @escaping @Sendable () -> Int64, logger: Logger) {
+        (self.outbox, self.origin, self.options, self.clock, self.logger) = (outbox, origin, options, clock, logger)
+        state = Mutex(State(definition: definition, status: TriggerStatus(name: definition.name)))
+    }
+
+    func start() {
+        let go = state.withLock { state in
+            defer { state.started = true }
+            return !state.started && !state.stopped
+        }
+        guard go else { return }
+        Thread.detachNewThread { [self] in
+            run()
+            finished.signal()
+        }
+    }
+
+    var name: String { state.withLock { $0.definition.name } }
+    var status: TriggerStatus { state.withLock { $0.status } }
+
+    /// A reloaded definition (same name): used from the next attempt on.
+    func update(_ definition: TriggerDefinition) {
+        state.withLock { $0.definition = definition }
+        wake()
+    }
+
+    func wake() {
+        let signal = state.withLock { state in
+            defer { state.woken = true }
+            return !state.woken
+        }
+        if signal { wakeUp.signal() }
+    }
+
+    /// Stops after the attempt under way, waiting for it at most `stopWaitSeconds`.
+    func stop() {
+        let running = state.withLock { state in
+            defer { state.stopped = true }
+            return state.started && !state.stopped
+        }
+        guard running else { return }
+        wakeUp.signal()
+        if finished.wait(timeout: .now() + .seconds(Self.stopWaitSeconds)) == .timedOut {
+            logger.notice("trigger \(name): an attempt was still under way at stop; its event stays pending and is sent again")
+        }
+    }
+
+    private var isStopped: Bool { state.withLock { $0.stopped } }
+
+    /// Sleeps until woken or `milliseconds` passed.
+    private func sleep(_ milliseconds: Int64) {
+        if wakeUp.wait(timeout: .now() + .milliseconds(Int(max(1, min(milliseconds, options.idleMilliseconds))))) == .success {
+            state.withLock { $0.woken = false }
+        }
+    }
+
+    private func run() {
+        var lastBacklogCheck: Int64? = nil
+        var outboxFailures = 0
+        while !isStopped {
+            let name = self.name
+            do {
+                guard try outbox.lease(trigger: name, seconds: leaseSeconds(state.withLock { $0.definition })) else {
+                    sleep(Int64(options.leaseSeconds) * 500)  // another node delivers; ask again later
+                    continue
+                }
+                let now = clock()
+                if lastBacklogCheck.map({ now - $0 >= options.backlogCheckMilliseconds }) ?? true {
+                    lastBacklogCheck = now
+                    try enforceBacklogBound(name)
+                }
+                let records = try outbox.pending(trigger: name, now: .max, limit: options.batchSize)
+                outboxFailures = 0
+                guard !records.isEmpty else {
+                    sleep(options.idleMilliseconds)
+                    continue
+                }
+                if let wait = try deliver(records) { sleep(wait) }
+            } catch {
+                // The store is unavailable: nothing is lost (the events stay pending).
+                outboxFailures += 1
+                if outboxFailures == 1 { logger.error("trigger \(name): cannot read or update its outbox: \(error)") }
+                sleep(backoff(attempt: outboxFailures))
+            }
+        }
+    }
+
+    /// Delivers `records` in order; returns how long to wait when the head is not due yet
+    /// or failed (head-of-line: a later event never overtakes it), nil to go on at once.
+    private func deliver(_ records: [OutboxRecord]) throws -> Int64? {
+        var done: [Int64] = []
+        defer { if !done.isEmpty { try? outbox.delivered(ids: done) } }
+        var leaseTakenAt = clock()
+        for record in records {
+            if isStopped { return nil }
+            let definition = state.withLock { $0.definition }
+            let now = clock()
+            if record.nextAttemptAt > now { return record.nextAttemptAt - now }
+            if now - leaseTakenAt > Int64(options.leaseSeconds) * 333 {
+                try outbox.delivered(ids: done)
+                done = []
+                guard try outbox.lease(trigger: definition.name, seconds: leaseSeconds(definition)) else { return 0 }
+                leaseTakenAt = now
+            }
+            if definition.retry && now - record.at > options.maxEventAgeMilliseconds {
+                try kill(record, reason: "older than \(options.maxEventAgeMilliseconds / 1000) s (maxEventAge) after \(record.attempts) attempt(s): \(record.lastError ?? "none delivered")")
+                continue
+            }
+            let request: HTTPClientRequest
+            do {
+                request = try CloudEventEncoding.request(id: eventID(record), at: record.at, payload: record.payload,
+                                                         trigger: definition, origin: origin)
+            } catch {
+                try kill(record, reason: error.description)
+                continue
+            }
+            let failure = attempt(request, timeoutSeconds: definition.timeoutSeconds)
+            guard let failure else {
+                done.append(record.id)
+                state.withLock {
+                    $0.status.delivered += 1
+                    $0.status.lastError = nil
+                    $0.status.lastDeliveredAt = now
+                }
+                continue
+            }
+            state.withLock {
+                $0.status.failedAttempts += 1
+                $0.status.lastError = failure
+            }
+            if !definition.retry {
+                try kill(record, reason: "not retried (retry: false): \(failure)")
+                continue
+            }
+            let attempts = record.attempts + 1
+            let delay = backoff(attempt: attempts)
+            if record.attempts == 0 {
+                logger.warning("trigger \(definition.name): delivery to \(definition.url.redacted) failed (\(failure)); retrying with backoff")
+            }
+            try outbox.failed(id: record.id, error: failure, nextAttemptAt: clock() + delay)
+            return delay
+        }
+        return nil
+    }
+
+    /// The lease outlasts one attempt: it is renewed between attempts.
+    private func leaseSeconds(_ definition: TriggerDefinition) -> Int {
+        max(options.leaseSeconds, definition.timeoutSeconds + 5)
+    }
+
+    /// One attempt: nil on a 2xx answer, else why not (no secrets: a status or a connection error).
+    private func attempt(_ request: HTTPClientRequest, timeoutSeconds: Int) -> String? {
+        let client = HTTPClient(timeoutSeconds: timeoutSeconds, maxResponseBytes: TriggerLimits.maxResponseBytes)
+        do {
+            let response = try client.send(request)
+            return response.isSuccess ? nil : "HTTP \(response.status)"
+        } catch {
+            return error.description
+        }
+    }
+
+    /// The CloudEvent `id`: the outbox record's, so it is the same on every retry and after
+    /// a restart, prefixed with the instance.
+    func eventID(_ record: OutboxRecord) -> String { "\(origin.instance)-\(record.id)" }
+
+    private func kill(_ record: OutboxRecord, reason: String) throws {
+        try outbox.kill(id: record.id, reason: reason, at: clock())
+        state.withLock { $0.status.deadLettered += 1 }
+        logger.warning("trigger \(record.trigger): event \(record.id) moved to the dead letters: \(reason)")
+    }
+
+    /// Past `maxPending` waiting events, the newest beyond it go to the dead letters.
+    private func enforceBacklogBound(_ name: String) throws {
+        let count = try outbox.pendingCount(trigger: name)
+        guard count > options.maxPending else { return }
+        let all = try outbox.pending(trigger: name, now: .max, limit: count)
+        let excess = all.dropFirst(options.maxPending)
+        let now = clock()
+        for record in excess {
+            try outbox.kill(id: record.id, reason: "backlog: more than \(options.maxPending) events were waiting for delivery", at: now)
+        }
+        state.withLock {
+            $0.status.deadLettered += excess.count
+            $0.status.backlogOverflow += excess.count
+        }
+        logger.error("trigger \(name) fell behind: \(count) events waiting, more than \(options.maxPending); the newest \(excess.count) moved to the dead letters (resend them once the receiver keeps up)")
+    }
+
+    /// Milliseconds before attempt `attempt + 1`: base doubling per attempt, capped, with
+    /// jitter (half fixed, half random), so receivers coming back are not hit in step.
+    func backoff(attempt: Int) -> Int64 {
+        let exponent = min(max(attempt - 1, 0), 30)
+        let ceiling = min(options.backoffCap, options.backoffBase << Int64(exponent))
+        let half = max(1, ceiling / 2)
+        return half + Int64.random(in: 0...half)
+    }
+}

@@ -1,0 +1,145 @@
+import HearthDatabase
+import HearthStore
+import Logging
+import Synchronization
+
+/// The triggers of one database (issue 27): the effects every write runs (which events it
+/// causes, recorded in its own transaction) and one deliverer per trigger. Built by the
+/// composition root over the engine's outbox; `replace` swaps the declared set (SIGHUP).
+///
+/// Hooks for operators' tools: `status()` (per trigger: counters, last error, pending
+/// and the age of the oldest), `outbox` (dead letters, resend).
+public final class TriggerDelivery: Sendable {
+    public let outbox: any TriggerOutbox
+    private let options: TriggerDeliverer.Options
+    private let clock: @Sendable () -> Int64
+    private let logger: Logger
+    private struct State {
+        var origin: EventOrigin
+        var matcher: TriggerMatcher
+        var deliverers: [String: TriggerDeliverer] = [:]
+        /// Deliverers run between `start` and `close`; before, writes only record events.
+        var started = false
+        var closed = false
+    }
+    private let current: Mutex<State>
+
+    /// `maxPending` (default `TriggerLimits.maxPendingPerTrigger`) and `maxEventsPerWrite`
+    /// are parameters so tests can cross them.
+    public init(outbox: any TriggerOutbox, origin: EventOrigin, logger: Logger, clock: @escaping @Sendable () -> Int64,
+                maxPending: Int = TriggerLimits.maxPendingPerTrigger, maxEventsPerWrite: Int = TriggerLimits.maxEventsPerWrite,
+                backoffBaseMilliseconds: Int64 = TriggerLimits.backoffBaseMilliseconds) {
+        (self.outbox, self.clock, self.logger) = (outbox, clock, logger)
+        current = Mutex(State(origin: origin, matcher: TriggerMatcher(triggers: [], instance: origin.instance)))
+        var options = TriggerDeliverer.Options()
+        options.maxPending = maxPending
+        options.backoffBase = backoffBaseMilliseconds
+        self.options = options
+        self.maxEventsPerWrite = maxEventsPerWrite
+    }
+
+    private let maxEventsPerWrite: Int
+
+    /// Where the events say they come from.
+    public var origin: EventOrigin { current.withLock { $0.origin } }
+
+    /// Makes `definitions` the running set: new triggers start delivering, removed ones
+    /// stop (their pending events stay in the outbox until a trigger of that name is back),
+    /// changed ones use the new definition from their next attempt.
+    public func replace(_ definitions: [TriggerDefinition]) {
+        let instance = origin.instance
+        let matcher = TriggerMatcher(triggers: definitions, instance: instance)
+        for skipped in definitions where !matcher.triggers.contains(skipped) {
+            logger.warning("trigger \(skipped.name): its instance pattern \(skipped.instance?.text ?? "") does not match this database's instance \(instance); it never fires")
+        }
+        reconcile { $0.matcher = matcher }
+    }
+
+    /// Reads the triggers file at `path` and makes it the running set; a bad file changes
+    /// nothing (SIGHUP: the old set keeps running).
+    public func reload(path: String) throws(TriggerConfigError) {
+        replace(try TriggerConfig.load(path: path))
+    }
+
+    /// Starts delivering (once the server knows its address: `databaseHost`).
+    public func start(databaseHost: String) {
+        reconcile { state in
+            state.origin.databaseHost = databaseHost
+            state.started = true
+        }
+    }
+
+    private func reconcile(_ change: (inout State) -> Void) {
+        var started: [TriggerDeliverer] = []
+        let stopped: [TriggerDeliverer] = current.withLock { current in
+            guard !current.closed else { return [] }
+            change(&current)
+            guard current.started else { return [] }
+            var kept: [String: TriggerDeliverer] = [:]
+            for definition in current.matcher.triggers {
+                if let running = current.deliverers[definition.name] {
+                    running.update(definition)
+                    kept[definition.name] = running
+                } else {
+                    let deliverer = TriggerDeliverer(definition: definition, outbox: outbox, origin: current.origin, options: options,
+                                                     clock: clock, logger: logger)
+                    kept[definition.name] = deliverer
+                    started.append(deliverer)
+                }
+            }
+            let gone = current.deliverers.filter { kept[$0.key] == nil }.map(\.value)
+            current.deliverers = kept
+            return gone
+        }
+        for deliverer in started { deliverer.start() }
+        for deliverer in stopped { deliverer.stop() }
+    }
+
+    /// The names of the running triggers.
+    public var triggerNames: [String] { current.withLock { $0.matcher.triggers.map(\.name) } }
+
+    /// The effects of a write by `caller` (`Database`'s effects provider): nil when no
+    /// trigger is declared, so such writes cost nothing.
+    public func effects(for caller: Caller) -> WriteEffects? {
+        let matcher = current.withLock { $0.matcher }
+        guard !matcher.triggers.isEmpty else { return nil }
+        let auth = EventAuth(caller)
+        let limit = maxEventsPerWrite
+        return { before, applied in
+            try matcher.events(before: before, applied: applied, auth: auth, limit: limit).map {
+                OutboxEvent(trigger: $0.trigger, payload: $0.payload)
+            }
+        }
+    }
+
+    /// Changes were committed (on this node or, on a shared engine, another): the
+    /// deliverers of triggers whose patterns could match them look at their outbox. The
+    /// engine's `onCommit` calls it.
+    public func committed(_ changes: [Change]) {
+        let (matcher, deliverers) = current.withLock { ($0.matcher, $0.deliverers) }
+        for trigger in matcher.triggers where changes.contains(where: { TriggerMatcher.affects(trigger.ref, $0.path) }) {
+            deliverers[trigger.name]?.wake()
+        }
+    }
+
+    /// Per trigger: this process's counters and last error, with the outbox's backlog.
+    public func status() -> [(status: TriggerStatus, pending: Int, oldestPendingAt: Int64?)] {
+        let deliverers = current.withLock { Array($0.deliverers.values) }
+        let backlog = (try? outbox.backlog()) ?? [:]
+        return deliverers.map { deliverer in
+            let status = deliverer.status
+            let waiting = backlog[status.name]
+            return (status, waiting?.pending ?? 0, waiting?.oldestAt)
+        }.sorted { $0.status.name < $1.status.name }
+    }
+
+    /// Stops every deliverer (each after the attempt under way). Pending events stay.
+    public func close() {
+        let all = current.withLock { current in
+            current.closed = true
+            defer { current.deliverers = [:] }
+            return Array(current.deliverers.values)
+        }
+        for deliverer in all { deliverer.stop() }
+    }
+}

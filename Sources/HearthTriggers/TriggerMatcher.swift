@@ -1,0 +1,173 @@
+import HearthDatabase
+import HearthJSON
+import HearthStore
+
+/// Who made a write, as the RTDB CloudEvents say it (`authtype`, `authid`).
+public struct EventAuth: Sendable, Equatable {
+    public var type: String
+    public var id: String?
+
+    /// An admin → `admin`; a signed-in user → `app_user` with the uid; else `unauthenticated`.
+    public init(_ caller: Caller) {
+        if caller.isAdmin {
+            (type, id) = ("admin", nil)
+        } else if case .string(let uid)? = caller.auth.objectValue?["uid"] {
+            (type, id) = ("app_user", uid)
+        } else {
+            (type, id) = ("unauthenticated", nil)
+        }
+    }
+
+    public init(type: String, id: String?) { (self.type, self.id) = (type, id) }
+}
+
+/// One event a write causes for one trigger, before it is stored.
+public struct MatchedEvent: Sendable, Equatable {
+    public var trigger: String
+    public var location: DataPath
+    public var kind: TriggerEventKind
+    public var change: ValueChange
+    public var auth: EventAuth
+
+    /// The payload stored in the outbox (the triggers module's own JSON; the engine keeps
+    /// it opaque): `{"ref", "type", "data", "delta", "authtype", "authid"}`.
+    public var payload: [UInt8] {
+        var members: [JSONKey: JSONValue] = [
+            "ref": .string(location.storageKey), "type": .string(kind.cloudEventType),
+            "data": change.before, "delta": change.delta, "authtype": .string(auth.type),
+        ]
+        if let id = auth.id { members["authid"] = .string(id) }
+        return JSONWriter.write(.object(members))
+    }
+}
+
+/// Matches a committed write against the triggers (DESIGN.md §11): the locations a
+/// trigger's pattern names at, above or below the write's paths whose value the write
+/// changes, one event each.
+public struct TriggerMatcher: Sendable {
+    public let triggers: [TriggerDefinition]
+
+    /// Only the triggers whose `instance` pattern accepts `instance`.
+    public init(triggers: [TriggerDefinition], instance: String) {
+        self.triggers = triggers.filter { trigger in
+            trigger.instance.map { $0.match(DataPath(uncheckedSegments: [instance])) != nil } ?? true
+        }
+    }
+
+    /// True when some trigger could match a location of `operation` (the cheap exit:
+    /// no read of the data when none can).
+    public func mayMatch(_ operation: WriteOperation) -> Bool {
+        operation.entries.contains { entry in
+            triggers.contains { Self.affects($0.ref, entry.path) }
+        }
+    }
+
+    static func affects(_ pattern: RefPattern, _ path: DataPath) -> Bool {
+        if pattern.mayMatchBelow(path) { return true }
+        for length in 0..<path.count where pattern.match(DataPath(uncheckedSegments: Array(path.segments.prefix(length)))) != nil {
+            return true
+        }
+        return false
+    }
+
+    /// The events `applied` causes, read on `before` (the writer's view before the write).
+    /// Throws `DatabaseError.tooManyTriggerEvents` past `limit`.
+    public func events(before: any TreeView, applied: WriteOperation, auth: EventAuth,
+                       limit: Int = TriggerLimits.maxEventsPerWrite) throws -> [MatchedEvent] {
+        guard mayMatch(applied) else { return [] }
+        var reader = ChangeReader(view: before, entries: applied.entries)
+        var events: [MatchedEvent] = []
+        for trigger in triggers {
+            for location in try reader.locations(matching: trigger.ref) {
+                let change = try reader.change(at: location)
+                guard change.kinds.contains(trigger.kind) else { continue }
+                events.append(MatchedEvent(trigger: trigger.name, location: location, kind: trigger.kind, change: change, auth: auth))
+                if events.count > limit { throw DatabaseError.tooManyTriggerEvents(limit: limit) }
+            }
+        }
+        return events
+    }
+}
+
+/// A write's entries and the data before them, read lazily and once.
+struct ChangeReader {
+    let view: any TreeView
+    let entries: [WriteEntry]
+    private var beforeAtEntry: [DataPath: JSONValue] = [:]
+
+    init(view: any TreeView, entries: [WriteEntry]) {
+        (self.view, self.entries) = (view, entries)
+    }
+
+    /// The locations `pattern` matches at, above or below an entry, in path order.
+    mutating func locations(matching pattern: RefPattern) throws -> [DataPath] {
+        var found = Set<DataPath>()
+        for entry in entries {
+            for length in 0...entry.path.count {
+                let prefix = DataPath(uncheckedSegments: Array(entry.path.segments.prefix(length)))
+                if pattern.match(prefix) != nil { found.insert(prefix) }
+            }
+            guard pattern.mayMatchBelow(entry.path) else { continue }
+            let before = try beforeValue(at: entry.path)
+            Self.walk(before, entry.value ?? .null, at: entry.path, pattern: pattern, into: &found)
+        }
+        return found.sorted()
+    }
+
+    /// Every location strictly below `path` present before or after that `pattern` matches.
+    private static func walk(_ before: JSONValue, _ after: JSONValue, at path: DataPath, pattern: RefPattern, into found: inout Set<DataPath>) {
+        var keys = Set<JSONKey>()
+        if case .object(let members) = before { keys.formUnion(members.keys) }
+        if case .object(let members) = after { keys.formUnion(members.keys) }
+        for key in keys where !key.string.hasPrefix(".") {
+            let child = DataPath(uncheckedSegments: path.segments + [key.string])
+            guard pattern.mayMatchBelow(child) else { continue }
+            if pattern.match(child) != nil { found.insert(child) }
+            walk(before.objectValue?[key] ?? .null, after.objectValue?[key] ?? .null, at: child, pattern: pattern, into: &found)
+        }
+    }
+
+    /// The value at `location` before and after the write, rendered.
+    mutating func change(at location: DataPath) throws -> ValueChange {
+        if let entry = entries.first(where: { $0.path.isAncestor(of: location) }) {
+            let relative = Array(location.segments.dropFirst(entry.path.count))
+            let before = Self.value(in: try beforeValue(at: entry.path), at: relative)
+            let after = Self.value(in: entry.value ?? .null, at: relative)
+            return ValueChange(before: FirebaseTree.render(before), after: FirebaseTree.render(after))
+        }
+        // At or above the entries: the stored value with every entry below applied.
+        let before = try beforeValue(at: location)
+        var after = before
+        for entry in entries where location.isPrefix(of: entry.path) {
+            after = Self.setting(after, at: Array(entry.path.segments.dropFirst(location.count))[...], to: entry.value)
+        }
+        return ValueChange(before: FirebaseTree.render(before), after: FirebaseTree.render(after))
+    }
+
+    private mutating func beforeValue(at path: DataPath) throws -> JSONValue {
+        if let known = beforeAtEntry[path] { return known }
+        let value = try view.value(at: path)
+        beforeAtEntry[path] = value
+        return value
+    }
+
+    static func value(in value: JSONValue, at relative: [String]) -> JSONValue {
+        var current = value
+        for key in relative {
+            guard let child = current.objectValue?[JSONKey(key)] else { return .null }
+            current = child
+        }
+        return current
+    }
+
+    /// `value` with `new` put at `relative` (nil deletes); objects left empty vanish.
+    static func setting(_ value: JSONValue, at relative: ArraySlice<String>, to new: JSONValue?) -> JSONValue {
+        guard let key = relative.first else { return new ?? .null }
+        var members = value.objectValue ?? [:]
+        let child = setting(members[JSONKey(key)] ?? .null, at: relative.dropFirst(), to: new)
+        members[JSONKey(key)] = child == .null ? nil : child
+        members[".value"] = nil  // a leaf with a priority becomes an object
+        let visible = members.keys.contains { !$0.string.hasPrefix(".") }
+        return visible ? .object(members) : .null
+    }
+}

@@ -1,0 +1,115 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+
+/// A TCP socket bound to 127.0.0.1 on a free port (listening when `listen`), and the port.
+public func bindLoopback(listen: Bool) throws -> (fd: Int32, port: Int) {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { throw LiveClientError("socket: errno \(errno)") }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+            bind(fd, pointer, length) == 0 && (!listen || Glibc.listen(fd, 64) == 0) && getsockname(fd, pointer, &length) == 0
+        }
+    }
+    guard bound else {
+        let code = errno
+        close(fd)
+        throw LiveClientError("bind/listen: errno \(code)")
+    }
+    return (fd, Int(UInt16(bigEndian: address.sin_port)))
+}
+
+/// A port that was free a moment ago, for a program that cannot bind port 0 and report it.
+public func freeLoopbackPort() throws -> Int {
+    let (fd, port) = try bindLoopback(listen: false)
+    close(fd)
+    return port
+}
+
+/// A request as a `LoopbackListener` read it.
+public struct ReceivedRequest: Sendable {
+    public var method: String
+    public var target: String
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    public var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// A TCP listener on 127.0.0.1, port 0, for tests of clients: each accepted connection is
+/// handed to `handle` on its own thread (the socket is closed when `handle` returns).
+/// `stop()` closes the listening socket and waits for the accept thread.
+public final class LoopbackListener: Sendable {
+    public let port: Int
+    private let fd: Int32
+    private final class Flag: Sendable { let done = Mutex(false) }
+    private let flag = Flag()
+    private let finished = DispatchSemaphore(value: 0)
+
+    public init(handle: @escaping @Sendable (LoopbackSocket) -> Void) throws {
+        (fd, port) = try bindLoopback(listen: true)
+        let (listening, flag, finished) = (fd, flag, finished)
+        Thread.detachNewThread {
+            while true {
+                let client = accept(listening, nil, nil)
+                if client < 0 {
+                    if errno == EINTR || errno == ECONNABORTED { continue }
+                    break
+                }
+                if flag.done.withLock({ $0 }) {
+                    Glibc.close(client)
+                    break
+                }
+                Thread.detachNewThread { handle(LoopbackSocket(adopting: client)) }
+            }
+            finished.signal()
+        }
+    }
+
+    /// Stops accepting (connections being handled go on).
+    public func stop() {
+        guard !flag.done.withLock({ let was = $0; $0 = true; return was }) else { return }
+        Glibc.shutdown(fd, Int32(SHUT_RDWR))
+        finished.wait()
+        Glibc.close(fd)
+    }
+
+    deinit { stop() }
+}
+
+extension LoopbackSocket {
+    /// Reads one request: head and a `Content-Length` body. Nil when the peer closed first.
+    public func readRequest() -> ReceivedRequest? {
+        guard let head = read(until: Array("\r\n\r\n".utf8)) else { return nil }
+        var lines = String(decoding: head, as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false).map(String.init)
+        let requestLine = lines.removeFirst().split(separator: " ").map(String.init)
+        guard requestLine.count == 3 else { return nil }
+        let headers = lines.compactMap { line -> (name: String, value: String)? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), String(line[line.index(after: colon)...].drop { $0 == " " }))
+        }
+        var request = ReceivedRequest(method: requestLine[0], target: requestLine[1], headers: headers, body: [])
+        let length = request.header("Content-Length").flatMap(Int.init) ?? 0
+        guard let body = read(count: length) else { return nil }
+        request.body = body
+        return request
+    }
+
+    /// Answers with `status` and `body` (Content-Length framing).
+    public func respond(_ status: Int, _ body: String = "", headers: [(String, String)] = []) throws {
+        var text = "HTTP/1.1 \(status) X\r\nContent-Length: \(body.utf8.count)\r\n"
+        for (name, value) in headers { text += "\(name): \(value)\r\n" }
+        try send(text + "\r\n" + body)
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import HearthDatabase
+import HearthHTTPClient
+import HearthJSON
+import HearthRules
+import HearthSQLite
+import HearthStore
+import HearthTesting
+import Logging
+import Synchronization
+import Testing
+@testable import HearthTriggers
+
+/// Delivery over a real SQLite outbox to a real listener on port 0.
+@Suite struct TriggerDeliveryTests {
+    /// What a receiver got, and how it answers (statuses in turn; 200 once they run out).
+    final class Receiver: Sendable {
+        final class Log: Sendable {
+            let requests = Mutex<[ReceivedRequest]>([])
+            let answers: Mutex<[Int]>
+            init(answers: [Int]) { self.answers = Mutex(answers) }
+        }
+        let log: Log
+        let listener: LoopbackListener
+
+        init(answers: [Int] = []) throws {
+            let log = Log(answers: answers)
+            listener = try LoopbackListener { socket in
+                guard let request = socket.readRequest() else { return }
+                let status = log.answers.withLock { $0.isEmpty ? 200 : $0.removeFirst() }
+                log.requests.withLock { $0.append(request) }
+                try? socket.respond(status)
+            }
+            self.log = log
+        }
+
+        var received: [ReceivedRequest] { log.requests.withLock { $0 } }
+    }
+
+    final class Box: Sendable { let delivery = Mutex<TriggerDelivery?>(nil) }
+
+    let directory = TemporaryDirectory()
+    let store: SQLiteTreeStore
+    let box = Box()
+
+    init() throws {
+        let box = self.box
+        store = try SQLiteTreeStore(directory: directory.path, onCommit: { changes, _ in box.delivery.withLock { $0 }?.committed(changes) })
+    }
+
+    static func path(_ text: String) -> DataPath { try! DataPath(string: text) }
+
+    func delivery(_ triggers: [TriggerDefinition], maxPending: Int = TriggerLimits.maxPendingPerTrigger,
+                  clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds) -> (TriggerDelivery, Database) {
+        let delivery = TriggerDelivery(outbox: store.triggerOutbox, origin: EventOrigin(instance: "hearth", databaseHost: "127.0.0.1:9"),
+                                       logger: Logger(label: "test"), clock: clock, maxPending: maxPending, backoffBaseMilliseconds: 20)
+        delivery.replace(triggers)
+        delivery.start(databaseHost: "127.0.0.1:9")
+        box.delivery.withLock { $0 = delivery }
+        let policy = RulesAccessPolicy(rules: try! RuleSet.compile(#"{"rules": {".read": true, ".write": true}}"#))
+        return (delivery, Database(store: store, policy: policy, effects: delivery.effects(for:)))
+    }
+
+    static func trigger(_ name: String, port: Int, retry: Bool = true, ref: String = "/users/{uid}/favorites/{favId}") -> TriggerDefinition {
+        TriggerDefinition(name: name, kind: .written, ref: try! RefPattern(ref), url: try! HTTPURL("http://127.0.0.1:\(port)/\(name)"), retry: retry)
+    }
+
+    func write(_ database: Database, _ path: String, _ value: JSONValue?, as caller: Caller = Caller(auth: .null, isAdmin: true)) async throws {
+        _ = try await withCheckedContinuation { continuation in
+            database.write(.set(WriteEntry(path: Self.path(path), value: value)), as: caller) { continuation.resume(returning: $0) }
+        }.get()
+    }
+
+    /// Waits (60 s safety net) until `condition` holds.
+    func wait(_ what: String, _ condition: () throws -> Bool) throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try !condition() {
+            guard ContinuousClock.now < deadline else { throw LiveClientError("timed out waiting for \(what)") }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+    }
+
+    @Test func eventsArriveInCommitOrderAsCloudEvents() async throws {
+        let receiver = try Receiver()
+        defer { receiver.listener.stop() }
+        var trigger = Self.trigger("fav", port: receiver.listener.port)
+        trigger.hmacSecret = "0123456789abcdef"
+        let (delivery, database) = delivery([trigger])
+        defer { delivery.close() }
+        let user = Caller(auth: .object(["uid": .string("u1")]))
+        for index in 0..<5 {
+            try await write(database, "/users/u1/favorites/f\(index)", .object(["name": .string("c\(index)")]), as: user)
+        }
+        try await write(database, "/users/u1/other", .int(1))  // no match: no event
+        try wait("five deliveries") { receiver.received.count == 5 }
+        let received = receiver.received
+        #expect(received.map { $0.header("ce-ref") } == (0..<5).map { "users/u1/favorites/f\($0)" })
+        #expect(received.allSatisfy { $0.header("ce-authtype") == "app_user" && $0.header("ce-authid") == "u1" })
+        let ids = received.compactMap { $0.header("ce-id") }
+        #expect(Set(ids).count == 5)
+        let body = try JSONParser.parse(received[0].body)
+        #expect(body == .object(["data": .null, "delta": .object(["name": .string("c0")])]))
+        #expect(received[0].header("X-Hearth-Signature") == "sha256=" + CloudEventEncoding.hex(CloudEventEncoding.hmacSHA256(key: Array("0123456789abcdef".utf8), received[0].body)))
+        try wait("an empty outbox") { try store.triggerOutbox.pendingCount(trigger: "fav") == 0 }
+        let status = try #require(delivery.status().first)
+        #expect(status.status.delivered == 5 && status.pending == 0 && status.status.lastError == nil)
+    }
+
+    /// Failures are retried with backoff, the head first (no later event overtakes it),
+    /// with the same id every time.
+    @Test func failuresAreRetriedInOrderWithAStableID() async throws {
+        let receiver = try Receiver(answers: [500, 503, 500])
+        defer { receiver.listener.stop() }
+        let (delivery, database) = delivery([Self.trigger("fav", port: receiver.listener.port)])
+        defer { delivery.close() }
+        try await write(database, "/users/u1/favorites/a", .int(1))
+        try await write(database, "/users/u1/favorites/b", .int(2))
+        try wait("both delivered") { receiver.received.filter { $0.header("ce-ref") == "users/u1/favorites/b" }.count == 1 }
+        let refs = receiver.received.compactMap { $0.header("ce-ref") }
+        #expect(refs == Array(repeating: "users/u1/favorites/a", count: 4) + ["users/u1/favorites/b"])
+        #expect(Set(receiver.received.prefix(4).compactMap { $0.header("ce-id") }).count == 1)
+        #expect(delivery.status().first?.status.failedAttempts == 3)
+    }
+
+    @Test func withoutRetryOneFailureIsADeadLetter() async throws {
+        let receiver = try Receiver(answers: [500])
+        defer { receiver.listener.stop() }
+        let (delivery, database) = delivery([Self.trigger("once", port: receiver.listener.port, retry: false)])
+        defer { delivery.close() }
+        try await write(database, "/users/u1/favorites/a", .int(1))
+        try await write(database, "/users/u1/favorites/b", .int(2))
+        try wait("two attempts") { receiver.received.count == 2 }
+        try wait("one dead letter") { try store.triggerOutbox.deadLetters(trigger: "once", limit: 10).count == 1 }
+        let dead = try store.triggerOutbox.deadLetters(trigger: "once", limit: 10)
+        #expect(dead[0].reason.contains("retry: false") && dead[0].reason.contains("HTTP 500"))
+        try wait("an empty outbox") { try store.triggerOutbox.pendingCount(trigger: "once") == 0 }
+    }
+
+    /// An event older than the maximum age is not sent again: it is a dead letter.
+    @Test func eventsPastTheMaximumAgeAreDeadLetters() async throws {
+        let receiver = try Receiver()
+        defer { receiver.listener.stop() }
+        let late: @Sendable () -> Int64 = { WallClock.milliseconds() + TriggerLimits.maxEventAgeSeconds * 1000 + 1 }
+        let (delivery, database) = delivery([Self.trigger("fav", port: receiver.listener.port)], clock: late)
+        defer { delivery.close() }
+        try await write(database, "/users/u1/favorites/a", .int(1))
+        try wait("a dead letter") { try store.triggerOutbox.deadLetters(trigger: "fav", limit: 10).count == 1 }
+        #expect(try store.triggerOutbox.deadLetters(trigger: "fav", limit: 10)[0].reason.contains("maxEventAge"))
+        #expect(receiver.received.isEmpty)
+    }
+
+    /// A receiver that is down never refuses a write: past the bound, the newest pending
+    /// events go to the dead letters, counted.
+    @Test func pastThePendingBoundTheNewestAreDeadLetters() async throws {
+        let port = try freeLoopbackPort()  // nobody listens: every attempt is refused
+        let bound = 3
+        let (delivery, database) = delivery([Self.trigger("fav", port: port)], maxPending: bound)
+        defer { delivery.close() }
+        for index in 0..<(bound + 2) {
+            try await write(database, "/users/u1/favorites/f\(index)", .int(Int64(index)))
+        }
+        try wait("the excess moved") { try store.triggerOutbox.deadLetters(trigger: "fav", limit: 10).count == 2 }
+        #expect(try store.triggerOutbox.pendingCount(trigger: "fav") == bound)
+        let dead = try store.triggerOutbox.deadLetters(trigger: "fav", limit: 10)
+        #expect(dead.allSatisfy { $0.reason.hasPrefix("backlog") })
+        #expect(dead.map { try! JSONParser.parse($0.record.payload).objectValue?["ref"] } == [.string("users/u1/favorites/f3"), .string("users/u1/favorites/f4")])
+        #expect(delivery.status().first?.status.backlogOverflow == 2)
+        #expect(delivery.status().first?.status.lastError == "connection refused")
+    }
+
+    /// A reload starts new triggers, stops removed ones and keeps the rest.
+    @Test func replacingTheSetStartsAndStopsDeliverers() async throws {
+        let receiver = try Receiver()
+        defer { receiver.listener.stop() }
+        let (delivery, database) = delivery([Self.trigger("a", port: receiver.listener.port)])
+        defer { delivery.close() }
+        delivery.replace([Self.trigger("b", port: receiver.listener.port, ref: "/x/{id}")])
+        #expect(delivery.triggerNames == ["b"])
+        try await write(database, "/users/u1/favorites/f", .int(1))  // trigger a is gone: no event
+        try await write(database, "/x/1", .int(1))
+        try wait("b's event") { receiver.received.count == 1 }
+        #expect(receiver.received[0].target == "/b")
+        #expect(try store.triggerOutbox.pendingCount(trigger: "a") == 0)
+    }
+}
