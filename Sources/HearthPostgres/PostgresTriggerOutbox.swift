@@ -59,6 +59,17 @@ public struct PostgresTriggerOutbox: TriggerOutbox {
         }
     }
 
+    public func killNewest(trigger: String, keep: Int, reason: String, at: Int64) throws -> Int {
+        try engine.withAux { connection in
+            try connection.query("""
+                WITH cut AS (SELECT id FROM trigger_outbox WHERE trigger_name = $1 ORDER BY id OFFSET $2 LIMIT 1),
+                     gone AS (DELETE FROM trigger_outbox WHERE trigger_name = $1 AND id > (SELECT id FROM cut) RETURNING \(Self.columns))
+                INSERT INTO trigger_dead(\(Self.columns), reason, died_at) SELECT \(Self.columns), $3, $4 FROM gone
+                ON CONFLICT (id) DO UPDATE SET reason = excluded.reason, died_at = excluded.died_at
+                """, [.text(trigger), .int(Int64(max(1, keep) - 1)), .text(reason), .int(at)]).affectedRows
+        }
+    }
+
     public func deadLetters(trigger: String?, limit: Int) throws -> [DeadLetter] {
         try engine.withAux { connection in
             let r = try connection.query("SELECT \(Self.columns), reason, died_at FROM trigger_dead WHERE $1::text IS NULL OR trigger_name = $1 ORDER BY id LIMIT $2",

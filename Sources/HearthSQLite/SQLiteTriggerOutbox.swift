@@ -49,6 +49,24 @@ public struct SQLiteTriggerOutbox: TriggerOutbox {
         }
     }
 
+    public func killNewest(trigger: String, keep: Int, reason: String, at: Int64) throws -> Int {
+        try onWriterTransaction { connection in
+            // The id of the last event kept; nothing moves when there are at most `keep`.
+            let cut = try connection.statement("SELECT id FROM trigger_outbox WHERE trigger_name = ? ORDER BY id LIMIT 1 OFFSET ?")
+            try cut.reset([.text(trigger), .integer(Int64(max(1, keep) - 1))])
+            defer { try? cut.reset() }
+            guard try cut.step() else { return 0 }
+            let last = cut.int64(0)
+            let before = connection.totalChanges
+            try connection.statement("INSERT OR REPLACE INTO trigger_dead(\(Self.columns), reason, died_at)"
+                + " SELECT \(Self.columns), ?, ? FROM trigger_outbox WHERE trigger_name = ? AND id > ?")
+                .run([.text(reason), .integer(at), .text(trigger), .integer(last)])
+            let moved = Int(connection.totalChanges - before)
+            try connection.statement("DELETE FROM trigger_outbox WHERE trigger_name = ? AND id > ?").run([.text(trigger), .integer(last)])
+            return moved
+        }
+    }
+
     public func deadLetters(trigger: String?, limit: Int) throws -> [DeadLetter] {
         try store.onReader { connection in
             let statement = try connection.statement("SELECT \(Self.columns), reason, died_at FROM trigger_dead"

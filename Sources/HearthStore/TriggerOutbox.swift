@@ -65,6 +65,10 @@ public protocol TriggerOutbox: Sendable {
     func failed(id: Int64, error: String, nextAttemptAt: Int64) throws
     /// Gives up: moves the event to the dead letters (one transaction).
     func kill(id: Int64, reason: String, at: Int64) throws
+    /// Bounds a trigger's backlog: moves its pending events past the oldest `keep` (the
+    /// newest ones) to the dead letters with `reason`, in one transaction, and returns how
+    /// many moved (0 when it has at most `keep`). `keep` is at least 1.
+    func killNewest(trigger: String, keep: Int, reason: String, at: Int64) throws -> Int
     /// Dead letters, oldest first (by id; `trigger` nil: all), at most `limit`.
     func deadLetters(trigger: String?, limit: Int) throws -> [DeadLetter]
     /// Moves dead letters back to pending (attempts 0, no last error, nextAttemptAt 0),

@@ -240,21 +240,18 @@ final class TriggerDeliverer: Sendable {
         logger.warning("trigger \(record.trigger): event \(record.id) moved to the dead letters: \(reason)")
     }
 
-    /// Past `maxPending` waiting events, the newest beyond it go to the dead letters.
+    /// Past `maxPending` waiting events, the newest beyond it go to the dead letters, in
+    /// one transaction of the engine's (no event is read into memory for it).
     private func enforceBacklogBound(_ name: String) throws {
         let count = try outbox.pendingCount(trigger: name)
         guard count > options.maxPending else { return }
-        let all = try outbox.pending(trigger: name, now: .max, limit: count)
-        let excess = all.dropFirst(options.maxPending)
-        let now = clock()
-        for record in excess {
-            try outbox.kill(id: record.id, reason: "backlog: more than \(options.maxPending) events were waiting for delivery", at: now)
-        }
+        let moved = try outbox.killNewest(trigger: name, keep: options.maxPending,
+                                          reason: "backlog: more than \(options.maxPending) events were waiting for delivery", at: clock())
         state.withLock {
-            $0.status.deadLettered += excess.count
-            $0.status.backlogOverflow += excess.count
+            $0.status.deadLettered += moved
+            $0.status.backlogOverflow += moved
         }
-        logger.error("trigger \(name) fell behind: \(count) events waiting, more than \(options.maxPending); the newest \(excess.count) moved to the dead letters (resend them once the receiver keeps up)")
+        logger.error("trigger \(name) fell behind: \(count) events waiting, more than \(options.maxPending); the newest \(moved) moved to the dead letters (resend them once the receiver keeps up)")
     }
 
     /// Milliseconds before attempt `attempt + 1`: base doubling per attempt, capped, with

@@ -187,6 +187,32 @@ import Testing
         #expect(try outbox.pending(trigger: "a", now: 0, limit: 1).first.map { $0.id > a[4].id } == true)
     }
 
+    /// The backlog bound: the newest events past the oldest `keep` of one trigger move to
+    /// the dead letters together, the kept ones and other triggers' events untouched.
+    @Test(arguments: ContractEngine.all)
+    func theNewestEventsPastABoundMoveToTheDeadLetters(engine: ContractEngine) throws {
+        let place = try engine.makePlace()
+        let store = try engine.open(place.address, EngineHooks())
+        defer { store.close(); _ = place }
+        let outbox = store.triggerOutbox
+        for n in 0..<7 {
+            try store.writeSync(Self.set("/n/\(n)", .int(Int64(n))), check: nil) { _, _ in
+                [OutboxEvent(trigger: "a", payload: Self.bytes("a\(n)")), OutboxEvent(trigger: "b", payload: Self.bytes("b\(n)"))]
+            }
+        }
+        let a = try outbox.pending(trigger: "a", now: 0, limit: 100)
+        #expect(try outbox.killNewest(trigger: "a", keep: 7, reason: "backlog", at: 5) == 0, "at the bound nothing moves")
+        #expect(try outbox.killNewest(trigger: "a", keep: 3, reason: "backlog", at: 5) == 4)
+        #expect(try outbox.pending(trigger: "a", now: 0, limit: 100).map(\.id) == a.prefix(3).map(\.id))
+        let dead = try outbox.deadLetters(trigger: "a", limit: 100)
+        #expect(dead.map(\.record.id) == a.dropFirst(3).map(\.id))
+        #expect(dead.allSatisfy { $0.reason == "backlog" && $0.diedAt == 5 })
+        #expect(try outbox.pendingCount(trigger: "b") == 7, "another trigger's events stay")
+        #expect(try outbox.killNewest(trigger: "none", keep: 1, reason: "backlog", at: 5) == 0)
+        #expect(try outbox.resend(ids: dead.map(\.record.id)) == 4)
+        #expect(try outbox.pending(trigger: "a", now: 0, limit: 100).map(\.id) == a.map(\.id), "re-sent, in their order")
+    }
+
     @Test(arguments: ContractEngine.all)
     func eventsAndDeadLettersSurviveClosingAndReopening(engine: ContractEngine) throws {
         let place = try engine.makePlace()
