@@ -82,7 +82,7 @@ let package = Package(
             name: "hearth",
             dependencies: [
                 // Every module Sources/hearth imports, named (issue 26).
-                "HearthServer", "HearthRules", "HearthAuth", "HearthJSON", "HearthStore", "HearthSQLite",
+                "HearthServer", "HearthRules", "HearthAuth", "HearthJSON", "HearthStore", "HearthSQLite", "HearthTriggers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

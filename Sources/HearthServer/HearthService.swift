@@ -266,7 +266,7 @@ public final class HearthService: Sendable {
             let stats = httpBox.value?.stats ?? HTTPServerStats()
             return metrics.render(http: stats, streams: hub.openStreams, eventsDelivered: hub.eventsDelivered, streamsEnded: hub.streamsEnded,
                                   readCache: readCache.stats, storageFull: metricsStore.isStorageFull,
-                                  memoryTrims: trimmer.trims, databaseBytes: metricsStore.storageBytes() ?? 0)
+                                  memoryTrims: trimmer.trims, databaseBytes: metricsStore.storageBytes() ?? 0, triggers: triggers)
         }
         http = HTTPServer(configuration: httpConfiguration, handler: Router(context: context), log: { message in
             httpLogger.info("\(message)")

@@ -41,7 +41,11 @@ final class TriggerDeliverer: Sendable {
         var batchSize = TriggerLimits.batchSize
         var leaseSeconds = TriggerLimits.leaseSeconds
         /// The longest sleep with nothing to do (a safety net for a missed wake-up).
-        var idleMilliseconds: Int64 = 60_000
+        /// Also how soon events resent by another process (`hearth triggers resend`) or
+        /// committed by another node are seen.
+        var idleMilliseconds = TriggerLimits.idlePollMilliseconds
+        /// The loop guard whose marked events go to the dead letters unsent.
+        var rateGuard: TriggerRateGuard? = nil
         /// How often the backlog's size is checked against `maxPending`, at most.
         var backlogCheckMilliseconds: Int64 = 1000
     }
@@ -167,6 +171,11 @@ final class TriggerDeliverer: Sendable {
             let definition = state.withLock { $0.definition }
             let now = clock()
             if record.nextAttemptAt > now { return record.nextAttemptAt - now }
+            if options.rateGuard?.consume(record) == true {  // logged by the guard, not per event
+                try outbox.kill(id: record.id, reason: TriggerRateGuard.reason, at: now)
+                state.withLock { $0.status.deadLettered += 1 }
+                continue
+            }
             if now - leaseTakenAt > Int64(options.leaseSeconds) * 333 {
                 try outbox.delivered(ids: done)
                 done = []
