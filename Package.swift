@@ -119,7 +119,7 @@ let package = Package(
         .testTarget(name: "HearthDatabaseTests", dependencies: ["HearthDatabase", "HearthStore", "HearthSQLite", "HearthRules", "HearthJSON", "HearthTesting"]),
         .testTarget(
             name: "HearthServerTests",
-            dependencies: ["HearthServer", "HearthHTTP", "HearthJSON", "HearthRules", "HearthStore", "HearthSQLite", "HearthAuth", "HearthStreams", "HearthMail", "HearthTesting"]),
+            dependencies: ["HearthServer", "HearthHTTP", "HearthJSON", "HearthRules", "HearthStore", "HearthSQLite", "HearthAuth", "HearthStreams", "HearthMail", "HearthTriggers", "HearthTesting"]),
         // Python/: drivers for the official firebase-admin SDK, run with $HEARTH_PYTHON.
         .testTarget(name: "EndToEndTests", dependencies: ["HearthJSON", "HearthTesting"], exclude: ["Python"]),
     ],

@@ -215,6 +215,7 @@ public final class HearthService: Sendable {
         if let triggers { logger.info("\(triggers.triggerNames.count) trigger(s) loaded from \(configuration.triggersPath ?? "")") }
         (self.triggers, triggersBox.value) = (triggers, triggers)
         context.writeEffects = triggers.map { $0.effects(for:) }
+        context.triggers = triggers
         if configuration.consoleEnabled {
             context.console = ConsoleAccounts(store: store.consoleRecords, hasher: PasswordHasher(), idleSeconds: configuration.consoleIdleSeconds,
                                               clock: WallClock.milliseconds)
