@@ -99,7 +99,8 @@ let package = Package(
         // Shared test helpers (temp directories); tests only.
         // Atomics: not imported; listed so the exact pin of swift-atomics above (swift-prometheus's
         // dependency) belongs to a target, which SwiftPM asks of every root dependency.
-        .target(name: "HearthTesting", dependencies: [.product(name: "Atomics", package: "swift-atomics")], path: "Tests/HearthTesting"),
+        .target(name: "HearthTesting", dependencies: [.product(name: "Atomics", package: "swift-atomics"), .product(name: "Logging", package: "swift-log")],
+                path: "Tests/HearthTesting"),
         .testTarget(name: "HearthJSONTests", dependencies: ["HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthJSON", "HearthTesting"], resources: [.copy("Fixtures")]),
         .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthSQLite", "HearthJSON", "HearthTesting"]),

@@ -32,11 +32,12 @@ public struct TriggerOverview: Sendable, Equatable {
 
     /// One row per declared trigger, then one per other name with pending events or dead
     /// letters, sorted by name within each group. `statuses`: the running deliverers' (may be empty).
-    public static func all(declared: [TriggerDefinition], outbox: any TriggerOutbox,
-                           statuses: [TriggerStatus] = []) throws -> [TriggerOverview] {
+    /// `deadCountLimit` is a parameter so tests can cross it.
+    public static func all(declared: [TriggerDefinition], outbox: any TriggerOutbox, statuses: [TriggerStatus] = [],
+                           deadCountLimit: Int = TriggerLimits.maxDeadLettersCounted) throws -> [TriggerOverview] {
         let backlog = try outbox.backlog()
         var dead: [String: Int] = [:]
-        for letter in try outbox.deadLetters(trigger: nil, limit: TriggerLimits.maxDeadLettersCounted) {
+        for letter in try outbox.deadLetters(trigger: nil, limit: deadCountLimit) {
             dead[letter.record.trigger, default: 0] += 1
         }
         let lastErrors = Dictionary(statuses.compactMap { status in status.lastError.map { (status.name, $0) } }, uniquingKeysWith: { a, _ in a })
@@ -68,11 +69,13 @@ public struct TriggerOverview: Sendable, Equatable {
         return .object(members)
     }
 
-    /// Moves every dead letter (of `trigger`, or all) back to pending; returns how many.
-    public static func resendAll(trigger: String?, outbox: any TriggerOutbox) throws -> Int {
+    /// Moves every dead letter (of `trigger`, or all) back to pending, `batchSize` at a
+    /// time; returns how many.
+    public static func resendAll(trigger: String?, outbox: any TriggerOutbox,
+                                 batchSize: Int = TriggerLimits.resendBatchSize) throws -> Int {
         var moved = 0
         while true {
-            let letters = try outbox.deadLetters(trigger: trigger, limit: TriggerLimits.resendBatchSize)
+            let letters = try outbox.deadLetters(trigger: trigger, limit: batchSize)
             guard !letters.isEmpty else { return moved }
             let count = try outbox.resend(ids: letters.map(\.record.id))
             guard count > 0 else { return moved }

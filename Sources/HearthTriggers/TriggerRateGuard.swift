@@ -44,15 +44,18 @@ public final class TriggerRateGuard: Sendable {
 
     public let eventsPerSecond: Int
     public let burst: Int
+    private let outstandingLimit: Int
     private let clock: @Sendable () -> Int64
     private let logger: Logger
     private let state = Mutex(State())
     /// This process's marks' prefix: a mark from another run is never taken for one of ours.
     private let nonce = UInt64.random(in: 1...UInt64.max)
 
+    /// `maxOutstandingMarks` is a parameter so tests can cross it.
     public init(eventsPerSecond: Int = TriggerRateGuard.defaultEventsPerSecond, burst: Int = TriggerRateGuard.defaultBurst,
-                clock: @escaping @Sendable () -> Int64, logger: Logger) {
+                maxOutstandingMarks: Int = TriggerRateGuard.maxOutstandingMarks, clock: @escaping @Sendable () -> Int64, logger: Logger) {
         (self.eventsPerSecond, self.burst, self.clock, self.logger) = (max(1, eventsPerSecond), max(1, burst), clock, logger)
+        outstandingLimit = max(1, maxOutstandingMarks)
     }
 
     /// `events` as they are recorded: those past their trigger's rate marked.
@@ -82,7 +85,7 @@ public final class TriggerRateGuard: Sendable {
                 }
                 let mark = state.nextMark
                 state.nextMark += 1
-                if bucket.outstanding.count >= Self.maxOutstandingMarks, let oldest = bucket.outstanding.min() {
+                if bucket.outstanding.count >= outstandingLimit, let oldest = bucket.outstanding.min() {
                     bucket.outstanding.remove(oldest)
                 }
                 bucket.outstanding.insert(mark)

@@ -156,6 +156,8 @@ func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
         let bare = Self.lines(try runHearth(["triggers", "list"] + store).output)
         #expect(bare.map { [$0[0], $0[1], $0[4], $0[6]] } == [["flaky", "-", "0", "3"], ["steady", "-", "1", "0"]])
 
+        let missing = try runHearth(["triggers", "list", "--triggers", directory.path + "/nope.json"] + store)
+        #expect(missing.status == 1 && missing.error.contains("nope.json: cannot be read") && missing.output.isEmpty)
         let none = try runHearth(["triggers", "resend", "--all", "--trigger", "steady"] + store)
         #expect(none.status == 0 && none.output == "resent 0 dead letter(s)\n")
         let all = try runHearth(["triggers", "resend", "--all", "--trigger", "flaky"] + store)

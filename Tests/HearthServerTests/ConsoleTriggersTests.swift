@@ -80,3 +80,24 @@ import Testing
         #expect(await call(router, "GET", "triggers?trigger=other").json?.objectValue?["dead"] == .array([]))
     }
 }
+
+extension ConsoleTriggersTests {
+    /// The screen lists at most `deadLettersShown` dead letters, the oldest first.
+    @Test func atMostDeadLettersShown() async throws {
+        let delivery = TriggerDelivery(outbox: h.store.triggerOutbox, origin: EventOrigin(instance: "hearth", databaseHost: "127.0.0.1:9"),
+                                       logger: Logger(label: "test"), clock: WallClock.milliseconds)
+        var context = h.router.context
+        context.triggers = delivery
+        let count = ConsoleRoute.deadLettersShown + 1
+        let payload = JSONWriter.write(.object(["ref": .string("items/x"), "type": .string("t"), "authtype": .string("admin")]))
+        try h.store.writeSync(.set(WriteEntry(path: try DataPath(string: "/items"), value: .int(1))), check: nil,
+                              effects: { _, _ in (0..<count).map { _ in OutboxEvent(trigger: "gone", payload: payload) } })
+        let records = try h.store.triggerOutbox.pending(trigger: "gone", now: .max, limit: count)
+        for record in records { try h.store.triggerOutbox.kill(id: record.id, reason: "test", at: 1) }
+        let body = try #require(await call(Router(context: context), "GET", "triggers").json?.objectValue)
+        let dead = try #require(body["dead"]?.arrayValue)
+        #expect(dead.count == ConsoleRoute.deadLettersShown && dead.first?.objectValue?["id"] == .int(records[0].id))
+        // A name no longer declared still shows, with its count.
+        #expect(body["triggers"] == .array([.object(["name": "gone", "pending": 0, "dead": .int(Int64(count)), "declared": false])]))
+    }
+}
