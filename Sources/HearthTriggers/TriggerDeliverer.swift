@@ -122,9 +122,15 @@ final class TriggerDeliverer: Sendable {
 
     private var isStopped: Bool { state.withLock { $0.stopped } }
 
-    /// Sleeps until woken or `milliseconds` passed.
-    private func sleep(_ milliseconds: Int64) {
-        if wakeUp.wait(timeout: .now() + .milliseconds(Int(max(1, min(milliseconds, options.idleMilliseconds))))) == .success {
+    /// The longest sleep (a safety net for a missed wake-up).
+    static let maxSleepMilliseconds: Int64 = 60_000
+
+    /// Sleeps until woken or `milliseconds` passed, at most `cap` (default: the idle poll,
+    /// so events resent from another process are seen; waits that look at no events, for
+    /// the lease or a store that is down, pass `Self.maxSleepMilliseconds`).
+    private func sleep(_ milliseconds: Int64, cap: Int64? = nil) {
+        let longest = cap ?? options.idleMilliseconds
+        if wakeUp.wait(timeout: .now() + .milliseconds(Int(max(1, min(milliseconds, longest))))) == .success {
             state.withLock { $0.woken = false }
         }
     }
@@ -136,7 +142,7 @@ final class TriggerDeliverer: Sendable {
             let name = self.name
             do {
                 guard try outbox.lease(trigger: name, seconds: leaseSeconds(state.withLock { $0.definition })) else {
-                    sleep(Int64(options.leaseSeconds) * 500)  // another node delivers; ask again later
+                    sleep(Int64(options.leaseSeconds) * 500, cap: Self.maxSleepMilliseconds)  // another node delivers; ask again later
                     continue
                 }
                 let now = clock()
@@ -155,7 +161,7 @@ final class TriggerDeliverer: Sendable {
                 // The store is unavailable: nothing is lost (the events stay pending).
                 outboxFailures += 1
                 if outboxFailures == 1 { logger.error("trigger \(name): cannot read or update its outbox: \(error)") }
-                sleep(backoff(attempt: outboxFailures))
+                sleep(backoff(attempt: outboxFailures), cap: Self.maxSleepMilliseconds)
             }
         }
     }
