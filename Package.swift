@@ -82,7 +82,7 @@ let package = Package(
             name: "hearth",
             dependencies: [
                 // Every module Sources/hearth imports, named (issue 26).
-                "HearthServer", "HearthRules", "HearthAuth", "HearthJSON", "HearthStore",
+                "HearthServer", "HearthRules", "HearthAuth", "HearthJSON", "HearthStore", "HearthTriggers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -99,7 +99,8 @@ let package = Package(
         // Shared test helpers (temp directories); tests only.
         // Atomics: not imported; listed so the exact pin of swift-atomics above (swift-prometheus's
         // dependency) belongs to a target, which SwiftPM asks of every root dependency.
-        .target(name: "HearthTesting", dependencies: [.product(name: "Atomics", package: "swift-atomics")], path: "Tests/HearthTesting"),
+        .target(name: "HearthTesting", dependencies: [.product(name: "Atomics", package: "swift-atomics"), .product(name: "Logging", package: "swift-log")],
+                path: "Tests/HearthTesting"),
         .testTarget(name: "HearthJSONTests", dependencies: ["HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthJSON", "HearthTesting"], resources: [.copy("Fixtures")]),
         .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthSQLite", "HearthJSON", "HearthTesting"]),
@@ -119,7 +120,7 @@ let package = Package(
         .testTarget(name: "HearthDatabaseTests", dependencies: ["HearthDatabase", "HearthStore", "HearthSQLite", "HearthRules", "HearthJSON", "HearthTesting"]),
         .testTarget(
             name: "HearthServerTests",
-            dependencies: ["HearthServer", "HearthHTTP", "HearthJSON", "HearthRules", "HearthStore", "HearthSQLite", "HearthAuth", "HearthStreams", "HearthMail", "HearthTesting"]),
+            dependencies: ["HearthServer", "HearthHTTP", "HearthJSON", "HearthRules", "HearthStore", "HearthSQLite", "HearthAuth", "HearthStreams", "HearthMail", "HearthTriggers", "HearthTesting"]),
         // Python/: drivers for the official firebase-admin SDK, run with $HEARTH_PYTHON.
         .testTarget(name: "EndToEndTests", dependencies: ["HearthJSON", "HearthHTTPClient", "HearthTesting"], exclude: ["Python"]),
     ],

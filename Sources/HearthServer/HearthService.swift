@@ -210,6 +210,7 @@ public final class HearthService: Sendable {
         if let triggers { logger.info("\(triggers.triggerNames.count) trigger(s) loaded from \(configuration.triggersPath ?? "")") }
         (self.triggers, triggersBox.value) = (triggers, triggers)
         context.writeEffects = triggers.map { $0.effects(for:) }
+        context.triggers = triggers
         if configuration.consoleEnabled {
             context.console = ConsoleAccounts(store: store.consoleRecords, hasher: PasswordHasher(), idleSeconds: configuration.consoleIdleSeconds,
                                               clock: WallClock.milliseconds)
@@ -256,7 +257,7 @@ public final class HearthService: Sendable {
             let stats = httpBox.value?.stats ?? HTTPServerStats()
             return metrics.render(http: stats, streams: hub.openStreams, eventsDelivered: hub.eventsDelivered, streamsEnded: hub.streamsEnded,
                                   readCache: readCache.stats, storageFull: metricsStore.isStorageFull,
-                                  memoryTrims: trimmer.trims, databaseBytes: metricsStore.storageBytes() ?? 0)
+                                  memoryTrims: trimmer.trims, databaseBytes: metricsStore.storageBytes() ?? 0, triggers: triggers)
         }
         http = HTTPServer(configuration: httpConfiguration, handler: Router(context: context), log: { message in
             httpLogger.info("\(message)")

@@ -2,6 +2,7 @@ import HearthHTTP
 import HearthJSON
 import HearthStore
 import HearthStreams
+import HearthTriggers
 import Logging
 
 /// What the RTDB endpoints need, passed in by the composition root (no globals). The REST
@@ -33,6 +34,8 @@ struct RESTContext: Sendable {
     }
     /// The admin console (issue 16); nil when it is off.
     var console: ConsoleAccounts? = nil
+    /// The database triggers (issue 27), when a triggers file is set: the console's Triggers screen.
+    var triggers: TriggerDelivery? = nil
     /// The transport-neutral core over `store`, `policy` and `readCache`.
     private(set) var database: Database
 

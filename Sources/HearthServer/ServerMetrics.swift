@@ -1,5 +1,6 @@
 import CoreMetrics
 import HearthHTTP
+import HearthTriggers
 import Prometheus
 import Synchronization
 
@@ -18,7 +19,8 @@ import Synchronization
 ///   `hearth_read_cache_bytes` (`ReadCache`, read at scrape time);
 /// - `hearth_memory_trims_total` (heap given back after large exchanges, `MemoryTrimmer`);
 /// - `hearth_storage_full_refusals_total` (writes refused for lack of space),
-///   `hearth_storage_full` (1 while writes are being refused for lack of space).
+///   `hearth_storage_full` (1 while writes are being refused for lack of space);
+/// - `hearth_trigger_*{trigger}` (database triggers: `TriggerMetrics`).
 public final class ServerMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
@@ -49,6 +51,7 @@ public final class ServerMetrics: Sendable {
     private let storageFull: CoreMetrics.Gauge
     private let memoryTrims: CoreMetrics.Counter
     private let seenTrims = Mutex<Int>(0)
+    private let triggerMetrics: TriggerMetrics
 
     public init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -81,6 +84,7 @@ public final class ServerMetrics: Sendable {
         storageFull = Gauge(label: "hearth_storage_full", dimensions: [], factory: factory)
         storageFull.record(0)
         memoryTrims = Counter(label: "hearth_memory_trims_total", dimensions: [], factory: factory)
+        triggerMetrics = TriggerMetrics(factory: factory)
     }
 
     /// One write (tree or accounts) refused for lack of space.
@@ -122,8 +126,9 @@ public final class ServerMetrics: Sendable {
     /// The Prometheus text, with the scrape-time gauges and counters brought up to date.
     func render(http: HTTPServerStats, streams: Int, eventsDelivered events: Int, streamsEnded ended: Int,
                 readCache: ReadCache.Stats = ReadCache.Stats(), storageFull full: Bool = false,
-                memoryTrims trims: Int = 0, databaseBytes database: Int64 = 0) -> [UInt8] {
+                memoryTrims trims: Int = 0, databaseBytes database: Int64 = 0, triggers: TriggerDelivery? = nil) -> [UInt8] {
         databaseBytes.record(database)
+        if let triggers { triggerMetrics.update(triggers) }
         storageFull.record(full ? 1 : 0)
         let newTrims = seenTrims.withLock { seen in
             defer { seen = trims }

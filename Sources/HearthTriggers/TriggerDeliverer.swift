@@ -41,7 +41,11 @@ final class TriggerDeliverer: Sendable {
         var batchSize = TriggerLimits.batchSize
         var leaseSeconds = TriggerLimits.leaseSeconds
         /// The longest sleep with nothing to do (a safety net for a missed wake-up).
-        var idleMilliseconds: Int64 = 60_000
+        /// Also how soon events resent by another process (`hearth triggers resend`) or
+        /// committed by another node are seen.
+        var idleMilliseconds = TriggerLimits.idlePollMilliseconds
+        /// The loop guard whose marked events go to the dead letters unsent.
+        var rateGuard: TriggerRateGuard? = nil
         /// How often the backlog's size is checked against `maxPending`, at most.
         var backlogCheckMilliseconds: Int64 = 1000
     }
@@ -118,9 +122,15 @@ final class TriggerDeliverer: Sendable {
 
     private var isStopped: Bool { state.withLock { $0.stopped } }
 
-    /// Sleeps until woken or `milliseconds` passed.
-    private func sleep(_ milliseconds: Int64) {
-        if wakeUp.wait(timeout: .now() + .milliseconds(Int(max(1, min(milliseconds, options.idleMilliseconds))))) == .success {
+    /// The longest sleep (a safety net for a missed wake-up).
+    static let maxSleepMilliseconds: Int64 = 60_000
+
+    /// Sleeps until woken or `milliseconds` passed, at most `cap` (default: the idle poll,
+    /// so events resent from another process are seen; waits that look at no events, for
+    /// the lease or a store that is down, pass `Self.maxSleepMilliseconds`).
+    private func sleep(_ milliseconds: Int64, cap: Int64? = nil) {
+        let longest = cap ?? options.idleMilliseconds
+        if wakeUp.wait(timeout: .now() + .milliseconds(Int(max(1, min(milliseconds, longest))))) == .success {
             state.withLock { $0.woken = false }
         }
     }
@@ -132,7 +142,7 @@ final class TriggerDeliverer: Sendable {
             let name = self.name
             do {
                 guard try outbox.lease(trigger: name, seconds: leaseSeconds(state.withLock { $0.definition })) else {
-                    sleep(Int64(options.leaseSeconds) * 500)  // another node delivers; ask again later
+                    sleep(Int64(options.leaseSeconds) * 500, cap: Self.maxSleepMilliseconds)  // another node delivers; ask again later
                     continue
                 }
                 let now = clock()
@@ -151,7 +161,7 @@ final class TriggerDeliverer: Sendable {
                 // The store is unavailable: nothing is lost (the events stay pending).
                 outboxFailures += 1
                 if outboxFailures == 1 { logger.error("trigger \(name): cannot read or update its outbox: \(error)") }
-                sleep(backoff(attempt: outboxFailures))
+                sleep(backoff(attempt: outboxFailures), cap: Self.maxSleepMilliseconds)
             }
         }
     }
@@ -167,6 +177,11 @@ final class TriggerDeliverer: Sendable {
             let definition = state.withLock { $0.definition }
             let now = clock()
             if record.nextAttemptAt > now { return record.nextAttemptAt - now }
+            if options.rateGuard?.consume(record) == true {  // logged by the guard, not per event
+                try outbox.kill(id: record.id, reason: TriggerRateGuard.reason, at: now)
+                state.withLock { $0.status.deadLettered += 1 }
+                continue
+            }
             if now - leaseTakenAt > Int64(options.leaseSeconds) * 333 {
                 try outbox.delivered(ids: done)
                 done = []

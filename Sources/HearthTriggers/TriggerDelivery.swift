@@ -28,17 +28,22 @@ public final class TriggerDelivery: Sendable {
     /// are parameters so tests can cross them.
     public init(outbox: any TriggerOutbox, origin: EventOrigin, logger: Logger, clock: @escaping @Sendable () -> Int64,
                 maxPending: Int = TriggerLimits.maxPendingPerTrigger, maxEventsPerWrite: Int = TriggerLimits.maxEventsPerWrite,
-                backoffBaseMilliseconds: Int64 = TriggerLimits.backoffBaseMilliseconds) {
+                backoffBaseMilliseconds: Int64 = TriggerLimits.backoffBaseMilliseconds,
+                eventsPerSecond: Int = TriggerRateGuard.defaultEventsPerSecond, burst: Int = TriggerRateGuard.defaultBurst) {
         (self.outbox, self.clock, self.logger) = (outbox, clock, logger)
+        rateGuard = TriggerRateGuard(eventsPerSecond: eventsPerSecond, burst: burst, clock: clock, logger: logger)
         current = Mutex(State(origin: origin, matcher: TriggerMatcher(triggers: [], instance: origin.instance)))
         var options = TriggerDeliverer.Options()
         options.maxPending = maxPending
         options.backoffBase = backoffBaseMilliseconds
+        options.rateGuard = rateGuard
         self.options = options
         self.maxEventsPerWrite = maxEventsPerWrite
     }
 
     private let maxEventsPerWrite: Int
+    /// The loop guard: each trigger's rate of recorded events (`TriggerRateGuard`).
+    public let rateGuard: TriggerRateGuard
 
     /// Where the events say they come from.
     public var origin: EventOrigin { current.withLock { $0.origin } }
@@ -95,6 +100,9 @@ public final class TriggerDelivery: Sendable {
         for deliverer in stopped { deliverer.stop() }
     }
 
+    /// The declared triggers (those of this database's instance).
+    public var definitions: [TriggerDefinition] { current.withLock { $0.matcher.triggers } }
+
     /// The names of the running triggers.
     public var triggerNames: [String] { current.withLock { $0.matcher.triggers.map(\.name) } }
 
@@ -104,11 +112,11 @@ public final class TriggerDelivery: Sendable {
         let matcher = current.withLock { $0.matcher }
         guard !matcher.triggers.isEmpty else { return nil }
         let auth = EventAuth(caller)
-        let limit = maxEventsPerWrite
+        let (limit, rateGuard) = (maxEventsPerWrite, self.rateGuard)
         return { before, applied in
-            try matcher.events(before: before, applied: applied, auth: auth, limit: limit).map {
+            rateGuard.admit(try matcher.events(before: before, applied: applied, auth: auth, limit: limit).map {
                 OutboxEvent(trigger: $0.trigger, payload: $0.payload)
-            }
+            })
         }
     }
 
@@ -120,6 +128,12 @@ public final class TriggerDelivery: Sendable {
         for trigger in matcher.triggers where changes.contains(where: { TriggerMatcher.affects(trigger.ref, $0.path) }) {
             deliverers[trigger.name]?.wake()
         }
+    }
+
+    /// Dead letters were moved back to pending here (the console): every deliverer looks
+    /// at its outbox now. (Another process's resend is seen within `TriggerLimits.idlePollMilliseconds`.)
+    public func resent() {
+        for deliverer in current.withLock({ Array($0.deliverers.values) }) { deliverer.wake() }
     }
 
     /// Per trigger: this process's counters and last error, with the outbox's backlog.

@@ -10,7 +10,7 @@ struct Hearth: AsyncParsableCommand {
         commandName: "hearth",
         abstract: "A self-hosted Firebase Realtime Database: REST, rules, accounts, live streams, in one SQLite file.",
         version: version,
-        subcommands: [Serve.self, Rules.self, Users.self, Admins.self, Token.self, Keys.self, Backup.self, Restore.self, ExportData.self, ImportData.self, Copy.self, ConfigDocs.self],
+        subcommands: [Serve.self, Rules.self, Users.self, Admins.self, Triggers.self, Token.self, Keys.self, Backup.self, Restore.self, ExportData.self, ImportData.self, Copy.self, ConfigDocs.self],
         defaultSubcommand: nil
     )
 }

@@ -12,7 +12,8 @@ import Testing
 /// simulator's trace; the Users screen (search, details, disabling a user whose next
 /// request is refused, custom claims, a reset without SMTP refused clearly, a failed lookup
 /// leaving no user's buttons, a uid with `/` opened, disabled, enabled, revoked, deleted);
-/// the Health screen's charts from the `/metrics` counters; the security headers and a
+/// the Health screen's charts from the `/metrics` counters; the Triggers screen (a dead
+/// letter listed without the trigger's secrets, resent and then delivered); the security headers and a
 /// request without the CSRF token refused, from the page; a session ended on the server
 /// sends the page back to sign-in; sign-out.
 @Suite struct ConsoleBrowserTests {
@@ -22,15 +23,25 @@ import Testing
         "add_and_delete", "large_delete_is_confirmed", "export_json", "rules_shown_highlighted", "broken_rules_show_their_line_and_are_not_saved",
         "rules_saved_and_in_history", "simulator_with_trace", "users_search_and_details", "disabled_user_is_refused",
         "claims_and_reset_without_smtp", "failed_lookup_clears_the_panel", "slash_uid_managed_from_the_console",
-        "health_charts_from_metrics", "security_headers_and_csrf_refusal", "import_json",
+        "health_charts_from_metrics", "triggers_dead_letter_resent", "security_headers_and_csrf_refusal", "import_json",
         "ended_session_returns_to_sign_in", "sign_out",
     ]
 
     @Test func theDataScreenInChromium() throws {
         let python = try pythonInterpreter()
         let dir = TemporaryDirectory(), profile = TemporaryDirectory()
+        // A trigger on /motd whose receiver refuses the seed's event (retry false): one dead letter.
+        let receiver = try TriggerReceiver(answers: [500])
+        defer { receiver.stop() }
+        let secrets = ["Bearer console-header-secret", "console-hmac-secret-0123"]
+        let triggers = dir.path + "/triggers.json"
+        try """
+            {"triggers": [{"name": "motd_written", "event": "written", "ref": "/motd", "url": "http://127.0.0.1:\(receiver.port)/motd-receiver",
+              "headers": {"Authorization": "\(secrets[0])"}, "hmacSecret": "\(secrets[1])"}]}
+            """.write(toFile: triggers, atomically: true, encoding: .utf8)
         // No user-status cache: a user disabled in the console is refused at the next request.
-        let server = try HearthProcess.serve(dataDirectory: dir.path, environment: ["HEARTH_USER_STATUS_CACHE_SECONDS": "0"])
+        let server = try HearthProcess.serve(dataDirectory: dir.path, environment: ["HEARTH_USER_STATUS_CACHE_SECONDS": "0",
+                                                                                    "HEARTH_TRIGGERS": triggers])
         #expect(try run(HearthProcess.binaryPath, ["admins", "add", "--email", "ops@example.com", "--data-dir", dir.path],
                         input: "a long admin password\n").status == 0)
         let admin = try run(HearthProcess.binaryPath, ["token", "--admin", "--data-dir", dir.path]).output.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -42,9 +53,11 @@ import Testing
         let ann = try curl("POST", server.baseURL + "/v1/accounts:signUp", body: #"{"email":"ann@example.com","password":"secret1","returnSecureToken":true}"#,
                            headers: ["Content-Type: application/json"])
         let annToken = try #require((json(ann.body) as? [String: Any])?["idToken"] as? String)
+        let store = try TriggersOperatorEndToEndTests.storeArguments(dir.path)
+        try waitUntil("the dead letter") { try runHearth(["triggers", "dead"] + store).output.contains("motd_written") }
         let result = try runPythonDriver(python, script: "console_browser.py",
                                          arguments: [server.baseURL, "ops@example.com", "a long admin password", admin, profile.path, annToken],
-                                         environment: [:])
+                                         environment: ["CONSOLE_TRIGGER_SECRETS": secrets.joined(separator: ",")])
         var seen: [String: (Bool, String)] = [:]
         for line in result.stdout.split(separator: "\n") {
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
@@ -55,6 +68,10 @@ import Testing
             #expect(seen[name]?.0 == true, "\(name): \(seen[name]?.1 ?? "no line")\nstderr: \(result.stderr.suffix(2000))")
         }
         #expect(result.status == 0 && result.stdout.hasSuffix("done\n"), "\(result.stdout)\n\(result.stderr.suffix(2000))")
+        // The resent event was delivered (the same event: the same id as the refused attempt).
+        try waitUntil("the resent event") { receiver.received.filter { $0.header("ce-subject") == "refs/motd" }.count >= 2 }
+        let ids = receiver.received.filter { $0.header("ce-subject") == "refs/motd" }.prefix(2).compactMap { $0.header("ce-id") }
+        #expect(ids.count == 2 && ids[0] == ids[1])
     }
 
     /// Session expiry in the browser: with `HEARTH_CONSOLE_IDLE_SECONDS=2` the page, left

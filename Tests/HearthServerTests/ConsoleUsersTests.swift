@@ -20,11 +20,7 @@ import Testing
         var settings = AuthSettings()
         settings.userStatusCacheSeconds = 0
         h = try RouterHarness(settings: settings, console: true)
-        try h.router.context.console!.add(email: "root@example.com", password: "correct horse battery")
-        let signIn = await h.send("POST", "/console/api/session", #"{"email":"root@example.com","password":"correct horse battery"}"#,
-                                  headers: [("Content-Type", "application/json")])
-        cookie = String(try #require(signIn.headers["Set-Cookie"]?.split(separator: ";").first))
-        csrf = try #require(signIn.json?.objectValue?["csrf"]?.stringValue)
+        (cookie, csrf) = try await h.consoleSession()
     }
 
     func call(_ method: String, _ endpoint: String, _ body: String? = nil) async -> HTTPResponse {

@@ -4,30 +4,6 @@ import Logging
 import Synchronization
 import Testing
 
-/// Collects log records, for assertions on what is (and is never) logged.
-final class CapturedLogs: Sendable {
-    let lines = Mutex<[(message: String, metadata: [String: String])]>([])
-
-    func handler(label: String) -> any LogHandler { Handler(sink: self) }
-
-    struct Handler: LogHandler {
-        let sink: CapturedLogs
-        var logLevel: Logger.Level = .trace
-        var metadata: Logger.Metadata = [:]
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            let merged = metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }).mapValues { "\($0)" }
-            sink.lines.withLock { $0.append((event.message.description, merged)) }
-        }
-    }
-
-    var access: [[String: String]] { lines.withLock { $0.filter { $0.metadata["log"] == "access" }.map(\.metadata) } }
-    var all: String { lines.withLock { $0.map { $0.message + " " + $0.metadata.description }.joined(separator: "\n") } }
-}
-
 @Suite struct ObservabilityLiveTests {
     @Test func oneAccessLineperRequestWithTheClientThroughTrustedProxiesAndNoSecrets() async throws {
         let logs = CapturedLogs()

@@ -1,5 +1,6 @@
 import Glibc
 import HearthServer
+import HearthTesting
 import Logging
 import Testing
 

@@ -80,6 +80,17 @@ final class RouterHarness: Sendable {
 
     deinit { store.close() }
 
+    /// Adds the console administrator root@example.com and signs in: the session's cookie and CSRF token.
+    func consoleSession() async throws -> (cookie: String, csrf: String) {
+        try router.context.console!.add(email: "root@example.com", password: "correct horse battery")
+        let signIn = await send("POST", "/console/api/session", #"{"email":"root@example.com","password":"correct horse battery"}"#,
+                                headers: [("Content-Type", "application/json")])
+        guard let cookie = signIn.headers["Set-Cookie"]?.split(separator: ";").first, case .string(let csrf)? = signIn.json?.objectValue?["csrf"] else {
+            throw LiveClientError("console sign-in failed: \(signIn.status) \(signIn.text)")
+        }
+        return (String(cookie), csrf)
+    }
+
     func send(_ method: String, _ target: String, _ body: String? = nil, headers: [(String, String)] = []) async -> HTTPResponse {
         let request = HTTPRequest(
             method: method, target: target, headers: HTTPHeaders(headers.map { (name: $0.0, value: $0.1) }),

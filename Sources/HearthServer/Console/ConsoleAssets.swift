@@ -17,6 +17,7 @@ enum ConsoleAssets {
         "rules.js": File(contentType: "text/javascript; charset=utf-8", body: rulesJS),
         "users.js": File(contentType: "text/javascript; charset=utf-8", body: usersJS),
         "health.js": File(contentType: "text/javascript; charset=utf-8", body: healthJS),
+        "triggers.js": File(contentType: "text/javascript; charset=utf-8", body: triggersJS),
     ]
 
     static let indexHTML = """
@@ -32,7 +33,7 @@ enum ConsoleAssets {
         <body>
         <header>
           <h1>Hearth</h1>
-          <nav id="nav" aria-label="Screens" hidden><button type="button" data-screen="data">Data</button><button type="button" data-screen="rules">Rules</button><button type="button" data-screen="users">Users</button><button type="button" data-screen="health">Health</button></nav>
+          <nav id="nav" aria-label="Screens" hidden><button type="button" data-screen="data">Data</button><button type="button" data-screen="rules">Rules</button><button type="button" data-screen="users">Users</button><button type="button" data-screen="triggers">Triggers</button><button type="button" data-screen="health">Health</button></nav>
           <span id="who"></span>
           <button id="sign-out" type="button" hidden>Sign out</button>
         </header>
@@ -87,7 +88,8 @@ enum ConsoleAssets {
         .chart h3 { font-size: 0.95rem; margin: 0 0 0.25rem; }
         .chart .now { font-family: ui-monospace, monospace; font-size: 1.2rem; }
         .chart svg { width: 100%; height: 3rem; }
-        table.users { border-collapse: collapse; margin: 0.5rem 0; }
+        table.users, table.triggers { border-collapse: collapse; margin: 0.5rem 0; }
+        table.triggers th, table.triggers td { text-align: left; padding: 0.2rem 0.6rem; border-bottom: 1px solid #ddd; overflow-wrap: anywhere; }
         table.users th, table.users td { text-align: left; padding: 0.2rem 0.6rem; border-bottom: 1px solid #ddd; }
         dl.user { display: grid; grid-template-columns: max-content 1fr; gap: 0.2rem 1rem; }
         dl.user dt { font-weight: 600; }
@@ -177,6 +179,8 @@ enum ConsoleAssets {
           userAction(uid, action) { return this.request('POST', `users/${encodeURIComponent(uid)}/${action}`, {}); }
           deleteUser(uid) { return this.request('DELETE', `users/${encodeURIComponent(uid)}`); }
           setClaims(uid, claims) { return this.request('PUT', `users/${encodeURIComponent(uid)}/claims`, { claims }); }
+          triggers() { return this.request('GET', 'triggers'); }
+          resendDeadLetters(ids) { return this.request('POST', 'triggers/resend', { ids }); }
 
           // Live changes under `path` (server-sent events, the session's cookie).
           watch(path, onChange) {
@@ -233,6 +237,7 @@ enum ConsoleAssets {
         import { DataScreen } from './data.js';
         import { RulesScreen } from './rules.js';
         import { UsersScreen } from './users.js';
+        import { TriggersScreen } from './triggers.js';
         import { HealthScreen } from './health.js';
 
         const api = new ConsoleAPI();
@@ -271,7 +276,7 @@ enum ConsoleAssets {
 
         let screen = null;
         const nav = document.getElementById('nav');
-        const screens = { data: DataScreen, rules: RulesScreen, users: UsersScreen, health: HealthScreen };
+        const screens = { data: DataScreen, rules: RulesScreen, users: UsersScreen, triggers: TriggersScreen, health: HealthScreen };
 
         function show(name) {
           screen?.close();

@@ -144,6 +144,9 @@ struct ConsoleRoute {
         if endpoint == "users" || endpoint.hasPrefix("users/") {
             return users(request, endpoint, respond: respond)
         }
+        if endpoint == "triggers" || endpoint.hasPrefix("triggers/") {
+            return triggers(request, endpoint, respond: respond)
+        }
         if endpoint == "metrics" && request.method == "GET" {
             // The Health screen's source: the very counters of `/metrics`.
             guard let render = context.metricsText else { return respond(Self.error(404, "no metrics here")) }

@@ -6,6 +6,10 @@ app user ann@example.com). The data is seeded by the Swift
 test: {"motd": "hello", "cities": {"oslo": {"name": "Oslo", "temp": 3}},
 "bidi": {RLO_KEY: RLO_VALUE, LONG_KEY: 1}}.
 
+A trigger `motd_written` on /motd (retry false) whose receiver answered 500 to the seed's
+event: one dead letter. CONSOLE_TRIGGER_SECRETS: its header value and HMAC secret
+(comma-separated), which the page must never show.
+
 Prints one JSON line per check {"name", "ok", "details"}, then `done`.
 """
 import json
@@ -388,6 +392,22 @@ def main():
             ok = float(values['connections']) >= 1 and values['database'].endswith('MiB') and float(values['database'].split()[0]) > 0 and bool(points)
             return ok, values
         check('health_charts_from_metrics', health)
+
+        def triggers():
+            driver.find_element(By.XPATH, "//nav//button[normalize-space(text())='Triggers']").click()
+            until(driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'tr.dead-row'), 'a dead letter')
+            listed = [c.text for c in driver.find_element(By.CSS_SELECTOR, 'tr.trigger-row').find_elements(By.TAG_NAME, 'td')]
+            row = driver.find_element(By.CSS_SELECTOR, 'tr.dead-row')
+            cells = [c.text for c in row.find_elements(By.TAG_NAME, 'td')]
+            secrets = [s for s in os.environ.get('CONSOLE_TRIGGER_SECRETS', '').split(',') if s]
+            hidden = bool(secrets) and all(secret not in driver.page_source for secret in secrets)
+            row.find_element(By.XPATH, ".//button[normalize-space(text())='Resend']").click()
+            until(driver, lambda d: alert().startswith('Resent 1'), 'the resend announced')
+            until(driver, lambda d: 'None.' in d.find_element(By.ID, 'dead-letters').text, 'no dead letter left')
+            ok = (listed[:3] == ['motd_written', 'written', '/motd'] and listed[3].endswith('/motd-receiver') and listed[6] == '1'
+                  and cells[1:3] == ['motd_written', '/motd'] and 'HTTP 500' in cells[3] and hidden)
+            return ok, {'trigger': listed, 'dead': cells, 'secrets_hidden': hidden}
+        check('triggers_dead_letter_resent', triggers)
 
         def security():
             with urllib.request.urlopen(f'{BASE}/console/', timeout=WAIT) as response:

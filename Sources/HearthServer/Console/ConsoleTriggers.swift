@@ -1,0 +1,57 @@
+import HearthHTTP
+import HearthJSON
+import HearthStore
+import HearthTriggers
+
+/// The console's Triggers screen (issue 27, point 4): each trigger's event, ref, url (no
+/// header values, no HMAC secret, no query), lag (pending events, the oldest's commit
+/// time), last error; its dead letters, and resending them. Blocking work (the outbox):
+/// called on the auth work queue (`ConsoleRoute.api`); the resend passed its CSRF check.
+///
+/// - `GET /console/api/triggers[?trigger=NAME]` → `{"configured", "triggers": [...], "dead": [...], "now"}`
+/// - `POST /console/api/triggers/resend` `{"ids": [...]}` → `{"resent": n}`
+extension ConsoleRoute {
+    /// Dead letters the screen lists (the oldest first).
+    static let deadLettersShown = 200
+    /// Ids one resend may name.
+    static let maxResendIDs = 1000
+
+    func triggers(_ request: HTTPRequest, _ endpoint: String, respond: @escaping @Sendable (HTTPResponse) -> Void) {
+        guard let delivery = context.triggers else {
+            guard endpoint == "triggers", request.method == "GET" else { return respond(Self.error(404, "no triggers file is set (--triggers)")) }
+            return respond(Self.json(["configured": false, "triggers": [], "dead": []]))
+        }
+        let outbox = delivery.outbox
+        do {
+            switch (endpoint, request.method) {
+            case ("triggers", "GET"):
+                var trigger: String? = nil
+                do throws(AuthError) {
+                    trigger = try AdminAccountsRoute.queryParameters(request.query)["trigger"]
+                } catch {
+                    return respond(Self.error(400, "a malformed query"))
+                }
+                let rows = try TriggerOverview.all(declared: delivery.definitions, outbox: outbox,
+                                                   statuses: delivery.status().map(\.status))
+                let dead = try outbox.deadLetters(trigger: trigger, limit: Self.deadLettersShown)
+                respond(Self.json(["configured": true, "triggers": .array(rows.map(\.json)), "dead": .array(dead.map(\.json)),
+                                   "now": .int(WallClock.milliseconds())]))
+            case ("triggers/resend", "POST"):
+                guard case .object(let body)? = try? JSONParser.parse(request.body), case .array(let items)? = body["ids"] else {
+                    return respond(Self.error(400, "send {\"ids\": [dead letter ids]}"))
+                }
+                let ids = items.compactMap { item -> Int64? in if case .int(let id) = item { return id } else { return nil } }
+                guard ids.count == items.count, !ids.isEmpty else { return respond(Self.error(400, "\"ids\" must be a non-empty array of integers")) }
+                guard ids.count <= Self.maxResendIDs else { return respond(Self.error(413, "at most \(Self.maxResendIDs) ids at once")) }
+                let resent = try outbox.resend(ids: Array(Set(ids)).sorted())
+                delivery.resent()  // the deliverers look at their outbox now
+                context.logger.info("console: \(resent) dead letter(s) resent")
+                respond(Self.json(["resent": .int(Int64(resent))]))
+            default:
+                respond(Self.error(404, "no such console API"))
+            }
+        } catch {
+            respond(Self.error(503, "the triggers' outbox cannot be read: \(error)"))
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import CoreMetrics
+import HearthStore
+import HearthTriggers
+import Prometheus
+import Synchronization
+
+/// The triggers' metrics (issue 27), per running trigger (label `trigger`), brought up to
+/// date at scrape time from `TriggerDelivery.status()` and its rate guard:
+/// - `hearth_trigger_pending`, `hearth_trigger_oldest_pending_age_seconds` (the outbox);
+/// - `hearth_trigger_delivered_total`, `hearth_trigger_failed_attempts_total`,
+///   `hearth_trigger_dead_total` (every event moved to the dead letters),
+///   `hearth_trigger_backlog_dropped_total` (of those, past `TriggerLimits.maxPendingPerTrigger`),
+///   `hearth_trigger_rate_limited_total` (events recorded past the loop guard's rate,
+///   `TriggerRateGuard`; they go to the dead letters too) — counted since this process started.
+final class TriggerMetrics: Sendable {
+    private struct Seen {
+        var delivered = 0, failed = 0, dead = 0, dropped = 0, limited = 0
+    }
+    private struct Series {
+        let pending, oldestAge: CoreMetrics.Gauge
+        let delivered, failed, dead, dropped, limited: CoreMetrics.Counter
+        var seen = Seen()
+    }
+    private let factory: PrometheusMetricsFactory
+    private let series = Mutex<[String: Series]>([:])
+
+    init(factory: PrometheusMetricsFactory) { self.factory = factory }
+
+    private func make(_ name: String) -> Series {
+        let dimensions = [("trigger", name)]
+        func counter(_ label: String) -> CoreMetrics.Counter { Counter(label: label, dimensions: dimensions, factory: factory) }
+        return Series(pending: Gauge(label: "hearth_trigger_pending", dimensions: dimensions, factory: factory),
+                      oldestAge: Gauge(label: "hearth_trigger_oldest_pending_age_seconds", dimensions: dimensions, factory: factory),
+                      delivered: counter("hearth_trigger_delivered_total"), failed: counter("hearth_trigger_failed_attempts_total"),
+                      dead: counter("hearth_trigger_dead_total"), dropped: counter("hearth_trigger_backlog_dropped_total"),
+                      limited: counter("hearth_trigger_rate_limited_total"))
+    }
+
+    /// Brings every running trigger's series up to date.
+    func update(_ delivery: TriggerDelivery) {
+        let now = WallClock.milliseconds()
+        let limited = delivery.rateGuard.limited
+        for (status, pending, oldestAt) in delivery.status() {
+            series.withLock { all in
+                var series = all[status.name] ?? make(status.name)
+                defer { all[status.name] = series }
+                series.pending.record(pending)
+                series.oldestAge.record(oldestAt.map { Double(max(0, now - $0)) / 1000 } ?? 0)
+                // A deliverer started again (a reload that removed and re-added its trigger)
+                // counts from zero: its whole count is new.
+                func advance(_ counter: CoreMetrics.Counter, _ seen: inout Int, _ value: Int) {
+                    let new = value >= seen ? value - seen : value
+                    if new > 0 { counter.increment(by: new) }
+                    seen = value
+                }
+                advance(series.delivered, &series.seen.delivered, status.delivered)
+                advance(series.failed, &series.seen.failed, status.failedAttempts)
+                advance(series.dead, &series.seen.dead, status.deadLettered)
+                advance(series.dropped, &series.seen.dropped, status.backlogOverflow)
+                advance(series.limited, &series.seen.limited, limited[status.name] ?? 0)
+            }
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import HearthJSON
+import HearthStore
+
+extension TriggerLimits {
+    /// A deliverer's longest sleep with nothing to do: also how soon it sees events resent
+    /// by another process (`hearth triggers resend`) or committed by another node.
+    public static let idlePollMilliseconds: Int64 = 2000
+    /// Dead letters counted per trigger for an overview (past it: "at least").
+    public static let maxDeadLettersCounted = 10_000
+    /// Dead letters moved back per round of `resendAll`.
+    public static let resendBatchSize = 500
+}
+
+/// What operators see of the triggers (issue 27, point 4: `hearth triggers`, the console's
+/// Triggers screen), from the declared set and the engine's outbox: no secrets (a
+/// trigger's header values and HMAC secret are never part of it; the URL is shown without
+/// its query).
+public struct TriggerOverview: Sendable, Equatable {
+    public var name: String
+    /// nil for a trigger no longer declared that still has pending events or dead letters.
+    public var event: String?
+    public var ref: String?
+    public var url: String?
+    public var retry: Bool?
+    public var pending: Int
+    public var oldestPendingAt: Int64?
+    /// Dead letters, counted up to `TriggerLimits.maxDeadLettersCounted`.
+    public var dead: Int
+    /// The last failed attempt: this process's (when it delivers), else the oldest pending
+    /// event's (what any process delivering it last saw).
+    public var lastError: String?
+
+    /// One row per declared trigger, then one per other name with pending events or dead
+    /// letters, sorted by name within each group. `statuses`: the running deliverers' (may be empty).
+    /// `deadCountLimit` is a parameter so tests can cross it.
+    public static func all(declared: [TriggerDefinition], outbox: any TriggerOutbox, statuses: [TriggerStatus] = [],
+                           deadCountLimit: Int = TriggerLimits.maxDeadLettersCounted) throws -> [TriggerOverview] {
+        let backlog = try outbox.backlog()
+        var dead: [String: Int] = [:]
+        for letter in try outbox.deadLetters(trigger: nil, limit: deadCountLimit) {
+            dead[letter.record.trigger, default: 0] += 1
+        }
+        let lastErrors = Dictionary(statuses.compactMap { status in status.lastError.map { (status.name, $0) } }, uniquingKeysWith: { a, _ in a })
+        func row(_ name: String, _ definition: TriggerDefinition?) throws -> TriggerOverview {
+            let waiting = backlog[name]
+            var lastError = lastErrors[name]
+            if lastError == nil, (waiting?.pending ?? 0) > 0 {
+                lastError = try outbox.pending(trigger: name, now: .max, limit: 1).first?.lastError
+            }
+            return TriggerOverview(name: name, event: definition?.kind.rawValue, ref: definition.map { "/" + $0.ref.text },
+                                   url: definition?.url.redacted, retry: definition?.retry, pending: waiting?.pending ?? 0,
+                                   oldestPendingAt: waiting?.oldestAt, dead: dead[name] ?? 0, lastError: lastError)
+        }
+        let names = Set(declared.map(\.name))
+        let others = Set(backlog.keys).union(dead.keys).subtracting(names).sorted()
+        return try declared.sorted { $0.name < $1.name }.map { try row($0.name, $0) } + others.map { try row($0, nil) }
+    }
+
+    /// The row as JSON (the console's API).
+    public var json: JSONValue {
+        var members: [JSONKey: JSONValue] = ["name": .string(name), "pending": .int(Int64(pending)), "dead": .int(Int64(dead)),
+                                             "declared": .bool(event != nil)]
+        if let event { members["event"] = .string(event) }
+        if let ref { members["ref"] = .string(ref) }
+        if let url { members["url"] = .string(url) }
+        if let retry { members["retry"] = .bool(retry) }
+        if let oldestPendingAt { members["oldestPendingAt"] = .int(oldestPendingAt) }
+        if let lastError { members["lastError"] = .string(lastError) }
+        return .object(members)
+    }
+
+    /// Moves every dead letter (of `trigger`, or all) back to pending, `batchSize` at a
+    /// time; returns how many.
+    public static func resendAll(trigger: String?, outbox: any TriggerOutbox,
+                                 batchSize: Int = TriggerLimits.resendBatchSize) throws -> Int {
+        var moved = 0
+        while true {
+            let letters = try outbox.deadLetters(trigger: trigger, limit: batchSize)
+            guard !letters.isEmpty else { return moved }
+            let count = try outbox.resend(ids: letters.map(\.record.id))
+            guard count > 0 else { return moved }
+            moved += count
+        }
+    }
+}
+
+extension DeadLetter {
+    /// The location the event is about (`ref` of the stored payload), if it can be read.
+    public var ref: String? {
+        guard case .object(let members)? = try? JSONParser.parse(record.payload), case .string(let ref)? = members["ref"] else { return nil }
+        return "/" + ref
+    }
+
+    /// As JSON (the console's API): no payload (it holds the data).
+    public var json: JSONValue {
+        var members: [JSONKey: JSONValue] = [
+            "id": .int(record.id), "trigger": .string(record.trigger), "reason": .string(reason),
+            "attempts": .int(Int64(record.attempts)), "diedAt": .int(diedAt), "at": .int(record.at),
+        ]
+        if let ref { members["ref"] = .string(ref) }
+        if let lastError = record.lastError { members["lastError"] = .string(lastError) }
+        return .object(members)
+    }
+}

@@ -1,0 +1,107 @@
+import ArgumentParser
+import HearthStore
+import HearthTriggers
+
+/// `hearth triggers …` (issue 27, point 4): the declared triggers' backlog, their dead
+/// letters, and resending them. Works while `hearth serve` runs (on SQLite and
+/// PostgreSQL): the running server's deliverers see resent events within
+/// `TriggerLimits.idlePollMilliseconds`.
+struct Triggers: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the database triggers with their backlog, list dead letters, resend them.",
+        subcommands: [List.self, Dead.self, Resend.self])
+
+    /// `writes`: the command changes the outbox, so it holds the data directory's lock as
+    /// account writers do (refused while an import or a restore runs).
+    static func withOutbox(_ data: DataDirectoryOption, writes: Bool, _ body: (any TriggerOutbox) throws -> Void) throws {
+        try Tool.run {
+            let lock = writes ? try data.lock(.writesAccounts) : nil
+            defer { lock?.release() }
+            let store = try data.openEngine()
+            defer { store.close() }
+            try body(store.triggerOutbox)
+        }
+    }
+
+    /// A time as the CLI prints it: ISO 8601 in UTC, to the millisecond.
+    static func time(_ milliseconds: Int64) -> String { CloudEventEncoding.rfc3339(milliseconds: milliseconds) }
+
+    /// A single line (tab-separated output): tabs and newlines of messages become spaces.
+    static func cell(_ text: String?) -> String {
+        guard let text, !text.isEmpty else { return "-" }
+        return String(text.map { $0 == "\t" || $0 == "\n" || $0 == "\r" ? " " : $0 })
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print each trigger: name, event, ref, url, pending events, age of the oldest pending (s), dead letters, last error (tab-separated).",
+            discussion: "The triggers are those of --triggers (or HEARTH_TRIGGERS), then any other name with pending events or dead letters (event, ref and url '-'). Header values and HMAC secrets are never printed.")
+        @OptionGroup var data: DataDirectoryOption
+        @Option(help: "The triggers file (default HEARTH_TRIGGERS; none: only names with a backlog).") var triggers: String?
+        func run() throws {
+            let path = triggers ?? Environment()["HEARTH_TRIGGERS"]
+            let declared: [TriggerDefinition]
+            do {
+                declared = try path.map { path throws(TriggerConfigError) in try TriggerConfig.load(path: path) } ?? []
+            } catch {
+                throw Tool.fail(error.description)
+            }
+            try Triggers.withOutbox(data, writes: false) { outbox in
+                let now = WallClock.milliseconds()
+                for row in try TriggerOverview.all(declared: declared, outbox: outbox) {
+                    let age = row.oldestPendingAt.map { String(max(0, now - $0) / 1000) }
+                    print([row.name, Triggers.cell(row.event), Triggers.cell(row.ref), Triggers.cell(row.url), String(row.pending),
+                           Triggers.cell(age), row.dead >= TriggerLimits.maxDeadLettersCounted ? "\(row.dead)+" : String(row.dead),
+                           Triggers.cell(row.lastError)].joined(separator: "\t"))
+                }
+            }
+        }
+    }
+
+    struct Dead: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print dead letters, oldest first: id, trigger, ref, reason, attempts, last error, died at (tab-separated).")
+        @OptionGroup var data: DataDirectoryOption
+        @Option(help: "Only this trigger's.") var trigger: String?
+        @Option(help: "At most this many.") var limit = 100
+        func validate() throws {
+            guard limit > 0 else { throw ValidationError("--limit must be at least 1") }
+        }
+        func run() throws {
+            try Triggers.withOutbox(data, writes: false) { outbox in
+                for letter in try outbox.deadLetters(trigger: trigger, limit: limit) {
+                    print([String(letter.record.id), letter.record.trigger, Triggers.cell(letter.ref), Triggers.cell(letter.reason),
+                           String(letter.record.attempts), Triggers.cell(letter.record.lastError), Triggers.time(letter.diedAt)]
+                        .joined(separator: "\t"))
+                }
+            }
+        }
+    }
+
+    struct Resend: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Move dead letters back to pending: the running server delivers them again, in their original order.",
+            discussion: "Give their ids (from 'hearth triggers dead'), or --all (with --trigger: that trigger's only). Prints how many moved; an id that is not a dead letter is reported and the command fails.")
+        @OptionGroup var data: DataDirectoryOption
+        @Argument(help: "Dead letters' ids.") var ids: [Int64] = []
+        @Flag(help: "Every dead letter (of --trigger, when given).") var all = false
+        @Option(help: "With --all: only this trigger's.") var trigger: String?
+        func validate() throws {
+            if all && !ids.isEmpty { throw ValidationError("give ids or --all, not both") }
+            if !all && ids.isEmpty { throw ValidationError("give the dead letters' ids, or --all") }
+            if trigger != nil && !all { throw ValidationError("--trigger goes with --all") }
+        }
+        func run() throws {
+            try Triggers.withOutbox(data, writes: true) { outbox in
+                if all {
+                    print("resent \(try TriggerOverview.resendAll(trigger: trigger, outbox: outbox)) dead letter(s)")
+                    return
+                }
+                let unique = Array(Set(ids)).sorted()
+                let moved = try outbox.resend(ids: unique)
+                print("resent \(moved) dead letter(s)")
+                if moved < unique.count { throw Tool.fail("\(unique.count - moved) of the ids given are not dead letters") }
+            }
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The loop guard end to end (issue 27, point 5): a real firebase-functions function under
+/// the Functions Framework writes back into its own trigger's path through firebase-admin,
+/// 50 children per event. The server stays healthy (other writes and reads served), the
+/// guard trips (dead letters "rate limited", `hearth_trigger_rate_limited_total`), and the
+/// events it let through stay within its bound: burst + rate x elapsed.
+@Suite struct TriggersLoopEndToEndTests {
+    /// `TriggerRateGuard.defaultEventsPerSecond` and `.defaultBurst` (the binary's).
+    static let (rate, burst) = (200, 2000)
+
+    static func metric(_ text: String, _ name: String) -> Double {
+        let prefix = name + #"{trigger="loop"} "#
+        return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Double($0.dropFirst(prefix.count)) } ?? 0
+    }
+
+    @Test func aFunctionWritingBackToItsOwnPathIsBounded() throws {
+        let python = try pythonInterpreter()
+        let directory = TemporaryDirectory()
+        let functionPort = try freeLoopbackPort()
+        let triggers = directory.path + "/triggers.json"
+        try #"{"triggers": [{"name": "loop", "event": "written", "ref": "/loop/{id}", "url": "http://127.0.0.1:\#(functionPort)/"}]}"#
+            .write(toFile: triggers, atomically: true, encoding: .utf8)
+        let started = ContinuousClock.now
+        let rulesPath = try HearthProcess.writeRules(HearthProcess.openRules, in: directory.path)
+        var environment = ["HEARTH_TRIGGERS": triggers]
+        if let url = try TestStore.postgresURL(for: directory.path) { environment["HEARTH_STORE"] = url }
+        let server = try HearthProcess(arguments: ["serve", "--port", "0", "--data-dir", directory.path, "--rules", rulesPath,
+                                                   "--accept-emulator-owner"], dataDirectory: directory.path, environment: environment)
+        try server.waitUntilListening()
+
+        let function = Process()
+        function.executableURL = URL(fileURLWithPath: python).deletingLastPathComponent().appendingPathComponent("functions-framework")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python/trigger_loop.py").path
+        function.arguments = ["--source", script, "--target", "loop", "--signature-type", "cloudevent", "--host", "127.0.0.1",
+                              "--port", String(functionPort)]
+        var functionEnvironment = ProcessInfo.processInfo.environment
+        functionEnvironment["FIREBASE_DATABASE_EMULATOR_HOST"] = "127.0.0.1:\(server.port)"
+        function.environment = functionEnvironment
+        function.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        function.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try function.run()
+        defer { if function.isRunning { kill(function.processIdentifier, SIGKILL); function.waitUntilExit() } }
+
+        // The first event (the function may still be starting: the deliverer retries nothing
+        // with retry false, so write until one is delivered).
+        try waitUntil("the loop running") {
+            _ = try liveRequest(port: server.port, "PUT", "/loop/seed.json", body: "\(Int.random(in: 0..<1_000_000))")
+            let metrics = try liveRequest(port: server.port, "GET", "/metrics").body
+            return Self.metric(metrics, "hearth_trigger_delivered_total") > 0
+        }
+        // Tripped, and for a while: more events refused than the burst lets through at once.
+        try waitUntil("the guard tripping") {
+            Self.metric(try liveRequest(port: server.port, "GET", "/metrics").body, "hearth_trigger_rate_limited_total") >= Double(Self.burst)
+        }
+        // The server serves everyone else meanwhile.
+        #expect(try liveRequest(port: server.port, "GET", "/healthz").status == 200)
+        #expect(try liveRequest(port: server.port, "PUT", "/other.json", body: #""still here""#).status == 200)
+        #expect(try liveRequest(port: server.port, "GET", "/other.json").body == #""still here""#)
+
+        // Stop the function: every pending event ends delivered or dead (retry false).
+        kill(function.processIdentifier, SIGKILL)
+        function.waitUntilExit()
+        let elapsed = ContinuousClock.now - started
+        var metrics = ""
+        try waitUntil("an empty outbox") {
+            metrics = try liveRequest(port: server.port, "GET", "/metrics").body
+            return metrics.contains(#"hearth_trigger_pending{trigger="loop"} 0.0"#)
+        }
+        let delivered = Self.metric(metrics, "hearth_trigger_delivered_total")
+        let dead = Self.metric(metrics, "hearth_trigger_dead_total")
+        let limited = Self.metric(metrics, "hearth_trigger_rate_limited_total")
+        // Recorded = delivered + dead; the guard let through at most burst + rate x elapsed
+        // (+ the seed writes, which the guard counted too).
+        let admitted = delivered + dead - limited
+        let bound = Double(Self.burst) + Double(Self.rate) * (Double(elapsed.components.seconds) + 1)
+        #expect(limited > 0 && admitted <= bound, "delivered \(delivered), dead \(dead), rate limited \(limited), bound \(bound)")
+        let deadLetters = try runHearth(["triggers", "dead", "--trigger", "loop", "--limit", "100000"] + TriggersOperatorEndToEndTests.storeArguments(directory.path))
+        #expect(deadLetters.output.contains("\trate limited\t"))
+        #expect(server.log.contains("trigger loop records events faster than \(Self.rate)/s"))
+        server.signal(SIGTERM)
+        #expect(try server.waitForExit() == 0)
+    }
+}
