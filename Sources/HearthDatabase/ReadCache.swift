@@ -228,3 +228,10 @@ public final class ReadCache: Sendable {
         a.sameCodeUnits(as: b) || isStrictlyBelow(a, b) || isStrictlyBelow(b, a)
     }
 }
+
+extension Database {
+    /// The same core over the same store and policy, with `readCache` (nil: none).
+    public func with(readCache: ReadCache?) -> Database {
+        Database(store: store, policy: policy, readCache: readCache)
+    }
+}

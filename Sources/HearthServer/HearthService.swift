@@ -362,3 +362,12 @@ final class LateBox<Value: Sendable>: Sendable {
         set { storage.withLock { $0 = newValue } }
     }
 }
+
+extension RESTContext {
+    /// The REST adapter over a database core built on `store` (the composition root's
+    /// wiring: only here does the store meet the core).
+    init(store: any TreeStore, policy: any AccessPolicy, pushIDs: SharedPushIDGenerator, logger: Logger,
+         auth: AuthContext, streams: StreamHub) {
+        self.init(database: Database(store: store, policy: policy), pushIDs: pushIDs, logger: logger, auth: auth, streams: streams)
+    }
+}
