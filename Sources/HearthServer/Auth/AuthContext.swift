@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HearthMail
+import HearthAccounts
 import HearthAuth
 import HearthHTTP
 import HearthJSON
