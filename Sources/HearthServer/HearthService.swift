@@ -1,4 +1,5 @@
 import Foundation
+import HearthAccounts
 import HearthHTTP
 import HearthJSON
 import HearthRules

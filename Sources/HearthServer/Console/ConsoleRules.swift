@@ -1,4 +1,5 @@
 import HearthDatabase
+import HearthAccounts
 import HearthHTTP
 import HearthJSON
 import HearthRules
