@@ -447,3 +447,25 @@ extension HearthService {
         return HTTPServer(configuration: httpConfiguration, handler: router, log: { message in logger.info("\(message)") })
     }
 }
+
+extension AuthContext {
+    /// The account machinery over the engine's accounts, signing with `keys` (the engine's
+    /// own unless given).
+    static func make(engine: any StorageEngine, keys: (any SigningKeyStore)? = nil, settings: AuthSettings,
+                     hasher: PasswordHasher = PasswordHasher(),
+                     clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds) throws -> AuthContext {
+        let service = AccountService(accounts: engine.accountStore, keys: try KeyRing(store: keys ?? engine.signingKeys),
+                                     settings: settings, hasher: hasher, clock: clock,
+                                     serviceAccounts: try settings.customTokenServiceAccounts.map(Self.loadServiceAccount))
+        let seconds: @Sendable () -> Int64 = { clock() / 1000 }
+        // Several nodes count attempts in the database, so a limit holds for them all.
+        let shared = engine.limitCounters
+        return AuthContext(
+            service: service, authenticator: Authenticator(service: service, acceptEmulatorOwner: settings.acceptEmulatorOwner),
+            pool: HashingPool(width: hashingPoolWidth, maxBacklog: hashingBacklog),
+            work: DispatchQueue(label: "hearth.auth.work", attributes: .concurrent),
+            perAddress: RateLimiter(limit: settings.signInAttemptsPerMinute, clock: seconds, shared: shared, name: "address"),
+            perAccount: RateLimiter(limit: settings.signInAttemptsPerMinute, clock: seconds, shared: shared, name: "account"),
+            throttle: SignInThrottle(clock: seconds, shared: shared))
+    }
+}
