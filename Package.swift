@@ -67,10 +67,18 @@ let package = Package(
             name: "HearthTriggers",
             dependencies: ["HearthJSON", "HearthStore", "HearthDatabase", "HearthHTTPClient", "COpenSSL",
                            .product(name: "Logging", package: "swift-log")]),
+        // The account core (issue 26): accounts, sign-in limits, signing keys, over the
+        // seam's records, for any transport. Knows no HTTP; the account endpoints in
+        // HearthServer map its errors to statuses.
+        .target(name: "HearthAccounts", dependencies: ["HearthStore", "HearthAuth", "HearthJSON"]),
+        // The operator's tools over any engine (issue 26): backup and restore of a data
+        // directory, copying a store between engines, Firebase users files, their files.
+        // Used by the CLI; over the seam, knows no engine and no HTTP.
+        .target(name: "HearthMaintenance", dependencies: ["HearthStore", "HearthAccounts", "HearthJSON", "HearthAuth"]),
         .target(
             name: "HearthServer",
             dependencies: [
-                "HearthJSON", "HearthRules", "HearthStore", "HearthSQLite", "HearthPostgres", "HearthHTTP", "HearthAuth", "HearthStreams", "HearthDatabase", "HearthWire",
+                "HearthJSON", "HearthRules", "HearthStore", "HearthSQLite", "HearthPostgres", "HearthHTTP", "HearthAuth", "HearthStreams", "HearthDatabase", "HearthWire", "HearthAccounts",
                 "HearthMail", "HearthTriggers", "CSystem",  // malloc_trim (MemoryTrimmer)
                 "HearthSystem",  // the data directory's lock (RecordLock)
                 .product(name: "Logging", package: "swift-log"),
@@ -82,7 +90,7 @@ let package = Package(
             name: "hearth",
             dependencies: [
                 // Every module Sources/hearth imports, named (issue 26).
-                "HearthServer", "HearthRules", "HearthAuth", "HearthJSON", "HearthStore", "HearthTriggers",
+                "HearthServer", "HearthAccounts", "HearthMaintenance", "HearthRules", "HearthAuth", "HearthJSON", "HearthStore", "HearthTriggers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -120,7 +128,7 @@ let package = Package(
         .testTarget(name: "HearthDatabaseTests", dependencies: ["HearthDatabase", "HearthStore", "HearthSQLite", "HearthRules", "HearthJSON", "HearthTesting"]),
         .testTarget(
             name: "HearthServerTests",
-            dependencies: ["HearthServer", "HearthHTTP", "HearthJSON", "HearthRules", "HearthStore", "HearthSQLite", "HearthAuth", "HearthStreams", "HearthMail", "HearthTriggers", "HearthTesting"]),
+            dependencies: ["HearthServer", "HearthMaintenance", "HearthAccounts", "HearthHTTP", "HearthJSON", "HearthRules", "HearthStore", "HearthSQLite", "HearthAuth", "HearthStreams", "HearthMail", "HearthTriggers", "HearthTesting"]),
         // Python/: drivers for the official firebase-admin SDK, run with $HEARTH_PYTHON.
         .testTarget(name: "EndToEndTests", dependencies: ["HearthJSON", "HearthHTTPClient", "HearthTesting"], exclude: ["Python"]),
     ],

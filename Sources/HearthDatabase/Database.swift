@@ -19,10 +19,13 @@ public final class Database: Sendable {
     public let readCache: ReadCache?
     /// The effects of a write by a caller (issue 27: the trigger events it causes, recorded
     /// in its own transaction), asked for every write, admins' included; nil: none.
-    public let effects: (@Sendable (Caller) -> WriteEffects?)?
+    public let effects: EffectsProvider?
+
+    /// What a write by a caller causes beside itself, computed in its transaction (issue 27).
+    public typealias EffectsProvider = @Sendable (Caller) -> WriteEffects?
 
     public init(store: any TreeStore, policy: any AccessPolicy, readCache: ReadCache? = nil,
-                effects: (@Sendable (Caller) -> WriteEffects?)? = nil) {
+                effects: EffectsProvider? = nil) {
         self.store = store
         self.policy = policy
         self.readCache = readCache.flatMap { $0.isEnabled ? $0 : nil }

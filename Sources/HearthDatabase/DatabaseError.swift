@@ -15,7 +15,7 @@ public enum DatabaseError: Error, Sendable {
     /// compare-and-set is `permissionDenied` before anything is compared.
     case stale(current: JSONValue, tag: String)
     /// The write is over `StoreOptions.maxNodesPerWrite`.
-    case tooLarge(WriteTooLarge)
+    case tooLarge(TooLarge)
     /// The write would cause more than `limit` trigger events (issue 27,
     /// `TriggerLimits.maxEventsPerWrite`); nothing was written.
     case tooManyTriggerEvents(limit: Int)
@@ -48,11 +48,28 @@ public enum DatabaseError: Error, Sendable {
             switch failure {
             case .store(let store): return from(store)
             case .outcomeUnknown: return .outcomeUnknown
-            case .tooLarge(let reason): return .tooLarge(reason)
+            case .tooLarge(let reason): return .tooLarge(TooLarge(reason))
             case .rejected(let inner): return from(inner)
             }
         default:
             return .internalError(reason: "unexpected error: \(error)")
+        }
+    }
+}
+
+extension DatabaseError {
+    /// Which limit of a write's size was crossed (the store's `maxNodesPerWrite`).
+    public enum TooLarge: Sendable, Equatable {
+        /// The data written has more than `limit` nodes.
+        case writes(limit: Int)
+        /// The write would replace or delete more than `limit` stored nodes.
+        case replaces(limit: Int)
+
+        init(_ reason: WriteTooLarge) {
+            switch reason {
+            case .writes(let limit): self = .writes(limit: limit)
+            case .replaces(let limit): self = .replaces(limit: limit)
+            }
         }
     }
 }

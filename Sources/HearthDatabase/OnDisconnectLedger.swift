@@ -54,6 +54,14 @@ public struct OnDisconnectLedger: Sendable {
             self.operation = operation
             self.caller = caller
         }
+
+        /// An entry of a transport's write (`DatabaseWrite`).
+        public init(position: Int64, write: DatabaseWrite, caller: Caller) {
+            self.init(position: position, operation: write.operation, caller: caller)
+        }
+
+        /// Where the operation writes: a set's path, an update's base.
+        public var base: DataPath { DatabaseWrite(operation).base }
     }
 
     public func register(session: String, _ entry: Entry) throws {

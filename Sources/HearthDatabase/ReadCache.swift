@@ -228,3 +228,15 @@ public final class ReadCache: Sendable {
         a.sameCodeUnits(as: b) || isStrictlyBelow(a, b) || isStrictlyBelow(b, a)
     }
 }
+
+extension Database {
+    /// The same core over the same store and policy, with `readCache` (nil: none).
+    public func with(readCache: ReadCache?) -> Database {
+        Database(store: store, policy: policy, readCache: readCache, effects: effects)
+    }
+
+    /// The same core with other write effects (issue 27: the triggers' events).
+    public func with(effects: EffectsProvider?) -> Database {
+        Database(store: store, policy: policy, readCache: readCache, effects: effects)
+    }
+}

@@ -1,7 +1,7 @@
+import HearthDatabase
 import HearthHTTP
 import HearthJSON
 import HearthRules
-import HearthStore
 
 /// An error as a REST client sees it: a status and a short text, sent as
 /// `{"error":"<text>"}` (spec §1.9). Internal causes stay in the log, never in `message`.
@@ -68,7 +68,7 @@ public struct APIError: Error, Sendable, Equatable {
     }
 
     /// A write over `StoreOptions.maxNodesPerWrite` (docs/rest.md, "Huge writes").
-    public static func writeTooLarge(_ reason: WriteTooLarge) -> APIError {
+    public static func writeTooLarge(_ reason: DatabaseError.TooLarge) -> APIError {
         switch reason {
         case .writes(let limit):
             return APIError(413, "Write too large: the data has more than \(limit) nodes; write it in parts of at most \(limit)")

@@ -1,4 +1,5 @@
 import Foundation
+import HearthAccounts
 import HearthHTTP
 import HearthJSON
 import HearthRules
@@ -87,181 +88,50 @@ public final class HearthService: Sendable {
     public init(configuration: HearthConfiguration, logger: Logger) throws(StartupError) {
         self.configuration = configuration
         self.logger = logger
-        if configuration.auth.acceptEmulatorOwner && !Self.isLoopback(configuration.host) {
-            throw .unsafe("--accept-emulator-owner makes `Bearer owner` an admin credential; it is allowed only on a loopback address, not \(configuration.host)")
-        }
+        try Self.refuseUnsafeSettings(configuration)
         let rulesText: String
-        do {
-            let loaded = try RulesLoader.loadWithText(configuration.rulesPath)
-            (policy, rulesText) = (RulesAccessPolicy(rules: loaded.rules, logger: logger), loaded.text)
-        } catch {
-            throw .rules(error)
-        }
-        logger.info("rules loaded from \(configuration.rulesPath)")
-        let triggerDefinitions: [TriggerDefinition]?
-        do {
-            triggerDefinitions = try configuration.triggersPath.map { path throws(TriggerConfigError) in try TriggerConfig.load(path: path) }
-        } catch {
-            throw .triggers(error.description)
-        }
+        (policy, rulesText) = try Self.loadRules(configuration, logger: logger)
+        let triggerDefinitions = try Self.loadTriggers(configuration)
         let triggersBox = LateBox<TriggerDelivery>()
         // Bind before the store and the keys exist: a serve that cannot listen creates
         // neither the data directory nor anything in it.
-        do {
-            socket = try BoundSocket(host: configuration.host, port: configuration.port)
-        } catch {
-            throw .listen(host: configuration.host, port: configuration.port, reason: "\(error)")
-        }
+        socket = try Self.bind(configuration)
         let metrics = ServerMetrics()
         self.metrics = metrics
         let hub = StreamHub(options: configuration.streams, clock: WallClock.milliseconds,
                             broadcastEvents: StreamContext.broadcastEvents)
-        let policy = self.policy
-        let location: StoreLocation, engine: any EngineFactory
-        do {
-            location = try configuration.storeLocation()
-        } catch {
-            throw .storeSetting(error.description)
-        }
-        do {
-            engine = try configuration.engines.factory(for: location)
-        } catch {
-            throw .store(error)
-        }
-        // A node of a shared engine cannot know of another node's write before asking the
-        // database, so it keeps no read cache: every read is the database's (issue 17).
-        let readCache = ReadCache(maxBytes: engine.isShared ? 0 : configuration.readCacheBytes)
+        let (location, engine) = try Self.engine(for: configuration)
+        let readCache = Self.readCache(configuration, engine: engine)
         let listens = ListenAccess(hub: hub, policy: policy, readCache: readCache)
         self.listens = listens
         let wireSessions = WireSessionRegistry()
         let signals = SharedEngineSignals(logger: logger, hub: hub, wireSessions: wireSessions)
-        let hooks = EngineHooks(
-            watch: listens.watchedLocations(below:),
-            observeCommit: { writes, nanoseconds in metrics.recordCommit(writes: writes, nanoseconds: nanoseconds) },
-            observeStorage: { [logger] event in Self.report(event, logger: logger, metrics: metrics) },
-            onCommit: { changes, view in
-                listens.committed(changes, view: view)
-                triggersBox.value?.committed(changes)
-            },
-            onFeedGap: signals.feedGap(first:last:),
-            onLeaseLost: signals.leaseLost)
-        // One server per data directory: a second one is refused before it opens the
-        // database, naming the first one's pid; the kernel drops the lock when it dies.
-        if let directory = engine.dataDirectory(of: location) {
-            do {
-                directoryLock = try DataDirectoryLock.take(.server, directory: directory, create: true)
-            } catch {
-                throw .dataDirectory(error)
-            }
-        } else {
-            directoryLock = nil
-        }
-        do {
-            store = try Engines.open(location, options: configuration.store, hooks: hooks, logger: logger,
-                                     waitSeconds: configuration.storeStartupWaitSeconds, engines: configuration.engines)
-        } catch {
-            if engine.isShared, StartupBackoff.isTransient(error), let advice = engine.unreachableAdvice(configuration.store) {
-                throw .storeUnreachable(reason: "\(error)", waitedSeconds: configuration.storeStartupWaitSeconds,
-                                        advice: advice)
-            }
-            throw .store(error)
-        }
+        let hooks = Self.hooks(listens: listens, signals: signals, triggers: triggersBox, metrics: metrics, logger: logger)
+        directoryLock = try Self.lockDataDirectory(of: location, engine: engine)
+        store = try Self.openStore(location, engine: engine, hooks: hooks, configuration: configuration, logger: logger)
         logger.info("data store: \(location)")
-        // A rules file changed while Hearth was stopped is a change of the rules too.
-        let rulesHistory = RulesHistory(records: store.consoleRecords, clock: WallClock.milliseconds, logger: logger)
-        rulesHistory.record(rulesText, by: .fileAtStartup)
-        let auth: AuthContext
-        do {
-            // What became of each email action's mail: logged without its address or link
-            // (the link holds the code).
-            var settings = configuration.auth
-            // Another node may disable a user or revoke their tokens at any moment: every
-            // check reads the user's status from the database (issue 17).
-            if store.isShared { settings.userStatusCacheSeconds = 0 }
-            auth = try AuthContext.make(engine: store, settings: settings)
-                .withMail(configuration.auth, clock: WallClock.milliseconds) { [logger] message, outcome in
-                    switch outcome {
-                    case .sent(let attempts): logger.info("email action mail sent (\(message.subject.split(separator: " ").prefix(2).joined(separator: " ")), \(attempts) attempt(s))")
-                    case .failed(let error, let attempts): logger.warning("email action mail not sent after \(attempts) attempt(s): \(error)")
-                    }
-                }
-        } catch let error as AuthContext.MailSettingsError {
-            store.close()
-            throw .mail(error.description)
-        } catch let error as AuthContext.ServiceAccountFileError {
-            store.close()
-            throw .serviceAccount(error.description)
-        } catch {
-            store.close()
-            throw .keys("\(error)")
-        }
+        let rulesHistory = Self.rulesHistory(store, rulesText: rulesText, logger: logger)
+        let auth = try Self.auth(store, configuration: configuration, logger: logger)
         self.authContext = auth
         var context = RESTContext(
             store: store, policy: policy, pushIDs: SharedPushIDGenerator(), logger: logger, auth: auth, streams: hub)
-        let reviewStore = store
         context.readCache = readCache.isEnabled ? readCache : nil
-        let (outbox, projectID) = (store.triggerOutbox, configuration.auth.projectID)
-        let triggers = triggerDefinitions.map { definitions in
-            let delivery = TriggerDelivery(outbox: outbox, origin: EventOrigin(instance: projectID, databaseHost: ""),
-                                           logger: logger, clock: WallClock.milliseconds)
-            delivery.replace(definitions)
-            return delivery
-        }
-        if let triggers { logger.info("\(triggers.triggerNames.count) trigger(s) loaded from \(configuration.triggersPath ?? "")") }
+        let triggers = Self.triggers(triggerDefinitions, outbox: store.triggerOutbox, configuration: configuration, logger: logger)
         (self.triggers, triggersBox.value) = (triggers, triggers)
         context.writeEffects = triggers.map { $0.effects(for:) }
         context.triggers = triggers
-        if configuration.consoleEnabled {
-            context.console = ConsoleAccounts(store: store.consoleRecords, hasher: PasswordHasher(), idleSeconds: configuration.consoleIdleSeconds,
-                                              clock: WallClock.milliseconds)
-        }
-        // onDisconnect operations of wire sessions that were open when Hearth last stopped
-        // (a crash, a kill) run now, before anyone connects.
-        let authenticator = auth.authenticator
-        let ledger = OnDisconnectLedger(records: store.onDisconnectRecords, database: context.database,
-                                        isStillValid: authenticator.isStillValid(uid:issuedAt:))
+        context.console = Self.console(store, configuration: configuration)
+        let ledger = Self.onDisconnectLedger(store, database: context.database, authenticator: auth.authenticator, logger: logger)
         self.ledger = ledger
-        do {
-            let ran = try ledger.runLeftovers()
-            if ran > 0 { logger.info("ran \(ran) onDisconnect operations left by connections open when Hearth last stopped") }
-        } catch {
-            logger.error("cannot read the pending onDisconnect operations: \(error)")
-        }
-        context.wire = WireContext(database: context.database, hub: hub, authenticator: auth.authenticator, work: auth.work,
-                                   clock: WallClock.milliseconds, logger: logger,
-                                   limits: configuration.wire.fitted(toStreamsPerAddress: configuration.streams.maxStreamsPerAddress),
-                                   namespaces: Set(configuration.namespaces), onDisconnect: ledger, sessions: wireSessions)
-        rulesSettings = RulesSettings(path: configuration.rulesPath, policy: policy, history: rulesHistory) { [logger] in
-            logger.info("rules replaced through /.settings/rules.json")
-            listens.reviewAccess(in: reviewStore)
-        }
+        context.wire = Self.wire(configuration, database: context.database, hub: hub, auth: auth, ledger: ledger,
+                                 sessions: wireSessions, logger: logger)
+        rulesSettings = Self.rulesSettings(configuration, policy: policy, history: rulesHistory, listens: listens, store: store,
+                                           logger: logger)
         context.rulesSettings = rulesSettings
-        var httpConfiguration = HTTPServerConfiguration()
-        httpConfiguration.host = configuration.host
-        httpConfiguration.port = configuration.port
-        httpConfiguration.limits = configuration.limits
-        if let count = configuration.ioQueueCount { httpConfiguration.ioQueueCount = count }
-        httpConfiguration.trustedProxies = Set(configuration.trustedProxies)
-        httpConfiguration.uncappedPaths = HealthEndpoint.paths
-        let accessLog = configuration.logging.accessLog ? AccessLog(logger: logger) : nil
         let trimmer = MemoryTrimmer()
-        httpConfiguration.accessLog = { record in
-            trimmer.noteExchange(bytes: record.bytes + record.requestBytes)
-            metrics.record(record)
-            accessLog?.record(record)
-        }
-        let httpLogger = logger
-        let httpBox = self.httpBox
-        let metricsStore = store
-        context.metricsText = {
-            let stats = httpBox.value?.stats ?? HTTPServerStats()
-            return metrics.render(http: stats, streams: hub.openStreams, eventsDelivered: hub.eventsDelivered, streamsEnded: hub.streamsEnded,
-                                  readCache: readCache.stats, storageFull: metricsStore.isStorageFull,
-                                  memoryTrims: trimmer.trims, databaseBytes: metricsStore.storageBytes() ?? 0, triggers: triggers)
-        }
-        http = HTTPServer(configuration: httpConfiguration, handler: Router(context: context), log: { message in
-            httpLogger.info("\(message)")
-        })
+        context.metricsText = Self.metricsText(metrics: metrics, httpBox: httpBox, hub: hub, readCache: readCache, store: store,
+                                               trimmer: trimmer, triggers: triggers)
+        http = Self.httpServer(configuration, router: Router(context: context), metrics: metrics, trimmer: trimmer, logger: logger)
         httpBox.value = http
     }
 
@@ -403,5 +273,251 @@ final class LateBox<Value: Sendable>: Sendable {
     var value: Value? {
         get { storage.withLock { $0 } }
         set { storage.withLock { $0 = newValue } }
+    }
+}
+
+extension RESTContext {
+    /// The REST adapter over a database core built on `store` (the composition root's
+    /// wiring: only here does the store meet the core).
+    init(store: any TreeStore, policy: any AccessPolicy, pushIDs: SharedPushIDGenerator, logger: Logger,
+         auth: AuthContext, streams: StreamHub) {
+        self.init(database: Database(store: store, policy: policy), pushIDs: pushIDs, logger: logger, auth: auth, streams: streams)
+    }
+}
+
+// MARK: Construction (the pieces `HearthService.init` wires together)
+
+extension HearthService {
+    private static func refuseUnsafeSettings(_ configuration: HearthConfiguration) throws(StartupError) {
+        if configuration.auth.acceptEmulatorOwner && !isLoopback(configuration.host) {
+            throw .unsafe("--accept-emulator-owner makes `Bearer owner` an admin credential; it is allowed only on a loopback address, not \(configuration.host)")
+        }
+    }
+
+    private static func loadRules(_ configuration: HearthConfiguration, logger: Logger) throws(StartupError) -> (RulesAccessPolicy, String) {
+        let loaded: (rules: RuleSet, text: String)
+        do {
+            loaded = try RulesLoader.loadWithText(configuration.rulesPath)
+        } catch {
+            throw .rules(error)
+        }
+        logger.info("rules loaded from \(configuration.rulesPath)")
+        return (RulesAccessPolicy(rules: loaded.rules, logger: logger), loaded.text)
+    }
+
+    /// The triggers file (issue 27), when one is set: a bad one stops the start.
+    private static func loadTriggers(_ configuration: HearthConfiguration) throws(StartupError) -> [TriggerDefinition]? {
+        do {
+            return try configuration.triggersPath.map { path throws(TriggerConfigError) in try TriggerConfig.load(path: path) }
+        } catch {
+            throw .triggers(error.description)
+        }
+    }
+
+    /// The deliverers of the declared triggers over the engine's outbox (issue 27).
+    private static func triggers(_ definitions: [TriggerDefinition]?, outbox: any TriggerOutbox,
+                                 configuration: HearthConfiguration, logger: Logger) -> TriggerDelivery? {
+        guard let definitions else { return nil }
+        let delivery = TriggerDelivery(outbox: outbox, origin: EventOrigin(instance: configuration.auth.projectID, databaseHost: ""),
+                                       logger: logger, clock: WallClock.milliseconds)
+        delivery.replace(definitions)
+        logger.info("\(delivery.triggerNames.count) trigger(s) loaded from \(configuration.triggersPath ?? "")")
+        return delivery
+    }
+
+    private static func bind(_ configuration: HearthConfiguration) throws(StartupError) -> BoundSocket {
+        do {
+            return try BoundSocket(host: configuration.host, port: configuration.port)
+        } catch {
+            throw .listen(host: configuration.host, port: configuration.port, reason: "\(error)")
+        }
+    }
+
+    /// Where the data is and the engine that opens it.
+    private static func engine(for configuration: HearthConfiguration) throws(StartupError) -> (StoreLocation, any EngineFactory) {
+        let location: StoreLocation
+        do {
+            location = try configuration.storeLocation()
+        } catch {
+            throw .storeSetting(error.description)
+        }
+        do {
+            return (location, try configuration.engines.factory(for: location))
+        } catch {
+            throw .store(error)
+        }
+    }
+
+    /// A node of a shared engine cannot know of another node's write before asking the
+    /// database, so it keeps no read cache: every read is the database's (issue 17).
+    private static func readCache(_ configuration: HearthConfiguration, engine: any EngineFactory) -> ReadCache {
+        ReadCache(maxBytes: engine.isShared ? 0 : configuration.readCacheBytes)
+    }
+
+    private static func hooks(listens: ListenAccess, signals: SharedEngineSignals, triggers: LateBox<TriggerDelivery>,
+                              metrics: ServerMetrics, logger: Logger) -> EngineHooks {
+        EngineHooks(
+            watch: listens.watchedLocations(below:),
+            observeCommit: metrics.recordCommit(writes:nanoseconds:),
+            observeStorage: { event in report(event, logger: logger, metrics: metrics) },
+            onCommit: { changes, view in
+                listens.committed(changes, view: view)
+                triggers.value?.committed(changes)  // wakes the deliverers whose patterns a change may match
+            },
+            onFeedGap: signals.feedGap(first:last:),
+            onLeaseLost: signals.leaseLost)
+    }
+
+    /// One server per data directory: a second one is refused before it opens the
+    /// database, naming the first one's pid; the kernel drops the lock when it dies.
+    private static func lockDataDirectory(of location: StoreLocation, engine: any EngineFactory) throws(StartupError) -> DataDirectoryLock? {
+        guard let directory = engine.dataDirectory(of: location) else { return nil }
+        do {
+            return try DataDirectoryLock.take(.server, directory: directory, create: true)
+        } catch {
+            throw .dataDirectory(error)
+        }
+    }
+
+    private static func openStore(_ location: StoreLocation, engine: any EngineFactory, hooks: EngineHooks,
+                                  configuration: HearthConfiguration, logger: Logger) throws(StartupError) -> any StorageEngine {
+        do {
+            return try Engines.open(location, options: configuration.store, hooks: hooks, logger: logger,
+                                    waitSeconds: configuration.storeStartupWaitSeconds, engines: configuration.engines)
+        } catch {
+            if engine.isShared, StartupBackoff.isTransient(error), let advice = engine.unreachableAdvice(configuration.store) {
+                throw .storeUnreachable(reason: "\(error)", waitedSeconds: configuration.storeStartupWaitSeconds,
+                                        advice: advice)
+            }
+            throw .store(error)
+        }
+    }
+
+    /// The rules' history; a rules file changed while Hearth was stopped is a change of the rules too.
+    private static func rulesHistory(_ store: any StorageEngine, rulesText: String, logger: Logger) -> RulesHistory {
+        let history = RulesHistory(records: store.consoleRecords, clock: WallClock.milliseconds, logger: logger)
+        history.record(rulesText, by: .fileAtStartup)
+        return history
+    }
+
+    /// Accounts, keys and mail; a failure closes `store`.
+    private static func auth(_ store: any StorageEngine, configuration: HearthConfiguration, logger: Logger) throws(StartupError) -> AuthContext {
+        do {
+            var settings = configuration.auth
+            // Another node may disable a user or revoke their tokens at any moment: every
+            // check reads the user's status from the database (issue 17).
+            if store.isShared { settings.userStatusCacheSeconds = 0 }
+            return try AuthContext.make(engine: store, settings: settings)
+                .withMail(configuration.auth, clock: WallClock.milliseconds) { message, outcome in
+                    logMail(message, outcome, logger: logger)
+                }
+        } catch let error as AuthContext.MailSettingsError {
+            store.close()
+            throw .mail(error.description)
+        } catch let error as AuthContext.ServiceAccountFileError {
+            store.close()
+            throw .serviceAccount(error.description)
+        } catch {
+            store.close()
+            throw .keys("\(error)")
+        }
+    }
+
+    /// What became of each email action's mail: logged without its address or link (the
+    /// link holds the code).
+    static func logMail(_ message: MailMessage, _ outcome: Mailer.Outcome, logger: Logger) {
+        switch outcome {
+        case .sent(let attempts): logger.info("email action mail sent (\(message.subject.split(separator: " ").prefix(2).joined(separator: " ")), \(attempts) attempt(s))")
+        case .failed(let error, let attempts): logger.warning("email action mail not sent after \(attempts) attempt(s): \(error)")
+        }
+    }
+
+    private static func console(_ store: any StorageEngine, configuration: HearthConfiguration) -> ConsoleAccounts? {
+        guard configuration.consoleEnabled else { return nil }
+        return ConsoleAccounts(store: store.consoleRecords, hasher: PasswordHasher(), idleSeconds: configuration.consoleIdleSeconds,
+                               clock: WallClock.milliseconds)
+    }
+
+    /// The onDisconnect ledger; operations of wire sessions that were open when Hearth last
+    /// stopped (a crash, a kill) run now, before anyone connects.
+    private static func onDisconnectLedger(_ store: any StorageEngine, database: Database, authenticator: Authenticator,
+                                           logger: Logger) -> OnDisconnectLedger {
+        let ledger = OnDisconnectLedger(records: store.onDisconnectRecords, database: database,
+                                        isStillValid: authenticator.isStillValid(uid:issuedAt:))
+        do {
+            let ran = try ledger.runLeftovers()
+            if ran > 0 { logger.info("ran \(ran) onDisconnect operations left by connections open when Hearth last stopped") }
+        } catch {
+            logger.error("cannot read the pending onDisconnect operations: \(error)")
+        }
+        return ledger
+    }
+
+    private static func wire(_ configuration: HearthConfiguration, database: Database, hub: StreamHub, auth: AuthContext,
+                             ledger: OnDisconnectLedger, sessions: WireSessionRegistry, logger: Logger) -> WireContext {
+        WireContext(database: database, hub: hub, authenticator: auth.authenticator, work: auth.work,
+                    clock: WallClock.milliseconds, logger: logger,
+                    limits: configuration.wire.fitted(toStreamsPerAddress: configuration.streams.maxStreamsPerAddress),
+                    namespaces: Set(configuration.namespaces), onDisconnect: ledger, sessions: sessions)
+    }
+
+    /// Every change of the running rules: recorded, logged, and the open listens reviewed.
+    private static func rulesSettings(_ configuration: HearthConfiguration, policy: RulesAccessPolicy, history: RulesHistory,
+                                      listens: ListenAccess, store: any StorageEngine, logger: Logger) -> RulesSettings {
+        RulesSettings(path: configuration.rulesPath, policy: policy, history: history) {
+            logger.info("rules replaced through /.settings/rules.json")
+            listens.reviewAccess(in: store)
+        }
+    }
+
+    /// The body of `GET /metrics`.
+    private static func metricsText(metrics: ServerMetrics, httpBox: LateBox<HTTPServer>, hub: StreamHub, readCache: ReadCache,
+                                    store: any StorageEngine, trimmer: MemoryTrimmer, triggers: TriggerDelivery?) -> @Sendable () -> [UInt8] {
+        {
+            let stats = httpBox.value?.stats ?? HTTPServerStats()
+            return metrics.render(http: stats, streams: hub.openStreams, eventsDelivered: hub.eventsDelivered, streamsEnded: hub.streamsEnded,
+                                  readCache: readCache.stats, storageFull: store.isStorageFull,
+                                  memoryTrims: trimmer.trims, databaseBytes: store.storageBytes() ?? 0, triggers: triggers)
+        }
+    }
+
+    private static func httpServer(_ configuration: HearthConfiguration, router: Router, metrics: ServerMetrics,
+                                   trimmer: MemoryTrimmer, logger: Logger) -> HTTPServer {
+        var httpConfiguration = HTTPServerConfiguration()
+        httpConfiguration.host = configuration.host
+        httpConfiguration.port = configuration.port
+        httpConfiguration.limits = configuration.limits
+        if let count = configuration.ioQueueCount { httpConfiguration.ioQueueCount = count }
+        httpConfiguration.trustedProxies = Set(configuration.trustedProxies)
+        httpConfiguration.uncappedPaths = HealthEndpoint.paths
+        let accessLog = configuration.logging.accessLog ? AccessLog(logger: logger) : nil
+        httpConfiguration.accessLog = { record in
+            trimmer.noteExchange(bytes: record.bytes + record.requestBytes)
+            metrics.record(record)
+            accessLog?.record(record)
+        }
+        return HTTPServer(configuration: httpConfiguration, handler: router, log: { message in logger.info("\(message)") })
+    }
+}
+
+extension AuthContext {
+    /// The account machinery over the engine's accounts, signing with `keys` (the engine's
+    /// own unless given).
+    static func make(engine: any StorageEngine, keys: (any SigningKeyStore)? = nil, settings: AuthSettings,
+                     hasher: PasswordHasher = PasswordHasher(),
+                     clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds) throws -> AuthContext {
+        let service = AccountService(accounts: engine.accountStore, keys: try KeyRing(store: keys ?? engine.signingKeys),
+                                     settings: settings, hasher: hasher, clock: clock,
+                                     serviceAccounts: try settings.customTokenServiceAccounts.map(Self.loadServiceAccount))
+        let seconds: @Sendable () -> Int64 = { clock() / 1000 }
+        // Several nodes count attempts in the database, so a limit holds for them all.
+        let shared = engine.limitCounters
+        return AuthContext(
+            service: service, authenticator: Authenticator(service: service, acceptEmulatorOwner: settings.acceptEmulatorOwner),
+            pool: HashingPool(width: hashingPoolWidth, maxBacklog: hashingBacklog),
+            work: DispatchQueue(label: "hearth.auth.work", attributes: .concurrent),
+            perAddress: RateLimiter(limit: settings.signInAttemptsPerMinute, clock: seconds, shared: shared, name: "address"),
+            perAccount: RateLimiter(limit: settings.signInAttemptsPerMinute, clock: seconds, shared: shared, name: "account"),
+            throttle: SignInThrottle(clock: seconds, shared: shared))
     }
 }

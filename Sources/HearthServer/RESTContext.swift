@@ -1,6 +1,6 @@
+import HearthAccounts
 import HearthHTTP
 import HearthJSON
-import HearthStore
 import HearthStreams
 import HearthTriggers
 import Logging
@@ -9,8 +9,6 @@ import Logging
 /// adapter over the database core: endpoints turn requests into `Database` calls and its
 /// results and `DatabaseError`s into HTTP answers (`response(for:)`); statuses exist only here.
 struct RESTContext: Sendable {
-    let store: any TreeStore
-    let policy: any AccessPolicy
     let pushIDs: SharedPushIDGenerator
     let logger: Logger
     /// Accounts, tokens and the Identity Toolkit endpoints.
@@ -26,28 +24,28 @@ struct RESTContext: Sendable {
     /// Rendered bodies of plain reads; whoever sets it must also invalidate it on every
     /// commit (`HearthService` does, in the store's `onCommit`).
     var readCache: ReadCache? = nil {
-        didSet { database = Database(store: store, policy: policy, readCache: readCache, effects: writeEffects) }
+        didSet { database = database.with(readCache: readCache) }
     }
     /// The effects of every write (issue 27: trigger events), asked per caller.
-    var writeEffects: (@Sendable (Caller) -> WriteEffects?)? = nil {
-        didSet { database = Database(store: store, policy: policy, readCache: readCache, effects: writeEffects) }
+    var writeEffects: Database.EffectsProvider? = nil {
+        didSet { database = database.with(effects: writeEffects) }
     }
     /// The admin console (issue 16); nil when it is off.
     var console: ConsoleAccounts? = nil
     /// The database triggers (issue 27), when a triggers file is set: the console's Triggers screen.
     var triggers: TriggerDelivery? = nil
-    /// The transport-neutral core over `store`, `policy` and `readCache`.
+    /// The transport-neutral core (its store, `policy`, `readCache` and write effects).
     private(set) var database: Database
+    /// Who may read and write what.
+    var policy: any AccessPolicy { database.policy }
 
-    init(store: any TreeStore, policy: any AccessPolicy, pushIDs: SharedPushIDGenerator, logger: Logger,
-         auth: AuthContext, streams: StreamHub) {
-        self.store = store
-        self.policy = policy
+    /// The composition root builds `database` over its store (`HearthService`).
+    init(database: Database, pushIDs: SharedPushIDGenerator, logger: Logger, auth: AuthContext, streams: StreamHub) {
+        self.database = database
         self.pushIDs = pushIDs
         self.logger = logger
         self.auth = auth
         self.streams = streams
-        self.database = Database(store: store, policy: policy)
     }
 
     /// What a failed request was doing: a store outage answers each differently.

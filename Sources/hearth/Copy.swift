@@ -3,6 +3,7 @@ import ArgumentParser
 import Glibc
 #endif
 import HearthJSON
+import HearthMaintenance
 import HearthServer
 import HearthStore
 

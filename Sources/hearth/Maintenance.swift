@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HearthJSON
+import HearthMaintenance
 import HearthServer
 import HearthStore
 #if canImport(Glibc)

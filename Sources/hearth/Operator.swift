@@ -1,4 +1,5 @@
 import ArgumentParser
+import HearthAccounts
 import HearthServer
 import HearthStore
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import HearthAuth
 import HearthJSON
+import HearthAccounts
 import HearthServer
 import HearthStore
 

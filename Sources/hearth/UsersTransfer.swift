@@ -1,5 +1,6 @@
 import ArgumentParser
 import HearthAuth
+import HearthMaintenance
 import HearthServer
 import HearthStore
 

@@ -8,6 +8,7 @@ import HearthTesting
 import Synchronization
 import Testing
 @testable import HearthServer
+import HearthAccounts
 
 /// Every account-side limit crossed.
 @Suite struct AuthLimitsTests {

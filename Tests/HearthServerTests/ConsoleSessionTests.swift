@@ -5,6 +5,7 @@ import HearthStore
 import Synchronization
 import Testing
 @testable import HearthServer
+import HearthAccounts
 
 /// The admin console's foundation (issue 16, point 1), at the router: administrators of
 /// their own, cookie sessions with CSRF tokens, idle and absolute expiry on an injected

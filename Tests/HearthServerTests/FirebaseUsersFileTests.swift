@@ -5,6 +5,8 @@ import HearthStore
 import HearthTesting
 import Testing
 @testable import HearthServer
+@testable import HearthMaintenance
+import HearthAccounts
 
 /// `hearth users import|export` below the CLI: the auth:export format, Firebase scrypt
 /// hashes checked at sign-in and replaced by Hearth's own.

@@ -10,6 +10,7 @@ import HearthStore
 import HearthStreams
 import Logging
 @testable import HearthServer
+import HearthAccounts
 
 /// The router over a real store in a fresh temp directory, driven in-process.
 final class RouterHarness: Sendable {

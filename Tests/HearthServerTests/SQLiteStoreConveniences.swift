@@ -3,6 +3,8 @@ import HearthJSON
 import HearthSQLite
 import HearthStore
 @testable import HearthServer
+import HearthAccounts
+@testable import HearthMaintenance
 
 // The tests' shorthands over a SQLite store, kept here so that HearthServer names no
 // engine (issue 26): each is the engine-neutral call it stands for.

@@ -3,6 +3,7 @@ import HearthTesting
 import Synchronization
 import Testing
 @testable import HearthServer
+import HearthAccounts
 
 /// Rate limits hold for every node together when the engine is shared (issue 17): two
 /// engines on one PostgreSQL database stand for two nodes, each with its own limiters.

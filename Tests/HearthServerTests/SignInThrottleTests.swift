@@ -3,6 +3,7 @@ import HearthStore
 import Synchronization
 import Testing
 @testable import HearthServer
+import HearthAccounts
 
 /// Issue 15, point 6: password guessing is slowed per (account, address) and per account,
 /// the owner still gets in, and `Retry-After` is the true wait. Injected clocks, no sleeps.

@@ -4,6 +4,7 @@ import HearthStore
 import HearthTesting
 import Testing
 @testable import HearthServer
+import HearthMaintenance
 
 /// `StoreTransfer` (hearth copy, and backup/restore of a PostgreSQL store) between two
 /// SQLite stores in this process: the engine protocol only, so what holds here holds for

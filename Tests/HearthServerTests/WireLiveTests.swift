@@ -1,6 +1,7 @@
 import Foundation
 import HearthJSON
 import HearthServer
+import HearthAccounts
 import HearthStore
 import HearthStreams
 import HearthTesting

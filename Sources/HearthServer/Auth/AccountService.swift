@@ -1,3 +1,4 @@
+import HearthAccounts
 import HearthAuth
 import HearthJSON
 import HearthStore
@@ -76,7 +77,7 @@ public struct AccountService: Sendable {
         guard let password, !password.isEmpty else { throw .missingPassword }
         let email = rawEmail.lowercased()
         guard var user = try wrap({ try accounts.user(email: email) }), let stored = user.passwordHash else {
-            _ = try? hasher.verify(password, against: Self.decoyHash)  // same work as a real check
+            _ = try? hasher.verify(password, against: Credentials.decoyHash)  // same work as a real check
             throw .invalidLoginCredentials
         }
         guard (try? hasher.verifyStored(password, against: stored)) == true else { throw .invalidLoginCredentials }
@@ -88,8 +89,6 @@ public struct AccountService: Sendable {
         return try startSession(for: user, now: now)
     }
 
-    /// A fixed hash verified when the email is unknown, so both failures cost the same.
-    static let decoyHash = (try? PasswordHasher().hash("hearth-decoy-password")) ?? ""
 
     // MARK: Tokens
 
@@ -399,21 +398,10 @@ public struct AccountService: Sendable {
 
     /// The email lowercased, or `INVALID_EMAIL`.
     func validate(email: String) throws(AuthError) -> String {
-        guard let normalized = Self.normalizedEmail(email) else { throw .invalidEmail }
+        guard let normalized = Credentials.normalizedEmail(email) else { throw .invalidEmail }
         return normalized
     }
 
-    /// `email` lowercased when it is one plausible address, else nil (shared with the
-    /// console's administrators).
-    static func normalizedEmail(_ email: String) -> String? {
-        let lower = email.lowercased()
-        let parts = lower.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
-              lower.utf8.count <= 320, !lower.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
-            return nil
-        }
-        return lower
-    }
 
     /// The password if long enough and not too long.
     func validate(password: String) throws(AuthError) -> String {

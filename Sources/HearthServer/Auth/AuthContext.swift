@@ -1,10 +1,10 @@
 import Dispatch
 import Foundation
 import HearthMail
+import HearthAccounts
 import HearthAuth
 import HearthHTTP
 import HearthJSON
-import HearthStore
 
 /// What the account endpoints share, built by the composition root.
 struct AuthContext: Sendable {
@@ -28,26 +28,6 @@ struct AuthContext: Sendable {
     static let hashingPoolWidth = 2
     /// Hashing jobs waiting at most; past it sign-ins get 429 at once.
     static let hashingBacklog = 256
-
-    /// The account machinery over the engine's accounts, signing with `keys` (the engine's
-    /// own unless given).
-    static func make(engine: any StorageEngine, keys: (any SigningKeyStore)? = nil, settings: AuthSettings,
-                     hasher: PasswordHasher = PasswordHasher(),
-                     clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds) throws -> AuthContext {
-        let service = AccountService(accounts: engine.accountStore, keys: try KeyRing(store: keys ?? engine.signingKeys),
-                                     settings: settings, hasher: hasher, clock: clock,
-                                     serviceAccounts: try settings.customTokenServiceAccounts.map(Self.loadServiceAccount))
-        let seconds: @Sendable () -> Int64 = { clock() / 1000 }
-        // Several nodes count attempts in the database, so a limit holds for them all.
-        let shared = engine.limitCounters
-        return AuthContext(
-            service: service, authenticator: Authenticator(service: service, acceptEmulatorOwner: settings.acceptEmulatorOwner),
-            pool: HashingPool(width: hashingPoolWidth, maxBacklog: hashingBacklog),
-            work: DispatchQueue(label: "hearth.auth.work", attributes: .concurrent),
-            perAddress: RateLimiter(limit: settings.signInAttemptsPerMinute, clock: seconds, shared: shared, name: "address"),
-            perAccount: RateLimiter(limit: settings.signInAttemptsPerMinute, clock: seconds, shared: shared, name: "account"),
-            throttle: SignInThrottle(clock: seconds, shared: shared))
-    }
 
     /// Why the mail settings cannot be used (the server does not start).
     struct MailSettingsError: Error, CustomStringConvertible {

@@ -1,6 +1,6 @@
+import HearthAccounts
 import HearthHTTP
 import HearthJSON
-import HearthStore
 
 /// An Identity Toolkit error (spec §4.2): HTTP 400 (mostly) with
 /// `{"error":{"code":400,"message":"CODE[ : detail]","errors":[{"message":…,"domain":"global","reason":"invalid"}]}}`.
@@ -48,7 +48,7 @@ public struct AuthError: Error, Sendable, Equatable {
     /// An unexpected failure below the service: a full disk says so, anything else is
     /// an internal error (its cause stays out of the response).
     static func unexpected(_ error: any Error) -> AuthError {
-        if let store = error as? StoreError, store.isDiskFull { return .storageFull }
+        if AccountStoreFailure.isStorageFull(error) { return .storageFull }
         return .internalError
     }
     public static let notFound = AuthError("NOT_FOUND", status: 404)

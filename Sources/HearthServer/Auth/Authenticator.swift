@@ -1,4 +1,5 @@
 import Dispatch
+import HearthAccounts
 import HearthAuth
 import HearthHTTP
 import HearthJSON
@@ -10,8 +11,8 @@ import Synchronization
 /// Admin tokens (`hearth token --admin`) make a caller that bypasses the rules.
 public final class Authenticator: Sendable {
     /// The custom claim that marks an operator's token (minted only by the CLI).
-    public static let adminClaim = "hearth_admin"
-    public static let adminUID = "hearth-admin"
+    public static let adminClaim = OperatorIdentity.claim
+    public static let adminUID = OperatorIdentity.uid
 
     let service: AccountService
     /// Tokens whose signature was already checked, by their exact text, with their expiry:

@@ -1,4 +1,5 @@
 import Dispatch
+import HearthAccounts
 import HearthAuth
 import HearthHTTP
 import HearthJSON

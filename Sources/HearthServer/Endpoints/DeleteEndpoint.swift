@@ -5,7 +5,7 @@ import HearthJSON
 enum DeleteEndpoint {
     static func handle(_ request: RESTRequest, caller: Caller, context: RESTContext, responder: HTTPResponder) {
         WriteEndpoint.submit(
-            WriteRequest.delete(at: request.path), echo: .fixed(.null),
+            DatabaseWrite.delete(at: request.path), echo: .fixed(.null),
             request: request, caller: caller, context: context, responder: responder)
     }
 }

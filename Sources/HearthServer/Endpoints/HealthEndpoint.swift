@@ -1,6 +1,5 @@
 import HearthDatabase
 import HearthHTTP
-import HearthStore
 
 /// `GET /healthz`: the process is up and serving HTTP. `GET /readyz`: the store takes
 /// writes (a write transaction opens on the writer, and space has come back after writes
@@ -16,24 +15,24 @@ enum HealthEndpoint {
     }
 
     static func readyz(context: RESTContext, responder: HTTPResponder) {
-        context.store.checkWritable { result in
+        context.database.checkWritable { result in
             switch result {
             case .success:
                 responder.respond(JSONResponse.make(.object(["status": .string("ready")]), options: QueryOptions.defaults))
-            case .failure(let error as StoreError) where error.isDiskFull:
+            case .failure(let notReady) where notReady.reason == .storageFull:
                 // The storage observer has logged what to do.
                 // The store's own text names the data directory: that stays in the log.
                 responder.respond(APIError(503, "Not ready: the data volume is full, writes are refused until space is freed",
-                                           detail: "less than \(StorageEvent.reserveBytes) bytes free beside the reserve").response)
-            case .failure(let error):
+                                           detail: "less than \(NotReady.reserveBytes) bytes free beside the reserve").response)
+            case .failure(let failure):
                 // A balancer asks every few seconds: an unreachable database is logged once
                 // per outage (StoreOutageLog), not once per probe.
-                if case .unavailable = DatabaseError.from(error) {
-                    context.logger.debug("readiness check failed: \(error)")
+                if failure.isOutage {
+                    context.logger.debug("readiness check failed: \(failure.detail)")
                 } else {
-                    context.logger.warning("readiness check failed: \(error)")
+                    context.logger.warning("readiness check failed: \(failure.detail)")
                 }
-                responder.respond(notReady(error).response)
+                responder.respond(Self.notReady(failure).response)
             }
         }
     }
@@ -41,20 +40,19 @@ enum HealthEndpoint {
     /// The 503 of a readiness check that failed for another reason than a full volume: why,
     /// in the terms of docs/api.md and docs/scaling.md (the store's own text stays in the log).
     static func notReady(_ error: any Error) -> APIError {
-        var store = error as? StoreError
-        switch error as? WriteFailure {
-        case .store(let inner)?, .outcomeUnknown(let inner)?: store = inner
-        default: break
-        }
+        notReady(error as? NotReady ?? NotReady(error))
+    }
+
+    static func notReady(_ notReady: NotReady) -> APIError {
         let reason: String
-        switch store {
-        case .closed?:
+        switch notReady.reason {
+        case .closed:
             reason = "Not ready: the data store is closed (the server is stopping)"
-        case .engine(let failure)? where failure.kind == .unavailable:
+        case .unreachable:
             reason = "Not ready: the database cannot be reached; reads and writes fail until it answers"
-        case .engine(let failure)? where failure.kind == .busy || failure.kind == .conflict:
+        case .locked:
             reason = "Not ready: the database is locked by another process; writes wait until it is released"
-        default:
+        case .storageFull, .other:
             reason = "Not ready: the data store does not take writes"
         }
         return APIError(503, reason, headers: APIError.storeRetryAfter)

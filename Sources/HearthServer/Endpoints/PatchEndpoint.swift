@@ -7,7 +7,7 @@ enum PatchEndpoint {
     static func handle(_ request: RESTRequest, caller: Caller, context: RESTContext, responder: HTTPResponder) throws(APIError) {
         let body = try WriteEndpoint.body(request)
         do {
-            guard let update = try WriteRequest.update(body, at: request.path) else {
+            guard let update = try DatabaseWrite.update(body, at: request.path) else {
                 // `{}` changes nothing: answer without a write, so no empty change is logged.
                 return responder.respond(JSONResponse.make(body, options: request.options, render: false))
             }

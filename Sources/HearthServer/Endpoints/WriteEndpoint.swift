@@ -1,7 +1,7 @@
 import Dispatch
 import HearthHTTP
+import HearthDatabase
 import HearthJSON
-import HearthStore
 
 /// The shared tail of every write: queue it for the writer with the rules gate, then
 /// answer with `echo` once it committed.
@@ -18,22 +18,22 @@ enum WriteEndpoint {
     }
 
     static func submit(
-        _ operation: WriteOperation, echo: Echo, render: Bool = true,
+        _ operation: DatabaseWrite, echo: Echo, render: Bool = true,
         request: RESTRequest, caller: Caller, context: RESTContext, responder: HTTPResponder
     ) {
         // `if-match` (spec §1.4): compare-and-set on the ETag, decided on the writer's view.
-        let precondition = ETag.ifMatch(request.http).map { WriteRequest.Precondition.ifMatch($0, etagOf: ETag.of) }
+        let precondition = ETag.ifMatch(request.http).map { Database.Precondition.ifMatch($0, etagOf: ETag.of) }
         let wantsTag = ETag.wanted(request.http) || precondition != nil
         let hasServerValues = operation.hasServerValues
         context.database.write(operation, as: caller, precondition: precondition) { result in
             switch result {
-            case .success(let outcome):
-                let written = Self.value(outcome.applied, at: request.path)
+            case .success(let applied):
+                let written = applied.replacedValue(at: request.path)
                 let body: JSONValue
                 switch echo {
                 case .applied: body = written
                 case .fixed(let value): body = value
-                case .patchBody(let original): body = hasServerValues ? Self.resolvedEcho(outcome.applied) : original
+                case .patchBody(let original): body = hasServerValues ? applied.updatedChildren : original
                 }
                 // The completion runs on the single writer: render a structured echo (a
                 // whole subtree for a PUT) elsewhere so the writer moves on to the next batch.
@@ -60,23 +60,6 @@ enum WriteEndpoint {
         }
     }
 
-    /// The stored value the applied operation left at `path`, when the operation is a
-    /// replacement at `path` (PUT, DELETE); else null (only used for ETags of such writes).
-    static func value(_ applied: WriteOperation, at path: DataPath) -> JSONValue {
-        if case .set(let entry) = applied, entry.path == path { return entry.value ?? .null }
-        return .null
-    }
-
-    /// A PATCH echo with server values resolved: the applied entries by their relative path.
-    static func resolvedEcho(_ applied: WriteOperation) -> JSONValue {
-        guard case .update(let updateBase, let entries) = applied else { return .null }
-        var members: [JSONKey: JSONValue] = [:]
-        for entry in entries {
-            members[entry.path.segments.dropFirst(updateBase.count).joined(separator: "/")] = entry.value ?? .null
-        }
-        return .object(members)
-    }
-
     /// The request body as JSON; a missing or unparsable body is 400 (spec §1.2).
     static func body(_ request: RESTRequest, allowEmpty: Bool = false) throws(APIError) -> JSONValue {
         if request.http.body.isEmpty {
@@ -91,9 +74,9 @@ enum WriteEndpoint {
     }
 
     /// The set of the normalised value (nil deletes) or a 400 naming what is wrong.
-    static func set(_ value: JSONValue, at path: DataPath) throws(APIError) -> WriteOperation {
+    static func set(_ value: JSONValue, at path: DataPath) throws(APIError) -> DatabaseWrite {
         do {
-            return try WriteRequest.set(value, at: path)
+            return try DatabaseWrite.set(value, at: path)
         } catch {
             throw .badRequest(error.description)
         }

@@ -1,7 +1,6 @@
 import Dispatch
 import HearthHTTP
 import HearthJSON
-import HearthStore
 import HearthStreams
 import HearthWire
 
@@ -11,13 +10,13 @@ extension WireSession {
     func put(number: Int64?, _ members: [JSONKey: JSONValue]) {
         guard let data = members["d"] else { return invalid(number, "put needs p and d") }
         guard let path = requestPath(number, members, action: "put") else { return }
-        let operation: WriteOperation
+        let operation: DatabaseWrite
         do {
-            operation = try WriteRequest.set(data, at: path)
+            operation = try DatabaseWrite.set(data, at: path)
         } catch {
             return answer(number, "invalid_data", .string(error.description))
         }
-        var precondition: WriteRequest.Precondition? = nil
+        var precondition: Database.Precondition? = nil
         if case .string(let hash)? = members["h"] { precondition = .ifHash(hash, nodeHash: SDKHash.hash) }
         write(number: number, operation, precondition: precondition)
     }
@@ -26,14 +25,14 @@ extension WireSession {
         guard let data = members["d"] else { return invalid(number, "merge needs p and d") }
         guard let path = requestPath(number, members, action: "merge") else { return }
         do {
-            guard let update = try WriteRequest.update(data, at: path) else { return answer(number, "ok", .string("")) }
+            guard let update = try DatabaseWrite.update(data, at: path) else { return answer(number, "ok", .string("")) }
             write(number: number, update, precondition: nil)
         } catch {
             answer(number, "invalid_data", .string(error.description))
         }
     }
 
-    func write(number: Int64?, _ operation: WriteOperation, precondition: WriteRequest.Precondition?) {
+    func write(number: Int64?, _ operation: DatabaseWrite, precondition: Database.Precondition?) {
         context.database.write(operation, as: credential.caller, precondition: precondition) { result in
             switch result {
             case .success: self.answerLater(number, "ok", .string(""))
@@ -74,13 +73,13 @@ extension WireSession {
     func registerOnDisconnect(number: Int64?, merge: Bool, _ members: [JSONKey: JSONValue]) {
         guard let data = members["d"] else { return invalid(number, "onDisconnect needs p and d") }
         guard let path = requestPath(number, members, action: "onDisconnect") else { return }
-        let operation: WriteOperation
+        let operation: DatabaseWrite
         do {
             if merge {
-                guard let update = try WriteRequest.update(data, at: path) else { return answer(number, "ok", .string("")) }
+                guard let update = try DatabaseWrite.update(data, at: path) else { return answer(number, "ok", .string("")) }
                 operation = update
             } else {
-                operation = try WriteRequest.set(data, at: path)
+                operation = try DatabaseWrite.set(data, at: path)
             }
         } catch {
             return answer(number, "invalid_data", .string("\(error)"))
@@ -96,7 +95,7 @@ extension WireSession {
                     // The connection ended while this was being checked: the client never
                     // learns it was registered, and end() has run the queue already.
                     if self.closed { return self.done() }
-                    let entry = OnDisconnectLedger.Entry(position: self.nextPosition, operation: operation, caller: caller)
+                    let entry = OnDisconnectLedger.Entry(position: self.nextPosition, write: operation, caller: caller)
                     self.nextPosition += 1
                     self.registeredOnDisconnect = true
                     let (ledger, session) = (self.context.onDisconnect, self.sessionID.description)

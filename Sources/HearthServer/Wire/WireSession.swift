@@ -2,7 +2,6 @@ import Dispatch
 import HearthHTTP
 import HearthJSON
 import HearthRules
-import HearthStore
 import HearthStreams
 import HearthWire
 import Logging
@@ -290,8 +289,8 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
             registerOnDisconnect(number: number, merge: action == "om", members)
         case "oc":
             guard let path = requestPath(number, members, action: "oc") else { return }
-            let cancelled = onDisconnect.filter { path.isPrefix(of: Self.base(of: $0.operation)) }
-            onDisconnect.removeAll { path.isPrefix(of: Self.base(of: $0.operation)) }
+            let cancelled = onDisconnect.filter { path.isPrefix(of: $0.base) }
+            onDisconnect.removeAll { path.isPrefix(of: $0.base) }
             let (ledger, session, positions) = (context.onDisconnect, sessionID.description, cancelled.map(\.position))
             context.work.async {
                 do {
@@ -304,13 +303,6 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
             }
         default:
             invalid(number, "unknown action \(action.prefix(20))")
-        }
-    }
-
-    static func base(of operation: WriteOperation) -> DataPath {
-        switch operation {
-        case .set(let entry): return entry.path
-        case .update(let base, _): return base
         }
     }
 

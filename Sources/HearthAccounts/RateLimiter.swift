@@ -32,7 +32,7 @@ public final class RateLimiter: Sendable {
         self.name = name
     }
 
-    var trackedKeys: Int { windows.withLock { $0.count } }
+    public var trackedKeys: Int { windows.withLock { $0.count } }
 
     /// Counts one attempt for `key`. Nil when allowed, else the seconds until it may retry.
     public func attempt(_ key: String) -> Int? {

@@ -65,10 +65,10 @@ public final class SignInThrottle: Sendable {
         ("throttle:pair:" + account + "\u{1}" + address, "throttle:account:" + account)
     }
 
-    static func pairKey(_ account: String, _ address: String) -> String { account + "\u{0}" + address }
+    public static func pairKey(_ account: String, _ address: String) -> String { account + "\u{0}" + address }
 
     /// The wait after `failures` failures beyond the free ones (0 when none).
-    static func backoff(beyond count: Int) -> Int64 {
+    public static func backoff(beyond count: Int) -> Int64 {
         guard count > 0 else { return 0 }
         let doublings = min(count - 1, 20)
         return min(maxBackoffSeconds, firstBackoffSeconds << Int64(doublings))
@@ -147,7 +147,7 @@ public final class SignInThrottle: Sendable {
         }
     }
 
-    var trackedKeys: Int { state.withLock { $0.pairs.count + $0.accounts.count } }
+    public var trackedKeys: Int { state.withLock { $0.pairs.count + $0.accounts.count } }
 
     private static func bound(_ state: inout State, now: Int64, max: Int) {
         guard state.pairs.count + state.accounts.count >= max else { return }

@@ -6,12 +6,12 @@ import Logging
 /// running rules change records here: the console (its administrator's email),
 /// `PUT /.settings/rules.json` (an admin token), a `SIGHUP` reload and a file changed
 /// while Hearth was stopped (found at startup).
-struct RulesHistory: Sendable {
+public struct RulesHistory: Sendable {
     /// Versions kept.
-    static let kept = 20
+    public static let kept = 20
 
     /// Who or what changed the rules, as the history shows it.
-    enum Author: Sendable, Equatable, CustomStringConvertible {
+    public enum Author: Sendable, Equatable, CustomStringConvertible {
         /// A console administrator, by email.
         case console(String)
         /// `PUT /.settings/rules.json` with an admin credential.
@@ -21,7 +21,7 @@ struct RulesHistory: Sendable {
         /// The file as Hearth found it when it started.
         case fileAtStartup
 
-        var description: String {
+        public var description: String {
             switch self {
             case .console(let email): return email
             case .adminToken: return "admin token (PUT /.settings/rules.json)"
@@ -31,14 +31,18 @@ struct RulesHistory: Sendable {
         }
     }
 
-    let records: any ConsoleRecords
+    public let records: any ConsoleRecords
     /// Milliseconds since the epoch.
-    let clock: @Sendable () -> Int64
-    let logger: Logger
+    public let clock: @Sendable () -> Int64
+    public let logger: Logger
+
+    public init(records: any ConsoleRecords, clock: @escaping @Sendable () -> Int64, logger: Logger) {
+        (self.records, self.clock, self.logger) = (records, clock, logger)
+    }
 
     /// Records `text` as the newest version unless it is the newest already (a reload or a
     /// save that changed nothing). The rules already run: a failure is logged, not thrown.
-    func record(_ text: String, by author: Author) {
+    public func record(_ text: String, by author: Author) {
         do {
             if try records.rulesHistory().first?.text == text { return }
             try records.recordRules(text, by: author.description, at: clock(), keep: Self.kept)
@@ -48,7 +52,7 @@ struct RulesHistory: Sendable {
     }
 
     /// The recorded versions, newest first.
-    func versions() throws -> [ConsoleStore.RulesVersion] {
+    public func versions() throws -> [ConsoleStore.RulesVersion] {
         try records.rulesHistory()
     }
 }

@@ -66,7 +66,7 @@ public struct ConsoleAccounts: Sendable {
     }
 
     static func normalized(_ email: String) throws(Failure) -> String {
-        guard let normalized = AccountService.normalizedEmail(email) else { throw .invalidEmail }
+        guard let normalized = Credentials.normalizedEmail(email) else { throw .invalidEmail }
         return normalized
     }
 
@@ -115,7 +115,7 @@ public struct ConsoleAccounts: Sendable {
     /// Checks the password (the same work for an unknown email) and starts a session.
     public func signIn(email: String, password: String) throws(Failure) -> Session {
         guard let email = try? Self.normalized(email), let admin = try wrap({ try store.admin(email: email) }) else {
-            _ = try? hasher.verify(password, against: AccountService.decoyHash)
+            _ = try? hasher.verify(password, against: Credentials.decoyHash)
             throw .wrongCredentials
         }
         guard (try? hasher.verify(password, against: admin.passwordHash)) == true else { throw .wrongCredentials }

@@ -18,7 +18,7 @@ public final class KeyRing: Sendable {
 
     /// An unknown `kid` makes the ring re-read the store (a rotation by another process or
     /// node) only when a key of that name exists, so forged `kid`s cost one lookup.
-    static func isPlausibleKID(_ kid: String) -> Bool {
+    public static func isPlausibleKID(_ kid: String) -> Bool {
         !kid.isEmpty && kid.utf8.count <= 64 && kid.utf8.allSatisfy {
             ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D || $0 == 0x5F
         }

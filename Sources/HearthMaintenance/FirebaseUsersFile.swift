@@ -1,3 +1,4 @@
+import HearthAccounts
 import HearthAuth
 import HearthJSON
 import HearthStore
@@ -138,7 +139,7 @@ public enum FirebaseUsersFile {
                 throw .invalidUser(index: index, uid: nil, reason: "localId must be 1-\(FirebaseUsersFile.maxUIDBytes) bytes without control characters")
             }
             func fail(_ reason: String) -> FileError { .invalidUser(index: index, uid: uid, reason: reason) }
-            guard uid != Authenticator.adminUID else { throw fail("the uid is reserved for operators' admin tokens") }
+            guard uid != OperatorIdentity.uid else { throw fail("the uid is reserved for operators' admin tokens") }
             func string(_ name: String) throws(FileError) -> String? {
                 switch fields[name] {
                 case nil, .null?: return nil
@@ -190,7 +191,7 @@ public enum FirebaseUsersFile {
                     throw fail("customAttributes must be a JSON object of at most \(FirebaseUsersFile.maxCustomAttributesBytes) bytes")
                 }
                 // The names ID tokens reserve, and the operator marker, as for claims set over REST.
-                if object[Authenticator.adminClaim] != nil { throw fail("customAttributes may not set \(Authenticator.adminClaim)") }
+                if object[OperatorIdentity.claim] != nil { throw fail("customAttributes may not set \(OperatorIdentity.claim)") }
                 do {
                     _ = try IDTokenClaims.validateCustomClaims(.object(object))
                 } catch {
