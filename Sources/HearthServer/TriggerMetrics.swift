@@ -1,5 +1,4 @@
 import CoreMetrics
-import HearthStore
 import HearthTriggers
 import Prometheus
 import Synchronization
@@ -38,7 +37,7 @@ final class TriggerMetrics: Sendable {
 
     /// Brings every running trigger's series up to date.
     func update(_ delivery: TriggerDelivery) {
-        let now = WallClock.milliseconds()
+        let now = delivery.now()
         let limited = delivery.rateGuard.limited
         for (status, pending, oldestAt) in delivery.status() {
             series.withLock { all in

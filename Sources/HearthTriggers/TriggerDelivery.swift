@@ -13,6 +13,8 @@ public final class TriggerDelivery: Sendable {
     public let outbox: any TriggerOutbox
     private let options: TriggerDeliverer.Options
     private let clock: @Sendable () -> Int64
+    /// The delivery's clock (ms since the epoch): what its ages are measured against.
+    public func now() -> Int64 { clock() }
     private let logger: Logger
     private struct State {
         var origin: EventOrigin

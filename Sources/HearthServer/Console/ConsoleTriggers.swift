@@ -1,6 +1,5 @@
 import HearthHTTP
 import HearthJSON
-import HearthStore
 import HearthTriggers
 
 /// The console's Triggers screen (issue 27, point 4): each trigger's event, ref, url (no
@@ -35,7 +34,7 @@ extension ConsoleRoute {
                                                    statuses: delivery.status().map(\.status))
                 let dead = try outbox.deadLetters(trigger: trigger, limit: Self.deadLettersShown)
                 respond(Self.json(["configured": true, "triggers": .array(rows.map(\.json)), "dead": .array(dead.map(\.json)),
-                                   "now": .int(WallClock.milliseconds())]))
+                                   "now": .int(delivery.now())]))
             case ("triggers/resend", "POST"):
                 guard case .object(let body)? = try? JSONParser.parse(request.body), case .array(let items)? = body["ids"] else {
                     return respond(Self.error(400, "send {\"ids\": [dead letter ids]}"))
