@@ -121,7 +121,7 @@ let package = Package(
             name: "HearthServerTests",
             dependencies: ["HearthServer", "HearthHTTP", "HearthJSON", "HearthRules", "HearthStore", "HearthSQLite", "HearthAuth", "HearthStreams", "HearthMail", "HearthTesting"]),
         // Python/: drivers for the official firebase-admin SDK, run with $HEARTH_PYTHON.
-        .testTarget(name: "EndToEndTests", dependencies: ["HearthJSON", "HearthTesting"], exclude: ["Python"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["HearthJSON", "HearthHTTPClient", "HearthTesting"], exclude: ["Python"]),
     ],
     swiftLanguageModes: [.v6]
 )

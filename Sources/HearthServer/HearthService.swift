@@ -134,7 +134,7 @@ public final class HearthService: Sendable {
             observeStorage: { [logger] event in Self.report(event, logger: logger, metrics: metrics) },
             onCommit: { changes, view in
                 listens.committed(changes, view: view)
-                triggersBox.value?.committed()
+                triggersBox.value?.committed(changes)
             },
             onFeedGap: { [logger] first, last in
                 logger.error("this node missed changes \(first)...\(last): they left the change log before it read them (it fell more than the log's window behind). Every stream on this node is closed; clients reconnect and start over")

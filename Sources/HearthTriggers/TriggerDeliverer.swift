@@ -48,9 +48,16 @@ final class TriggerDeliverer: Sendable {
 
     private struct State {
         var definition: TriggerDefinition
+        /// A wake-up is signalled and not yet taken: many commits wake a busy deliverer once.
+        var woken = false
+        var started = false
         var stopped = false
         var status: TriggerStatus
     }
+
+    /// How long `stop` waits for an attempt under way; past it the attempt is abandoned to
+    /// its thread (its event stays pending and is sent again: at least once).
+    static let stopWaitSeconds = 5
 
     private let outbox: any TriggerOutbox
     private let origin: EventOrigin
@@ -68,6 +75,11 @@ final class TriggerDeliverer: Sendable {
     }
 
     func start() {
+        let go = state.withLock { state in
+            defer { state.started = true }
+            return !state.started && !state.stopped
+        }
+        guard go else { return }
         Thread.detachNewThread { [self] in
             run()
             finished.signal()
@@ -83,24 +95,34 @@ final class TriggerDeliverer: Sendable {
         wake()
     }
 
-    func wake() { wakeUp.signal() }
-
-    /// Stops after the attempt under way (bounded by the trigger's timeout) and waits for it.
-    func stop() {
-        let wasStopped = state.withLock { state in
-            defer { state.stopped = true }
-            return state.stopped
+    func wake() {
+        let signal = state.withLock { state in
+            defer { state.woken = true }
+            return !state.woken
         }
-        guard !wasStopped else { return }
+        if signal { wakeUp.signal() }
+    }
+
+    /// Stops after the attempt under way, waiting for it at most `stopWaitSeconds`.
+    func stop() {
+        let running = state.withLock { state in
+            defer { state.stopped = true }
+            return state.started && !state.stopped
+        }
+        guard running else { return }
         wakeUp.signal()
-        finished.wait()
+        if finished.wait(timeout: .now() + .seconds(Self.stopWaitSeconds)) == .timedOut {
+            logger.notice("trigger \(name): an attempt was still under way at stop; its event stays pending and is sent again")
+        }
     }
 
     private var isStopped: Bool { state.withLock { $0.stopped } }
 
     /// Sleeps until woken or `milliseconds` passed.
     private func sleep(_ milliseconds: Int64) {
-        _ = wakeUp.wait(timeout: .now() + .milliseconds(Int(max(1, min(milliseconds, options.idleMilliseconds)))))
+        if wakeUp.wait(timeout: .now() + .milliseconds(Int(max(1, min(milliseconds, options.idleMilliseconds))))) == .success {
+            state.withLock { $0.woken = false }
+        }
     }
 
     private func run() {

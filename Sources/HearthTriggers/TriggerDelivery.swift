@@ -112,10 +112,14 @@ public final class TriggerDelivery: Sendable {
         }
     }
 
-    /// Something was committed: every deliverer looks at its outbox (cheap when empty).
-    /// The engine's `onCommit` calls it.
-    public func committed() {
-        for deliverer in current.withLock({ Array($0.deliverers.values) }) { deliverer.wake() }
+    /// Changes were committed (on this node or, on a shared engine, another): the
+    /// deliverers of triggers whose patterns could match them look at their outbox. The
+    /// engine's `onCommit` calls it.
+    public func committed(_ changes: [Change]) {
+        let (matcher, deliverers) = current.withLock { ($0.matcher, $0.deliverers) }
+        for trigger in matcher.triggers where changes.contains(where: { TriggerMatcher.affects(trigger.ref, $0.path) }) {
+            deliverers[trigger.name]?.wake()
+        }
     }
 
     /// Per trigger: this process's counters and last error, with the outbox's backlog.

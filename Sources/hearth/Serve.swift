@@ -15,7 +15,8 @@ struct Serve: AsyncParsableCommand {
             Settings come from, highest first: flags, HEARTH_* environment variables, the JSON \
             config file (--config or HEARTH_CONFIG; an object keyed by the names below), \
             defaults. The server refuses to start on a missing or invalid rules file; SIGHUP \
-            reloads it (an invalid file keeps the old rules). SIGTERM or SIGINT stop it \
+            reloads it (an invalid file keeps the old rules), and the triggers file too \
+            (--triggers; an invalid one keeps the running triggers). SIGTERM or SIGINT stop it \
             gracefully. Every setting (environment / config key / flag, default) — also in \
             docs/configuration.md:
 

@@ -75,8 +75,10 @@ final class FunctionsFramework {
         return path
     }
 
+    /// `Bearer owner` is the admin credential (either engine).
     static func serve(_ directory: String, triggers: String) throws -> HearthProcess {
-        try HearthProcess.serve(dataDirectory: directory, rules: rules, environment: ["HEARTH_TRIGGERS": triggers])
+        try HearthProcess.serve(dataDirectory: directory, rules: rules,
+                                environment: ["HEARTH_TRIGGERS": triggers, "HEARTH_ACCEPT_EMULATOR_OWNER": "true"])
     }
 
     static func signUp(_ base: String) throws -> (uid: String, token: String) {
@@ -91,11 +93,10 @@ final class FunctionsFramework {
         let functions = try FunctionsFramework(python: python, directory: work.path)
         let server = try Self.serve(dir.path, triggers: Self.triggersFile(port: functions.port, in: work.path))
         let (uid, token) = try Self.signUp(server.baseURL)
-        let admin = try run(HearthProcess.binaryPath, ["token", "--admin", "--data-dir", dir.path]).output.trimmingCharacters(in: .whitespacesAndNewlines)
         let favorite = server.baseURL + "/users/\(uid)/favorites/f1.json"
         #expect(try curl("PUT", favorite + "?auth=\(token)", body: #"{"name": "Oslo", "lat": 59}"#).status == 200)
         #expect(try curl("PATCH", favorite + "?auth=\(token)", body: #"{"name": "Bergen", "lat": null}"#).status == 200)
-        #expect(try curl("DELETE", favorite + "?auth=\(admin)").status == 200)
+        #expect(try curl("DELETE", favorite, headers: ["Authorization: Bearer owner"]).status == 200)
         // 3 written + created + updated + deleted.
         let calls = try functions.waitFor(6, "six calls")
         func ofKind(_ kind: String) -> [[String: Any]] { calls.filter { $0["kind"] as? String == kind } }
@@ -215,6 +216,23 @@ final class FunctionsFramework {
         #expect(try curl("PUT", server.baseURL + "/a/3.json", body: "3").status == 200)
         #expect(try curl("PUT", server.baseURL + "/b/1.json", body: "1").status == 200)
         try waitForRefs(["a/1", "a/2", "b/1"])
+        server.signal(SIGTERM)
+        #expect(try server.waitForExit() == 0)
+    }
+
+    /// A write that would cause more than `maxEventsPerWrite` (1,000) events is refused
+    /// whole with 413; one at the limit is taken.
+    @Test func aWriteCausingTooManyEventsIsRefused() throws {
+        let dir = TemporaryDirectory(), work = TemporaryDirectory()
+        let server = try Self.serve(dir.path, triggers: Self.triggersFile(port: try freeLoopbackPort(), in: work.path))
+        let (uid, token) = try Self.signUp(server.baseURL)
+        // Each new favourite is two events (created and written).
+        func body(_ favorites: Int) -> String { "{" + (0..<favorites).map { "\"f\($0)\": 1" }.joined(separator: ",") + "}" }
+        let favorites = server.baseURL + "/users/\(uid)/favorites.json?auth=\(token)"
+        let refused = try curl("PUT", favorites, body: body(501))
+        #expect(refused.status == 413 && refused.body.contains("more than 1000 trigger events"), "\(refused.body)")
+        #expect(try curl("GET", favorites).body == "null")
+        #expect(try curl("PUT", favorites, body: body(500)).status == 200)
         server.signal(SIGTERM)
         #expect(try server.waitForExit() == 0)
     }

@@ -45,7 +45,7 @@ import Testing
 
     init() throws {
         let box = self.box
-        store = try SQLiteTreeStore(directory: directory.path, onCommit: { _, _ in box.delivery.withLock { $0 }?.committed() })
+        store = try SQLiteTreeStore(directory: directory.path, onCommit: { changes, _ in box.delivery.withLock { $0 }?.committed(changes) })
     }
 
     static func path(_ text: String) -> DataPath { try! DataPath(string: text) }

@@ -1,0 +1,61 @@
+import Foundation
+import HearthHTTPClient
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// HearthHTTPClient's https (trigger deliveries, JWKS fetches) against a real TLS server,
+/// `openssl s_server -www`, with a certificate for `localhost` made here. In this target
+/// because it runs child processes (`Spawn`).
+@Suite struct HTTPClientTLSEndToEndTests {
+    /// https against `openssl s_server -www` with a certificate for `localhost` made here:
+    /// trusted through `caFile`, refused without it (the system's authorities do not know it).
+    @Test func httpsVerifiesTheCertificateAndTheName() throws {
+        let directory = TemporaryDirectory()
+        let openssl = "/usr/bin/openssl"
+        let made = try Spawn.run(openssl, ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
+                          "-days", "1", "-keyout", directory.path + "/key.pem", "-out", directory.path + "/cert.pem"], input: nil)
+        try #require(made.status == 0)
+        let port = try freeLoopbackPort()
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: openssl)
+        server.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", directory.path + "/cert.pem", "-key", directory.path + "/key.pem", "-www", "-quiet"]
+        server.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        server.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try server.run()
+        defer {
+            kill(server.processIdentifier, SIGKILL)
+            server.waitUntilExit()
+        }
+        let url = try HTTPURL("https://localhost:\(port)/")
+        let trusting = HTTPClient(timeoutSeconds: 10, caFile: directory.path + "/cert.pem")
+        let answer = try Self.onceListening { try trusting.send(HTTPClientRequest(url: url)) }
+        #expect(answer.status == 200 && String(decoding: answer.body, as: UTF8.self).contains("<HTML>"))
+        let untrusted = Result { try HTTPClient(timeoutSeconds: 10).send(HTTPClientRequest(url: url)) }
+        #expect(Self.tlsFailure(untrusted)?.contains("not trusted") == true, "\(untrusted)")
+        // The name is checked too: 127.0.0.1 is not in the certificate.
+        #expect(throws: HTTPClientError.self) {
+            try trusting.send(HTTPClientRequest(url: try HTTPURL("https://127.0.0.1:\(port)/")))
+        }
+    }
+
+    /// `body`'s answer, retried while the connection is refused (60 s safety net): a
+    /// server that is starting.
+    static func onceListening(_ body: () throws -> HTTPClientResponse) throws -> HTTPClientResponse {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while true {
+            let result = Result(catching: body)
+            if case .failure(let error as HTTPClientError) = result, error.isRefused, ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: 0.02)
+                continue
+            }
+            return try result.get()
+        }
+    }
+
+    static func tlsFailure(_ result: Result<HTTPClientResponse, any Error>) -> String? {
+        guard case .failure(let error as HTTPClientError) = result, case .connection(.tls(let why)) = error else { return nil }
+        return why
+    }
+}
