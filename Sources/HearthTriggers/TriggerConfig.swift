@@ -17,6 +17,9 @@ public struct TriggerDefinition: Sendable, Hashable {
     public var headers: [String: String]
     /// When set, every delivery carries `X-Hearth-Signature: sha256=<hex HMAC-SHA256 of the body>`.
     public var hmacSecret: String?
+    /// The loop guard's sustained rate for this trigger (`maxEventsPerSecond`); nil: the
+    /// server's default, `TriggerLimits.defaultEventsPerSecond`.
+    public var maxEventsPerSecond: Int?
 
     public init(name: String, kind: TriggerEventKind, ref: RefPattern, url: HTTPURL, retry: Bool = false,
                 instance: RefPattern? = nil, timeoutSeconds: Int = TriggerLimits.defaultTimeoutSeconds,
@@ -56,6 +59,12 @@ public enum TriggerLimits {
     public static let batchSize = 64
     /// A deliverer's lease on its trigger (shared engines), renewed while it delivers.
     public static let leaseSeconds = 30
+    /// The loop guard (`TriggerRateGuard`): events one trigger records per second,
+    /// sustained, unless its `maxEventsPerSecond` says otherwise, within `eventsPerSecondRange`;
+    /// bursts of `rateBurstSeconds` seconds' worth above it.
+    public static let defaultEventsPerSecond = 1000
+    public static let eventsPerSecondRange = 1...100_000
+    public static let rateBurstSeconds = 10
 }
 
 /// Why a triggers file was refused: the file, the line and the reason.
@@ -73,7 +82,7 @@ public struct TriggerConfigError: Error, Sendable, Equatable, CustomStringConver
 /// The triggers file: `{"triggers": [{"name", "event", "ref", "url", "retry", "instance",
 /// "timeoutSeconds", "headers", "hmacSecret"}]}`.
 public enum TriggerConfig {
-    static let triggerKeys: Set<String> = ["name", "event", "ref", "url", "retry", "instance", "timeoutSeconds", "headers", "hmacSecret"]
+    static let triggerKeys: Set<String> = ["name", "event", "ref", "url", "retry", "instance", "timeoutSeconds", "headers", "hmacSecret", "maxEventsPerSecond"]
 
     public static func load(path: String) throws(TriggerConfigError) -> [TriggerDefinition] {
         guard let data = FileManager.default.contents(atPath: path) else {
@@ -173,6 +182,12 @@ public enum TriggerConfig {
                 throw Invalid("\"timeoutSeconds\" must be an integer in \(TriggerLimits.timeoutSecondsRange.lowerBound)...\(TriggerLimits.timeoutSecondsRange.upperBound)")
             }
             definition.timeoutSeconds = Int(seconds)
+        }
+        if let rate = fields["maxEventsPerSecond"] {
+            guard case .int(let perSecond) = rate, TriggerLimits.eventsPerSecondRange.contains(Int(perSecond)) else {
+                throw Invalid("\"maxEventsPerSecond\" must be an integer in \(TriggerLimits.eventsPerSecondRange.lowerBound)...\(TriggerLimits.eventsPerSecondRange.upperBound)")
+            }
+            definition.maxEventsPerSecond = Int(perSecond)
         }
         if let headers = fields["headers"] {
             guard case .object(let pairs) = headers else { throw Invalid("\"headers\" must be an object of strings") }

@@ -115,10 +115,12 @@ public final class TriggerDelivery: Sendable {
         guard !matcher.triggers.isEmpty else { return nil }
         let auth = EventAuth(caller)
         let (limit, rateGuard) = (maxEventsPerWrite, self.rateGuard)
-        return { before, applied in
+        var rates: [String: Int] = [:]
+        for trigger in matcher.triggers { rates[trigger.name] = trigger.maxEventsPerSecond }
+        return { [rates] before, applied in
             rateGuard.admit(try matcher.events(before: before, applied: applied, auth: auth, limit: limit).map {
                 OutboxEvent(trigger: $0.trigger, payload: $0.payload)
-            })
+            }, rates: rates)
         }
     }
 

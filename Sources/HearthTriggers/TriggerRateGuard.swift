@@ -16,11 +16,12 @@ import Synchronization
 /// until the deliverer consumes them, so a resent event (its mark consumed) is delivered.
 /// After a restart, events still pending with an old mark are delivered, not killed.
 public final class TriggerRateGuard: Sendable {
-    /// Events one trigger may record per second, sustained.
-    public static let defaultEventsPerSecond = 200
+    /// Events one trigger may record per second, sustained (a trigger's own
+    /// `maxEventsPerSecond` overrides it).
+    public static let defaultEventsPerSecond = TriggerLimits.defaultEventsPerSecond
     /// Events one trigger may record at once above the sustained rate (a write at a
-    /// parent that fires for many children, an import).
-    public static let defaultBurst = 2000
+    /// parent that fires for many children, an import): `rateBurstSeconds` seconds' worth.
+    public static let defaultBurst = TriggerLimits.defaultEventsPerSecond * TriggerLimits.rateBurstSeconds
     /// At most one log line per trigger this often while it is rate limited.
     public static let logIntervalMilliseconds: Int64 = 10_000
     /// Marks remembered per trigger (events killed past the pending bound never consume
@@ -58,13 +59,17 @@ public final class TriggerRateGuard: Sendable {
         outstandingLimit = max(1, maxOutstandingMarks)
     }
 
-    /// `events` as they are recorded: those past their trigger's rate marked.
-    public func admit(_ events: [OutboxEvent]) -> [OutboxEvent] {
+    /// `events` as they are recorded: those past their trigger's rate marked. `rates`: the
+    /// triggers' own sustained rates (`maxEventsPerSecond`), with bursts of
+    /// `TriggerLimits.rateBurstSeconds` seconds' worth; a trigger not in it has the guard's.
+    public func admit(_ events: [OutboxEvent], rates: [String: Int] = [:]) -> [OutboxEvent] {
         guard !events.isEmpty else { return events }
         let now = clock()
         var logLines: [String] = []
         let admitted = state.withLock { state in
             events.map { event -> OutboxEvent in
+                let (eventsPerSecond, burst) = rates[event.trigger].map { ($0, $0 * TriggerLimits.rateBurstSeconds) }
+                    ?? (self.eventsPerSecond, self.burst)
                 var bucket = state.buckets[event.trigger] ?? Bucket(tokens: Double(burst), refilledAt: now)
                 defer { state.buckets[event.trigger] = bucket }
                 let elapsed = max(0, now - bucket.refilledAt)

@@ -10,7 +10,8 @@ import Glibc
 /// guard trips (dead letters "rate limited", `hearth_trigger_rate_limited_total`), and the
 /// events it let through stay within its bound: burst + rate x elapsed.
 @Suite struct TriggersLoopEndToEndTests {
-    /// `TriggerRateGuard.defaultEventsPerSecond` and `.defaultBurst` (the binary's).
+    /// The trigger's `maxEventsPerSecond` (its burst: `TriggerLimits.rateBurstSeconds`,
+    /// 10 s, worth).
     static let (rate, burst) = (200, 2000)
 
     static func metric(_ text: String, _ name: String) -> Double {
@@ -23,7 +24,7 @@ import Glibc
         let directory = TemporaryDirectory()
         let functionPort = try freeLoopbackPort()
         let triggers = directory.path + "/triggers.json"
-        try #"{"triggers": [{"name": "loop", "event": "written", "ref": "/loop/{id}", "url": "http://127.0.0.1:\#(functionPort)/"}]}"#
+        try #"{"triggers": [{"name": "loop", "event": "written", "ref": "/loop/{id}", "url": "http://127.0.0.1:\#(functionPort)/", "maxEventsPerSecond": \#(Self.rate)}]}"#
             .write(toFile: triggers, atomically: true, encoding: .utf8)
         let started = ContinuousClock.now
         let rulesPath = try HearthProcess.writeRules(HearthProcess.openRules, in: directory.path)

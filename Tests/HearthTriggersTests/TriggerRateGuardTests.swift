@@ -41,6 +41,22 @@ import Testing
         #expect(guardian.limited == ["loop": 4])
     }
 
+    /// A trigger's own `maxEventsPerSecond` sets its bucket (burst: `rateBurstSeconds` of
+    /// it); triggers without one keep the guard's rate.
+    @Test func aTriggersOwnRateOverridesTheDefault() {
+        let clock = ManualClock()
+        let guardian = TriggerRateGuard(eventsPerSecond: 100, burst: 100, clock: clock.read, logger: Logger(label: "test"))
+        let burst = 2 * TriggerLimits.rateBurstSeconds
+        let own = guardian.admit((0..<(burst + 3)).map { _ in Self.event("slow") }, rates: ["slow": 2])
+        #expect(own.filter { TriggerRateGuard.isMarked($0.payload) }.count == 3)
+        let other = guardian.admit((0..<(burst + 3)).map { _ in Self.event("fast") }, rates: ["slow": 2])
+        #expect(other.allSatisfy { !TriggerRateGuard.isMarked($0.payload) })
+        clock.advance(1_000)  // 2/s: two tokens back for "slow"
+        let later = guardian.admit((0..<3).map { _ in Self.event("slow") }, rates: ["slow": 2])
+        #expect(later.map { TriggerRateGuard.isMarked($0.payload) } == [false, false, true])
+        #expect(TriggerRateGuard.defaultEventsPerSecond == TriggerLimits.defaultEventsPerSecond)
+    }
+
     /// A marked payload is still the same JSON (with one more member), so an operator's
     /// tools read its ref; an unmarked one is never taken for marked, nor another run's mark for ours.
     @Test func aMarkedPayloadStaysReadable() throws {
