@@ -56,6 +56,10 @@ struct Router: HTTPHandler {
         // A token seen before, whose user's status is fresh, is decided from the caches:
         // no hop. Otherwise verifying may check a signature or read the user's row: off
         // the I/O queue.
+        // The emulator's `owner` only straight from this machine, never through a proxy.
+        if !LocalOnlyCredentials.admissible(token, request) {
+            return responder.respond(Authenticator.CredentialError.invalid.apiError.response)
+        }
         let routerContext = context
         context.auth.authenticator.decide(token: token, work: context.auth.work) { result in
             switch result {
@@ -103,7 +107,8 @@ struct Router: HTTPHandler {
         if HearthService.isLoopback(request.remoteAddress) { return answer() }
         var options = QueryOptions.defaults
         options.credential = nil
-        guard let token = Authenticator.credential(of: request, options: options) else {
+        guard let token = Authenticator.credential(of: request, options: options),
+              LocalOnlyCredentials.admissible(token, request) else {
             return responder.respond(APIError.permissionDenied.response)
         }
         let authenticator = context.auth.authenticator
@@ -127,7 +132,8 @@ struct Router: HTTPHandler {
         }, uniquingKeysWith: { $1 })
         var options = QueryOptions.defaults
         options.credential = parameters["auth"]
-        guard let token = Authenticator.credential(of: request, options: options) else {
+        guard let token = Authenticator.credential(of: request, options: options),
+              LocalOnlyCredentials.admissible(token, request) else {
             return responder.respond(APIError.permissionDenied.response)
         }
         let authenticator = context.auth.authenticator

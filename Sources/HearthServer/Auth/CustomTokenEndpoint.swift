@@ -10,8 +10,8 @@ enum CustomTokenEndpoint {
         let service = route.context.service
         if let retry = route.context.limitSignIn(address: request.remoteAddress, account: nil) { return responder.respond(retry.response) }
         // firebase-admin's unsigned emulator-mode tokens: only in the emulator mode, and
-        // only from this machine.
-        let allowUnsigned = service.settings.acceptEmulatorOwner && HearthService.isLoopback(request.remoteAddress)
+        // only straight from this machine (not forwarded by a proxy on it).
+        let allowUnsigned = service.settings.acceptEmulatorOwner && LocalOnlyCredentials.isDirectLocal(request)
         return route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
             let (session, isNew) = try service.signIn(customToken: body.string("token"), allowUnsigned: allowUnsigned)
             var fields = AccountResponses.sessionFields(session)

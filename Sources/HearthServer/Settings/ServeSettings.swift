@@ -98,7 +98,7 @@ public enum ServeSettings {
             $0.auth.userStatusCacheSeconds = Int64($1.integer)
         },
         Setting("acceptEmulatorOwner", env: "HEARTH_ACCEPT_EMULATOR_OWNER", flag: "accept-emulator-owner", .boolean, default: "false",
-                "Treat `Authorization: Bearer owner` (Firebase emulator convention) as admin; loopback only.") {
+                "Treat `Authorization: Bearer owner` (Firebase emulator convention) as admin; Hearth must listen on loopback, and only requests straight from this machine (no proxy forwarding header) are honoured.") {
             $0.auth.acceptEmulatorOwner = $1.boolean
         },
         Setting("maxConnections", env: "HEARTH_MAX_CONNECTIONS", flag: nil, .integer(1...1_000_000),

@@ -51,7 +51,8 @@ enum WireEndpoint {
             let refusal = refused
             let upgrade: @Sendable () -> Void = {
                 let session = WireSession(context: wire, host: host, address: request.remoteAddress, sessionID: id,
-                                          refusal: refusal, connectionQueue: responder.connectionQueue)
+                                          refusal: refusal, connectionQueue: responder.connectionQueue,
+                                          directLocal: LocalOnlyCredentials.isDirectLocal(request))
                 wire.sessions.add(session, id: id)
                 responder.upgrade(head, limits: WebSocketLimits(), handler: session)
             }

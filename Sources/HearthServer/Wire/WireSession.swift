@@ -75,8 +75,13 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     /// shutdown (`s`, the SDK does not reconnect) instead of the handshake.
     private let refusal: String?
 
+    /// Whether the upgrade came straight from this machine (`LocalOnlyCredentials`): only
+    /// then is the emulator's `owner` token honoured.
+    private let directLocal: Bool
+
     init(context: WireContext, host: String, address: String, sessionID: WireSessionID, refusal: String? = nil,
-         connectionQueue: DispatchQueue? = nil) {
+         connectionQueue: DispatchQueue? = nil, directLocal: Bool = false) {
+        self.directLocal = directLocal
         self.queue = connectionQueue ?? DispatchQueue(label: "hearth.wire.session")
         self.refusal = refusal
         self.context = context
@@ -355,6 +360,9 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         // A token the server verified before (the cache, as REST's): decided here, without
         // a hop to the work queue (thousands of clients reconnecting with their tokens
         // would otherwise wake a worker thread each).
+        if !directLocal && LocalOnlyCredentials.isOwnerToken(token) {
+            return authenticationFailed(number, .invalid)
+        }
         context.authenticator.decide(token: token, work: context.work, replyOn: queue) { result in
             switch result {
             case .success(let credential): self.authenticated(number, credential)

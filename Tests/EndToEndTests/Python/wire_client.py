@@ -56,9 +56,10 @@ class Client:
     """One connection: requests numbered from 1, answers matched by `r`, pushes kept in
     arrival order together with the answers (to check push-before-answer ordering)."""
 
-    def __init__(self, namespace="demo", last_session=None):
+    def __init__(self, namespace="demo", last_session=None, headers=None):
         extra = f"&ls={last_session}" if last_session else ""
-        self.ws = connect(f"ws://127.0.0.1:{PORT}/.ws?v=5{extra}&ns={namespace}", open_timeout=WAIT, max_size=None)
+        self.ws = connect(f"ws://127.0.0.1:{PORT}/.ws?v=5{extra}&ns={namespace}", open_timeout=WAIT, max_size=None,
+                          additional_headers=headers)
         self.number = 0
         self.log = []  # every data-layer message received, in order
         self.handshake = self.recv()  # or, for a refused namespace, the shutdown
@@ -486,6 +487,21 @@ def mode_failed_auth():
     check(c.call("auth", {"cred": token})["s"] == "ok", "signed in again")
     check(c.call("g", {"p": f"/users/{uid}/favorites", "q": {}})["s"] == "ok", "and reads again")
     c.close()
+
+
+def mode_owner_only_direct():
+    """The emulator's `owner` token is an admin's only on a connection straight from this
+    machine: an upgrade a proxy forwarded (X-Forwarded-For) is refused it."""
+    direct = Client()
+    check(direct.call("gauth", {"cred": "owner"})["s"] == "ok", "owner, straight from this machine")
+    check(direct.call("p", {"p": "/owner-only/x", "d": 1})["s"] == "ok", "writes as an admin")
+    direct.close()
+    forwarded = Client(headers={"X-Forwarded-For": "203.0.113.9"})
+    refused = forwarded.call("gauth", {"cred": "owner"})
+    check(refused["s"] == "invalid_token", "owner through a proxy is refused", refused)
+    written = forwarded.call("p", {"p": "/owner-only/y", "d": 1})
+    check(written["s"] == "permission_denied", "and is no admin", written)
+    forwarded.close()
 
 
 def mode_bad_paths():
