@@ -1,3 +1,4 @@
+import HearthAccounts
 import HearthHTTP
 import HearthJSON
 import Logging

@@ -1,4 +1,5 @@
 import ArgumentParser
+import HearthAccounts
 import HearthServer
 
 /// `hearth users …`: manage accounts in a data directory, also while the server runs

@@ -8,6 +8,7 @@ import HearthStore
 import HearthTesting
 import Synchronization
 import Testing
+@testable import HearthAccounts
 @testable import HearthServer
 
 /// The Identity Toolkit endpoints (spec §4) and tokens in use on REST paths.

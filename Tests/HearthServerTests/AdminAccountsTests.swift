@@ -6,6 +6,7 @@ import HearthSQLite
 import HearthStore
 import HearthTesting
 import Testing
+@testable import HearthAccounts
 @testable import HearthServer
 
 /// The Admin SDKs' user management endpoints (`…/projects/P/accounts…`,

@@ -1,5 +1,6 @@
 import Foundation
 import Dispatch
+import HearthAccounts
 import HearthHTTP
 import HearthJSON
 import HearthMail

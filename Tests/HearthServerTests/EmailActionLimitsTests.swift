@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import HearthAccounts
 import HearthAuth
 import HearthHTTP
 import HearthMail

@@ -1,4 +1,5 @@
 import Dispatch
+import HearthAccounts
 import HearthAuth
 import HearthHTTP
 import HearthJSON
@@ -58,7 +59,7 @@ struct AccountsRoute {
     }
 
     func handle(_ operation: Operation, _ request: HTTPRequest, responder: HTTPResponder) {
-        guard request.method == "POST" else { return responder.respond(AuthError("METHOD_NOT_ALLOWED", status: 405).response) }
+        guard request.method == "POST" else { return responder.respond(AuthError("METHOD_NOT_ALLOWED", kind: .methodNotAllowed).response) }
         let body: AuthRequestBody
         do { body = try AuthRequestBody(request) } catch { return responder.respond(error.response) }
         switch operation {

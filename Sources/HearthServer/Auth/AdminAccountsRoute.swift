@@ -1,3 +1,4 @@
+import HearthAccounts
 import HearthAuth
 import HearthHTTP
 import HearthJSON
@@ -57,10 +58,10 @@ struct AdminAccountsRoute {
 
     func handle(_ target: Target, _ request: HTTPRequest, responder: HTTPResponder) {
         guard let operation = Operation(rawValue: target.operation) else {
-            return responder.respond(AuthError("NOT_FOUND", detail: "accounts:\(target.operation) is not implemented by Hearth", status: 404).response)
+            return responder.respond(AuthError("NOT_FOUND", detail: "accounts:\(target.operation) is not implemented by Hearth", kind: .notFound).response)
         }
         let method = operation == .batchGet ? "GET" : "POST"
-        guard request.method == method else { return responder.respond(AuthError("METHOD_NOT_ALLOWED", status: 405).response) }
+        guard request.method == method else { return responder.respond(AuthError("METHOD_NOT_ALLOWED", kind: .methodNotAllowed).response) }
         let body: AuthRequestBody
         let query: [String: String]
         do throws(AuthError) {
@@ -98,21 +99,21 @@ struct AdminAccountsRoute {
 
     /// Refuses anyone but an admin. Blocking (token verification): call from a work queue.
     func authorize(_ token: String?) throws(AuthError) {
-        guard let token, !token.isEmpty else { throw AuthError("INSUFFICIENT_PERMISSION", detail: Self.credentialHelp, status: 401) }
+        guard let token, !token.isEmpty else { throw AuthError("INSUFFICIENT_PERMISSION", detail: Self.credentialHelp, kind: .unauthenticated) }
         let caller: Caller
         do {
             caller = try context.authenticator.caller(token: token)
         } catch {
-            throw AuthError("INSUFFICIENT_PERMISSION", detail: "\(error.message); \(Self.credentialHelp)", status: 401)
+            throw AuthError("INSUFFICIENT_PERMISSION", detail: "\(error.message); \(Self.credentialHelp)", kind: .unauthenticated)
         }
-        guard caller.isAdmin else { throw AuthError("INSUFFICIENT_PERMISSION", detail: "only an admin may manage users", status: 403) }
+        guard caller.isAdmin else { throw AuthError("INSUFFICIENT_PERMISSION", detail: "only an admin may manage users", kind: .forbidden) }
     }
 
     /// The path's project must be this server's; there are no tenants.
     func check(_ target: Target) throws(AuthError) {
         let projectID = context.service.settings.projectID
         guard target.projectID == projectID else {
-            throw AuthError("PROJECT_NOT_FOUND", detail: "this server's project id is \(projectID) (--project-id)", status: 404)
+            throw AuthError("PROJECT_NOT_FOUND", detail: "this server's project id is \(projectID) (--project-id)", kind: .notFound)
         }
         if target.tenantID != nil { throw AuthError("TENANT_NOT_FOUND", detail: "Hearth has no tenants") }
     }

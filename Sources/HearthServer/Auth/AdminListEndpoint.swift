@@ -1,3 +1,4 @@
+import HearthAccounts
 import HearthAuth
 import HearthHTTP
 import HearthJSON
@@ -24,7 +25,7 @@ enum AdminListEndpoint {
         route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
             let (users, next) = try service.listUsers(after: after, limit: limit)
             var fields: [JSONKey: JSONValue] = ["kind": .string("identitytoolkit#DownloadAccountResponse")]
-            if !users.isEmpty { fields["users"] = .array(users.map(AccountResponses.userInfo)) }
+            if !users.isEmpty { fields["users"] = .array(users.map(AccountService.userInfo)) }
             if let next { fields["nextPageToken"] = .string(pageToken(after: next)) }
             return .object(fields)
         }

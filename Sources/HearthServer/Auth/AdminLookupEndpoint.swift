@@ -1,3 +1,4 @@
+import HearthAccounts
 import HearthAuth
 import HearthHTTP
 import HearthJSON
@@ -21,7 +22,7 @@ enum AdminLookupEndpoint {
         route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
             let users = try service.users(uids: uids, emails: emails)
             var fields: [JSONKey: JSONValue] = ["kind": .string("identitytoolkit#GetAccountInfoResponse")]
-            if !users.isEmpty { fields["users"] = .array(users.map(AccountResponses.userInfo)) }
+            if !users.isEmpty { fields["users"] = .array(users.map(AccountService.userInfo)) }
             return .object(fields)
         }
     }

@@ -1,3 +1,4 @@
+import HearthAccounts
 import HearthAuth
 import HearthHTTP
 import HearthJSON
@@ -23,7 +24,7 @@ enum AdminUpdateEndpoint {
         route.run(hashing: changes.password != nil, responder) { () throws(AuthError) -> JSONValue in
             let user = try context.service.updateAsAdmin(uid: uid, changes)
             context.authenticator.invalidate(uid)
-            var fields = AccountResponses.userInfo(user).objectValue ?? [:]
+            var fields = AccountService.userInfo(user).objectValue ?? [:]
             fields["kind"] = .string("identitytoolkit#SetAccountInfoResponse")
             return .object(fields)
         }

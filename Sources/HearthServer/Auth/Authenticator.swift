@@ -1,48 +1,33 @@
 import Dispatch
 import HearthAccounts
-import HearthAuth
+import HearthDatabase
 import HearthHTTP
 import HearthJSON
-import HearthStore
-import Synchronization
 
 /// Turns a request's credential (`Authorization: Bearer <idToken>` or `?auth=<idToken>`)
 /// into the rules' `auth` (spec §3.3: `{uid, provider, token}`), or refuses it with 401.
-/// Admin tokens (`hearth token --admin`) make a caller that bypasses the rules.
+/// Admin tokens (`hearth token --admin`) make a caller that bypasses the rules. The HTTP
+/// and queue side over the account core's `TokenChecks`, which decides tokens.
 public final class Authenticator: Sendable {
     /// The custom claim that marks an operator's token (minted only by the CLI).
     public static let adminClaim = OperatorIdentity.claim
     public static let adminUID = OperatorIdentity.uid
-
-    let service: AccountService
-    /// Tokens whose signature was already checked, by their exact text, with their expiry:
-    /// an Ed25519 verification costs tens of microseconds, a lookup well under one.
-    private let verified = Mutex<[String: VerifiedToken]>([:])
     public static let defaultMaxVerifiedTokens = 20_000
     /// Users whose status is cached at most by default. Past either cap the cache starts
     /// over: memory stays bounded, and the cost is one re-verification per token.
     public static let defaultMaxCachedUsers = 50_000
-    let maxVerifiedTokens: Int
-    let maxCachedUsers: Int
-    private let statusCache = Mutex<[String: (validSince: Int64, disabled: Bool, fetched: Int64)]>([:])
-
-    /// The fixed token the Firebase emulator suite's admin clients send (`Bearer owner`,
-    /// firebase-admin-wire §1); honoured only when `acceptEmulatorOwner` is on.
-    public static let emulatorOwnerToken = "owner"
-    let acceptEmulatorOwner: Bool
+    public static let emulatorOwnerToken = TokenChecks.emulatorOwnerToken
+    let checks: TokenChecks
+    var service: AccountService { checks.service }
 
     public init(service: AccountService, maxVerifiedTokens: Int = defaultMaxVerifiedTokens,
                 maxCachedUsers: Int = defaultMaxCachedUsers, acceptEmulatorOwner: Bool = false) {
-        self.service = service
-        self.acceptEmulatorOwner = acceptEmulatorOwner
-        self.maxVerifiedTokens = maxVerifiedTokens
-        self.maxCachedUsers = maxCachedUsers
+        checks = TokenChecks(service: service, maxVerifiedTokens: maxVerifiedTokens, maxCachedUsers: maxCachedUsers,
+                             acceptEmulatorOwner: acceptEmulatorOwner)
     }
 
     /// Entries in the two caches (for tests and metrics).
-    var cacheSizes: (tokens: Int, users: Int) {
-        (verified.withLock { $0.count }, statusCache.withLock { $0.count })
-    }
+    var cacheSizes: (tokens: Int, users: Int) { checks.cacheSizes }
 
     /// The credential a request carries, if any.
     static func credential(of request: HTTPRequest, options: QueryOptions) -> String? {
@@ -64,26 +49,8 @@ public final class Authenticator: Sendable {
         var expiresAt: Int64?
     }
 
-    /// Why a token was refused, for every transport: REST answers 401 (503 when the
-    /// accounts could not be read), the wire protocol `expired_token` or `invalid_token`.
-    enum CredentialError: Error, Equatable {
-        case expired
-        case invalid
-        /// Its user was deleted or disabled, or revoked its tokens since it was issued.
-        case revoked
-        /// The user's status could not be read.
-        case unavailable
-
-        /// The text the client gets.
-        var message: String {
-            switch self {
-            case .expired: "Auth token is expired"
-            case .invalid: "Invalid auth token"
-            case .revoked: "Auth token is revoked"
-            case .unavailable: "Service unavailable; the request was not attempted"
-            }
-        }
-    }
+    typealias CredentialError = TokenChecks.CredentialError
+    typealias Standing = TokenChecks.Standing
 
     /// Blocking (signature check, maybe a user lookup): call from a work queue.
     func caller(token: String) throws(APIError) -> Caller {
@@ -124,17 +91,9 @@ public final class Authenticator: Sendable {
     }
 
     private func credential(token: String, cacheOnly: Bool) throws(CredentialError) -> Credential? {
-        if acceptEmulatorOwner && ConstantTime.equals(Array(token.utf8), Array(Self.emulatorOwnerToken.utf8)) {
-            return Credential(caller: Caller(auth: .null, isAdmin: true))
-        }
-        guard let verified = try verifiedToken(token, cacheOnly: cacheOnly) else { return nil }
-        let uid = verified.uid
-        if verified.isAdmin {
-            return Credential(caller: Caller(auth: verified.auth, isAdmin: true), expiresAt: verified.expires * 1000)
-        }
-        guard let status = try userStatus(uid, cacheOnly: cacheOnly) else { return nil }
-        guard !status.disabled, verified.issuedAt >= status.validSince else { throw .revoked }
-        return Credential(caller: Caller(auth: verified.auth), uid: uid, issuedAt: verified.issuedAt, expiresAt: verified.expires * 1000)
+        guard let identity = try checks.identity(token: token, cacheOnly: cacheOnly) else { return nil }
+        return Credential(caller: Caller(auth: identity.auth, isAdmin: identity.isAdmin), uid: identity.uid, issuedAt: identity.issuedAt,
+                          expiresAt: identity.expiresAt)
     }
 
     /// Whether a token of `uid` issued at `issuedAt` (s) is still good: the account exists,
@@ -142,99 +101,19 @@ public final class Authenticator: Sendable {
     /// `userStatusCacheSeconds`). A store failure answers true: an open stream is not cut
     /// because the database was briefly busy; the next check decides.
     func isStillValid(uid: String, issuedAt: Int64) -> Bool {
-        userStanding(uid: uid, issuedAt: issuedAt, cacheOnly: false) == .good
+        checks.isStillValid(uid: uid, issuedAt: issuedAt)
     }
 
-    /// What became of an identity a connection holds (issue 25).
-    enum Standing: Equatable {
-        case good
-        /// Its token's `exp` has passed.
-        case expired
-        /// Its user was deleted, disabled, or revoked its tokens since it was issued.
-        case revoked
-    }
-
-    /// The standing of `credential` now, judged as REST judges a token on every request:
-    /// its expiry, then its user's status within `userStatusCacheSeconds`. nil only when
-    /// `cacheOnly` and the status would have to be read (then ask again off the I/O queue).
-    /// A store failure counts as good, as in `isStillValid`.
+    /// The standing of `credential` now, judged as REST judges a token on every request
+    /// (`TokenChecks.standing`). nil only when `cacheOnly` and the status would have to be
+    /// read (then ask again off the I/O queue).
     func standing(of credential: Credential, cacheOnly: Bool) -> Standing? {
-        if let expiresAt = credential.expiresAt, service.clock() >= expiresAt { return .expired }
-        guard let uid = credential.uid, let issuedAt = credential.issuedAt else { return .good }
-        return userStanding(uid: uid, issuedAt: issuedAt, cacheOnly: cacheOnly)
-    }
-
-    private func userStanding(uid: String, issuedAt: Int64, cacheOnly: Bool) -> Standing? {
-        do {
-            guard let status = try userStatus(uid, cacheOnly: cacheOnly) else { return nil }
-            return !status.disabled && issuedAt >= status.validSince ? .good : .revoked
-        } catch {
-            return error == .revoked ? .revoked : .good
-        }
-    }
-
-    /// A verified token's facts, cached by the token's text until it expires: the rules'
-    /// `auth` is built once per token, not per request.
-    struct VerifiedToken: Sendable {
-        let auth: JSONValue
-        let uid: String
-        let issuedAt: Int64
-        let expires: Int64
-        let isAdmin: Bool
-    }
-
-    /// The token's facts: from the cache while unexpired, else checked (nil on a miss when
-    /// `cacheOnly`).
-    private func verifiedToken(_ token: String, cacheOnly: Bool) throws(CredentialError) -> VerifiedToken? {
-        let now = service.clock() / 1000
-        if let hit = verified.withLock({ $0[token] }) {
-            guard hit.expires > now else { throw .expired }
-            return hit
-        }
-        if cacheOnly { return nil }
-        let claims: JSONValue
-        do {
-            claims = try service.verify(token)
-        } catch {
-            throw error == .tokenExpired ? .expired : .invalid
-        }
-        guard let members = claims.objectValue, let auth = RulesAuth.value(fromVerifiedClaims: claims),
-              let uid = members["sub"]?.stringValue, case .int(let expires)? = members["exp"] else {
-            throw .invalid
-        }
-        let isAdmin = members[Self.adminClaim] == .bool(true) && uid == Self.adminUID
-        var issuedAt: Int64 = 0
-        if !isAdmin {
-            guard case .int(let iat)? = members["iat"] else { throw .invalid }
-            issuedAt = iat
-        }
-        let facts = VerifiedToken(auth: auth, uid: uid, issuedAt: issuedAt, expires: expires, isAdmin: isAdmin)
-        verified.withLock { cache in
-            if cache.count >= maxVerifiedTokens { cache.removeAll(keepingCapacity: true) }
-            cache[token] = facts
-        }
-        return facts
-    }
-
-    private func userStatus(_ uid: String, cacheOnly: Bool = false) throws(CredentialError) -> (validSince: Int64, disabled: Bool)? {
-        let now = service.clock() / 1000
-        if let cached = statusCache.withLock({ $0[uid] }), now - cached.fetched < service.settings.userStatusCacheSeconds {
-            return (cached.validSince, cached.disabled)
-        }
-        if cacheOnly { return nil }
-        let user: UserRecord?
-        do { user = try service.accounts.user(uid: uid) } catch { throw .unavailable }
-        guard let user else { throw .revoked }
-        statusCache.withLock { cache in
-            if cache.count >= maxCachedUsers { cache.removeAll(keepingCapacity: true) }
-            cache[uid] = (user.validSince, user.disabled, now)
-        }
-        return (user.validSince, user.disabled)
+        checks.standing(expiresAt: credential.expiresAt, uid: credential.uid, issuedAt: credential.issuedAt, cacheOnly: cacheOnly)
     }
 
     /// Forget what is cached about `uid` (after this process changed the account).
     func invalidate(_ uid: String) {
-        _ = statusCache.withLock { $0.removeValue(forKey: uid) }
+        checks.invalidate(uid)
     }
 }
 

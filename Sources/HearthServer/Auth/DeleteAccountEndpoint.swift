@@ -1,3 +1,4 @@
+import HearthAccounts
 import HearthAuth
 import HearthHTTP
 import HearthJSON

@@ -1,7 +1,7 @@
+import HearthAccounts
 import HearthAuth
 import HearthHTTP
 import HearthJSON
-import HearthStore
 
 /// The email actions (issue 15, point 3; spec §4.1): `accounts:sendOobCode` mails a
 /// password-reset or verification link, `accounts:resetPassword` uses a reset code, and
@@ -26,16 +26,7 @@ enum EmailActionEndpoints {
         }
         let idToken = body.string("idToken")
         route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
-            let user: UserRecord?
-            switch kind {
-            case .passwordReset:
-                guard let email, !email.isEmpty else { throw .missingEmail }
-                user = try service.wrap { try service.accounts.user(email: email.lowercased()) }
-            case .verifyEmail:
-                let signedIn = try service.user(forIDToken: idToken)
-                guard signedIn.email != nil else { throw AuthError("INVALID_EMAIL", detail: "the account has no email address") }
-                user = signedIn
-            }
+            let user = try service.actionRecipient(kind, email: email, idToken: idToken)
             // A reset for an unknown (or disabled) address answers the same as for a known
             // one: no account enumeration; no mail is sent.
             if let user, !user.disabled, let address = user.email {
@@ -65,7 +56,7 @@ enum EmailActionEndpoints {
         route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
             let user = try service.verifyEmail(code: code)
             context.authenticator.invalidate(user.uid)
-            var fields = AccountResponses.userInfo(user).objectValue ?? [:]
+            var fields = AccountService.userInfo(user).objectValue ?? [:]
             fields["kind"] = .string("identitytoolkit#SetAccountInfoResponse")
             return .object(fields)
         }

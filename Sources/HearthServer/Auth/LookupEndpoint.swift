@@ -1,3 +1,4 @@
+import HearthAccounts
 import HearthAuth
 import HearthHTTP
 import HearthJSON
@@ -8,7 +9,7 @@ enum LookupEndpoint {
         let service = route.context.service
         return route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
             let user = try service.user(forIDToken: body.string("idToken"))
-            return .object(["kind": .string("identitytoolkit#GetAccountInfoResponse"), "users": .array([AccountResponses.userInfo(user)])])
+            return .object(["kind": .string("identitytoolkit#GetAccountInfoResponse"), "users": .array([AccountService.userInfo(user)])])
         }
     }
 }

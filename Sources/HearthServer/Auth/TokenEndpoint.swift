@@ -1,3 +1,4 @@
+import HearthAccounts
 import HearthHTTP
 import HearthJSON
 
@@ -12,7 +13,7 @@ struct TokenEndpoint {
     }
 
     func handle(_ request: HTTPRequest, responder: HTTPResponder) {
-        guard request.method == "POST" else { return responder.respond(AuthError("METHOD_NOT_ALLOWED", status: 405).response) }
+        guard request.method == "POST" else { return responder.respond(AuthError("METHOD_NOT_ALLOWED", kind: .methodNotAllowed).response) }
         let body: AuthRequestBody
         do { body = try AuthRequestBody(request) } catch { return responder.respond(error.response) }
         guard body.string("grantType") == "refresh_token" else { return responder.respond(AuthError.invalidGrantType.response) }

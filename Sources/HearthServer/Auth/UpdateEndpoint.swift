@@ -1,3 +1,4 @@
+import HearthAccounts
 import HearthAuth
 import HearthHTTP
 import HearthJSON
@@ -14,7 +15,7 @@ enum UpdateEndpoint {
             try service.requireRecentSignIn(user, authTime: authTime, for: changes)
             let (updated, session) = try service.update(uid: user.uid, changes)
             route.context.authenticator.invalidate(user.uid)
-            var fields = AccountResponses.userInfo(updated).objectValue ?? [:]
+            var fields = AccountService.userInfo(updated).objectValue ?? [:]
             fields["kind"] = .string("identitytoolkit#SetAccountInfoResponse")
             if let session { fields.merge(AccountResponses.sessionFields(session)) { $1 } }
             return .object(fields)

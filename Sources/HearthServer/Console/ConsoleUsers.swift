@@ -1,3 +1,4 @@
+import HearthAccounts
 import HearthHTTP
 import HearthJSON
 
@@ -26,15 +27,15 @@ extension ConsoleRoute {
                     let found = query.contains("@")
                         ? try service.wrap { try service.accounts.user(email: query.lowercased()) }
                         : try service.wrap { try service.accounts.user(uid: query) }
-                    return respond(Self.json(["users": .array(found.map { [AccountResponses.userInfo($0)] } ?? [])]))
+                    return respond(Self.json(["users": .array(found.map { [AccountService.userInfo($0)] } ?? [])]))
                 }
                 let page = try service.wrap { try service.accounts.users(after: parameters["after"], limit: Self.usersPageSize + 1) }
-                var fields: [JSONKey: JSONValue] = ["users": .array(page.prefix(Self.usersPageSize).map(AccountResponses.userInfo))]
+                var fields: [JSONKey: JSONValue] = ["users": .array(page.prefix(Self.usersPageSize).map(AccountService.userInfo))]
                 if page.count > Self.usersPageSize, let last = page.prefix(Self.usersPageSize).last { fields["next"] = .string(last.uid) }
                 respond(Self.json(.object(fields)))
             case (2, "GET"):
                 guard let user = try service.wrap({ try service.accounts.user(uid: parts[1]) }) else { throw .userNotFound }
-                var info = AccountResponses.userInfo(user).objectValue ?? [:]
+                var info = AccountService.userInfo(user).objectValue ?? [:]
                 info["provider"] = .string(user.provider.rawValue)
                 respond(Self.json(.object(info)))
             case (2, "DELETE"):

@@ -21,7 +21,7 @@ extension AccountService {
     }
 
     /// Uids an admin may not give a user: the subject of `hearth token --admin` tokens.
-    public static let reservedUIDs: Set<String> = [Authenticator.adminUID]
+    public static let reservedUIDs: Set<String> = [OperatorIdentity.uid]
 
     public func createUser(_ new: NewUser) throws(AuthError) -> UserRecord {
         let uid: String

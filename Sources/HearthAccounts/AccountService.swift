@@ -1,4 +1,3 @@
-import HearthAccounts
 import HearthAuth
 import HearthJSON
 import HearthStore
@@ -9,6 +8,13 @@ public struct Session: Sendable {
     public var idToken: String
     public var refreshToken: String
     public var expiresIn: Int64
+
+    public init(user: UserRecord, idToken: String, refreshToken: String, expiresIn: Int64) {
+        self.user = user
+        self.idToken = idToken
+        self.refreshToken = refreshToken
+        self.expiresIn = expiresIn
+    }
 }
 
 /// Account operations (DESIGN.md §6), shared by the REST endpoints and the `hearth users`
@@ -414,7 +420,8 @@ public struct AccountService: Sendable {
         do { return try hasher.hash(password) } catch { throw .internalError }
     }
 
-    func wrap<T>(_ body: () throws -> T) throws(AuthError) -> T {
+    /// Runs a store call, its failures as `AuthError` (`unexpected`: a full disk, else internal).
+    public func wrap<T>(_ body: () throws -> T) throws(AuthError) -> T {
         do { return try body() } catch let error as AuthError { throw error } catch { throw .unexpected(error) }
     }
 }

@@ -27,6 +27,21 @@ extension AccountService {
         }
     }
 
+    /// The account an email action of `kind` is for: the one with `email` for a reset (nil
+    /// when there is none), the signed-in user of `idToken` for a verification (who must
+    /// have an email address).
+    public func actionRecipient(_ kind: ActionKind, email: String?, idToken: String?) throws(AuthError) -> UserRecord? {
+        switch kind {
+        case .passwordReset:
+            guard let email, !email.isEmpty else { throw .missingEmail }
+            return try wrap { try accounts.user(email: email.lowercased()) }
+        case .verifyEmail:
+            let signedIn = try user(forIDToken: idToken)
+            guard signedIn.email != nil else { throw AuthError("INVALID_EMAIL", detail: "the account has no email address") }
+            return signedIn
+        }
+    }
+
     /// A new code of `kind` for `user` (who must have an email).
     public func createActionCode(_ kind: ActionKind, for user: UserRecord) throws(AuthError) -> String {
         guard let email = user.email else { throw .missingEmail }

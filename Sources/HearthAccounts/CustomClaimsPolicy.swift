@@ -13,7 +13,7 @@ public enum CustomClaimsPolicy {
     /// compactly: Firebase's limit (`MAX_CLAIMS_PAYLOAD_SIZE` in the Admin SDKs).
     public static let maxBytes = IDTokenClaims.maxCustomClaimsBytes
     /// Names refused with `FORBIDDEN_CLAIM : <name>`.
-    public static let reservedNames = IDTokenClaims.reservedClaimNames.union([Authenticator.adminClaim])
+    public static let reservedNames = IDTokenClaims.reservedClaimNames.union([OperatorIdentity.claim])
 
     /// The claims in `value`: a JSON object, or a string holding one (what the SDKs send).
     /// Errors: `CLAIMS_TOO_LARGE`, `INVALID_CLAIMS : <why>`, `FORBIDDEN_CLAIM : <name>`.
