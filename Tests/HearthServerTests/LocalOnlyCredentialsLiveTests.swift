@@ -1,3 +1,4 @@
+import HearthAccounts
 import HearthHTTP
 import HearthServer
 import HearthTesting

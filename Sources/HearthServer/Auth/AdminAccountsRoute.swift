@@ -72,7 +72,7 @@ struct AdminAccountsRoute {
         }
         let token = Self.credential(of: request, query: query)
         if let token, !LocalOnlyCredentials.admissible(token, request) {
-            return responder.respond(AuthError("INSUFFICIENT_PERMISSION", detail: "the emulator's owner token is honoured only straight from this machine, not through a proxy; \(Self.credentialHelp)", status: 401).response)
+            return responder.respond(AuthError("INSUFFICIENT_PERMISSION", detail: "the emulator's owner token is honoured only straight from this machine, not through a proxy; \(Self.credentialHelp)", kind: .unauthenticated).response)
         }
         let route = self
         // Verifying a token may read a user's row: off the I/O queue.
