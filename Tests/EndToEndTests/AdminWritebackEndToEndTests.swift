@@ -13,7 +13,7 @@ import Testing
     static let checks = [
         "listed account writes as admin", "unlisted account is refused", "own endpoint as aud is accepted",
         "refused: wrong aud", "refused: expired", "refused: over an hour", "refused: iat in the future",
-        "refused: tampered", "refused: garbage", "refused: another grant type",
+        "refused: tampered", "refused: garbage", "refused: iss of another account", "refused: another grant type",
     ]
 
     func openssl(_ arguments: [String]) throws {

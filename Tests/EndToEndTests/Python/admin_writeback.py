@@ -97,6 +97,8 @@ def grant_checks(listed):
         'iat in the future': (sign(account, claims(iat=now + 600, exp=now + 1200)), 'invalid_grant', 'future'),
         'tampered': (sign(account, claims())[:-4] + 'AAAA', 'invalid_grant', 'signature'),
         'garbage': ('not-a-jwt', 'invalid_grant', 'not a JWT'),
+        'iss of another account': (sign(account, claims(iss='someone@demo-hearth.iam.gserviceaccount.com')),
+                                   'invalid_grant', 'not one of adminServiceAccounts'),
     }
     for name, (assertion, error, words) in cases.items():
         answer = post(assertion)
