@@ -21,6 +21,8 @@ public struct HearthConfiguration: Sendable {
     public var rulesPath = HearthConfiguration.defaultRulesPath
     /// The triggers file (issue 27, docs/triggers.md); nil: no triggers.
     public var triggersPath: String? = nil
+    /// Service-account JSON files whose keys may take admin tokens at `/oauth2/v4/token` (issue 27).
+    public var adminServiceAccounts: [String] = []
     public var shutdownGracePeriod = HearthConfiguration.defaultShutdownGracePeriod
     public var store = StoreOptions()
     /// Where the data lives (`--store`, issue 17): empty for `sqlite:` in `dataDirectory`.

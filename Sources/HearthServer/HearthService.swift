@@ -18,6 +18,7 @@ public enum StartupError: Error, CustomStringConvertible {
     case triggers(String)
     case keys(String)
     case serviceAccount(String)
+    case adminServiceAccount(String)
     case mail(String)
     case store(StoreError)
     /// A shared store's database could not be reached in `waitedSeconds`.
@@ -37,6 +38,8 @@ public enum StartupError: Error, CustomStringConvertible {
             return "cannot open the signing keys: \(reason)"
         case .serviceAccount(let reason):
             return "customTokenServiceAccounts: \(reason)"
+        case .adminServiceAccount(let reason):
+            return "adminServiceAccounts: \(reason)"
         case .mail(let reason):
             return "email actions: \(reason)"
         case .store(let error):
@@ -92,6 +95,7 @@ public final class HearthService: Sendable {
         let rulesText: String
         (policy, rulesText) = try Self.loadRules(configuration, logger: logger)
         let triggerDefinitions = try Self.loadTriggers(configuration)
+        let adminGrant = try Self.adminGrant(configuration)
         let triggersBox = LateBox<TriggerDelivery>()
         // Bind before the store and the keys exist: a serve that cannot listen creates
         // neither the data directory nor anything in it.
@@ -120,6 +124,7 @@ public final class HearthService: Sendable {
         (self.triggers, triggersBox.value) = (triggers, triggers)
         context.writeEffects = triggers.map { $0.effects(for:) }
         context.triggers = triggers
+        context.adminGrant = adminGrant
         context.console = Self.console(store, configuration: configuration)
         let ledger = Self.onDisconnectLedger(store, database: context.database, authenticator: auth.authenticator, logger: logger)
         self.ledger = ledger

@@ -1,3 +1,4 @@
+import HearthAuth
 import HearthAccounts
 import HearthHTTP
 import HearthJSON
@@ -34,6 +35,8 @@ struct RESTContext: Sendable {
     var console: ConsoleAccounts? = nil
     /// The database triggers (issue 27), when a triggers file is set: the console's Triggers screen.
     var triggers: TriggerDelivery? = nil
+    /// `adminServiceAccounts`' grant (`/oauth2/v4/token`), when any are listed.
+    var adminGrant: AdminGrantVerifier? = nil
     /// The transport-neutral core (its store, `policy`, `readCache` and write effects).
     private(set) var database: Database
     /// Who may read and write what.

@@ -36,6 +36,9 @@ struct Router: HTTPHandler {
         if let operation = AccountsRoute.operation(forPath: request.path) {
             return AccountsRoute(context: context.auth).handle(operation, request, responder: responder)
         }
+        if AdminGrantEndpoint.matches(request.path) {
+            return AdminGrantEndpoint(context: context.auth, verifier: context.adminGrant).handle(request, responder: responder)
+        }
         if TokenEndpoint.matches(request.path) {
             return TokenEndpoint(context: context.auth).handle(request, responder: responder)
         }

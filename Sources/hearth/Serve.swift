@@ -43,6 +43,8 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Triggers file: database triggers delivered as CloudEvents (docs/triggers.md).")
     var triggers: String?
+    @Option(help: "Service-account JSON files (comma-separated) whose keys may take admin tokens at /oauth2/v4/token (docs/triggers.md).")
+    var adminServiceAccounts: String?
 
     @Flag(name: .customLong("no-anonymous-sign-up"), help: "Refuse anonymous sign-up.")
     var noAnonymousSignUp = false
@@ -77,6 +79,7 @@ struct Serve: AsyncParsableCommand {
         flags["data-dir"] = dataDir
         flags["rules"] = rules
         flags["triggers"] = triggers
+        flags["admin-service-accounts"] = adminServiceAccounts
         flags["store"] = store
         flags["min-password-length"] = minPasswordLength
         flags["project-id"] = projectID

@@ -79,12 +79,6 @@ import Testing
     }
 
     @Test func aBadServiceAccountFileStopsTheStartWithItsName() throws {
-        let bad = dir.path + "/broken.json"
-        try Data(#"{"client_email":"x@y","private_key":"nope"}"#.utf8).write(to: URL(fileURLWithPath: bad))
-        let server = try HearthProcess(
-            arguments: ["serve", "--port", "0", "--data-dir", dir.path, "--rules", try HearthProcess.writeRules(HearthProcess.openRules, in: dir.path)],
-            dataDirectory: dir.path, environment: ["HEARTH_CUSTOM_TOKEN_SERVICE_ACCOUNTS": bad])
-        #expect(try server.waitForExit() != 0)
-        #expect(server.log.contains("customTokenServiceAccounts: \(bad): private_key: not a PEM private or public key"), "\(server.log)")
+        try expectBadServiceAccountFileStopsTheStart(variable: "HEARTH_CUSTOM_TOKEN_SERVICE_ACCOUNTS", setting: "customTokenServiceAccounts", in: dir.path)
     }
 }

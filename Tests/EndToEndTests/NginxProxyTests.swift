@@ -127,13 +127,13 @@ extension NginxProxyTests {
 }
 
 /// Why nginx could not be used.
-private struct NginxError: Error, CustomStringConvertible {
+struct NginxError: Error, CustomStringConvertible {
     var description: String
 }
 
 /// nginx as a foreground child (no daemon, its own prefix, pid file, temp paths and logs
 /// in a test directory; never root-owned system paths) in front of one Hearth.
-private final class NginxProcess: @unchecked Sendable {  // set up in init; output is behind a Mutex
+final class NginxProcess: @unchecked Sendable {  // set up in init; output is behind a Mutex
     let process = Process()
     let port: Int
     private let output = Mutex<String>("")
@@ -167,8 +167,9 @@ private final class NginxProcess: @unchecked Sendable {  // set up in init; outp
     /// The site with its marked lines pointed at the test's ports: the one line marked
     /// `[hearth-test: upstream]` becomes `server 127.0.0.1:<upstreamPort>;`, the first line
     /// marked `[hearth-test: listen]` becomes `listen 127.0.0.1:<listenPort>;` and the
-    /// other listen lines go. Comment lines are left alone. A missing marker fails loudly.
-    static func site(_ text: String, upstreamPort: Int, listenPort: Int) throws -> String {
+    /// other listen lines go (with `tls`, an `ssl` listen with that certificate and key).
+    /// Comment lines are left alone. A missing marker fails loudly.
+    static func site(_ text: String, upstreamPort: Int, listenPort: Int, tls: TLSFiles? = nil) throws -> String {
         var lines: [String] = []
         var upstreams = 0
         var listens = 0
@@ -179,7 +180,13 @@ private final class NginxProcess: @unchecked Sendable {  // set up in init; outp
                 lines.append("    server 127.0.0.1:\(upstreamPort);")
             } else if !isComment && line.contains("[hearth-test: listen]") {
                 listens += 1
-                if listens == 1 { lines.append("    listen 127.0.0.1:\(listenPort);") }
+                if listens == 1, let tls {
+                    lines.append("    listen 127.0.0.1:\(listenPort) ssl;")
+                    lines.append("    ssl_certificate \(tls.certificate);")
+                    lines.append("    ssl_certificate_key \(tls.key);")
+                } else if listens == 1 {
+                    lines.append("    listen 127.0.0.1:\(listenPort);")
+                }
             } else {
                 lines.append(line)
             }
@@ -227,7 +234,10 @@ private final class NginxProcess: @unchecked Sendable {  // set up in init; outp
 
     /// Starts nginx in front of Hearth on `upstreamPort`, on a free port; retries with
     /// another port when the chosen one was taken in the meantime.
-    static func start(in directory: String, upstreamPort: Int) throws -> NginxProcess {
+    /// A certificate and its key (PEM files) for an https listen.
+    struct TLSFiles { var certificate: String; var key: String }
+
+    static func start(in directory: String, upstreamPort: Int, tls: TLSFiles? = nil) throws -> NginxProcess {
         let binary = try executable()
         let siteText = try String(contentsOfFile: siteFile, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
@@ -235,7 +245,7 @@ private final class NginxProcess: @unchecked Sendable {  // set up in init; outp
         for _ in 0..<5 {
             let port = try freePort()
             let sitePath = directory + "/hearth.conf"
-            try site(siteText, upstreamPort: upstreamPort, listenPort: port).write(toFile: sitePath, atomically: true, encoding: .utf8)
+            try site(siteText, upstreamPort: upstreamPort, listenPort: port, tls: tls).write(toFile: sitePath, atomically: true, encoding: .utf8)
             try mainConfig(directory: directory, site: sitePath).write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
             let nginx = try NginxProcess(binary: binary, directory: directory, port: port)
             switch try nginx.waitUntilRunning() {

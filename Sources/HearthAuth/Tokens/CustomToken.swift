@@ -79,18 +79,8 @@ public struct CustomTokenVerifier: Sendable {
     }
 
     public func verify(_ token: String) throws(Failure) -> Verified {
-        let bytes = Array(token.utf8)
-        guard bytes.count <= TokenVerifier.maxTokenBytes else { throw .malformed }
-        let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 3,
-              let headerBytes = Base64.urlDecode(String(decoding: parts[0], as: UTF8.self)),
-              case .object(let header)? = try? JSONParser.parse(headerBytes),
-              let payloadBytes = Base64.urlDecode(String(decoding: parts[1], as: UTF8.self)),
-              case .object(let claims)? = try? JSONParser.parse(payloadBytes) else { throw .malformed }
-        guard header["crit"] == nil else { throw .malformed }
-        let signingInput = Array(bytes[..<parts[1].endIndex])
-        let signature = parts[2].isEmpty ? [] : Base64.urlDecode(String(decoding: parts[2], as: UTF8.self))
-        guard let signature else { throw .malformed }
+        guard let jwt = DecodedJWT(token) else { throw .malformed }
+        let (header, claims, signingInput, signature) = (jwt.header, jwt.claims, jwt.signingInput, jwt.signature)
         let issuer = claims["iss"]?.stringValue
         switch header["alg"]?.stringValue {
         case "RS256":
@@ -127,7 +117,7 @@ public struct CustomTokenVerifier: Sendable {
         return Verified(uid: uid, claims: extra)
     }
 
-    private static func seconds(_ value: JSONValue?) -> Int64? {
+    static func seconds(_ value: JSONValue?) -> Int64? {
         switch value {
         case .int(let seconds)?: return seconds
         case .double(let seconds)? where seconds.isFinite && abs(seconds) < 1e15: return Int64(seconds.rounded(.down))

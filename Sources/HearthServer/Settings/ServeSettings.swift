@@ -48,6 +48,10 @@ public enum ServeSettings {
                 "Service-account JSON files (comma-separated in the variable) whose keys may sign custom tokens, as firebase-admin's `create_custom_token` does; Hearth's own (`hearth token --custom`) are always trusted.") {
             $0.auth.customTokenServiceAccounts = $1.list
         },
+        Setting("adminServiceAccounts", env: "HEARTH_ADMIN_SERVICE_ACCOUNTS", flag: "admin-service-accounts", .list, default: "(none)",
+                "Service-account JSON files (comma-separated) whose keys may take admin tokens at `/oauth2/v4/token`, as firebase-admin's `credentials.Certificate` does with `token_uri` pointing there (docs/triggers.md). A file Hearth cannot use stops the start.") {
+            $0.adminServiceAccounts = $1.list
+        },
         Setting("consoleEnabled", env: "HEARTH_CONSOLE", flag: nil, .choice(["auto", "on", "off"]), default: "auto",
                 "The admin console at `/console/`: `auto` serves it unless `trustedProxies` are set (behind a public proxy, turn it `on` deliberately).") {
             $0.console = $1.string
