@@ -10,45 +10,97 @@ import Logging
 /// adapter over the database core: endpoints turn requests into `Database` calls and its
 /// results and `DatabaseError`s into HTTP answers (`response(for:)`); statuses exist only here.
 struct RESTContext: Sendable {
-    let pushIDs: SharedPushIDGenerator
-    let logger: Logger
+    /// Every request copies the context (into the router, the token check's closure, the
+    /// endpoints' work), so its many references live in one immutable box: a copy costs
+    /// one retain, not one per field (a plain GET paid ~100 extra retain/release pairs
+    /// when they were stored inline; BENCHMARKS.md, issue 26). Setting a field (wiring
+    /// time only) replaces the box.
+    private var box: Box
+
+    private final class Box: Sendable {
+        let fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private struct Fields: Sendable {
+        let pushIDs: SharedPushIDGenerator
+        let logger: Logger
+        let auth: AuthContext
+        let streams: StreamHub
+        var rulesSettings: RulesSettings?
+        var wire: WireContext?
+        var metricsText: (@Sendable () -> [UInt8])?
+        var readCache: ReadCache?
+        var writeEffects: Database.EffectsProvider?
+        var console: ConsoleAccounts?
+        var triggers: TriggerDelivery?
+        var adminGrant: AdminGrantVerifier?
+        var database: Database
+    }
+
+    private mutating func update(_ change: (inout Fields) -> Void) {
+        var fields = box.fields
+        change(&fields)
+        box = Box(fields)
+    }
+
+    var pushIDs: SharedPushIDGenerator { box.fields.pushIDs }
+    var logger: Logger { box.fields.logger }
     /// Accounts, tokens and the Identity Toolkit endpoints.
-    let auth: AuthContext
+    var auth: AuthContext { box.fields.auth }
     /// Live change streams.
-    let streams: StreamHub
+    var streams: StreamHub { box.fields.streams }
     /// `/.settings/rules.json`, when the rules come from a file.
-    var rulesSettings: RulesSettings? = nil
+    var rulesSettings: RulesSettings? {
+        get { box.fields.rulesSettings }
+        set { update { $0.rulesSettings = newValue } }
+    }
     /// The wire protocol's sessions (`/.ws`), when served.
-    var wire: WireContext? = nil
+    var wire: WireContext? {
+        get { box.fields.wire }
+        set { update { $0.wire = newValue } }
+    }
     /// The body of `GET /metrics`, when metrics are on.
-    var metricsText: (@Sendable () -> [UInt8])? = nil
+    var metricsText: (@Sendable () -> [UInt8])? {
+        get { box.fields.metricsText }
+        set { update { $0.metricsText = newValue } }
+    }
     /// Rendered bodies of plain reads; whoever sets it must also invalidate it on every
     /// commit (`HearthService` does, in the store's `onCommit`).
-    var readCache: ReadCache? = nil {
-        didSet { database = database.with(readCache: readCache) }
+    var readCache: ReadCache? {
+        get { box.fields.readCache }
+        set { update { $0.readCache = newValue; $0.database = $0.database.with(readCache: newValue) } }
     }
     /// The effects of every write (issue 27: trigger events), asked per caller.
-    var writeEffects: Database.EffectsProvider? = nil {
-        didSet { database = database.with(effects: writeEffects) }
+    var writeEffects: Database.EffectsProvider? {
+        get { box.fields.writeEffects }
+        set { update { $0.writeEffects = newValue; $0.database = $0.database.with(effects: newValue) } }
     }
     /// The admin console (issue 16); nil when it is off.
-    var console: ConsoleAccounts? = nil
+    var console: ConsoleAccounts? {
+        get { box.fields.console }
+        set { update { $0.console = newValue } }
+    }
     /// The database triggers (issue 27), when a triggers file is set: the console's Triggers screen.
-    var triggers: TriggerDelivery? = nil
+    var triggers: TriggerDelivery? {
+        get { box.fields.triggers }
+        set { update { $0.triggers = newValue } }
+    }
     /// `adminServiceAccounts`' grant (`/oauth2/v4/token`), when any are listed.
-    var adminGrant: AdminGrantVerifier? = nil
+    var adminGrant: AdminGrantVerifier? {
+        get { box.fields.adminGrant }
+        set { update { $0.adminGrant = newValue } }
+    }
     /// The transport-neutral core (its store, `policy`, `readCache` and write effects).
-    private(set) var database: Database
+    var database: Database { box.fields.database }
     /// Who may read and write what.
-    var policy: any AccessPolicy { database.policy }
+    var policy: any AccessPolicy { box.fields.database.policy }
 
     /// The composition root builds `database` over its store (`HearthService`).
     init(database: Database, pushIDs: SharedPushIDGenerator, logger: Logger, auth: AuthContext, streams: StreamHub) {
-        self.database = database
-        self.pushIDs = pushIDs
-        self.logger = logger
-        self.auth = auth
-        self.streams = streams
+        box = Box(Fields(pushIDs: pushIDs, logger: logger, auth: auth, streams: streams, rulesSettings: nil, wire: nil,
+                         metricsText: nil, readCache: nil, writeEffects: nil, console: nil, triggers: nil,
+                         adminGrant: nil, database: database))
     }
 
     /// What a failed request was doing: a store outage answers each differently.
