@@ -15,11 +15,11 @@ swift build
 swift test "$@"
 if [ "$#" -eq 0 ]; then
   if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || [ -n "${HEARTH_PG_BINDIR:-}" ] || [ "${CI:-}" = "true" ]; then
-    echo "== the server suites and the REST and SSE end-to-end suites again, on PostgreSQL"
+    echo "== the server suites and the REST, SSE and triggers end-to-end suites again, on PostgreSQL"
     HEARTH_TEST_STORE=postgres swift test --skip-build --no-parallel \
       --filter 'HearthServerTests' --filter 'EndToEndTests\.(RESTEndToEndTests|StreamEndToEndTests|TriggersEndToEndTests)' \
       --skip 'ObservabilityLiveTests'
   else
-    echo "== PostgreSQL is not installed: the REST and SSE suites on PostgreSQL are skipped"
+    echo "== PostgreSQL is not installed: the server, REST, SSE and triggers suites on PostgreSQL are skipped"
   fi
 fi

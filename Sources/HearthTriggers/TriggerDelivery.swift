@@ -115,9 +115,8 @@ public final class TriggerDelivery: Sendable {
         guard !matcher.triggers.isEmpty else { return nil }
         let auth = EventAuth(caller)
         let (limit, rateGuard) = (maxEventsPerWrite, self.rateGuard)
-        var rates: [String: Int] = [:]
-        for trigger in matcher.triggers { rates[trigger.name] = trigger.maxEventsPerSecond }
-        return { [rates] before, applied in
+        let rates = matcher.eventsPerSecond
+        return { before, applied in
             rateGuard.admit(try matcher.events(before: before, applied: applied, auth: auth, limit: limit).map {
                 OutboxEvent(trigger: $0.trigger, payload: $0.payload)
             }, rates: rates)

@@ -46,12 +46,16 @@ public struct MatchedEvent: Sendable, Equatable {
 /// changes, one event each.
 public struct TriggerMatcher: Sendable {
     public let triggers: [TriggerDefinition]
+    /// Each trigger's own `maxEventsPerSecond` by name (the loop guard's limits; unset: the default), derived once
+    /// here rather than on every write.
+    public let eventsPerSecond: [String: Int]
 
     /// Only the triggers whose `instance` pattern accepts `instance`.
     public init(triggers: [TriggerDefinition], instance: String) {
         self.triggers = triggers.filter { trigger in
             trigger.instance.map { $0.match(DataPath(uncheckedSegments: [instance])) != nil } ?? true
         }
+        eventsPerSecond = Dictionary(self.triggers.compactMap { trigger in trigger.maxEventsPerSecond.map { (trigger.name, $0) } }, uniquingKeysWith: { _, last in last })
     }
 
     /// True when some trigger could match a location of `operation` (the cheap exit:
