@@ -40,30 +40,34 @@ enum WireEndpoint {
             // The host the client must use from now on: exactly the one it connected to
             // (iOS stores it, spec §2.3).
             let host = request.headers["Host"] ?? "localhost"
-            let id = sessionID()
-            var refused: String? = nil
-            if !wire.namespaces.isEmpty {
-                let namespace = parameter("ns", in: request.query) ?? ""
-                if !wire.namespaces.contains(namespace) {
-                    refused = "Namespace \"\(namespace.prefix(64))\" is not served here"
-                }
-            }
-            let refusal = refused
-            let upgrade: @Sendable () -> Void = {
-                let session = WireSession(context: wire, host: host, address: request.remoteAddress, sessionID: id,
-                                          refusal: refusal, connectionQueue: responder.connectionQueue,
+            beginSession(request, wire: wire) {
+                let session = WireSession(context: wire, host: host, address: request.remoteAddress, sessionID: sessionID(),
+                                          refusal: $0, connectionQueue: responder.connectionQueue,
                                           directLocal: LocalOnlyCredentials.isDirectLocal(request))
-                wire.sessions.add(session, id: id)
+                wire.sessions.add(session, id: session.sessionID)
                 responder.upgrade(head, limits: WebSocketLimits(), handler: session)
             }
-            // A reconnecting client names its previous session (`ls`): end it first, so its
-            // onDisconnect writes (say, presence "offline") come before this session's.
-            if let previous = parameter("ls", in: request.query), let previousID = WireSessionID(hex: previous),
-               let old = wire.sessions.take(id: previousID) {
-                old.endForReconnect(then: upgrade)
-            } else {
-                upgrade()
+        }
+    }
+
+    /// What every transport (`/.ws`, `/.lp`) does before its session opens: decide whether
+    /// the namespace is served (`open` gets the refusal, or nil), and end the session a
+    /// reconnecting client names (`ls`) first, so its onDisconnect writes (say, presence
+    /// "offline") come before the new session's.
+    static func beginSession(_ request: HTTPRequest, wire: WireContext, open: @escaping @Sendable (_ refusal: String?) -> Void) {
+        var refused: String? = nil
+        if !wire.namespaces.isEmpty {
+            let namespace = parameter("ns", in: request.query) ?? ""
+            if !wire.namespaces.contains(namespace) {
+                refused = "Namespace \"\(namespace.prefix(64))\" is not served here"
             }
+        }
+        let refusal = refused
+        if let previous = parameter("ls", in: request.query), let previousID = WireSessionID(hex: previous),
+           let old = wire.sessions.take(id: previousID) {
+            old.endForReconnect { open(refusal) }
+        } else {
+            open(refusal)
         }
     }
 }

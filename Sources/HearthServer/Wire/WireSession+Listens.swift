@@ -95,6 +95,6 @@ extension WireSession {
     func revoked(_ key: ListenKey, tag: Int64?) {
         var body: [JSONKey: JSONValue] = ["p": .string(key.path.description)]
         if tag != nil { body["q"] = .array([key.query]) }
-        if let session { Self.send(WireOutbound.push(action: "c", body: .object(body)).bytes, on: session) }
+        session?.send(message: WireOutbound.push(action: "c", body: .object(body)).bytes)
     }
 }
