@@ -14,11 +14,12 @@ import Testing
 @Suite struct WireLiveTests {
     static let rules = ReferenceRules.withOpenSubtree
 
-    /// Runs one mode of the client against `port`; its exit status and output.
-    static func client(_ mode: String, port: Int) throws -> (status: Int32, output: String) {
+    /// Runs one mode of the client (`script` in EndToEndTests/Python) against `port`; its
+    /// exit status and output.
+    static func client(_ mode: String, port: Int, script name: String = "wire_client.py") throws -> (status: Int32, output: String) {
         let python = try #require(ProcessInfo.processInfo.environment["HEARTH_PYTHON"], "run scripts/test.sh (HEARTH_PYTHON not set)")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../EndToEndTests/Python/wire_client.py").standardized.path
+            .appendingPathComponent("../EndToEndTests/Python/\(name)").standardized.path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [script, mode, String(port)]
