@@ -42,6 +42,18 @@ import Testing
         #expect(result.output.contains("ok "))
     }
 
+    /// Compound hashes (issue 28): a client re-listening with `ch` (compound_client.py,
+    /// hashing its cache as the iOS SDK does) gets nothing when its cache is current, and
+    /// one `rm` with only the ranges that changed otherwise, which turns its cache into
+    /// the server's value.
+    @Test func aReListenWithACompoundHashGetsOnlyTheChangedRanges() async throws {
+        let server = try LiveServer(rules: Self.rules)
+        let result = try Self.client("compound", port: server.port, script: "compound_client.py")
+        await server.stop()
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.hasSuffix("done\n"))
+    }
+
     /// An identity that lapses on an open connection (issue 25): once the client has
     /// listened, written and registered an onDisconnect operation, its user is revoked,
     /// disabled or deleted (as `hearth users` would, through the accounts); every later
