@@ -52,7 +52,8 @@ public enum CompoundHash {
     /// leaves of each range.
     static func rangeHashes(_ value: JSONValue, cuts: [[String]]) -> (hashes: [String], leaves: [[Leaf]]) {
         var all: [Leaf] = []
-        visit(value, path: [], into: &all)
+        var path: [String] = []
+        visit(value, path: &path, into: &all)
         var rangeOf: [Int] = []
         rangeOf.reserveCapacity(all.count)
         var range = 0
@@ -121,29 +122,40 @@ public enum CompoundHash {
         }
     }
 
-    /// Depth first, children in key order, `.priority` as the SDK enumerates it.
-    static func visit(_ value: JSONValue, path: [String], into leaves: inout [Leaf]) {
+    /// Depth first, children in key order, `.priority` as the SDK enumerates it. `path`
+    /// is where `value` is (restored on return).
+    static func visit(_ value: JSONValue, path: inout [String], into leaves: inout [Leaf]) {
         switch value {
         case .null:
             return
         case .bool, .int, .double, .string:
             leaves.append(Leaf(path: path, image: leafImage(value, priority: nil), value: value))
         case .array(let items):
-            for (index, item) in items.enumerated() { visit(item, path: path + [String(index)], into: &leaves) }
+            for (index, item) in items.enumerated() {
+                path.append(String(index))
+                visit(item, path: &path, into: &leaves)
+                path.removeLast()
+            }
         case .object(let members):
+            let priority = members[".priority"]
             if let leaf = members[".value"], leaf.isLeaf {
-                leaves.append(Leaf(path: path, image: leafImage(leaf, priority: members[".priority"]), value: value))
+                leaves.append(Leaf(path: path, image: leafImage(leaf, priority: priority), value: value))
                 return
             }
-            let keys = FirebaseKeyOrder.sorted(members.keys.map(\.string).filter { $0 != ".priority" && $0 != ".value" })
-            var priorityPending = members[".priority"].map { $0.isLeaf && $0 != .null } ?? false
+            // Sorted with each key's integer form parsed once.
+            let keys = FirebaseKeyOrder.sorted(members.keys.lazy.map(\.string).filter { $0 != ".priority" && $0 != ".value" })
+            var priorityPending = priority.map { $0.isLeaf && $0 != .null } ?? false
             for key in keys {
                 guard let child = members[JSONKey(key)] else { continue }
-                if priorityPending && FirebaseKeyOrder.compare(key, ".priority") > 0, let priority = members[".priority"] {
+                if priorityPending && FirebaseKeyOrder.compare(key, ".priority") > 0, let priority {
                     priorityPending = false
-                    leaves.append(Leaf(path: path + [".priority"], image: leafImage(priority, priority: nil), value: priority))
+                    path.append(".priority")
+                    leaves.append(Leaf(path: path, image: leafImage(priority, priority: nil), value: priority))
+                    path.removeLast()
                 }
-                visit(child, path: path + [key], into: &leaves)
+                path.append(key)
+                visit(child, path: &path, into: &leaves)
+                path.removeLast()
             }
         }
     }
@@ -166,6 +178,9 @@ public enum CompoundHash {
 
     /// `"text"` with `\` and `"` escaped by `\` (the SDK's v2 string form).
     static func quoted(_ text: String) -> String {
+        if !text.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") }) {
+            return "\"" + text + "\""
+        }
         var out = "\""
         for character in text.unicodeScalars {
             if character == "\\" || character == "\"" { out.unicodeScalars.append("\\") }

@@ -142,6 +142,7 @@ class Builder:
     def __init__(self, split):
         self.split = split
         self.text = None
+        self.length = 0   # the text's length in UTF-16 units (NSString length)
         self.path = []
         self.depth = 0
         self.last_leaf_depth = -1
@@ -149,15 +150,20 @@ class Builder:
         self.posts = []
         self.hashes = []
 
+    def add(self, text):
+        self.text += text
+        self.length += utf16_length(text)
+
     def ensure_range(self):
         if self.text is None:
-            self.text = "(" + "".join(v2_string(key) + ":(" for key in self.path[:self.depth])
+            self.text, self.length = "", 0
+            self.add("(" + "".join(v2_string(key) + ":(" for key in self.path[:self.depth]))
             self.needs_comma = False
 
     def process_leaf(self, leaf):
         self.ensure_range()
         self.last_leaf_depth = self.depth
-        self.text += leaf_text(leaf[1], leaf[2])
+        self.add(leaf_text(leaf[1], leaf[2]))
         self.needs_comma = True
         if self.split(self):
             self.end_range()
@@ -165,8 +171,8 @@ class Builder:
     def start_child(self, key):
         self.ensure_range()
         if self.needs_comma:
-            self.text += ","
-        self.text += v2_string(key) + ":("
+            self.add(",")
+        self.add(v2_string(key) + ":(")
         if self.depth == len(self.path):
             self.path.append(key)
         else:
@@ -177,7 +183,7 @@ class Builder:
     def end_child(self):
         self.depth -= 1
         if self.text is not None:
-            self.text += ")"
+            self.add(")")
         self.needs_comma = True
 
     def finish(self):
@@ -209,7 +215,7 @@ def compound_hash(value, threshold=0):
         return {"hs": [""], "ps": []}
     if not threshold:
         threshold = max(512, int(math.sqrt(estimate(n) * 100)))
-    split = lambda b: len(b.text.encode("utf-16-le")) // 2 > threshold and (b.path[:b.depth] or [None])[-1] != ".priority"
+    split = lambda b: b.length > threshold and (b.path[:b.depth] or [None])[-1] != ".priority"
     builder = Builder(split)
     process(n, builder)
     builder.finish()
