@@ -45,13 +45,15 @@ public enum LongPollScript {
 
     /// The page the SDK loads in its hidden "disconnect frame" (`dframe=t`) as soon as the
     /// session starts: when the page goes away (tab closed, navigation), it tells the
-    /// server (`disconn=t`), so the session ends at once rather than at its idle timeout.
+    /// server (`disconn=t`, a GET that outlives the page: `fetch` with `keepalive`, else a
+    /// synchronous XHR), so the session ends at once rather than at its idle timeout. The
+    /// SDK removes this frame when it closes the transport, which unloads it too.
     /// `path` is the endpoint (`/.lp`); `id` and `password` are hex.
     public static func disconnectFrame(path: String, id: String, password: String) -> [UInt8] {
         let url = "\(path)?disconn=t&id=\(id)&pw=\(password)"
         return Array("""
         <!DOCTYPE html><html><body><script>
-        window.addEventListener('pagehide',function(){try{if(navigator.sendBeacon){navigator.sendBeacon('\(url)');}else{var x=new XMLHttpRequest();x.open('GET','\(url)',false);x.send();}}catch(e){}});
+        window.addEventListener('pagehide',function(){try{if(window.fetch){fetch('\(url)',{keepalive:true});}else{var x=new XMLHttpRequest();x.open('GET','\(url)',false);x.send();}}catch(e){}});
         </script></body></html>
         """.utf8)
     }
