@@ -30,6 +30,12 @@ enum WireEndpoint {
             return responder.respond(APIError(404, "The wire protocol is not served here").response)
         }
         guard request.method == "GET" else { return responder.respond(APIError.methodNotAllowed(request.method).response) }
+        // `s=`: a browser on long polling trying to move its session onto a WebSocket (spec
+        // §8). Not served: refused before the upgrade, so the SDK drops that attempt and
+        // stays on `/.lp`, rather than sending on a socket bound to no session.
+        guard parameter("s", in: request.query) == nil else {
+            return responder.respond(APIError(400, "Moving a long-poll session onto a WebSocket is not served; it stays on /.lp").response)
+        }
         guard WebSocketHandshake.isUpgradeRequest(request) else {
             return responder.respond(APIError(400, "Expected a WebSocket upgrade: /.ws speaks the Firebase SDKs' wire protocol").response)
         }

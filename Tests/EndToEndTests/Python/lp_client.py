@@ -207,6 +207,19 @@ class Session:
         return get(f"/.lp?disconn=t&id={self.id}&pw={self.pw}")
 
 
+def ws_upgrade(path):
+    """A WebSocket upgrade request as a browser sends it: (status, body) of the answer."""
+    connection = http.client.HTTPConnection(HOST, PORT, timeout=WAIT)
+    connection.request("GET", path, headers={
+        "Host": f"{HOST}:{PORT}", "Connection": "Upgrade", "Upgrade": "websocket",
+        "Sec-WebSocket-Key": base64.b64encode(b"0123456789abcdef").decode(), "Sec-WebSocket-Version": "13"})
+    response = connection.getresponse()
+    status = response.status
+    body = response.read().decode() if status != 101 else ""
+    connection.close()
+    return status, body
+
+
 def mode_session(expected_host=None):
     lp = Session()
     check(lp.start_status == 200 and "javascript" in lp.start_type, "start answers a script", f"{lp.start_status} {lp.start_type}")
@@ -214,6 +227,8 @@ def mode_session(expected_host=None):
     hello = lp.handshake()
     check(hello["v"] == "5" and len(hello["s"]) == 32, "handshake v and s", str(hello))
     check(hello["h"] == (expected_host or f"{HOST}:{PORT}"), "handshake h echoes the Host", hello["h"])
+    status, body = ws_upgrade(f"/.ws?v=5&s={hello['s']}&ns=demo")
+    check(status == 400, "the SDK's upgrade of the session to a WebSocket is refused before the upgrade", f"{status} {body}")
     status, kind, page = lp.dframe()
     check(status == 200 and "text/html" in kind and "disconn=t" in page, "the disconnect frame is a page that reports leaving", page)
     _, answer = lp.request("s", {"c": {"sdk.js.12-18-0": 1}})
@@ -252,13 +267,7 @@ def mode_session(expected_host=None):
 
 def mode_proxy():
     """Through a proxy that refuses the WebSocket upgrade: /.ws fails, /.lp works."""
-    connection = http.client.HTTPConnection(HOST, PORT, timeout=WAIT)
-    connection.request("GET", "/.ws?v=5&ns=demo", headers={
-        "Host": f"{HOST}:{PORT}", "Connection": "Upgrade", "Upgrade": "websocket",
-        "Sec-WebSocket-Key": base64.b64encode(b"0123456789abcdef").decode(), "Sec-WebSocket-Version": "13"})
-    response = connection.getresponse()
-    status, body = response.status, response.read().decode()
-    connection.close()
+    status, body = ws_upgrade("/.ws?v=5&ns=demo")
     check(status == 400, "the proxy passed no upgrade: /.ws is refused", f"{status} {body}")
     mode_session(expected_host=f"{HOST}:{PORT}")
 
