@@ -47,6 +47,19 @@ import Testing
         try await Self.run("pending_out") { $0.maxPendingBytes = 4096 }
     }
 
+    /// A stopping server answers a held poll with the close command at once (rather than
+    /// holding its shutdown up for the poll's hold time), and ends the session.
+    @Test func aStoppingServerClosesItsLongPolls() async throws {
+        let server = try LiveServer()
+        let driver = try InteractiveDriver(mode: "shutdown", port: server.port, script: "lp_client.py")
+        let ready = driver.readLine()
+        try #require(ready == "ready", "\(driver.output)")
+        await server.stop()
+        let (status, output) = driver.finish()
+        #expect(status == 0, "\(output)")
+        #expect(output.hasSuffix("done\n"), "\(output)")
+    }
+
     /// `maxPendingBytes`, inbound: segments of a message never finished end the session.
     @Test func unfinishedSegmentsPastMaxPendingBytesEndTheSession() async throws {
         try await Self.run("pending_in") { $0.maxPendingBytes = 4096 }

@@ -204,10 +204,10 @@ final class InteractiveDriver {
     private var buffer: [UInt8] = []
     private(set) var output: String = ""
 
-    init(mode: String, port: Int) throws {
+    init(mode: String, port: Int, script name: String = "wire_client.py") throws {
         let python = try #require(ProcessInfo.processInfo.environment["HEARTH_PYTHON"], "run scripts/test.sh (HEARTH_PYTHON not set)")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../EndToEndTests/Python/wire_client.py").standardized.path
+            .appendingPathComponent("../EndToEndTests/Python/\(name)").standardized.path
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [script, mode, String(port)]
         process.standardInput = input

@@ -321,4 +321,12 @@ final class LongPollRegistry: Sendable {
     }
 
     var count: Int { open.withLock { $0.count } }
+
+    /// Ends every open session (the server is stopping): a held poll gets the close
+    /// command at once rather than holding up the shutdown, and each session ends as if
+    /// its client had left (its onDisconnect operations run), as a WebSocket's does when
+    /// its connection closes.
+    func endAll() {
+        for channel in open.withLock({ Array($0.values) }) { channel.disconnect() }
+    }
 }

@@ -9,7 +9,7 @@ start. Each mode checks every answer itself, prints `ok <check>` per passed chec
 exits 1 on the first failure.
 
 Usage: lp_client.py <mode> <port> [host]
-Modes: session, proxy, hold, idle, max_sessions, pending_out, pending_in
+Modes: session, proxy, hold, idle, max_sessions, pending_out, pending_in, shutdown
 Every wait has a timeout (WAIT seconds).
 """
 import base64
@@ -87,6 +87,7 @@ class Session:
         self.next_response = 0
         self.messages = queue.Queue()
         self.closed = threading.Event()
+        self.close_command = False
         self.close_after = None
         self.lock = threading.Lock()
         self.outstanding = 0
@@ -115,6 +116,7 @@ class Session:
                 if args[0] == "start":
                     self.id, self.pw = args[1], args[2]
                 elif args[0] == "close":
+                    self.close_command = True
                     if len(args) > 1 and args[1] is not None and args[1] >= self.next_response:
                         self.close_after = args[1]
                     else:
@@ -342,7 +344,31 @@ def mode_pending_in():
     check(status == 404, "an unknown session is refused before its segments are read", body)
 
 
+def mode_shutdown():
+    """Interactive: a session with a poll held; the test stops the server: the poll gets
+    the close command (not a cut connection). Two polls are sent at once: the server
+    answers one of them (empty) when the other arrives, so once one came back the other is
+    being held."""
+    lp = Session(poll=False)
+    lp.handshake()
+    answers = queue.Queue()
+
+    def poll(serial):
+        status, _, body = get(f"/.lp?id={lp.id}&pw={lp.pw}&ser={serial}")
+        answers.put((status, body))
+
+    for serial in (1, 2):
+        threading.Thread(target=poll, args=(serial,), daemon=True).start()
+    status, body = answers.get(timeout=WAIT)
+    check(status == 200 and body == "", "the older poll is released when a newer one comes", repr(body))
+    print("ready", flush=True)
+    status, body = answers.get(timeout=WAIT * 3)
+    lp.run(body)
+    check(status == 200 and lp.close_command, "the held poll got the close command at shutdown", f"{status} {body!r}")
+
+
 if __name__ == "__main__":
     {"session": mode_session, "proxy": mode_proxy, "hold": mode_hold, "idle": mode_idle,
-     "max_sessions": mode_max_sessions, "pending_out": mode_pending_out, "pending_in": mode_pending_in}[MODE]()
+     "max_sessions": mode_max_sessions, "pending_out": mode_pending_out, "pending_in": mode_pending_in,
+     "shutdown": mode_shutdown}[MODE]()
     print("done", flush=True)
