@@ -22,6 +22,12 @@ import Testing
         try await Self.run("session")
     }
 
+    /// `ls=` on a new long-poll session ends the one it names first: its onDisconnect
+    /// operations are committed before the new handshake, and its poll is closed.
+    @Test func aReconnectEndsThePreviousSessionFirst() async throws {
+        try await Self.run("reconnect")
+    }
+
     /// `pollHoldSeconds`: a poll with nothing to take is answered empty once held that long.
     @Test func anIdlePollIsAnsweredEmptyAfterTheHoldTime() async throws {
         try await Self.run("hold") { $0.pollHoldSeconds = 0.5 }

@@ -9,7 +9,7 @@ start. Each mode checks every answer itself, prints `ok <check>` per passed chec
 exits 1 on the first failure.
 
 Usage: lp_client.py <mode> <port> [host]
-Modes: session, proxy, hold, idle, max_sessions, pending_out, pending_in, shutdown
+Modes: session, proxy, hold, idle, max_sessions, pending_out, pending_in, shutdown, reconnect
 Every wait has a timeout (WAIT seconds).
 """
 import base64
@@ -78,7 +78,7 @@ def websafe_b64(text):
 class Session:
     """One long-poll connection, as the SDK's FirebaseIFrameScriptHolder drives it."""
 
-    def __init__(self, namespace="demo", poll=True):
+    def __init__(self, namespace="demo", poll=True, last_session=None):
         self.cb = str(random.randint(1, 999))
         self.serial = random.randint(0, 100000000)
         self.segment = 0
@@ -93,7 +93,8 @@ class Session:
         self.outstanding = 0
         self.id = self.pw = None
         self.number = 0
-        status, kind, body = get(f"/.lp?start=t&ser={random.randint(0, 100000000)}&cb={self.cb}&v=5&ns={namespace}")
+        last = f"&ls={last_session}" if last_session else ""
+        status, kind, body = get(f"/.lp?start=t&ser={random.randint(0, 100000000)}&cb={self.cb}&v=5{last}&ns={namespace}")
         self.start_status, self.start_type, self.start_body = status, kind, body
         if status != 200:
             return
@@ -344,6 +345,25 @@ def mode_pending_in():
     check(status == 404, "an unknown session is refused before its segments are read", body)
 
 
+def mode_reconnect():
+    """A client that reconnects names its previous session (`ls`): that session ends
+    first, its onDisconnect operations committed before the new session's handshake, and
+    its held poll gets the close command."""
+    old = Session()
+    hello = old.handshake()
+    _, answer = old.request("o", {"p": "/lp/presence2", "d": "offline"})
+    check(answer["s"] == "ok", "onDisconnect registered on the first session")
+    rest("PUT", "/lp/presence2.json", "online")
+    new = Session(last_session=hello["s"])
+    new.handshake()
+    check(rest("GET", "/lp/presence2.json") == (200, "offline"), "the old session's onDisconnect ran before the new handshake")
+    old.closed.wait(WAIT)
+    check(old.close_command, "the old session's poll got the close command")
+    _, answer = new.request("p", {"p": "/lp/presence2", "d": "online"})
+    check(answer["s"] == "ok" and rest("GET", "/lp/presence2.json") == (200, "online"), "the new session writes after it")
+    new.leave()
+
+
 def mode_shutdown():
     """Interactive: a session with a poll held; the test stops the server: the poll gets
     the close command (not a cut connection). Two polls are sent at once: the server
@@ -370,5 +390,5 @@ def mode_shutdown():
 if __name__ == "__main__":
     {"session": mode_session, "proxy": mode_proxy, "hold": mode_hold, "idle": mode_idle,
      "max_sessions": mode_max_sessions, "pending_out": mode_pending_out, "pending_in": mode_pending_in,
-     "shutdown": mode_shutdown}[MODE]()
+     "shutdown": mode_shutdown, "reconnect": mode_reconnect}[MODE]()
     print("done", flush=True)
