@@ -9,7 +9,8 @@ import Synchronization
 /// it (LongPollLiveTests).
 public struct LongPollLimits: Sendable, Equatable {
     /// Bytes one session may hold for its client: messages waiting for the next poll, and
-    /// the segments of client messages not whole yet. Past it the session ends as if the
+    /// the segments of client messages not whole yet (or the chunks of a message announced
+    /// in chunks). Past it the session ends as if the
     /// client had gone (its onDisconnect operations run): a client that stopped polling,
     /// or one that never finishes a message. One message is always let through when
     /// nothing else waits (a large first value of a listen).
@@ -210,9 +211,14 @@ final class LongPollChannel: WireChannel {
         if let (responder, body) = answer { responder.respond(Self.script(body)) }
     }
 
-    /// Bytes held for a message not whole yet: a long poll counts them itself
-    /// (`maxPendingBytes`), as segments.
-    func holding(_ bytes: Int) {}
+    /// Bytes the session holds for a message announced in chunks (spec §2.1; the JS SDK
+    /// never chunks on a long poll, but a client may): past `maxPendingBytes` the session
+    /// ends, as it does for segments.
+    func holding(_ bytes: Int) {
+        guard bytes > limits.maxPendingBytes else { return }
+        logger.notice("long poll: ended session \(id.prefix(8))…: over \(limits.maxPendingBytes) bytes of a chunked message")
+        end()
+    }
 
     // MARK: Internals
 

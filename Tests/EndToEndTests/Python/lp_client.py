@@ -341,6 +341,14 @@ def mode_pending_in():
     check(status == 200 and "'close'" in body, "the poll gets the close command", body)
     status, _, _ = get(f"/.lp?id={lp.id}&pw={lp.pw}&ser=2")
     check(status == 404, "the session is gone")
+    # A message announced in chunks (the WebSocket's framing, spec 2.1) held past the bound.
+    chunked = Session()
+    chunked.handshake()
+    chunked.send(3)                       # "3": three chunks follow
+    chunked.send("x" * 2500)              # two of them (each in segments under the bound)
+    chunked.send("y" * 2500)              # make over 4 KiB held for the third
+    chunked.closed.wait(WAIT)
+    check(chunked.close_command, "a chunked message held past the bound ends the session")
     status, _, body = get(f"/.lp?id=x&pw=y&ser=1&seg0=zz")
     check(status == 404, "an unknown session is refused before its segments are read", body)
 
