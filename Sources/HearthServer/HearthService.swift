@@ -83,6 +83,8 @@ public final class HearthService: Sendable {
     private let httpBox = LateBox<HTTPServer>()
     /// The triggers (issue 27), when a triggers file is set.
     private let triggers: TriggerDelivery?
+    /// The open long-poll sessions, ended first at shutdown (their held polls answered).
+    private let longPolls: LongPollRegistry?
 
     /// Subscribed locations below a write that the writer compares before and after it, at
     /// most; past it every one of them gets its event.
@@ -130,6 +132,7 @@ public final class HearthService: Sendable {
         self.ledger = ledger
         context.wire = Self.wire(configuration, database: context.database, hub: hub, auth: auth, ledger: ledger,
                                  sessions: wireSessions, logger: logger)
+        longPolls = context.wire?.longPolls
         rulesSettings = Self.rulesSettings(configuration, policy: policy, history: rulesHistory, listens: listens, store: store,
                                            logger: logger)
         context.rulesSettings = rulesSettings
@@ -264,6 +267,7 @@ public final class HearthService: Sendable {
             timers = []
         }
         listens.stop()
+        longPolls?.endAll()
         await http.shutdown(gracePeriod: configuration.shutdownGracePeriod)
         triggers?.close()
         store.close()

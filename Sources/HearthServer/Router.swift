@@ -21,6 +21,8 @@ struct Router: HTTPHandler {
             return fixedRoute(request, responder) { metrics(request, responder: responder) }
         case WireEndpoint.path:
             return WireEndpoint.handle(request, context: context, responder: responder)
+        case LongPollEndpoint.path:
+            return LongPollEndpoint.handle(request, context: context, responder: responder)
         default:
             break
         }

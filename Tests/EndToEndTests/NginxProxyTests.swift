@@ -126,6 +126,28 @@ extension NginxProxyTests {
     }
 }
 
+extension NginxProxyTests {
+    /// A proxy that refuses the WebSocket upgrade (the site without its Upgrade headers,
+    /// as some corporate proxies behave): `/.ws` fails, and the JS SDK's fallback, long
+    /// polling (`/.lp`), carries the same session: handshake (its `h` is nginx's host and
+    /// port), requests, pushes, a message of several segments, and onDisconnect when the
+    /// client leaves. Driven by `lp_client.py`, written from the JS SDK's
+    /// BrowserPollConnection.
+    @Test func longPollingThroughAProxyThatRefusesTheUpgrade() throws {
+        let python = try pythonInterpreter()
+        let hearth = try HearthProcess.serve(dataDirectory: dir.path, environment: ["HEARTH_TRUSTED_PROXIES": "127.0.0.1"])
+        let nginx = try NginxProcess.start(in: dir.path + "/nginx", upstreamPort: hearth.port, refuseUpgrade: true)
+        let result = try runPythonDriver(python, script: "lp_client.py", arguments: ["proxy", String(nginx.port)], environment: [:])
+        #expect(result.status == 0, "through nginx:\n\(result.stdout)\n\(result.stderr)\n\(nginx.log)")
+        #expect(result.stdout.contains("ok the proxy passed no upgrade: /.ws is refused"))
+        #expect(result.stdout.contains("ok onDisconnect ran when the client left"))
+        #expect(result.stdout.hasSuffix("done\n"))
+        try nginx.stop()
+        hearth.signal(SIGTERM)
+        #expect(try hearth.waitForExit() == 0)
+    }
+}
+
 /// Why nginx could not be used.
 struct NginxError: Error, CustomStringConvertible {
     var description: String
@@ -169,7 +191,9 @@ final class NginxProcess: @unchecked Sendable {  // set up in init; output is be
     /// marked `[hearth-test: listen]` becomes `listen 127.0.0.1:<listenPort>;` and the
     /// other listen lines go (with `tls`, an `ssl` listen with that certificate and key).
     /// Comment lines are left alone. A missing marker fails loudly.
-    static func site(_ text: String, upstreamPort: Int, listenPort: Int, tls: TLSFiles? = nil) throws -> String {
+    /// With `refuseUpgrade`, the WebSocket's Upgrade and `Connection: upgrade` headers are
+    /// not passed on (a proxy that breaks WebSockets).
+    static func site(_ text: String, upstreamPort: Int, listenPort: Int, tls: TLSFiles? = nil, refuseUpgrade: Bool = false) throws -> String {
         var lines: [String] = []
         var upstreams = 0
         var listens = 0
@@ -187,6 +211,10 @@ final class NginxProcess: @unchecked Sendable {  // set up in init; output is be
                 } else if listens == 1 {
                     lines.append("    listen 127.0.0.1:\(listenPort);")
                 }
+            } else if refuseUpgrade && !isComment && line.contains("proxy_set_header Upgrade") {
+                continue
+            } else if refuseUpgrade && !isComment && line.contains(#"proxy_set_header Connection "upgrade""#) {
+                lines.append(#"        proxy_set_header Connection "";"#)
             } else {
                 lines.append(line)
             }
@@ -237,7 +265,7 @@ final class NginxProcess: @unchecked Sendable {  // set up in init; output is be
     /// A certificate and its key (PEM files) for an https listen.
     struct TLSFiles { var certificate: String; var key: String }
 
-    static func start(in directory: String, upstreamPort: Int, tls: TLSFiles? = nil) throws -> NginxProcess {
+    static func start(in directory: String, upstreamPort: Int, tls: TLSFiles? = nil, refuseUpgrade: Bool = false) throws -> NginxProcess {
         let binary = try executable()
         let siteText = try String(contentsOfFile: siteFile, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
@@ -245,7 +273,7 @@ final class NginxProcess: @unchecked Sendable {  // set up in init; output is be
         for _ in 0..<5 {
             let port = try freePort()
             let sitePath = directory + "/hearth.conf"
-            try site(siteText, upstreamPort: upstreamPort, listenPort: port, tls: tls).write(toFile: sitePath, atomically: true, encoding: .utf8)
+            try site(siteText, upstreamPort: upstreamPort, listenPort: port, tls: tls, refuseUpgrade: refuseUpgrade).write(toFile: sitePath, atomically: true, encoding: .utf8)
             try mainConfig(directory: directory, site: sitePath).write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
             let nginx = try NginxProcess(binary: binary, directory: directory, port: port)
             switch try nginx.waitUntilRunning() {

@@ -30,6 +30,19 @@ import Testing
         #expect(throws: SettingError.self) { try resolve(file: "[1]") }
     }
 
+    /// The long-poll bounds (issue 28) are serve settings: set, and refused past their
+    /// ranges (a hold of 25 s or more would outlast the SDK's own poll timeout).
+    @Test func longPollLimitsAreSettings() throws {
+        let set = try resolve(env: ["HEARTH_LONG_POLL_MAX_SESSIONS": "7", "HEARTH_LONG_POLL_HOLD_SECONDS": "2.5"],
+                              file: #"{"longPollMaxPendingBytes": 65536, "longPollIdleSeconds": 90}"#)
+        #expect(set.wire.longPoll.maxSessions == 7 && set.wire.longPoll.pollHoldSeconds == 2.5)
+        #expect(set.wire.longPoll.maxPendingBytes == 65536 && set.wire.longPoll.sessionIdleSeconds == 90)
+        #expect(try resolve().wire.longPoll == LongPollLimits())
+        #expect(throws: SettingError.self) { try resolve(env: ["HEARTH_LONG_POLL_HOLD_SECONDS": "25"]) }
+        #expect(throws: SettingError.self) { try resolve(env: ["HEARTH_LONG_POLL_IDLE_SECONDS": "10"]) }
+        #expect(throws: SettingError.self) { try resolve(env: ["HEARTH_LONG_POLL_MAX_SESSIONS": "0"]) }
+    }
+
     @Test func everySettingHasDistinctNames() {
         let all = ServeSettings.all
         #expect(Set(all.map(\.key)).count == all.count)

@@ -14,11 +14,12 @@ import Testing
 @Suite struct WireLiveTests {
     static let rules = ReferenceRules.withOpenSubtree
 
-    /// Runs one mode of the client against `port`; its exit status and output.
-    static func client(_ mode: String, port: Int) throws -> (status: Int32, output: String) {
+    /// Runs one mode of the client (`script` in EndToEndTests/Python) against `port`; its
+    /// exit status and output.
+    static func client(_ mode: String, port: Int, script name: String = "wire_client.py") throws -> (status: Int32, output: String) {
         let python = try #require(ProcessInfo.processInfo.environment["HEARTH_PYTHON"], "run scripts/test.sh (HEARTH_PYTHON not set)")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../EndToEndTests/Python/wire_client.py").standardized.path
+            .appendingPathComponent("../EndToEndTests/Python/\(name)").standardized.path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [script, mode, String(port)]
@@ -39,6 +40,18 @@ import Testing
         #expect(result.status == 0, "\(mode):\n\(result.output)")
         #expect(result.output.hasSuffix("done\n"))
         #expect(result.output.contains("ok "))
+    }
+
+    /// Compound hashes (issue 28): a client re-listening with `ch` (compound_client.py,
+    /// hashing its cache as the iOS SDK does) gets nothing when its cache is current, and
+    /// one `rm` with only the ranges that changed otherwise, which turns its cache into
+    /// the server's value.
+    @Test func aReListenWithACompoundHashGetsOnlyTheChangedRanges() async throws {
+        let server = try LiveServer(rules: Self.rules)
+        let result = try Self.client("compound", port: server.port, script: "compound_client.py")
+        await server.stop()
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.hasSuffix("done\n"))
     }
 
     /// An identity that lapses on an open connection (issue 25): once the client has
@@ -191,10 +204,10 @@ final class InteractiveDriver {
     private var buffer: [UInt8] = []
     private(set) var output: String = ""
 
-    init(mode: String, port: Int) throws {
+    init(mode: String, port: Int, script name: String = "wire_client.py") throws {
         let python = try #require(ProcessInfo.processInfo.environment["HEARTH_PYTHON"], "run scripts/test.sh (HEARTH_PYTHON not set)")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../EndToEndTests/Python/wire_client.py").standardized.path
+            .appendingPathComponent("../EndToEndTests/Python/\(name)").standardized.path
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [script, mode, String(port)]
         process.standardInput = input

@@ -184,6 +184,24 @@ public enum ServeSettings {
                 "Malformed messages or unknown actions on one wire-protocol connection (then close 1008).") {
             $0.wire.maxBadMessages = $1.integer
         },
+        Setting("longPollMaxSessions", env: "HEARTH_LONG_POLL_MAX_SESSIONS", flag: nil, .integer(1...10_000_000),
+                default: String(LongPollLimits.defaultMaxSessions),
+                "Long-poll sessions (/.lp, the JS SDK's fallback transport) open at once; a new one past it gets 503.") {
+            $0.wire.longPoll.maxSessions = $1.integer
+        },
+        Setting("longPollMaxPendingBytes", env: "HEARTH_LONG_POLL_MAX_PENDING_BYTES", flag: nil, .integer(4096...1_073_741_824),
+                default: String(LongPollLimits.defaultMaxPendingBytes),
+                "Bytes one long-poll session may hold: messages waiting for a poll and parts of messages not whole yet (then the session ends, its onDisconnect operations run).") {
+            $0.wire.longPoll.maxPendingBytes = $1.integer
+        },
+        Setting("longPollHoldSeconds", env: "HEARTH_LONG_POLL_HOLD_SECONDS", flag: nil, .number(0.1...24),
+                default: String(Int(LongPollLimits.defaultPollHoldSeconds)), "Seconds an idle long poll is held before it is answered empty (under the SDK's 25 s).") {
+            $0.wire.longPoll.pollHoldSeconds = $1.number
+        },
+        Setting("longPollIdleSeconds", env: "HEARTH_LONG_POLL_IDLE_SECONDS", flag: nil, .number(30...86_400),
+                default: String(Int(LongPollLimits.defaultSessionIdleSeconds)), "Seconds a long-poll session may go without a poll held or received before it ends (its onDisconnect operations run).") {
+            $0.wire.longPoll.sessionIdleSeconds = $1.number
+        },
         Setting("maxNodesPerWrite", env: "HEARTH_MAX_NODES_PER_WRITE", flag: nil, .integer(1...100_000_000),
                 default: String(StoreOptions.defaultMaxNodesPerWrite),
                 "Stored nodes one write may write, and may replace or delete (then 413); every other write waits while one is applied.") {

@@ -17,8 +17,12 @@ struct StreamContext: Sendable {
             if let sse = sink as? SSEEventSink {
                 streams.append(sse.stream)
             } else if let listen = sink as? WireListenSink {
-                guard let session = listen.pushSession else { continue }
-                wire[listen.pushKey, default: (listen, [])].sessions.append(session)
+                guard let channel = listen.pushSession else { continue }
+                if let session = channel as? WebSocketSession {
+                    wire[listen.pushKey, default: (listen, [])].sessions.append(session)
+                } else {
+                    channel.send(message: listen.push(event))  // a long poll: queued per session
+                }
             } else {
                 sink.deliver(event, seq: seq)
             }

@@ -37,6 +37,8 @@ public struct WireSessionLimits: Sendable, Equatable {
     public var maxAuthFailures = defaultMaxAuthFailures
     public var maxBadMessages = defaultMaxBadMessages
     var frames = WireLimits()
+    /// Bounds of the long-poll transport (`/.lp`).
+    public var longPoll = LongPollLimits()
 
     public init() {}
 
@@ -69,11 +71,14 @@ final class WireContext: Sendable {
     /// Open sessions by id, for a reconnecting client's `ls` (spec §4.5), and for closing
     /// them all when the node lost its lease.
     let sessions: WireSessionRegistry
+    /// Open long-poll transports by id (`/.lp`).
+    let longPolls: LongPollRegistry
 
     init(database: Database, hub: StreamHub, authenticator: Authenticator, work: DispatchQueue,
          clock: @escaping @Sendable () -> Int64, logger: Logger, limits: WireSessionLimits = WireSessionLimits(),
          namespaces: Set<String> = [], onDisconnect: OnDisconnectLedger, sessions: WireSessionRegistry = WireSessionRegistry()) {
         self.sessions = sessions
+        self.longPolls = LongPollRegistry(limits: limits.longPoll)
         self.database = database
         self.hub = hub
         self.authenticator = authenticator

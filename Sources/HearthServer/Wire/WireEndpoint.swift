@@ -30,6 +30,12 @@ enum WireEndpoint {
             return responder.respond(APIError(404, "The wire protocol is not served here").response)
         }
         guard request.method == "GET" else { return responder.respond(APIError.methodNotAllowed(request.method).response) }
+        // `s=`: a browser on long polling trying to move its session onto a WebSocket (spec
+        // §8). Not served: refused before the upgrade, so the SDK drops that attempt and
+        // stays on `/.lp`, rather than sending on a socket bound to no session.
+        guard parameter("s", in: request.query) == nil else {
+            return responder.respond(APIError(400, "Moving a long-poll session onto a WebSocket is not served; it stays on /.lp").response)
+        }
         guard WebSocketHandshake.isUpgradeRequest(request) else {
             return responder.respond(APIError(400, "Expected a WebSocket upgrade: /.ws speaks the Firebase SDKs' wire protocol").response)
         }
@@ -40,30 +46,34 @@ enum WireEndpoint {
             // The host the client must use from now on: exactly the one it connected to
             // (iOS stores it, spec §2.3).
             let host = request.headers["Host"] ?? "localhost"
-            let id = sessionID()
-            var refused: String? = nil
-            if !wire.namespaces.isEmpty {
-                let namespace = parameter("ns", in: request.query) ?? ""
-                if !wire.namespaces.contains(namespace) {
-                    refused = "Namespace \"\(namespace.prefix(64))\" is not served here"
-                }
-            }
-            let refusal = refused
-            let upgrade: @Sendable () -> Void = {
-                let session = WireSession(context: wire, host: host, address: request.remoteAddress, sessionID: id,
-                                          refusal: refusal, connectionQueue: responder.connectionQueue,
+            beginSession(request, wire: wire) {
+                let session = WireSession(context: wire, host: host, address: request.remoteAddress, sessionID: sessionID(),
+                                          refusal: $0, connectionQueue: responder.connectionQueue,
                                           directLocal: LocalOnlyCredentials.isDirectLocal(request))
-                wire.sessions.add(session, id: id)
+                wire.sessions.add(session, id: session.sessionID)
                 responder.upgrade(head, limits: WebSocketLimits(), handler: session)
             }
-            // A reconnecting client names its previous session (`ls`): end it first, so its
-            // onDisconnect writes (say, presence "offline") come before this session's.
-            if let previous = parameter("ls", in: request.query), let previousID = WireSessionID(hex: previous),
-               let old = wire.sessions.take(id: previousID) {
-                old.endForReconnect(then: upgrade)
-            } else {
-                upgrade()
+        }
+    }
+
+    /// What every transport (`/.ws`, `/.lp`) does before its session opens: decide whether
+    /// the namespace is served (`open` gets the refusal, or nil), and end the session a
+    /// reconnecting client names (`ls`) first, so its onDisconnect writes (say, presence
+    /// "offline") come before the new session's.
+    static func beginSession(_ request: HTTPRequest, wire: WireContext, open: @escaping @Sendable (_ refusal: String?) -> Void) {
+        var refused: String? = nil
+        if !wire.namespaces.isEmpty {
+            let namespace = parameter("ns", in: request.query) ?? ""
+            if !wire.namespaces.contains(namespace) {
+                refused = "Namespace \"\(namespace.prefix(64))\" is not served here"
             }
+        }
+        let refusal = refused
+        if let previous = parameter("ls", in: request.query), let previousID = WireSessionID(hex: previous),
+           let old = wire.sessions.take(id: previousID) {
+            old.endForReconnect { open(refusal) }
+        } else {
+            open(refusal)
         }
     }
 }

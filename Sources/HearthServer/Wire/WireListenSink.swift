@@ -25,7 +25,7 @@ struct WireListenSink: StreamEventSink {
     var tag: Int64? { rawTag == Self.noTag ? nil : rawTag }
 
     func deliver(_ event: StreamEvent, seq: Int64) {
-        session.pushNow(WireOutbound.frames(push(event)))
+        session.pushNow(push(event))
     }
 
     /// The `d` or `m` push of `event` for this listen. The same for every untagged listen
@@ -50,7 +50,7 @@ struct WireListenSink: StreamEventSink {
     var pushKey: PushKey { PushKey(path: path, tag: rawTag) }
 
     /// Where this listen's pushes go, nil once the session is gone.
-    var pushSession: WebSocketSession? { session.pushTarget }
+    var pushSession: (any WireChannel)? { session.pushTarget }
 
     func ended(_ verdict: StreamVerdict) {
         session.listenEnded(path: path, tag: tag, verdict: verdict)

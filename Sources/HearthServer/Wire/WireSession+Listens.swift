@@ -40,7 +40,13 @@ extension WireSession {
         let times = credentialTimes ?? CredentialTimes(issuedAt: credential.issuedAt, expiresAt: credential.expiresAt)
         credentialTimes = times
         let gate = SubscriberGate(caller: credential.caller, uid: credential.uid, times: times, query: mapped?.listen.rules)
-        let sink = WireListenSink(session: self, path: path, tag: tag)
+        let listenSink = WireListenSink(session: self, path: path, tag: tag)
+        // A compound hash (iOS, Android) on a location listen: only the ranges that
+        // changed are sent. Queries get their whole window, always correct (spec §4.2).
+        var sink: any StreamEventSink = listenSink
+        if mapped == nil, let compound = WireCompoundListenSink.parse(members["ch"]) {
+            sink = WireCompoundListenSink(listen: listenSink, hashes: compound.hashes, posts: compound.posts)
+        }
         context.database.listen(path, query: mapped?.listen, as: credential.caller, gate: gate, address: address,
                                 hub: context.hub, sink: sink) { result in
             self.queue.async {
@@ -95,6 +101,6 @@ extension WireSession {
     func revoked(_ key: ListenKey, tag: Int64?) {
         var body: [JSONKey: JSONValue] = ["p": .string(key.path.description)]
         if tag != nil { body["q"] = .array([key.query]) }
-        if let session { Self.send(WireOutbound.push(action: "c", body: .object(body)).bytes, on: session) }
+        session?.send(message: WireOutbound.push(action: "c", body: .object(body)).bytes)
     }
 }

@@ -30,10 +30,10 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     // Confined to `queue`. Members the session's extensions use (WireSession+Listens.swift,
     // WireSession+Writes.swift) are internal rather than private; they are still touched
     // only on `queue`.
-    var session: WebSocketSession?
+    var session: (any WireChannel)?
     /// The same session for the hub's fan-out queue, which sends pushes directly so that
     /// they keep their order with the answers sent from there.
-    private let sessionForPushes = Mutex<WebSocketSession?>(nil)
+    private let sessionForPushes = Mutex<(any WireChannel)?>(nil)
     private var assembler: WireFrameAssembler
     /// What `assembler` holds as the connection last heard (`WebSocketSession.holding`).
     private var reportedHeld = 0
@@ -94,15 +94,21 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     // MARK: WebSocketHandler
 
     func opened(_ session: WebSocketSession) {
+        open(session)
+    }
+
+    /// The transport is open and `channel` may send: the handshake goes out (or the
+    /// refusal). A long poll calls this for its channel, as a WebSocket calls `opened`.
+    func open(_ session: any WireChannel) {
         queue.async {
             self.session = session
             self.sessionForPushes.withLock { $0 = session }
             if let refusal = self.refusal {
-                session.send(text: WireOutbound.shutdown(reason: refusal).bytes)
+                session.send(message: WireOutbound.shutdown(reason: refusal).bytes)
                 return self.fail(.normal, "namespace not served")
             }
             // The handshake first: the client sends nothing before it (spec §2.3).
-            session.send(text: WireOutbound.handshake(timestamp: self.context.clock(), host: self.host, sessionID: self.sessionID.description).bytes)
+            session.send(message: WireOutbound.handshake(timestamp: self.context.clock(), host: self.host, sessionID: self.sessionID.description).bytes)
         }
     }
 
@@ -149,7 +155,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         }
         switch inbound {
         case .ping:
-            session?.send(text: WireOutbound.pong.bytes)
+            session?.send(message: WireOutbound.pong.bytes)
         case .control, .ignored:
             break
         case .request:
@@ -210,7 +216,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         case .revoked?: "Auth token is revoked"
         case .good?, nil: "Auth token is expired or revoked"
         }
-        session?.send(text: WireOutbound.push(action: "ac", body: .object([
+        session?.send(message: WireOutbound.push(action: "ac", body: .object([
             "s": .string("expired_token"), "d": .string(reason)])).bytes)
         setCredential(Authenticator.Credential(caller: .unauthenticated))
     }
@@ -229,9 +235,9 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
             if listens.isEmpty {
                 // No listen, no pushes for this client to precede the answer: send it now
                 // rather than through the hub's one fan-out queue.
-                Self.send(bytes, on: session)
+                session.send(message: bytes)
             } else {
-                context.hub.afterQueuedEvents { Self.send(bytes, on: session) }
+                context.hub.afterQueuedEvents { session.send(message: bytes) }
             }
         }
         done()
@@ -242,18 +248,13 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         queue.async { self.answer(number, status, data) }
     }
 
-    /// Sends one message, in chunks when it is long (spec §2.1).
-    static func send(_ message: [UInt8], on session: WebSocketSession) {
-        for frame in WireOutbound.frames(message) { session.send(text: frame) }
-    }
-
     private func badMessage(number: Int64?, status: String = "invalid_action", _ reason: String) {
         badMessages += 1
         if badMessages > context.limits.maxBadMessages {
             return fail(.policyViolation, "Over \(context.limits.maxBadMessages) malformed messages or unknown actions on this connection")
         }
         if let number, let session {
-            session.send(text: WireOutbound.response(number: number, status: status, data: .string(reason)).bytes)
+            session.send(message: WireOutbound.response(number: number, status: status, data: .string(reason)).bytes)
         }
     }
 
@@ -464,10 +465,10 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
 extension WireSession {
     /// From the fan-out queue: the bytes go straight to the socket (the session hops onto
     /// its I/O queue, keeping the fan-out queue's order).
-    func pushNow(_ frames: [[UInt8]]) {
-        if let session = pushTarget { for frame in frames { session.send(text: frame) } }
+    func pushNow(_ message: [UInt8]) {
+        pushTarget?.send(message: message)
     }
 
-    /// The socket pushes go to (set once the session opened).
-    var pushTarget: WebSocketSession? { sessionForPushes.withLock { $0 } }
+    /// The channel pushes go to (set once the session opened).
+    var pushTarget: (any WireChannel)? { sessionForPushes.withLock { $0 } }
 }

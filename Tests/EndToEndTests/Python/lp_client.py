@@ -1,0 +1,402 @@
+"""A Firebase long-polling client (spec/firebase-wire-protocol.md §8), written from the JS
+SDK's BrowserPollConnection.ts and PacketReceiver.ts: the start request with its callback
+id, the script answers (`pLPCommand<cb>('start', id, pw)`, `pRTLPCB<cb>(n, [msgs])`,
+`pLPCommand<cb>('close'[, n])`) re-ordered by response number, one poll kept open at all
+times and a second one carrying the client's messages (web-safe base64 with `.` padding,
+cut into 1,840-character segments numbered across the session, `seg<i>`/`ts<i>`/`d<i>`,
+as many as fit in 1,870 characters), the hidden disconnect frame (`dframe=t`) loaded at
+start. Each mode checks every answer itself, prints `ok <check>` per passed check and
+exits 1 on the first failure.
+
+Usage: lp_client.py <mode> <port> [host]
+Modes: session, proxy, hold, idle, max_sessions, pending_out, pending_in, shutdown, reconnect
+Every wait has a timeout (WAIT seconds).
+"""
+import base64
+import http.client
+import json
+import queue
+import random
+import re
+import sys
+import threading
+import time
+import urllib.request
+
+WAIT = 20
+MODE = sys.argv[1]
+PORT = int(sys.argv[2])
+HOST = "127.0.0.1"
+BASE = f"http://{HOST}:{PORT}"
+MAX_URL_DATA_SIZE = 1870
+SEG_HEADER_SIZE = 30
+MAX_PAYLOAD_SIZE = MAX_URL_DATA_SIZE - SEG_HEADER_SIZE
+CALL = re.compile(r"\(window\.(pLPCommand|pRTLPCB)(\d+)\|\|parent\.(?:pLPCommand|pRTLPCB)\d+\)\((.*)\);")
+
+
+def check(condition, name, detail=""):
+    if not condition:
+        print(f"FAILED {name}: {detail}", file=sys.stderr, flush=True)
+        sys.exit(1)
+    print(f"ok {name}", flush=True)
+
+
+def get(path, timeout=WAIT + 10):
+    """One GET as a script tag makes it: the path as is (the SDK does not percent-encode)."""
+    connection = http.client.HTTPConnection(HOST, PORT, timeout=timeout)
+    try:
+        connection.request("GET", path, headers={"Host": f"{HOST}:{PORT}"})
+        response = connection.getresponse()
+        return response.status, response.getheader("Content-Type") or "", response.read().decode()
+    finally:
+        connection.close()
+
+
+def rest(method, path, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(BASE + path, data=data, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=WAIT) as response:
+            return response.status, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")
+
+
+def wait_for(condition, what):
+    deadline = time.monotonic() + WAIT * 3
+    while time.monotonic() < deadline:
+        if condition():
+            return check(True, what)
+        time.sleep(0.05)
+    check(False, what, "timed out")
+
+
+def websafe_b64(text):
+    return base64.b64encode(text.encode()).decode().replace("+", "-").replace("/", "_").replace("=", ".")
+
+
+class Session:
+    """One long-poll connection, as the SDK's FirebaseIFrameScriptHolder drives it."""
+
+    def __init__(self, namespace="demo", poll=True, last_session=None):
+        self.cb = str(random.randint(1, 999))
+        self.serial = random.randint(0, 100000000)
+        self.segment = 0
+        self.pending = []            # segments waiting for a poll: (seg, ts, d)
+        self.responses = {}          # response number -> messages
+        self.next_response = 0
+        self.messages = queue.Queue()
+        self.closed = threading.Event()
+        self.close_command = False
+        self.close_after = None
+        self.lock = threading.Lock()
+        self.outstanding = 0
+        self.id = self.pw = None
+        self.number = 0
+        last = f"&ls={last_session}" if last_session else ""
+        status, kind, body = get(f"/.lp?start=t&ser={random.randint(0, 100000000)}&cb={self.cb}&v=5{last}&ns={namespace}")
+        self.start_status, self.start_type, self.start_body = status, kind, body
+        if status != 200:
+            return
+        self.run(body)
+        if poll:
+            self.start_polling()
+
+    def start_polling(self):
+        with self.lock:
+            self.alive = True
+        self.new_request()
+
+    def run(self, script):
+        """Runs an answer script: the calls, in order."""
+        for command, callback, arguments in CALL.findall(script):
+            if callback != self.cb:
+                check(False, "callback id", f"{callback} != {self.cb}")
+            if command == "pLPCommand":
+                args = json.loads("[" + arguments.replace("'", '"') + "]")
+                if args[0] == "start":
+                    self.id, self.pw = args[1], args[2]
+                elif args[0] == "close":
+                    self.close_command = True
+                    if len(args) > 1 and args[1] is not None and args[1] >= self.next_response:
+                        self.close_after = args[1]
+                    else:
+                        self.closed.set()
+            else:
+                number, messages = json.loads("[" + arguments + "]")
+                with self.lock:
+                    self.responses[number] = messages
+                    while self.next_response in self.responses:
+                        for message in self.responses.pop(self.next_response):
+                            self.messages.put(message)
+                        if self.close_after == self.next_response:
+                            self.closed.set()
+                        self.next_response += 1
+
+    def new_request(self):
+        """newRequest_: one poll open at all times, a second while segments wait."""
+        with self.lock:
+            if self.closed.is_set() or not getattr(self, "alive", False):
+                return False
+            if self.outstanding >= (2 if self.pending else 1):
+                return False
+            self.serial += 1
+            url = f"/.lp?id={self.id}&pw={self.pw}&ser={self.serial}"
+            data, i = "", 0
+            while self.pending:
+                seg, ts, d = self.pending[0]
+                if len(d) + SEG_HEADER_SIZE + len(data) > MAX_URL_DATA_SIZE:
+                    break
+                self.pending.pop(0)
+                data += f"&seg{i}={seg}&ts{i}={ts}&d{i}={d}"
+                i += 1
+            self.outstanding += 1
+        threading.Thread(target=self.poll, args=(url + data,), daemon=True).start()
+        return True
+
+    def poll(self, url):
+        try:
+            status, _, body = get(url)
+        except Exception:
+            status, body = 0, ""
+        with self.lock:
+            self.outstanding -= 1
+        if status != 200:
+            self.closed.set()   # the script failed to load: the SDK closes the transport
+            return
+        self.run(body)
+        while self.new_request():
+            pass
+
+    def send(self, message):
+        text = websafe_b64(json.dumps(message, separators=(",", ":")))
+        parts = [text[i:i + MAX_PAYLOAD_SIZE] for i in range(0, len(text), MAX_PAYLOAD_SIZE)]
+        with self.lock:
+            for part in parts:
+                self.pending.append((self.segment, len(parts), part))
+                self.segment += 1
+        while self.new_request():
+            pass
+
+    def next_message(self, what):
+        try:
+            return self.messages.get(timeout=WAIT)
+        except queue.Empty:
+            check(False, what, "no message")
+
+    def request(self, action, body):
+        """Sends request r and returns (pushes before the answer, the answer's b)."""
+        self.number += 1
+        number = self.number
+        self.send({"t": "d", "d": {"r": number, "a": action, "b": body}})
+        pushes = []
+        while True:
+            message = self.next_message(f"answer to {action}")
+            data = message.get("d", {})
+            if message.get("t") == "d" and data.get("r") == number:
+                return pushes, data["b"]
+            pushes.append(message)
+
+    def handshake(self):
+        message = self.next_message("handshake")
+        check(message.get("t") == "c" and message["d"]["t"] == "h", "the first message is the handshake", str(message))
+        return message["d"]["d"]
+
+    def dframe(self):
+        return get(f"/.lp?dframe=t&id={self.id}&pw={self.pw}")
+
+    def leave(self):
+        """What the disconnect frame's page does when it goes away."""
+        return get(f"/.lp?disconn=t&id={self.id}&pw={self.pw}")
+
+
+def ws_upgrade(path):
+    """A WebSocket upgrade request as a browser sends it: (status, body) of the answer."""
+    connection = http.client.HTTPConnection(HOST, PORT, timeout=WAIT)
+    connection.request("GET", path, headers={
+        "Host": f"{HOST}:{PORT}", "Connection": "Upgrade", "Upgrade": "websocket",
+        "Sec-WebSocket-Key": base64.b64encode(b"0123456789abcdef").decode(), "Sec-WebSocket-Version": "13"})
+    response = connection.getresponse()
+    status = response.status
+    body = response.read().decode() if status != 101 else ""
+    connection.close()
+    return status, body
+
+
+def mode_session(expected_host=None):
+    lp = Session()
+    check(lp.start_status == 200 and "javascript" in lp.start_type, "start answers a script", f"{lp.start_status} {lp.start_type}")
+    check(lp.id and lp.pw and lp.id != lp.pw, "start gives id and pw", lp.start_body)
+    hello = lp.handshake()
+    check(hello["v"] == "5" and len(hello["s"]) == 32, "handshake v and s", str(hello))
+    check(hello["h"] == (expected_host or f"{HOST}:{PORT}"), "handshake h echoes the Host", hello["h"])
+    status, body = ws_upgrade(f"/.ws?v=5&s={hello['s']}&ns=demo")
+    check(status == 400, "the SDK's upgrade of the session to a WebSocket is refused before the upgrade", f"{status} {body}")
+    status, kind, page = lp.dframe()
+    check(status == 200 and "text/html" in kind and "disconn=t" in page, "the disconnect frame is a page that reports leaving", page)
+    _, answer = lp.request("s", {"c": {"sdk.js.12-18-0": 1}})
+    check(answer == {"s": "ok", "d": ""}, "stats answered", str(answer))
+    rest("PUT", "/lp/room.json", {"topic": "hello"})
+    pushes, answer = lp.request("q", {"p": "/lp/room", "h": ""})
+    check(answer["s"] == "ok" and answer["d"] == {}, "listen answered ok {}", str(answer))
+    check(pushes and pushes[0]["d"]["a"] == "d" and pushes[0]["d"]["b"] == {"p": "/lp/room", "d": {"topic": "hello"}},
+          "the listen's data comes before its ok", str(pushes))
+    pushes, answer = lp.request("p", {"p": "/lp/room/topic", "d": "changed"})
+    check(answer["s"] == "ok", "put answered ok", str(answer))
+    check(any(p["d"]["b"].get("d") == "changed" for p in pushes), "own write pushed before the ok", str(pushes))
+    # Another client's write reaches this one on a poll.
+    rest("PUT", "/lp/room/topic.json", "from rest")
+    message = lp.next_message("push of another client's write")
+    check(message["d"]["b"] == {"p": "/lp/room/topic", "d": "from rest"}, "another client's write is pushed", str(message))
+    # A message of many segments (about 14,000 characters of base64).
+    large = "x" * 10000
+    _, answer = lp.request("p", {"p": "/lp/large", "d": large})
+    check(answer["s"] == "ok", "a message of several segments is joined", str(answer))
+    check(rest("GET", "/lp/large.json") == (200, large), "its value stored whole")
+    # onDisconnect runs when the client leaves (the disconnect frame's page goes away).
+    _, answer = lp.request("o", {"p": "/lp/presence", "d": "offline"})
+    check(answer["s"] == "ok", "onDisconnect registered", str(answer))
+    rest("PUT", "/lp/presence.json", "online")
+    status, _, _ = lp.leave()
+    check(status == 200, "disconn answered")
+    wait_for(lambda: rest("GET", "/lp/presence.json") == (200, "offline"), "onDisconnect ran when the client left")
+    lp.closed.wait(WAIT)
+    check(lp.closed.is_set(), "the held poll got the close command")
+    status, _, body = get(f"/.lp?id={lp.id}&pw={lp.pw}&ser=1")
+    check(status == 404 and "error" in json.loads(body), "a poll of the ended session is refused", body)
+    status, _, body = get(f"/.lp?id={lp.id}&pw={'0' * 32}&ser=1")
+    check(status == 404, "a wrong password is refused", body)
+
+
+def mode_proxy():
+    """Through a proxy that refuses the WebSocket upgrade: /.ws fails, /.lp works."""
+    status, body = ws_upgrade("/.ws?v=5&ns=demo")
+    check(status == 400, "the proxy passed no upgrade: /.ws is refused", f"{status} {body}")
+    mode_session(expected_host=f"{HOST}:{PORT}")
+
+
+def mode_hold():
+    """pollHoldSeconds is small: an idle poll is answered empty, and the session lives on."""
+    lp = Session(poll=False)
+    lp.handshake()
+    status, _, body = get(f"/.lp?id={lp.id}&pw={lp.pw}&ser=1")
+    check(status == 200 and body == "", "an idle poll is answered empty after the hold time", repr(body))
+    lp.start_polling()
+    _, answer = lp.request("s", {"c": {}})
+    check(answer["s"] == "ok", "the session lives on after an empty answer", str(answer))
+    lp.leave()
+
+
+def mode_idle():
+    """sessionIdleSeconds is small: a client that stops polling loses its session, whose
+    onDisconnect runs."""
+    lp = Session()
+    lp.handshake()
+    _, answer = lp.request("o", {"p": "/lp/idle", "d": "gone"})
+    check(answer["s"] == "ok", "onDisconnect registered", str(answer))
+    with lp.lock:
+        lp.alive = False      # stop polling; the poll held now is answered at its hold time
+    wait_for(lambda: rest("GET", "/lp/idle.json") == (200, "gone"), "onDisconnect ran after the idle timeout")
+    status, _, _ = get(f"/.lp?id={lp.id}&pw={lp.pw}&ser=1")
+    check(status == 404, "the idle session is gone")
+
+
+def mode_max_sessions():
+    """maxSessions is 2: the third start is refused with 503 until one leaves."""
+    first, second = Session(), Session()
+    first.handshake()
+    second.handshake()
+    status, kind, body = get("/.lp?start=t&ser=1&cb=7&v=5&ns=demo")
+    check(status == 503 and "error" in json.loads(body), "a third session is refused", f"{status} {body}")
+    first.leave()
+    wait_for(lambda: Session(poll=False).start_status == 200, "a session can start once one left")
+    second.leave()
+
+
+def mode_pending_out():
+    """maxPendingBytes is small: a listener that stops polling while data for it piles up
+    loses its session (onDisconnect runs)."""
+    lp = Session()
+    lp.handshake()
+    _, answer = lp.request("o", {"p": "/lp/overflow", "d": "ended"})
+    check(answer["s"] == "ok", "onDisconnect registered")
+    _, answer = lp.request("q", {"p": "/lp/feed", "h": ""})
+    check(answer["s"] == "ok", "listening")
+    with lp.lock:
+        lp.alive = False
+    for i in range(40):
+        rest("PUT", f"/lp/feed/{i}.json", "y" * 512)
+    wait_for(lambda: rest("GET", "/lp/overflow.json") == (200, "ended"), "the session ended past its pending bytes")
+    status, _, _ = get(f"/.lp?id={lp.id}&pw={lp.pw}&ser=1")
+    check(status == 404, "the overflowed session is gone")
+
+
+def mode_pending_in():
+    """maxPendingBytes is small: segments of a message never finished end the session."""
+    lp = Session(poll=False)
+    lp.handshake()
+    # Segments 1.. of a message of 100 segments whose segment 0 never comes.
+    data = "&".join(f"seg{i}={i + 1}&ts{i}=100&d{i}={'A' * 1000}" for i in range(5))
+    status, _, body = get(f"/.lp?id={lp.id}&pw={lp.pw}&ser=1&{data}")
+    check(status == 200 and "'close'" in body, "the poll gets the close command", body)
+    status, _, _ = get(f"/.lp?id={lp.id}&pw={lp.pw}&ser=2")
+    check(status == 404, "the session is gone")
+    # A message announced in chunks (the WebSocket's framing, spec 2.1) held past the bound.
+    chunked = Session()
+    chunked.handshake()
+    chunked.send(3)                       # "3": three chunks follow
+    chunked.send("x" * 2500)              # two of them (each in segments under the bound)
+    chunked.send("y" * 2500)              # make over 4 KiB held for the third
+    chunked.closed.wait(WAIT)
+    check(chunked.close_command, "a chunked message held past the bound ends the session")
+    status, _, body = get(f"/.lp?id=x&pw=y&ser=1&seg0=zz")
+    check(status == 404, "an unknown session is refused before its segments are read", body)
+
+
+def mode_reconnect():
+    """A client that reconnects names its previous session (`ls`): that session ends
+    first, its onDisconnect operations committed before the new session's handshake, and
+    its held poll gets the close command."""
+    old = Session()
+    hello = old.handshake()
+    _, answer = old.request("o", {"p": "/lp/presence2", "d": "offline"})
+    check(answer["s"] == "ok", "onDisconnect registered on the first session")
+    rest("PUT", "/lp/presence2.json", "online")
+    new = Session(last_session=hello["s"])
+    new.handshake()
+    check(rest("GET", "/lp/presence2.json") == (200, "offline"), "the old session's onDisconnect ran before the new handshake")
+    old.closed.wait(WAIT)
+    check(old.close_command, "the old session's poll got the close command")
+    _, answer = new.request("p", {"p": "/lp/presence2", "d": "online"})
+    check(answer["s"] == "ok" and rest("GET", "/lp/presence2.json") == (200, "online"), "the new session writes after it")
+    new.leave()
+
+
+def mode_shutdown():
+    """Interactive: a session with a poll held; the test stops the server: the poll gets
+    the close command (not a cut connection). Two polls are sent at once: the server
+    answers one of them (empty) when the other arrives, so once one came back the other is
+    being held."""
+    lp = Session(poll=False)
+    lp.handshake()
+    answers = queue.Queue()
+
+    def poll(serial):
+        status, _, body = get(f"/.lp?id={lp.id}&pw={lp.pw}&ser={serial}")
+        answers.put((status, body))
+
+    for serial in (1, 2):
+        threading.Thread(target=poll, args=(serial,), daemon=True).start()
+    status, body = answers.get(timeout=WAIT)
+    check(status == 200 and body == "", "the older poll is released when a newer one comes", repr(body))
+    print("ready", flush=True)
+    status, body = answers.get(timeout=WAIT * 3)
+    lp.run(body)
+    check(status == 200 and lp.close_command, "the held poll got the close command at shutdown", f"{status} {body!r}")
+
+
+if __name__ == "__main__":
+    {"session": mode_session, "proxy": mode_proxy, "hold": mode_hold, "idle": mode_idle,
+     "max_sessions": mode_max_sessions, "pending_out": mode_pending_out, "pending_in": mode_pending_in,
+     "shutdown": mode_shutdown, "reconnect": mode_reconnect}[MODE]()
+    print("done", flush=True)

@@ -1,0 +1,73 @@
+import Foundation
+import HearthServer
+import HearthTesting
+import Testing
+
+/// The long-poll transport (`/.lp`, spec §8) against an in-process server, driven by
+/// `EndToEndTests/Python/lp_client.py` (written from the JS SDK's BrowserPollConnection):
+/// the session semantics of `/.ws` over polls, and each `LongPollLimits` bound crossed.
+@Suite struct LongPollLiveTests {
+    static func run(_ mode: String, configure: @escaping (inout LongPollLimits) -> Void = { _ in }) async throws {
+        let server = try LiveServer { configure(&$0.wire.longPoll) }
+        let result = try WireLiveTests.client(mode, port: server.port, script: "lp_client.py")
+        await server.stop()
+        #expect(result.status == 0, "\(mode):\n\(result.output)")
+        #expect(result.output.hasSuffix("done\n"), "\(mode):\n\(result.output)")
+    }
+
+    /// Handshake, requests, pushes (the listen's data before its ok, another client's
+    /// write), a message of several segments, the disconnect frame, and onDisconnect when
+    /// the client leaves.
+    @Test func aSessionOverPolls() async throws {
+        try await Self.run("session")
+    }
+
+    /// `ls=` on a new long-poll session ends the one it names first: its onDisconnect
+    /// operations are committed before the new handshake, and its poll is closed.
+    @Test func aReconnectEndsThePreviousSessionFirst() async throws {
+        try await Self.run("reconnect")
+    }
+
+    /// `pollHoldSeconds`: a poll with nothing to take is answered empty once held that long.
+    @Test func anIdlePollIsAnsweredEmptyAfterTheHoldTime() async throws {
+        try await Self.run("hold") { $0.pollHoldSeconds = 0.5 }
+    }
+
+    /// `sessionIdleSeconds`: a client that stops polling loses its session; its
+    /// onDisconnect operations run.
+    @Test func aClientThatStopsPollingIsGoneAfterTheIdleTimeout() async throws {
+        try await Self.run("idle") {
+            $0.pollHoldSeconds = 0.5
+            $0.sessionIdleSeconds = 1
+        }
+    }
+
+    /// `maxSessions`: one more start is refused with 503 until a session ends.
+    @Test func startsPastMaxSessionsAreRefused() async throws {
+        try await Self.run("max_sessions") { $0.maxSessions = 2 }
+    }
+
+    /// `maxPendingBytes`, outbound: pushes piling up for a client that does not poll end
+    /// its session.
+    @Test func pushesPastMaxPendingBytesEndTheSession() async throws {
+        try await Self.run("pending_out") { $0.maxPendingBytes = 4096 }
+    }
+
+    /// A stopping server answers a held poll with the close command at once (rather than
+    /// holding its shutdown up for the poll's hold time), and ends the session.
+    @Test func aStoppingServerClosesItsLongPolls() async throws {
+        let server = try LiveServer()
+        let driver = try InteractiveDriver(mode: "shutdown", port: server.port, script: "lp_client.py")
+        let ready = driver.readLine()
+        try #require(ready == "ready", "\(driver.output)")
+        await server.stop()
+        let (status, output) = driver.finish()
+        #expect(status == 0, "\(output)")
+        #expect(output.hasSuffix("done\n"), "\(output)")
+    }
+
+    /// `maxPendingBytes`, inbound: segments of a message never finished end the session.
+    @Test func unfinishedSegmentsPastMaxPendingBytesEndTheSession() async throws {
+        try await Self.run("pending_in") { $0.maxPendingBytes = 4096 }
+    }
+}
