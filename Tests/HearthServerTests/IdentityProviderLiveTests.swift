@@ -24,10 +24,10 @@ import Testing
         return path
     }
 
-    static func server(_ provider: TestOpenIDProvider, rules: String = #"{"rules": {".read": true, ".write": true}}"#,
+    static func server(_ provider: TestOpenIDProvider, rules: String = #"{"rules": {".read": true, ".write": true}}"#, extra: String = "",
                        configure: @escaping (inout HearthConfiguration) -> Void = { _ in }) throws -> LiveServer {
         let files = TemporaryDirectory(prefix: "hearth-idp")
-        let path = try providersFile(provider, in: files.path)
+        let path = try providersFile(provider, in: files.path, extra: extra)
         return try LiveServer(rules: rules) { configuration in
             configuration.auth.identityProvidersPath = path
             configure(&configuration)
@@ -307,6 +307,32 @@ import Testing
                                           headers: [("Content-Type", "application/json")])
         #expect(response.status == 400)
         #expect(response.body.contains("INVALID_IDP_RESPONSE : postBody is longer than \(SignInWithIdpEndpoint.maxPostBodyBytes) bytes"))
+        await server.stop()
+    }
+
+    @Test func aFirebaseProjectsIDTokenIsAUserOfTheDatabaseAndItsRules() async throws {
+        let provider = try TestOpenIDProvider()
+        let server = try Self.server(provider, rules: #"{"rules": {"$uid": {".write": "auth.uid == $uid && auth.token.firebase.sign_in_provider == 'google.com'", ".read": "auth != null"}}}"#,
+                                     extra: #", {"providerId": "firebase", "projectId": "my-project", "jwksURL": "\#(provider.certificatesURL)"}"#)
+        let now = Int(Date().timeIntervalSince1970)
+        let token = provider.mint(sub: "firebase-uid-1", audience: "my-project", overrides: [
+            "iss": "https://securetoken.google.com/my-project", "user_id": "firebase-uid-1", "auth_time": now,
+            "firebase": ["sign_in_provider": "google.com", "identities": ["google.com": ["1234"]]],
+        ])
+        #expect(try server.request("PUT", "/firebase-uid-1.json?auth=\(token)", "1").status == 200)
+        #expect(try server.request("PUT", "/someone-else.json?auth=\(token)", "1").status == 401)
+        #expect(try server.request("GET", "/firebase-uid-1.json", headers: [("Authorization", "Bearer \(token)")]).body == "1")
+        // Another project's token, and an expired one, are refused.
+        let other = provider.mint(sub: "x", audience: "other-project", overrides: ["iss": "https://securetoken.google.com/other-project"])
+        #expect(try server.request("GET", "/x.json?auth=\(other)").status == 401)
+        let expired = provider.mint(sub: "firebase-uid-1", audience: "my-project",
+                                    overrides: ["iss": "https://securetoken.google.com/my-project", "iat": now - 7200, "exp": now - 3600])
+        let refused = try server.request("GET", "/firebase-uid-1.json?auth=\(expired)")
+        #expect(refused.status == 401)
+        #expect(refused.body.contains("expired"))
+        // Not a provider to sign in with.
+        let result = try Self.signIn(server, token: token, provider: "firebase")
+        #expect(Self.errorMessage(result.json)?.hasPrefix("OPERATION_NOT_ALLOWED") == true)
         await server.stop()
     }
 }
