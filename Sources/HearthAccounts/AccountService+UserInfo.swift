@@ -23,11 +23,11 @@ extension AccountService {
         return .object(fields)
     }
 
-    /// The password entry (an email with a password, or an email only, as before providers
-    /// existed), then each linked provider's.
+    /// The password entry (an email with a password, or an email only on an account that
+    /// never came from a provider, as before providers existed), then each linked provider's.
     static func providerUserInfo(_ user: UserRecord) -> [JSONValue] {
         var entries: [JSONValue] = []
-        if let email = user.email, user.passwordHash != nil || user.providerLinks.isEmpty {
+        if let email = user.email, user.passwordHash != nil || (user.providerLinks.isEmpty && user.provider != .federated) {
             entries.append(["providerId": "password", "federatedId": .string(email), "rawId": .string(email), "email": .string(email)])
         }
         return entries + user.providerLinks.map(providerInfo)

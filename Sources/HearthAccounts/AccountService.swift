@@ -308,8 +308,8 @@ public struct AccountService: Sendable {
         public var customClaims: [JSONKey: JSONValue]?
         /// `validSince` in seconds (admin `revoke_refresh_tokens`): see `apply`.
         public var validSince: Int64?
-        /// Providers to unlink (`deleteProvider`, issue 29): provider ids, `password`
-        /// removing the password.
+        /// Providers to unlink (`deleteProvider`, issue 29): identity providers' ids
+        /// (`phone` does nothing; `password` is refused: set a new one instead).
         public var deleteProviders: [String] = []
         public init() {}
     }
@@ -346,10 +346,10 @@ public struct AccountService: Sendable {
             user.passwordUpdatedAt = now
             credentialsChanged = true
         }
-        if !changes.deleteProviders.isEmpty {
-            user.providerLinks.removeAll { changes.deleteProviders.contains($0.providerID) }
-            if changes.deleteProviders.contains("password") { user.passwordHash = nil }
+        if changes.deleteProviders.contains("password") {
+            throw AuthError("OPERATION_NOT_ALLOWED", detail: "Hearth cannot unlink provider password")
         }
+        user.providerLinks.removeAll { changes.deleteProviders.contains($0.providerID) }
         if user.email != nil && user.passwordHash != nil { user.provider = .password }
         if changes.deleteDisplayName { user.displayName = nil } else if let name = changes.displayName { user.displayName = name }
         if changes.deletePhotoURL { user.photoURL = nil } else if let url = changes.photoURL { user.photoURL = url }
