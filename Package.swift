@@ -122,7 +122,7 @@ let package = Package(
             name: "HearthTriggersTests",
             dependencies: ["HearthTriggers", "HearthDatabase", "HearthHTTPClient", "HearthStore", "HearthSQLite", "HearthJSON", "HearthTesting",
                            .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthJSON"]),
+        .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthStreamsTests", dependencies: ["HearthStreams", "HearthJSON"]),
         .testTarget(name: "HearthWireTests", dependencies: ["HearthWire", "HearthJSON"]),
         .testTarget(name: "HearthDatabaseTests", dependencies: ["HearthDatabase", "HearthStore", "HearthSQLite", "HearthRules", "HearthJSON", "HearthTesting"]),
