@@ -43,7 +43,6 @@ enum SignInWithIdpEndpoint {
             if returnCredential || outcome.needConfirmation, let token = idpRequest.idToken { fields["oauthIdToken"] = .string(token) }
             if outcome.needConfirmation {
                 fields["needConfirmation"] = true
-                fields["errorMessage"] = "FEDERATED_USER_ID_ALREADY_LINKED"
                 return .object(fields)
             }
             guard let session = outcome.session else { throw .internalError }
