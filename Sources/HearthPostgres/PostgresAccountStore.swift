@@ -10,16 +10,16 @@ public struct PostgresAccountStore: AccountStore {
     static let columns = UserRecord.columns
 
     public func user(uid: String) throws -> UserRecord? {
-        try engine.withAux { try Self.fetchOne($0, "SELECT \(Self.columns) FROM users WHERE uid = $1", [.text(uid)]) }
+        try engine.withAux { try Self.fetchOne($0, "SELECT \(Self.columnsWithLinks) FROM users u WHERE u.uid = $1", [.text(uid)]) }
     }
 
     public func user(email: String) throws -> UserRecord? {
-        try engine.withAux { try Self.fetchOne($0, "SELECT \(Self.columns) FROM users WHERE email = $1", [.text(email)]) }
+        try engine.withAux { try Self.fetchOne($0, "SELECT \(Self.columnsWithLinks) FROM users u WHERE u.email = $1", [.text(email)]) }
     }
 
     public func user(providerID: String, rawID: String) throws -> UserRecord? {
         try engine.withAux {
-            try Self.fetchOne($0, "SELECT \(Self.prefixedColumns) FROM users u JOIN provider_links l ON l.uid = u.uid WHERE l.provider_id = $1 AND l.raw_id = $2",
+            try Self.fetchOne($0, "SELECT \(Self.columnsWithLinks) FROM users u JOIN provider_links p ON p.uid = u.uid WHERE p.provider_id = $1 AND p.raw_id = $2",
                               [.text(providerID), .text(rawID)])
         }
     }
@@ -200,9 +200,14 @@ public struct PostgresAccountStore: AccountStore {
         u.columnValues.map(PGValue.init)
     }
 
+    /// One user and its links in one round trip (a token check reads the user on every
+    /// request on a shared store): the query selects `columnsWithLinks`.
     private static func fetchOne(_ connection: PGConnection, _ sql: String, _ values: [PGValue]) throws -> UserRecord? {
         let result = try connection.query(sql, values)
-        return result.rowCount > 0 ? try attachLinks(connection, to: [try decode(result, 0)])[0] : nil
+        guard result.rowCount > 0 else { return nil }
+        var user = try decode(result, 0)
+        if !result.isNull(0, linksColumn) { user.providerLinks = try links(json: result.text(0, linksColumn)) }
+        return user
     }
 
     static func decode(_ r: PGResult, _ row: Int) throws -> UserRecord {

@@ -1,3 +1,4 @@
+import HearthJSON
 import HearthStore
 
 /// The users' provider links (issue 29) in `provider_links`, written in the user's own
@@ -6,6 +7,27 @@ extension PostgresAccountStore {
     /// `UserRecord.columns` of `users u`, for a join.
     static let prefixedColumns = UserRecord.columns.split(separator: ",")
         .map { "u." + $0.filter { !$0.isWhitespace } }.joined(separator: ", ")
+
+    /// `UserRecord.columns` of `users u`, then its links as a JSON array of
+    /// `[provider_id, raw_id, email, display_name, photo_url]` (NULL without any), column
+    /// `linksColumn`.
+    static let columnsWithLinks = prefixedColumns + """
+        , (SELECT json_agg(json_build_array(l.provider_id, l.raw_id, l.email, l.display_name, l.photo_url) ORDER BY l.provider_id)
+           FROM provider_links l WHERE l.uid = u.uid)
+        """
+    static let linksColumn = 13
+
+    /// The links of a `columnsWithLinks` row's last column.
+    static func links(json text: String) throws -> [ProviderLink] {
+        guard case .array(let rows)? = try? JSONParser.parse(Array(text.utf8)) else { throw StoreError.corrupt("provider links of a user") }
+        return try rows.map { row in
+            guard case .array(let fields) = row, fields.count == 5, let provider = fields[0].stringValue, let raw = fields[1].stringValue else {
+                throw StoreError.corrupt("provider links of a user")
+            }
+            return ProviderLink(providerID: provider, rawID: raw, email: fields[2].stringValue, displayName: fields[3].stringValue,
+                                photoURL: fields[4].stringValue)
+        }
+    }
 
     /// `users` with their links, one query for the whole page.
     static func attachLinks(_ connection: PGConnection, to users: [UserRecord]) throws -> [UserRecord] {
