@@ -62,4 +62,34 @@ import Testing
         #expect(result.status != 0)
         #expect(result.output.contains("idpProviders") && result.output.contains("loopback"), "\(result.output)")
     }
+
+    /// Keep Firebase Auth, move the database: a Firebase project's ID token over the wire
+    /// protocol (what the Database SDKs send in `auth`), its uid and provider in the rules.
+    @Test func aFirebaseProjectsTokenIsAWireProtocolUser() throws {
+        let python = try pythonInterpreter()
+        let provider = try TestOpenIDProvider()
+        let dir = TemporaryDirectory()
+        let providers = dir.path + "/providers.json"
+        try #"{"providers": [{"providerId": "firebase", "projectId": "my-project", "jwksURL": "\#(provider.certificatesURL)"}]}"#
+            .write(toFile: providers, atomically: true, encoding: .utf8)
+        let rules = #"{"rules": {"$uid": {".write": "auth.uid == $uid && auth.token.firebase.sign_in_provider == 'apple.com'", ".read": true}}}"#
+        let server = try HearthProcess(
+            arguments: ["serve", "--port", "0", "--data-dir", dir.path, "--rules", try HearthProcess.writeRules(rules, in: dir.path),
+                        "--idp-providers", providers],
+            dataDirectory: dir.path)
+        try server.waitUntilListening()
+        let token = provider.mint(sub: "fb-user", audience: "my-project", overrides: [
+            "iss": "https://securetoken.google.com/my-project", "user_id": "fb-user",
+            "firebase": ["sign_in_provider": "apple.com", "identities": ["apple.com": ["001.xyz"]]],
+        ])
+        let result = try runPythonDriver(python, script: "wire_client.py", arguments: ["external_token", String(server.port)],
+                                         environment: ["EXTERNAL_TOKEN": token, "EXTERNAL_UID": "fb-user"])
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        for check in ["a Firebase project's token is accepted", "its user writes its own data", "and not another user's"] {
+            #expect(result.stdout.contains("ok " + check), "\(result.stdout)")
+        }
+        #expect(try liveRequest(port: server.port, "GET", "/fb-user/state.json").body == #""online""#)
+        server.signal(SIGTERM)
+        #expect(try server.waitForExit() == 0)
+    }
 }
