@@ -70,7 +70,7 @@ let package = Package(
         // The account core (issue 26): accounts, sign-in limits, signing keys, over the
         // seam's records, for any transport. Knows no HTTP; the account endpoints in
         // HearthServer map its errors to statuses.
-        .target(name: "HearthAccounts", dependencies: ["HearthStore", "HearthAuth", "HearthJSON"]),
+        .target(name: "HearthAccounts", dependencies: ["HearthStore", "HearthAuth", "HearthJSON", "HearthHTTPClient"]),
         // The operator's tools over any engine (issue 26): backup and restore of a data
         // directory, copying a store between engines, Firebase users files, their files.
         // Used by the CLI; over the seam, knows no engine and no HTTP.
@@ -107,7 +107,7 @@ let package = Package(
         // Shared test helpers (temp directories); tests only.
         // Atomics: not imported; listed so the exact pin of swift-atomics above (swift-prometheus's
         // dependency) belongs to a target, which SwiftPM asks of every root dependency.
-        .target(name: "HearthTesting", dependencies: [.product(name: "Atomics", package: "swift-atomics"), .product(name: "Logging", package: "swift-log")],
+        .target(name: "HearthTesting", dependencies: ["COpenSSL", .product(name: "Atomics", package: "swift-atomics"), .product(name: "Logging", package: "swift-log")],
                 path: "Tests/HearthTesting"),
         .testTarget(name: "HearthJSONTests", dependencies: ["HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthJSON", "HearthTesting"], resources: [.copy("Fixtures")]),
@@ -122,7 +122,7 @@ let package = Package(
             name: "HearthTriggersTests",
             dependencies: ["HearthTriggers", "HearthDatabase", "HearthHTTPClient", "HearthStore", "HearthSQLite", "HearthJSON", "HearthTesting",
                            .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthJSON"]),
+        .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthStreamsTests", dependencies: ["HearthStreams", "HearthJSON"]),
         .testTarget(name: "HearthWireTests", dependencies: ["HearthWire", "HearthJSON"]),
         .testTarget(name: "HearthDatabaseTests", dependencies: ["HearthDatabase", "HearthStore", "HearthSQLite", "HearthRules", "HearthJSON", "HearthTesting"]),

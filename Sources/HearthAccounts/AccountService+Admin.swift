@@ -66,7 +66,7 @@ extension AccountService {
     }
 
     /// The users with any of these uids or emails, in the order asked, each once.
-    public func users(uids: [String], emails: [String]) throws(AuthError) -> [UserRecord] {
+    public func users(uids: [String], emails: [String], federated: [(providerID: String, rawID: String)] = []) throws(AuthError) -> [UserRecord] {
         var found: [UserRecord] = []
         var seen: Set<String> = []
         for uid in uids {
@@ -74,6 +74,9 @@ extension AccountService {
         }
         for email in emails {
             if let user = try wrap({ try accounts.user(email: email.lowercased()) }), seen.insert(user.uid).inserted { found.append(user) }
+        }
+        for (providerID, rawID) in federated {
+            if let user = try wrap({ try accounts.user(providerID: providerID, rawID: rawID) }), seen.insert(user.uid).inserted { found.append(user) }
         }
         return found
     }

@@ -12,9 +12,7 @@ extension AccountService {
             "disabled": .bool(user.disabled),
             "createdAt": .string(String(user.createdAt)),
             "validSince": .string(String(user.validSince)),
-            "providerUserInfo": .array(user.email.map {
-                [.object(["providerId": .string("password"), "federatedId": .string($0), "rawId": .string($0), "email": .string($0)])]
-            } ?? []),
+            "providerUserInfo": .array(providerUserInfo(user)),
         ]
         if let email = user.email { fields["email"] = .string(email) }
         if let name = user.displayName { fields["displayName"] = .string(name) }
@@ -23,5 +21,15 @@ extension AccountService {
         if let changed = user.passwordUpdatedAt { fields["passwordUpdatedAt"] = .int(changed) }
         if let claims = user.customClaims { fields["customAttributes"] = .string(claims) }
         return .object(fields)
+    }
+
+    /// The password entry (an email with a password, or an email only on an account that
+    /// never came from a provider, as before providers existed), then each linked provider's.
+    static func providerUserInfo(_ user: UserRecord) -> [JSONValue] {
+        var entries: [JSONValue] = []
+        if let email = user.email, user.passwordHash != nil || (user.providerLinks.isEmpty && user.provider != .federated) {
+            entries.append(["providerId": "password", "federatedId": .string(email), "rawId": .string(email), "email": .string(email)])
+        }
+        return entries + user.providerLinks.map(providerInfo)
     }
 }

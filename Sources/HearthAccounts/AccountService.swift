@@ -28,12 +28,15 @@ public struct AccountService: Sendable {
     public let clock: @Sendable () -> Int64
     /// The service accounts whose custom tokens are trusted (`customTokenServiceAccounts`).
     public let serviceAccounts: [ServiceAccountKey]
+    /// The identity providers whose ID tokens sign users in (issue 29); nil: none.
+    public let identityProviders: IdentityProviders?
 
     public init(accounts: any AccountStore, keys: KeyRing, settings: AuthSettings,
                 hasher: PasswordHasher = PasswordHasher(),
                 clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds,
-                serviceAccounts: [ServiceAccountKey] = []) {
+                serviceAccounts: [ServiceAccountKey] = [], identityProviders: IdentityProviders? = nil) {
         self.serviceAccounts = serviceAccounts
+        self.identityProviders = identityProviders
         self.accounts = accounts
         self.keys = keys
         self.settings = settings
@@ -205,7 +208,7 @@ public struct AccountService: Sendable {
             authTime: authTime.map { min($0, max(now / 1000, user.validSince)) }, lifetime: lifetime ?? settings.idTokenLifetime,
             signInProvider: signInProvider ?? Self.signInProvider(of: user),
             email: user.email, emailVerified: user.emailVerified, name: user.displayName, picture: user.photoURL,
-            identities: user.email.map { ["email": [$0]] } ?? [:], customClaims: custom)
+            identities: Self.identities(of: user), customClaims: custom)
         do {
             return try TokenSigner(key: keys.signingKey).sign(claims: try claims.json())
         } catch {
@@ -218,10 +221,11 @@ public struct AccountService: Sendable {
         case .anonymous: return IDTokenClaims.anonymousProvider
         case .password: return "password"
         case .custom: return IDTokenClaims.customProvider
+        case .federated: return user.providerLinks.first?.providerID ?? IDTokenClaims.customProvider
         }
     }
 
-    private func startSession(for user: UserRecord, now: Int64, provider: String? = nil, claims: String? = nil) throws(AuthError) -> Session {
+    func startSession(for user: UserRecord, now: Int64, provider: String? = nil, claims: String? = nil) throws(AuthError) -> Session {
         let refresh = try wrap { try SecretToken.generate() }
         let signIn = SignInRecord(at: now, provider: provider, claims: claims)
         try wrap { try accounts.addRefreshToken(hash: SecretToken.hash(refresh), uid: user.uid, family: try Self.newUID(), signIn: signIn) }
@@ -304,6 +308,9 @@ public struct AccountService: Sendable {
         public var customClaims: [JSONKey: JSONValue]?
         /// `validSince` in seconds (admin `revoke_refresh_tokens`): see `apply`.
         public var validSince: Int64?
+        /// Providers to unlink (`deleteProvider`, issue 29): identity providers' ids
+        /// (`phone` does nothing; `password` is refused: set a new one instead).
+        public var deleteProviders: [String] = []
         public init() {}
     }
 
@@ -339,6 +346,10 @@ public struct AccountService: Sendable {
             user.passwordUpdatedAt = now
             credentialsChanged = true
         }
+        if changes.deleteProviders.contains("password") {
+            throw AuthError("OPERATION_NOT_ALLOWED", detail: "Hearth cannot unlink provider password")
+        }
+        user.providerLinks.removeAll { changes.deleteProviders.contains($0.providerID) }
         if user.email != nil && user.passwordHash != nil { user.provider = .password }
         if changes.deleteDisplayName { user.displayName = nil } else if let name = changes.displayName { user.displayName = name }
         if changes.deletePhotoURL { user.photoURL = nil } else if let url = changes.photoURL { user.photoURL = url }

@@ -46,6 +46,10 @@ public struct AuthSettings: Sendable {
     public var mailFrom: String?
     public var actionLinkBase: String?
     public var smtpCAFile: String?
+    /// The identity providers file (issue 29, `--idp-providers`); nil: no provider sign-in.
+    public var identityProvidersPath: String?
+    /// Where provider keys are cached on disk (the data directory; set by the server).
+    public var identityProviderKeyCache: String?
 
     public init() {}
 }

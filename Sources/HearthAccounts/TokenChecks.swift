@@ -82,6 +82,8 @@ public final class TokenChecks: Sendable {
         if verified.isAdmin {
             return Identity(auth: verified.auth, isAdmin: true, expiresAt: verified.expires * 1000)
         }
+        // A Firebase project's user (issue 29): not an account here; revoking is the issuer's.
+        if verified.isExternal { return Identity(auth: verified.auth, isAdmin: false, expiresAt: verified.expires * 1000) }
         guard let status = try userStatus(uid, cacheOnly: cacheOnly) else { return nil }
         guard !status.disabled, verified.issuedAt >= status.validSince else { throw .revoked }
         return Identity(auth: verified.auth, isAdmin: false, uid: uid, issuedAt: verified.issuedAt, expiresAt: verified.expires * 1000)
@@ -130,6 +132,8 @@ public final class TokenChecks: Sendable {
         let issuedAt: Int64
         let expires: Int64
         let isAdmin: Bool
+        /// An ID token of the Firebase project in the providers file (`providerId: firebase`).
+        var isExternal = false
     }
 
     /// The token's facts: from the cache while unexpired, else checked (nil on a miss when
@@ -142,10 +146,14 @@ public final class TokenChecks: Sendable {
         }
         if cacheOnly { return nil }
         let claims: JSONValue
+        var isExternal = false
         do {
             claims = try service.verify(token)
+        } catch .tokenExpired {
+            throw .expired
         } catch {
-            throw error == .tokenExpired ? .expired : .invalid
+            guard let external = try firebaseProjectClaims(token) else { throw .invalid }
+            (claims, isExternal) = (.object(external), true)
         }
         guard let members = claims.objectValue, let auth = RulesAuth.value(fromVerifiedClaims: claims),
               let uid = members["sub"]?.stringValue, case .int(let expires)? = members["exp"] else {
@@ -157,12 +165,26 @@ public final class TokenChecks: Sendable {
             guard case .int(let iat)? = members["iat"] else { throw .invalid }
             issuedAt = iat
         }
-        let facts = VerifiedToken(auth: auth, uid: uid, issuedAt: issuedAt, expires: expires, isAdmin: isAdmin)
+        var facts = VerifiedToken(auth: auth, uid: uid, issuedAt: issuedAt, expires: expires, isAdmin: isAdmin && !isExternal)
+        facts.isExternal = isExternal
         verified.withLock { cache in
             if cache.count >= maxVerifiedTokens { cache.removeAll(keepingCapacity: true) }
             cache[token] = facts
         }
         return facts
+    }
+
+    /// The claims of an ID token of the configured Firebase project (issue 29), nil when
+    /// none is configured; an expired one is `.expired`, any other failure `.invalid`.
+    private func firebaseProjectClaims(_ token: String) throws(CredentialError) -> [JSONKey: JSONValue]? {
+        guard let providers = service.identityProviders, providers.provider(IdentityProvider.firebase) != nil else { return nil }
+        do {
+            return try providers.verify(token, provider: IdentityProvider.firebase)
+        } catch .token(.expired) {
+            throw .expired
+        } catch {
+            throw .invalid
+        }
     }
 
     private func userStatus(_ uid: String, cacheOnly: Bool = false) throws(CredentialError) -> (validSince: Int64, disabled: Bool)? {

@@ -9,8 +9,9 @@ import HearthStore
 /// Import: every user is inserted in one transaction (all or none), read one at a time so
 /// the file's size does not matter. Firebase scrypt hashes are stored as
 /// `FirebaseScryptHash` strings (with the project's hash parameters), checked at sign-in and
-/// replaced by Hearth's own hash on the first successful one. Fields Hearth has no use for
-/// (`providerUserInfo`, `phoneNumber`, `mfaInfo`) are dropped and counted.
+/// replaced by Hearth's own hash on the first successful one. `providerUserInfo` entries of
+/// identity providers (`google.com`, `apple.com`, `oidc.…`) become provider links (issue 29);
+/// fields Hearth has no use for (phone entries, `phoneNumber`, `mfaInfo`) are dropped and counted.
 ///
 /// Export: the same format. `passwordHash` and `salt` are written only for users still
 /// holding an imported Firebase hash (the parameters are the ones given at import, which
@@ -211,9 +212,19 @@ public enum FirebaseUsersFile {
             record.passwordUpdatedAt = passwordHash == nil ? nil : now
 
             if passwordHash != nil, email != nil { summary.withPassword += 1 }
-            if email == nil || passwordHash == nil { summary.withoutSignIn += 1 }
-            let providers: Bool
-            if case .array(let list)? = fields["providerUserInfo"] { providers = !list.isEmpty } else { providers = false }
+            var providers = false
+            if case .array(let list)? = fields["providerUserInfo"] {
+                for entry in list {
+                    guard let info = entry.objectValue, let id = info["providerId"]?.stringValue else { throw fail("providerUserInfo entries need a providerId") }
+                    if id == "password" { continue }
+                    guard id != "phone", let raw = info["rawId"]?.stringValue, !raw.isEmpty else { providers = true; continue }
+                    guard !record.providerLinks.contains(where: { $0.providerID == id }) else { throw fail("providerUserInfo lists \(id) twice") }
+                    record.providerLinks.append(ProviderLink(providerID: id, rawID: raw, email: info["email"]?.stringValue,
+                                                             displayName: info["displayName"]?.stringValue, photoURL: info["photoUrl"]?.stringValue))
+                }
+            }
+            if passwordHash == nil, !record.providerLinks.isEmpty { record.provider = .federated }
+            if (email == nil || passwordHash == nil) && record.providerLinks.isEmpty { summary.withoutSignIn += 1 }
             let mfa: Bool
             if case .array(let list)? = fields["mfaInfo"] { mfa = !list.isEmpty } else { mfa = false }
             let phone = try string("phoneNumber")
@@ -251,7 +262,7 @@ public enum FirebaseUsersFile {
             "emailVerified": .bool(user.emailVerified),
             "disabled": .bool(user.disabled),
             "createdAt": .string(String(user.createdAt)),
-            "providerUserInfo": .array([]),
+            "providerUserInfo": .array(user.providerLinks.map(AccountService.providerInfo)),
         ]
         if let email = user.email { fields["email"] = .string(email) }
         if let name = user.displayName { fields["displayName"] = .string(name) }

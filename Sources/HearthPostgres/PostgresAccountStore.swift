@@ -10,32 +10,40 @@ public struct PostgresAccountStore: AccountStore {
     static let columns = UserRecord.columns
 
     public func user(uid: String) throws -> UserRecord? {
-        try engine.withAux { try Self.fetchOne($0, "SELECT \(Self.columns) FROM users WHERE uid = $1", [.text(uid)]) }
+        try engine.withAux { try Self.fetchOne($0, "SELECT \(Self.columnsWithLinks) FROM users u WHERE u.uid = $1", [.text(uid)]) }
     }
 
     public func user(email: String) throws -> UserRecord? {
-        try engine.withAux { try Self.fetchOne($0, "SELECT \(Self.columns) FROM users WHERE email = $1", [.text(email)]) }
+        try engine.withAux { try Self.fetchOne($0, "SELECT \(Self.columnsWithLinks) FROM users u WHERE u.email = $1", [.text(email)]) }
+    }
+
+    public func user(providerID: String, rawID: String) throws -> UserRecord? {
+        try engine.withAux {
+            try Self.fetchOne($0, "SELECT \(Self.columnsWithLinks) FROM users u JOIN provider_links p ON p.uid = u.uid WHERE p.provider_id = $1 AND p.raw_id = $2",
+                              [.text(providerID), .text(rawID)])
+        }
     }
 
     public func users(after afterUID: String?, limit: Int) throws -> [UserRecord] {
         try engine.withAux { connection in
             let result = try connection.query("SELECT \(Self.columns) FROM users WHERE uid > $1 ORDER BY uid COLLATE \"C\" LIMIT $2",
                                               [.text(afterUID ?? ""), .int(Int64(limit))])
-            return try (0..<result.rowCount).map { row in try Self.decode(result, row) }
+            return try Self.attachLinks(connection, to: try (0..<result.rowCount).map { row in try Self.decode(result, row) })
         }
     }
 
     public func insert(_ user: UserRecord) throws {
-        try engine.withAux { connection in
+        try engine.inTransaction { connection in
             try Self.mapConstraint {
                 _ = try connection.query("INSERT INTO users(\(Self.columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
                                          Self.bindings(user))
+                try Self.writeLinks(connection, of: user, replacing: false)
             }
         }
     }
 
     public func update(_ user: UserRecord) throws {
-        try engine.withAux { connection in
+        try engine.inTransaction { connection in
             var changed = 0
             try Self.mapConstraint {
                 changed = try connection.query("""
@@ -43,8 +51,9 @@ public struct PostgresAccountStore: AccountStore {
                       email_verified = $6, disabled = $7, provider = $8, custom_claims = $9, created_at = $10,
                       last_login_at = $11, password_updated_at = $12, valid_since = $13 WHERE uid = $14
                     """, Self.bindings(user) + [.text(user.uid)]).affectedRows
+                guard changed > 0 else { throw AccountStoreError.notFound }
+                try Self.writeLinks(connection, of: user, replacing: true)
             }
-            guard changed > 0 else { throw AccountStoreError.notFound }
         }
     }
 
@@ -53,6 +62,7 @@ public struct PostgresAccountStore: AccountStore {
         try engine.inTransaction { connection in
             _ = try connection.query("DELETE FROM refresh_tokens WHERE uid = $1", [.text(uid)])
             _ = try connection.query("DELETE FROM oob_codes WHERE uid = $1", [.text(uid)])
+            _ = try connection.query("DELETE FROM provider_links WHERE uid = $1", [.text(uid)])
             return try connection.query("DELETE FROM users WHERE uid = $1", [.text(uid)]).affectedRows > 0
         }
     }
@@ -148,7 +158,10 @@ public struct PostgresAccountStore: AccountStore {
                     try Self.mapConstraint {
                         _ = try connection.query("INSERT INTO users(\(Self.columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
                                                  Self.bindings(user))
+                        try Self.writeLinks(connection, of: user, replacing: false)
                     }
+                } catch AccountStoreError.duplicateProviderLink {
+                    throw AccountImportError.duplicateProviderLink(uid: user.uid)
                 } catch AccountStoreError.duplicateUID {
                     throw AccountImportError.duplicateUID(user.uid)
                 } catch AccountStoreError.duplicateEmail {
@@ -184,18 +197,17 @@ public struct PostgresAccountStore: AccountStore {
     // MARK: Rows
 
     static func bindings(_ u: UserRecord) -> [PGValue] {
-        u.columnValues.map { value -> PGValue in
-            switch value {
-            case .text(let text): return .text(text)
-            case .int(let int): return .int(int)
-            case .null: return .null
-            }
-        }
+        u.columnValues.map(PGValue.init)
     }
 
+    /// One user and its links in one round trip (a token check reads the user on every
+    /// request on a shared store): the query selects `columnsWithLinks`.
     private static func fetchOne(_ connection: PGConnection, _ sql: String, _ values: [PGValue]) throws -> UserRecord? {
         let result = try connection.query(sql, values)
-        return result.rowCount > 0 ? try decode(result, 0) : nil
+        guard result.rowCount > 0 else { return nil }
+        var user = try decode(result, 0)
+        if !result.isNull(0, linksColumn) { user.providerLinks = try links(json: result.text(0, linksColumn)) }
+        return user
     }
 
     static func decode(_ r: PGResult, _ row: Int) throws -> UserRecord {
@@ -208,6 +220,7 @@ public struct PostgresAccountStore: AccountStore {
         do {
             try body()
         } catch StoreError.engine(let failure) where failure.kind == .constraint && failure.code == "23505" {
+            if failure.message.contains("provider_links") { throw AccountStoreError.duplicateProviderLink }
             throw failure.message.contains("email") ? AccountStoreError.duplicateEmail : AccountStoreError.duplicateUID
         }
     }

@@ -256,6 +256,19 @@ enum PostgresSchema {
             lease_until  bigint NOT NULL
         );
         """,
+        // 7: identity providers' accounts linked to users (issue 29), as SQLite's migration 11.
+        """
+        CREATE TABLE provider_links (
+            uid          text NOT NULL REFERENCES users(uid) ON DELETE CASCADE,
+            provider_id  text NOT NULL,
+            raw_id       text NOT NULL,
+            email        text,
+            display_name text,
+            photo_url    text,
+            PRIMARY KEY (provider_id, raw_id),
+            CONSTRAINT provider_links_one_per_provider UNIQUE (uid, provider_id)
+        );
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -23,6 +23,11 @@ extension SQLiteTreeStore {
                     } catch let error as StoreError where error.sqliteCode == 2067 {
                         throw AccountImportError.duplicateEmail(uid: user.uid)
                     }
+                    do {
+                        try SQLiteAccountStore.writeLinks(connection, of: user, replacing: false)
+                    } catch let error as StoreError where error.sqliteCode == 1555 || error.sqliteCode == 2067 {
+                        throw AccountImportError.duplicateProviderLink(uid: user.uid)
+                    }
                     count += 1
                 }
                 try connection.execute("COMMIT")

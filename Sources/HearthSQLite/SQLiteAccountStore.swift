@@ -16,6 +16,13 @@ public struct SQLiteAccountStore: AccountStore {
         try store.onReader { try Self.fetchOne($0, "SELECT \(Self.columns) FROM users WHERE email = ?", [.text(email)]) }
     }
 
+    public func user(providerID: String, rawID: String) throws -> UserRecord? {
+        try store.onReader {
+            try Self.fetchOne($0, "SELECT \(Self.prefixedColumns) FROM users u JOIN provider_links l ON l.uid = u.uid WHERE l.provider_id = ? AND l.raw_id = ?",
+                              [.text(providerID), .text(rawID)])
+        }
+    }
+
     public func users(after afterUID: String?, limit: Int) throws -> [UserRecord] {
         try store.onReader { connection in
             let stmt = try connection.statement("SELECT \(Self.columns) FROM users WHERE uid > ? ORDER BY uid LIMIT ?")
@@ -23,30 +30,37 @@ public struct SQLiteAccountStore: AccountStore {
             defer { try? stmt.reset() }
             var users: [UserRecord] = []
             while try stmt.step() { users.append(try Self.decode(stmt)) }
-            return users
+            try stmt.reset()
+            return try Self.attachLinks(connection, to: users)
         }
     }
 
     public func insert(_ user: UserRecord) throws {
         try store.onWriter { connection in
-            try Self.mapConstraint {
-                try connection.statement("""
-                    INSERT INTO users(\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """).run(Self.bindings(user))
+            try Self.inTransaction(connection) {
+                try Self.mapConstraint {
+                    try connection.statement("""
+                        INSERT INTO users(\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """).run(Self.bindings(user))
+                    try Self.writeLinks(connection, of: user, replacing: false)
+                }
             }
         }
     }
 
     public func update(_ user: UserRecord) throws {
         try store.onWriter { connection in
-            try Self.mapConstraint {
-                try connection.statement("""
-                    UPDATE users SET uid = ?, email = ?, password_hash = ?, display_name = ?, photo_url = ?,
-                      email_verified = ?, disabled = ?, provider = ?, custom_claims = ?, created_at = ?,
-                      last_login_at = ?, password_updated_at = ?, valid_since = ? WHERE uid = ?
-                    """).run(Self.bindings(user) + [.text(user.uid)])
+            try Self.inTransaction(connection) {
+                try Self.mapConstraint {
+                    try connection.statement("""
+                        UPDATE users SET uid = ?, email = ?, password_hash = ?, display_name = ?, photo_url = ?,
+                          email_verified = ?, disabled = ?, provider = ?, custom_claims = ?, created_at = ?,
+                          last_login_at = ?, password_updated_at = ?, valid_since = ? WHERE uid = ?
+                        """).run(Self.bindings(user) + [.text(user.uid)])
+                    guard connection.changes > 0 else { throw AccountStoreError.notFound }
+                    try Self.writeLinks(connection, of: user, replacing: true)
+                }
             }
-            guard connection.changes > 0 else { throw AccountStoreError.notFound }
         }
     }
 
@@ -57,6 +71,7 @@ public struct SQLiteAccountStore: AccountStore {
             do {
                 try connection.statement("DELETE FROM refresh_tokens WHERE uid = ?").run([.text(uid)])
                 try connection.statement("DELETE FROM oob_codes WHERE uid = ?").run([.text(uid)])
+                try connection.statement("DELETE FROM provider_links WHERE uid = ?").run([.text(uid)])
                 try connection.statement("DELETE FROM users WHERE uid = ?").run([.text(uid)])
                 let deleted = connection.changes > 0
                 try connection.execute("COMMIT")
@@ -213,20 +228,15 @@ public struct SQLiteAccountStore: AccountStore {
     // MARK: Rows
 
     static func bindings(_ u: UserRecord) -> [SQLiteValue] {
-        u.columnValues.map { value -> SQLiteValue in
-            switch value {
-            case .text(let text): return .text(text)
-            case .int(let int): return .integer(int)
-            case .null: return .null
-            }
-        }
+        u.columnValues.map(SQLiteValue.init)
     }
 
     private static func fetchOne(_ connection: SQLiteConnection, _ sql: String, _ values: [SQLiteValue]) throws -> UserRecord? {
         let stmt = try connection.statement(sql)
         try stmt.reset(values)
-        defer { try? stmt.reset() }
-        return try stmt.step() ? try decode(stmt) : nil
+        let user = try stmt.step() ? try decode(stmt) : nil
+        try stmt.reset()
+        return try user.map { try attachLinks(connection, to: [$0])[0] }
     }
 
     private static func decode(_ s: SQLiteStatement) throws -> UserRecord {
@@ -235,10 +245,11 @@ public struct SQLiteAccountStore: AccountStore {
     }
 
     /// SQLITE_CONSTRAINT_PRIMARYKEY and _UNIQUE as typed account errors.
-    private static func mapConstraint(_ body: () throws -> Void) throws {
+    static func mapConstraint(_ body: () throws -> Void) throws {
         do {
             try body()
         } catch StoreError.engine(let failure) where failure.code == "1555" || failure.code == "2067" {
+            if failure.message.contains("provider_links") { throw AccountStoreError.duplicateProviderLink }
             throw failure.message.contains("email") ? AccountStoreError.duplicateEmail : AccountStoreError.duplicateUID
         }
     }

@@ -188,6 +188,20 @@ enum Schema {
         ) STRICT;
         CREATE INDEX trigger_dead_trigger ON trigger_dead(trigger_name, id);
         """,
+        // 11: identity providers' accounts linked to users (issue 29): Firebase's
+        // providerUserInfo; one user per provider account, one account per provider per user.
+        """
+        CREATE TABLE provider_links (
+            provider_id  TEXT NOT NULL,           -- 'google.com', 'apple.com', 'oidc.<name>'
+            raw_id       TEXT NOT NULL,           -- the provider's sub
+            uid          TEXT NOT NULL REFERENCES users(uid) ON DELETE CASCADE,
+            email        TEXT,
+            display_name TEXT,
+            photo_url    TEXT,
+            PRIMARY KEY (provider_id, raw_id),
+            UNIQUE (uid, provider_id)
+        ) STRICT, WITHOUT ROWID;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

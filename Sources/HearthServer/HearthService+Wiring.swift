@@ -132,13 +132,21 @@ extension HearthService {
             // Another node may disable a user or revoke their tokens at any moment: every
             // check reads the user's status from the database (issue 17).
             if store.isShared { settings.userStatusCacheSeconds = 0 }
-            return try AuthContext.make(engine: store, settings: settings)
+            settings.identityProviderKeyCache = configuration.dataDirectory
+            let context = try AuthContext.make(engine: store, settings: settings)
                 .withMail(configuration.auth, clock: WallClock.milliseconds) { message, outcome in
                     logMail(message, outcome, logger: logger)
                 }
+            context.service.identityProviders?.startBackgroundRefresh { failed in
+                logger.warning("identity provider keys not refreshed (kept the cached ones): \(failed.joined(separator: ", "))")
+            }
+            return context
         } catch let error as AuthContext.MailSettingsError {
             store.close()
             throw .mail(error.description)
+        } catch let error as IdentityProviderError {
+            store.close()
+            throw .identityProviders(error.description)
         } catch let error as AuthContext.ServiceAccountFileError {
             store.close()
             throw .serviceAccount(error.description)
@@ -233,7 +241,10 @@ extension AuthContext {
                      clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds) throws -> AuthContext {
         let service = AccountService(accounts: engine.accountStore, keys: try KeyRing(store: keys ?? engine.signingKeys),
                                      settings: settings, hasher: hasher, clock: clock,
-                                     serviceAccounts: try settings.customTokenServiceAccounts.map(Self.loadServiceAccount))
+                                     serviceAccounts: try settings.customTokenServiceAccounts.map(Self.loadServiceAccount),
+                                     identityProviders: try settings.identityProvidersPath.map {
+                                         try IdentityProviders(file: $0, cacheDirectory: settings.identityProviderKeyCache)
+                                     })
         let seconds: @Sendable () -> Int64 = { clock() / 1000 }
         // Several nodes count attempts in the database, so a limit holds for them all.
         let shared = engine.limitCounters

@@ -20,6 +20,7 @@ public enum StartupError: Error, CustomStringConvertible {
     case serviceAccount(String)
     case adminServiceAccount(String)
     case mail(String)
+    case identityProviders(String)
     case store(StoreError)
     /// A shared store's database could not be reached in `waitedSeconds`.
     case storeUnreachable(reason: String, waitedSeconds: Int, advice: String)
@@ -42,6 +43,8 @@ public enum StartupError: Error, CustomStringConvertible {
             return "adminServiceAccounts: \(reason)"
         case .mail(let reason):
             return "email actions: \(reason)"
+        case .identityProviders(let reason):
+            return "idpProviders: \(reason)"
         case .store(let error):
             return "cannot open the data store: \(error)"
         case .storeUnreachable(let reason, let waited, let advice):

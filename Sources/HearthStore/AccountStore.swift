@@ -6,11 +6,15 @@
 public protocol AccountStore: Sendable {
     func user(uid: String) throws -> UserRecord?
     func user(email: String) throws -> UserRecord?
+    /// The user linked to provider `providerID`'s account `rawID` (issue 29).
+    func user(providerID: String, rawID: String) throws -> UserRecord?
     /// Users ordered by uid, after `afterUID` (for paging), at most `limit`.
     func users(after afterUID: String?, limit: Int) throws -> [UserRecord]
-    /// Inserts a new user; throws `AccountStoreError.duplicateUID` or `.duplicateEmail`.
+    /// Inserts a new user with its provider links; throws `AccountStoreError.duplicateUID`,
+    /// `.duplicateEmail` or `.duplicateProviderLink`.
     func insert(_ user: UserRecord) throws
-    /// Replaces a user's row; throws `.duplicateEmail` or `.notFound`.
+    /// Replaces a user's row and provider links; throws `.duplicateEmail`,
+    /// `.duplicateProviderLink` or `.notFound`.
     func update(_ user: UserRecord) throws
     /// Deletes the user and every refresh token of theirs. False when there was none.
     @discardableResult func delete(uid: String) throws -> Bool
@@ -91,6 +95,8 @@ public enum ActionCodeLookup: Sendable, Equatable {
 public enum AccountStoreError: Error, Sendable, Equatable {
     case duplicateUID
     case duplicateEmail
+    /// A provider's account is already linked to another user.
+    case duplicateProviderLink
     case notFound
 }
 
@@ -128,11 +134,13 @@ extension AccountStore {
 public enum AccountImportError: Error, Sendable, Equatable, CustomStringConvertible {
     case duplicateUID(String)
     case duplicateEmail(uid: String)
+    case duplicateProviderLink(uid: String)
 
     public var description: String {
         switch self {
         case .duplicateUID(let uid): return "a user with uid \(uid) already exists"
         case .duplicateEmail(let uid): return "the email of user \(uid) belongs to another user"
+        case .duplicateProviderLink(let uid): return "a provider account of user \(uid) is linked to another user"
         }
     }
 }

@@ -5,6 +5,8 @@ public struct UserRecord: Sendable, Equatable, CustomStringConvertible {
         case password
         /// Created by a custom-token sign-in (issue 15).
         case custom
+        /// Created by an identity provider's sign-in (issue 29): see `providerLinks`.
+        case federated
     }
 
     public var uid: String
@@ -22,6 +24,9 @@ public struct UserRecord: Sendable, Equatable, CustomStringConvertible {
     public var passwordUpdatedAt: Int64?
     /// Seconds since the epoch; ID tokens issued (`iat`) before it are refused.
     public var validSince: Int64
+    /// The identity providers' accounts linked to this user (issue 29), at most one per
+    /// provider; stored in their own table, written with the user.
+    public var providerLinks: [ProviderLink] = []
 
     public init(uid: String, email: String? = nil, passwordHash: String? = nil, provider: Provider, createdAt: Int64, validSince: Int64) {
         self.uid = uid
@@ -34,6 +39,36 @@ public struct UserRecord: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         "UserRecord(uid: \(uid), email: \(email ?? "-"), provider: \(provider.rawValue), disabled: \(disabled))"
+    }
+}
+
+/// One identity provider's account linked to a user (issue 29): Firebase's
+/// `providerUserInfo` entry. `(providerID, rawID)` belongs to one user at most.
+public struct ProviderLink: Sendable, Equatable {
+    /// `google.com`, `apple.com`, `oidc.<name>`.
+    public var providerID: String
+    /// The provider's id of the account (its ID token's `sub`).
+    public var rawID: String
+    public var email: String?
+    public var displayName: String?
+    public var photoURL: String?
+
+    public init(providerID: String, rawID: String, email: String? = nil, displayName: String? = nil, photoURL: String? = nil) {
+        (self.providerID, self.rawID, self.email, self.displayName, self.photoURL) = (providerID, rawID, email, displayName, photoURL)
+    }
+
+    /// The `provider_links` columns, in the order both engines bind and decode them.
+    package static let columns = "uid, provider_id, raw_id, email, display_name, photo_url"
+
+    /// The values of `columns` for this link of `uid`.
+    package func columnValues(uid: String) -> [UserRecord.ColumnValue] {
+        func text(_ s: String?) -> UserRecord.ColumnValue { s.map { .text($0) } ?? .null }
+        return [.text(uid), .text(providerID), .text(rawID), text(email), text(displayName), text(photoURL)]
+    }
+
+    /// A link from a `columns` row (column 0, the uid, is the caller's).
+    package init(columnText text: (Int) -> String?) {
+        self.init(providerID: text(1) ?? "", rawID: text(2) ?? "", email: text(3), displayName: text(4), photoURL: text(5))
     }
 }
 

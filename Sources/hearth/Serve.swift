@@ -45,6 +45,8 @@ struct Serve: AsyncParsableCommand {
     var triggers: String?
     @Option(help: "Service-account JSON files (comma-separated) whose keys may take admin tokens at /oauth2/v4/token (docs/triggers.md).")
     var adminServiceAccounts: String?
+    @Option(help: "Identity providers file: Google, Apple, OpenID Connect issuers and Firebase projects whose ID tokens sign users in (docs/api.md).")
+    var idpProviders: String?
 
     @Flag(name: .customLong("no-anonymous-sign-up"), help: "Refuse anonymous sign-up.")
     var noAnonymousSignUp = false
@@ -80,6 +82,7 @@ struct Serve: AsyncParsableCommand {
         flags["rules"] = rules
         flags["triggers"] = triggers
         flags["admin-service-accounts"] = adminServiceAccounts
+        flags["idp-providers"] = idpProviders
         flags["store"] = store
         flags["min-password-length"] = minPasswordLength
         flags["project-id"] = projectID

@@ -45,6 +45,17 @@ import Testing
         #expect(await call("GET", "users/nobody").status == 400)
     }
 
+    @Test func detailsListTheLinkedProviders() async throws {
+        var user = UserRecord(uid: "linked", email: "lin@example.com", provider: .federated, createdAt: 1, validSince: 0)
+        user.providerLinks = [ProviderLink(providerID: "apple.com", rawID: "001.abc", email: "lin@example.com")]
+        try h.auth.service.accounts.insert(user)
+        let details = try #require(await call("GET", "users/linked").json?.objectValue)
+        #expect(details["provider"] == "federated")
+        let links = details["providerUserInfo"]?.arrayValue ?? []
+        #expect(links.count == 1)
+        #expect(links.first?.objectValue?["providerId"] == "apple.com" && links.first?.objectValue?["rawId"] == "001.abc")
+    }
+
     @Test func disableEnableRevokeClaimsAndDelete() async throws {
         let ann = try h.auth.service.signUp(email: "ann@example.com", password: "secret1")
         let bearer = [("Authorization", "Bearer \(ann.idToken)")]

@@ -49,7 +49,12 @@ import HearthAccounts
         let store = try SQLiteTreeStore(directory: dir.path)
         defer { store.close() }
         let summary = try importText(Self.exportFile, into: store, scrypt: Self.scrypt())
-        #expect(summary == FirebaseUsersFile.ImportSummary(imported: 4, withPassword: 1, withoutSignIn: 3, droppedProviders: 1))
+        #expect(summary == FirebaseUsersFile.ImportSummary(imported: 4, withPassword: 1, withoutSignIn: 2, droppedProviders: 1))
+        // An identity provider's account stays linked (issue 29); the phone number is dropped.
+        let google = try #require(try store.accounts.user(uid: "google1"))
+        #expect(google.providerLinks == [ProviderLink(providerID: "google.com", rawID: "123")])
+        #expect(google.provider == .federated)
+        #expect(try store.accounts.user(providerID: "google.com", rawID: "123")?.uid == "google1")
 
         let user = try #require(try store.accounts.user(uid: "vectorUser"))
         #expect(user.email == "user1@example.com")

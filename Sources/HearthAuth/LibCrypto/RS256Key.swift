@@ -68,24 +68,6 @@ public final class RS256Key: @unchecked Sendable {
     /// Whether `signature` is an RS256 signature of `message` under this key.
     public func verify(_ signature: [UInt8], for message: [UInt8]) -> Bool {
         guard !signature.isEmpty, signature.count == Int((bits + 7) / 8) else { return false }
-        guard let context = EVP_MD_CTX_new() else {
-            ERR_clear_error()
-            return false
-        }
-        defer { EVP_MD_CTX_free(context) }
-        guard EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, pkey) == 1 else {
-            ERR_clear_error()
-            return false
-        }
-        var placeholder: UInt8 = 0
-        let status = message.withUnsafeBufferPointer { m in
-            signature.withUnsafeBufferPointer { s in
-                withUnsafePointer(to: &placeholder) { empty in
-                    EVP_DigestVerify(context, s.baseAddress, s.count, m.baseAddress ?? empty, m.count)
-                }
-            }
-        }
-        ERR_clear_error()
-        return status == 1
+        return DigestVerify.sha256(signature, for: message, key: pkey)
     }
 }

@@ -11,7 +11,7 @@ struct AccountsRoute {
     let context: AuthContext
 
     enum Operation: String {
-        case signUp, signInWithPassword, lookup, update, delete, signInWithCustomToken, sendOobCode, resetPassword
+        case signUp, signInWithPassword, lookup, update, delete, signInWithCustomToken, sendOobCode, resetPassword, signInWithIdp
     }
 
     static func operation(forPath path: String) -> Operation? {
@@ -37,7 +37,7 @@ struct AccountsRoute {
     static let legacyOperations: [String: Operation] = [
         "signupNewUser": .signUp, "verifyPassword": .signInWithPassword, "getAccountInfo": .lookup,
         "setAccountInfo": .update, "deleteAccount": .delete, "verifyCustomToken": .signInWithCustomToken,
-        "getOobConfirmationCode": .sendOobCode, "resetPassword": .resetPassword,
+        "getOobConfirmationCode": .sendOobCode, "resetPassword": .resetPassword, "verifyAssertion": .signInWithIdp,
     ]
 
     /// The v3 method of a legacy route, if `path` is one.
@@ -75,6 +75,7 @@ struct AccountsRoute {
         case .signInWithCustomToken: CustomTokenEndpoint.handle(body, request, route: self, responder: responder)
         case .sendOobCode: EmailActionEndpoints.sendOobCode(body, request, route: self, responder: responder)
         case .resetPassword: EmailActionEndpoints.resetPassword(body, request, route: self, responder: responder)
+        case .signInWithIdp: SignInWithIdpEndpoint.handle(body, request, route: self, responder: responder)
         }
     }
 

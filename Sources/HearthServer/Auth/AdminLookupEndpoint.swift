@@ -5,8 +5,9 @@ import HearthJSON
 
 /// `POST …/projects/P/accounts:lookup` (Admin SDK `get_user`, `get_user_by_email`,
 /// `get_users`): `{"localId":[…],"email":[…]}`. Answers `users` in the order asked; with
-/// no match `users` is left out (the SDK's `UserNotFoundError`). Phone numbers and
-/// federated ids match no one. Never password hashes or salts.
+/// no match `users` is left out (the SDK's `UserNotFoundError`). `federatedUserId`
+/// (`[{providerId, rawId}]`, `get_user_by_provider_uid`) matches linked provider accounts
+/// (issue 29); phone numbers match no one. Never password hashes or salts.
 enum AdminLookupEndpoint {
     /// Identifiers accepted in one lookup, like Firebase (and the SDKs' `get_users`).
     static let maxIdentifiers = 100
@@ -14,13 +15,22 @@ enum AdminLookupEndpoint {
     static func handle(_ body: AuthRequestBody, route: AccountsRoute, responder: HTTPResponder) {
         let uids = body.strings("localId"), emails = body.strings("email")
         var count = uids.count + emails.count + body.strings("phoneNumber").count
-        if case .array(let federated)? = body.value("federatedUserId") { count += federated.count }
+        var federated: [(providerID: String, rawID: String)] = []
+        if case .array(let entries)? = body.value("federatedUserId") {
+            count += entries.count
+            federated = entries.compactMap { entry in
+                guard let fields = entry.objectValue, let provider = fields["providerId"]?.stringValue,
+                      let raw = fields["rawId"]?.stringValue else { return nil }
+                return (provider, raw)
+            }
+        }
         guard count <= maxIdentifiers else {
             return responder.respond(AuthError("INVALID_ARGUMENT", detail: "at most \(maxIdentifiers) identifiers in one lookup").response)
         }
         let service = route.context.service
+        let pairs = federated
         route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
-            let users = try service.users(uids: uids, emails: emails)
+            let users = try service.users(uids: uids, emails: emails, federated: pairs)
             var fields: [JSONKey: JSONValue] = ["kind": .string("identitytoolkit#GetAccountInfoResponse")]
             if !users.isEmpty { fields["users"] = .array(users.map(AccountService.userInfo)) }
             return .object(fields)

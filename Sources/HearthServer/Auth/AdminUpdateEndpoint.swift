@@ -8,7 +8,8 @@ import HearthJSON
 /// `photoUrl`, `deleteAttribute` (`DISPLAY_NAME`, `PHOTO_URL`), `emailVerified`,
 /// `disableUser`, `validSince` (seconds), `customAttributes` (a JSON object as a string,
 /// checked by `CustomClaimsPolicy`; `"{}"` clears). Answers the user with `localId`; no
-/// session. `deleteProvider: ["phone"]` is accepted and does nothing (there are none).
+/// session. `deleteProvider` unlinks identity providers (issue 29); `["phone"]` is accepted
+/// and does nothing (there are none), `password` is refused.
 enum AdminUpdateEndpoint {
     static func handle(_ body: AuthRequestBody, route: AccountsRoute, responder: HTTPResponder) {
         let changes: AccountService.Changes
@@ -32,9 +33,6 @@ enum AdminUpdateEndpoint {
 
     static func changes(_ body: AuthRequestBody) throws(AuthError) -> AccountService.Changes {
         if body.string("phoneNumber") != nil { throw .phoneNumbersUnsupported }
-        if let provider = body.strings("deleteProvider").first(where: { $0 != "phone" }) {
-            throw AuthError("OPERATION_NOT_ALLOWED", detail: "Hearth cannot unlink provider \(provider)")
-        }
         var changes = UpdateEndpoint.profileChanges(body)
         changes.emailVerified = body.bool("emailVerified")
         changes.disabled = body.bool("disableUser")

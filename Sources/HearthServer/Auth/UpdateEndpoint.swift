@@ -33,6 +33,7 @@ enum UpdateEndpoint {
         let deletions = body.strings("deleteAttribute")
         changes.deleteDisplayName = deletions.contains("DISPLAY_NAME")
         changes.deletePhotoURL = deletions.contains("PHOTO_URL")
+        changes.deleteProviders = body.strings("deleteProvider")
         return changes
     }
 }

@@ -946,7 +946,10 @@ enum ConsoleAssets {
             if (asked !== this.shownAsked) return;  // another user was asked for since
             this.shownUid = uid;
             const facts = [['uid', user.localId], ['Email', user.email || '–'], ['Email verified', user.emailVerified ? 'yes' : 'no'],
-                           ['Provider', user.provider], ['Created', when(user.createdAt)], ['Last sign-in', when(user.lastLoginAt)],
+                           ['Provider', user.provider],
+                           ['Linked providers', (user.providerUserInfo || []).filter((p) => p.providerId !== 'password')
+                             .map((p) => `${p.providerId} (${p.rawId}${p.email ? ', ' + p.email : ''})`).join('; ') || '–'],
+                           ['Created', when(user.createdAt)], ['Last sign-in', when(user.lastLoginAt)],
                            ['Status', user.disabled ? 'disabled' : 'active'], ['Custom claims', user.customAttributes || '{}']];
             const list = element('dl', { className: 'user' }, ...facts.flatMap(([k, v]) => [element('dt', { textContent: k }), element('dd', { textContent: v })]));
             const act = (label, run) => {

@@ -52,6 +52,10 @@ public enum ServeSettings {
                 "Service-account JSON files (comma-separated) whose keys may take admin tokens at `/oauth2/v4/token`, as firebase-admin's `credentials.Certificate` does with `token_uri` pointing there (docs/triggers.md). A file Hearth cannot use stops the start.") {
             $0.adminServiceAccounts = $1.list
         },
+        Setting("idpProviders", env: "HEARTH_IDP_PROVIDERS", flag: "idp-providers", .string, default: "(none)",
+                "Identity providers file (docs/api.md, Identity providers): Google, Apple, OpenID Connect issuers and Firebase projects whose ID tokens sign users in (`accounts:signInWithIdp`). A bad file stops the start.") {
+            $0.auth.identityProvidersPath = $1.string
+        },
         Setting("consoleEnabled", env: "HEARTH_CONSOLE", flag: nil, .choice(["auto", "on", "off"]), default: "auto",
                 "The admin console at `/console/`: `auto` serves it unless `trustedProxies` are set (behind a public proxy, turn it `on` deliberately).") {
             $0.console = $1.string

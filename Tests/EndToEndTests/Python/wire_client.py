@@ -437,6 +437,18 @@ def mode_auth():
     c.close()
 
 
+def mode_external_token():
+    """A Firebase project's ID token (issue 29) in `auth`: EXTERNAL_TOKEN for EXTERNAL_UID."""
+    token, uid = os.environ["EXTERNAL_TOKEN"], os.environ["EXTERNAL_UID"]
+    c = Client()
+    answer = c.call("auth", {"cred": token})
+    check(answer["s"] == "ok", "a Firebase project's token is accepted", answer)
+    check(c.call("p", {"p": f"/{uid}/state", "d": "online"})["s"] == "ok", "its user writes its own data")
+    refused = c.call("p", {"p": "/someone-else/state", "d": "x"})
+    check(refused["s"] == "permission_denied", "and not another user's", refused)
+    c.close()
+
+
 def mode_lapse():
     """An identity that lapses on an open connection (issue 25). Once this prints
     `ready <uid>`, the Swift test deletes, disables or revokes the user and answers `go`.

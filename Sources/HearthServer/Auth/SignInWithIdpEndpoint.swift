@@ -1,0 +1,69 @@
+import HearthAccounts
+import HearthAuth
+import HearthHTTP
+import HearthJSON
+
+/// `accounts:signInWithIdp` (v3: `verifyAssertion`; issue 29): an identity provider's ID
+/// token, in `postBody` (`id_token=…&providerId=…&nonce=…`, form-encoded as the SDKs send
+/// it), signs its user in, creates one, or (with `idToken`) links it to the signed-in user.
+/// Limited per address like the other sign-ins.
+enum SignInWithIdpEndpoint {
+    /// The longest `postBody` read.
+    static let maxPostBodyBytes = 16 * 1024
+
+    static func handle(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) {
+        let service = route.context.service
+        if let retry = route.context.limitSignIn(address: request.remoteAddress, account: nil) { return responder.respond(retry.response) }
+        let postBody = body.string("postBody") ?? ""
+        guard postBody.utf8.count <= maxPostBodyBytes else {
+            return responder.respond(AuthError(AccountService.invalidIdPResponse, detail: "postBody is longer than \(maxPostBodyBytes) bytes").response)
+        }
+        let form = parseForm(postBody)
+        let providerID = form["providerId"] ?? body.string("providerId")
+        if form["id_token"] == nil, form["access_token"] != nil || form["code"] != nil {
+            return responder.respond(AuthError(AccountService.invalidIdPResponse,
+                                               detail: "only an id_token is accepted (not an access_token or code)").response)
+        }
+        let idpRequest = AccountService.IdPRequest(providerID: providerID, idToken: form["id_token"], nonce: form["nonce"],
+                                                   linkTo: body.string("idToken").flatMap { $0.isEmpty ? nil : $0 })
+        let returnCredential = body.bool("returnIdpCredential") ?? false
+        let authenticator = route.context.authenticator
+        return route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
+            let outcome = try service.signIn(idp: idpRequest)
+            var fields: [JSONKey: JSONValue] = [
+                "kind": "identitytoolkit#VerifyAssertionResponse",
+                "providerId": .string(outcome.link.providerID),
+                "federatedId": AccountService.providerInfo(outcome.link).objectValue?["federatedId"] ?? .string(outcome.link.rawID),
+                "emailVerified": .bool(outcome.emailVerified),
+                "rawUserInfo": .string(JSONWriter.string(.object(outcome.claims))),
+            ]
+            if let email = outcome.link.email { fields["email"] = .string(email) }
+            if let name = outcome.link.displayName { fields["displayName"] = .string(name) }
+            if let photo = outcome.link.photoURL { fields["photoUrl"] = .string(photo) }
+            if returnCredential || outcome.needConfirmation, let token = idpRequest.idToken { fields["oauthIdToken"] = .string(token) }
+            if outcome.needConfirmation {
+                fields["needConfirmation"] = true
+                return .object(fields)
+            }
+            guard let session = outcome.session else { throw .internalError }
+            authenticator.invalidate(session.user.uid)
+            fields.merge(AccountResponses.sessionFields(session)) { $1 }
+            fields["localId"] = .string(session.user.uid)
+            fields["isNewUser"] = .bool(outcome.isNewUser)
+            if let name = session.user.displayName { fields["displayName"] = .string(name) }
+            return .object(fields)
+        }
+    }
+
+    /// `application/x-www-form-urlencoded` pairs (the last of a repeated name wins).
+    static func parseForm(_ text: String) -> [String: String] {
+        var pairs: [String: String] = [:]
+        for part in text.split(separator: "&") {
+            let pieces = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = PercentEncoding.decode(Array(pieces[0].utf8), plusIsSpace: true), !name.isEmpty else { continue }
+            let value = pieces.count > 1 ? PercentEncoding.decode(Array(pieces[1].utf8), plusIsSpace: true) : ""
+            if let value { pairs[name] = value }
+        }
+        return pairs
+    }
+}
