@@ -50,6 +50,39 @@ extension HearthService {
         return delivery
     }
 
+    /// The namespaces file (issue 28), when one is set: a bad one stops the start.
+    static func loadNamespaces(_ configuration: HearthConfiguration) throws(StartupError) -> NamespacesFile? {
+        do {
+            return try configuration.namespacesFile.map { path throws(NamespacesFile.Invalid) in try NamespacesFile.load(path) }
+        } catch {
+            throw .namespaces(error.description)
+        }
+    }
+
+    /// The registry over the default namespace and the file's others, opened now (a failure
+    /// closes what was opened, the default's store too); in emulator mode it may create more.
+    static func namespaces(_ file: NamespacesFile?, primary: Namespace, opener: NamespaceOpener, configuration: HearthConfiguration,
+                           directoryLock: DataDirectoryLock?) throws(StartupError) -> NamespaceRegistry {
+        var opened: [Namespace] = []
+        for (name, rulesPath) in (file?.namespaces ?? [:]).sorted(by: { $0.key < $1.key }) {
+            do {
+                opened.append(try opener.open(name, rulesPath: rulesPath))
+            } catch {
+                for namespace in opened { namespace.close() }
+                primary.store.close()
+                directoryLock?.release()
+                throw error
+            }
+        }
+        var creator: (@Sendable (String, [UInt8]) throws -> Namespace)? = nil
+        if configuration.auth.acceptEmulatorOwner {
+            creator = { @Sendable name, rules in try opener.create(name, rules: rules) }
+        }
+        var defaultNames = Set(configuration.namespaces)
+        if let name = file?.defaultName { defaultNames.insert(name) }
+        return NamespaceRegistry(primary: primary, others: opened, defaultNames: defaultNames, strict: file != nil, creator: creator)
+    }
+
     static func bind(_ configuration: HearthConfiguration) throws(StartupError) -> BoundSocket {
         do {
             return try BoundSocket(host: configuration.host, port: configuration.port)
@@ -178,12 +211,15 @@ extension HearthService {
         return ledger
     }
 
+    /// The wire protocol over one namespace's core; `namespaces`: the names it may be
+    /// reached by (empty: any), the default namespace's `HEARTH_NAMESPACES` unless given.
     static func wire(_ configuration: HearthConfiguration, database: Database, hub: StreamHub, auth: AuthContext,
-                             ledger: OnDisconnectLedger, sessions: WireSessionRegistry, logger: Logger) -> WireContext {
+                     ledger: OnDisconnectLedger, sessions: WireSessionRegistry, logger: Logger,
+                     namespaces: Set<String>? = nil) -> WireContext {
         WireContext(database: database, hub: hub, authenticator: auth.authenticator, work: auth.work,
                     clock: WallClock.milliseconds, logger: logger,
                     limits: configuration.wire.fitted(toStreamsPerAddress: configuration.streams.maxStreamsPerAddress),
-                    namespaces: Set(configuration.namespaces), onDisconnect: ledger, sessions: sessions)
+                    namespaces: namespaces ?? Set(configuration.namespaces), onDisconnect: ledger, sessions: sessions)
     }
 
     /// Every change of the running rules: recorded, logged, and the open listens reviewed.

@@ -1,9 +1,10 @@
 import HearthHTTP
 import HearthJSON
 
-/// `GET /.ws?v=5&ns=<namespace>`: the official SDKs' WebSocket (wire spec §1). Any
-/// namespace is served by the one database (**choice**: a Hearth serves one database;
-/// docs/client-sdks.md). A plain GET without the upgrade gets a clear 400.
+/// `GET /.ws?v=5&ns=<namespace>`: the official SDKs' WebSocket (wire spec §1), over the
+/// core of the namespace the router picked (issue 28; docs/namespaces.md); a name served
+/// nowhere gets the protocol's shutdown (`refusal`). A plain GET without the upgrade gets a
+/// clear 400.
 enum WireEndpoint {
     static let path = "/.ws"
 
@@ -25,7 +26,7 @@ enum WireEndpoint {
         return nil
     }
 
-    static func handle(_ request: HTTPRequest, context: RESTContext, responder: HTTPResponder) {
+    static func handle(_ request: HTTPRequest, context: RESTContext, responder: HTTPResponder, refusal: String? = nil) {
         guard let wire = context.wire else {
             return responder.respond(APIError(404, "The wire protocol is not served here").response)
         }
@@ -41,8 +42,8 @@ enum WireEndpoint {
             // (iOS stores it, spec §2.3).
             let host = request.headers["Host"] ?? "localhost"
             let id = sessionID()
-            var refused: String? = nil
-            if !wire.namespaces.isEmpty {
+            var refused = refusal
+            if refused == nil, !wire.namespaces.isEmpty {
                 let namespace = parameter("ns", in: request.query) ?? ""
                 if !wire.namespaces.contains(namespace) {
                     refused = "Namespace \"\(namespace.prefix(64))\" is not served here"
