@@ -24,14 +24,21 @@ struct Copy: ParsableCommand {
 
     @Option(help: "The store to copy from: sqlite:<directory> or postgres://...") var from: String
     @Option(help: "The store to copy into (empty): sqlite:<directory> or postgres://...") var to: String
+    @Option(name: .customLong("ns"), help: "Copy this namespace's database (docs/namespaces.md) instead of the default namespace's.")
+    var namespace: String?
 
     func run() throws {
-        let source: StoreLocation, destination: StoreLocation
+        var source: StoreLocation, destination: StoreLocation
         do {
             source = try StoreLocation(parsing: from, defaultDirectory: "")
             destination = try StoreLocation(parsing: to, defaultDirectory: "")
         } catch {
             throw ValidationError(error.description)
+        }
+        if let namespace {
+            if let problem = NamespaceName.problem(namespace) { throw ValidationError("--ns: \(problem)") }
+            source = try Engines.all.factory(for: source).location(ofNamespace: namespace, beside: source)
+            destination = try Engines.all.factory(for: destination).location(ofNamespace: namespace, beside: destination)
         }
         guard source != destination else { throw ValidationError("--from and --to are the same store") }
         // Opening a store in a data directory creates it: a mistyped source would copy nothing.

@@ -1,14 +1,14 @@
 /// A namespace's name (issue 28): what `?ns=` or the host's first label names. Firebase's
 /// database instance names: lowercase letters, digits and hyphens, here 1 to
 /// `maxBytes` of them, not starting with a hyphen.
-enum NamespaceName {
+public enum NamespaceName {
     /// The longest name: PostgreSQL's 63-byte identifiers less the schema prefix
     /// (`hearth_ns_`); longer than Firebase's own names (`<project id>-default-rtdb`, at
     /// most 43) and than a DNS label may be less.
-    static let maxBytes = 53
+    public static let maxBytes = 53
 
     /// Why `name` is not a namespace's name, or nil when it is one.
-    static func problem(_ name: String) -> String? {
+    public static func problem(_ name: String) -> String? {
         let bytes = Array(name.utf8)
         if bytes.isEmpty { return "A namespace name is empty" }
         if bytes.count > maxBytes { return "A namespace name is longer than \(maxBytes) characters" }
@@ -19,7 +19,7 @@ enum NamespaceName {
         return nil
     }
 
-    static func isValid(_ name: String) -> Bool { problem(name) == nil }
+    public static func isValid(_ name: String) -> Bool { problem(name) == nil }
 
     /// The namespace a request names: its `ns` query parameter (raw, as the SDKs send it,
     /// firebase-wire-protocol.md §1.1), else the first label of a `Host` of three or more

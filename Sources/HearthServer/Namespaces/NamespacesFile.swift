@@ -11,16 +11,16 @@ import HearthJSON
 /// `default` (optional) is the name the default namespace answers to; each other namespace
 /// has a rules file (a relative path is relative to this file's folder). With a list,
 /// a name it does not know is unknown: 404 on REST, the protocol's shutdown on `/.ws`.
-struct NamespacesFile: Equatable {
-    var defaultName: String?
+public struct NamespacesFile: Equatable, Sendable {
+    public var defaultName: String?
     /// Name → rules file path.
-    var namespaces: [String: String]
+    public var namespaces: [String: String]
 
-    struct Invalid: Error, CustomStringConvertible {
-        let description: String
+    public struct Invalid: Error, CustomStringConvertible {
+        public let description: String
     }
 
-    static func load(_ path: String) throws(Invalid) -> NamespacesFile {
+    public static func load(_ path: String) throws(Invalid) -> NamespacesFile {
         guard let data = FileManager.default.contents(atPath: path) else { throw Invalid(description: "namespaces file \(path): cannot be read") }
         let folder = (path as NSString).deletingLastPathComponent
         return try parse(Array(data), folder: folder.isEmpty ? "." : folder, source: path)

@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+
+/// Issue 28: Hearth as the Realtime Database emulator for `@firebase/rules-unit-testing`
+/// (spec firebase-protocol.md §4.7), against the built binary with `--accept-emulator-owner`:
+/// two test environments side by side, each its own namespace, driven over the wire
+/// protocol and REST as the library drives them (`Python/rules_unit_testing.py`).
+@Suite struct EmulatorEndToEndTests {
+    let dir = TemporaryDirectory()
+
+    @Test func twoTestEnvironmentsSideBySide() throws {
+        let python = try pythonInterpreter()
+        var environment: [String: String] = [:]
+        if let url = try TestStore.postgresURL(for: dir.path) { environment["HEARTH_STORE"] = url }
+        let server = try HearthProcess(
+            arguments: ["serve", "--port", "0", "--data-dir", dir.path, "--accept-emulator-owner",
+                        "--rules", try HearthProcess.writeRules(#"{"rules": {".read": false, ".write": false}}"#, in: dir.path)],
+            dataDirectory: dir.path, environment: environment)
+        try server.waitUntilListening()
+        let result = try runPythonDriver(python, script: "rules_unit_testing.py", arguments: ["side_by_side", String(server.port)],
+                                         environment: [:])
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)\n\(server.log.suffix(3000))")
+        for check in ["bad rules answered 400 with an error", "env two's rules refuse it", "no push of env two's writes in env one",
+                      "env one is empty at once", "env two is untouched", "the admin claim lets it", "the mock token on REST (?auth=)"] {
+            #expect(result.stdout.contains("ok \(check)\n"), "'\(check)' did not pass\n\(result.stdout)")
+        }
+        #expect(result.stdout.hasSuffix("done\n"))
+        server.signal(SIGTERM)
+        #expect(try server.waitForExit() == 0)
+
+        // Exports are kept apart too (`hearth export --ns`), and an import goes to its namespace only.
+        var store = ["--data-dir", dir.path]
+        if let url = environment["HEARTH_STORE"] { store += ["--store", url] }
+        let two = try runHearth(["export", "--ns", "demo-env-two"] + store)
+        #expect(two.status == 0 && two.output.contains(#"{"users":{"alice":{"n":22}}}"#), "\(two)")
+        #expect(try runHearth(["export", "--ns", "demo-env-one"] + store).output.trimmingCharacters(in: .whitespacesAndNewlines) == "null")
+        #expect(try runHearth(["export"] + store).output.trimmingCharacters(in: .whitespacesAndNewlines) == "null")
+        let imported = try runHearth(["import", "-", "--ns", "demo-env-one", "--path", "/seed"] + store, input: #"{"k":1}"#)
+        #expect(imported.status == 0, "\(imported)")
+        #expect(try runHearth(["export", "--ns", "demo-env-one"] + store).output.contains(#"{"seed":{"k":1}}"#))
+        #expect(try runHearth(["export", "--ns", "demo-env-two", "--path", "/seed"] + store).output.contains("null"))
+        let bad = try runHearth(["export", "--ns", "Bad_Name"] + store)
+        #expect(bad.status != 0 && bad.error.contains("--ns"), "\(bad)")
+    }
+}
