@@ -15,14 +15,14 @@ import Testing
 
     /// A server whose namespaces file lists `env-a` (open rules) and `env-b` (read-only),
     /// with `my-app` as the default's name.
-    static func serverWithFile() throws -> LiveServer {
+    static func serverWithFile(defaultName: String = "my-app") throws -> LiveServer {
         try LiveServer(rules: open) { configuration in
             configuration.auth.acceptEmulatorOwner = true
             let folder = (configuration.rulesPath as NSString).deletingLastPathComponent
             try? writeFile(folder + "/a.json", open)
             try? writeFile(folder + "/b.json", readOnly)
             try? writeFile(folder + "/namespaces.json",
-                           #"{"default": "my-app", "namespaces": {"env-a": {"rules": "a.json"}, "env-b": {"rules": "b.json"}}}"#)
+                           #"{"default": "\#(defaultName)", "namespaces": {"env-a": {"rules": "a.json"}, "env-b": {"rules": "b.json"}}}"#)
             configuration.namespacesFile = folder + "/namespaces.json"
         }
     }
@@ -56,6 +56,16 @@ import Testing
         #expect(try server.request("PUT", "/y.json?ns=elsewhere", "1").status == 404)
         #expect(try server.request("GET", "/y.json").body == "null")
         await server.stop()
+    }
+
+    /// On `/.ws` a name the file does not list gets the protocol's shutdown, the
+    /// default's name the handshake (wire_client.py's `namespace` mode).
+    @Test func anUnknownNamespaceGetsTheWireShutdown() async throws {
+        let server = try Self.serverWithFile(defaultName: "demo")
+        let result = try WireLiveTests.client("namespace", port: server.port)
+        await server.stop()
+        #expect(result.status == 0 && result.output.hasSuffix("done\n"), "\(result.output)")
+        #expect(result.output.contains("ok an unknown namespace gets shutdown"))
     }
 
     /// `<ns>.<domain>` as the SDKs derive it: a host's first label that names a namespace
