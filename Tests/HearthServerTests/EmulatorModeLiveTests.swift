@@ -77,6 +77,23 @@ import Testing
         await server.stop()
     }
 
+    /// At most `NamespaceRegistry.maxNamespaces` besides the default; the next is refused
+    /// (403) and the ones there keep working. On SQLite only: on PostgreSQL each namespace
+    /// holds its own connections, more than the test cluster takes for one test.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["HEARTH_TEST_STORE"] != "postgres"))
+    func atMostMaxNamespacesAreCreated() async throws {
+        let server = try Self.emulator()
+        let rules = #"{"rules": {".read": true, ".write": true}}"#
+        for index in 0..<NamespaceRegistry.maxNamespaces {
+            #expect(try server.request("PUT", "/.settings/rules.json?ns=env-\(index)", rules, headers: Self.owner).status == 200)
+        }
+        let refused = try server.request("PUT", "/.settings/rules.json?ns=env-last", rules, headers: Self.owner)
+        #expect(refused.status == 403 && refused.body.contains("\"error\""), "\(refused)")
+        #expect(try server.request("PUT", "/x.json?ns=env-0", "1").status == 200)
+        #expect(try server.request("GET", "/x.json?ns=env-0").body == "1")
+        await server.stop()
+    }
+
     /// `clearDatabase()`: `set(ref(db), null)` as admin empties that namespace at once,
     /// and no other.
     @Test func clearingANamespaceIsImmediateAndItsOwn() async throws {

@@ -20,9 +20,10 @@ struct NamespaceOpener: Sendable {
     let metrics: ServerMetrics
     let logger: Logger
 
-    /// Where an emulator-mode namespace's rules file goes: `<data directory>/namespaces/<name>.rules.json`.
+    /// Where an emulator-mode namespace's rules file goes: `<data directory>/namespaces/<name>.rules.json`
+    /// (the store's own directory when it has one, else `--data-dir`).
     func createdRulesPath(_ name: String) -> String {
-        configuration.dataDirectory + "/namespaces/" + name + ".rules.json"
+        (engine.dataDirectory(of: location) ?? configuration.dataDirectory) + "/namespaces/" + name + ".rules.json"
     }
 
     /// A new namespace with `rules` (emulator mode): the rules are compiled first, so a bad
