@@ -233,9 +233,11 @@ extension HearthService {
 
     /// The body of `GET /metrics`.
     static func metricsText(metrics: ServerMetrics, httpBox: LateBox<HTTPServer>, hub: StreamHub, readCache: ReadCache,
-                                    store: any StorageEngine, trimmer: MemoryTrimmer, triggers: TriggerDelivery?) -> @Sendable () -> [UInt8] {
+                                    store: any StorageEngine, trimmer: MemoryTrimmer, triggers: TriggerDelivery?,
+                                    namespaces: LateBox<NamespaceRegistry>) -> @Sendable () -> [UInt8] {
         {
             let stats = httpBox.value?.stats ?? HTTPServerStats()
+            if let registry = namespaces.value { metrics.recordNamespaces(registry.stats) }
             return metrics.render(http: stats, streams: hub.openStreams, eventsDelivered: hub.eventsDelivered, streamsEnded: hub.streamsEnded,
                                   readCache: readCache.stats, storageFull: store.isStorageFull,
                                   memoryTrims: trimmer.trims, databaseBytes: store.storageBytes() ?? 0, triggers: triggers)

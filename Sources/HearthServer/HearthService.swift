@@ -141,13 +141,15 @@ public final class HearthService: Sendable {
                                            logger: logger)
         context.rulesSettings = rulesSettings
         let trimmer = MemoryTrimmer()
+        let namespacesBox = LateBox<NamespaceRegistry>()
         context.metricsText = Self.metricsText(metrics: metrics, httpBox: httpBox, hub: hub, readCache: readCache, store: store,
-                                               trimmer: trimmer, triggers: triggers)
+                                               trimmer: trimmer, triggers: triggers, namespaces: namespacesBox)
         let primary = Namespace(name: "", store: store, listens: listens, rulesSettings: rulesSettings, ledger: ledger, context: context)
         let opener = NamespaceOpener(configuration: configuration, location: location, engine: engine, base: context,
                                      wireSessions: wireSessions, metrics: metrics, logger: logger)
         namespaces = try Self.namespaces(namespacesFile, primary: primary, opener: opener, configuration: configuration,
                                          directoryLock: directoryLock)
+        namespacesBox.value = namespaces
         http = Self.httpServer(configuration, router: Router(context: context, namespaces: namespaces), metrics: metrics,
                                trimmer: trimmer, logger: logger)
         httpBox.value = http

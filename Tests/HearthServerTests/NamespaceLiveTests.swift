@@ -58,6 +58,22 @@ import Testing
         await server.stop()
     }
 
+    /// `/metrics` labels each namespace's store size and open streams with its name.
+    @Test func metricsAreLabelledByNamespace() async throws {
+        let server = try Self.serverWithFile()
+        let stream = try server.stream("/x.json?ns=env-a")
+        #expect(try stream.nextEvent().name == "put")
+        let text = try server.request("GET", "/metrics").body
+        #expect(text.contains("hearth_namespaces 2"), "\(text)")
+        for name in ["(default)", "env-a", "env-b"] {
+            #expect(text.contains(#"hearth_namespace_database_bytes{namespace="\#(name)"}"#), "\(name)")
+        }
+        #expect(text.contains(#"hearth_namespace_open_streams{namespace="env-a"} 1"#), "\(text)")
+        #expect(text.contains(#"hearth_namespace_open_streams{namespace="env-b"} 0"#), "\(text)")
+        stream.close()
+        await server.stop()
+    }
+
     /// On `/.ws` a name the file does not list gets the protocol's shutdown, the
     /// default's name the handshake (wire_client.py's `namespace` mode).
     @Test func anUnknownNamespaceGetsTheWireShutdown() async throws {

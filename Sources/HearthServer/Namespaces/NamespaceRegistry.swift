@@ -48,6 +48,11 @@ final class NamespaceRegistry: Sendable {
         return .unknown(name)
     }
 
+    /// Each namespace's name, store size and open streams, the default first (`/metrics`).
+    var stats: [(name: String, bytes: Int64, streams: Int)] {
+        ([primary] + extras.sorted { $0.name < $1.name }).map { ($0.name, $0.store.storageBytes() ?? 0, $0.context.streams.openStreams) }
+    }
+
     /// Every namespace besides the default.
     var extras: [Namespace] {
         others.withLock { Array($0.values) }
