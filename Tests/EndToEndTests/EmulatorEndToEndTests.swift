@@ -39,6 +39,13 @@ import Testing
         #expect(imported.status == 0, "\(imported)")
         #expect(try runHearth(["export", "--ns", "demo-env-one"] + store).output.contains(#"{"seed":{"k":1}}"#))
         #expect(try runHearth(["export", "--ns", "demo-env-two", "--path", "/seed"] + store).output.contains("null"))
+        // A namespace's backup restores into another namespace (one not there yet).
+        let backup = dir.path + "/backup-two"
+        let backedUp = try runHearth(["backup", backup, "--ns", "demo-env-two"] + store)
+        #expect(backedUp.status == 0, "\(backedUp)")
+        let restored = try runHearth(["restore", backup, "--ns", "demo-env-three"] + store)
+        #expect(restored.status == 0, "\(restored)")
+        #expect(try runHearth(["export", "--ns", "demo-env-three"] + store).output.contains(#"{"users":{"alice":{"n":22}}}"#))
         let bad = try runHearth(["export", "--ns", "Bad_Name"] + store)
         #expect(bad.status != 0 && bad.error.contains("--ns"), "\(bad)")
     }
