@@ -21,7 +21,7 @@ import Testing
                                          environment: [:])
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)\n\(server.log.suffix(3000))")
         for check in ["bad rules answered 400 with an error", "env two's rules refuse it", "no push of env two's writes in env one",
-                      "env one is empty at once", "env two is untouched", "the admin claim lets it", "the mock token on REST (?auth=)"] {
+                      "env one is empty at once", "env two is untouched", "a mock token through a proxy is refused", "the admin claim lets it", "the mock token on REST (?auth=)"] {
             #expect(result.stdout.contains("ok \(check)\n"), "'\(check)' did not pass\n\(result.stdout)")
         }
         #expect(result.stdout.hasSuffix("done\n"))

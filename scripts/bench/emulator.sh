@@ -3,7 +3,7 @@
 # serve --accept-emulator-owner` takes from exec to its first answer (GET /healthz), and
 # the wall time of a small rules-test suite run as @firebase/rules-unit-testing drives an
 # emulator: Tests/EndToEndTests/Python/rules_unit_testing.py (two test environments side
-# by side: rules set per namespace, mock-token users, owner writes, clearDatabase; 25
+# by side: rules set per namespace, mock-token users, owner writes, clearDatabase; its
 # checks over REST and the wire protocol). Each run: a fresh data directory, start,
 # suite, stop (SIGTERM), the whole of it timed too (what `emulators:exec` wraps).
 #

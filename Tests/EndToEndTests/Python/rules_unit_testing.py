@@ -89,6 +89,14 @@ def mode_side_by_side():
     check(guest_one.call("g", {"p": "/users/alice", "q": {}})["s"] == "permission_denied", "unauthenticatedContext is refused")
     check(rest_get(ONE, "/users/alice", mock_token(ONE, "alice")) == (200, {"n": 1}), "the mock token on REST (?auth=)")
 
+    # Only straight from this machine: through a proxy (a forwarding header on the upgrade)
+    # neither a mock token nor owner is a credential.
+    proxied = Client(namespace=ONE, headers={"X-Forwarded-For": "203.0.113.9"})
+    answer = proxied.call("auth", {"cred": mock_token(ONE, "alice")})
+    check(answer["s"] == "invalid_token", "a mock token through a proxy is refused", answer)
+    check(proxied.call("gauth", {"cred": "owner"})["s"] == "invalid_token", "owner through a proxy is refused")
+    proxied.close()
+
     # Claims: authenticatedContext('carol', {admin: true}).
     check(context(ONE, "carol").call("p", {"p": "/config/x", "d": 1})["s"] == "permission_denied", "no claim: refused")
     check(context(ONE, "carol", {"admin": True}).call("p", {"p": "/config/x", "d": 1})["s"] == "ok", "the admin claim lets it")
