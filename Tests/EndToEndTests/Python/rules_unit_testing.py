@@ -115,7 +115,15 @@ def mode_side_by_side():
     alice_one.push("d", lambda b: b.get("d") is None, "the listener sees the clear")
     check(admin_one.call("g", {"p": "/", "q": {}})["d"] is None, "env one is empty at once")
     check(admin_two.call("g", {"p": "/users/alice", "q": {}})["d"] == {"n": 22}, "env two is untouched")
-    for client in [alice_one, alice_two, admin_one, admin_two, guest_one]:
+    # onDisconnect records are the namespace's: env two's runs in env two only.
+    watcher_two, watcher_one = context(TWO, admin=True), context(ONE, admin=True)
+    for watcher in (watcher_two, watcher_one):
+        watcher.answer(watcher.request("q", {"p": "/presence", "h": ""}))
+    check(admin_two.call("o", {"p": "/presence", "d": "gone"})["s"] == "ok", "onDisconnect registered in env two")
+    admin_two.close()
+    watcher_two.push("d", lambda b: b.get("d") == "gone", "env two's onDisconnect write")
+    check(watcher_one.call("g", {"p": "/presence", "q": {}})["d"] is None, "it ran in env two only")
+    for client in [alice_one, alice_two, admin_one, guest_one, watcher_one, watcher_two]:
         client.close()
     print("done", flush=True)
 
