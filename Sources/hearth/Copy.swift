@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -35,6 +36,8 @@ struct Copy: ParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
+        // The server's store of the destination: the one whose data directory is locked.
+        let server = destination
         if let namespace {
             if let problem = NamespaceName.problem(namespace) { throw ValidationError("--ns: \(problem)") }
             source = try Engines.all.factory(for: source).location(ofNamespace: namespace, beside: source)
@@ -49,8 +52,11 @@ struct Copy: ParsableCommand {
         try Tool.run {
             // A data directory destination is written like an import: alone (issue 24).
             var lock: DataDirectoryLock?
-            if let directory = try Engines.all.factory(for: destination).dataDirectory(of: destination) {
+            if let directory = try Engines.all.factory(for: server).dataDirectory(of: server) {
                 lock = try DataDirectoryLock.take(.replacesData, directory: directory, create: true)
+                if let own = try Engines.all.factory(for: destination).dataDirectory(of: destination), own != directory {
+                    try FileManager.default.createDirectory(atPath: own, withIntermediateDirectories: true)  // namespaces/<name>
+                }
             }
             defer { lock?.release() }
             let input = try Engines.open(source)

@@ -46,7 +46,27 @@ import Testing
         let restored = try runHearth(["restore", backup, "--ns", "demo-env-three"] + store)
         #expect(restored.status == 0, "\(restored)")
         #expect(try runHearth(["export", "--ns", "demo-env-three"] + store).output.contains(#"{"presence":"gone","users":{"alice":{"n":22}}}"#))
+        // `hearth copy --ns`: one namespace's database into another store.
+        let copied = dir.path + "/copied"
+        let from = environment["HEARTH_STORE"] ?? "sqlite:" + dir.path
+        let copy = try runHearth(["copy", "--from", from, "--to", "sqlite:" + copied, "--ns", "demo-env-two"])
+        #expect(copy.status == 0, "\(copy)")
+        #expect(try runHearth(["export", "--ns", "demo-env-two", "--data-dir", copied]).output.contains(#""users":{"alice":{"n":22}}"#))
         let bad = try runHearth(["export", "--ns", "Bad_Name"] + store)
         #expect(bad.status != 0 && bad.error.contains("--ns"), "\(bad)")
+    }
+
+    /// `hearth rules check --namespaces-file`: every listed rules file, or one with `--ns`.
+    @Test func rulesCheckTakesTheNamespacesFile() throws {
+        try #"{"rules": {".read": true}}"#.write(toFile: dir.path + "/good.json", atomically: true, encoding: .utf8)
+        try #"{"rules": {".read": tru}}"#.write(toFile: dir.path + "/bad.json", atomically: true, encoding: .utf8)
+        let file = dir.path + "/namespaces.json"
+        try #"{"namespaces": {"good-one": {"rules": "good.json"}, "bad-one": {"rules": "bad.json"}}}"#
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        let all = try runHearth(["rules", "check", "--namespaces-file", file])
+        #expect(all.status == 1 && all.output.contains("good.json: ok") && all.output.contains("bad.json"), "\(all)")
+        let one = try runHearth(["rules", "check", "--namespaces-file", file, "--ns", "good-one"])
+        #expect(one.status == 0 && !one.output.contains("bad.json"), "\(one)")
+        #expect(try runHearth(["rules", "check", "--namespaces-file", file, "--ns", "other"]).status == 1)
     }
 }
