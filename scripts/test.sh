@@ -3,7 +3,7 @@
 # firebase-admin SDK in a virtualenv; nginx for the reverse-proxy tests and PostgreSQL for
 # the multi-node tests must be installed, see README), then builds and runs every test.
 # Then the in-process REST, SSE, wire and accounts suites (HearthServerTests) and the REST,
-# SSE and triggers end-to-end suites run a second time with every server on PostgreSQL (issue 17),
+# SSE, triggers and emulator-mode (issue 28: two namespaces side by side) end-to-end suites run a second time with every server on PostgreSQL (issue 17),
 # one test at a time (each server holds several connections); without PostgreSQL
 # installed (and CI unset) that pass is skipped. ObservabilityLiveTests stays on SQLite:
 # it counts read-cache hits, and a PostgreSQL node keeps no read cache.
@@ -17,7 +17,7 @@ if [ "$#" -eq 0 ]; then
   if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || [ -n "${HEARTH_PG_BINDIR:-}" ] || [ "${CI:-}" = "true" ]; then
     echo "== the server suites and the REST, SSE and triggers end-to-end suites again, on PostgreSQL"
     HEARTH_TEST_STORE=postgres swift test --skip-build --no-parallel \
-      --filter 'HearthServerTests' --filter 'EndToEndTests\.(RESTEndToEndTests|StreamEndToEndTests|TriggersEndToEndTests)' \
+      --filter 'HearthServerTests' --filter 'EndToEndTests\.(RESTEndToEndTests|StreamEndToEndTests|TriggersEndToEndTests|EmulatorEndToEndTests)' \
       --skip 'ObservabilityLiveTests'
   else
     echo "== PostgreSQL is not installed: the server, REST, SSE and triggers suites on PostgreSQL are skipped"

@@ -77,6 +77,12 @@ public final class TokenChecks: Sendable {
         if acceptEmulatorOwner && ConstantTime.equals(Array(token.utf8), Array(Self.emulatorOwnerToken.utf8)) {
             return Identity(auth: .null, isAdmin: true)
         }
+        // The SDKs' unsigned mock tokens (issue 28): users in emulator mode only, never
+        // expired (they carry `exp: 3600`), never an operator's, no account behind them.
+        if acceptEmulatorOwner, let claims = EmulatorMockToken.claims(token) {
+            guard let auth = RulesAuth.value(fromVerifiedClaims: claims) else { throw .invalid }
+            return Identity(auth: auth, isAdmin: false)
+        }
         guard let verified = try verifiedToken(token, cacheOnly: cacheOnly) else { return nil }
         let uid = verified.uid
         if verified.isAdmin {

@@ -19,7 +19,11 @@ import Glibc
 /// `@unchecked Sendable`: `connection` and `delivered` are touched only on `queue`; the
 /// listener connection only on the listening thread; `running` is atomic.
 final class ChangeFeed: @unchecked Sendable {
-    static let channel = "hearth_changes"
+    /// The default namespace's channel; another namespace's is its schema's name (issue 28),
+    /// so a commit wakes only the feeds of its own namespace.
+    static let defaultChannel = "hearth_changes"
+    /// This feed's channel (`channel(of:)`).
+    let channel: String
     /// How long the listener waits for a wake-up before it looks anyway, ms.
     static let pollMilliseconds: Int32 = 500
     /// Changes read per query while catching up.
@@ -50,9 +54,18 @@ final class ChangeFeed: @unchecked Sendable {
         let last = try connection.query("SELECT value FROM hearth_meta WHERE key = 'last_seq'")
         self.delivered = last.rowCount > 0 ? last.int64(0, 0) : 0
         self.connection = connection
+        self.channel = try Self.channel(of: connection)
         let listener = try PGConnection(url: url)
-        try listener.listen(Self.channel)
+        try listener.listen(channel)
         self.firstListener = listener
+    }
+
+    /// The channel of the namespace `connection`'s session is in: its schema's name when its
+    /// `search_path` is a namespace's schema, else the default's.
+    static func channel(of connection: PGConnection) throws(StoreError) -> String {
+        let path = try connection.query("SELECT current_setting('search_path')").text(0, 0)
+        return path.hasPrefix(PostgresSchema.namespaceSchemaPrefix) && (try? PGConnection.validate(channel: path)) != nil
+            ? path : defaultChannel
     }
 
     /// The last change delivered here.
@@ -77,7 +90,7 @@ final class ChangeFeed: @unchecked Sendable {
             do {
                 if listener == nil || listener?.isBroken == true {
                     let fresh = try PGConnection(url: url)
-                    try fresh.listen(Self.channel)
+                    try fresh.listen(self.channel)
                     listener = fresh
                 }
                 _ = try listener?.waitForNotification(timeoutMilliseconds: Self.pollMilliseconds)

@@ -249,7 +249,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
                         ON CONFLICT (node) DO UPDATE SET token = excluded.token, at = excluded.at)
                     UPDATE hearth_meta SET value = $1 WHERE key = 'last_seq'
                     """, [.int(last), .text(node), .text(token), .int(time)])
-                _ = try connection.query("SELECT pg_notify('\(ChangeFeed.channel)', $1)", [.text(String(last))])
+                _ = try connection.query("SELECT pg_notify('\(feed.channel)', $1)", [.text(String(last))])
             }
             beforeCommit?()
             committing = true

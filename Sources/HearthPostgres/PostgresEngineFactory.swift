@@ -24,6 +24,16 @@ public struct PostgresEngineFactory: EngineFactory {
         try PostgresEngine(url: location.address, options: options, clock: clock, hooks: hooks)
     }
 
+    /// A namespace's database is a schema of its own (`hearth_ns_<name>`, hyphens as
+    /// underscores), named to every connection through libpq's `options` (`search_path`):
+    /// its own tables, ordering lock and change numbering, so writes to different
+    /// namespaces never wait on each other. The schema is created when it is first opened.
+    public func location(ofNamespace name: String, beside location: StoreLocation) -> StoreLocation {
+        let schema = PostgresSchema.namespaceSchemaPrefix + String(name.map { $0 == "-" ? "_" : $0 })
+        let url = location.address + (location.address.contains("?") ? "&" : "?") + "options=-c%20search_path%3D" + schema
+        return .postgres(url: url)
+    }
+
     /// Names the connections each node holds (`PostgresEngine.connections(for:)`).
     public func unreachableAdvice(_ options: StoreOptions) -> String? {
         let count = PostgresEngine.connections(for: options)

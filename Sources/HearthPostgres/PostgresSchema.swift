@@ -273,12 +273,26 @@ enum PostgresSchema {
 
     static var currentVersion: Int { migrations.count }
 
+    /// The schemas of namespaces other than the default (issue 28,
+    /// `PostgresEngineFactory.location(ofNamespace:beside:)`).
+    public static let namespaceSchemaPrefix = "hearth_ns_"
+
+    /// When the session's `search_path` is one namespace's schema, creates it if missing
+    /// (its name is checked: the prefix, then lowercase letters, digits and underscores).
+    static func createNamespaceSchema(_ connection: PGConnection) throws(StoreError) {
+        let path = try connection.query("SELECT current_setting('search_path')").text(0, 0)
+        guard path.hasPrefix(namespaceSchemaPrefix), path.utf8.count <= 63,
+              path.utf8.allSatisfy({ (97...122).contains($0) || (48...57).contains($0) || $0 == 95 }) else { return }
+        try connection.execute("CREATE SCHEMA IF NOT EXISTS \(path)")
+    }
+
     /// Brings the database to `currentVersion` under the advisory lock (one node migrates;
     /// the others wait, then see it done).
     static func migrate(_ connection: PGConnection) throws(StoreError) {
         try connection.execute("BEGIN")
         do throws(StoreError) {
             _ = try connection.query("SELECT pg_advisory_xact_lock($1)", [.int(migrationLock)])
+            try createNamespaceSchema(connection)  // under the lock: nodes may start together
             let exists = try connection.query("SELECT to_regclass('hearth_meta') IS NOT NULL")
             var found = 0
             if exists.bool(0, 0) {

@@ -25,6 +25,15 @@ public struct SQLiteEngineFactory: EngineFactory {
     }
 
     public func unreachableAdvice(_ options: StoreOptions) -> String? { nil }
+
+    /// A namespace's database is a file of its own in the data directory
+    /// (`namespaces/<name>/hearth.sqlite`); the default namespace keeps `hearth.sqlite`.
+    public func location(ofNamespace name: String, beside location: StoreLocation) -> StoreLocation {
+        .sqlite(directory: location.address + "/" + Self.namespacesFolder + "/" + name)
+    }
+
+    /// The folder of the data directory that holds the other namespaces' databases.
+    public static let namespacesFolder = "namespaces"
 }
 
 extension SQLiteEngineFactory: LocalStoreFormat {

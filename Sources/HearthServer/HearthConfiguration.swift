@@ -39,8 +39,11 @@ public struct HearthConfiguration: Sendable {
     public var limits = HTTPLimits()
     public var auth = AuthSettings()
     public var streams = StreamOptions()
-    /// Namespaces the client SDKs may name (`/.ws?ns=`); empty: any.
+    /// Namespaces the client SDKs may name (`/.ws?ns=`) for the default namespace; empty: any.
     public var namespaces: [String] = []
+    /// The namespaces file (issue 28, docs/namespaces.md): the other databases this server
+    /// holds, each with its rules file; nil: only the default one.
+    public var namespacesFile: String? = nil
     /// Per-connection bounds of the wire protocol (`/.ws`).
     public var wire = WireSessionLimits()
     /// Logging: level, format, access log.

@@ -50,6 +50,39 @@ extension HearthService {
         return delivery
     }
 
+    /// The namespaces file (issue 28), when one is set: a bad one stops the start.
+    static func loadNamespaces(_ configuration: HearthConfiguration) throws(StartupError) -> NamespacesFile? {
+        do {
+            return try configuration.namespacesFile.map { path throws(NamespacesFile.Invalid) in try NamespacesFile.load(path) }
+        } catch {
+            throw .namespaces(error.description)
+        }
+    }
+
+    /// The registry over the default namespace and the file's others, opened now (a failure
+    /// closes what was opened, the default's store too); in emulator mode it may create more.
+    static func namespaces(_ file: NamespacesFile?, primary: Namespace, opener: NamespaceOpener, configuration: HearthConfiguration,
+                           directoryLock: DataDirectoryLock?) throws(StartupError) -> NamespaceRegistry {
+        var opened: [Namespace] = []
+        for (name, rulesPath) in (file?.namespaces ?? [:]).sorted(by: { $0.key < $1.key }) {
+            do {
+                opened.append(try opener.open(name, rulesPath: rulesPath))
+            } catch {
+                for namespace in opened { namespace.close() }
+                primary.store.close()
+                directoryLock?.release()
+                throw error
+            }
+        }
+        var creator: (@Sendable (String, [UInt8]) throws -> Namespace)? = nil
+        if configuration.auth.acceptEmulatorOwner {
+            creator = { @Sendable name, rules in try opener.create(name, rules: rules) }
+        }
+        var defaultNames = Set(configuration.namespaces)
+        if let name = file?.defaultName { defaultNames.insert(name) }
+        return NamespaceRegistry(primary: primary, others: opened, defaultNames: defaultNames, strict: file != nil, creator: creator)
+    }
+
     static func bind(_ configuration: HearthConfiguration) throws(StartupError) -> BoundSocket {
         do {
             return try BoundSocket(host: configuration.host, port: configuration.port)
@@ -186,12 +219,16 @@ extension HearthService {
         return ledger
     }
 
+    /// The wire protocol over one namespace's core; `namespaces`: the names it may be
+    /// reached by (empty: any), the default namespace's `HEARTH_NAMESPACES` unless given.
     static func wire(_ configuration: HearthConfiguration, database: Database, hub: StreamHub, auth: AuthContext,
-                             ledger: OnDisconnectLedger, sessions: WireSessionRegistry, logger: Logger) -> WireContext {
+                     ledger: OnDisconnectLedger, sessions: WireSessionRegistry, logger: Logger,
+                     namespaces: Set<String>? = nil, longPolls: LongPollRegistry? = nil) -> WireContext {
         WireContext(database: database, hub: hub, authenticator: auth.authenticator, work: auth.work,
                     clock: WallClock.milliseconds, logger: logger,
                     limits: configuration.wire.fitted(toStreamsPerAddress: configuration.streams.maxStreamsPerAddress),
-                    namespaces: Set(configuration.namespaces), onDisconnect: ledger, sessions: sessions)
+                    namespaces: namespaces ?? Set(configuration.namespaces), onDisconnect: ledger, sessions: sessions,
+                    longPolls: longPolls)
     }
 
     /// Every change of the running rules: recorded, logged, and the open listens reviewed.
@@ -205,9 +242,11 @@ extension HearthService {
 
     /// The body of `GET /metrics`.
     static func metricsText(metrics: ServerMetrics, httpBox: LateBox<HTTPServer>, hub: StreamHub, readCache: ReadCache,
-                                    store: any StorageEngine, trimmer: MemoryTrimmer, triggers: TriggerDelivery?) -> @Sendable () -> [UInt8] {
+                                    store: any StorageEngine, trimmer: MemoryTrimmer, triggers: TriggerDelivery?,
+                                    namespaces: LateBox<NamespaceRegistry>) -> @Sendable () -> [UInt8] {
         {
             let stats = httpBox.value?.stats ?? HTTPServerStats()
+            if let registry = namespaces.value { metrics.recordNamespaces(registry.stats) }
             return metrics.render(http: stats, streams: hub.openStreams, eventsDelivered: hub.eventsDelivered, streamsEnded: hub.streamsEnded,
                                   readCache: readCache.stats, storageFull: store.isStorageFull,
                                   memoryTrims: trimmer.trims, databaseBytes: store.storageBytes() ?? 0, triggers: triggers)

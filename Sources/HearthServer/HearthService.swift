@@ -28,6 +28,8 @@ public enum StartupError: Error, CustomStringConvertible {
     case listen(host: String, port: Int, reason: String)
     case unsafe(String)
     case dataDirectory(DataDirectoryLockError)
+    /// The namespaces file (issue 28) is unreadable or invalid.
+    case namespaces(String)
 
     public var description: String {
         switch self {
@@ -57,6 +59,8 @@ public enum StartupError: Error, CustomStringConvertible {
             return reason
         case .dataDirectory(let error):
             return error.description
+        case .namespaces(let reason):
+            return reason
         }
     }
 }
@@ -88,6 +92,8 @@ public final class HearthService: Sendable {
     private let triggers: TriggerDelivery?
     /// The open long-poll sessions, ended first at shutdown (their held polls answered).
     private let longPolls: LongPollRegistry?
+    /// The namespaces (issue 28); the default one is this service's `store`.
+    private let namespaces: NamespaceRegistry
 
     /// Subscribed locations below a write that the writer compares before and after it, at
     /// most; past it every one of them gets its event.
@@ -100,6 +106,7 @@ public final class HearthService: Sendable {
         let rulesText: String
         (policy, rulesText) = try Self.loadRules(configuration, logger: logger)
         let triggerDefinitions = try Self.loadTriggers(configuration)
+        let namespacesFile = try Self.loadNamespaces(configuration)
         let adminGrant = try Self.adminGrant(configuration)
         let triggersBox = LateBox<TriggerDelivery>()
         // Bind before the store and the keys exist: a serve that cannot listen creates
@@ -140,9 +147,17 @@ public final class HearthService: Sendable {
                                            logger: logger)
         context.rulesSettings = rulesSettings
         let trimmer = MemoryTrimmer()
+        let namespacesBox = LateBox<NamespaceRegistry>()
         context.metricsText = Self.metricsText(metrics: metrics, httpBox: httpBox, hub: hub, readCache: readCache, store: store,
-                                               trimmer: trimmer, triggers: triggers)
-        http = Self.httpServer(configuration, router: Router(context: context), metrics: metrics, trimmer: trimmer, logger: logger)
+                                               trimmer: trimmer, triggers: triggers, namespaces: namespacesBox)
+        let primary = Namespace(name: "", store: store, listens: listens, rulesSettings: rulesSettings, ledger: ledger, context: context)
+        let opener = NamespaceOpener(configuration: configuration, location: location, engine: engine, base: context,
+                                     wireSessions: wireSessions, metrics: metrics, logger: logger)
+        namespaces = try Self.namespaces(namespacesFile, primary: primary, opener: opener, configuration: configuration,
+                                         directoryLock: directoryLock)
+        namespacesBox.value = namespaces
+        http = Self.httpServer(configuration, router: Router(context: context, namespaces: namespaces), metrics: metrics,
+                               trimmer: trimmer, logger: logger)
         httpBox.value = http
     }
 
@@ -170,6 +185,7 @@ public final class HearthService: Sendable {
         do {
             port = try http.start(on: socket)
         } catch {
+            namespaces.closeExtras()
             store.close()
             throw .listen(host: configuration.host, port: configuration.port, reason: "\(error)")
         }
@@ -182,33 +198,44 @@ public final class HearthService: Sendable {
 
     /// Stream keep-alives and expiry, revocation checks for open streams, change-log trims.
     private func startHousekeeping() {
-        let (store, authenticator) = (self.store, authContext.authenticator)
-        listens.startSweeps(revocationCheckEvery: configuration.streamRevocationCheckInterval, on: authContext.work) { uid, issuedAt in
-            authenticator.isStillValid(uid: uid, issuedAt: issuedAt)
-        }
+        let (store, listens, ledger, auth, configuration, logger) = (self.store, self.listens, self.ledger, authContext, self.configuration, self.logger)
         timers.withLock { timers in
-            timers.append(Self.timer(every: configuration.store.changeLogTrimInterval, on: DispatchQueue.global(qos: .utility)) {
-                store.trimChangeLog()
-            })
+            timers += Self.housekeeping(store: store, listens: listens, ledger: ledger, configuration: configuration, auth: auth,
+                                        logger: logger)
             if store.isShared {
-                // Several nodes: the onDisconnect operations of nodes whose lease expired
-                // run here, and a key rotated on another node signs here too.
-                // This check also tells the log when the database stops and starts answering
-                // (once each way, StoreOutageLog), rather than failing every time.
-                let (ledger, keys, logger) = (self.ledger, authContext.service.keys, logger)
-                let outages = StoreOutageLog(logger: logger, clock: WallClock.milliseconds)
-                timers.append(Self.timer(every: Engines.orphanCheckInterval, on: DispatchQueue.global(qos: .utility)) {
-                    outages.run("cannot read the onDisconnect operations of stopped nodes") {
-                        let ran = try ledger.runLeftovers()
-                        if ran > 0 { logger.info("ran \(ran) onDisconnect operations of connections whose node stopped") }
-                    }
-                })
+                // A key rotated on another node signs here too.
+                let keys = authContext.service.keys
                 timers.append(Self.timer(every: Engines.keyReloadInterval, on: authContext.work) { keys.reload() })
             }
         }
     }
 
-    private static func timer(every seconds: Double, on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) -> DispatchSourceTimer {
+    /// One namespace's stream sweeps and timers: change-log trims and, on a shared engine,
+    /// the onDisconnect operations of nodes whose lease expired.
+    static func housekeeping(store: any StorageEngine, listens: ListenAccess, ledger: OnDisconnectLedger,
+                             configuration: HearthConfiguration, auth: AuthContext, logger: Logger) -> [DispatchSourceTimer] {
+        let authenticator = auth.authenticator
+        listens.startSweeps(revocationCheckEvery: configuration.streamRevocationCheckInterval, on: auth.work) { uid, issuedAt in
+            authenticator.isStillValid(uid: uid, issuedAt: issuedAt)
+        }
+        var timers = [timer(every: configuration.store.changeLogTrimInterval, on: DispatchQueue.global(qos: .utility)) {
+            store.trimChangeLog()
+        }]
+        if store.isShared {
+            // This check also tells the log when the database stops and starts answering
+            // (once each way, StoreOutageLog), rather than failing every time.
+            let outages = StoreOutageLog(logger: logger, clock: WallClock.milliseconds)
+            timers.append(timer(every: Engines.orphanCheckInterval, on: DispatchQueue.global(qos: .utility)) {
+                outages.run("cannot read the onDisconnect operations of stopped nodes") {
+                    let ran = try ledger.runLeftovers()
+                    if ran > 0 { logger.info("ran \(ran) onDisconnect operations of connections whose node stopped") }
+                }
+            })
+        }
+        return timers
+    }
+
+    static func timer(every seconds: Double, on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) -> DispatchSourceTimer {
         let timer = DispatchSource.makeTimerSource(queue: queue)
         let nanos = max(1_000_000, Int(seconds * 1e9))
         timer.schedule(deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos), leeway: .nanoseconds(nanos / 10))
@@ -240,11 +267,21 @@ public final class HearthService: Sendable {
             try rulesSettings.reload()
             logger.info("rules reloaded from \(configuration.rulesPath)")
             listens.reviewAccess(in: store)
-            return true
         } catch {
             logger.error("rules NOT reloaded, keeping the previous rules: \(error)")
             return false
         }
+        var reloaded = true
+        for namespace in namespaces.extras {
+            do {
+                try namespace.rulesSettings.reload()
+                namespace.listens.reviewAccess(in: namespace.store)
+            } catch {
+                logger.error("rules of namespace \(namespace.name) NOT reloaded, keeping its previous rules: \(error)")
+                reloaded = false
+            }
+        }
+        return reloaded
     }
 
     /// Re-reads the triggers file (on `SIGHUP`); an invalid file keeps the running triggers.
@@ -273,6 +310,7 @@ public final class HearthService: Sendable {
         longPolls?.endAll()
         await http.shutdown(gracePeriod: configuration.shutdownGracePeriod)
         triggers?.close()
+        namespaces.closeExtras()
         store.close()
         directoryLock?.release()
         logger.info("stopped")

@@ -7,7 +7,11 @@ import Logging
 /// location (spec §1.1), with or without the `.json` suffix. Data stored under a key named
 /// like a fixed route (`healthz`) is reached with the suffix: `/healthz.json`.
 struct Router: HTTPHandler {
+    /// The default namespace's context (and the server-wide parts every namespace shares).
     let context: RESTContext
+    /// The namespaces (issue 28): which core a request's `ns` (or host) picks; nil: only
+    /// `context`'s.
+    var namespaces: NamespaceRegistry? = nil
 
     func handle(_ request: HTTPRequest, responder: HTTPResponder) {
         switch request.path {
@@ -20,9 +24,19 @@ struct Router: HTTPHandler {
         case "/metrics":
             return fixedRoute(request, responder) { metrics(request, responder: responder) }
         case WireEndpoint.path:
-            return WireEndpoint.handle(request, context: context, responder: responder)
+            switch namespaceContext(of: request) {
+            case .success(let scoped):
+                return WireEndpoint.handle(request, context: scoped, responder: responder)
+            case .failure(let unknown):
+                return WireEndpoint.handle(request, context: context, responder: responder, refusal: unknown.message)
+            }
         case LongPollEndpoint.path:
-            return LongPollEndpoint.handle(request, context: context, responder: responder)
+            switch namespaceContext(of: request) {
+            case .success(let scoped):
+                return LongPollEndpoint.handle(request, context: scoped, responder: responder)
+            case .failure(let unknown):
+                return LongPollEndpoint.handle(request, context: context, responder: responder, refusal: unknown.message)
+            }
         default:
             break
         }
@@ -44,11 +58,41 @@ struct Router: HTTPHandler {
         if TokenEndpoint.matches(request.path) {
             return TokenEndpoint(context: context.auth).handle(request, responder: responder)
         }
-        if request.path == "/.settings/rules.json" || request.path == "/.settings/rules" {
-            return rulesSettings(request, responder: responder)
-        }
         if AccountsRoute.isReserved(request.path) {
             return responder.respond(AuthError.notFound.response)
+        }
+        let isRules = request.path == "/.settings/rules.json" || request.path == "/.settings/rules"
+        if isRules, request.method == "PUT", let namespaces, let name = NamespaceName.named(query: request.query, host: nil)?.name,
+           namespaces.wouldCreate(name) {
+            return createNamespace(name, request, registry: namespaces, responder: responder)
+        }
+        switch namespaceContext(of: request) {
+        case .success(let scoped):
+            return Router(context: scoped).handleInNamespace(request, isRules: isRules, responder: responder)
+        case .failure(let unknown):
+            return responder.respond(APIError(404, unknown.message).response)
+        }
+    }
+
+    /// A name no namespace has: 404 on REST, the shutdown's reason on `/.ws`.
+    struct UnknownNamespace: Error {
+        let name: String
+        var message: String { "Namespace \"\(name.prefix(NamespaceName.maxBytes))\" is not served here" }
+    }
+
+    /// The context of the namespace `request` names (issue 28).
+    private func namespaceContext(of request: HTTPRequest) -> Result<RESTContext, UnknownNamespace> {
+        guard let namespaces else { return .success(context) }
+        switch namespaces.resolve(query: request.query, host: request.headers["Host"]) {
+        case .found(let namespace): return .success(namespace === namespaces.primary ? context : namespace.context)
+        case .unknown(let name): return .failure(UnknownNamespace(name: name))
+        }
+    }
+
+    /// A request for one namespace's database (`context` is that namespace's).
+    private func handleInNamespace(_ request: HTTPRequest, isRules: Bool, responder: HTTPResponder) {
+        if isRules {
+            return rulesSettings(request, responder: responder)
         }
         let rest: RESTRequest
         do {
@@ -132,10 +176,39 @@ struct Router: HTTPHandler {
         guard request.method == "GET" || request.method == "PUT" else {
             return responder.respond(APIError(405, "Method not allowed", headers: [("Allow", "GET, PUT")]).response)
         }
-        let parameters = Dictionary((request.query ?? "").split(separator: "&").map { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1)
-            return (String(parts[0]), parts.count > 1 ? PercentEncoding.decode(parts[1].utf8, plusIsSpace: true) ?? "" : "")
-        }, uniquingKeysWith: { $1 })
+        let parameters = Self.parameters(of: request)
+        asAdmin(request, parameters, responder: responder) {
+            if request.method == "GET" {
+                responder.respond(settings.get(strict: parameters["format"] == "strict"))
+            } else {
+                responder.respond(settings.put(request.body, dryRun: parameters["dryRun"] == "true", by: .adminToken))
+            }
+        }
+    }
+
+    /// `PUT /.settings/rules.json?ns=<name>` for a namespace not served yet, in emulator mode
+    /// (issue 28): an admin's (`Bearer owner`) valid rules create it (bad rules: 400, and
+    /// nothing is created); then its rules are replaced as for any namespace.
+    private func createNamespace(_ name: String, _ request: HTTPRequest, registry: NamespaceRegistry, responder: HTTPResponder) {
+        let parameters = Self.parameters(of: request)
+        let body = request.body
+        asAdmin(request, parameters, responder: responder) {
+            if let refusal = RulesSettings.check(body) { return responder.respond(refusal) }
+            if parameters["dryRun"] == "true" {
+                return responder.respond(JSONResponse.make(.object(["status": "ok"]), options: .defaults, render: false))
+            }
+            do throws(NamespaceRegistry.Creation) {
+                let namespace = try registry.create(name, rules: body)
+                responder.respond(namespace.rulesSettings.put(body, dryRun: false, by: .adminToken))
+            } catch {
+                responder.respond(error.apiError.response)
+            }
+        }
+    }
+
+    /// Runs `body` on the work queue when `request` carries an admin's credential; 401 otherwise.
+    private func asAdmin(_ request: HTTPRequest, _ parameters: [String: String], responder: HTTPResponder,
+                         _ body: @escaping @Sendable () -> Void) {
         var options = QueryOptions.defaults
         options.credential = parameters["auth"]
         guard let token = Authenticator.credential(of: request, options: options),
@@ -146,15 +219,19 @@ struct Router: HTTPHandler {
         context.auth.work.async {
             do throws(APIError) {
                 guard try authenticator.caller(token: token).isAdmin else { throw .permissionDenied }
-                if request.method == "GET" {
-                    responder.respond(settings.get(strict: parameters["format"] == "strict"))
-                } else {
-                    responder.respond(settings.put(request.body, dryRun: parameters["dryRun"] == "true", by: .adminToken))
-                }
+                body()
             } catch {
                 responder.respond(error.response)
             }
         }
+    }
+
+    /// The query parameters, percent-decoded.
+    private static func parameters(of request: HTTPRequest) -> [String: String] {
+        Dictionary((request.query ?? "").split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            return (String(parts[0]), parts.count > 1 ? PercentEncoding.decode(parts[1].utf8, plusIsSpace: true) ?? "" : "")
+        }, uniquingKeysWith: { $1 })
     }
 
     private func fixedRoute(_ request: HTTPRequest, _ responder: HTTPResponder, _ body: () -> Void) {

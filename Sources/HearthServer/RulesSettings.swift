@@ -41,18 +41,10 @@ public final class RulesSettings: Sendable {
     }
 
     func put(_ body: [UInt8], dryRun: Bool, by author: RulesHistory.Author) -> HTTPResponse {
-        guard body.count <= RulesLoader.maxRulesFileBytes else {
-            return APIError(413, "Rules larger than \(RulesLoader.maxRulesFileBytes) bytes").response
-        }
-        guard let text = String(validating: body, as: UTF8.self) else {
-            return APIError.badRequest("Rules must be UTF-8 text").response
-        }
-        let rules: RuleSet
-        do {
-            rules = try RuleSet.compile(text)
-        } catch {
-            let lines = error.diagnostics.map { "Line \($0.line): \($0.rulePath): \($0.message)" }
-            return APIError.badRequest(lines.joined(separator: "\n")).response
+        let compiled = Self.compile(body)
+        guard case .success(let (rules, text)) = compiled else {
+            if case .failure(let refusal) = compiled { return refusal.response }
+            return APIError.internalError.response
         }
         if dryRun { return JSONResponse.make(.object(["status": "ok"]), options: .defaults, render: false) }
         do {
@@ -67,6 +59,27 @@ public final class RulesSettings: Sendable {
         }
         replaced()
         return JSONResponse.make(.object(["status": "ok"]), options: .defaults, render: false)
+    }
+
+    /// The refusal `body` gets as rules (413, or 400 with the compile errors), nil when they compile.
+    static func check(_ body: [UInt8]) -> HTTPResponse? {
+        if case .failure(let refusal) = compile(body) { return refusal.response }
+        return nil
+    }
+
+    private static func compile(_ body: [UInt8]) -> Result<(RuleSet, String), APIError> {
+        guard body.count <= RulesLoader.maxRulesFileBytes else {
+            return .failure(APIError(413, "Rules larger than \(RulesLoader.maxRulesFileBytes) bytes"))
+        }
+        guard let text = String(validating: body, as: UTF8.self) else {
+            return .failure(.badRequest("Rules must be UTF-8 text"))
+        }
+        do {
+            return .success((try RuleSet.compile(text), text))
+        } catch {
+            let lines = error.diagnostics.map { "Line \($0.line): \($0.rulePath): \($0.message)" }
+            return .failure(.badRequest(lines.joined(separator: "\n")))
+        }
     }
 
     /// Re-reads the rules file and swaps it in (`SIGHUP`), recorded in the history, under

@@ -20,7 +20,10 @@ import Synchronization
 /// - `hearth_memory_trims_total` (heap given back after large exchanges, `MemoryTrimmer`);
 /// - `hearth_storage_full_refusals_total` (writes refused for lack of space),
 ///   `hearth_storage_full` (1 while writes are being refused for lack of space);
-/// - `hearth_trigger_*{trigger}` (database triggers: `TriggerMetrics`).
+/// - `hearth_trigger_*{trigger}` (database triggers: `TriggerMetrics`);
+/// - `hearth_namespaces` (databases served besides the default), and per namespace
+///   `hearth_namespace_database_bytes{namespace}` and `hearth_namespace_open_streams{namespace}`
+///   (issue 28; the default namespace is `(default)`).
 public final class ServerMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
@@ -52,6 +55,8 @@ public final class ServerMetrics: Sendable {
     private let memoryTrims: CoreMetrics.Counter
     private let seenTrims = Mutex<Int>(0)
     private let triggerMetrics: TriggerMetrics
+    private let namespaceCount: CoreMetrics.Gauge
+    private let namespaceGauges = Mutex<[String: (bytes: CoreMetrics.Gauge, streams: CoreMetrics.Gauge)]>([:])
 
     public init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -65,6 +70,7 @@ public final class ServerMetrics: Sendable {
         openConnections = Gauge(label: "hearth_open_connections", dimensions: [], factory: factory)
         openStreams = Gauge(label: "hearth_open_streams", dimensions: [], factory: factory)
         databaseBytes = Gauge(label: "hearth_database_bytes", dimensions: [], factory: factory)
+        namespaceCount = Gauge(label: "hearth_namespaces", dimensions: [], factory: factory)
         batchSize = Recorder(label: "hearth_write_batch_size", dimensions: [], aggregate: true, factory: factory)
         commitDuration = Timer(label: "hearth_commit_duration_seconds", dimensions: [], factory: factory)
         eventsDelivered = Counter(label: "hearth_stream_events_total", dimensions: [], factory: factory)
@@ -161,6 +167,24 @@ public final class ServerMetrics: Sendable {
         if newEvents > 0 { eventsDelivered.increment(by: newEvents) }
         if newEnded > 0 { streamsEnded.increment(by: newEnded) }
         return registry.emitToBuffer()
+    }
+
+    /// Each namespace's store size and open streams (issue 28): `(default)` for the default.
+    /// Label values are the namespaces' names, at most `NamespaceRegistry.maxNamespaces` + 1.
+    func recordNamespaces(_ namespaces: [(name: String, bytes: Int64, streams: Int)]) {
+        namespaceCount.record(namespaces.count - 1)
+        let factory = self.factory
+        namespaceGauges.withLock { gauges in
+            for namespace in namespaces {
+                let label = namespace.name.isEmpty ? "(default)" : namespace.name
+                let pair = gauges[label] ?? (
+                    Gauge(label: "hearth_namespace_database_bytes", dimensions: [("namespace", label)], factory: factory),
+                    Gauge(label: "hearth_namespace_open_streams", dimensions: [("namespace", label)], factory: factory))
+                gauges[label] = pair
+                pair.bytes.record(namespace.bytes)
+                pair.streams.record(namespace.streams)
+            }
+        }
     }
 
     /// A small fixed set of route names (label values must not grow with the data).

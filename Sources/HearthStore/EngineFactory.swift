@@ -24,6 +24,10 @@ public protocol EngineFactory: Sendable {
     /// What an operator checks when the database cannot be reached at start, with
     /// `options`; nil for an engine whose data is always at hand.
     func unreachableAdvice(_ options: StoreOptions) -> String?
+    /// Where the database of namespace `name` (issue 28; a valid name: lowercase letters,
+    /// digits, hyphens) lives beside the default namespace's at `location`: a database of
+    /// its own (tree, change feed, indexes, onDisconnect records), opened like any other.
+    func location(ofNamespace name: String, beside location: StoreLocation) -> StoreLocation
 }
 
 extension [any EngineFactory] {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,14 +25,23 @@ struct Copy: ParsableCommand {
 
     @Option(help: "The store to copy from: sqlite:<directory> or postgres://...") var from: String
     @Option(help: "The store to copy into (empty): sqlite:<directory> or postgres://...") var to: String
+    @Option(name: .customLong("ns"), help: "Copy this namespace's database (docs/namespaces.md) instead of the default namespace's.")
+    var namespace: String?
 
     func run() throws {
-        let source: StoreLocation, destination: StoreLocation
+        var source: StoreLocation, destination: StoreLocation
         do {
             source = try StoreLocation(parsing: from, defaultDirectory: "")
             destination = try StoreLocation(parsing: to, defaultDirectory: "")
         } catch {
             throw ValidationError(error.description)
+        }
+        // The server's store of the destination: the one whose data directory is locked.
+        let server = destination
+        if let namespace {
+            if let problem = NamespaceName.problem(namespace) { throw ValidationError("--ns: \(problem)") }
+            source = try Engines.all.factory(for: source).location(ofNamespace: namespace, beside: source)
+            destination = try Engines.all.factory(for: destination).location(ofNamespace: namespace, beside: destination)
         }
         guard source != destination else { throw ValidationError("--from and --to are the same store") }
         // Opening a store in a data directory creates it: a mistyped source would copy nothing.
@@ -42,8 +52,11 @@ struct Copy: ParsableCommand {
         try Tool.run {
             // A data directory destination is written like an import: alone (issue 24).
             var lock: DataDirectoryLock?
-            if let directory = try Engines.all.factory(for: destination).dataDirectory(of: destination) {
+            if let directory = try Engines.all.factory(for: server).dataDirectory(of: server) {
                 lock = try DataDirectoryLock.take(.replacesData, directory: directory, create: true)
+                if let own = try Engines.all.factory(for: destination).dataDirectory(of: destination), own != directory {
+                    try FileManager.default.createDirectory(atPath: own, withIntermediateDirectories: true)  // namespaces/<name>
+                }
             }
             defer { lock?.release() }
             let input = try Engines.open(source)

@@ -16,10 +16,23 @@ struct DataLocationOption: ParsableArguments {
     @Option(name: .customLong("store"), help: "sqlite:<directory> (the default: --data-dir) or postgres://USER:PASSWORD@HOST:PORT/DATABASE (or HEARTH_STORE).")
     var store: String?
 
+    @Option(name: .customLong("ns"), help: "The namespace (issue 28, docs/namespaces.md) whose database to use; default: the default namespace's.")
+    var namespace: String?
+
     var path: String { dataDir ?? Environment()["HEARTH_DATA_DIR"] ?? "./hearth-data" }
 
-    /// Where the data is.
+    /// Where the data is: the default namespace's store, or `--ns`'s beside it.
     var location: StoreLocation {
+        get throws {
+            let base = try serverLocation
+            guard let namespace else { return base }
+            if let problem = NamespaceName.problem(namespace) { throw ValidationError("--ns: \(problem)") }
+            return try Engines.all.factory(for: base).location(ofNamespace: namespace, beside: base)
+        }
+    }
+
+    /// The server's store (`--data-dir`, `--store`): whose data directory is locked.
+    private var serverLocation: StoreLocation {
         get throws {
             do {
                 return try StoreLocation(parsing: store ?? Environment()["HEARTH_STORE"] ?? "", defaultDirectory: path)
@@ -29,11 +42,11 @@ struct DataLocationOption: ParsableArguments {
         }
     }
 
-    /// The local data directory of the store (the embedded engine's), nil for a store
-    /// whose data is elsewhere (a database server).
+    /// The server's local data directory (the embedded engine's; the one locked, whichever
+    /// namespace is used), nil for a store whose data is elsewhere (a database server).
     var dataDirectory: String? {
         get throws {
-            let location = try location
+            let location = try serverLocation
             return try Engines.all.factory(for: location).dataDirectory(of: location)
         }
     }

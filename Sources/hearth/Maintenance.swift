@@ -29,7 +29,7 @@ struct Backup: ParsableCommand {
         try Tool.run {
             if let (directory, format) = try data.localStore {
                 try DataDirectoryBackup.backup(dataDirectory: directory, format: format, to: destination)
-                print("backed up \(data.path) to \(destination)")
+                print("backed up \(directory) to \(destination)")
             } else {
                 let store = try data.openEngine()
                 defer { store.close() }
@@ -69,6 +69,11 @@ struct Restore: ParsableCommand {
                 guard DataDirectoryBackup.exists(source) else { throw MaintenanceError.missing(path: source) }
                 let created = !DataDirectoryBackup.exists(directory)
                 let lock = try data.lock(.replacesData, create: true)
+                if data.namespace != nil {
+                    // A namespace's directory is made inside the data directory's `namespaces/`.
+                    try? FileManager.default.createDirectory(atPath: (directory as NSString).deletingLastPathComponent,
+                                                             withIntermediateDirectories: true)
+                }
                 do {
                     try DataDirectoryBackup.restore(from: source, format: format, intoDataDirectory: directory, force: force)
                 } catch {
@@ -76,7 +81,7 @@ struct Restore: ParsableCommand {
                     if created { DataDirectoryBackup.removeCreatedDirectory(directory) }
                     throw error
                 }
-                print("restored \(source) into \(data.path)\(created ? " (created)" : "")")
+                print("restored \(source) into \(directory)\(created ? " (created)" : "")")
             } else {
                 // Nothing is replaced in a shared database: it must be empty.
                 guard !force else { throw Tool.fail("--force is for a SQLite data directory; a PostgreSQL store is restored only when empty") }

@@ -15,16 +15,50 @@ struct Rules: ParsableCommand {
             discussion: "Exit status 0 when the file is valid, 1 when it is not.")
 
         @Argument(help: "The rules file (Firebase database.rules.json format; comments allowed).")
-        var file: String
+        var file: String?
+
+        @Option(name: .customLong("namespaces-file"), help: "Check the rules files of a namespaces file (docs/namespaces.md) instead.")
+        var namespacesFile: String?
+
+        @Option(name: .customLong("ns"), help: "With --namespaces-file: check only this namespace's rules file.")
+        var namespace: String?
+
+        func validate() throws {
+            guard (file == nil) != (namespacesFile == nil) else { throw ValidationError("give a rules file or --namespaces-file") }
+            if namespace != nil && namespacesFile == nil { throw ValidationError("--ns needs --namespaces-file") }
+        }
 
         func run() throws {
-            do {
-                _ = try RulesLoader.load(file)
-                print("\(file): ok")
-            } catch {
-                print(error.description)
-                throw ExitCode(1)
+            var files = file.map { [$0] } ?? []
+            if let namespacesFile {
+                let listed: NamespacesFile
+                do {
+                    listed = try NamespacesFile.load(namespacesFile)
+                } catch {
+                    print(error.description)
+                    throw ExitCode(1)
+                }
+                if let namespace {
+                    guard let path = listed.namespaces[namespace] else {
+                        print("\(namespacesFile): no namespace \(namespace)")
+                        throw ExitCode(1)
+                    }
+                    files = [path]
+                } else {
+                    files = listed.namespaces.keys.sorted().compactMap { listed.namespaces[$0] }
+                }
             }
+            var failed = false
+            for file in files {
+                do {
+                    _ = try RulesLoader.load(file)
+                    print("\(file): ok")
+                } catch {
+                    print(error.description)
+                    failed = true
+                }
+            }
+            if failed { throw ExitCode(1) }
         }
     }
 

@@ -43,6 +43,8 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Triggers file: database triggers delivered as CloudEvents (docs/triggers.md).")
     var triggers: String?
+    @Option(name: .customLong("namespaces-file"), help: "Namespaces file: the other databases this server holds, each with its rules file (docs/namespaces.md).")
+    var namespacesFile: String?
     @Option(help: "Service-account JSON files (comma-separated) whose keys may take admin tokens at /oauth2/v4/token (docs/triggers.md).")
     var adminServiceAccounts: String?
     @Option(help: "Identity providers file: Google, Apple, OpenID Connect issuers and Firebase projects whose ID tokens sign users in (docs/api.md).")
@@ -81,6 +83,7 @@ struct Serve: AsyncParsableCommand {
         flags["data-dir"] = dataDir
         flags["rules"] = rules
         flags["triggers"] = triggers
+        flags["namespaces-file"] = namespacesFile
         flags["admin-service-accounts"] = adminServiceAccounts
         flags["idp-providers"] = idpProviders
         flags["store"] = store

@@ -134,10 +134,10 @@ public struct LiveHead {
 
 /// One request on its own connection (`Connection: close`): status and body.
 public func liveRequest(
-    port: Int, _ method: String, _ target: String, body: String? = nil, headers: [(String, String)] = []
+    port: Int, _ method: String, _ target: String, body: String? = nil, headers: [(String, String)] = [], host: String = "127.0.0.1"
 ) throws -> (status: Int, body: String) {
     let socket = try LoopbackSocket(port: port)
-    var request = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+    var request = "\(method) \(target) HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n"
     for (name, value) in headers { request += "\(name): \(value)\r\n" }
     if let body { request += "Content-Length: \(body.utf8.count)\r\n" }
     request += "\r\n" + (body ?? "")

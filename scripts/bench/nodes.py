@@ -5,7 +5,8 @@ from one node's writes to subscribers on every node. Used by scripts/bench/nodes
   nodes.py writes  --ports 9001,9002 --connections 64 --seconds 10
       Closed-loop REST PUTs (HTTP/1.1 keep-alive, one request in flight per connection),
       connections spread round-robin over the ports, each writing its own key. Prints one
-      JSON line: acknowledged writes/s, latency p50/p99 (ms), errors.
+      JSON line: acknowledged writes/s, latency p50/p99 (ms), errors. With --namespaces N
+      (issue 28) connection i writes to namespace bench-<i % N> (`?ns=`), N busy namespaces.
 
   nodes.py fanout --ports 9001,9002 --subscribers 300 --rate 10 --seconds 10
       SSE subscribers on /bench/fan, spread round-robin over the ports; a writer PUTs to the
@@ -57,13 +58,14 @@ async def cmd_writes(a):
 
     async def worker(i):
         nonlocal errors
+        namespace = f"?ns=bench-{i % a.namespaces}" if a.namespaces else ""
         reader, writer = await asyncio.open_connection("127.0.0.1", ports[i % len(ports)])
         await start_gate.wait()
         n = 0
         while time.monotonic() < deadline:
             t0 = time.monotonic()
             try:
-                status = await http_request(reader, writer, "PUT", f"/bench/w{i}/{n % 100}.json", str(n))
+                status = await http_request(reader, writer, "PUT", f"/bench/w{i}/{n % 100}.json{namespace}", str(n))
             except Exception:
                 errors += 1
                 break
@@ -82,7 +84,7 @@ async def cmd_writes(a):
     await asyncio.gather(*tasks)
     elapsed = time.monotonic() - began
     print(json.dumps({
-        "mode": "writes", "nodes": len(ports), "connections": a.connections, "seconds": round(elapsed, 2),
+        "mode": "writes", "nodes": len(ports), "connections": a.connections, "namespaces": a.namespaces, "seconds": round(elapsed, 2),
         "writes_per_s": round(len(latencies) / elapsed, 1),
         "p50_ms": round(percentile(latencies, 50) * 1000, 2) if latencies else None,
         "p99_ms": round(percentile(latencies, 99) * 1000, 2) if latencies else None,
@@ -162,6 +164,7 @@ def main():
     w.add_argument("--ports", required=True)
     w.add_argument("--connections", type=int, default=64)
     w.add_argument("--seconds", type=float, default=10)
+    w.add_argument("--namespaces", type=int, default=0)
     f = sub.add_parser("fanout")
     f.add_argument("--ports", required=True)
     f.add_argument("--subscribers", type=int, default=300)

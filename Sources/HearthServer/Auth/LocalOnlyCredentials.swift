@@ -2,7 +2,8 @@ import HearthAuth
 import HearthHTTP
 
 /// Where the emulator's credentials may come from (`--accept-emulator-owner`): the `owner`
-/// token (admin) and firebase-admin's unsigned custom tokens are honoured only on a request
+/// token (admin), firebase-admin's unsigned custom tokens and the SDKs' unsigned mock ID
+/// tokens (`authenticatedContext`, issue 28) are honoured only on a request
 /// that comes straight from this machine: its socket peer is a loopback address and it
 /// carries no proxy's forwarding header. Hearth refuses the flag unless it listens on
 /// loopback, but a reverse proxy on the same host (nginx) connects from 127.0.0.1 too: a
@@ -24,7 +25,13 @@ enum LocalOnlyCredentials {
     /// False for the emulator's `owner` token on a request that did not come straight from
     /// this machine; true for every other token (judged by the `Authenticator` as usual).
     static func admissible(_ token: String, _ request: HTTPRequest) -> Bool {
-        !isOwnerToken(token) || isDirectLocal(request)
+        !isEmulatorCredential(token) || isDirectLocal(request)
+    }
+
+    /// True for the emulator's `owner` token and for the SDKs' unsigned mock tokens
+    /// (`alg: none`, issue 28): credentials honoured only straight from this machine.
+    static func isEmulatorCredential(_ token: String) -> Bool {
+        isOwnerToken(token) || EmulatorMockToken.isUnsigned(token)
     }
 
     /// True when `token` is the emulator's `owner` token (compared in constant time).

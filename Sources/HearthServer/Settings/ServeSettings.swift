@@ -31,6 +31,10 @@ public enum ServeSettings {
                 "Triggers file (docs/triggers.md): database triggers delivered as CloudEvents to Cloud Functions code. A bad file stops the start with its line and reason; SIGHUP reloads it (a bad reload keeps the running set).") {
             $0.triggersPath = $1.string
         },
+        Setting("namespacesFile", env: "HEARTH_NAMESPACES_FILE", flag: "namespaces-file", .string, default: "(none)",
+                "Namespaces file (docs/namespaces.md): the other databases this server holds (`?ns=<name>`), each with its rules file; any name it does not list gets 404 (REST) or the protocol's shutdown (/.ws). A bad file stops the start.") {
+            $0.namespacesFile = $1.string
+        },
         Setting("synchronous", env: "HEARTH_SYNCHRONOUS", flag: "synchronous", .choice(["full", "normal"]), default: "full",
                 "SQLite durability: `full` makes every acknowledged write survive power loss (one fsync per group commit).") {
             $0.store.synchronous = $1.string == "normal" ? .normal : .full
@@ -164,7 +168,7 @@ public enum ServeSettings {
             $0.store.changeLogRetention = $1.integer
         },
         Setting("namespaces", env: "HEARTH_NAMESPACES", flag: nil, .list, default: "(any)",
-                "Namespaces (`ns`) the client SDKs may connect with, comma-separated; any other gets the protocol's shutdown. Empty: any, all served by the one database.") {
+                "Names (`ns`) of the default namespace, comma-separated; the client SDKs connecting with any other name that is not in `namespacesFile` get the protocol's shutdown. Empty: any name not in `namespacesFile` is the default namespace's.") {
             $0.namespaces = $1.list
         },
         Setting("wireMaxListens", env: "HEARTH_WIRE_MAX_LISTENS", flag: nil, .integer(1...1_000_000),

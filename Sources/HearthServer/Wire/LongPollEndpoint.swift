@@ -14,13 +14,13 @@ import HearthWire
 enum LongPollEndpoint {
     static let path = "/.lp"
 
-    static func handle(_ request: HTTPRequest, context: RESTContext, responder: HTTPResponder) {
+    static func handle(_ request: HTTPRequest, context: RESTContext, responder: HTTPResponder, refusal: String? = nil) {
         guard let wire = context.wire else {
             return responder.respond(APIError(404, "The wire protocol is not served here").response)
         }
         guard request.method == "GET" else { return responder.respond(APIError.methodNotAllowed(request.method).response) }
         let parameters = Self.parameters(request.query)
-        if parameters["start"] != nil { return start(request, parameters, wire: wire, responder: responder) }
+        if parameters["start"] != nil { return start(request, parameters, wire: wire, refusal: refusal, responder: responder) }
         guard let id = parameters["id"], let password = parameters["pw"] else {
             return responder.respond(APIError(400, "Expected start=t, or a poll with the id and pw of an open session: /.lp is the SDKs' long-polling transport").response)
         }
@@ -47,13 +47,14 @@ enum LongPollEndpoint {
         channel.poll(segments, responder: responder)
     }
 
-    private static func start(_ request: HTTPRequest, _ parameters: [Substring: Substring], wire: WireContext, responder: HTTPResponder) {
+    private static func start(_ request: HTTPRequest, _ parameters: [Substring: Substring], wire: WireContext, refusal: String?,
+                              responder: HTTPResponder) {
         guard let callback = parameters["cb"], LongPollScript.isCallbackID(callback) else {
             return responder.respond(APIError(400, "A long poll's start needs cb, its callback id (digits)").response)
         }
         let registry = wire.longPolls
         let host = request.headers["Host"] ?? "localhost"
-        WireEndpoint.beginSession(request, wire: wire) { refusal in
+        WireEndpoint.beginSession(request, wire: wire, refusal: refusal) { refusal in
             let session = WireSession(context: wire, host: host, address: request.remoteAddress, sessionID: WireEndpoint.sessionID(),
                                       refusal: refusal, directLocal: LocalOnlyCredentials.isDirectLocal(request))
             let channel = LongPollChannel(session: session, id: WireEndpoint.sessionID().description,

@@ -71,14 +71,16 @@ final class WireContext: Sendable {
     /// Open sessions by id, for a reconnecting client's `ls` (spec §4.5), and for closing
     /// them all when the node lost its lease.
     let sessions: WireSessionRegistry
-    /// Open long-poll transports by id (`/.lp`).
+    /// Open long-poll transports by id (`/.lp`): one registry for every namespace, so the
+    /// session bound holds server-wide and shutdown ends them all.
     let longPolls: LongPollRegistry
 
     init(database: Database, hub: StreamHub, authenticator: Authenticator, work: DispatchQueue,
          clock: @escaping @Sendable () -> Int64, logger: Logger, limits: WireSessionLimits = WireSessionLimits(),
-         namespaces: Set<String> = [], onDisconnect: OnDisconnectLedger, sessions: WireSessionRegistry = WireSessionRegistry()) {
+         namespaces: Set<String> = [], onDisconnect: OnDisconnectLedger, sessions: WireSessionRegistry = WireSessionRegistry(),
+         longPolls: LongPollRegistry? = nil) {
         self.sessions = sessions
-        self.longPolls = LongPollRegistry(limits: limits.longPoll)
+        self.longPolls = longPolls ?? LongPollRegistry(limits: limits.longPoll)
         self.database = database
         self.hub = hub
         self.authenticator = authenticator

@@ -1,9 +1,10 @@
 import HearthHTTP
 import HearthJSON
 
-/// `GET /.ws?v=5&ns=<namespace>`: the official SDKs' WebSocket (wire spec §1). Any
-/// namespace is served by the one database (**choice**: a Hearth serves one database;
-/// docs/client-sdks.md). A plain GET without the upgrade gets a clear 400.
+/// `GET /.ws?v=5&ns=<namespace>`: the official SDKs' WebSocket (wire spec §1), over the
+/// core of the namespace the router picked (issue 28; docs/namespaces.md); a name served
+/// nowhere gets the protocol's shutdown (`refusal`). A plain GET without the upgrade gets a
+/// clear 400.
 enum WireEndpoint {
     static let path = "/.ws"
 
@@ -25,7 +26,7 @@ enum WireEndpoint {
         return nil
     }
 
-    static func handle(_ request: HTTPRequest, context: RESTContext, responder: HTTPResponder) {
+    static func handle(_ request: HTTPRequest, context: RESTContext, responder: HTTPResponder, refusal: String? = nil) {
         guard let wire = context.wire else {
             return responder.respond(APIError(404, "The wire protocol is not served here").response)
         }
@@ -46,7 +47,7 @@ enum WireEndpoint {
             // The host the client must use from now on: exactly the one it connected to
             // (iOS stores it, spec §2.3).
             let host = request.headers["Host"] ?? "localhost"
-            beginSession(request, wire: wire) {
+            beginSession(request, wire: wire, refusal: refusal) {
                 let session = WireSession(context: wire, host: host, address: request.remoteAddress, sessionID: sessionID(),
                                           refusal: $0, connectionQueue: responder.connectionQueue,
                                           directLocal: LocalOnlyCredentials.isDirectLocal(request))
@@ -57,12 +58,13 @@ enum WireEndpoint {
     }
 
     /// What every transport (`/.ws`, `/.lp`) does before its session opens: decide whether
-    /// the namespace is served (`open` gets the refusal, or nil), and end the session a
+    /// the namespace is served (`open` gets the router's `refusal` or this check's, or nil), and end the session a
     /// reconnecting client names (`ls`) first, so its onDisconnect writes (say, presence
     /// "offline") come before the new session's.
-    static func beginSession(_ request: HTTPRequest, wire: WireContext, open: @escaping @Sendable (_ refusal: String?) -> Void) {
-        var refused: String? = nil
-        if !wire.namespaces.isEmpty {
+    static func beginSession(_ request: HTTPRequest, wire: WireContext, refusal: String?,
+                             open: @escaping @Sendable (_ refusal: String?) -> Void) {
+        var refused = refusal
+        if refused == nil, !wire.namespaces.isEmpty {
             let namespace = parameter("ns", in: request.query) ?? ""
             if !wire.namespaces.contains(namespace) {
                 refused = "Namespace \"\(namespace.prefix(64))\" is not served here"

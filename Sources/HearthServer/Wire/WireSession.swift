@@ -361,7 +361,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         // A token the server verified before (the cache, as REST's): decided here, without
         // a hop to the work queue (thousands of clients reconnecting with their tokens
         // would otherwise wake a worker thread each).
-        if !directLocal && LocalOnlyCredentials.isOwnerToken(token) {
+        if !directLocal && LocalOnlyCredentials.isEmulatorCredential(token) {
             return authenticationFailed(number, .invalid)
         }
         context.authenticator.decide(token: token, work: context.work, replyOn: queue) { result in

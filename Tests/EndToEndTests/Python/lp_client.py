@@ -395,8 +395,27 @@ def mode_shutdown():
     check(status == 200 and lp.close_command, "the held poll got the close command at shutdown", f"{status} {body!r}")
 
 
+def mode_namespace():
+    """Issue 28 on /.lp: a session opened with ns=env-a reads and writes that namespace only
+    (its polls, like this client's, need not repeat ns); an unlisted name gets the shutdown."""
+    rest("PUT", "/x.json?ns=env-a", "a")
+    rest("PUT", "/x.json", "default")
+    lp = Session(namespace="env-a")
+    lp.handshake()
+    pushes, answer = lp.request("q", {"p": "/x", "h": ""})
+    check(answer["s"] == "ok" and pushes and pushes[0]["d"]["b"] == {"p": "/x", "d": "a"}, "a listen reads its namespace", str(pushes))
+    _, answer = lp.request("p", {"p": "/y", "d": "from lp"})
+    check(answer["s"] == "ok", "put answered ok", str(answer))
+    check(rest("GET", "/y.json?ns=env-a") == (200, "from lp"), "the write is in its namespace")
+    check(rest("GET", "/y.json") == (200, None), "and not in the default")
+    lp.leave()
+    unknown = Session(namespace="nope")
+    message = unknown.next_message("the shutdown of an unknown namespace")
+    check(message.get("t") == "c" and message["d"].get("t") == "s", "an unknown namespace gets the shutdown", str(message))
+
+
 if __name__ == "__main__":
     {"session": mode_session, "proxy": mode_proxy, "hold": mode_hold, "idle": mode_idle,
      "max_sessions": mode_max_sessions, "pending_out": mode_pending_out, "pending_in": mode_pending_in,
-     "shutdown": mode_shutdown, "reconnect": mode_reconnect}[MODE]()
+     "shutdown": mode_shutdown, "reconnect": mode_reconnect, "namespace": mode_namespace}[MODE]()
     print("done", flush=True)

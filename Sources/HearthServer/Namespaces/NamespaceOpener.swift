@@ -1,0 +1,69 @@
+import Dispatch
+import Foundation
+import HearthRules
+import HearthStore
+import HearthStreams
+import HearthTriggers
+import Logging
+
+/// Opens the namespaces besides the default (issue 28) the way `HearthService` wires the
+/// default one: a store of its own beside the default's (`EngineFactory.location(ofNamespace:beside:)`),
+/// its rules, streams, listens, onDisconnect ledger and wire protocol, over the server's
+/// accounts. Triggers stay the default namespace's (docs/namespaces.md).
+struct NamespaceOpener: Sendable {
+    let configuration: HearthConfiguration
+    let location: StoreLocation
+    let engine: any EngineFactory
+    /// The default namespace's REST context: the server-wide parts (accounts, console, metrics).
+    let base: RESTContext
+    let wireSessions: WireSessionRegistry
+    let metrics: ServerMetrics
+    let logger: Logger
+
+    /// Where an emulator-mode namespace's rules file goes: `<data directory>/namespaces/<name>.rules.json`
+    /// (the store's own directory when it has one, else `--data-dir`).
+    func createdRulesPath(_ name: String) -> String {
+        (engine.dataDirectory(of: location) ?? configuration.dataDirectory) + "/namespaces/" + name + ".rules.json"
+    }
+
+    /// A new namespace with `rules` (emulator mode): the rules are compiled first, so a bad
+    /// text creates nothing; then written to its rules file and the namespace opened.
+    func create(_ name: String, rules: [UInt8]) throws -> Namespace {
+        let path = createdRulesPath(name)
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(rules).write(to: URL(fileURLWithPath: path), options: .atomic)
+        return try open(name, rulesPath: path)
+    }
+
+    /// Opens namespace `name` with the rules file at `rulesPath` and starts its housekeeping.
+    func open(_ name: String, rulesPath: String) throws(StartupError) -> Namespace {
+        var settings = configuration
+        settings.rulesPath = rulesPath
+        let (policy, rulesText) = try HearthService.loadRules(settings, logger: logger)
+        let hub = StreamHub(options: configuration.streams, clock: WallClock.milliseconds,
+                            broadcastEvents: StreamContext.broadcastEvents)
+        let readCache = HearthService.readCache(configuration, engine: engine)
+        let listens = ListenAccess(hub: hub, policy: policy, readCache: readCache)
+        let signals = SharedEngineSignals(logger: logger, hub: hub, wireSessions: wireSessions)
+        let hooks = HearthService.hooks(listens: listens, signals: signals, triggers: LateBox<TriggerDelivery>(), metrics: metrics,
+                                        logger: logger)
+        let own = engine.location(ofNamespace: name, beside: location)
+        if let directory = engine.dataDirectory(of: own) {
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
+        let store = try HearthService.openStore(own, engine: engine, hooks: hooks, configuration: configuration, logger: logger)
+        logger.info("namespace \(name): data store \(own), rules from \(rulesPath)")
+        let history = HearthService.rulesHistory(store, rulesText: rulesText, logger: logger)
+        var context = base.serving(Database(store: store, policy: policy), streams: hub)
+        context.readCache = readCache.isEnabled ? readCache : nil
+        let ledger = HearthService.onDisconnectLedger(store, database: context.database, authenticator: base.auth.authenticator,
+                                                      logger: logger)
+        context.wire = HearthService.wire(configuration, database: context.database, hub: hub, auth: base.auth, ledger: ledger,
+                                          sessions: wireSessions, logger: logger, namespaces: [], longPolls: base.wire?.longPolls)
+        let rules = HearthService.rulesSettings(settings, policy: policy, history: history, listens: listens, store: store, logger: logger)
+        context.rulesSettings = rules
+        let namespace = Namespace(name: name, store: store, listens: listens, rulesSettings: rules, ledger: ledger, context: context)
+        namespace.startHousekeeping(configuration: configuration, auth: base.auth, logger: logger)
+        return namespace
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+
+/// Issue 28: Hearth as the Realtime Database emulator for `@firebase/rules-unit-testing`
+/// (spec firebase-protocol.md §4.7), against the built binary with `--accept-emulator-owner`:
+/// two test environments side by side, each its own namespace, driven over the wire
+/// protocol and REST as the library drives them (`Python/rules_unit_testing.py`).
+@Suite struct EmulatorEndToEndTests {
+    let dir = TemporaryDirectory()
+
+    @Test func twoTestEnvironmentsSideBySide() throws {
+        let python = try pythonInterpreter()
+        var environment: [String: String] = [:]
+        if let url = try TestStore.postgresURL(for: dir.path) { environment["HEARTH_STORE"] = url }
+        let server = try HearthProcess(
+            arguments: ["serve", "--port", "0", "--data-dir", dir.path, "--accept-emulator-owner",
+                        "--rules", try HearthProcess.writeRules(#"{"rules": {".read": false, ".write": false}}"#, in: dir.path)],
+            dataDirectory: dir.path, environment: environment)
+        try server.waitUntilListening()
+        let result = try runPythonDriver(python, script: "rules_unit_testing.py", arguments: ["side_by_side", String(server.port)],
+                                         environment: [:])
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)\n\(server.log.suffix(3000))")
+        for check in ["bad rules answered 400 with an error", "env two's rules refuse it", "no push of env two's writes in env one",
+                      "env one is empty at once", "env two is untouched", "a mock token through a proxy is refused", "it ran in env two only", "the admin claim lets it", "the mock token on REST (?auth=)"] {
+            #expect(result.stdout.contains("ok \(check)\n"), "'\(check)' did not pass\n\(result.stdout)")
+        }
+        #expect(result.stdout.hasSuffix("done\n"))
+        server.signal(SIGTERM)
+        #expect(try server.waitForExit() == 0)
+
+        // Exports are kept apart too (`hearth export --ns`), and an import goes to its namespace only.
+        var store = ["--data-dir", dir.path]
+        if let url = environment["HEARTH_STORE"] { store += ["--store", url] }
+        let two = try runHearth(["export", "--ns", "demo-env-two"] + store)
+        #expect(two.status == 0 && two.output.contains(#"{"presence":"gone","users":{"alice":{"n":22}}}"#), "\(two)")
+        #expect(try runHearth(["export", "--ns", "demo-env-one"] + store).output.trimmingCharacters(in: .whitespacesAndNewlines) == "null")
+        #expect(try runHearth(["export"] + store).output.trimmingCharacters(in: .whitespacesAndNewlines) == "null")
+        let imported = try runHearth(["import", "-", "--ns", "demo-env-one", "--path", "/seed"] + store, input: #"{"k":1}"#)
+        #expect(imported.status == 0, "\(imported)")
+        #expect(try runHearth(["export", "--ns", "demo-env-one"] + store).output.contains(#"{"seed":{"k":1}}"#))
+        #expect(try runHearth(["export", "--ns", "demo-env-two", "--path", "/seed"] + store).output.contains("null"))
+        // A namespace's backup restores into another namespace (one not there yet).
+        let backup = dir.path + "/backup-two"
+        let backedUp = try runHearth(["backup", backup, "--ns", "demo-env-two"] + store)
+        #expect(backedUp.status == 0, "\(backedUp)")
+        let restored = try runHearth(["restore", backup, "--ns", "demo-env-three"] + store)
+        #expect(restored.status == 0, "\(restored)")
+        #expect(try runHearth(["export", "--ns", "demo-env-three"] + store).output.contains(#"{"presence":"gone","users":{"alice":{"n":22}}}"#))
+        // `hearth copy --ns`: one namespace's database into another store.
+        let copied = dir.path + "/copied"
+        let from = environment["HEARTH_STORE"] ?? "sqlite:" + dir.path
+        let copy = try runHearth(["copy", "--from", from, "--to", "sqlite:" + copied, "--ns", "demo-env-two"])
+        #expect(copy.status == 0, "\(copy)")
+        #expect(try runHearth(["export", "--ns", "demo-env-two", "--data-dir", copied]).output.contains(#""users":{"alice":{"n":22}}"#))
+        let bad = try runHearth(["export", "--ns", "Bad_Name"] + store)
+        #expect(bad.status != 0 && bad.error.contains("--ns"), "\(bad)")
+    }
+
+    /// `hearth rules check --namespaces-file`: every listed rules file, or one with `--ns`.
+    @Test func rulesCheckTakesTheNamespacesFile() throws {
+        try #"{"rules": {".read": true}}"#.write(toFile: dir.path + "/good.json", atomically: true, encoding: .utf8)
+        try #"{"rules": {".read": tru}}"#.write(toFile: dir.path + "/bad.json", atomically: true, encoding: .utf8)
+        let file = dir.path + "/namespaces.json"
+        try #"{"namespaces": {"good-one": {"rules": "good.json"}, "bad-one": {"rules": "bad.json"}}}"#
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        let all = try runHearth(["rules", "check", "--namespaces-file", file])
+        #expect(all.status == 1 && all.output.contains("good.json: ok") && all.output.contains("bad.json"), "\(all)")
+        let one = try runHearth(["rules", "check", "--namespaces-file", file, "--ns", "good-one"])
+        #expect(one.status == 0 && !one.output.contains("bad.json"), "\(one)")
+        #expect(try runHearth(["rules", "check", "--namespaces-file", file, "--ns", "other"]).status == 1)
+    }
+}
