@@ -40,10 +40,13 @@ extension HearthService {
     }
 
     /// The deliverers of the declared triggers over the engine's outbox (issue 27).
-    static func triggers(_ definitions: [TriggerDefinition]?, outbox: any TriggerOutbox,
+    /// `instance`: the database instance the events name (`ce-instance`, and what a trigger's
+    /// `instance` pattern matches): the project id for the default namespace, else the
+    /// namespace's name.
+    static func triggers(_ definitions: [TriggerDefinition]?, outbox: any TriggerOutbox, instance: String? = nil,
                                  configuration: HearthConfiguration, logger: Logger) -> TriggerDelivery? {
         guard let definitions else { return nil }
-        let delivery = TriggerDelivery(outbox: outbox, origin: EventOrigin(instance: configuration.auth.projectID, databaseHost: ""),
+        let delivery = TriggerDelivery(outbox: outbox, origin: EventOrigin(instance: instance ?? configuration.auth.projectID, databaseHost: ""),
                                        logger: logger, clock: WallClock.milliseconds)
         delivery.replace(definitions)
         logger.info("\(delivery.triggerNames.count) trigger(s) loaded from \(configuration.triggersPath ?? "")")

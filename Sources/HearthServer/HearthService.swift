@@ -94,6 +94,8 @@ public final class HearthService: Sendable {
     private let longPolls: LongPollRegistry?
     /// The namespaces (issue 28); the default one is this service's `store`.
     private let namespaces: NamespaceRegistry
+    /// The server's `host:port` for the triggers of namespaces opened after the start.
+    private let triggersHost: LateBox<String>
 
     /// Subscribed locations below a write that the writer compares before and after it, at
     /// most; past it every one of them gets its event.
@@ -151,8 +153,10 @@ public final class HearthService: Sendable {
         context.metricsText = Self.metricsText(metrics: metrics, httpBox: httpBox, hub: hub, readCache: readCache, store: store,
                                                trimmer: trimmer, triggers: triggers, namespaces: namespacesBox)
         let primary = Namespace(name: "", store: store, listens: listens, rulesSettings: rulesSettings, ledger: ledger, context: context)
-        let opener = NamespaceOpener(configuration: configuration, location: location, engine: engine, base: context,
+        var opener = NamespaceOpener(configuration: configuration, location: location, engine: engine, base: context,
                                      wireSessions: wireSessions, metrics: metrics, logger: logger)
+        opener.triggerDefinitions = triggerDefinitions
+        triggersHost = opener.databaseHost
         namespaces = try Self.namespaces(namespacesFile, primary: primary, opener: opener, configuration: configuration,
                                          directoryLock: directoryLock)
         namespacesBox.value = namespaces
@@ -191,7 +195,10 @@ public final class HearthService: Sendable {
         }
         let shownHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         startHousekeeping()
-        triggers?.start(databaseHost: "\(shownHost):\(port)")
+        let databaseHost = "\(shownHost):\(port)"
+        triggers?.start(databaseHost: databaseHost)
+        triggersHost.value = databaseHost
+        for namespace in namespaces.extras { namespace.triggers?.start(databaseHost: databaseHost) }
         logger.notice("listening on http://\(shownHost):\(port)")
         return port
     }
@@ -290,6 +297,8 @@ public final class HearthService: Sendable {
         guard let triggers, let path = configuration.triggersPath else { return true }
         do {
             try triggers.reload(path: path)
+            // The same file for every namespace: once it parsed, it parses for each.
+            for namespace in namespaces.extras { try namespace.triggers?.reload(path: path) }
             logger.info("triggers reloaded from \(path): \(triggers.triggerNames.count) trigger(s)")
             return true
         } catch {

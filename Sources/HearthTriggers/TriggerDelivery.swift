@@ -57,7 +57,7 @@ public final class TriggerDelivery: Sendable {
         let instance = origin.instance
         let matcher = TriggerMatcher(triggers: definitions, instance: instance)
         for skipped in definitions where !matcher.triggers.contains(skipped) {
-            logger.warning("trigger \(skipped.name): its instance pattern \(skipped.instance?.text ?? "") does not match this database's instance \(instance); it never fires")
+            logger.warning("trigger \(skipped.name): its instance pattern \(skipped.instance?.text ?? "") does not match the database instance \(instance); it never fires for it")
         }
         reconcile { $0.matcher = matcher }
     }

@@ -126,6 +126,33 @@ final class FunctionsFramework {
         #expect(try server.waitForExit() == 0)
     }
 
+    /// Issue 28: each namespace records its own events in its own outbox and delivers them
+    /// with its name as the instance (the default's is the project id); a trigger without
+    /// an `instance` pattern fires for every database, as firebase-functions' default `*`.
+    @Test func eachNamespaceDeliversItsOwnEvents() throws {
+        let python = try pythonInterpreter()
+        let dir = TemporaryDirectory(), work = TemporaryDirectory()
+        let functions = try FunctionsFramework(python: python, directory: work.path)
+        try Self.rules.write(toFile: work.path + "/a.rules.json", atomically: true, encoding: .utf8)
+        try #"{"namespaces": {"env-a": {"rules": "a.rules.json"}}}"#.write(toFile: work.path + "/namespaces.json", atomically: true, encoding: .utf8)
+        let server = try HearthProcess.serve(dataDirectory: dir.path, rules: Self.rules, environment: [
+            "HEARTH_TRIGGERS": try Self.triggersFile(port: functions.port, in: work.path), "HEARTH_ACCEPT_EMULATOR_OWNER": "true",
+            "HEARTH_NAMESPACES_FILE": work.path + "/namespaces.json"])
+        let owner = ["Authorization: Bearer owner"]
+        #expect(try curl("PUT", server.baseURL + "/users/ua/favorites/fa.json?ns=env-a", body: #"{"name": "Oslo"}"#, headers: owner).status == 200)
+        #expect(try curl("PUT", server.baseURL + "/users/ud/favorites/fd.json", body: #"{"name": "Bergen"}"#, headers: owner).status == 200)
+        // written + created for each write, and nothing more.
+        let calls = try functions.waitFor(4, "four calls")
+        let written = calls.filter { $0["kind"] as? String == "written" }
+        let byInstance = Dictionary(written.map { ($0["instance"] as? String ?? "", $0["params"] as? [String: String] ?? [:]) },
+                                    uniquingKeysWith: { first, _ in first })
+        #expect(written.count == 2)
+        #expect(byInstance == ["env-a": ["uid": "ua", "favId": "fa"], "hearth": ["uid": "ud", "favId": "fd"]])
+        server.signal(SIGTERM)
+        #expect(try server.waitForExit() == 0)
+        #expect(functions.received.count == 4, "\(functions.received)")
+    }
+
     /// Acknowledged writes are events that will be delivered: Hearth SIGKILLed while the
     /// receiver is down delivers them all after its restart, once the receiver is up, in
     /// commit order, each with one id across its attempts (the functions fail each

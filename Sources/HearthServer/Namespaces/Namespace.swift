@@ -1,6 +1,7 @@
 import Dispatch
 import Logging
 import HearthStore
+import HearthTriggers
 import Synchronization
 
 /// One database of the server (issue 28, DESIGN.md §12): its store (tree, change feed and
@@ -15,12 +16,16 @@ final class Namespace: Sendable {
     let ledger: OnDisconnectLedger
     /// The REST adapter over this namespace's core (its wire protocol in `context.wire`).
     let context: RESTContext
+    /// Its triggers (the triggers file's, over its own outbox), when a triggers file is set;
+    /// the default namespace's are the service's own.
+    let triggers: TriggerDelivery?
     /// Its housekeeping (change-log trims, orphaned onDisconnect operations); the default
     /// namespace's are the service's own.
     private let timers = Mutex<[DispatchSourceTimer]>([])
 
     init(name: String, store: any StorageEngine, listens: ListenAccess, rulesSettings: RulesSettings,
-         ledger: OnDisconnectLedger, context: RESTContext) {
+         ledger: OnDisconnectLedger, context: RESTContext, triggers: TriggerDelivery? = nil) {
+        self.triggers = triggers
         self.name = name
         self.store = store
         self.listens = listens
@@ -45,6 +50,7 @@ final class Namespace: Sendable {
             timers = []
         }
         listens.stop()
+        triggers?.close()
         store.close()
     }
 }

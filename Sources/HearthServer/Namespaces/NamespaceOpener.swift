@@ -9,7 +9,8 @@ import Logging
 /// Opens the namespaces besides the default (issue 28) the way `HearthService` wires the
 /// default one: a store of its own beside the default's (`EngineFactory.location(ofNamespace:beside:)`),
 /// its rules, streams, listens, onDisconnect ledger and wire protocol, over the server's
-/// accounts. Triggers stay the default namespace's (docs/namespaces.md).
+/// accounts, with the triggers file's triggers recording and delivering this namespace's
+/// events (its outbox, its name as the events' instance).
 struct NamespaceOpener: Sendable {
     let configuration: HearthConfiguration
     let location: StoreLocation
@@ -19,6 +20,10 @@ struct NamespaceOpener: Sendable {
     let wireSessions: WireSessionRegistry
     let metrics: ServerMetrics
     let logger: Logger
+    /// The triggers file's definitions, when one is set.
+    var triggerDefinitions: [TriggerDefinition]? = nil
+    /// The server's `host:port` once it listens: a namespace opened later starts delivering at once.
+    var databaseHost = LateBox<String>()
 
     /// Where an emulator-mode namespace's rules file goes: `<data directory>/namespaces/<name>.rules.json`
     /// (the store's own directory when it has one, else `--data-dir`).
@@ -45,7 +50,8 @@ struct NamespaceOpener: Sendable {
         let readCache = HearthService.readCache(configuration, engine: engine)
         let listens = ListenAccess(hub: hub, policy: policy, readCache: readCache)
         let signals = SharedEngineSignals(logger: logger, hub: hub, wireSessions: wireSessions)
-        let hooks = HearthService.hooks(listens: listens, signals: signals, triggers: LateBox<TriggerDelivery>(), metrics: metrics,
+        let triggersBox = LateBox<TriggerDelivery>()
+        let hooks = HearthService.hooks(listens: listens, signals: signals, triggers: triggersBox, metrics: metrics,
                                         logger: logger)
         let own = engine.location(ofNamespace: name, beside: location)
         if let directory = engine.dataDirectory(of: own) {
@@ -56,14 +62,21 @@ struct NamespaceOpener: Sendable {
         let history = HearthService.rulesHistory(store, rulesText: rulesText, logger: logger)
         var context = base.serving(Database(store: store, policy: policy), streams: hub)
         context.readCache = readCache.isEnabled ? readCache : nil
+        let triggers = HearthService.triggers(triggerDefinitions, outbox: store.triggerOutbox, instance: name,
+                                              configuration: configuration, logger: logger)
+        triggersBox.value = triggers
+        context.writeEffects = triggers.map { $0.effects(for:) }
+        context.triggers = triggers
         let ledger = HearthService.onDisconnectLedger(store, database: context.database, authenticator: base.auth.authenticator,
                                                       logger: logger)
         context.wire = HearthService.wire(configuration, database: context.database, hub: hub, auth: base.auth, ledger: ledger,
                                           sessions: wireSessions, logger: logger, namespaces: [], longPolls: base.wire?.longPolls)
         let rules = HearthService.rulesSettings(settings, policy: policy, history: history, listens: listens, store: store, logger: logger)
         context.rulesSettings = rules
-        let namespace = Namespace(name: name, store: store, listens: listens, rulesSettings: rules, ledger: ledger, context: context)
+        let namespace = Namespace(name: name, store: store, listens: listens, rulesSettings: rules, ledger: ledger, context: context,
+                                  triggers: triggers)
         namespace.startHousekeeping(configuration: configuration, auth: base.auth, logger: logger)
+        if let host = databaseHost.value { triggers?.start(databaseHost: host) }
         return namespace
     }
 }
