@@ -40,6 +40,11 @@ public enum CompoundHash {
             self.int = FirebaseKeyOrder.int32Value(text)
         }
 
+        init(text: String, int: Int32?) {
+            self.text = text
+            self.int = int
+        }
+
         init(index: Int) {
             self.text = String(index)
             self.int = Int32(exactly: index)
@@ -103,21 +108,46 @@ public enum CompoundHash {
         case .array(let items):
             return items.enumerated().map { Child(key: Key(index: $0.offset), value: $0.element) }
         case .object(let members):
-            if let leaf = members[".value"], leaf.isLeaf { return [] }
-            var children: [Child] = []
-            children.reserveCapacity(members.count)
-            for (key, child) in members where key.string != ".priority" && key.string != ".value" {
-                children.append(Child(key: Key(key.string), value: child))
-            }
-            children.sort { $0.key.compare($1.key) < 0 }
-            if let priority = members[".priority"], priority.isLeaf {
-                let key = Key(".priority")
-                if let at = children.firstIndex(where: { $0.key.compare(key) > 0 }) {
-                    children.insert(Child(key: key, value: priority), at: at)
+            return children(of: members) ?? []
+        }
+    }
+
+    /// `children(of:)` of an object, in one pass over its members; nil when it is a leaf
+    /// (`.value` holds one). Sorts member indices (plain integers), as JSONWriter does.
+    static func children(of members: [JSONKey: JSONValue]) -> [Child]? {
+        var order: [(index: Dictionary<JSONKey, JSONValue>.Index, int: Int32?)] = []
+        order.reserveCapacity(members.count)
+        var priority: JSONValue?
+        for index in members.indices {
+            let key = members.keys[index].string
+            if key.utf8.first == UInt8(ascii: ".") {
+                if key == ".value" {
+                    if members.values[index].isLeaf { return nil }
+                    continue
+                }
+                if key == ".priority" {
+                    priority = members.values[index]
+                    continue
                 }
             }
-            return children
+            order.append((index, FirebaseKeyOrder.int32Value(key)))
         }
+        order.sort { a, b in
+            FirebaseKeyOrder.compare(members.keys[a.index].string, a.int, members.keys[b.index].string, b.int) < 0
+        }
+        var children: [Child] = []
+        children.reserveCapacity(order.count + 1)
+        for entry in order {
+            let member = members[entry.index]
+            children.append(Child(key: Key(text: member.key.string, int: entry.int), value: member.value))
+        }
+        if let priority, priority.isLeaf {
+            let key = Key(".priority")
+            if let at = children.firstIndex(where: { $0.key.compare(key) > 0 }) {
+                children.insert(Child(key: key, value: priority), at: at)
+            }
+        }
+        return children
     }
 
     /// The part of `value` whose leaves lie after the relative path `lower` (nil: no bound)

@@ -62,14 +62,21 @@ extension CompoundHash {
                 return
             case .bool, .int, .double, .string:
                 leaf(value, priority: nil)
-            case .object(let members) where members[".value"]?.isLeaf == true:
-                leaf(members[".value"]!, priority: members[".priority"])
-            case .array, .object:
-                for child in children(of: value) {
-                    push(child.key)
-                    visit(child.value)
-                    pop()
+            case .array:
+                visit(children(of: value))
+            case .object(let members):
+                guard let children = children(of: members) else {
+                    return leaf(members[".value"]!, priority: members[".priority"])
                 }
+                visit(children)
+            }
+        }
+
+        private mutating func visit(_ children: [Child]) {
+            for child in children {
+                push(child.key)
+                visit(child.value)
+                pop()
             }
         }
 
@@ -184,15 +191,22 @@ extension CompoundHash {
         private mutating func appendNumber(_ number: Double) {
             text.append(contentsOf: "number:".utf8)
             let bits = number.bitPattern
-            for shift in stride(from: 60, through: 0, by: -4) {
-                let nibble = UInt8(truncatingIfNeeded: bits >> UInt64(shift)) & 0xF
-                text.append(nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10)
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { digits in
+                for place in 0..<16 {
+                    let nibble = UInt8(truncatingIfNeeded: bits >> UInt64(60 - 4 * place)) & 0xF
+                    digits[place] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+                }
+                text.append(contentsOf: digits)
             }
         }
 
         /// `"text"` with `\` and `"` escaped by `\` (the SDK's v2 string form).
         private mutating func appendQuoted(_ string: String) {
             text.append(UInt8(ascii: "\""))
+            if !string.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") }) {
+                text.append(contentsOf: string.utf8)
+                return text.append(UInt8(ascii: "\""))
+            }
             for byte in string.utf8 {
                 if byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"") { text.append(UInt8(ascii: "\\")) }
                 text.append(byte)
