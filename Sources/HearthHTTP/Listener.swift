@@ -107,6 +107,10 @@ final class Listener: @unchecked Sendable {
                 return
             }
             guard case .done(let connection) = result else { return }
+            // Each response and push goes out when written: without this, Nagle holds a
+            // small write (a wire `ok` after a 75 KB `rm`) until the peer ACKs the last
+            // segment, which a delayed ACK puts off by up to 40 ms. Best effort.
+            try? Syscall.setOption(connection, level: Int32(IPPROTO_TCP), name: Int32(TCP_NODELAY), value: 1)
             admit(connection, peer: &peer)
         }
     }

@@ -64,8 +64,9 @@ public enum FirebaseKeyOrder {
         return result
     }
 
-    /// js `nameCompare` with pre-parsed integer forms, plus the tie-break described above.
-    static func compare(_ a: String, _ aInt: Int32?, _ b: String, _ bInt: Int32?) -> Int {
+    /// js `nameCompare` with pre-parsed integer forms (`int32Value`), plus the tie-break
+    /// described above: for callers that compare one key many times.
+    public static func compare(_ a: String, _ aInt: Int32?, _ b: String, _ bInt: Int32?) -> Int {
         switch (aInt, bInt) {
         case let (x?, y?):
             if x != y { return x < y ? -1 : 1 }

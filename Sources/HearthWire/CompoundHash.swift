@@ -17,14 +17,11 @@ import HearthJSON
 ///   `[priority:<leaf>:]<type>:<value>` with strings quoted (`"` and `\` escaped by `\`)
 ///   and numbers as the 16 hex digits of their double; closed with one `)` per open level
 ///   and a final `)`; hashed as `base64(SHA-1(UTF-8))`. A range without leaves hashes "".
+///
+/// One walk hashes every range (`RangeHasher`, its text streamed into one byte buffer);
+/// only the ranges that differ are then cut out of the value (`slice`), from the top-level
+/// children the walk saw them span.
 public enum CompoundHash {
-    /// One leaf of a value: where it is, its v2 text, and its value as the wire writes it.
-    struct Leaf {
-        var path: [String]
-        var image: String
-        var value: JSONValue
-    }
-
     /// A range that differs: the client's cut before it (nil: from the start), its cut at
     /// its end (nil: to the end), and the server's data in it (`null` when none).
     public struct Range: Sendable, Equatable {
@@ -33,194 +30,164 @@ public enum CompoundHash {
         public var value: JSONValue
     }
 
+    /// A key with its integer form (parsed once, for `FirebaseKeyOrder`).
+    struct Key {
+        var text: String
+        var int: Int32?
+
+        init(_ text: String) {
+            self.text = text
+            self.int = FirebaseKeyOrder.int32Value(text)
+        }
+
+        init(text: String, int: Int32?) {
+            self.text = text
+            self.int = int
+        }
+
+        init(index: Int) {
+            self.text = String(index)
+            self.int = Int32(exactly: index)
+        }
+
+        func compare(_ other: Key) -> Int {
+            FirebaseKeyOrder.compare(text, int, other.text, other.int)
+        }
+    }
+
+    /// A child as the walk visits it.
+    struct Child {
+        var key: Key
+        var value: JSONValue
+    }
+
     /// The ranges of `value` (in export or client form) whose hash is not the client's:
     /// `hashes` has one more entry than `posts` (paths like `/a/b`). Nil when the compound
     /// hash is malformed (the caller then sends the whole value).
     public static func changedRanges(_ value: JSONValue, hashes: [String], posts: [String]) -> [Range]? {
         guard hashes.count == posts.count + 1 else { return nil }
         let cuts = posts.map(pathKeys)
-        let (ranges, leaves) = rangeHashes(value, cuts: cuts)
+        let top = children(of: value)
+        var hasher = RangeHasher(cuts: cuts)
+        hasher.walk(value, top: top)
         var changed: [Range] = []
-        for index in hashes.indices where ranges[index] != hashes[index] {
+        for index in hashes.indices where hasher.hashes[index] != hashes[index] {
+            let lower = index == 0 ? nil : cuts[index - 1][...]
+            let upper = index == posts.count ? nil : cuts[index][...]
+            let data: JSONValue
+            if isLeafNode(value) {
+                data = slice(value, after: lower, upTo: upper)
+            } else if let span = hasher.spans[index] {
+                data = slice(top[span], after: lower, upTo: upper)
+            } else {
+                data = .null
+            }
             changed.append(Range(start: index == 0 ? nil : posts[index - 1], end: index == posts.count ? nil : posts[index],
-                                 value: tree(of: leaves[index])))
+                                 value: data))
         }
         return changed
     }
 
-    /// The v2 hash of each range of `value` cut after the leaf paths `cuts`, with the
-    /// leaves of each range.
-    static func rangeHashes(_ value: JSONValue, cuts: [[String]]) -> (hashes: [String], leaves: [[Leaf]]) {
-        var all: [Leaf] = []
-        var path: [String] = []
-        visit(value, path: &path, into: &all)
-        var rangeOf: [Int] = []
-        rangeOf.reserveCapacity(all.count)
-        var range = 0
-        for leaf in all {
-            // Leaves come in path order, so their ranges never go down.
-            while range < cuts.count && comparePaths(leaf.path, cuts[range]) > 0 { range += 1 }
-            rangeOf.append(range)
-        }
-        var hashes = [String](repeating: "", count: cuts.count + 1)
-        var leaves = [[Leaf]](repeating: [], count: cuts.count + 1)
-        var builder = Builder()
-        for (index, leaf) in all.enumerated() {
-            builder.leaf(leaf)
-            leaves[rangeOf[index]].append(leaf)
-            if index + 1 == all.count || rangeOf[index + 1] != rangeOf[index] {
-                hashes[rangeOf[index]] = SDKHash.base64SHA1(Array(builder.endRange().utf8))
-            }
-        }
-        return (hashes, leaves)
-    }
-
-    /// The FCompoundHashBuilder's text, driven leaf by leaf: moving from one leaf to the
-    /// next closes the levels the two do not share (`endChild`) and opens the new ones
-    /// (`startChild`, which begins a range when none is being built).
-    struct Builder {
-        private var text: String?
-        private var path: [String] = []
-        private var needsComma = true
-
-        mutating func leaf(_ leaf: Leaf) {
-            var shared = 0
-            while shared < path.count, shared < leaf.path.count, path[shared] == leaf.path[shared] { shared += 1 }
-            // A leaf's path is never a prefix of the next leaf's, nor the other way round:
-            // leave every level not shared, then open the new ones.
-            while path.count > shared {
-                path.removeLast()
-                if text != nil { text! += ")" }
-                needsComma = true
-            }
-            for key in leaf.path[shared...] {
-                ensureRange()
-                if needsComma { text! += "," }
-                text! += quoted(key) + ":("
-                path.append(key)
-                needsComma = false
-            }
-            ensureRange()
-            text! += leaf.image
-            needsComma = true
-        }
-
-        /// Ends the range after the current leaf: its text with every open level closed.
-        mutating func endRange() -> String {
-            var whole = text ?? "("
-            whole += String(repeating: ")", count: path.count) + ")"
-            text = nil
-            return whole
-        }
-
-        private mutating func ensureRange() {
-            guard text == nil else { return }
-            var start = "("
-            for key in path { start += quoted(key) + ":(" }
-            text = start
-            needsComma = false
-        }
-    }
-
-    /// Depth first, children in key order, `.priority` as the SDK enumerates it. `path`
-    /// is where `value` is (restored on return).
-    static func visit(_ value: JSONValue, path: inout [String], into leaves: inout [Leaf]) {
+    /// True for a value the walk takes as one leaf: a primitive, `null` (no leaf at all),
+    /// or `{".value": leaf, ".priority": p}`.
+    static func isLeafNode(_ value: JSONValue) -> Bool {
         switch value {
-        case .null:
-            return
-        case .bool, .int, .double, .string:
-            leaves.append(Leaf(path: path, image: leafImage(value, priority: nil), value: value))
+        case .null, .bool, .int, .double, .string: return true
+        case .array: return false
+        case .object(let members): return members[".value"]?.isLeaf ?? false
+        }
+    }
+
+    /// The children of a non-leaf in walk order: an array's by index; an object's in key
+    /// order without `.value`, its leaf `.priority` just before the first key above
+    /// ".priority" (none when no key is above it). Empty for a leaf.
+    static func children(of value: JSONValue) -> [Child] {
+        switch value {
+        case .null, .bool, .int, .double, .string:
+            return []
         case .array(let items):
-            for (index, item) in items.enumerated() {
-                path.append(String(index))
-                visit(item, path: &path, into: &leaves)
-                path.removeLast()
-            }
+            return items.enumerated().map { Child(key: Key(index: $0.offset), value: $0.element) }
         case .object(let members):
-            let priority = members[".priority"]
-            if let leaf = members[".value"], leaf.isLeaf {
-                leaves.append(Leaf(path: path, image: leafImage(leaf, priority: priority), value: value))
-                return
-            }
-            // Sorted with each key's integer form parsed once.
-            let keys = FirebaseKeyOrder.sorted(members.keys.lazy.map(\.string).filter { $0 != ".priority" && $0 != ".value" })
-            var priorityPending = priority.map { $0.isLeaf && $0 != .null } ?? false
-            for key in keys {
-                guard let child = members[JSONKey(key)] else { continue }
-                if priorityPending && FirebaseKeyOrder.compare(key, ".priority") > 0, let priority {
-                    priorityPending = false
-                    path.append(".priority")
-                    leaves.append(Leaf(path: path, image: leafImage(priority, priority: nil), value: priority))
-                    path.removeLast()
+            return children(of: members) ?? []
+        }
+    }
+
+    /// `children(of:)` of an object, in one pass over its members; nil when it is a leaf
+    /// (`.value` holds one). Sorts member indices (plain integers), as JSONWriter does.
+    static func children(of members: [JSONKey: JSONValue]) -> [Child]? {
+        var order: [(index: Dictionary<JSONKey, JSONValue>.Index, int: Int32?)] = []
+        order.reserveCapacity(members.count)
+        var priority: JSONValue?
+        for index in members.indices {
+            let key = members.keys[index].string
+            if key.utf8.first == UInt8(ascii: ".") {
+                if key == ".value" {
+                    if members.values[index].isLeaf { return nil }
+                    continue
                 }
-                path.append(key)
-                visit(child, path: &path, into: &leaves)
-                path.removeLast()
+                if key == ".priority" {
+                    priority = members.values[index]
+                    continue
+                }
+            }
+            order.append((index, FirebaseKeyOrder.int32Value(key)))
+        }
+        order.sort { a, b in
+            FirebaseKeyOrder.compare(members.keys[a.index].string, a.int, members.keys[b.index].string, b.int) < 0
+        }
+        var children: [Child] = []
+        children.reserveCapacity(order.count + 1)
+        for entry in order {
+            let member = members[entry.index]
+            children.append(Child(key: Key(text: member.key.string, int: entry.int), value: member.value))
+        }
+        if let priority, priority.isLeaf {
+            let key = Key(".priority")
+            if let at = children.firstIndex(where: { $0.key.compare(key) > 0 }) {
+                children.insert(Child(key: key, value: priority), at: at)
             }
         }
+        return children
     }
 
-    /// A leaf's v2 text: `[priority:<priority leaf>:]<type>:<value>`.
-    static func leafImage(_ value: JSONValue, priority: JSONValue?) -> String {
-        var image = ""
-        if let priority, priority.isLeaf, priority != .null {
-            image = "priority:" + leafImage(priority, priority: nil) + ":"
-        }
-        switch value {
-        case .bool(let flag): image += "boolean:" + (flag ? "true" : "false")
-        case .int(let number): image += "number:" + SDKHash.hex(Double(number))
-        case .double(let number): image += "number:" + SDKHash.hex(number)
-        case .string(let text): image += "string:" + quoted(text)
-        case .null, .array, .object: break
-        }
-        return image
+    /// The part of `value` whose leaves lie after the relative path `lower` (nil: no bound)
+    /// and up to and including `upper` (nil: no bound), as an object keyed like `value`
+    /// (arrays become objects keyed by index); `null` when no leaf is in it.
+    static func slice(_ value: JSONValue, after lower: ArraySlice<String>?, upTo upper: ArraySlice<String>?) -> JSONValue {
+        // A leaf's path is a prefix of (or is) any bound it meets: before `lower`, within `upper`.
+        if isLeafNode(value) { return lower == nil ? value : .null }
+        return slice(children(of: value)[...], after: lower, upTo: upper)
     }
 
-    /// `"text"` with `\` and `"` escaped by `\` (the SDK's v2 string form).
-    static func quoted(_ text: String) -> String {
-        if !text.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") }) {
-            return "\"" + text + "\""
+    /// `slice` of a non-leaf given as (some of) its children, in walk order.
+    static func slice(_ children: ArraySlice<Child>, after lower: ArraySlice<String>?, upTo upper: ArraySlice<String>?) -> JSONValue {
+        // Everything below `upper` itself lies after it, and everything below `lower` too.
+        if let upper, upper.isEmpty { return .null }
+        let lower = lower?.isEmpty == true ? nil : lower
+        let (lowerKey, upperKey) = (lower.map { Key($0.first!) }, upper.map { Key($0.first!) })
+        var members: [JSONKey: JSONValue] = [:]
+        for child in children {
+            var childLower: ArraySlice<String>?
+            if let lower, let lowerKey {
+                let order = child.key.compare(lowerKey)
+                if order < 0 { continue }
+                childLower = order == 0 ? lower.dropFirst() : nil
+            }
+            var childUpper: ArraySlice<String>?
+            if let upper, let upperKey {
+                let order = child.key.compare(upperKey)
+                if order > 0 { break }
+                childUpper = order == 0 ? upper.dropFirst() : nil
+            }
+            let part = slice(child.value, after: childLower, upTo: childUpper)
+            if case .null = part { continue }
+            members[JSONKey(child.key.text)] = part
         }
-        var out = "\""
-        for character in text.unicodeScalars {
-            if character == "\\" || character == "\"" { out.unicodeScalars.append("\\") }
-            out.unicodeScalars.append(character)
-        }
-        return out + "\""
+        return members.isEmpty ? .null : .object(members)
     }
 
     /// `/a/b` as its keys.
     static func pathKeys(_ text: String) -> [String] {
         text.split(separator: "/").map(String.init)
-    }
-
-    /// Path order (FPath compare): key by key in Firebase key order; a path before every
-    /// path below it.
-    static func comparePaths(_ a: [String], _ b: [String]) -> Int {
-        for (x, y) in zip(a, b) where x != y {
-            return FirebaseKeyOrder.compare(x, y)
-        }
-        return a.count == b.count ? 0 : a.count < b.count ? -1 : 1
-    }
-
-    /// The object holding `leaves` at their paths (`null` when there are none).
-    static func tree(of leaves: [Leaf]) -> JSONValue {
-        guard !leaves.isEmpty else { return .null }
-        var root = JSONValue.null
-        for leaf in leaves { insert(leaf.value, at: leaf.path[...], into: &root) }
-        return root
-    }
-
-    private static func insert(_ value: JSONValue, at path: ArraySlice<String>, into node: inout JSONValue) {
-        guard let first = path.first else {
-            node = value
-            return
-        }
-        var members: [JSONKey: JSONValue] = [:]
-        if case .object(let existing) = node { members = existing }
-        var child = members[JSONKey(first)] ?? .null
-        insert(value, at: path.dropFirst(), into: &child)
-        members[JSONKey(first)] = child
-        node = .object(members)
     }
 }

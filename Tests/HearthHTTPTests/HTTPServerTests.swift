@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Dispatch
 import Testing
 @testable import HearthHTTP
@@ -155,6 +158,41 @@ struct HTTPServerTests {
             try client.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
             #expect(try client.readResponse()?.text == "127.0.0.1")
         }
+    }
+
+    /// Responses and pushes leave when written (no Nagle wait for the ACK of the last
+    /// segment): the server's end of an accepted connection has TCP_NODELAY. The server
+    /// runs in this process, so its socket is found among ours by its two ports.
+    @Test func acceptedConnectionsSendWithoutDelay() async throws {
+        try await withServer { port, _ in
+            let client = try RawClient(port: port)
+            try client.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+            #expect(try client.readResponse()?.status == 200)
+            let clientPort = try #require(Self.ports(of: client.fd)?.local)
+            let server = try #require((0..<Int32(65_536)).first { fd in
+                guard let ports = Self.ports(of: fd) else { return false }
+                return ports.local == port && ports.peer == clientPort
+            }, "the server's end of the connection")
+            var flag: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            #expect(getsockopt(server, Int32(IPPROTO_TCP), TCP_NODELAY, &flag, &length) == 0)
+            #expect(flag != 0)
+        }
+    }
+
+    /// The local and peer ports of an IPv4 socket; nil for anything else.
+    static func ports(of fd: Int32) -> (local: Int, peer: Int)? {
+        func port(_ call: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32) -> Int? {
+            var address = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let result = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { call(fd, $0, &length) }
+            }
+            guard result == 0, address.sin_family == sa_family_t(AF_INET) else { return nil }
+            return Int(UInt16(bigEndian: address.sin_port))
+        }
+        guard let local = port(getsockname), let peer = port(getpeername) else { return nil }
+        return (local, peer)
     }
 
     @Test func invalidHostIsRefusedAtStart() {

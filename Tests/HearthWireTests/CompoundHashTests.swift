@@ -11,26 +11,32 @@ import Testing
 @Suite struct CompoundHashTests {
     /// The `ch` the Python client computes for `value` (`threshold` 0: the SDK's own).
     static func clientHash(_ value: String, threshold: Int) throws -> (hashes: [String], posts: [String]) {
-        let python = try #require(ProcessInfo.processInfo.environment["HEARTH_PYTHON"], "run scripts/test.sh (HEARTH_PYTHON not set)")
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../EndToEndTests/Python/compound_hash.py").standardized.path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [script, String(threshold)]
-        let (input, output) = (Pipe(), Pipe())
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        input.fileHandleForWriting.write(Data(value.utf8))
-        try input.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "compound_hash.py failed")
+        let data = try python([String(threshold)], input: value)
         let ch = try JSONParser.parse(Array(data))
         guard case .object(let members) = ch, case .array(let hs)? = members["hs"], case .array(let ps)? = members["ps"] else {
             throw CompoundHashTestError.badOutput(String(decoding: data, as: UTF8.self))
         }
         return (hs.compactMap { if case .string(let s) = $0 { s } else { nil } }, ps.compactMap { if case .string(let s) = $0 { s } else { nil } })
+    }
+
+    /// `compound_hash.py` with `arguments`, `input` on its standard input: its output.
+    static func python(_ arguments: [String], input text: String) throws -> Data {
+        let python = try #require(ProcessInfo.processInfo.environment["HEARTH_PYTHON"], "run scripts/test.sh (HEARTH_PYTHON not set)")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../EndToEndTests/Python/compound_hash.py").standardized.path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [script] + arguments
+        let (input, output) = (Pipe(), Pipe())
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        input.fileHandleForWriting.write(Data(text.utf8))
+        try input.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "compound_hash.py failed")
+        return data
     }
 
     enum CompoundHashTestError: Error { case badOutput(String) }
@@ -39,7 +45,7 @@ import Testing
         (#"{"a":{"x":1,"y":"two"},"b":true,"c":{"d":[1,2,3]}}"#, 20),
         (#"{"s":"quote \" and back\\slash","u":"héllo ✓ 𝄞","n":-0.1,"big":1e21,"f":false,"i":9007199254740993}"#, 24),
         (#"{"10":"ten","2":"two","-1":"minus","007":"lead","b":"bee","A":"ay","-Nx":"push"}"#, 16),
-        (#"{"p":{"b":1,"a":2,".priority":5},"q":{"-a":1,"0":2,".priority":"low"},"r":{".value":"v",".priority":1.5}}"#, 12),
+        (#"{"p":{"b":1,"a":2,".priority":5},"q":{"-a":1,"0":2,"b":5,".priority":"low"},"r":{".value":"v",".priority":1.5}}"#, 12),
         (#"{"leaf":"only"}"#, 0),
         (#""a root leaf""#, 0),
     ]
@@ -90,6 +96,40 @@ import Testing
         #expect(renamed.start != nil && renamed.end != nil)
         #expect(ranges.last?.end == nil)
         if case .object(let last)? = ranges.last?.value { #expect(last["-fav9999"] != nil) } else { Issue.record("no value after the last cut") }
+    }
+
+    /// (client's cache, server's value, split threshold): priorities (on objects, on
+    /// `.value` leaves, changed alone), arrays, non-ASCII, quoted and integer keys, a
+    /// change at the first and at the last key.
+    static let changes: [(String, String, Int)] = [
+        (#"{"p":{"b":1,"a":2,".priority":5},"q":{"-a":1,"0":2,"b":5,".priority":"low"},"r":{".value":"v",".priority":1.5},"s":3}"#,
+         #"{"p":{"b":1,"a":2,".priority":6},"q":{"-a":2,"0":2,"b":5,".priority":"low"},"r":{".value":"w",".priority":1.5},"s":3,"é":{"ü":"x"}}"#, 12),
+        (#"{"list":[1,2,3],"z":{"a":[{"b":"c"},{"b":"e"}]},"zz":true}"#, #"{"list":[1,5,3,4],"z":{"a":[{"b":"d"},{"b":"e"}]},"zz":true}"#, 8),
+        (#"{"ключ":{"a":"x"},"𝄞":1,"q\"k":{"b\\":2,"c":3},"\#u{FFFF}":3,"10":1,"9":2}"#,
+         #"{"ключ":{"a":"y"},"𝄞":2,"q\"k":{"c":3},"\#u{FFFF}":4,"10":1,"9":3}"#, 10),
+        (#"{"a":{"b":{"c":1,"d":2},"e":3},"f":4}"#, #"{"a":{"b":{"c":1,"d":2,"d2":5},"e":3}}"#, 6),
+    ]
+
+    /// A client that applies the `rm` as the SDK's FRangeMerge does (the Python port) ends
+    /// with the server's value, whatever the shape of what changed.
+    @Test(arguments: 0..<changes.count)
+    func theRangesMergedIntoTheCacheGiveTheServersValue(index: Int) throws {
+        let (cached, current, threshold) = Self.changes[index]
+        let (hashes, posts) = try Self.clientHash(cached, threshold: threshold)
+        #expect(posts.count >= 2, "the threshold cuts \(cached) into ranges")
+        let value = try JSONParser.parse(Array(current.utf8))
+        let ranges = try #require(CompoundHash.changedRanges(value, hashes: hashes, posts: posts))
+        #expect(!ranges.isEmpty && ranges.count < hashes.count, "\(ranges.count) of \(hashes.count) ranges")
+        let rm: [JSONValue] = ranges.map { range in
+            var members: [JSONKey: JSONValue] = ["m": range.value]
+            if let start = range.start { members["s"] = .string(start) }
+            if let end = range.end { members["e"] = .string(end) }
+            return .object(members)
+        }
+        let request = JSONValue.object(["cache": try JSONParser.parse(Array(cached.utf8)), "rm": .array(rm), "value": value])
+        let answer = try JSONParser.parse(Array(try Self.python(["merge"], input: String(decoding: JSONWriter.write(request), as: UTF8.self))))
+        guard case .object(let members) = answer else { throw CompoundHashTestError.badOutput("\(answer)") }
+        #expect(members["equal"] == .bool(true), "\(answer)")
     }
 
     @Test func aMalformedCompoundHashIsRefused() {

@@ -7,7 +7,8 @@ Hearth's, to check the server's range hashes against what a client sends.
 
 As a program: `compound_hash.py <threshold or 0> < value.json` prints
 `{"hs": [...], "ps": [...]}`, the `ch` an iOS client with that cached value sends (0: the
-SDK's own split threshold).
+SDK's own split threshold). `compound_hash.py merge < {"cache": c, "rm": [...], "value": v}`
+prints whether the cache c after the `rm` ranges (FRangeMerge) is v.
 """
 import base64
 import hashlib
@@ -314,4 +315,10 @@ def to_json(n):
 
 
 if __name__ == "__main__":
-    print(json.dumps(compound_hash(json.load(sys.stdin), int(sys.argv[1]) if len(sys.argv) > 1 else 0)))
+    if sys.argv[1:2] == ["merge"]:
+        # `{"cache": c, "rm": [ranges], "value": v}`: whether the cache after the `rm` is v.
+        given = json.load(sys.stdin)
+        merged, expected = apply_rm(given["cache"], given["rm"]), to_json(node(given["value"]))
+        print(json.dumps({"equal": merged == expected, "merged": merged, "expected": expected}))
+    else:
+        print(json.dumps(compound_hash(json.load(sys.stdin), int(sys.argv[1]) if len(sys.argv) > 1 else 0)))
