@@ -77,12 +77,7 @@ struct Router: HTTPHandler {
     /// A name no namespace has: 404 on REST, the shutdown's reason on `/.ws`.
     struct UnknownNamespace: Error {
         let name: String
-        /// Why emulator mode could not create it, when it tried.
-        var reason: String? = nil
-        var message: String {
-            let unknown = "Namespace \"\(name.prefix(NamespaceName.maxBytes))\" is not served here"
-            return reason.map { unknown + ": " + $0 } ?? unknown
-        }
+        var message: String { "Namespace \"\(name.prefix(NamespaceName.maxBytes))\" is not served here" }
     }
 
     /// The context of the namespace `request` names (issue 28).
@@ -91,7 +86,6 @@ struct Router: HTTPHandler {
         switch namespaces.resolve(query: request.query, host: request.headers["Host"]) {
         case .found(let namespace): return .success(namespace === namespaces.primary ? context : namespace.context)
         case .unknown(let name): return .failure(UnknownNamespace(name: name))
-        case .refused(let name, let reason): return .failure(UnknownNamespace(name: name, reason: reason))
         }
     }
 

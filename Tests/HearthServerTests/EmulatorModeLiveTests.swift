@@ -47,24 +47,6 @@ import Testing
         await server.stop()
     }
 
-    /// Any other first use creates the namespace with closed rules, as the emulator creates
-    /// every database instance accessed ("starts with closed rules"): users are refused,
-    /// `owner` reads and writes, and the default namespace is not touched.
-    @Test func aNameUsedFirstIsCreatedWithClosedRules() async throws {
-        let server = try Self.emulator()
-        let alice = [("Authorization", "Bearer " + Self.mockToken(uid: "alice"))]
-        #expect(try server.request("PUT", "/x.json?ns=env-fresh", "1", headers: alice).status == 401)
-        #expect(try server.request("PUT", "/x.json?ns=env-fresh", "2", headers: Self.owner).status == 200)
-        #expect(try server.request("GET", "/x.json?ns=env-fresh", headers: Self.owner).body == "2")
-        #expect(try server.request("GET", "/x.json", headers: Self.owner).body == "null")
-        let rules = try server.request("GET", "/.settings/rules.json?ns=env-fresh", headers: Self.owner)
-        #expect(rules.body == NamespaceRegistry.closedRules, "\(rules)")
-        // A name that cannot be one is refused, not served by the default.
-        let bad = try server.request("GET", "/x.json?ns=Not_A_Name", headers: Self.owner)
-        #expect(bad.status == 404 && bad.body.contains("is not served here"), "\(bad)")
-        await server.stop()
-    }
-
     /// Bad rules are a 400 with the compile errors, as for the default namespace, and
     /// create nothing.
     @Test func badRulesCreateNothing() async throws {
@@ -72,7 +54,7 @@ import Testing
         let bad = try server.request("PUT", "/.settings/rules.json?ns=env-bad", #"{"rules": {".read": "auth.uid =="}}"#, headers: Self.owner)
         #expect(bad.status == 400, "\(bad)")
         #expect(try JSONParser.parse(Array(bad.body.utf8)).objectValue?["error"]?.stringValue?.contains("Line 1") == true, "\(bad.body)")
-        // The bad rules were not taken: reading the name's rules now opens it with closed rules.
+        // Not created: the name is still the default namespace's.
         let rules = try server.request("GET", "/.settings/rules.json?ns=env-bad", headers: Self.owner)
         #expect(rules.body.contains(#"".write": false"#), "\(rules)")
         // Not an admin: 401, nothing created.

@@ -5,19 +5,12 @@ import Synchronization
 /// through, so one request never touches two namespaces. A request without a name goes to
 /// the default namespace. Without a namespaces file every name is the default's (what
 /// Hearth did before namespaces); with one, a name it does not list is unknown. In emulator
-/// mode (`--accept-emulator-owner`) a namespace is created on first use, as the emulator
-/// creates any database instance accessed: by its first rules replacement (`PUT
-/// /.settings/rules.json?ns=<name>`, what `@firebase/rules-unit-testing` sends first) with
-/// those rules, or, when no namespaces file lists the names, by any other request naming it
-/// (`?ns=`) with closed rules (`closedRules`: only `owner` reads and writes until rules are
-/// set). Opening a namespace is file (or schema) work on the request's own queue: emulator
-/// mode only, once per name.
+/// mode (`--accept-emulator-owner`) a namespace is also created by its first rules
+/// replacement (`PUT /.settings/rules.json?ns=<name>`, what `@firebase/rules-unit-testing`
+/// sends first).
 final class NamespaceRegistry: Sendable {
     /// Namespaces besides the default, at most: each holds its own store connections.
     static let maxNamespaces = 32
-    /// A namespace created by a request other than a rules replacement starts with these,
-    /// as each new emulator database does ("starts with closed rules").
-    static let closedRules = #"{"rules": {".read": false, ".write": false}}"#
 
     let primary: Namespace
     private let others: Mutex<[String: Namespace]>
@@ -44,8 +37,6 @@ final class NamespaceRegistry: Sendable {
         case found(Namespace)
         /// Not served here: the name, for the client's error.
         case unknown(String)
-        /// Emulator mode could not create it: the name and why (an invalid name, too many).
-        case refused(String, reason: String)
     }
 
     /// The namespace `query`'s `ns` (or `host`'s first label) names.
@@ -53,15 +44,7 @@ final class NamespaceRegistry: Sendable {
         guard let (name, fromHost) = NamespaceName.named(query: query, host: host) else { return .found(primary) }
         if let found = others.withLock({ $0[name] }) { return .found(found) }
         // A host's label that names no other namespace is just a host name.
-        if fromHost || defaultNames.contains(name) { return .found(primary) }
-        if creator != nil && !strict {
-            do throws(Creation) {
-                return .found(try create(name, rules: Array(Self.closedRules.utf8)))
-            } catch {
-                return .refused(name, reason: error.message)
-            }
-        }
-        if !strict { return .found(primary) }
+        if fromHost || !strict || defaultNames.contains(name) { return .found(primary) }
         return .unknown(name)
     }
 
@@ -118,16 +101,6 @@ final class NamespaceRegistry: Sendable {
 }
 
 extension NamespaceRegistry.Creation {
-    /// Why, in words (the wire protocol's shutdown carries it).
-    var message: String {
-        switch self {
-        case .notAllowed: "Namespaces are created only in emulator mode"
-        case .invalidName(let reason): reason
-        case .tooMany: "At most \(NamespaceRegistry.maxNamespaces) namespaces besides the default"
-        case .failed(let reason): "The namespace could not be opened: \(reason)"
-        }
-    }
-
     /// The REST answer (the HTTP boundary).
     var apiError: APIError {
         switch self {
