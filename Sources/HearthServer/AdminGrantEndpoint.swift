@@ -2,7 +2,6 @@ import HearthAccounts
 import HearthAuth
 import HearthHTTP
 import HearthJSON
-import HearthStore
 
 /// `POST /oauth2/v4/token` (issue 27, docs/triggers.md "Writing back: the credential"): the
 /// OAuth2 JWT-bearer grant google-auth's service-account credentials make. An assertion
@@ -50,9 +49,7 @@ struct AdminGrantEndpoint {
             do {
                 _ = try verifier.verify(assertion)
                 let now = service.clock()
-                let admin = UserRecord(uid: Authenticator.adminUID, provider: .password, createdAt: now, validSince: 0)
-                let token = try service.idToken(for: admin, now: now, lifetime: Self.accessTokenLifetime,
-                                                extraClaims: [JSONKey(Authenticator.adminClaim): .bool(true)])
+                let token = try service.operatorToken(now: now, lifetime: Self.accessTokenLifetime)
                 var response = JSONResponse.make(.object([
                     "access_token": .string(token),
                     "expires_in": .int(Self.accessTokenLifetime),

@@ -46,8 +46,7 @@ struct Token: ParsableCommand {
         try Operator.withAccounts(data, writes: false) { service in
             let now = WallClock.milliseconds()
             if admin {
-                let user = UserRecord(uid: Authenticator.adminUID, provider: .password, createdAt: now, validSince: 0)
-                print(try service.idToken(for: user, now: now, lifetime: ttl, extraClaims: [JSONKey(Authenticator.adminClaim): .bool(true)]))
+                print(try service.operatorToken(now: now, lifetime: ttl))
             } else if let uid, custom {
                 print(try service.mintCustomToken(uid: uid, claims: extra))
             } else if let uid {
