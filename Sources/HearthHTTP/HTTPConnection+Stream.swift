@@ -57,13 +57,12 @@ extension HTTPConnection {
     /// Queues bytes on the open stream (on `loop.queue`).
     func streamSend(_ bytes: [UInt8]) {
         guard !closed, let stream, !closeAfterFlush else { return }
-        let options = stream.options
         let waiting = output.count - outputOffset
         // One event larger than the bound still goes out on a drained connection: the bound
         // is on what a reader lets pile up, not on the size of a single value.
-        if waiting > 0 && (waiting + bytes.count > options.maxBufferedBytes
+        if waiting > 0 && (waiting + bytes.count > stream.options.maxBufferedBytes
             || context.counters.unsentBytes.load(ordering: .relaxed) + bytes.count > context.limits.maxUnsentBytes) {
-            if waiting + bytes.count <= options.maxBufferedBytes {
+            if waiting + bytes.count <= stream.options.maxBufferedBytes {
                 context.counters.unsentRefusals.wrappingAdd(1, ordering: .relaxed)
             }
             overflow(stream)
@@ -74,7 +73,7 @@ extension HTTPConnection {
         stream.unitEnds.append(output.count)
         stream.bytesSent += bytes.count
         if wasDrained { lifecycle.streamQueued(now: context.clock()) }
-        pump()
+        writeSoon()
     }
 
     /// A reader fell too far behind: what has not started going out is dropped (memory is

@@ -1,6 +1,6 @@
 /// The writing end of one open response body, handed out by `HTTPResponder.openStream`.
-/// Usable from any thread; every call hops onto the connection's I/O queue, so writes keep
-/// the order in which they were made from one thread.
+/// Usable from any thread; every call is posted to the connection's I/O loop (`IOLoop.post`),
+/// so writes keep the order in which they were made from one thread.
 ///
 /// The HTTP layer knows nothing of what is written: the caller frames its own events.
 public final class HTTPEventStream: Sendable {
@@ -15,33 +15,18 @@ public final class HTTPEventStream: Sendable {
 
     /// Queues `bytes`. Past `HTTPStreamOptions.maxBufferedBytes` the stream is ended (see there).
     public func send(_ bytes: [UInt8]) {
-        let connection = self.connection
-        if connection.loop.isCurrent {
-            connection.streamSend(bytes)
-        } else {
-            connection.loop.queue.async { connection.streamSend(bytes) }
-        }
+        connection.perform { $0.streamSend(bytes) }
     }
 
     /// Queues `bytes` as the last thing written, then closes once they are out (or when the
     /// write timeout passes).
     public func finish(_ bytes: [UInt8]) {
-        let connection = self.connection
-        if connection.loop.isCurrent {
-            connection.streamFinish(bytes)
-        } else {
-            connection.loop.queue.async { connection.streamFinish(bytes) }
-        }
+        connection.perform { $0.streamFinish(bytes) }
     }
 
     /// Closes at once, dropping whatever is still queued.
     public func close() {
-        let connection = self.connection
-        if connection.loop.isCurrent {
-            connection.close()
-        } else {
-            connection.loop.queue.async { connection.close() }
-        }
+        connection.perform { $0.close() }
     }
 
     /// Sends the same bytes to many streams with one queue hop per I/O queue instead of

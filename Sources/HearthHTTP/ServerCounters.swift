@@ -22,6 +22,8 @@ final class ServerCounters: Sendable {
     /// Requests and sessions refused for holding too many incomplete bytes, or a message
     /// incomplete for too long (`HTTPServerStats.incompleteRefusals`).
     let incompleteRefusals = Atomic<Int>(0)
+    /// Send syscalls that carried open-stream output (`HTTPServerStats.streamWrites`).
+    let streamWrites = Atomic<Int>(0)
     /// Request ids made so far (the counter part of `<prefix>-<n>`).
     let requestIDs = Atomic<Int>(0)
     /// `HTTPConnection` objects alive: lets tests prove connections are freed after close
@@ -42,6 +44,7 @@ final class ServerCounters: Sendable {
             unsentRefusals: unsentRefusals.load(ordering: .relaxed),
             addressRefusals: addressRefusals.load(ordering: .relaxed),
             incompleteBytes: incompleteBytes,
-            incompleteRefusals: incompleteRefusals.load(ordering: .relaxed))
+            incompleteRefusals: incompleteRefusals.load(ordering: .relaxed),
+            streamWrites: streamWrites.load(ordering: .relaxed))
     }
 }

@@ -172,6 +172,7 @@ public final class StreamHub: Sendable {
                 for match in locations {
                     guard let event = StreamEvent.of(change, at: match.location) else { continue }
                     var eventSinks: [any StreamEventSink] = []
+                    eventSinks.reserveCapacity(match.subscribers.count)
                     for subscription in match.subscribers {
                         if subscription.ended || change.seq <= subscription.deliveredThrough { continue }
                         if let expiry = subscription.gate.expiresAt, expiry <= now {

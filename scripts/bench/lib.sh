@@ -337,3 +337,18 @@ start_pg_cluster() {  # start_pg_cluster MAX_CONNECTIONS
 }
 # psql as the cluster's superuser, in database $DB (default postgres).
 psql_admin() { psql -q -h 127.0.0.1 -p "$PGPORT" -U admin -d "${DB:-postgres}" -v ON_ERROR_STOP=1 "$@"; }
+
+# hearth_reset_sse_user URL FIXTURES: empty the SSE user's favourites (the same initial data
+# for every fan-out run); FIXTURES is hearth_setup.py's output.
+hearth_reset_sse_user() {
+  python3 - "$1" "$2" <<'EOF'
+import http.client, json, sys
+from urllib.parse import urlsplit
+u = urlsplit(sys.argv[1]); user = json.load(open(sys.argv[2]))["sse_user"]
+c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+c.request("DELETE", "/users/%s/favorites.json" % user["uid"], headers={"Authorization": "Bearer " + user["token"]})
+r = c.getresponse(); r.read()
+if r.status != 200:
+    sys.exit("reset of the SSE user's favourites: HTTP %d" % r.status)
+EOF
+}

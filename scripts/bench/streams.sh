@@ -100,19 +100,6 @@ python3 "$BENCH_DIR/hearth_setup.py" --base "$HEARTH_URL" --target "$WORK/hearth
 echo "data: $READERS reader users x 20 favourites + 50 writer users + the SSE user$([ "$HEARTH_ONLY" = 1 ] || echo ' on both servers')" | tee -a "$RESULTS.meta" >&2
 stop_hearth
 
-# hearth_reset_sse_user URL: empty the SSE user's favourites (same initial snapshot every run)
-hearth_reset_sse_user() {
-  python3 - "$1" "$WORK/hearth-fixtures.json" <<'EOF'
-import http.client, json, sys
-from urllib.parse import urlsplit
-u = urlsplit(sys.argv[1]); user = json.load(open(sys.argv[2]))["sse_user"]
-c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
-c.request("DELETE", "/users/%s/favorites.json" % user["uid"], headers={"Authorization": "Bearer " + user["token"]})
-r = c.getresponse(); r.read()
-if r.status != 200:
-    sys.exit("reset of the SSE user's favourites: HTTP %d" % r.status)
-EOF
-}
 
 # run_sse WHO N RATE RUN: one harness sse run of WHO (hearth | pocketbase), each attempt on
 # a freshly started server. The harness itself would repeat a run that other processes
@@ -127,7 +114,7 @@ run_sse() {
     if [ "$who" = hearth ]; then
       start_hearth "$WORK/hearth-data"
       retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json" auth
-      hearth_reset_sse_user "$HEARTH_URL"
+      hearth_reset_sse_user "$HEARTH_URL" "$WORK/hearth-fixtures.json"
       tgt=$WORK/hearth.json fx=$WORK/hearth-fixtures.json pid=$HEARTH_PID
     else
       start_pb

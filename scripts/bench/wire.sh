@@ -142,19 +142,6 @@ python3 "$BENCH_DIR/hearth_setup.py" --base "$HEARTH_URL" --target "$WORK/hearth
   --out "$WORK/hearth-fixtures.json" --readers "$READERS" --auth >&2
 stop_hearth
 
-# hearth_reset_sse_user URL: empty the SSE user's favourites (same initial data every run)
-hearth_reset_sse_user() {
-  python3 - "$1" "$WORK/hearth-fixtures.json" <<'EOF'
-import http.client, json, sys
-from urllib.parse import urlsplit
-u = urlsplit(sys.argv[1]); user = json.load(open(sys.argv[2]))["sse_user"]
-c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
-c.request("DELETE", "/users/%s/favorites.json" % user["uid"], headers={"Authorization": "Bearer " + user["token"]})
-r = c.getresponse(); r.read()
-if r.status != 200:
-    sys.exit("reset of the SSE user's favourites: HTTP %d" % r.status)
-EOF
-}
 
 # run_wire KIND N RATE RUN: KIND idle (each connection on its own path, no writes) or fanout
 # (all on the SSE user's favourites, writes at RATE). Each attempt on a fresh server; a run
@@ -167,7 +154,7 @@ run_wire() {
   for attempt in $(seq 1 "$WIRE_ATTEMPTS"); do
     start_hearth "$WORK/hearth-data"
     retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json" auth
-    hearth_reset_sse_user "$HEARTH_URL"
+    hearth_reset_sse_user "$HEARTH_URL" "$WORK/hearth-fixtures.json"
     log "wire $kind run $run (attempt $attempt): N=$n on $paths path(s), live after: $stage, $rate writes/s, fresh pid $HEARTH_PID"
     rm -f "$out"
     "${WIRE[@]}" fanout --target "$WORK/hearth.json" --fixtures "$WORK/hearth-fixtures.json" --subscribers "$n" \

@@ -60,11 +60,6 @@ public final class WebSocketSession: Sendable {
     }
 
     private func perform(_ body: @escaping @Sendable (HTTPConnection) -> Void) {
-        let connection = self.connection
-        if connection.loop.isCurrent {
-            body(connection)
-        } else {
-            connection.loop.queue.async { body(connection) }
-        }
+        connection.perform(body)
     }
 }

@@ -12,23 +12,41 @@ struct StreamContext: Sendable {
     /// Either way the sends take one hop per I/O queue.
     static let broadcastEvents: @Sendable (StreamEvent, Int64, [any StreamEventSink]) -> Void = { event, seq, sinks in
         var streams: [HTTPEventStream] = []
-        var wire: [WireListenSink.PushKey: (sink: WireListenSink, sessions: [WebSocketSession])] = [:]
+        // Every sink here listens at the one location of the event (the hub's contract),
+        // so a listen's push depends only on its tag: untagged listens share one, and each
+        // tag gets its own. The group of the previous listen is tried first, so the
+        // per-listen cost is an integer comparison, not a hash.
+        var groups: [(tag: Int64, sink: WireListenSink, sessions: [WebSocketSession])] = []
+        var index: [Int64: Int] = [:]
+        var last = -1
         for sink in sinks {
-            if let sse = sink as? SSEEventSink {
-                streams.append(sse.stream)
-            } else if let listen = sink as? WireListenSink {
+            if let listen = sink as? WireListenSink {
                 guard let channel = listen.pushSession else { continue }
-                if let session = channel as? WebSocketSession {
-                    wire[listen.pushKey, default: (listen, [])].sessions.append(session)
-                } else {
+                guard let session = channel as? WebSocketSession else {
                     channel.send(message: listen.push(event))  // a long poll: queued per session
+                    continue
                 }
+                let tag = listen.rawTag
+                if last < 0 || groups[last].tag != tag {
+                    if let known = index[tag] {
+                        last = known
+                    } else {
+                        last = groups.count
+                        index[tag] = last
+                        groups.append((tag, listen, []))
+                        if last == 0 { groups[0].sessions.reserveCapacity(sinks.count) }
+                    }
+                }
+                groups[last].sessions.append(session)
+            } else if let sse = sink as? SSEEventSink {
+                if streams.isEmpty { streams.reserveCapacity(sinks.count) }
+                streams.append(sse.stream)
             } else {
                 sink.deliver(event, seq: seq)
             }
         }
         if !streams.isEmpty { HTTPEventStream.broadcast(StreamFrames.event(event, id: seq), to: streams) }
-        for (_, group) in wire {
+        for group in groups {
             WebSocketSession.broadcast(texts: WireOutbound.frames(group.sink.push(event)), to: group.sessions)
         }
     }

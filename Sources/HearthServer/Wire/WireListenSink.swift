@@ -12,7 +12,8 @@ import HearthWire
 struct WireListenSink: StreamEventSink {
     let session: WireSession
     let path: DataPath
-    private let rawTag: Int64
+    /// The tag, `noTag` for none (what `StreamContext.broadcastEvents` groups listens by).
+    let rawTag: Int64
 
     static let noTag = Int64.min
 
@@ -40,14 +41,6 @@ struct WireListenSink: StreamEventSink {
         let action = event.name == .put ? "d" : "m"
         return WireOutbound.push(action: action, body: .object(body)).bytes
     }
-
-    /// Listens with equal keys get the same bytes for every event.
-    struct PushKey: Hashable {
-        let path: DataPath
-        let tag: Int64
-    }
-
-    var pushKey: PushKey { PushKey(path: path, tag: rawTag) }
 
     /// Where this listen's pushes go, nil once the session is gone.
     var pushSession: (any WireChannel)? { session.pushTarget }
