@@ -92,7 +92,7 @@ final class HTTPConnection: @unchecked Sendable {
     private(set) var shuttingDown = false
     private var pumping = false
     /// Stream output queued during the loop's running batch waits for its end (`IOLoop.post`).
-    private var writeIsDeferred = false
+    var writeIsDeferred = false
     private(set) var closed = false
 
     init(fd: Int32, remoteAddress: String, loop: IOLoop, context: Context, countedAddress: String? = nil,
@@ -274,55 +274,6 @@ final class HTTPConnection: @unchecked Sendable {
 
     static let serverFullReason = "Server holds too much incomplete input; try again later"
     static let addressFullReason = "Too much incomplete input from your address; finish or close other messages first"
-
-    /// Runs `body` for each of `connections` on its I/O loop, one posted block per loop
-    /// rather than one per connection (a fan-out to 10,000 streams costs a hop per core).
-    /// The loops are few (one per core): found by identity in a short list, not hashed.
-    static func onTheirQueues(_ connections: [HTTPConnection], _ body: @escaping @Sendable (HTTPConnection) -> Void) {
-        var groups: [(loop: IOLoop, connections: [HTTPConnection])] = []
-        var last = -1
-        for connection in connections {
-            if last < 0 || groups[last].loop !== connection.loop {
-                last = groups.firstIndex(where: { $0.loop === connection.loop }) ?? -1
-                if last < 0 {
-                    groups.append((connection.loop, []))
-                    groups[groups.count - 1].connections.reserveCapacity(connections.count)
-                    last = groups.count - 1
-                }
-            }
-            groups[last].connections.append(connection)
-        }
-        for (loop, group) in groups {
-            loop.post {
-                for connection in group { body(connection) }
-            }
-        }
-    }
-
-    /// Runs `body` on this connection's loop: at once when already there, else posted in
-    /// order behind the loop's other posted work.
-    func perform(_ body: @escaping @Sendable (HTTPConnection) -> Void) {
-        if loop.isCurrent {
-            body(self)
-        } else {
-            loop.post { body(self) }
-        }
-    }
-
-    /// Writes stream output now, or at the end of the loop's running batch.
-    func writeSoon() {
-        guard loop.deferringWrites else { return pump() }
-        if !writeIsDeferred {
-            writeIsDeferred = true
-            loop.deferWrite(self)
-        }
-    }
-
-    /// The loop's batch ended: write what it queued.
-    func writeDeferred() {
-        writeIsDeferred = false
-        pump()
-    }
 
     // MARK: Writing
 
