@@ -21,6 +21,14 @@ struct TreeWriter {
     }
 
     static let insertSQL = "INSERT INTO nodes(path, kind, value) VALUES (?, ?, ?)"
+    /// Leaves one INSERT statement stores at most: a write's rows go in statements of this
+    /// many (and one for the rest), not one statement per leaf (issue 30: a create's 7
+    /// leaves are one statement). 96 parameters, far below SQLite's limit (32,766).
+    static let rowsPerInsert = 32
+    /// The INSERT of `n` rows, at index `n` (1...`rowsPerInsert`).
+    static let insertRowsSQL: [String] = (0...rowsPerInsert).map { count in
+        "INSERT INTO nodes(path, kind, value) VALUES " + Array(repeating: "(?, ?, ?)", count: count).joined(separator: ", ")
+    }
     static let deleteExactSQL = "DELETE FROM nodes WHERE path = ?"
     static let deleteRangeSQL = "DELETE FROM nodes WHERE path >= ? AND path < ?"
     static let deleteAllSQL = "DELETE FROM nodes"
@@ -77,9 +85,18 @@ struct TreeWriter {
         var rows: [LeafRow] = []
         var priorities: [LeafRow] = []
         LeafRow.flatten(value, at: path.storageKey, into: &rows, priorities: &priorities)
-        let insert = try connection.statement(Self.insertSQL)
-        for row in rows {
-            try insert.run([.text(row.path), .integer(row.kind.rawValue), row.sqliteValue])
+        var start = 0
+        while start < rows.count {
+            let end = min(start + Self.rowsPerInsert, rows.count)
+            var values: [SQLiteValue] = []
+            values.reserveCapacity(3 * (end - start))
+            for row in rows[start..<end] {
+                values.append(.text(row.path))
+                values.append(.integer(row.kind.rawValue))
+                values.append(row.sqliteValue)
+            }
+            try connection.statement(Self.insertRowsSQL[end - start]).run(values)
+            start = end
         }
         if priorities.isEmpty { return }
         mayHavePriorities = true

@@ -93,3 +93,17 @@ import Testing
         #expect(try store.get("u") == obj(["f": obj(["k": obj(["z": .int(10)])])]))
     }
 }
+
+extension TreeWriterStatementTests {
+    /// A write's leaves go in INSERTs of `TreeWriter.rowsPerInsert` rows: every count
+    /// around the limit stores every leaf.
+    @Test(arguments: [1, 7, TreeWriter.rowsPerInsert, TreeWriter.rowsPerInsert + 1, 2 * TreeWriter.rowsPerInsert + 5])
+    func aWriteOfManyLeavesStoresEachOnce(leaves: Int) throws {
+        let store = try open()
+        var members: [JSONKey: JSONValue] = [:]
+        for index in 0..<leaves { members[JSONKey("k\(index)")] = index % 2 == 0 ? .int(Int64(index)) : .string("v\(index)") }
+        try store.put("w", .object(members))
+        #expect(try store.get("w") == .object(members))
+        #expect(try store.onWriter { try $0.scalarInt("SELECT count(*) FROM nodes") } == Int64(leaves))
+    }
+}
