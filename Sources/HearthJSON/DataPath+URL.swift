@@ -45,6 +45,14 @@ extension String {
     /// The string these bytes encode, or nil when they are not well-formed UTF-8.
     /// (`String(validating:as:)` needs macOS 15; this works everywhere.)
     init?(validatingUTF8Bytes bytes: [UInt8]) {
+        // Decoding repairs ill-formed input with U+FFFD, so the result has the very same
+        // bytes exactly when the input was well-formed (one pass and one copy, where the
+        // scalar-by-scalar loop below cost ~1 % of the server's CPU on creates, issue 30).
+        let decoded = String(decoding: bytes, as: UTF8.self)
+        if decoded.utf8.elementsEqual(bytes) {
+            self = decoded
+            return
+        }
         var iterator = bytes.makeIterator()
         var decoder = UTF8()
         var scalars = String.UnicodeScalarView()

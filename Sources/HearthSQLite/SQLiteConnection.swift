@@ -75,6 +75,16 @@ final class SQLiteConnection {
         guard rc == SQLITE_OK else { throw error(rc, "exec") }
     }
 
+    /// Runs one statement without parameters that the writer repeats (BEGIN, COMMIT,
+    /// SAVEPOINT, RELEASE) from the statement cache: parsed once, not on every call as
+    /// `execute` does (issue 30). Reset afterwards, also when it fails.
+    func executeCached(_ sql: String) throws(StoreError) {
+        let stmt = try statement(sql)
+        defer { sqlite3_reset(stmt.handle) }
+        try stmt.reset()
+        while try stmt.step() {}
+    }
+
     /// A cached prepared statement for `sql`.
     func statement(_ sql: String) throws(StoreError) -> SQLiteStatement {
         assertConfined()

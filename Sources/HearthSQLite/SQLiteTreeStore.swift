@@ -243,20 +243,26 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         let time = clock()
         let started = DispatchTime.now().uptimeNanoseconds
         let view = SQLiteTreeView(connection: connection)
-        let treeWriter = TreeWriter(connection: connection)
         var results: [Result<(Change, WriteOperation), WriteFailure>] = []
         results.reserveCapacity(batch.count)
         do {
-            try connection.execute("BEGIN IMMEDIATE")
+            try connection.executeCached("BEGIN IMMEDIATE")
         } catch {
             return error
         }
+        var treeWriter: TreeWriter
+        do {
+            treeWriter = TreeWriter(connection: connection, mayHavePriorities: try TreeWriter.prioritiesExist(connection))
+        } catch {
+            try? connection.execute("ROLLBACK")
+            return error
+        }
         for item in batch {
-            results.append(Self.applyOne(item, connection: connection, view: view, writer: treeWriter, time: time, watch: watch, indexes: queryIndexes,
+            results.append(Self.applyOne(item, connection: connection, view: view, writer: &treeWriter, time: time, watch: watch, indexes: queryIndexes,
                                         maxNodes: options.maxNodesPerWrite))
         }
         do {
-            try connection.execute("COMMIT")
+            try connection.executeCached("COMMIT")
         } catch {
             try? connection.execute("ROLLBACK")
             try? queryIndexes?.reload(connection: connection)
@@ -284,11 +290,11 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     /// One write inside the batch's transaction, in a savepoint so its failure undoes only it.
     private static func applyOne(
         _ item: PendingWrite, connection: SQLiteConnection, view: SQLiteTreeView,
-        writer: TreeWriter, time: Int64, watch: (@Sendable (DataPath) -> [DataPath]?)?,
+        writer: inout TreeWriter, time: Int64, watch: (@Sendable (DataPath) -> [DataPath]?)?,
         indexes: QueryIndexMaintainer?, maxNodes: Int
     ) -> Result<(Change, WriteOperation), WriteFailure> {
         do {
-            try connection.execute("SAVEPOINT w")
+            try connection.executeCached("SAVEPOINT w")
         } catch {
             return .failure(.store(error))
         }
@@ -296,17 +302,22 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
             let operation = try item.checked(on: view, at: time)
             let events = try item.events(on: view, applied: operation)
             let watched = try WatchedValues(below: operation, watch: watch, view: view)
-            if try Self.replacedRows(operation, connection: connection, limit: maxNodes) > maxNodes {
+            var replaced: [Int] = []
+            if try Self.replacedRows(operation, connection: connection, limit: maxNodes, perEntry: &replaced) > maxNodes {
                 throw WriteFailure.tooLarge(.replaces(limit: maxNodes))
             }
-            for entry in operation.entries {
-                try writer.apply(entry)
+            // With one entry, its count is of this very state: nothing counted, nothing to
+            // delete at or below it. (Several entries are applied in turn, so an earlier one
+            // could put rows under a later one's path after the count.)
+            let single = operation.entries.count == 1
+            for (index, entry) in operation.entries.enumerated() {
+                try writer.apply(entry, replacesRows: !single || replaced[index] > 0)
                 try indexes?.written(entry.path, connection: connection)
             }
             var change = try writer.log(operation, at: time)
             try writer.record(events, of: change)
             change.unchangedBelow = try watched.unchanged(on: view)
-            try connection.execute("RELEASE w")
+            try connection.executeCached("RELEASE w")
             return .success((change, operation))
         } catch {
             try? connection.execute("ROLLBACK TO w")
@@ -318,8 +329,10 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     }
 
     /// The stored rows `operation` replaces or deletes (at and below each entry's path),
-    /// counted up to `limit + 1` by an index range scan that stops there.
-    static func replacedRows(_ operation: WriteOperation, connection: SQLiteConnection, limit: Int) throws(StoreError) -> Int {
+    /// counted up to `limit + 1` by an index range scan that stops there; `perEntry` gets
+    /// each entry's count (all of them unless the total passed `limit` first).
+    static func replacedRows(_ operation: WriteOperation, connection: SQLiteConnection, limit: Int,
+                             perEntry: inout [Int]) throws(StoreError) -> Int {
         let sql = "SELECT (SELECT count(*) FROM (SELECT 1 FROM nodes WHERE path >= ?2 AND path < ?3 LIMIT ?4))"
             + " + EXISTS (SELECT 1 FROM nodes WHERE path = ?1)"
         let rootSQL = "SELECT count(*) FROM (SELECT 1 FROM nodes LIMIT ?1)"
@@ -335,7 +348,9 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
                 statement = try connection.statement(sql)
                 try statement.reset([.text(key), .text(range.lower), .text(range.upper), .integer(Int64(limit - total + 1))])
             }
-            total += try statement.step() ? Int(statement.int64(0)) : 0
+            let count = try statement.step() ? Int(statement.int64(0)) : 0
+            perEntry.append(count)
+            total += count
             try statement.reset()
             if total > limit { return total }
         }

@@ -91,7 +91,10 @@ private struct Importer {
         self.base = base
         insert = try DatabaseFile.store { () throws(StoreError) in try connection.statement(TreeWriter.insertSQL) }
         // What was at the path goes; its ancestors' leaves go with the first new leaf.
-        try DatabaseFile.store { () throws(StoreError) in try TreeWriter(connection: connection).apply(WriteEntry(path: base, value: nil)) }
+        try DatabaseFile.store { () throws(StoreError) in
+            var writer = TreeWriter(connection: connection)
+            try writer.apply(WriteEntry(path: base, value: nil))
+        }
     }
 
     mutating func consume(_ reader: inout JSONStreamReader) throws(MaintenanceError) {

@@ -164,4 +164,15 @@ struct DataPathTests {
     func rejectsMalformedEscapesAndBadUTF8(input: String) {
         #expect(PercentEncoding.decode(input.utf8) == nil)
     }
+
+    /// Raw bytes without escapes: well-formed UTF-8 comes back as it is, anything else
+    /// (a lone continuation byte, a truncated sequence, an overlong form, a surrogate, a
+    /// byte UTF-8 never uses) is refused, also when it would decode to U+FFFD.
+    @Test func rawBytesAreCheckedAsUTF8() {
+        #expect(PercentEncoding.decode([UInt8]("plain-ascii".utf8)) == "plain-ascii")
+        #expect(PercentEncoding.decode([UInt8]("été😀✓\u{FFFD}".utf8)) == "été😀✓\u{FFFD}")
+        for bad: [UInt8] in [[0x80], [0xC3], [0xE2, 0x9C], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xFF], [0x61, 0xF8, 0x62]] {
+            #expect(PercentEncoding.decode(bad) == nil)
+        }
+    }
 }

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Count, per request, the Swift runtime calls one wrk scenario costs the server: object
 # allocations, retains, releases and the slow-path reference counting (uprobes on
-# libswiftCore.so and malloc through `perf probe`). Counts do not depend on how busy the
-# machine is, so two builds can be compared while other work runs (a req/s figure cannot).
-# Issue 26 found its GET regression this way (BENCHMARKS.md).
+# libswiftCore.so and malloc through `perf probe`), SQLite statement steps (`sqlite3_step`,
+# when libsqlite3 is linked dynamically), and system calls (all, and the writes, reads,
+# fdatasyncs and futex waits among them) and context switches. Counts do not depend on how
+# busy the machine is, so two builds can be compared while other work runs (a req/s figure
+# cannot). Issue 26 found its GET regression this way, issue 30 the cost of a create
+# (BENCHMARKS.md).
 #
 #   HEARTH_BIN=/path/to/hearth scripts/bench/refcounts.sh get
 #
@@ -18,6 +21,7 @@ SECS=${SECS:-10}; CONNS=${CONNS:-8}
 build_hearth
 CORE=$(ldd "$HEARTH_BIN" | awk '/libswiftCore.so/ {print $3}')
 LIBC=$(ldd "$HEARTH_BIN" | awk '/libc.so.6/ {print $3}')
+SQLITE=$(ldd "$HEARTH_BIN" | awk '/libsqlite3.so/ {print $3}')
 [ -n "$CORE" ] || { echo "$HEARTH_BIN does not load libswiftCore.so dynamically" >&2; exit 1; }
 # the slow paths are internal symbols: probe them by address
 slow() { nm -C "$CORE" | grep -F "$1" | awk '{print "0x"$1}' | head -1; }
@@ -32,6 +36,10 @@ add_probe "$CORE" decrementSlowDeinit "$(slow 'RefCountInlinedness)1> >::doDecre
 add_probe "$LIBC" malloc malloc
 GROUP_CORE=probe_$(basename "$CORE" | sed 's/\..*//; s/[^A-Za-z0-9_]/_/g')
 GROUP_LIBC=probe_libc
+if [ -n "$SQLITE" ]; then
+  add_probe "$SQLITE" sqlite3_step sqlite3_step
+  GROUP_SQLITE=probe_$(basename "$SQLITE" | sed 's/\..*//; s/[^A-Za-z0-9_]/_/g')
+fi
 
 start_hearth "$WORK/hearth-data"
 retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json" $(auth_target_arg)
@@ -40,6 +48,9 @@ python3 "$BENCH_DIR/hearth_setup.py" --base "$HEARTH_URL" --target "$WORK/hearth
   --output "$WORK/plan.bin" >"$WORK/plan.txt"
 wrk -t1 -c"$CONNS" -d3s -s "$BENCH_DIR/wrk/replay.lua" "$HEARTH_URL/" -- "$WORK/plan.bin" >/dev/null 2>&1  # warm-up
 events=$GROUP_CORE:swift_allocObject,$GROUP_CORE:swift_retain,$GROUP_CORE:swift_release,$GROUP_CORE:incrementSlow,$GROUP_CORE:decrementSlowDeinit,$GROUP_LIBC:malloc
+[ -z "$SQLITE" ] || events+=,$GROUP_SQLITE:sqlite3_step
+events+=,raw_syscalls:sys_enter,syscalls:sys_enter_write,syscalls:sys_enter_pwrite64,syscalls:sys_enter_read
+events+=,syscalls:sys_enter_fdatasync,syscalls:sys_enter_futex,syscalls:sys_enter_epoll_wait,context-switches
 perf stat -x, -e "$events" -p "$HEARTH_PID" -o "$WORK/stat.csv" &
 STAT=$!; _PIDS+=("$STAT")
 # perf stat prints nothing when it is attached: give it a moment (the counts are per

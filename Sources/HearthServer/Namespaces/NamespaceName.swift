@@ -33,9 +33,30 @@ public enum NamespaceName {
             }
         }
         guard let host else { return nil }
+        if namesNoNamespace(host) { return nil }
         let name = host.split(separator: ":", maxSplits: 1).first.map(String.init) ?? host
         let labels = name.split(separator: ".", omittingEmptySubsequences: false)
         guard labels.count >= 3, !labels.allSatisfy({ $0.allSatisfy(\.isNumber) }), !name.hasPrefix("[") else { return nil }
         return (labels[0].lowercased(), true)
+    }
+
+    /// True for the hosts that name no namespace in the way `named` reads them, decided on
+    /// the bytes: an ASCII host (not starting with `:`) whose part before any `:` has fewer
+    /// than three dot-separated labels or only digits in each (`localhost`,
+    /// `127.0.0.1:8080`). False means "read it in full". Splitting every request's `Host`
+    /// into `Character`s cost ~2 % of the server's CPU on creates (issue 30).
+    static func namesNoNamespace(_ host: String) -> Bool {
+        var labels = 1
+        var allDigits = true
+        for (offset, byte) in host.utf8.enumerated() {
+            if byte >= 0x80 || (offset == 0 && byte == UInt8(ascii: ":")) { return false }
+            if byte == UInt8(ascii: ":") { break }
+            if byte == UInt8(ascii: ".") {
+                labels += 1
+            } else if !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
+                allDigits = false
+            }
+        }
+        return labels < 3 || allDigits
     }
 }
