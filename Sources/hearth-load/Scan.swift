@@ -106,7 +106,9 @@ struct ChunkedDecoder: Equatable {
         case data(remaining: Int)
         /// The CRLF after a chunk's data: bytes still to skip.
         case dataEnd(remaining: Int)
-        /// The zero-size chunk was read: the body is complete.
+        /// After the zero-size chunk: trailer lines up to the blank line that ends the body.
+        case trailer(lineHasContent: Bool)
+        /// The blank line after the zero-size chunk was read: the body is complete.
         case finished
     }
 
@@ -127,6 +129,14 @@ struct ChunkedDecoder: Equatable {
                 emit(UnsafeRawBufferPointer(rebasing: input[index..<(index + take)]))
                 index += take
                 state = remaining == take ? .dataEnd(remaining: 2) : .data(remaining: remaining - take)
+            case .trailer(let lineHasContent):
+                let byte = input[index]
+                index += 1
+                if byte == UInt8(ascii: "\n") {
+                    state = lineHasContent ? .trailer(lineHasContent: false) : .finished
+                } else if byte != UInt8(ascii: "\r") {
+                    state = .trailer(lineHasContent: true)
+                }
             case .dataEnd(let remaining):
                 index += 1
                 state = remaining == 1 ? .size(value: 0, digits: 0, inExtension: false) : .dataEnd(remaining: remaining - 1)
@@ -135,7 +145,7 @@ struct ChunkedDecoder: Equatable {
                 index += 1
                 if byte == UInt8(ascii: "\n") {
                     guard digits > 0 else { throw LoadError.protocolViolation("empty chunk size") }
-                    state = value == 0 ? .finished : .data(remaining: value)
+                    state = value == 0 ? .trailer(lineHasContent: false) : .data(remaining: value)
                 } else if inExtension || byte == UInt8(ascii: "\r") {
                     continue
                 } else if byte == UInt8(ascii: ";") {

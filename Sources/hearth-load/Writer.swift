@@ -71,7 +71,6 @@ final class WriterThread: @unchecked Sendable {
             failSamples.append("epoll: \(error)")
             return
         }
-        for index in connections.indices { reconnect(index, poll) }
         let start = Syscall.monotonicSeconds() + 0.2
         for seq in 0..<count { records[seq].scheduled = start + Double(seq) / options.rate }
         // harness.py's bound on the whole writer: the last write's time, then a timeout per
@@ -113,16 +112,29 @@ final class WriterThread: @unchecked Sendable {
         for connection in connections where connection.fd >= 0 { try? Syscall.close(connection.fd) }
     }
 
+    /// Queued writes go out on idle open connections; when none is idle, connections are
+    /// opened for the writes still waiting (lazily, as harness.py's pool: a connection the
+    /// server has accepted but that never sends a request gets 408 after its header timeout).
     private func dispatch(now: Double, _ poll: EventPoll) {
-        var index = 0
-        while queueHead < queue.count && index < connections.count {
-            if connections[index].fd < 0 { reconnect(index, poll) }
+        var opening = connections.reduce(0) { $0 + ($1.connecting ? 1 : 0) }
+        for index in connections.indices where queueHead < queue.count {
             if connections[index].seq < 0 && connections[index].fd >= 0 && !connections[index].connecting {
                 let seq = queue[queueHead]
                 queueHead += 1
                 send(seq, on: index, poll)
             }
-            index += 1
+        }
+        for index in connections.indices where connections[index].fd < 0 && queue.count - queueHead > opening {
+            reconnect(index, poll)
+            if connections[index].fd >= 0 {
+                if connections[index].connecting {
+                    opening += 1
+                } else if queueHead < queue.count {
+                    let seq = queue[queueHead]
+                    queueHead += 1
+                    send(seq, on: index, poll)
+                }
+            }
         }
         if queueHead > 4_096 && queueHead * 2 > queue.count {
             queue.removeFirst(queueHead)
@@ -152,8 +164,14 @@ final class WriterThread: @unchecked Sendable {
                 return fault(index, "\(error)", poll)
             }
             guard case .done(let got) = result else { return }
+            guard connections[index].seq >= 0 else {
+                // An idle keep-alive connection the server closed (or answered 408 and
+                // closed): not a write's failure; a new one is opened when needed.
+                try? Syscall.close(connections[index].fd)
+                connections[index] = Connection()
+                return
+            }
             guard got > 0 else { return fault(index, "connection closed by the server", poll) }
-            guard connections[index].seq >= 0 else { return fault(index, "bytes without a request", poll) }
             response(index, UnsafeRawBufferPointer(rebasing: buffer[0..<got]), poll)
             if got < buffer.count { return }
         }
@@ -225,7 +243,8 @@ final class WriterThread: @unchecked Sendable {
         }
     }
 
-    /// The write in flight fails (status −1, as harness.py) and the connection is replaced.
+    /// The write in flight fails (status −1, as harness.py) and the connection is closed
+    /// (`dispatch` opens another when a write waits).
     private func fault(_ index: Int, _ message: String, _ poll: EventPoll) {
         if failSamples.count < 5 { failSamples.append(message) }
         let seq = connections[index].seq
@@ -236,7 +255,6 @@ final class WriterThread: @unchecked Sendable {
         }
         if connections[index].fd >= 0 { try? Syscall.close(connections[index].fd) }
         connections[index] = Connection()
-        reconnect(index, poll)
     }
 
     /// A non-blocking connect; one still in progress is finished by `established` when the

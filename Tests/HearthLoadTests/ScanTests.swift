@@ -83,6 +83,10 @@ import Testing
             #expect(try decode(pieces) == ("hello, world!!!", true))
         }
         #expect(try decode(["3\r\nabc\r\n"]) == ("abc", false))
+        // the body ends at the blank line after the zero-size chunk (and any trailers), not before
+        #expect(try decode(["3\r\nabc\r\n0\r\n"]) == ("abc", false))
+        #expect(try decode(["3\r\nabc\r\n0\r\nX-Trailer: 1\r\n"]) == ("abc", false))
+        #expect(try decode(["3\r\nabc\r\n0\r\nX-Trailer: 1\r\n\r\n"]) == ("abc", true))
     }
 
     @Test func badSizeLines() {
