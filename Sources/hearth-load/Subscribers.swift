@@ -159,7 +159,7 @@ final class SubscriberThread: @unchecked Sendable {
                 slots[slot].phase = .connecting
                 try poll.add(fd, events: EventPoll.writable | EventPoll.readable | EventPoll.peerClosed, token: UInt64(slot))
             } catch {
-                fail(slot, "connect \(error)")
+                fail(slot, "\(error)")
             }
         }
         if next == indices.upperBound && inFlight == 0 && !counters.openingDone.load(ordering: .relaxed) {
@@ -178,7 +178,7 @@ final class SubscriberThread: @unchecked Sendable {
         let fd = slots[slot].fd
         do {
             let code = try Syscall.socketError(fd)
-            guard code == 0 else { return fail(slot, "connect \(SystemError(errno: code, call: "connect"))") }
+            guard code == 0 else { return fail(slot, "\(SystemError(errno: code, call: "connect"))") }
             try poll.modify(fd, events: EventPoll.readable | EventPoll.peerClosed, token: UInt64(slot))
             let options = setup.options
             let request: [UInt8]

@@ -172,3 +172,40 @@ import Testing
         #expect(options?.writeCount == 12)  // round(12.5) = 12, as Python
     }
 }
+
+@Suite struct LimitTests {
+    let base = ["fanout", "--port", "1", "--subscribers", "10", "--uid", "u", "--token", "t"]
+
+    /// Each named limit: at the limit accepted, one past it refused with a message.
+    @Test(arguments: [
+        ("--threads", "\(Limits.maxThreads)", "\(Limits.maxThreads + 1)"),
+        ("--sources", "\(Limits.maxSourceAddresses)", "\(Limits.maxSourceAddresses + 1)"),
+        ("--rate", "\(Limits.maxRate)", "\(Limits.maxRate + 1)"),
+        ("--duration", "\(Limits.maxDurationSeconds)", "\(Limits.maxDurationSeconds + 1)"),
+        ("--writer-conns", "\(Limits.maxWriterConnections)", "\(Limits.maxWriterConnections + 1)"),
+        ("--open-conc", "\(Limits.maxOpenConcurrency)", "\(Limits.maxOpenConcurrency + 1)"),
+        ("--drain", "\(Limits.maxWaitSeconds)", "\(Limits.maxWaitSeconds + 1)"),
+    ])
+    func argumentLimits(name: String, atLimit: String, overLimit: String) throws {
+        _ = try Options.parse(base + [name, atLimit, "--rate", name == "--rate" ? atLimit : "0"])
+        #expect(throws: LoadError.self) { try Options.parse(base + [name, overLimit]) }
+    }
+
+    @Test func recordedEventsLimit() throws {
+        // subscribers x writes must fit Limits.maxRecordedEvents
+        let writes = Limits.maxRecordedEvents / 100_000 - 1
+        _ = try Options.parse(["fanout", "--port", "1", "--subscribers", "100000", "--uid", "u", "--token", "t",
+                               "--rate", "\(writes)", "--duration", "1"])
+        #expect(throws: LoadError.self) {
+            try Options.parse(["fanout", "--port", "1", "--subscribers", "100000", "--uid", "u", "--token", "t",
+                               "--rate", "\(writes + 2)", "--duration", "1"])
+        }
+    }
+
+    @Test func badValuesAreRefused() {
+        for extra in [["--transport", "ws"], ["--stage", "x"], ["--host", "10.0.0.1"], ["--uid", "a/b"], ["--token", "has space"],
+                      ["--path", "no-slash"], ["--rate", "nan"], ["--bogus"]] {
+            #expect(throws: LoadError.self) { try Options.parse(base + extra) }
+        }
+    }
+}
