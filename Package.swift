@@ -96,6 +96,11 @@ let package = Package(
             ]
         ),
 
+        // The benchmarks' load generator (issue 30): wire / SSE subscribers, a REST writer
+        // and idle connections from epoll threads, so the client is not the limit.
+        // scripts/bench/wire.sh and streams.sh run it; syscalls only through HearthSystem.
+        .executableTarget(name: "hearth-load", dependencies: ["HearthSystem"]),
+
         // libFuzzer targets (see README, "Fuzzing").
         .executableTarget(name: "FuzzHTTPParser", dependencies: ["HearthHTTP"]),
         .executableTarget(name: "FuzzWebSocketParser", dependencies: ["HearthHTTP", "HearthWire"]),
@@ -116,6 +121,7 @@ let package = Package(
         // The storage contract (docs/architecture.md), the same cases on every engine.
         .testTarget(name: "StorageContractTests", dependencies: ["HearthStore", "HearthSQLite", "HearthPostgres", "HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP", "HearthSystem"]),
+        .testTarget(name: "HearthLoadTests", dependencies: ["hearth-load"]),
         .testTarget(name: "HearthMailTests", dependencies: ["HearthMail"]),
         .testTarget(name: "HearthHTTPClientTests", dependencies: ["HearthHTTPClient", "HearthTesting"]),
         .testTarget(

