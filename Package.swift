@@ -124,7 +124,7 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthStreamsTests", dependencies: ["HearthStreams", "HearthJSON"]),
-        .testTarget(name: "HearthWireTests", dependencies: ["HearthWire", "HearthJSON"]),
+        .testTarget(name: "HearthWireTests", dependencies: ["HearthWire", "HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthDatabaseTests", dependencies: ["HearthDatabase", "HearthStore", "HearthSQLite", "HearthRules", "HearthJSON", "HearthTesting"]),
         .testTarget(
             name: "HearthServerTests",
