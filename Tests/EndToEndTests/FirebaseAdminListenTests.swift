@@ -85,7 +85,7 @@ func runDriver(_ python: String, _ mode: String, port: Int, script: String = "ad
 func runPythonDriver(_ python: String, script: String, arguments: [String], environment overrides: [String: String?]) throws -> DriverResult {
     let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Python").appendingPathComponent(script).path
-    let process = Process()
+    let process = ChildProcess()
     process.executableURL = URL(fileURLWithPath: python)
     process.arguments = [script] + arguments
     var env = ProcessInfo.processInfo.environment

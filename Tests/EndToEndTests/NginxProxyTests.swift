@@ -156,7 +156,7 @@ struct NginxError: Error, CustomStringConvertible {
 /// nginx as a foreground child (no daemon, its own prefix, pid file, temp paths and logs
 /// in a test directory; never root-owned system paths) in front of one Hearth.
 final class NginxProcess: @unchecked Sendable {  // set up in init; output is behind a Mutex
-    let process = Process()
+    let process = ChildProcess()
     let port: Int
     private let output = Mutex<String>("")
     private let outputChanged = DispatchSemaphore(value: 0)

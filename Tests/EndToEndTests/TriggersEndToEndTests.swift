@@ -9,7 +9,7 @@ import Glibc
 /// Framework, as a child process on a free port; what the functions received is read
 /// from the JSON lines they append to a file.
 final class FunctionsFramework {
-    let process = Process()
+    let process = ChildProcess()
     let port: Int
     let outFile: String
 

@@ -34,7 +34,7 @@ import Glibc
                                                    "--accept-emulator-owner"], dataDirectory: directory.path, environment: environment)
         try server.waitUntilListening()
 
-        let function = Process()
+        let function = ChildProcess()
         function.executableURL = URL(fileURLWithPath: python).deletingLastPathComponent().appendingPathComponent("functions-framework")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python/trigger_loop.py").path
         function.arguments = ["--source", script, "--target", "loop", "--signature-type", "cloudevent", "--host", "127.0.0.1",
