@@ -38,6 +38,7 @@ import Testing
         process.environment = ["GREETING": "hello"]
         process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
         let output = Pipe()
+        process.standardInput = FileHandle.nullDevice  // 0 open whatever this process's stdin is
         process.standardOutput = output
         let held = Pipe()  // open in this process, not the child's business
         try process.run()
