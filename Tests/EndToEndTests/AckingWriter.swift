@@ -52,7 +52,7 @@ final class AckingWriter: @unchecked Sendable {  // `process` is set up in init;
 
     /// Stops the writer. SIGKILL: children of the test process inherit its blocked SIGTERM.
     func stop() {
-        kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
         process.waitUntilExit()
     }
 

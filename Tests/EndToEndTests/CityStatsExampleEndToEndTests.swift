@@ -117,7 +117,7 @@ import Glibc
         let functionLog = work.path + "/function.log"
         let function = try Self.startFunction(python: python, port: functionPort, hearthPort: port, log: functionLog)
         defer {
-            kill(function.processIdentifier, SIGKILL)
+            function.signal(SIGKILL)
             function.waitUntilExit()
         }
         try Self.waitUntilAnswering("http://127.0.0.1:\(functionPort)/", log: functionLog)

@@ -107,7 +107,7 @@ func runPythonDriver(_ python: String, script: String, arguments: [String], envi
         errData = err.fileHandleForReading.readDataToEndOfFile()
         errDone.signal()
     }
-    let timer = DispatchWorkItem { kill(process.processIdentifier, SIGKILL) }
+    let timer = DispatchWorkItem { process.signal(SIGKILL) }
     DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(120), execute: timer)
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     errDone.wait()

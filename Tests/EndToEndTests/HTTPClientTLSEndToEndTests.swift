@@ -25,7 +25,7 @@ import Glibc
         server.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try server.run()
         defer {
-            kill(server.processIdentifier, SIGKILL)
+            server.signal(SIGKILL)
             server.waitUntilExit()
         }
         let url = try HTTPURL("https://localhost:\(port)/")

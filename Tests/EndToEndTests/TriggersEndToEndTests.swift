@@ -54,7 +54,7 @@ final class FunctionsFramework {
 
     deinit {
         if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
+            process.signal(SIGKILL)
             process.waitUntilExit()
         }
     }
