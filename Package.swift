@@ -109,7 +109,7 @@ let package = Package(
         // Hand-run timing of rule checks (BENCHMARKS.md): swift run -c release RulesBench
         .executableTarget(name: "RulesBench", dependencies: ["HearthRules", "HearthJSON"]),
 
-        // Shared test helpers (temp directories); tests only.
+        // Shared test helpers (temp directories, child processes by posix_spawn); tests only.
         // Atomics: not imported; listed so the exact pin of swift-atomics above (swift-prometheus's
         // dependency) belongs to a target, which SwiftPM asks of every root dependency.
         .target(name: "HearthTesting", dependencies: ["COpenSSL", .product(name: "Atomics", package: "swift-atomics"), .product(name: "Logging", package: "swift-log")],
@@ -130,7 +130,7 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthStreamsTests", dependencies: ["HearthStreams", "HearthJSON"]),
-        .testTarget(name: "HearthWireTests", dependencies: ["HearthWire", "HearthJSON"]),
+        .testTarget(name: "HearthWireTests", dependencies: ["HearthWire", "HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthDatabaseTests", dependencies: ["HearthDatabase", "HearthStore", "HearthSQLite", "HearthRules", "HearthJSON", "HearthTesting"]),
         .testTarget(
             name: "HearthServerTests",

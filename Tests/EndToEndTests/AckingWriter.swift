@@ -5,7 +5,7 @@ import Synchronization
 /// pause and prints `ack N` for each acknowledged write. `waitFor(acks:)` waits (on output,
 /// not time) until at least that many are acknowledged.
 final class AckingWriter: @unchecked Sendable {  // `process` is set up in init; the rest is behind Mutexes
-    private let process = Process()
+    private let process = ChildProcess()
     private let acks = Mutex<[Int]>([])
     private let buffer = Mutex<String>("")
     private let changed = DispatchSemaphore(value: 0)
@@ -52,7 +52,7 @@ final class AckingWriter: @unchecked Sendable {  // `process` is set up in init;
 
     /// Stops the writer. SIGKILL: children of the test process inherit its blocked SIGTERM.
     func stop() {
-        kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
         process.waitUntilExit()
     }
 

@@ -15,8 +15,8 @@ import Glibc
 
     /// `functions-framework --source main.py --target count_city_users` on `port`, its
     /// firebase-admin pointed at Hearth (emulator mode: the http `databaseURL`).
-    static func startFunction(python: String, port: Int, hearthPort: Int, log: String) throws -> Process {
-        let process = Process()
+    static func startFunction(python: String, port: Int, hearthPort: Int, log: String) throws -> ChildProcess {
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: python).deletingLastPathComponent().appendingPathComponent("functions-framework")
         process.arguments = ["--source", example + "/main.py", "--target", "count_city_users", "--signature-type", "cloudevent",
                              "--host", "127.0.0.1", "--port", String(port)]
@@ -117,7 +117,7 @@ import Glibc
         let functionLog = work.path + "/function.log"
         let function = try Self.startFunction(python: python, port: functionPort, hearthPort: port, log: functionLog)
         defer {
-            kill(function.processIdentifier, SIGKILL)
+            function.signal(SIGKILL)
             function.waitUntilExit()
         }
         try Self.waitUntilAnswering("http://127.0.0.1:\(functionPort)/", log: functionLog)

@@ -4,7 +4,7 @@ import Synchronization
 /// `curl -N` reading a live stream as a child process: its output is collected as it
 /// arrives, and a test waits for a piece of text to appear (an event, never a sleep).
 final class CurlStream: @unchecked Sendable {  // `process` is set up in init; output is behind a Mutex
-    let process = Process()
+    let process = ChildProcess()
     private let output = Mutex<String>("")
     private let changed = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)

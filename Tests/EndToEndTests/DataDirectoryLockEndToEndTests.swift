@@ -118,46 +118,29 @@ import Glibc
 /// A child whose standard input stays open until `finish`: an import that has started and
 /// waits for the rest of its file.
 final class HeldInput {
-    let pid: pid_t
-    private var input: Int32
-    private var status: Int32?
+    private let process = ChildProcess()
+    private let input = Pipe()
+    var pid: pid_t { process.processIdentifier }
 
     init(_ executable: String, _ arguments: [String]) throws {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw Spawn.Failure(description: "pipe: errno \(errno)") }
-        _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, ends[0], 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var child: pid_t = 0
-        let spawned = posix_spawn(&child, executable, &actions, nil, argv, environ)
-        close(ends[0])
-        guard spawned == 0 else {
-            close(ends[1])
-            throw Spawn.Failure(description: "posix_spawn: \(spawned)")
-        }
-        pid = child
-        input = ends[1]
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
     }
 
-    /// Writes `text` (nil: nothing), closes the input and returns the exit status.
+    /// Writes `text` (nil: nothing), closes the input and returns the exit status (128 +
+    /// the signal's number if one ended it).
     @discardableResult
     func finish(_ text: String?) -> Int32 {
-        if let status { return status }
-        if let text {
+        if process.isRunning, let text {
             let bytes = Array(text.utf8)
-            _ = bytes.withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
+            _ = bytes.withUnsafeBytes { write(input.fileHandleForWriting.fileDescriptor, $0.baseAddress, $0.count) }
         }
-        close(input)
-        var raw: Int32 = 0
-        while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
-        let result = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
-        status = result
-        return result
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        return process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
     }
 }

@@ -85,7 +85,7 @@ func runDriver(_ python: String, _ mode: String, port: Int, script: String = "ad
 func runPythonDriver(_ python: String, script: String, arguments: [String], environment overrides: [String: String?]) throws -> DriverResult {
     let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Python").appendingPathComponent(script).path
-    let process = Process()
+    let process = ChildProcess()
     process.executableURL = URL(fileURLWithPath: python)
     process.arguments = [script] + arguments
     var env = ProcessInfo.processInfo.environment
@@ -107,7 +107,7 @@ func runPythonDriver(_ python: String, script: String, arguments: [String], envi
         errData = err.fileHandleForReading.readDataToEndOfFile()
         errDone.signal()
     }
-    let timer = DispatchWorkItem { kill(process.processIdentifier, SIGKILL) }
+    let timer = DispatchWorkItem { process.signal(SIGKILL) }
     DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(120), execute: timer)
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     errDone.wait()

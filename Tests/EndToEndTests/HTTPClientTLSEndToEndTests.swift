@@ -18,14 +18,14 @@ import Glibc
                           "-days", "1", "-keyout", directory.path + "/key.pem", "-out", directory.path + "/cert.pem"], input: nil)
         try #require(made.status == 0)
         let port = try freeLoopbackPort()
-        let server = Process()
+        let server = ChildProcess()
         server.executableURL = URL(fileURLWithPath: openssl)
         server.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", directory.path + "/cert.pem", "-key", directory.path + "/key.pem", "-www", "-quiet"]
         server.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         server.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try server.run()
         defer {
-            kill(server.processIdentifier, SIGKILL)
+            server.signal(SIGKILL)
             server.waitUntilExit()
         }
         let url = try HTTPURL("https://localhost:\(port)/")

@@ -6,8 +6,8 @@ import Synchronization
 ///
 /// The binary is found next to the test bundle (SwiftPM puts every product of a build in
 /// one folder) or at `$HEARTH_BINARY`.
-final class HearthProcess: @unchecked Sendable {  // `process` is set once in init; output is behind a Mutex
-    let process = Process()
+final class HearthProcess: @unchecked Sendable {  // `process` is set in init; `port` once, before `listening` is signalled; output is behind a Mutex
+    let process = ChildProcess()
     let dataDirectory: String
     private let output = Mutex<String>("")
     private let listening = DispatchSemaphore(value: 0)
@@ -118,13 +118,14 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set once in in
     }
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+    /// Sends `number` to the child unless it has been reaped (its pid may be reused).
+    func signal(_ number: Int32) { process.signal(number) }
 
     /// Waits for the process to exit and returns its status (or the signal that ended it).
     @discardableResult
     func waitForExit() throws -> Int32 {
         if exited.wait(timeout: .now() + Self.eventTimeout) == .timedOut {
-            kill(process.processIdentifier, SIGKILL)
+            process.signal(SIGKILL)
             throw ChildError.didNotExit(output: log)
         }
         process.waitUntilExit()
@@ -134,7 +135,7 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set once in in
     }
 
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.signal(SIGKILL)
     }
 
     enum ChildError: Error {

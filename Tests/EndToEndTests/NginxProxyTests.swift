@@ -156,7 +156,7 @@ struct NginxError: Error, CustomStringConvertible {
 /// nginx as a foreground child (no daemon, its own prefix, pid file, temp paths and logs
 /// in a test directory; never root-owned system paths) in front of one Hearth.
 final class NginxProcess: @unchecked Sendable {  // set up in init; output is behind a Mutex
-    let process = Process()
+    let process = ChildProcess()
     let port: Int
     private let output = Mutex<String>("")
     private let outputChanged = DispatchSemaphore(value: 0)
@@ -326,7 +326,7 @@ final class NginxProcess: @unchecked Sendable {  // set up in init; output is be
 
     /// Fast shutdown (SIGTERM: the master stops its workers, then exits); asserts a clean exit.
     func stop() throws {
-        kill(process.processIdentifier, SIGTERM)
+        process.signal(SIGTERM)
         if exited.wait(timeout: .now() + Self.eventTimeout) == .timedOut {
             stopNow()
             throw NginxError(description: "nginx did not exit on SIGTERM:\n\(log)")
@@ -339,9 +339,9 @@ final class NginxProcess: @unchecked Sendable {  // set up in init; output is be
     /// worker running and listening.
     private func stopNow() {
         guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
+        process.signal(SIGTERM)
         if exited.wait(timeout: .now() + .seconds(10)) == .timedOut {
-            kill(process.processIdentifier, SIGKILL)
+            process.signal(SIGKILL)
         }
     }
 

@@ -15,7 +15,7 @@ final class SMTPSink {
         }
     }
 
-    let process = Process()
+    let process = ChildProcess()
     private let input = Pipe()
     private let lines: Lines
     private let arrived = DispatchSemaphore(value: 0)

@@ -9,7 +9,7 @@ import Glibc
 /// Framework, as a child process on a free port; what the functions received is read
 /// from the JSON lines they append to a file.
 final class FunctionsFramework {
-    let process = Process()
+    let process = ChildProcess()
     let port: Int
     let outFile: String
 
@@ -54,7 +54,7 @@ final class FunctionsFramework {
 
     deinit {
         if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
+            process.signal(SIGKILL)
             process.waitUntilExit()
         }
     }

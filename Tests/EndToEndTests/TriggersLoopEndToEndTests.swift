@@ -34,7 +34,7 @@ import Glibc
                                                    "--accept-emulator-owner"], dataDirectory: directory.path, environment: environment)
         try server.waitUntilListening()
 
-        let function = Process()
+        let function = ChildProcess()
         function.executableURL = URL(fileURLWithPath: python).deletingLastPathComponent().appendingPathComponent("functions-framework")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python/trigger_loop.py").path
         function.arguments = ["--source", script, "--target", "loop", "--signature-type", "cloudevent", "--host", "127.0.0.1",
@@ -45,7 +45,7 @@ import Glibc
         function.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         function.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try function.run()
-        defer { if function.isRunning { kill(function.processIdentifier, SIGKILL); function.waitUntilExit() } }
+        defer { if function.isRunning { function.signal(SIGKILL); function.waitUntilExit() } }
 
         // The first event (the function may still be starting: the deliverer retries nothing
         // with retry false, so write until one is delivered).
@@ -64,7 +64,7 @@ import Glibc
         #expect(try liveRequest(port: server.port, "GET", "/other.json").body == #""still here""#)
 
         // Stop the function: every pending event ends delivered or dead (retry false).
-        kill(function.processIdentifier, SIGKILL)
+        function.signal(SIGKILL)
         function.waitUntilExit()
         let elapsed = ContinuousClock.now - started
         var metrics = ""

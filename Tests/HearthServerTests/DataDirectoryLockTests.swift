@@ -1,4 +1,5 @@
 import Foundation
+import HearthTesting
 import Testing
 @testable import HearthServer
 
@@ -8,24 +9,12 @@ import Testing
 @Suite struct DataDirectoryLockTests {
     /// `sleep` for a minute, its first argument `seconds` (leading zeros allowed), then
     /// `rest`; ended by the test.
-    static func sleeping(_ seconds: String, _ rest: [String] = []) throws -> Process {
-        let process = Process()
+    static func sleeping(_ seconds: String, _ rest: [String] = []) throws -> ChildProcess {
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/bin/sleep")
         process.arguments = [seconds] + rest
         try process.run()
         return process
-    }
-
-    /// The child's command line once it has become `sleep` (Foundation's `Process.run` may
-    /// return before the child has exec'd: /proc then shows no command line, or the
-    /// parent's). Polled every millisecond; 60 s is a safety net only.
-    static func commandLine(ofStarted pid: Int32) throws -> String? {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while true {
-            if let line = DataDirectoryLock.commandLine(of: pid), line.hasPrefix("sleep ") { return line }
-            try #require(ContinuousClock.now < deadline, "the child never showed its command line")
-            usleep(1_000)
-        }
     }
 
     @Test func theOtherProcessIsNamedByItsCommandLineCutToTheLimit() throws {
@@ -38,10 +27,10 @@ import Testing
             }
         }
         // The program and its first argument; what follows (flags, maybe secrets) is not repeated.
-        let named = try Self.commandLine(ofStarted: short.processIdentifier)
-        #expect(named == "sleep 60")
+        // `ChildProcess.run` returns once the child has exec'd: /proc shows `sleep` at once.
+        #expect(DataDirectoryLock.commandLine(of: short.processIdentifier) == "sleep 60")
         #expect(DataDirectoryLock.serves(short.processIdentifier) == false)
-        let cut = try #require(try Self.commandLine(ofStarted: long.processIdentifier))
+        let cut = try #require(DataDirectoryLock.commandLine(of: long.processIdentifier))
         #expect(cut.count == DataDirectoryLock.maxCommandLineCharacters + 1 && cut.hasSuffix("…") && cut.hasPrefix("sleep 000"))
         #expect(DataDirectoryLock.commandLine(of: 0) == nil)
     }

@@ -20,7 +20,7 @@ import Testing
         let python = try #require(ProcessInfo.processInfo.environment["HEARTH_PYTHON"], "run scripts/test.sh (HEARTH_PYTHON not set)")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../EndToEndTests/Python/\(name)").standardized.path
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [script, mode, String(port)]
         let output = Pipe()
@@ -151,7 +151,7 @@ import Testing
         let python = try #require(ProcessInfo.processInfo.environment["HEARTH_PYTHON"], "run scripts/test.sh (HEARTH_PYTHON not set)")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../EndToEndTests/Python/wire_client.py").standardized.path
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [script, "start_over", String(server.port)]
         let output = Pipe()
@@ -198,7 +198,7 @@ import Testing
 /// `wire_client.py` in a mode that talks back: lines read from its output as they come,
 /// lines written to its input. The client bounds each of its own waits.
 final class InteractiveDriver {
-    private let process = Process()
+    private let process = ChildProcess()
     private let input = Pipe()
     private let outputPipe = Pipe()
     private var buffer: [UInt8] = []

@@ -415,60 +415,16 @@ public final class PostgresCluster: Sendable {
         return text
     }
 
-    private typealias AddClosefrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
-    private typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, UnsafePointer<CChar>?) -> Int32
-
-    private static func glibcFunction<F>(_ name: String, as type: F.Type) -> F? {
-        guard let program = dlopen(nil, RTLD_NOW), let symbol = dlsym(program, name) else { return nil }
-        return unsafeBitCast(symbol, to: type)
-    }
-
     /// posix_spawn `command` (stdin /dev/null, stdout and stderr to `output`, nothing else
-    /// inherited, default signal handling) and waitpid for it; the raw wait status.
-    /// `ownProcessGroup`: out of this process's group, so a signal to the test runner's
-    /// group (Ctrl-C, a runner cleaning up) does not reach it.
+    /// inherited, default signal handling; `ChildProcess.spawn`) and waitpid for it; the
+    /// raw wait status. `ownProcessGroup`: out of this process's group, so a signal to the
+    /// test runner's group (Ctrl-C, a runner cleaning up) does not reach it.
     private static func spawnAndWait(_ command: [String], environment: [String], directory: String,
                                      output: Int32, ownProcessGroup: Bool) throws(PostgresClusterError) -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, output, 1)
-        posix_spawn_file_actions_adddup2(&actions, output, 2)
-        // glibc has both (2.34+), but declares them only for _GNU_SOURCE, which Swift's
-        // Glibc module is not built with: they are looked up at run time.
-        if let closefrom = glibcFunction("posix_spawn_file_actions_addclosefrom_np", as: AddClosefrom.self) {
-            _ = closefrom(&actions, 3)
-        } else {  // older glibc: close what is open now
-            let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-            for fd in open.compactMap(Int32.init) where fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
-        }
-        if let chdir = glibcFunction("posix_spawn_file_actions_addchdir_np", as: AddChdir.self) {
-            _ = chdir(&actions, directory)
-        }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        posix_spawnattr_setsigmask(&attributes, &mask)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        var flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
-        if ownProcessGroup {
-            flags |= POSIX_SPAWN_SETPGROUP
-            posix_spawnattr_setpgroup(&attributes, 0)
-        }
-        posix_spawnattr_setflags(&attributes, Int16(flags))
-
-        let argv = command.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup($0) } + [nil]
-        defer { for pointer in argv + envp { free(pointer) } }
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, command[0], &actions, &attributes, argv, envp)
-        guard spawned == 0 else { throw PostgresClusterError("could not run: errno \(spawned)", command: command) }
+        let request = ChildProcess.SpawnRequest(command: command, environment: environment, directory: directory,
+                                                streams: [-1, output, output], ownProcessGroup: ownProcessGroup)
+        let pid: pid_t
+        do { pid = try ChildProcess.spawn(request) } catch { throw PostgresClusterError(error.description, command: command) }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
             guard errno == EINTR else { throw PostgresClusterError("waitpid failed: errno \(errno)", command: command) }

@@ -1,5 +1,6 @@
 import Foundation
 import HearthJSON
+import HearthTesting
 import HearthWire
 import Testing
 
@@ -24,7 +25,7 @@ import Testing
         let python = try #require(ProcessInfo.processInfo.environment["HEARTH_PYTHON"], "run scripts/test.sh (HEARTH_PYTHON not set)")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../EndToEndTests/Python/compound_hash.py").standardized.path
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [script] + arguments
         let (input, output) = (Pipe(), Pipe())

@@ -1,0 +1,89 @@
+import Foundation
+import HearthTesting
+import Synchronization
+import Testing
+
+/// The tests' own child process (`ChildProcess`, posix_spawn instead of Foundation's
+/// `Process`): pipes reach their ends, a failed start is an error, a signal ends a child.
+@Suite struct ChildProcessTests {
+    @Test func aChildWritesToBothPipesAndItsExitStatusIsKept() throws {
+        let process = ChildProcess()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "read line; echo \"out $line\"; echo err >&2; exit 3"]
+        let (input, output, error) = (Pipe(), Pipe(), Pipe())
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        #expect(process.processIdentifier > 0)
+        input.fileHandleForWriting.write(Data("in\n".utf8))
+        try input.fileHandleForWriting.close()
+        // Ends of file: the parent's copies of the child's ends were closed by run().
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(String(decoding: out, as: UTF8.self) == "out in\n")
+        #expect(String(decoding: err, as: UTF8.self) == "err\n")
+        #expect(!process.isRunning)
+        #expect(process.terminationStatus == 3)
+        #expect(process.terminationReason == .exit)
+    }
+
+    @Test func theChildGetsItsEnvironmentAndDirectoryAndNoOtherDescriptors() throws {
+        let directory = TemporaryDirectory()
+        let process = ChildProcess()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        // Descriptors 0-2 and the one `ls` opens on /proc/self/fd: nothing inherited.
+        process.arguments = ["-c", #"echo "$GREETING"; pwd; ls /proc/self/fd | wc -l"#]
+        process.environment = ["GREETING": "hello"]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
+        let output = Pipe()
+        process.standardInput = FileHandle.nullDevice  // 0 open whatever this process's stdin is
+        process.standardOutput = output
+        let held = Pipe()  // open in this process, not the child's business
+        try process.run()
+        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        process.waitUntilExit()
+        withExtendedLifetime(held) {}
+        let resolved = URL(fileURLWithPath: directory.path).resolvingSymlinksInPath().path
+        #expect(lines.count == 3)
+        #expect(lines.first == "hello")
+        #expect(lines.dropFirst().first.map { [directory.path, resolved].contains(String($0)) } == true)
+        #expect(lines.last.map { $0.trimmingCharacters(in: .whitespaces) } == "4")
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test func aMissingExecutableIsAnErrorNamingIt() {
+        let directory = TemporaryDirectory()
+        let process = ChildProcess()
+        process.executableURL = URL(fileURLWithPath: directory.path + "/no-such-program")
+        #expect {
+            try process.run()
+        } throws: { error in
+            (error as? ChildProcessError)?.description.contains(directory.path + "/no-such-program") == true
+        }
+        #expect(!process.isRunning)
+    }
+
+    @Test func terminateEndsAChildWithSIGTERMAndCallsTheHandler() throws {
+        let process = ChildProcess()
+        process.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        process.arguments = ["60"]
+        let handled = DispatchSemaphore(value: 0)
+        let runningInHandler = Mutex<Bool?>(nil)
+        process.terminationHandler = { child in
+            runningInHandler.withLock { $0 = child.isRunning }
+            handled.signal()
+        }
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        #expect(process.isRunning)
+        process.terminate()
+        process.waitUntilExit()
+        #expect(handled.wait(timeout: .now() + .seconds(60)) == .success)
+        #expect(runningInHandler.withLock { $0 } == false)
+        #expect(process.terminationReason == .uncaughtSignal)
+        #expect(process.terminationStatus == SIGTERM)
+        process.terminate()  // after the exit: nothing to signal, no error
+    }
+}
