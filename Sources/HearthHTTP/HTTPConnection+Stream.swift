@@ -69,9 +69,18 @@ extension HTTPConnection {
             return
         }
         let wasDrained = outputOffset == output.count
-        output.append(contentsOf: bytes)
-        stream.unitEnds.append(output.count)
         stream.bytesSent += bytes.count
+        var unsent = bytes[...]
+        if wasDrained && !loop.deferringWrites && !pumping {
+            // Nothing waits before these bytes: written straight from the caller's buffer
+            // (in a fan-out, the one every stream shares), with no copy, no buffer of our
+            // own and no clock read. Only what the socket does not take is queued.
+            guard let written = sendNow(bytes) else { return }
+            if written == bytes.count { return }
+            unsent = bytes[written...]
+        }
+        output.append(contentsOf: unsent)
+        stream.unitEnds.append(output.count)
         if wasDrained { lifecycle.streamQueued(now: context.clock()) }
         writeSoon()
     }

@@ -90,7 +90,7 @@ final class HTTPConnection: @unchecked Sendable {
     private var lingerBytes = 0
     private(set) var peerClosed = false
     private(set) var shuttingDown = false
-    private var pumping = false
+    private(set) var pumping = false
     /// Stream output queued during the loop's running batch waits for its end (`IOLoop.post`).
     var writeIsDeferred = false
     private(set) var closed = false
@@ -316,6 +316,21 @@ final class HTTPConnection: @unchecked Sendable {
         }
         lifecycle.outputDrained(now: context.clock())
         return true
+    }
+
+    /// One send of `bytes` on a drained open stream: the count the socket took, or nil when
+    /// the peer is gone (the connection is closed then).
+    func sendNow(_ bytes: [UInt8]) -> Int? {
+        let result: IOResult<Int>
+        do {
+            result = try bytes.withUnsafeBytes { raw throws(SystemError) in try Syscall.send(fd, raw) }
+        } catch {
+            close()  // EPIPE, ECONNRESET: the peer is gone.
+            return nil
+        }
+        guard case .done(let count) = result else { return 0 }
+        context.counters.streamWrites.wrappingAdd(1, ordering: .relaxed)
+        return count
     }
 
     private func armWriteSource() {

@@ -28,8 +28,8 @@ final class IOLoop: @unchecked Sendable {
     private let mailbox = Mutex(Mailbox())
     /// Connections that queued stream output during the running batch (`deferWrite`).
     private var deferred: [HTTPConnection] = []
-    /// True while a batch of posted work runs: stream output is queued, and written once
-    /// per connection at the batch's end.
+    /// True while a batch of several posted blocks runs: stream output is queued, and
+    /// written once per connection at the batch's end.
     private(set) var deferringWrites = false
 
     private struct Mailbox {
@@ -72,7 +72,10 @@ final class IOLoop: @unchecked Sendable {
             box.work = []
             return work
         }
-        deferringWrites = true
+        // One block (no backlog: a push, an answer) writes as it goes, as without the
+        // mailbox: gathering then writing would walk its connections twice. Several blocks
+        // mean the loop fell behind: their output is gathered and written once.
+        deferringWrites = batch.count > 1
         for work in batch { work() }
         deferringWrites = false
         let writers = deferred

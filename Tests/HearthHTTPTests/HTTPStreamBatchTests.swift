@@ -74,4 +74,18 @@ struct HTTPStreamBatchTests {
             #expect(server.stats.streamWrites - before == 1)
         }
     }
+
+    @Test func anEventTheSocketTakesOnlyInPartIsFinishedFromTheQueue() async throws {
+        try await Self.withBusyStream { stream, server, client, release in
+            release()
+            // Far more than a loopback socket takes at once from a reader that is not reading:
+            // the direct send writes a part, the rest waits in the output for the write source.
+            let big = (0..<(8 << 20)).map { UInt8(truncatingIfNeeded: $0 % 251) }
+            let before = server.stats.streamWrites
+            stream.connection.loop.queue.sync { stream.send(big) }
+            #expect(client.read(count: big.count) == big)
+            stream.connection.loop.queue.sync {}
+            #expect(server.stats.streamWrites - before > 1)  // written in parts
+        }
+    }
 }
