@@ -17,6 +17,20 @@ import Testing
         return process
     }
 
+    /// The child's command line once /proc shows it. `ChildProcess.run` returns once the
+    /// child has exec'd, but the kernel releases a vfork parent when the child switches to
+    /// the new program's memory, before it records the new program's arguments: /proc can
+    /// show an empty command line for that moment (CI saw it once). Polled every
+    /// millisecond; 60 s is a safety net only.
+    static func commandLine(ofStarted pid: Int32) throws -> String? {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while true {
+            if let line = DataDirectoryLock.commandLine(of: pid), line.hasPrefix("sleep ") { return line }
+            try #require(ContinuousClock.now < deadline, "the child never showed its command line")
+            usleep(1_000)
+        }
+    }
+
     @Test func theOtherProcessIsNamedByItsCommandLineCutToTheLimit() throws {
         let short = try Self.sleeping("60", ["1"])
         let long = try Self.sleeping(String(repeating: "0", count: DataDirectoryLock.maxCommandLineCharacters) + "60")
@@ -27,10 +41,9 @@ import Testing
             }
         }
         // The program and its first argument; what follows (flags, maybe secrets) is not repeated.
-        // `ChildProcess.run` returns once the child has exec'd: /proc shows `sleep` at once.
-        #expect(DataDirectoryLock.commandLine(of: short.processIdentifier) == "sleep 60")
+        #expect(try Self.commandLine(ofStarted: short.processIdentifier) == "sleep 60")
         #expect(DataDirectoryLock.serves(short.processIdentifier) == false)
-        let cut = try #require(DataDirectoryLock.commandLine(of: long.processIdentifier))
+        let cut = try #require(try Self.commandLine(ofStarted: long.processIdentifier))
         #expect(cut.count == DataDirectoryLock.maxCommandLineCharacters + 1 && cut.hasSuffix("…") && cut.hasPrefix("sleep 000"))
         #expect(DataDirectoryLock.commandLine(of: 0) == nil)
     }

@@ -12,7 +12,9 @@ import Glibc
 /// `findMaximumOpenFromProcSelfFD()`, swift-corelibs-foundation PR #5472), and it can
 /// return before the child has exec'd. Here `run()` returns once the child has exec'd, or
 /// throws (glibc's posix_spawn reports a failed exec: a missing executable is an error
-/// naming its path). The child gets descriptors 0–2 only (closefrom 3 in the child),
+/// naming its path) — though its `/proc/<pid>/cmdline` can still be empty for a moment
+/// (the kernel releases the parent before it records the new program's arguments; see
+/// DataDirectoryLockTests). The child gets descriptors 0–2 only (closefrom 3 in the child),
 /// default signal handling and an empty signal mask; its exit is seen by one waiter
 /// thread per child, blocked in waitid, never by a libdispatch source.
 public final class ChildProcess: Sendable {
