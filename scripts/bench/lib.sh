@@ -393,3 +393,14 @@ if r.status != 200:
     sys.exit("reset of the SSE user's favourites: HTTP %d" % r.status)
 EOF
 }
+
+# start_hearth_with_plan SCENARIO: a fresh Hearth on $WORK/hearth-data, seeded by
+# hearth_setup.py (auth as lib.sh's mode), and harness.py's request plan for SCENARIO in
+# $WORK/plan.bin (its summary in $WORK/plan.txt), for wrk's replay.lua.
+start_hearth_with_plan() {
+  start_hearth "$WORK/hearth-data"
+  retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json" $(auth_target_arg)
+  python3 "$BENCH_DIR/hearth_setup.py" --base "$HEARTH_URL" --target "$WORK/hearth.json" --out "$WORK/fixtures.json" $(auth_setup_args) >&2
+  "${HARNESS[@]}" plan --target "$WORK/hearth.json" --fixtures "$WORK/fixtures.json" --scenario "$1" \
+    --output "$WORK/plan.bin" >"$WORK/plan.txt"
+}

@@ -19,11 +19,7 @@ command -v perf >/dev/null || { echo "needs perf (apt-get install -y linux-perf)
 PROFILE_SECONDS=${PROFILE_SECONDS:-8}; CALLGRAPH=${CALLGRAPH:-dwarf}; TOP=${TOP:-40}
 build_hearth
 
-start_hearth "$WORK/hearth-data"
-retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json" $(auth_target_arg)
-python3 "$BENCH_DIR/hearth_setup.py" --base "$HEARTH_URL" --target "$WORK/hearth.json" --out "$WORK/fixtures.json" $(auth_setup_args) >&2
-"${HARNESS[@]}" plan --target "$WORK/hearth.json" --fixtures "$WORK/fixtures.json" --scenario "$SCEN" \
-  --output "$WORK/plan.bin" >"$WORK/plan.txt"
+start_hearth_with_plan "$SCEN"
 head -3 "$WORK/plan.txt" >&2
 
 # wrk runs longer than perf; perf attaches after a 2 s warm-up

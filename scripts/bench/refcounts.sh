@@ -41,11 +41,7 @@ if [ -n "$SQLITE" ]; then
   GROUP_SQLITE=probe_$(basename "$SQLITE" | sed 's/\..*//; s/[^A-Za-z0-9_]/_/g')
 fi
 
-start_hearth "$WORK/hearth-data"
-retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json" $(auth_target_arg)
-python3 "$BENCH_DIR/hearth_setup.py" --base "$HEARTH_URL" --target "$WORK/hearth.json" --out "$WORK/fixtures.json" $(auth_setup_args) >&2
-"${HARNESS[@]}" plan --target "$WORK/hearth.json" --fixtures "$WORK/fixtures.json" --scenario "$SCEN" \
-  --output "$WORK/plan.bin" >"$WORK/plan.txt"
+start_hearth_with_plan "$SCEN"
 wrk -t1 -c"$CONNS" -d3s -s "$BENCH_DIR/wrk/replay.lua" "$HEARTH_URL/" -- "$WORK/plan.bin" >/dev/null 2>&1  # warm-up
 events=$GROUP_CORE:swift_allocObject,$GROUP_CORE:swift_retain,$GROUP_CORE:swift_release,$GROUP_CORE:incrementSlow,$GROUP_CORE:decrementSlowDeinit,$GROUP_LIBC:malloc
 [ -z "$SQLITE" ] || events+=,$GROUP_SQLITE:sqlite3_step

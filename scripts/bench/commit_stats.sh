@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Where a create's time goes in the writer (issue 30 point 3): one wrk scenario (default
+# create) against a fresh seeded Hearth, and the writer's own figures from /metrics over
+# the run: group commits, writes per commit, and the share of the run the writer spent
+# inside commits (hearth_commit_duration_seconds: a batch's apply, COMMIT and fsync).
+# A writer inside commits nearly all the time while the server's CPU stays well below
+# the machine's is waiting on the disk, not short of CPU (BENCHMARKS.md, issue 30).
+#
+#   HEARTH_BIN=/path/to/hearth scripts/bench/commit_stats.sh [create|update|...]
+#
+# Knobs (env): SECS (10) CONNS (64) THREADS (2) HEARTH_SYNC (full). No files in the repo.
+set -euo pipefail
+source "$(cd "$(dirname "$0")" && pwd)/lib.sh"
+SCEN=${1:-create}
+bench_init "commit-stats-$SCEN"
+SECS=${SECS:-10}; CONNS=${CONNS:-64}; THREADS=${THREADS:-2}
+build_hearth
+start_hearth_with_plan "$SCEN"
+metrics() { curl -fsS "$HEARTH_URL/metrics" | grep -E '^hearth_(write_batch_size|commit_duration_seconds)_(sum|count) '; }
+metrics >"$WORK/before"
+ticks0=$(awk '{print $14 + $15}' "/proc/$HEARTH_PID/stat")
+wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" -s "$BENCH_DIR/wrk/replay.lua" "$HEARTH_URL/" -- "$WORK/plan.bin" >"$WORK/wrk.out" 2>&1
+ticks1=$(awk '{print $14 + $15}' "/proc/$HEARTH_PID/stat")
+metrics >"$WORK/after"
+stop_hearth
+python3 - "$WORK/before" "$WORK/after" "$WORK/wrk.out" "$SECS" "$((ticks1 - ticks0))" "$(getconf CLK_TCK)" "$SCEN" <<'EOF'
+import re, sys
+def read(path):
+    return {line.split()[0]: float(line.split()[1]) for line in open(path) if line.strip()}
+before, after = read(sys.argv[1]), read(sys.argv[2])
+d = {k: after[k] - before.get(k, 0.0) for k in after}
+wrk = open(sys.argv[3]).read()
+rps = float(re.search(r"Requests/sec:\s+([0-9.]+)", wrk).group(1))
+secs, ticks, hz = float(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6])
+commits = d["hearth_write_batch_size_count"]
+writes = d["hearth_write_batch_size_sum"]
+inside = d["hearth_commit_duration_seconds_sum"]
+cpu = ticks / hz
+print("%s: %.0f req/s over %.0f s; server CPU %.0f %% of a core (%.0f us per request)" % (
+    sys.argv[7], rps, secs, 100 * cpu / secs, 1e6 * cpu / max(1.0, rps * secs)))
+print("  group commits: %d, %.1f writes each; writer inside commits %.2f s of %.0f s (%.0f %%), %.2f ms per commit, %.0f us per write" % (
+    commits, writes / max(1, commits), inside, secs, 100 * inside / secs, 1e3 * inside / max(1, commits), 1e6 * inside / max(1, writes)))
+EOF
