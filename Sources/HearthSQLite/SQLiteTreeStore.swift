@@ -31,6 +31,8 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     private let writerKey = DispatchSpecificKey<UInt8>()
     private var writer: SQLiteConnection?  // confined to writerQueue
     private let readers: [Reader]
+    /// Checkpoints the WAL instead of the writer's COMMITs (`WALCheckpointer`).
+    let checkpointer: WALCheckpointer
     private let nextReader = Atomic<Int>(0)
 
     private let pending: PendingWrites
@@ -101,6 +103,9 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
             readers.append(reader)
         }
         self.readers = readers
+        self.checkpointer = try WALCheckpointer(
+            path: databasePath, synchronous: options.synchronous.rawValue, busyTimeoutMilliseconds: options.busyTimeoutMilliseconds)
+        checkpointer.attach(to: writer)
         space.start()
     }
 
@@ -322,6 +327,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         } catch {
             try? connection.execute("ROLLBACK TO w")
             try? connection.execute("RELEASE w")
+            writer.forgetCleared()
             try? indexes?.reload(connection: connection)
             if let failure = error as? WriteFailure { return .failure(failure) }
             return .failure(.store(error as? StoreError ?? .corrupt("unexpected error")))
@@ -476,6 +482,10 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         pending.close()
         writerQueue.sync {
             self.drain()
+            if let writer = self.writer { checkpointer.detach(from: writer) }
+        }
+        checkpointer.close()
+        writerQueue.sync {
             if let writer = self.writer {
                 try? writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             }

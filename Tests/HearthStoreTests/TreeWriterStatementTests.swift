@@ -107,3 +107,58 @@ extension TreeWriterStatementTests {
         #expect(try store.onWriter { try $0.scalarInt("SELECT count(*) FROM nodes") } == Int64(leaves))
     }
 }
+
+/// The ancestors one transaction already cleared are not deleted again (issue 30), unless
+/// a write since stored a leaf there or a savepoint brought the old rows back.
+extension TreeWriterStatementTests {
+    func rows(_ connection: SQLiteConnection) throws -> Int64 {
+        try connection.scalarInt("SELECT count(*) FROM nodes") ?? -1
+    }
+
+    @Test func aLeafStoredAtAClearedAncestorIsReplacedByALaterWriteBelowIt() throws {
+        let store = try open()
+        try store.onWriter { connection in
+            try connection.execute("BEGIN IMMEDIATE")
+            var writer = TreeWriter(connection: connection, mayHavePriorities: false)
+            try writer.apply(WriteEntry(path: path("a/b"), value: .int(1)))      // clears "", "a"
+            try writer.apply(WriteEntry(path: path("a"), value: .string("leaf")), replacesRows: true)
+            try writer.apply(WriteEntry(path: path("a/c"), value: .int(2)))      // "a" is a leaf again
+            try connection.execute("COMMIT")
+        }
+        #expect(try store.get("a") == obj(["c": .int(2)]))
+        #expect(try store.onWriter { try rows($0) } == 1)
+    }
+
+    @Test func writesBelowOneParentInOneTransactionEachKeepTheirLeaves() throws {
+        let store = try open()
+        try store.put("u", .string("leaf at an ancestor"))
+        try store.onWriter { connection in
+            try connection.execute("BEGIN IMMEDIATE")
+            var writer = TreeWriter(connection: connection, mayHavePriorities: false)
+            for index in 0..<5 {
+                try writer.apply(WriteEntry(path: path("u/f/k\(index)"), value: obj(["n": .int(Int64(index))])))
+            }
+            try connection.execute("COMMIT")
+        }
+        #expect(try store.get("u/f") == .object(Dictionary(uniqueKeysWithValues: (0..<5).map { ("k\($0)", obj(["n": .int(Int64($0))])) })))
+        #expect(try store.onWriter { try rows($0) } == 5)
+    }
+
+    @Test func aRolledBackSavepointMakesTheWriterClearAncestorsAgain() throws {
+        let store = try open()
+        try store.put("p", .string("leaf"))
+        try store.onWriter { connection in
+            try connection.execute("BEGIN IMMEDIATE")
+            var writer = TreeWriter(connection: connection, mayHavePriorities: false)
+            try connection.execute("SAVEPOINT w")
+            try writer.apply(WriteEntry(path: path("p/q"), value: .int(1)))      // deletes the leaf at "p"
+            try connection.execute("ROLLBACK TO w")
+            try connection.execute("RELEASE w")
+            writer.forgetCleared()                                              // the leaf is back
+            try writer.apply(WriteEntry(path: path("p/r"), value: .int(2)))
+            try connection.execute("COMMIT")
+        }
+        #expect(try store.get("p") == obj(["r": .int(2)]))
+        #expect(try store.onWriter { try rows($0) } == 1)
+    }
+}
