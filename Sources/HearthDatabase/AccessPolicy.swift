@@ -69,9 +69,18 @@ public protocol AccessPolicy: Sendable {
     /// neither data nor the clock, so it holds whatever the data: the read cache may answer
     /// it without a read transaction. False means "ask `canRead` with a view".
     func readAllowedWithoutData(_ path: DataPath, caller: Caller) -> Bool
+    /// The decision on `operation` (server values already resolved, or none) when it
+    /// holds whatever the data and the time, so it can be made before the write queues for
+    /// the writer (issue 30); nil means "ask `writeAccess` with the writer's view".
+    func writeAccessWithoutData(_ operation: WriteOperation, caller: Caller) -> WriteAccess?
 }
 
 extension AccessPolicy {
+    /// Without more knowledge, every write is decided on the writer.
+    public func writeAccessWithoutData(_ operation: WriteOperation, caller: Caller) -> WriteAccess? {
+        nil
+    }
+
     /// Without more knowledge, a denial is a missing grant.
     public func writeAccess(_ operation: WriteOperation, caller: Caller, view: any TreeView) -> WriteAccess {
         WriteAccess(allowed: canWrite(operation, caller: caller, view: view))

@@ -103,22 +103,34 @@ public final class Database: Sendable {
     /// server values are resolved there, and `completion` runs after the commit (or the
     /// refusal), on the writer: keep it short. The write's effects (`effects`) run after the
     /// check, in the same transaction; one that throws refuses the write.
+    ///
+    /// A write the rules allow whatever the data and the time (`writeAccessWithoutData`) is
+    /// allowed here, on the caller's thread, and the writer does not ask the rules again
+    /// (issue 30: the rules were ~10 % of the single writer's time per create). A rules
+    /// file swapped in between applies from the next write, as if this one had committed
+    /// first. Anything else, a denial included, is decided on the writer as before, so a
+    /// refused write is still answered in its turn.
     public func write(
         _ operation: WriteOperation, as caller: Caller, precondition: Precondition? = nil,
         completion: @escaping @Sendable (Result<WriteOutcome, DatabaseError>) -> Void
     ) {
-        store.write(operation, check: check(for: caller, precondition: precondition), effects: effects?(caller)) { result in
+        let decided = !caller.isAdmin && !operation.hasServerValues
+            && policy.writeAccessWithoutData(operation, caller: caller)?.allowed == true
+        store.write(operation, check: check(for: caller, precondition: precondition, rulesDecided: decided),
+                    effects: effects?(caller)) { result in
             completion(result.mapError(DatabaseError.from))
         }
     }
 
     /// The writer-side gate of a write by `caller` (DESIGN.md §3). Admins without a
-    /// precondition need none.
-    func check(for caller: Caller, precondition: Precondition?) -> WriteCheck? {
-        if caller.isAdmin && precondition == nil { return nil }
+    /// precondition need none, nor do writes whose rules were decided already
+    /// (`rulesDecided`) without one.
+    func check(for caller: Caller, precondition: Precondition?, rulesDecided: Bool = false) -> WriteCheck? {
+        let askRules = !caller.isAdmin && !rulesDecided
+        if !askRules && precondition == nil { return nil }
         let policy = self.policy
         return { view, operation in
-            if !caller.isAdmin {
+            if askRules {
                 let access = policy.writeAccess(operation, caller: caller, view: view)
                 guard access.allowed else { throw DatabaseError.permissionDenied(access.denial) }
             }

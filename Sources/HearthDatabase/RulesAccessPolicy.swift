@@ -49,6 +49,12 @@ public final class RulesAccessPolicy: AccessPolicy {
         writeAccess(operation, caller: caller, view: view).allowed
     }
 
+    public func writeAccessWithoutData(_ operation: WriteOperation, caller: Caller) -> WriteAccess? {
+        let writes = operation.entries.map { (path: $0.path, value: $0.value.map(FirebaseTree.withoutPriorities)) }
+        guard let decision = rules.canWriteWithoutData(writes, auth: caller.auth) else { return nil }
+        return WriteAccess(allowed: decision.allowed, denial: decision.denial)
+    }
+
     public func writeAccess(_ operation: WriteOperation, caller: Caller, view: any TreeView) -> WriteAccess {
         // Rules see data without priorities (`getPriority()` is null; rules.md).
         let writes = operation.entries.map { (path: $0.path, value: $0.value.map(FirebaseTree.withoutPriorities)) }

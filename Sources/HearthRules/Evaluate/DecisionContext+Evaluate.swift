@@ -72,7 +72,10 @@ extension DecisionContext {
 
     private mutating func value(of variable: RuleVariable, _ frame: Frame) throws(EvaluationFailure) -> RuntimeValue {
         switch variable {
-        case .root, .data, .newData, .now: usedDataOrTime = true
+        case .root, .data, .now:
+            usedDataOrTime = true
+            usedStoredDataOrTime = true
+        case .newData: usedDataOrTime = true
         case .auth, .query: break
         }
         switch variable {

@@ -17,6 +17,9 @@ struct DecisionContext {
     var trace: [String] = []
     /// Set when an evaluated rule read `data`, `root`, `newData` or `now`.
     var usedDataOrTime = false
+    /// Set when an evaluated rule read `data`, `root` or `now`: what `newData` reads of the
+    /// stored tree its data source sees (`RuleSet.canWriteWithoutData`).
+    var usedStoredDataOrTime = false
 
     init(before: any RuleDataSource, after: (any RuleDataSource)?, auth: JSONValue, now: Int64, query: RuleQuery?, limits: RuleLimits, explain: Bool) {
         self.before = before

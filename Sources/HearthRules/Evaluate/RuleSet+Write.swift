@@ -16,11 +16,33 @@ extension RuleSet {
     ///   - now: server time in ms; `{".sv":"timestamp"}` must already be resolved to it.
     ///   - explain: also list every rule evaluated in the decision's explanation.
     public func canWrite(_ writes: [(path: DataPath, value: JSONValue?)], data: any RuleDataSource, auth: JSONValue, now: Int64, explain: Bool = false) -> RuleDecision {
+        decideWrite(writes, data: data, auth: auth, now: now, explain: explain).decision
+    }
+
+    /// `canWrite` decided without the stored tree or the clock, for a caller that would
+    /// rather decide a write before it queues for the single writer (issue 30): the
+    /// decision, or nil when it needs either — an evaluated rule read `data`, `root` or
+    /// `now`, or `newData` somewhere the writes do not replace (a sibling an update leaves,
+    /// a parent, a delete's surroundings). A decision it returns is the one `canWrite`
+    /// makes on any stored tree at any time. Values holding server values (`.sv`) must be
+    /// resolved first, so callers decide those on the writer.
+    public func canWriteWithoutData(_ writes: [(path: DataPath, value: JSONValue?)], auth: JSONValue) -> RuleDecision? {
+        let data = UnreadableData()
+        let (decision, usedStoredDataOrTime) = decideWrite(writes, data: data, auth: auth, now: 0, explain: false)
+        return usedStoredDataOrTime || data.wasRead ? nil : decision
+    }
+
+    private func decideWrite(_ writes: [(path: DataPath, value: JSONValue?)], data: any RuleDataSource, auth: JSONValue, now: Int64, explain: Bool) -> (decision: RuleDecision, usedStoredDataOrTime: Bool) {
         // Values should arrive normalised; if one does not (an array, a null inside), the
         // stored form is used so that every node that will exist is validated.
         let writes = writes.map { (path: $0.path, value: $0.value.flatMap(OverlayTrie.present)) }
         let overlay = WriteOverlay(base: data, writes: writes)
         var context = DecisionContext(before: data, after: overlay, auth: auth, now: now, query: nil, limits: limits, explain: explain)
+        let decision = decideWrite(writes, context: &context)
+        return (decision, context.usedStoredDataOrTime)
+    }
+
+    private func decideWrite(_ writes: [(path: DataPath, value: JSONValue?)], context: inout DecisionContext) -> RuleDecision {
         guard !writes.isEmpty else {
             return context.decision(false, "write denied: it names no path")
         }
@@ -140,5 +162,27 @@ extension RuleSet {
             }
         }
         return try validateDescendants(of: childValue, node: next.node, path: childPath, captures: childCaptures, &walk, &context)
+    }
+}
+
+/// The stored tree for `canWriteWithoutData`: every read fails (the rule reading it
+/// evaluates as it would on a failed read) and is remembered, so the decision is dropped.
+private final class UnreadableData: RuleDataSource {
+    struct Unread: Error {}
+    private(set) var wasRead = false
+
+    func leaf(at path: DataPath) throws -> JSONValue? {
+        wasRead = true
+        throw Unread()
+    }
+
+    func childKeys(at path: DataPath) throws -> [String] {
+        wasRead = true
+        throw Unread()
+    }
+
+    func exists(at path: DataPath) throws -> Bool {
+        wasRead = true
+        throw Unread()
     }
 }
