@@ -202,6 +202,23 @@ enum Schema {
             UNIQUE (uid, provider_id)
         ) STRICT, WITHOUT ROWID;
         """,
+        // 12: the tree without a rowid (issue 30): each leaf lives once, in its path's
+        // b-tree, where it lived twice (the table by rowid and its primary key's index), so
+        // a write inserts each leaf once and dirties fewer pages (~10 % more creates per
+        // second). The rows are copied in path order, in the migration's one transaction:
+        // opening an older database takes about as long as a backup and needs the tree's
+        // size again in free space until it commits. Its key is its first column, the
+        // shape SQLite 3.40's integrity check reads correctly (migration 9).
+        """
+        CREATE TABLE nodes_12 (
+            path  TEXT PRIMARY KEY NOT NULL,   -- segments joined by '/', '' is the root
+            kind  INTEGER NOT NULL,            -- LeafKind raw value
+            value ANY
+        ) STRICT, WITHOUT ROWID;
+        INSERT INTO nodes_12(path, kind, value) SELECT path, kind, value FROM nodes ORDER BY path;
+        DROP TABLE nodes;
+        ALTER TABLE nodes_12 RENAME TO nodes;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }
