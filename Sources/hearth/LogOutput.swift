@@ -79,7 +79,7 @@ struct HearthLogHandler: LogHandler {
     func log(event: LogEvent) {
         let fields = metadata.isEmpty ? (event.metadata ?? [:]) : metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 })
         var line: [UInt8] = []
-        line.reserveCapacity(160)
+        line.reserveCapacity(192)
         if json {
             var members: [JSONKey: JSONValue] = [
                 "time": .string(Self.timestamp()), "level": .string(event.level.rawValue),
@@ -88,18 +88,23 @@ struct HearthLogHandler: LogHandler {
             for (key, value) in fields where members[key] == nil { members[key] = .string(value.description) }
             JSONWriter.write(.object(members), into: &line)
         } else {
-            line.append(contentsOf: Self.timestamp().utf8)
+            // Written as bytes, the fields in key order from one sort of the pairs (the
+            // access log's line was ~5 % of a create's CPU, issue 30).
+            Self.appendTimestamp(into: &line)
             line.append(UInt8(ascii: " "))
             line.append(contentsOf: event.level.rawValue.utf8)
             line.append(UInt8(ascii: " "))
             line.append(contentsOf: label.utf8)
             line.append(contentsOf: ": ".utf8)
             line.append(contentsOf: event.message.description.utf8)
-            for key in fields.keys.sorted() {
+            for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
                 line.append(UInt8(ascii: " "))
                 line.append(contentsOf: key.utf8)
                 line.append(UInt8(ascii: "="))
-                line.append(contentsOf: fields[key]!.description.utf8)
+                switch value {
+                case .string(let text): line.append(contentsOf: text.utf8)
+                default: line.append(contentsOf: value.description.utf8)
+                }
             }
         }
         line.append(UInt8(ascii: "\n"))
@@ -111,16 +116,41 @@ struct HearthLogHandler: LogHandler {
 
     /// RFC 3339 UTC with milliseconds.
     static func timestamp() -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        appendTimestamp(into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `timestamp()` appended as bytes, without building strings.
+    static func appendTimestamp(into line: inout [UInt8]) {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         var seconds = ts.tv_sec
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
+        func digits(_ value: Int32, _ width: Int) {
+            var divisor: Int32 = 1
+            for _ in 1..<width { divisor *= 10 }
+            let value = max(0, value)
+            while divisor > 0 {
+                line.append(UInt8(ascii: "0") + UInt8((value / divisor) % 10))
+                divisor /= 10
+            }
         }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(ts.tv_nsec / 1_000_000), 3))Z"
+        digits(parts.tm_year + 1900, 4)
+        line.append(UInt8(ascii: "-"))
+        digits(parts.tm_mon + 1, 2)
+        line.append(UInt8(ascii: "-"))
+        digits(parts.tm_mday, 2)
+        line.append(UInt8(ascii: "T"))
+        digits(parts.tm_hour, 2)
+        line.append(UInt8(ascii: ":"))
+        digits(parts.tm_min, 2)
+        line.append(UInt8(ascii: ":"))
+        digits(parts.tm_sec, 2)
+        line.append(UInt8(ascii: "."))
+        digits(Int32(ts.tv_nsec / 1_000_000), 3)
+        line.append(UInt8(ascii: "Z"))
     }
 }

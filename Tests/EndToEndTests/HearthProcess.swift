@@ -60,7 +60,8 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set in init; `
                 let wasListening = out.contains("listening on http://")
                 out += text
                 guard !wasListening, let range = out.range(of: "listening on http://") else { return (false, 0) }
-                let rest = out[range.upperBound...].prefix { $0 != "\n" }
+                // Up to the line's end, or the closing quote of `--log-format json`'s message.
+                let rest = out[range.upperBound...].prefix { $0 != "\n" && $0 != "\"" }
                 guard let colon = rest.lastIndex(of: ":"), let port = Int(rest[rest.index(after: colon)...].trimmingCharacters(in: .whitespaces)) else { return (false, 0) }
                 return (true, port)
             }
