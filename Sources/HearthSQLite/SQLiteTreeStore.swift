@@ -37,6 +37,8 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
 
     private let pending: PendingWrites
     private var writesSinceTrim = 0  // confined to writerQueue
+    /// `TreeWriter`'s ancestors known to hold no row, carried between transactions.
+    private var clearedAncestors = Set<String>()  // confined to writerQueue
     private var queryIndexes: QueryIndexMaintainer?  // confined to writerQueue
     /// Index builds asked for and not yet done ("location\u{0}spec").
     private let indexRequests = Mutex<Set<JSONKey>>([])
@@ -257,7 +259,11 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         }
         var treeWriter: TreeWriter
         do {
-            treeWriter = TreeWriter(connection: connection, mayHavePriorities: try TreeWriter.prioritiesExist(connection))
+            // Moved, not copied: the writer owns the set until the batch commits.
+            let carried = clearedAncestors
+            clearedAncestors = []
+            treeWriter = TreeWriter(connection: connection, mayHavePriorities: try TreeWriter.prioritiesExist(connection),
+                                    clearedAncestors: carried)
         } catch {
             try? connection.execute("ROLLBACK")
             return error
@@ -269,10 +275,12 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         do {
             try connection.executeCached("COMMIT")
         } catch {
+            // The rows the batch deleted are back: `clearedAncestors` stays empty.
             try? connection.execute("ROLLBACK")
             try? queryIndexes?.reload(connection: connection)
             return error
         }
+        clearedAncestors = treeWriter.cleared
         observeCommit?(batch.count, DispatchTime.now().uptimeNanoseconds &- started)
         // Streams hear of the batch before any writer is acknowledged, so an
         // acknowledged write is never missing from a subscriber's later events.

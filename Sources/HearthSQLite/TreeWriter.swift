@@ -9,17 +9,26 @@ struct TreeWriter {
     /// create then runs 2 statements fewer, issue 30); the writer asks once per transaction
     /// (`prioritiesExist`), and `apply` sets it again when it stores one.
     private(set) var mayHavePriorities = true
-    /// Ancestor keys whose `nodes` row this transaction already deleted and has not written
-    /// since: a later write below them needs no delete there (issue 30: the writes of one
-    /// batch share most ancestors, and their delete was ~5 % of a create's CPU). Rows this
-    /// writer inserts leave the set; a rolled-back savepoint must empty it (`forgetCleared`),
-    /// since the rows it deleted are back.
-    private var clearedAncestors = Set<String>()
+    /// Ancestor keys whose `nodes` row was deleted and not written since: a later write
+    /// below them needs no delete there (issue 30: each create's ancestors' delete was
+    /// ~4 % of the server's CPU). Rows this writer inserts leave the set; a rolled-back
+    /// savepoint empties it (`forgetCleared`), since the rows it deleted are back. The store
+    /// carries the set from one transaction to the next (`cleared`): while it is open its
+    /// writer is the only one that changes `nodes` (imports and restores need the file to
+    /// themselves), and it empties the set when a transaction rolls back.
+    private var clearedAncestors: Set<String>
+    /// Keys `clearedAncestors` holds at most; it is emptied when full (its keys then are
+    /// deleted again once, as without it).
+    static let maxClearedAncestors = 10_000
 
-    init(connection: SQLiteConnection, mayHavePriorities: Bool = true) {
+    init(connection: SQLiteConnection, mayHavePriorities: Bool = true, clearedAncestors: Set<String> = []) {
         self.connection = connection
         self.mayHavePriorities = mayHavePriorities
+        self.clearedAncestors = clearedAncestors
     }
+
+    /// The ancestors known to hold no row, for the next transaction's writer.
+    var cleared: Set<String> { clearedAncestors }
 
     /// Whether any node has a priority: asked once per write transaction, under its lock.
     static func prioritiesExist(_ connection: SQLiteConnection) throws(StoreError) -> Bool {
@@ -85,6 +94,7 @@ struct TreeWriter {
                 for index in key.utf8.indices where key.utf8[index] == UInt8(ascii: "/") {
                     cut.append(String(key[..<index]))
                 }
+                if clearedAncestors.count + cut.count > Self.maxClearedAncestors { clearedAncestors.removeAll() }
                 for ancestor in cut where clearedAncestors.insert(ancestor).inserted {
                     ancestors.append(.text(ancestor))
                 }

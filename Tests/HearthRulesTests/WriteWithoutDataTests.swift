@@ -107,3 +107,36 @@ import Testing
         #expect(rules.canWriteWithoutData([(path("p/x"), nil)], auth: .null) == nil)
     }
 }
+
+/// `hasChildren([...])` on `newData` where the write replaced the node reads the node once
+/// (`RuleDataSource.valueInMemory`, issue 30): the same answers as one `hasChild` per name.
+@Suite struct HasChildrenInMemoryTests {
+    static let names = ["a", "b", "c.d", "e/f", "", "$x"]
+
+    @Test(arguments: [
+        JSONValue.object(["a": .int(1), "b": .string("x")]),
+        .object(["a": .int(1)]),
+        .object(["a": .int(1), "b": .object(["z": .bool(true)]), "e": .object(["f": .int(2)])]),
+        .int(5),
+        .object(["b": .int(1), "c": .object(["d": .int(1)])]),
+    ])
+    func answersMatchOneLookupPerName(_ value: JSONValue) {
+        for count in 1...Self.names.count {
+            for start in 0..<Self.names.count {
+                let chosen = (0..<count).map { Self.names[(start + $0) % Self.names.count] }
+                let list = chosen.map { "'\($0)'" }.joined(separator: ", ")
+                let each = chosen.map { "newData.hasChild('\($0)')" }.joined(separator: " && ")
+                let together = compile(#"{"rules": {"p": {".write": "newData.hasChildren([\#(list)])"}}}"#)
+                let oneByOne = compile(#"{"rules": {"p": {".write": "\#(each)"}}}"#)
+                let data = JSONTreeSource(.object(["p": .object(["a": .int(9), "b": .int(9)])]))
+                let fast = together.canWrite([(path("p"), value)], data: data, auth: .null, now: 0)
+                let slow = oneByOne.canWrite([(path("p"), value)], data: data, auth: .null, now: 0)
+                #expect(fast.allowed == slow.allowed, "\(chosen) on \(value)")
+                // Below the written node, the stored data is what counts: no shortcut there.
+                let update = together.canWrite([(path("p/b"), .int(1))], data: data, auth: .null, now: 0)
+                let updateSlow = oneByOne.canWrite([(path("p/b"), .int(1))], data: data, auth: .null, now: 0)
+                #expect(update.allowed == updateSlow.allowed, "\(chosen) after an update")
+            }
+        }
+    }
+}

@@ -162,3 +162,35 @@ extension TreeWriterStatementTests {
         #expect(try store.onWriter { try rows($0) } == 1)
     }
 }
+
+/// The store carries the cleared ancestors from one transaction to the next (issue 30).
+extension TreeWriterStatementTests {
+    @Test func aLeafStoredAtAnAncestorClearedInAnEarlierTransactionIsStillReplaced() throws {
+        let store = try open()
+        try store.put("a/b", .int(1))            // clears "", "a"; carried to the next batches
+        try store.put("a", .string("leaf"))      // stores a row at "a" again
+        try store.put("a/c", .int(2))            // must delete it
+        #expect(try store.get("a") == obj(["c": .int(2)]))
+        #expect(try store.onWriter { try rows($0) } == 1)
+        try store.put("", .string("root leaf"))  // a root write stores a row at ""
+        try store.put("x/y", .int(3))
+        #expect(try store.get("") == obj(["x": obj(["y": .int(3)])]))
+        #expect(try store.onWriter { try rows($0) } == 1)
+    }
+
+    @Test func aFullSetOfClearedAncestorsIsEmptiedAndTheirRowsStillDeleted() throws {
+        let store = try open()
+        try store.put("p/q", .string("leaf"))
+        try store.onWriter { connection in
+            try connection.execute("BEGIN IMMEDIATE")
+            // One short of the limit; "p" and "p/q" are not among them.
+            let full = Set((0..<(TreeWriter.maxClearedAncestors - 1)).map { "k\($0)" })
+            var writer = TreeWriter(connection: connection, mayHavePriorities: false, clearedAncestors: full)
+            try writer.apply(WriteEntry(path: path("p/q/r"), value: .int(1)))  // 3 ancestors: over the limit
+            #expect(writer.cleared == ["", "p", "p/q"])
+            try connection.execute("COMMIT")
+        }
+        #expect(try store.get("p") == obj(["q": obj(["r": .int(1)])]))
+        #expect(try store.onWriter { try rows($0) } == 1)
+    }
+}

@@ -16,9 +16,17 @@ public protocol RuleDataSource {
     /// At most `limit` child keys, in any order. Implement it when listing every child is
     /// expensive (a store can stop its scan early); the default lists them all.
     func childKeys(at path: DataPath, limit: Int) throws -> [String]
+    /// The whole value at `path` when this source holds it in memory (`.some(nil)`: nothing
+    /// is there), or nil when it would have to read for it: lets a rule test several
+    /// children with one lookup (`hasChildren`). The default holds nothing in memory.
+    func valueInMemory(at path: DataPath) -> JSONValue??
 }
 
 extension RuleDataSource {
+    public func valueInMemory(at path: DataPath) -> JSONValue?? {
+        nil
+    }
+
     public func childKeys(at path: DataPath, limit: Int) throws -> [String] {
         Array(try childKeys(at: path).prefix(limit))
     }

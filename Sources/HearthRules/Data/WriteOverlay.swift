@@ -79,6 +79,12 @@ public struct WriteOverlay: RuleDataSource {
         }
     }
 
+    /// A replaced location's value (what a set wrote there); nil elsewhere.
+    public func valueInMemory(at path: DataPath) -> JSONValue?? {
+        if case .replaced(let value) = locate(path) { return .some(value) }
+        return nil
+    }
+
     public func childKeys(at path: DataPath) throws -> [String] {
         switch locate(path) {
         case .base:
