@@ -49,16 +49,19 @@ public final class RulesAccessPolicy: AccessPolicy {
         writeAccess(operation, caller: caller, view: view).allowed
     }
 
+    /// `operation`'s entries as the rules take them: without priorities (`getPriority()`
+    /// is null; rules.md).
+    private static func ruleWrites(_ operation: WriteOperation) -> [(path: DataPath, value: JSONValue?)] {
+        operation.entries.map { (path: $0.path, value: $0.value.map(FirebaseTree.withoutPriorities)) }
+    }
+
     public func writeAccessWithoutData(_ operation: WriteOperation, caller: Caller) -> WriteAccess? {
-        let writes = operation.entries.map { (path: $0.path, value: $0.value.map(FirebaseTree.withoutPriorities)) }
-        guard let decision = rules.canWriteWithoutData(writes, auth: caller.auth) else { return nil }
+        guard let decision = rules.canWriteWithoutData(Self.ruleWrites(operation), auth: caller.auth) else { return nil }
         return WriteAccess(allowed: decision.allowed, denial: decision.denial)
     }
 
     public func writeAccess(_ operation: WriteOperation, caller: Caller, view: any TreeView) -> WriteAccess {
-        // Rules see data without priorities (`getPriority()` is null; rules.md).
-        let writes = operation.entries.map { (path: $0.path, value: $0.value.map(FirebaseTree.withoutPriorities)) }
-        let decision = rules.canWrite(writes, data: StoreRuleSource(view: view), auth: caller.auth, now: clock())
+        let decision = rules.canWrite(Self.ruleWrites(operation), data: StoreRuleSource(view: view), auth: caller.auth, now: clock())
         switch decision.denial {
         case nil:
             break

@@ -35,27 +35,18 @@ final class WALCheckpointer: @unchecked Sendable {
     private let key = DispatchSpecificKey<UInt8>()
     private var connection: SQLiteConnection?  // confined to `queue`
     private let scheduled = Atomic<Bool>(false)
-    private let threshold: Int32
-    private let writerThreshold: Int32
     /// The WAL's frames after the last commit, and the count at which the next checkpoint
     /// is asked for (touched only in `committed`, on the writer's thread).
     private let lastFrames = Atomic<Int32>(0)
-    private let nextRequest: Atomic<Int32>
+    private let nextRequest = Atomic<Int32>(WALCheckpointer.framesPerCheckpoint)
     /// Checkpoints run so far (tests, and a sign that the hook is attached).
     let runs = Atomic<Int>(0)
-    /// Checkpoints the writer ran itself (`framesBeforeTheWriterCheckpoints`).
-    let writerRuns = Atomic<Int>(0)
 
     /// Opens the checkpointer's own connection to the database at `path` (which must
     /// exist), syncing as `synchronous` says, as the writer does.
-    init(path: String, synchronous: String, busyTimeoutMilliseconds: Int,
-         threshold: Int32 = WALCheckpointer.framesPerCheckpoint,
-         writerThreshold: Int32 = WALCheckpointer.framesBeforeTheWriterCheckpoints) throws(StoreError) {
+    init(path: String, synchronous: String, busyTimeoutMilliseconds: Int) throws(StoreError) {
         queue.setSpecific(key: key, value: 1)
         let connection = try SQLiteConnection(path: path, mode: .readWriteCreate, queueKey: key)
-        self.threshold = threshold
-        self.writerThreshold = writerThreshold
-        self.nextRequest = Atomic(threshold)
         let opened: Result<SQLiteConnection, StoreError> = queue.sync {
             Result { () throws(StoreError) -> SQLiteConnection in
                 try connection.execute("PRAGMA busy_timeout = \(busyTimeoutMilliseconds)")
@@ -79,21 +70,21 @@ final class WALCheckpointer: @unchecked Sendable {
     }
 
     /// After each of the writer's commits, on the writer's thread, with the frames the WAL
-    /// now holds: a checkpoint every `threshold` new frames, and the writer's own at
-    /// `writerThreshold`. (Asking after every commit past the threshold, as SQLite does,
+    /// now holds: a checkpoint every `framesPerCheckpoint` new frames, and the writer's own
+    /// at `framesBeforeTheWriterCheckpoints`. (Asking after every commit past the first, as
+    /// SQLite does,
     /// made the checkpointer sync the files after every commit: +20 % server CPU.)
     private func committed(frames: Int32, writer: OpaquePointer?) {
         if frames < lastFrames.load(ordering: .relaxed) {
             // The writer started the WAL over.
-            nextRequest.store(threshold, ordering: .relaxed)
+            nextRequest.store(Self.framesPerCheckpoint, ordering: .relaxed)
         }
         lastFrames.store(frames, ordering: .relaxed)
-        if frames >= writerThreshold, let writer {
+        if frames >= Self.framesBeforeTheWriterCheckpoints, let writer {
             // SQLITE_BUSY while the checkpointer runs: the next commit tries again.
             _ = sqlite3_wal_checkpoint_v2(writer, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-            writerRuns.add(1, ordering: .relaxed)
         } else if frames >= nextRequest.load(ordering: .relaxed) {
-            nextRequest.store(frames + threshold, ordering: .relaxed)
+            nextRequest.store(frames + Self.framesPerCheckpoint, ordering: .relaxed)
             request()
         }
     }
@@ -118,19 +109,12 @@ final class WALCheckpointer: @unchecked Sendable {
         queue.sync {}
     }
 
-    /// One PASSIVE checkpoint now, on the checkpointer's queue (waits for it).
-    func checkpointNow() {
-        queue.sync { checkpoint() }
-    }
-
     private func checkpoint() {
         guard let connection else { return }
-        var logFrames: Int32 = 0
-        var copied: Int32 = 0
         // SQLITE_BUSY: another checkpoint (the writer's TRUNCATE on a full disk, or at
         // close) holds the lock; it does the work. Other failures leave the WAL to the
         // next request, as a failed automatic checkpoint would.
-        _ = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logFrames, &copied)
+        _ = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
         runs.add(1, ordering: .relaxed)
     }
 

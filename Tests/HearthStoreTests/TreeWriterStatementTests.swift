@@ -115,15 +115,24 @@ extension TreeWriterStatementTests {
         try connection.scalarInt("SELECT count(*) FROM nodes") ?? -1
     }
 
-    @Test func aLeafStoredAtAClearedAncestorIsReplacedByALaterWriteBelowIt() throws {
-        let store = try open()
+    /// `body` with a writer (no priorities stored, `cleared` already cleared) inside one
+    /// committed transaction on `store`'s writer connection.
+    func inTransaction(_ store: SQLiteTreeStore, cleared: Set<String> = [],
+                       _ body: (SQLiteConnection, inout TreeWriter) throws -> Void) throws {
         try store.onWriter { connection in
             try connection.execute("BEGIN IMMEDIATE")
-            var writer = TreeWriter(connection: connection, mayHavePriorities: false)
+            var writer = TreeWriter(connection: connection, mayHavePriorities: false, clearedAncestors: cleared)
+            try body(connection, &writer)
+            try connection.execute("COMMIT")
+        }
+    }
+
+    @Test func aLeafStoredAtAClearedAncestorIsReplacedByALaterWriteBelowIt() throws {
+        let store = try open()
+        try inTransaction(store) { _, writer in
             try writer.apply(WriteEntry(path: path("a/b"), value: .int(1)))      // clears "", "a"
             try writer.apply(WriteEntry(path: path("a"), value: .string("leaf")), replacesRows: true)
             try writer.apply(WriteEntry(path: path("a/c"), value: .int(2)))      // "a" is a leaf again
-            try connection.execute("COMMIT")
         }
         #expect(try store.get("a") == obj(["c": .int(2)]))
         #expect(try store.onWriter { try rows($0) } == 1)
@@ -132,13 +141,10 @@ extension TreeWriterStatementTests {
     @Test func writesBelowOneParentInOneTransactionEachKeepTheirLeaves() throws {
         let store = try open()
         try store.put("u", .string("leaf at an ancestor"))
-        try store.onWriter { connection in
-            try connection.execute("BEGIN IMMEDIATE")
-            var writer = TreeWriter(connection: connection, mayHavePriorities: false)
+        try inTransaction(store) { _, writer in
             for index in 0..<5 {
                 try writer.apply(WriteEntry(path: path("u/f/k\(index)"), value: obj(["n": .int(Int64(index))])))
             }
-            try connection.execute("COMMIT")
         }
         #expect(try store.get("u/f") == .object(Dictionary(uniqueKeysWithValues: (0..<5).map { ("k\($0)", obj(["n": .int(Int64($0))])) })))
         #expect(try store.onWriter { try rows($0) } == 5)
@@ -147,16 +153,13 @@ extension TreeWriterStatementTests {
     @Test func aRolledBackSavepointMakesTheWriterClearAncestorsAgain() throws {
         let store = try open()
         try store.put("p", .string("leaf"))
-        try store.onWriter { connection in
-            try connection.execute("BEGIN IMMEDIATE")
-            var writer = TreeWriter(connection: connection, mayHavePriorities: false)
+        try inTransaction(store) { connection, writer in
             try connection.execute("SAVEPOINT w")
             try writer.apply(WriteEntry(path: path("p/q"), value: .int(1)))      // deletes the leaf at "p"
             try connection.execute("ROLLBACK TO w")
             try connection.execute("RELEASE w")
             writer.forgetCleared()                                              // the leaf is back
             try writer.apply(WriteEntry(path: path("p/r"), value: .int(2)))
-            try connection.execute("COMMIT")
         }
         #expect(try store.get("p") == obj(["r": .int(2)]))
         #expect(try store.onWriter { try rows($0) } == 1)
@@ -181,14 +184,11 @@ extension TreeWriterStatementTests {
     @Test func aFullSetOfClearedAncestorsIsEmptiedAndTheirRowsStillDeleted() throws {
         let store = try open()
         try store.put("p/q", .string("leaf"))
-        try store.onWriter { connection in
-            try connection.execute("BEGIN IMMEDIATE")
-            // One short of the limit; "p" and "p/q" are not among them.
-            let full = Set((0..<(TreeWriter.maxClearedAncestors - 1)).map { "k\($0)" })
-            var writer = TreeWriter(connection: connection, mayHavePriorities: false, clearedAncestors: full)
+        // One short of the limit; "p" and "p/q" are not among them.
+        let full = Set((0..<(TreeWriter.maxClearedAncestors - 1)).map { "k\($0)" })
+        try inTransaction(store, cleared: full) { _, writer in
             try writer.apply(WriteEntry(path: path("p/q/r"), value: .int(1)))  // 3 ancestors: over the limit
             #expect(writer.cleared == ["", "p", "p/q"])
-            try connection.execute("COMMIT")
         }
         #expect(try store.get("p") == obj(["q": obj(["r": .int(1)])]))
         #expect(try store.onWriter { try rows($0) } == 1)
