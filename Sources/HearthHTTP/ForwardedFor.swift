@@ -62,4 +62,18 @@ public struct HTTPAccessRecord: Sendable {
     /// over it (so a session that took in large messages, or was refused holding a large
     /// incomplete one, lets the server give that memory back: `MemoryTrimmer`).
     public var requestBytes: Int = 0
+
+    public init(method: String, path: String, status: Int, bytes: Int, durationNanoseconds: UInt64, requestID: String,
+                client: String, peer: String, isStream: Bool, requestBytes: Int = 0) {
+        self.method = method
+        self.path = path
+        self.status = status
+        self.bytes = bytes
+        self.durationNanoseconds = durationNanoseconds
+        self.requestID = requestID
+        self.client = client
+        self.peer = peer
+        self.isStream = isStream
+        self.requestBytes = requestBytes
+    }
 }

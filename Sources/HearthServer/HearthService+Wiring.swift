@@ -257,7 +257,7 @@ extension HearthService {
     }
 
     static func httpServer(_ configuration: HearthConfiguration, router: Router, metrics: ServerMetrics,
-                                   trimmer: MemoryTrimmer, logger: Logger) -> HTTPServer {
+                                   trimmer: MemoryTrimmer, logger: Logger, accessLogSink: AccessLogSink? = nil) -> HTTPServer {
         var httpConfiguration = HTTPServerConfiguration()
         httpConfiguration.host = configuration.host
         httpConfiguration.port = configuration.port
@@ -265,7 +265,7 @@ extension HearthService {
         if let count = configuration.ioQueueCount { httpConfiguration.ioQueueCount = count }
         httpConfiguration.trustedProxies = Set(configuration.trustedProxies)
         httpConfiguration.uncappedPaths = HealthEndpoint.paths
-        let accessLog = configuration.logging.accessLog ? AccessLog(logger: logger) : nil
+        let accessLog = configuration.logging.accessLog ? AccessLog(logger: logger, sink: accessLogSink) : nil
         httpConfiguration.accessLog = { record in
             trimmer.noteExchange(bytes: record.bytes + record.requestBytes)
             metrics.record(record)

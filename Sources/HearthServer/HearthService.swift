@@ -101,7 +101,9 @@ public final class HearthService: Sendable {
     /// most; past it every one of them gets its event.
     public static let maxWatchedLocationsPerWrite = ListenAccess.maxWatchedLocationsPerWrite
 
-    public init(configuration: HearthConfiguration, logger: Logger) throws(StartupError) {
+    /// `accessLogSink`: where access lines go instead of `logger` (`hearth serve` formats
+    /// them straight into its log buffer, `AccessLogSink`).
+    public init(configuration: HearthConfiguration, logger: Logger, accessLogSink: AccessLogSink? = nil) throws(StartupError) {
         self.configuration = configuration
         self.logger = logger
         try Self.refuseUnsafeSettings(configuration)
@@ -161,7 +163,7 @@ public final class HearthService: Sendable {
                                          directoryLock: directoryLock)
         namespacesBox.value = namespaces
         http = Self.httpServer(configuration, router: Router(context: context, namespaces: namespaces), metrics: metrics,
-                               trimmer: trimmer, logger: logger)
+                               trimmer: trimmer, logger: logger, accessLogSink: accessLogSink)
         httpBox.value = http
     }
 

@@ -1,5 +1,6 @@
 import Dispatch
 import HearthJSON
+import HearthServer
 import Logging
 import Synchronization
 #if canImport(Glibc)
@@ -77,41 +78,51 @@ struct HearthLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        let fields = metadata.isEmpty ? (event.metadata ?? [:]) : metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 })
+        let merged = metadata.isEmpty ? (event.metadata ?? [:]) : metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 })
+        // In key order, from one sort of the pairs.
+        let fields = merged.sorted(by: { $0.key < $1.key }).map { key, value in
+            switch value {
+            case .string(let text): AccessLogField(key: key, value: text)
+            default: AccessLogField(key: key, value: value.description)
+            }
+        }
+        // Notices (the lifecycle: "listening on", recovery) and worse are written at once:
+        // scripts wait for "listening on" (docker-steps grepped it right after the first
+        // health check passed and once found it still in the buffer).
+        output.append(Self.line(label: label, level: event.level, message: event.message.description, fields: fields, json: json),
+                      urgent: event.level >= .notice)
+    }
+
+    /// One line of this handler's format, `fields` in key order: the access log's lines
+    /// come here straight (`AccessLogSink`), so they are written exactly as through `log`.
+    static func line(label: String, level: Logger.Level, message: String, fields: [AccessLogField], json: Bool) -> [UInt8] {
         var line: [UInt8] = []
         line.reserveCapacity(192)
         if json {
             var members: [JSONKey: JSONValue] = [
-                "time": .string(Self.timestamp()), "level": .string(event.level.rawValue),
-                "label": .string(label), "message": .string(event.message.description),
+                "time": .string(Self.timestamp()), "level": .string(level.rawValue),
+                "label": .string(label), "message": .string(message),
             ]
-            for (key, value) in fields where members[key] == nil { members[key] = .string(value.description) }
+            for field in fields where members[field.key] == nil { members[field.key] = .string(field.value) }
             JSONWriter.write(.object(members), into: &line)
         } else {
-            // Written as bytes, the fields in key order from one sort of the pairs (the
-            // access log's line was ~5 % of a create's CPU, issue 30).
+            // Written as bytes (the access log's line was ~5 % of a create's CPU, issue 30).
             Self.appendTimestamp(into: &line)
             line.append(UInt8(ascii: " "))
-            line.append(contentsOf: event.level.rawValue.utf8)
+            line.append(contentsOf: level.rawValue.utf8)
             line.append(UInt8(ascii: " "))
             line.append(contentsOf: label.utf8)
             line.append(contentsOf: ": ".utf8)
-            line.append(contentsOf: event.message.description.utf8)
-            for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
+            line.append(contentsOf: message.utf8)
+            for field in fields {
                 line.append(UInt8(ascii: " "))
-                line.append(contentsOf: key.utf8)
+                line.append(contentsOf: field.key.utf8)
                 line.append(UInt8(ascii: "="))
-                switch value {
-                case .string(let text): line.append(contentsOf: text.utf8)
-                default: line.append(contentsOf: value.description.utf8)
-                }
+                line.append(contentsOf: field.value.utf8)
             }
         }
         line.append(UInt8(ascii: "\n"))
-        // Notices (the lifecycle: "listening on", recovery) and worse are written at once:
-        // scripts wait for "listening on" (docker-steps grepped it right after the first
-        // health check passed and once found it still in the buffer).
-        output.append(line, urgent: event.level >= .notice)
+        return line
     }
 
     /// RFC 3339 UTC with milliseconds.

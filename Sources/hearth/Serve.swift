@@ -126,7 +126,16 @@ struct Serve: AsyncParsableCommand {
         let service: HearthService
         let signals: SignalWaiter
         do {
-            service = try HearthService(configuration: configuration, logger: logger)
+            // Access lines go straight into the buffer, formatted as the handler would.
+            let label = logger.label
+            var accessLogSink: AccessLogSink?
+            if level <= .info {
+                accessLogSink = { (line: AccessLogLine) in
+                    output.append(HearthLogHandler.line(label: label, level: .info, message: line.message, fields: line.fields, json: json),
+                                  urgent: false)
+                }
+            }
+            service = try HearthService(configuration: configuration, logger: logger, accessLogSink: accessLogSink)
             // Before listening: SIGTERM may come the moment "listening on" is logged.
             signals = SignalWaiter(for: [SIGTERM, SIGINT], onHangup: {
                 service.reloadRules()
