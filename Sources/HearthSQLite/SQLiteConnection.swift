@@ -15,7 +15,9 @@ final class SQLiteConnection {
 
     enum Mode { case readWriteCreate, readOnly }
 
-    init(path: String, mode: Mode, queueKey: DispatchSpecificKey<UInt8>? = nil) throws(StoreError) {
+    /// `coalescingWALWrites`: open through `WALWriteCoalescing`, only for a connection
+    /// whose commits sync the WAL (`synchronous` FULL or EXTRA).
+    init(path: String, mode: Mode, queueKey: DispatchSpecificKey<UInt8>? = nil, coalescingWALWrites: Bool = false) throws(StoreError) {
         if mode == .readWriteCreate { try Self.createPrivately(path) }
         var db: OpaquePointer?
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
@@ -23,7 +25,8 @@ final class SQLiteConnection {
         case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
         case .readOnly: flags |= SQLITE_OPEN_READONLY
         }
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        let vfs = coalescingWALWrites ? WALWriteCoalescing.name : nil
+        let rc = sqlite3_open_v2(path, &db, flags, vfs)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             if let db { sqlite3_close_v2(db) }
@@ -58,6 +61,15 @@ final class SQLiteConnection {
     /// Closes now (statements first). Returns the result code of `sqlite3_close`.
     func close() {
         statements.removeAll()
+    }
+
+    /// The name of the VFS the database was opened through (`WALWriteCoalescing.name` or
+    /// SQLite's default, "unix").
+    var vfsName: String? {
+        var vfs: UnsafeMutablePointer<sqlite3_vfs>?
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_VFS_POINTER, &vfs) == SQLITE_OK,
+              let name = vfs?.pointee.zName else { return nil }
+        return String(cString: name)
     }
 
     func assertConfined() {

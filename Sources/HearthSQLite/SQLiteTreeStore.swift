@@ -88,7 +88,10 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         self.watch = watch
         self.observeCommit = observeCommit
         writerQueue.setSpecific(key: writerKey, value: 1)
-        let writer = try SQLiteConnection(path: databasePath, mode: .readWriteCreate)
+        // The writer's commits sync the WAL (FULL): its frame writes can be gathered into
+        // one per commit (`WALWriteCoalescing`, issue 30). With NORMAL they may not.
+        let writer = try SQLiteConnection(path: databasePath, mode: .readWriteCreate,
+                                          coalescingWALWrites: options.synchronous == .full)
         try writer.execute("PRAGMA busy_timeout = \(options.busyTimeoutMilliseconds)")
         try writer.execute("PRAGMA journal_mode = WAL")
         try writer.execute("PRAGMA synchronous = \(options.synchronous.rawValue)")
