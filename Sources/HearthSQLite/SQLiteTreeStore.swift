@@ -353,6 +353,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         let sql = "SELECT (SELECT count(*) FROM (SELECT 1 FROM nodes WHERE path >= ?2 AND path < ?3 LIMIT ?4))"
             + " + EXISTS (SELECT 1 FROM nodes WHERE path = ?1)"
         let rootSQL = "SELECT count(*) FROM (SELECT 1 FROM nodes LIMIT ?1)"
+        let emptySQL = "SELECT 1 FROM nodes WHERE path >= ?1 AND path < ?2 LIMIT 1"
         var total = 0
         for entry in operation.entries {
             let statement: SQLiteStatement
@@ -362,6 +363,18 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
             } else {
                 let key = entry.path.storageKey
                 let range = SQLiteTreeView.descendantRange(key)
+                // Most writes land where nothing is stored (a create): one probe of
+                // [key, key + "0"), which holds the key and everything below it, says so
+                // without the exact count's two (issue 30). Keys between the key and its
+                // "/" (siblings like "key-2") make it a false alarm, then counted exactly.
+                let probe = try connection.statement(emptySQL)
+                try probe.reset([.text(key), .text(range.upper)])
+                let occupied = try probe.step()
+                try probe.reset()
+                if !occupied {
+                    perEntry.append(0)
+                    continue
+                }
                 statement = try connection.statement(sql)
                 try statement.reset([.text(key), .text(range.lower), .text(range.upper), .integer(Int64(limit - total + 1))])
             }
