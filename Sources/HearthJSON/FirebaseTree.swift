@@ -58,10 +58,20 @@ public enum FirebaseTree {
     /// `value` without its priorities (`.priority` members, `{".value": v}` wrappers): what
     /// the rules, ETags and clients that do not ask for `format=export` see.
     public static func withoutPriorities(_ value: JSONValue) -> JSONValue {
-        guard case .object(var members) = value else { return value }
+        // Most values hold no priority: returned as they are, not rebuilt (every write's
+        // rules check asks, issue 30).
+        guard holdsPriorities(value), case .object(var members) = value else { return value }
         if let leaf = members[".value"] { return leaf }
         members[".priority"] = nil
         return .object(members.mapValues(withoutPriorities))
+    }
+
+    /// Whether an object in `value` (arrays are left as they are) has a `.priority` or a
+    /// `.value` member: whether `withoutPriorities` changes it.
+    static func holdsPriorities(_ value: JSONValue) -> Bool {
+        guard case .object(let members) = value else { return false }
+        if members[".priority"] != nil || members[".value"] != nil { return true }
+        return members.values.contains(where: holdsPriorities)
     }
 
     /// The `shallow=true` view (spec §1.3): an object becomes `{key: true, ...}`; a

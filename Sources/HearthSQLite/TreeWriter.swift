@@ -69,11 +69,11 @@ struct TreeWriter {
     /// transaction (`SQLiteTreeStore.replacedRows`), so there is nothing there to delete.
     mutating func apply(_ entry: WriteEntry, replacesRows: Bool = true) throws(StoreError) {
         let path = entry.path
+        let key = path.storageKey
         if path.isRoot {
             try connection.statement(Self.deleteAllSQL).run()
             try connection.statement(Self.deleteAllPrioritiesSQL).run()
         } else {
-            let key = path.storageKey
             let range = SQLiteTreeView.descendantRange(key)
             if replacesRows {
                 try connection.statement(Self.deleteExactSQL).run([.text(key)])
@@ -106,7 +106,7 @@ struct TreeWriter {
         guard let value = entry.value else { return }
         var rows: [LeafRow] = []
         var priorities: [LeafRow] = []
-        LeafRow.flatten(value, at: path.storageKey, into: &rows, priorities: &priorities)
+        LeafRow.flatten(value, at: key, into: &rows, priorities: &priorities)
         if !clearedAncestors.isEmpty {
             for row in rows { clearedAncestors.remove(row.path) }
         }

@@ -44,13 +44,25 @@ package struct LeafRow {
                 return
             }
             for (key, child) in children where key != ".priority" {
-                flatten(child, at: base.isEmpty ? key.string : base + "/" + key.string, into: &rows, priorities: &priorities)
+                flatten(child, at: joined(base, key.string), into: &rows, priorities: &priorities)
             }
         case .array(let items):
             for (i, child) in items.enumerated() {
-                flatten(child, at: base.isEmpty ? String(i) : base + "/" + String(i), into: &rows, priorities: &priorities)
+                flatten(child, at: joined(base, String(i)), into: &rows, priorities: &priorities)
             }
         }
+    }
+
+    /// `base/key` (`key` alone at the root) in one allocation: `base + "/" + key` made two
+    /// per leaf, on the writer (issue 30).
+    private static func joined(_ base: String, _ key: String) -> String {
+        if base.isEmpty { return key }
+        var path = ""
+        path.reserveCapacity(base.utf8.count + 1 + key.utf8.count)
+        path += base
+        path += "/"
+        path += key
+        return path
     }
 
     /// The `/`-separated segments of a stored path, split on UTF-8 bytes: `Substring.split`

@@ -111,6 +111,12 @@ struct FirebaseTreeTests {
         let stored: JSONValue = .object(["a": .object([".value": 1, ".priority": 3]), "b": .object(["c": 2, ".priority": "x"])])
         #expect(FirebaseTree.render(stored) == .object(["a": 1, "b": .object(["c": 2])]))
         #expect(FirebaseTree.withoutPriorities(stored) == .object(["a": 1, "b": .object(["c": 2])]))
+        // Deep down it is still found; with none (arrays are left as they are), the value
+        // comes back as it was.
+        let deep: JSONValue = .object(["x": .object(["y": .object(["z": 1, ".priority": 2])])])
+        #expect(FirebaseTree.withoutPriorities(deep) == .object(["x": .object(["y": .object(["z": 1])])]))
+        let plain: JSONValue = .object(["x": .object(["y": 1]), "l": .array([.object([".priority": 1])])])
+        #expect(FirebaseTree.withoutPriorities(plain) == plain)
     }
 
     @Test func serverValuesStayAsPlaceholdersForTheWriter() throws {
