@@ -26,8 +26,9 @@ import Glibc
 /// and writes those frames again, at the same offsets, with the next commit.
 enum WALWriteCoalescing {
     /// The bytes one WAL file holds back at most; past it they are written and gathering
-    /// starts again (a commit of 90 frames is ~370 KiB).
-    static let maxBufferedBytes = 4 << 20
+    /// starts again (a group commit of creates is ~90 frames, ~370 KiB). Allocated when
+    /// the writer opens its WAL: one buffer per open database.
+    static let maxBufferedBytes = 1 << 20
     /// The bytes handed to the default VFS per write: its `unixWrite` keeps only the low 17
     /// bits of a length (`nBuf &= 0x1ffff` in os_unix.c's `seekAndWriteFd`), so a longer
     /// write comes back short or, at a multiple of 128 KiB, as `SQLITE_FULL`. A commit of
