@@ -353,7 +353,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         let sql = "SELECT (SELECT count(*) FROM (SELECT 1 FROM nodes WHERE path >= ?2 AND path < ?3 LIMIT ?4))"
             + " + EXISTS (SELECT 1 FROM nodes WHERE path = ?1)"
         let rootSQL = "SELECT count(*) FROM (SELECT 1 FROM nodes LIMIT ?1)"
-        let emptySQL = "SELECT 1 FROM nodes WHERE path >= ?1 AND path < ?2 LIMIT 1"
+        let firstSQL = "SELECT path FROM nodes WHERE path >= ?1 AND path < ?2 ORDER BY path LIMIT 1"
         var total = 0
         for entry in operation.entries {
             let statement: SQLiteStatement
@@ -363,16 +363,23 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
             } else {
                 let key = entry.path.storageKey
                 let range = SQLiteTreeView.descendantRange(key)
-                // Most writes land where nothing is stored (a create): one probe of
-                // [key, key + "0"), which holds the key and everything below it, says so
-                // without the exact count's two (issue 30). Keys between the key and its
-                // "/" (siblings like "key-2") make it a false alarm, then counted exactly.
-                let probe = try connection.statement(emptySQL)
+                // One probe of [key, key + "0"), which holds the key and everything below
+                // it, answers the usual cases without the exact count's two lookups (issue
+                // 30): nothing there (a create) is 0; the key itself first is a leaf, which
+                // has nothing below it, so 1 (an update of a field). Anything else (rows
+                // below, or siblings between the key and its "/", like "key-2") is counted.
+                let probe = try connection.statement(firstSQL)
                 try probe.reset([.text(key), .text(range.upper)])
-                let occupied = try probe.step()
+                let first = try probe.step() ? probe.text(0) : nil
                 try probe.reset()
-                if !occupied {
-                    perEntry.append(0)
+                // Byte equality: `==` on strings would take canonically equivalent keys,
+                // which are different locations, for the same.
+                let isKey = first.map { $0.sameCodeUnits(as: key) } ?? false
+                if first == nil || isKey {
+                    let count = isKey ? 1 : 0
+                    perEntry.append(count)
+                    total += count
+                    if total > limit { return total }
                     continue
                 }
                 statement = try connection.statement(sql)

@@ -28,6 +28,15 @@ import Testing
         #expect(try count(store, ["a"]) == (0, [0]))
     }
 
+    @Test func aLeafAtThePathCountsOneFromTheProbeAlone() throws {
+        let store = try SQLiteTreeStore(directory: dir.path)
+        try store.put("u/f/note", .string("old"))
+        try store.put("u/f/note-2", .string("sibling"))
+        #expect(try count(store, ["u/f/note"]) == (1, [1]))
+        #expect(try count(store, ["u/f/note"], limit: 0).total == 1)
+        #expect(try count(store, ["u/f"]) == (2, [2]))
+    }
+
     @Test func theKeyItselfAndEveryRowBelowItCount() throws {
         let store = try SQLiteTreeStore(directory: dir.path)
         try store.put("a-2", .int(1))
