@@ -59,11 +59,15 @@ public enum FirebaseTree {
     /// the rules, ETags and clients that do not ask for `format=export` see.
     public static func withoutPriorities(_ value: JSONValue) -> JSONValue {
         // Most values hold no priority: returned as they are, not rebuilt (every write's
-        // rules check asks, issue 30).
-        guard holdsPriorities(value), case .object(var members) = value else { return value }
+        // rules check asks, issue 30). The walk is made once, at the top.
+        holdsPriorities(value) ? strippingPriorities(value) : value
+    }
+
+    private static func strippingPriorities(_ value: JSONValue) -> JSONValue {
+        guard case .object(var members) = value else { return value }
         if let leaf = members[".value"] { return leaf }
         members[".priority"] = nil
-        return .object(members.mapValues(withoutPriorities))
+        return .object(members.mapValues(strippingPriorities))
     }
 
     /// Whether an object in `value` (arrays are left as they are) has a `.priority` or a

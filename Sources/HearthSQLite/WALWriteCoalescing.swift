@@ -39,9 +39,7 @@ enum WALWriteCoalescing {
     /// SQLite keeps its VFS list process-wide: this one is immutable once registered (a
     /// table of functions over the default VFS), and holds no state of its own; each
     /// open WAL file owns its buffer.
-    static var name: String? { registered }
-
-    private static let registered: String? = register()
+    static let name: String? = register()
 
     private static func register() -> String? {
         guard let base = sqlite3_vfs_find(nil) else { return nil }
@@ -73,9 +71,13 @@ enum WALWriteCoalescing {
         (UnsafeMutableRawPointer(file) + headerBytes).assumingMemoryBound(to: sqlite3_file.self)
     }
 
+    /// Where a WAL file keeps its `Buffer` (retained while the file is open).
+    private static func bufferSlot(_ file: UnsafeMutablePointer<sqlite3_file>) -> UnsafeMutablePointer<UnsafeMutableRawPointer> {
+        (UnsafeMutableRawPointer(file) + 8).assumingMemoryBound(to: UnsafeMutableRawPointer.self)
+    }
+
     private static func buffer(_ file: UnsafeMutablePointer<sqlite3_file>) -> Buffer {
-        let slot = (UnsafeMutableRawPointer(file) + 8).assumingMemoryBound(to: UnsafeMutableRawPointer.self)
-        return Unmanaged<Buffer>.fromOpaque(slot.pointee).takeUnretainedValue()
+        Unmanaged<Buffer>.fromOpaque(bufferSlot(file).pointee).takeUnretainedValue()
     }
 
     /// What one WAL file holds back: `count` bytes that belong at `start` in the file.
@@ -108,8 +110,7 @@ enum WALWriteCoalescing {
             if let close = inner.pointee.pMethods?.pointee.xClose { _ = close(inner) }
             return rc == SQLITE_OK ? SQLITE_CANTOPEN : rc
         }
-        let slot = (UnsafeMutableRawPointer(file) + 8).assumingMemoryBound(to: UnsafeMutableRawPointer.self)
-        slot.pointee = Unmanaged.passRetained(Buffer()).toOpaque()
+        bufferSlot(file).pointee = Unmanaged.passRetained(Buffer()).toOpaque()
         file.pointee.pMethods = UnsafePointer(methods)
         return SQLITE_OK
     }
@@ -138,7 +139,9 @@ enum WALWriteCoalescing {
                               _ offset: Int64) -> Int32 {
         let held = buffer(file)
         let size = Int(amount)
-        if held.count > 0, offset != held.start + Int64(held.count) || held.count + size > maxBufferedBytes {
+        // Whatever is held goes first unless this write extends it and fits.
+        let extends = offset == held.start + Int64(held.count) && held.count + size <= maxBufferedBytes
+        if held.count > 0, !extends || size > maxWriteBytes {
             let rc = flush(file)
             if rc != SQLITE_OK { return rc }
         }
@@ -157,8 +160,7 @@ enum WALWriteCoalescing {
         let flushed = flush(file)
         let inner = real(file)
         let closed = inner.pointee.pMethods?.pointee.xClose.map { $0(inner) } ?? SQLITE_OK
-        let slot = (UnsafeMutableRawPointer(file) + 8).assumingMemoryBound(to: UnsafeMutableRawPointer.self)
-        Unmanaged<Buffer>.fromOpaque(slot.pointee).release()
+        Unmanaged<Buffer>.fromOpaque(bufferSlot(file).pointee).release()
         file.pointee.pMethods = nil
         return flushed != SQLITE_OK ? flushed : closed
     }

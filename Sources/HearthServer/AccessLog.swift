@@ -4,15 +4,16 @@ import Logging
 /// One access-log line: its message and its fields, in key order, every value a string.
 public struct AccessLogLine: Sendable, Equatable {
     public var message: String
-    public var fields: [AccessLogField]
+    public var fields: [LogField]
 
-    public init(message: String, fields: [AccessLogField]) {
+    public init(message: String, fields: [LogField]) {
         self.message = message
         self.fields = fields
     }
 }
 
-public struct AccessLogField: Sendable, Equatable {
+/// One `key=value` of a log line (the access log's, and every line `hearth serve` writes).
+public struct LogField: Sendable, Equatable {
     public var key: String
     public var value: String
 
@@ -41,11 +42,13 @@ struct AccessLog: Sendable {
     }
 
     func record(_ entry: HTTPAccessRecord) {
-        let line = Self.line(entry)
         if let sink {
-            sink(line)
+            sink(Self.line(entry))
             return
         }
+        // Built only when it will be written, as swift-log's lazy metadata was.
+        guard logger.logLevel <= .info else { return }
+        let line = Self.line(entry)
         var metadata: Logger.Metadata = [:]
         for field in line.fields { metadata[field.key] = .string(field.value) }
         logger.info("\(line.message)", metadata: metadata)
@@ -55,18 +58,18 @@ struct AccessLog: Sendable {
     static func line(_ entry: HTTPAccessRecord) -> AccessLogLine {
         let milliseconds = Double(entry.durationNanoseconds) / 1e6
         let duration = milliseconds < 10 ? String(Double(Int(milliseconds * 100)) / 100) : String(Int(milliseconds))
-        var fields: [AccessLogField] = []
+        var fields: [LogField] = []
         fields.reserveCapacity(10)
-        fields.append(AccessLogField(key: "bytes", value: String(entry.bytes)))
-        fields.append(AccessLogField(key: "client", value: entry.client))
-        fields.append(AccessLogField(key: "log", value: "access"))
-        fields.append(AccessLogField(key: "method", value: entry.method))
-        fields.append(AccessLogField(key: "ms", value: duration))
-        fields.append(AccessLogField(key: "path", value: entry.path))
-        if entry.peer != entry.client { fields.append(AccessLogField(key: "peer", value: entry.peer)) }
-        fields.append(AccessLogField(key: "request_id", value: entry.requestID))
-        fields.append(AccessLogField(key: "status", value: String(entry.status)))
-        if entry.isStream { fields.append(AccessLogField(key: "stream", value: "true")) }
+        fields.append(LogField(key: "bytes", value: String(entry.bytes)))
+        fields.append(LogField(key: "client", value: entry.client))
+        fields.append(LogField(key: "log", value: "access"))
+        fields.append(LogField(key: "method", value: entry.method))
+        fields.append(LogField(key: "ms", value: duration))
+        fields.append(LogField(key: "path", value: entry.path))
+        if entry.peer != entry.client { fields.append(LogField(key: "peer", value: entry.peer)) }
+        fields.append(LogField(key: "request_id", value: entry.requestID))
+        fields.append(LogField(key: "status", value: String(entry.status)))
+        if entry.isStream { fields.append(LogField(key: "stream", value: "true")) }
         return AccessLogLine(message: "\(entry.method) \(entry.path) \(entry.status)", fields: fields)
     }
 }

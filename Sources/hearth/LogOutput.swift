@@ -82,8 +82,8 @@ struct HearthLogHandler: LogHandler {
         // In key order, from one sort of the pairs.
         let fields = merged.sorted(by: { $0.key < $1.key }).map { key, value in
             switch value {
-            case .string(let text): AccessLogField(key: key, value: text)
-            default: AccessLogField(key: key, value: value.description)
+            case .string(let text): LogField(key: key, value: text)
+            default: LogField(key: key, value: value.description)
             }
         }
         // Notices (the lifecycle: "listening on", recovery) and worse are written at once:
@@ -95,7 +95,7 @@ struct HearthLogHandler: LogHandler {
 
     /// One line of this handler's format, `fields` in key order: the access log's lines
     /// come here straight (`AccessLogSink`), so they are written exactly as through `log`.
-    static func line(label: String, level: Logger.Level, message: String, fields: [AccessLogField], json: Bool) -> [UInt8] {
+    static func line(label: String, level: Logger.Level, message: String, fields: [LogField], json: Bool) -> [UInt8] {
         var line: [UInt8] = []
         line.reserveCapacity(192)
         if json {

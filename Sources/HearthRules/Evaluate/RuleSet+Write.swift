@@ -48,7 +48,7 @@ extension RuleSet {
     /// early check's caller reads only the answer; the summary's path and text were ~5 %
     /// of its time, issue 30). Denials are always summarized.
     private func decideWrite(_ writes: [(path: DataPath, value: JSONValue?)], context: inout DecisionContext,
-                             summarizeAllowed: Bool = true) -> RuleDecision {
+                             summarizeAllowed: Bool) -> RuleDecision {
         guard !writes.isEmpty else {
             return context.decision(false, "write denied: it names no path")
         }
