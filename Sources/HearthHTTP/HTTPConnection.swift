@@ -4,12 +4,12 @@ import Glibc
 import Dispatch
 import HearthSystem
 
-/// One accepted TCP connection: reads with a Dispatch read source, parses, hands requests
+/// One accepted TCP connection: reads when its loop's epoll says so, parses, hands requests
 /// to the handler strictly one at a time, writes responses in order (RFC 9112 §9.3.2:
 /// pipelined requests are answered in the order received), and closes per its lifecycle.
 ///
-/// This file is the connection's core, whatever it carries: the socket and its two
-/// Dispatch sources, the output buffer, the timeouts (`ConnectionLifecycle`), the lingering
+/// This file is the connection's core, whatever it carries: the socket and its readiness
+/// in the loop's epoll (`IOLoop.Poller`), the output buffer, the timeouts (`ConnectionLifecycle`), the lingering
 /// close and shutdown, and the accounting of its address, unsent output and incomplete
 /// input. What it carries is its `mode`, one small state type per protocol, swapped on
 /// upgrade as swift-nio swaps handlers (docs/http-connection.md):
@@ -22,11 +22,13 @@ import HearthSystem
 /// `loop.queue`. The responder closures that may run on other threads only capture `self`
 /// to hop back onto that queue.
 ///
-/// Dispatch source rules followed here (LINUX-SWIFT-NOTES pitfall 5): the fd is closed
-/// only in the last cancel handler, after both sources are cancelled; a suspended source
-/// is resumed before it is cancelled; the source→handler→self cycle is broken in the
-/// cancel handler; the write source is created only when a write would block, and
-/// suspended again when the output is drained.
+/// Readiness is one-shot (`EPOLLONESHOT`): each event disarms the descriptor, and `ready`
+/// arms it again with what the connection wants then (`arm`): reading unless paused
+/// (end of stream, or a pipelining client's read-ahead), writing only while output waits
+/// on a full socket. The descriptor leaves the epoll set when the connection closes, and
+/// is closed in a block run after the current one (`finishClose`), as the cancel handler
+/// of the Dispatch sources used before did: events already taken find the connection
+/// closed and do nothing.
 final class HTTPConnection: @unchecked Sendable {
     /// What the connection carries; changes only from `exchange` to a stream (the answer
     /// to the request being handled), and to `closed` once the fd is closed.
@@ -60,11 +62,15 @@ final class HTTPConnection: @unchecked Sendable {
 
     var mode: Mode
     var lifecycle: ConnectionLifecycle
-    private var readSource: DispatchSourceRead?
-    private var writeSource: DispatchSourceWrite?
-    private var readSuspended = false
-    private var writeSuspended = false
-    private var liveSources = 0
+    /// The connection's key in its loop (`IOLoop.register`) and in the loop's epoll set.
+    var token: UInt64 = 0
+    /// Reading is paused (`updateReadInterest`).
+    var readSuspended = false
+    /// Output waits for the socket to take more (`armWrite`).
+    var writeWanted = false
+    /// The events the descriptor is armed for in the epoll set; nil once an event fired
+    /// and disarmed it (`ready`), until `arm`.
+    var armedEvents: UInt32?
 
     var output: [UInt8] = []
     var outputOffset = 0
@@ -122,19 +128,9 @@ final class HTTPConnection: @unchecked Sendable {
         }
     }
 
-    /// Starts reading. On `loop.queue`.
-    func start() {
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: loop.queue)
-        source.setEventHandler { self.readable() }
-        source.setCancelHandler { self.sourceCancelled() }
-        readSource = source
-        liveSources = 1
-        source.activate()
-    }
-
     // MARK: Reading
 
-    private func readable() {
+    func readable() {
         if closed { return }
         let buffer = loop.readBuffer
         for _ in 0..<4 {
@@ -182,17 +178,14 @@ final class HTTPConnection: @unchecked Sendable {
     /// would fire forever), and not while a pipelining client has more than
     /// `readAheadLimit` bytes waiting behind the request being handled.
     private func updateReadInterest() {
-        guard !closed, let source = readSource else { return }
+        guard !closed else { return }
         var wanted = !peerClosed
         if wanted, !lingering, case .exchange(let exchange) = mode {
             wanted = exchange.parser.bufferedByteCount < Self.readAheadLimit
         }
-        if wanted && readSuspended {
-            readSuspended = false
-            source.resume()
-        } else if !wanted && !readSuspended {
-            readSuspended = true
-            source.suspend()
+        if wanted == readSuspended {
+            readSuspended = !wanted
+            arm()
         }
     }
 
@@ -295,7 +288,7 @@ final class HTTPConnection: @unchecked Sendable {
                 outputOffset += count
                 if outputOffset < output.count { lifecycle.wrote(now: context.clock()) }
             case .wouldBlock:
-                armWriteSource()
+                armWrite()
                 return false
             }
         }
@@ -310,10 +303,8 @@ final class HTTPConnection: @unchecked Sendable {
             output.removeAll(keepingCapacity: true)
         }
         outputOffset = 0
-        if let source = writeSource, !writeSuspended {
-            writeSuspended = true
-            source.suspend()
-        }
+        // Disarmed lazily: an armed write event that still fires finds nothing wanted.
+        writeWanted = false
         lifecycle.outputDrained(now: context.clock())
         return true
     }
@@ -333,23 +324,7 @@ final class HTTPConnection: @unchecked Sendable {
         return count
     }
 
-    private func armWriteSource() {
-        if let source = writeSource {
-            if writeSuspended {
-                writeSuspended = false
-                source.resume()
-            }
-            return
-        }
-        let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: loop.queue)
-        source.setEventHandler { self.writable() }
-        source.setCancelHandler { self.sourceCancelled() }
-        writeSource = source
-        liveSources += 1
-        source.activate()
-    }
-
-    private func writable() {
+    func writable() {
         if closed { return }
         pump()
     }
@@ -419,7 +394,7 @@ final class HTTPConnection: @unchecked Sendable {
         }
     }
 
-    /// Cancels the sources; the fd is closed when the last cancel handler runs.
+    /// Leaves the epoll set now; the fd is closed in a later block (`finishClose`).
     func close() {
         assert(loop.isCurrent, "HTTPConnection used off its I/O queue")
         if closed { return }
@@ -432,32 +407,18 @@ final class HTTPConnection: @unchecked Sendable {
         }
         closed = true
         lifecycle.closed()
-        if let source = readSource {
-            if readSuspended {
-                readSuspended = false
-                source.resume()
-            }
-            source.cancel()
-        }
-        if let source = writeSource {
-            if writeSuspended {
-                writeSuspended = false
-                source.resume()
-            }
-            source.cancel()
-        }
+        if token != 0 { loop.poller.forget(fd) }
+        loop.queue.async { self.finishClose() }
     }
 
-    private func sourceCancelled() {
-        liveSources -= 1
-        guard liveSources == 0 else { return }
+    /// Closes the descriptor and lets go of everything the connection held (on
+    /// `loop.queue`, after the block that closed it).
+    private func finishClose() {
         do {
             try Syscall.close(fd)
         } catch {
             context.log("HTTP connection: \(error)")
         }
-        readSource = nil
-        writeSource = nil
         output = []
         outputOffset = 0
         accountUnsent()

@@ -97,6 +97,7 @@ public final class HTTPServer: Sendable {
                 HTTPConnection(fd: fd, remoteAddress: address, loop: loop, context: context, countedAddress: counted,
                                onReserve: onReserve)
             }
+            for loop in loops { try loop.startPolling() }
             let tick = Self.sweepInterval(configuration.limits)
             for loop in loops { loop.startTimer(interval: tick, clock: clock) }
             listener.start()

@@ -145,6 +145,11 @@ extension Syscall {
         _ = pthread_join(thread, nil)
     }
 
+    /// Lets a thread end on its own (`pthread_detach`): nothing joins it.
+    public static func detachThread(_ thread: pthread_t) {
+        _ = pthread_detach(thread)
+    }
+
     /// `CLOCK_MONOTONIC` in seconds: the clock every time stamp of a measurement uses.
     @inline(__always)
     public static func monotonicSeconds() -> Double {
@@ -179,6 +184,8 @@ public final class EventPoll {
     public static let peerClosed = EPOLLRDHUP.rawValue
     public static let hangUp = EPOLLHUP.rawValue
     public static let error = EPOLLERR.rawValue
+    /// Reported once, then disarmed until `modify` arms the descriptor again.
+    public static let oneShot = EPOLLONESHOT.rawValue
 
     private let fd: Int32
     private let events: UnsafeMutableBufferPointer<epoll_event>
@@ -202,6 +209,11 @@ public final class EventPoll {
         try control(EPOLL_CTL_MOD, descriptor, mask, token)
     }
 
+    /// Stops watching `descriptor` (before it is closed).
+    public func remove(_ descriptor: Int32) throws(SystemError) {
+        try control(EPOLL_CTL_DEL, descriptor, 0, 0)
+    }
+
     /// Waits up to `timeoutMilliseconds` (−1: forever); the number of events ready, 0 on
     /// timeout or when a signal ended the wait (the caller's loop checks its deadlines).
     public func wait(timeoutMilliseconds: Int32) throws(SystemError) -> Int {
@@ -223,5 +235,29 @@ public final class EventPoll {
         event.events = mask
         event.data.u64 = token
         _ = try Syscall.blocking("epoll_ctl") { Int(epoll_ctl(fd, operation, descriptor, &event)) }
+    }
+}
+
+/// An `eventfd` (non-blocking, close-on-exec) that one thread signals to wake another out of
+/// `EventPoll.wait`, where it is registered for reading.
+public final class EventWaker: Sendable {
+    public let descriptor: Int32
+
+    public init() throws(SystemError) {
+        descriptor = Int32(try Syscall.blocking("eventfd") { Int(eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))) })
+    }
+
+    deinit { try? Syscall.close(descriptor) }
+
+    /// Makes the descriptor readable (from any thread). A full counter already is.
+    public func signal() {
+        var one: UInt64 = 1
+        while Glibc.write(descriptor, &one, 8) < 0 && Glibc.errno == EINTR {}
+    }
+
+    /// Reads the counter back to zero (on the waiting thread).
+    public func drain() {
+        var value: UInt64 = 0
+        while Glibc.read(descriptor, &value, 8) < 0 && Glibc.errno == EINTR {}
     }
 }

@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <stddef.h>
 #include <sys/epoll.h>  /* epoll_create1, epoll_ctl, epoll_wait: not in Swift's Glibc module */
+#include <sys/eventfd.h>  /* eventfd: not in Swift's Glibc module either */
 
 /// accept4(2) with SOCK_NONBLOCK | SOCK_CLOEXEC; not visible from Swift's Glibc module.
 int hearth_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
