@@ -124,11 +124,14 @@ extension HTTPConnection {
         lifecycle.requestDispatched()
         context.counters.requests.wrappingAdd(1, ordering: .relaxed)
         let loop = self.loop
+        // Answers from other threads go through the loop's mailbox: the writer completes a
+        // whole batch of writes at once, and their answers then wake the loop once, not
+        // once each (issue 30).
         let responder = HTTPResponder(connectionQueue: loop.queue, answer: { answer in
             if loop.isCurrent {
                 self.deliver(answer, for: number)
             } else {
-                loop.queue.async { self.deliver(answer, for: number) }
+                loop.post { self.deliver(answer, for: number) }
             }
         })
         context.handler.handle(request, responder: responder)
