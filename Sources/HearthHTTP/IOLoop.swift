@@ -167,10 +167,11 @@ final class IOLoop: @unchecked Sendable {
     }
 
     /// After the last connection closed: stop the sweep (the timer's handler holds `self`
-    /// unowned, so no cycle remains).
+    /// unowned, so no cycle remains) and the thread waiting for readiness.
     func stop() {
         timer?.cancel()
         timer = nil
+        poller.stop()
     }
 
     /// The loop's epoll instance and the thread waiting on it. `@unchecked Sendable`:
