@@ -9,9 +9,9 @@ import HearthSystem
 /// pipelined requests are answered in the order received), and closes per its lifecycle.
 ///
 /// This file is the connection's core, whatever it carries: the socket and its readiness
-/// in the loop's epoll (`IOLoop.Poller`), the output buffer, the timeouts (`ConnectionLifecycle`), the lingering
-/// close and shutdown, and the accounting of its address, unsent output and incomplete
-/// input. What it carries is its `mode`, one small state type per protocol, swapped on
+/// in the loop's epoll set (`IOLoop.Poller`; HTTPConnection+Readiness.swift), the output
+/// buffer, the timeouts (`ConnectionLifecycle`), the lingering close and shutdown, and the
+/// accounting of its address, unsent output and incomplete input. What it carries is its `mode`, one small state type per protocol, swapped on
 /// upgrade as swift-nio swaps handlers (docs/http-connection.md):
 /// - `HTTPExchange` (HTTPConnection+Exchange.swift): HTTP/1.1 requests and responses;
 /// - `OpenStream` (HTTPConnection+Stream.swift): an open-ended body (server-sent events);

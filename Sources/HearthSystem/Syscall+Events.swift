@@ -175,8 +175,10 @@ extension Syscall {
     }
 }
 
-/// One epoll instance (`epoll_create1(EPOLL_CLOEXEC)`) and its event buffer, for one thread:
-/// register descriptors with a token, wait, read back (token, events) pairs.
+/// One epoll instance (`epoll_create1(EPOLL_CLOEXEC)`) and its event buffer: register
+/// descriptors with a token (`add`, `modify`, `remove`: from any thread, as `epoll_ctl`
+/// allows), then wait and read back (token, events) pairs, on one thread only (the buffer
+/// is that thread's).
 public final class EventPoll {
     public static let readable = EPOLLIN.rawValue
     public static let writable = EPOLLOUT.rawValue
@@ -249,15 +251,15 @@ public final class EventWaker: Sendable {
 
     deinit { try? Syscall.close(descriptor) }
 
-    /// Makes the descriptor readable (from any thread). A full counter already is.
+    /// Makes the descriptor readable (from any thread). A full counter (EAGAIN) already is.
     public func signal() {
         var one: UInt64 = 1
-        while Glibc.write(descriptor, &one, 8) < 0 && Glibc.errno == EINTR {}
+        _ = try? Syscall.blocking("write") { Glibc.write(descriptor, &one, 8) }
     }
 
-    /// Reads the counter back to zero (on the waiting thread).
+    /// Reads the counter back to zero (on the waiting thread); EAGAIN when it already was.
     public func drain() {
         var value: UInt64 = 0
-        while Glibc.read(descriptor, &value, 8) < 0 && Glibc.errno == EINTR {}
+        _ = try? Syscall.blocking("read") { Glibc.read(descriptor, &value, 8) }
     }
 }
