@@ -18,33 +18,40 @@ final class SQLiteStatement {
 
     deinit { sqlite3_finalize(handle) }
 
-    /// Resets the statement and binds `values` to parameters 1...n.
+    /// Resets the statement and binds `values` to parameters 1...n (copied by SQLite: the
+    /// caller steps after this returns).
     func reset(_ values: [SQLiteValue] = []) throws(StoreError) {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
         for (i, value) in values.enumerated() {
-            let index = Int32(i + 1)
-            let rc: Int32
-            switch value {
-            case .null: rc = sqlite3_bind_null(handle, index)
-            case .integer(let v): rc = sqlite3_bind_int64(handle, index, v)
-            case .real(let v): rc = sqlite3_bind_double(handle, index, v)
-            case .text(let s):
-                var s = s
-                rc = s.withUTF8 { utf8 in
-                    utf8.withMemoryRebound(to: CChar.self) { chars in
-                        guard let base = chars.baseAddress, chars.count > 0 else {
-                            return sqlite3_bind_text(handle, index, "", 0, HEARTH_SQLITE_TRANSIENT)
-                        }
-                        return sqlite3_bind_text(handle, index, base, Int32(chars.count), HEARTH_SQLITE_TRANSIENT)
-                    }
-                }
-            case .blob(let b) where b.isEmpty:
-                rc = sqlite3_bind_zeroblob(handle, index, 0)  // a nil pointer would bind NULL
-            case .blob(let b):
-                rc = b.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), HEARTH_SQLITE_TRANSIENT) }
-            }
+            let rc = bind(value, at: Int32(i + 1), HEARTH_SQLITE_TRANSIENT) { $0 }
             guard rc == SQLITE_OK else { throw connection.error(rc, "bind") }
+        }
+    }
+
+    /// Binds `value` to `parameter` and passes the result code to `then`, which runs while
+    /// the bytes of a text or blob are still lent (so `SQLITE_STATIC` may bind them in place).
+    private func bind<R>(_ value: SQLiteValue, at parameter: Int32, _ destructor: sqlite3_destructor_type?,
+                         then: (Int32) -> R) -> R {
+        switch value {
+        case .null: return then(sqlite3_bind_null(handle, parameter))
+        case .integer(let v): return then(sqlite3_bind_int64(handle, parameter, v))
+        case .real(let v): return then(sqlite3_bind_double(handle, parameter, v))
+        case .text(let s):
+            var s = s
+            return s.withUTF8 { utf8 in
+                utf8.withMemoryRebound(to: CChar.self) { chars in
+                    // An empty text still needs a non-null pointer (a null one binds NULL).
+                    guard let base = chars.baseAddress, !chars.isEmpty else {
+                        return then(sqlite3_bind_text(handle, parameter, "", 0, HEARTH_SQLITE_TRANSIENT))
+                    }
+                    return then(sqlite3_bind_text(handle, parameter, base, Int32(chars.count), destructor))
+                }
+            }
+        case .blob(let b) where b.isEmpty:
+            return then(sqlite3_bind_zeroblob(handle, parameter, 0))  // a nil pointer would bind NULL
+        case .blob(let b):
+            return b.withUnsafeBytes { then(sqlite3_bind_blob(handle, parameter, $0.baseAddress, Int32($0.count), destructor)) }
         }
     }
 
@@ -62,8 +69,8 @@ final class SQLiteStatement {
     ///
     /// Text and blobs are bound where they are (`SQLITE_STATIC`), not copied by SQLite as
     /// `reset(_:)` binds them: each is bound inside the closure that lends its bytes, the
-    /// statement runs inside the innermost one, and the bindings are cleared before the
-    /// bytes are given back (issue 30: a create binds ~12 texts on the single writer, each
+    /// statement runs inside the innermost one, and the bindings are cleared before `run`
+    /// returns, while `values` still holds the bytes (issue 30: a create binds ~12 texts on the single writer, each
     /// a `malloc`, a copy and a `free` in SQLite).
     func run(_ values: [SQLiteValue] = []) throws(StoreError) {
         sqlite3_reset(handle)
@@ -81,35 +88,10 @@ final class SQLiteStatement {
         guard index < values.count else {
             return Result { () throws(StoreError) in while try step() {} }
         }
-        let parameter = Int32(index + 1)
-        let rc: Int32
-        switch values[index] {
-        case .null: rc = sqlite3_bind_null(handle, parameter)
-        case .integer(let v): rc = sqlite3_bind_int64(handle, parameter, v)
-        case .real(let v): rc = sqlite3_bind_double(handle, parameter, v)
-        case .text(let s):
-            var s = s
-            return s.withUTF8 { utf8 in
-                utf8.withMemoryRebound(to: CChar.self) { chars in
-                    // An empty text still needs a non-null pointer (a null one binds NULL).
-                    let bound = chars.isEmpty
-                        ? sqlite3_bind_text(handle, parameter, "", 0, HEARTH_SQLITE_TRANSIENT)
-                        : sqlite3_bind_text(handle, parameter, chars.baseAddress, Int32(chars.count), HEARTH_SQLITE_STATIC)
-                    guard bound == SQLITE_OK else { return .failure(connection.error(bound, "bind")) }
-                    return bindInPlace(values, from: index + 1)
-                }
-            }
-        case .blob(let b) where b.isEmpty:
-            rc = sqlite3_bind_zeroblob(handle, parameter, 0)  // a nil pointer would bind NULL
-        case .blob(let b):
-            return b.withUnsafeBytes { bytes in
-                let bound = sqlite3_bind_blob(handle, parameter, bytes.baseAddress, Int32(bytes.count), HEARTH_SQLITE_STATIC)
-                guard bound == SQLITE_OK else { return .failure(connection.error(bound, "bind")) }
-                return bindInPlace(values, from: index + 1)
-            }
+        return bind(values[index], at: Int32(index + 1), HEARTH_SQLITE_STATIC) { rc in
+            guard rc == SQLITE_OK else { return .failure(connection.error(rc, "bind")) }
+            return bindInPlace(values, from: index + 1)
         }
-        guard rc == SQLITE_OK else { return .failure(connection.error(rc, "bind")) }
-        return bindInPlace(values, from: index + 1)
     }
 
     func columnType(_ i: Int32) -> Int32 { sqlite3_column_type(handle, i) }

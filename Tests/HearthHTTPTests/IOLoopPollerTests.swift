@@ -91,6 +91,28 @@ struct IOLoopPollerTests {
         #expect(!upToB.joined().contains(1), "batches: \(upToB)")
     }
 
+    @Test func moreReadyDescriptorsThanOneWaitTakesAreAllReported() throws {
+        let poller = IOLoop.Poller()
+        defer { poller.stop() }
+        let deliveries = Deliveries()
+        let count = IOLoop.Poller.eventsPerWait + 44
+        let pairs = try (0..<count).map { _ in try Pair() }
+        // All ready and watched before the thread starts: its first wait takes only
+        // `eventsPerWait` of them, the next one the rest.
+        for (index, pair) in pairs.enumerated() {
+            pair.send("x")
+            try poller.watch(pair.watched, events: EventPoll.readable, token: UInt64(index + 1))
+        }
+        try poller.start { deliveries.record($0) }
+        for token in 1...UInt64(count) {
+            _ = try #require(deliveries.until(token), "token \(token) never reported")
+        }
+        let batches = deliveries.batches.withLock { $0 }
+        #expect(batches.first?.count == IOLoop.Poller.eventsPerWait)
+        #expect(batches.allSatisfy { $0.count <= IOLoop.Poller.eventsPerWait })
+        #expect(batches.joined().count == count)  // one-shot: each once
+    }
+
     @Test func stoppingEndsTheWaitingThread() throws {
         /// Signals when the thread lets go of what it was given.
         final class Sentinel: Sendable {
