@@ -50,6 +50,7 @@ import Testing
     @Test func transactions() throws {
         try expectPassing(group: "transaction", [
             "transaction_contention", "transaction_result_and_missing_node", "transaction_abort_by_exception",
+            "transaction_on_a_tag_beginning_w_slash",
         ])
     }
 

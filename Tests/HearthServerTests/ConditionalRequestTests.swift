@@ -59,6 +59,53 @@ import Testing
         #expect(await h.send("PUT", "/fresh.json", #"{"a":1}"#, headers: [("if-match", ETag.of(.null))]).status == 200)
     }
 
+    /// A tag is compared as sent unless it is quoted after `W/`: tags are base64, so about
+    /// one value in 4,096 has a tag beginning with `W/`, and such a tag sent as received
+    /// must match (firebase-admin sends it so, and its `transaction()` retried until it
+    /// aborted when the marker was stripped).
+    @Test func theFormsOfATagClientsSend() {
+        #expect(ETag.unquoted("W/d64fK/f/JXrqq9W3BBEyWomzo=") == "W/d64fK/f/JXrqq9W3BBEyWomzo=")
+        #expect(ETag.unquoted("\"W/d64fK/f/JXrqq9W3BBEyWomzo=\"") == "W/d64fK/f/JXrqq9W3BBEyWomzo=")
+        #expect(ETag.unquoted("W/\"W/d64fK/f/JXrqq9W3BBEyWomzo=\"") == "W/d64fK/f/JXrqq9W3BBEyWomzo=")
+        #expect(ETag.unquoted("W/\"abc\"") == "abc")
+        #expect(ETag.unquoted(" \"abc\" ") == "abc")
+        #expect(ETag.unquoted("abc") == "abc")
+        // Not a quoted tag: compared whole, so it matches nothing it should not.
+        #expect(ETag.unquoted("W/\"abc") == "W/\"abc")
+        #expect(ETag.unquoted("\"") == "\"")
+        #expect(ETag.unquoted("W/") == "W/")
+        #expect(ETag.unquoted("W/\"\"") == "")
+    }
+
+    @Test func aValueWhoseTagBeginsWithTheWeakMarkerMatchesItsOwnTag() async throws {
+        let h = try RouterHarness()
+        let (value, tag) = try #require(Self.valueWithTag(beginning: "W/"))
+        _ = await h.send("PUT", "/cas.json", String(value))
+        #expect(await h.send("GET", "/cas.json", headers: etagHeader).headers["ETag"] == tag)
+        // if-none-match: 304 for the tag as received, quoted, and weak-quoted.
+        for sent in [tag, "\"\(tag)\"", "W/\"\(tag)\""] {
+            #expect(await h.send("GET", "/cas.json", headers: [("If-None-Match", sent)]).status == 304, "\(sent)")
+        }
+        // if-match: the tag as received writes (it was refused with 412 and this very tag).
+        let written = await h.send("PUT", "/cas.json", String(value + 1), headers: [("if-match", tag)])
+        #expect(written.status == 200 && written.text == String(value + 1))
+        // The same tag with its first two characters taken as a marker names another value.
+        let stripped = String(tag.dropFirst(2))
+        _ = await h.send("PUT", "/cas.json", String(value))
+        #expect(await h.send("PUT", "/cas.json", "0", headers: [("if-match", stripped)]).status == 412)
+        #expect(await h.send("PUT", "/cas.json", "0", headers: [("if-match", "W/\"\(tag)\"")]).status == 200)
+    }
+
+    /// The first integer from 0 whose ETag begins with `prefix`, and that tag (about 4,096
+    /// hashes for a two-character prefix).
+    static func valueWithTag(beginning prefix: String) -> (Int, String)? {
+        for value in 0..<1_000_000 {
+            let tag = ETag.of(.int(Int64(value)))
+            if tag.hasPrefix(prefix) { return (value, tag) }
+        }
+        return nil
+    }
+
     /// `if-match` where the caller may write but not read (issue 25): 401 whatever the tag,
     /// the right one included, before anything is compared, and nothing is written; so the
     /// answer tells nothing of the data (a right guess used to commit, a wrong one 401, and

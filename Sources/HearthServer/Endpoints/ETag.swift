@@ -25,12 +25,16 @@ enum ETag {
         request.headers["If-None-Match"].map(unquoted)
     }
 
-    /// Clients may send the tag as received or quoted as RFC 9110 §8.8.3 has it.
+    /// Clients may send the tag as received (the Firebase SDKs do), quoted (`"tag"`), or
+    /// quoted behind the weak marker (`W/"tag"`, the entity-tag grammar of RFC 9110 §8.8.3).
+    /// `W/` is a marker only in front of a quoted tag: a tag is base64, so about one value
+    /// in 4,096 has a tag that itself begins with `W/`, and that tag sent as received must
+    /// be compared whole.
     static func unquoted(_ tag: String) -> String {
         var text = Substring(tag).drop { $0 == " " }
         while text.last == " " { text = text.dropLast() }
-        if text.hasPrefix("W/") { text = text.dropFirst(2) }
-        if text.count >= 2, text.first == "\"", text.last == "\"" { text = text.dropFirst().dropLast() }
+        let quoted = text.dropFirst(text.hasPrefix("W/\"") ? 2 : 0)
+        if quoted.count >= 2, quoted.first == "\"", quoted.last == "\"" { return String(quoted.dropFirst().dropLast()) }
         return String(text)
     }
 }

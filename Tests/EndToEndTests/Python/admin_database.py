@@ -301,6 +301,29 @@ def transaction():
         details['stored'] = ref.get()
         return ok and ref.get() == 7, details
 
+    @check('transaction_on_a_tag_beginning_w_slash')
+    def _():
+        # ETags are base64: about one value in 4,096 has a tag that begins with "W/". Such a
+        # value's own tag must match on the first try, as the SDK sends it.
+        import base64
+        import hashlib
+        value = next(i for i in range(1_000_000)
+                     if base64.b64encode(hashlib.sha256(str(i).encode()).digest()[:20]).startswith(b'W/'))
+        ref = db.reference('/counters/weak')
+        ref.set(value)
+        stored, etag = ref.get(etag=True)
+        calls = []
+
+        def increment(current):
+            calls.append(current)
+            return current + 1
+
+        returned = ref.transaction(increment)
+        ref.set(value)
+        unchanged = ref.set_if_unchanged(etag, 'replaced')
+        return equal([etag[:2], stored, calls, returned, unchanged[0], ref.get()],
+                     ['W/', value, [value], value + 1, True, 'replaced'])
+
 
 # --------------------------------------------------------------------------------- server values
 
