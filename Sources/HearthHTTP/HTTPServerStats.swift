@@ -16,7 +16,9 @@ public struct HTTPServerStats: Sendable, Equatable {
     public var streamOverflows: Int
     /// Connections upgraded to WebSocket sessions and still open.
     public var openWebSockets: Int
-    /// Response bytes waiting unsent in the server's buffers now (`maxUnsentBytes` bounds it).
+    /// Response bytes waiting unsent in the server's buffers now, with what the application
+    /// holds for clients in the same ledger (`UnsentBytes`: long-poll answers waiting for a
+    /// poll); `maxUnsentBytes` bounds it.
     public var unsentBytes: Int
     /// Responses answered 503, and streams ended, because `maxUnsentBytes` was reached.
     public var unsentRefusals: Int
