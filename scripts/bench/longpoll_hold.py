@@ -8,19 +8,22 @@ scenarios, each on its own fresh server:
 
 * `small`: SESSIONS sessions (default 50), each a start (`GET /.lp?start=t&ser=1&cb=7&v=5`)
   then one poll carrying two `g` reads of a SMALL_MIB (3) MiB value, never polled again:
-  the first answer goes on that poll (read to the end), the second has no poll to take it;
+  the first answer goes on that poll (read to the end), the second has no poll to take it
+  (8 sessions made at a time);
 * `large`: LARGE_SESSIONS (10) sessions, each one poll carrying a read of a tiny value and
   a read of a LARGE_MIB (40) MiB value (five 8 MiB strings): the large answer waits;
 * `starts`: STARTS (2,000) session starts from one address: how many are refused (429).
 
 RSS (VmRSS) is read before the sessions and SETTLE_SECONDS (3) after the last one, well
-inside the 60 s a session without polls lives; `hearth_http_unsent_bytes` from /metrics
+inside the 60 s a session without polls lives, each time after one read of the large value
+and 2 s (which has the server's memory trimmer return freed memory to the system); `hearth_http_unsent_bytes` from /metrics
 then too; and at the end one poll per session counts the sessions still open (200) and
 the ones the server ended (404).
 
   scripts/bench/longpoll_hold.sh BINARY [BINARY...]    (prints a JSON line per scenario)
 """
 import base64
+import concurrent.futures
 import http.client
 import json
 import os
@@ -88,6 +91,14 @@ def hold(server, paths):
     return session
 
 
+def trim(server, path):
+    """One read of over 1 MiB, then a wait: the server's memory trimmer (MemoryTrimmer,
+    after any exchange that large) gives what was freed back to the system, so RSS shows
+    what is held rather than what glibc keeps of freed answers."""
+    server.request("GET", path + ".json")
+    time.sleep(2)
+
+
 def still_open(server, sessions):
     open_ = ended = 0
     for id_, pw in sessions:
@@ -116,15 +127,20 @@ def scenario(binary, name):
             server.request("PUT", "/tiny.json", "1")
             count, paths = LARGE_SESSIONS, ["/tiny", "/large"]
         time.sleep(SETTLE)
+        trim(server, paths[-1])
         before = server.rss_mib()
-        sessions = [s for s in (hold(server, paths) for _ in range(count)) if s]
+        began = time.time()
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:  # well inside the sessions' 60 s
+            sessions = [s for s in pool.map(lambda _: hold(server, paths), range(count)) if s]
+        held_in = time.time() - began
         time.sleep(SETTLE)
+        trim(server, paths[-1])
         after = server.rss_mib()
         unsent = server.unsent()
         open_, ended = still_open(server, sessions)
         return {"scenario": name, "sessions": count, "started": len(sessions), "rss_before_mib": round(before, 1),
                 "rss_after_mib": round(after, 1), "mib_per_session": round((after - before) / max(1, count), 2),
-                "unsent_bytes": unsent, "still_open": open_, "ended": ended}
+                "unsent_bytes": unsent, "still_open": open_, "ended": ended, "seconds_to_hold": round(held_in, 1)}
     finally:
         server.stop()
 
