@@ -20,7 +20,9 @@ public struct HTTPServerStats: Sendable, Equatable {
     /// holds for clients in the same ledger (`UnsentBytes`: long-poll answers waiting for a
     /// poll); `maxUnsentBytes` bounds it.
     public var unsentBytes: Int
-    /// Responses answered 503, and streams ended, because `maxUnsentBytes` was reached.
+    /// Responses answered 503, and streams ended, because `maxUnsentBytes` was reached; with
+    /// the holds the application was refused in the same ledger (`UnsentBytes.hold`: a
+    /// long-poll session ended).
     public var unsentRefusals: Int
     /// Connections refused with 429 because their address had `maxConnectionsPerAddress`.
     public var addressRefusals: Int

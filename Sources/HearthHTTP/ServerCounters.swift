@@ -46,7 +46,7 @@ final class ServerCounters: Sendable {
             streamOverflows: streamOverflows.load(ordering: .relaxed),
             openWebSockets: openWebSockets.load(ordering: .relaxed),
             unsentBytes: unsent.current,
-            unsentRefusals: unsentRefusals.load(ordering: .relaxed),
+            unsentRefusals: unsentRefusals.load(ordering: .relaxed) + unsent.refusals.load(ordering: .relaxed),
             addressRefusals: addressRefusals.load(ordering: .relaxed),
             incompleteBytes: incompleteBytes,
             incompleteRefusals: incompleteRefusals.load(ordering: .relaxed),

@@ -10,6 +10,9 @@ public final class UnsentBytes: Sendable {
     /// The bound (`HTTPLimits.maxUnsentBytes`).
     public let limit: Int
     let total = Atomic<Int>(0)
+    /// Holds refused by `hold` (`HTTPServerStats.unsentRefusals` counts them with the
+    /// server's own refusals).
+    let refusals = Atomic<Int>(0)
 
     public init(limit: Int = HTTPLimits.defaultMaxUnsentBytes) {
         self.limit = limit
@@ -22,7 +25,10 @@ public final class UnsentBytes: Sendable {
     /// taken everything else always goes. The caller releases what it counted (`release`).
     public func hold(_ bytes: Int, alreadyHeld: Int) -> Bool {
         let now = total.load(ordering: .relaxed)
-        if now + bytes > limit && (alreadyHeld > 0 || bytes > HTTPLimits.alwaysSentBytes) { return false }
+        if now + bytes > limit && (alreadyHeld > 0 || bytes > HTTPLimits.alwaysSentBytes) {
+            refusals.wrappingAdd(1, ordering: .relaxed)
+            return false
+        }
         total.wrappingAdd(bytes, ordering: .relaxed)
         return true
     }

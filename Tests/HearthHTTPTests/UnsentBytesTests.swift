@@ -31,6 +31,8 @@ struct UnsentBytesTests {
         let server = HTTPServer(configuration: configuration, handler: NoHandler())
         #expect(ledger.hold(1000, alreadyHeld: 0))
         #expect(server.stats.unsentBytes == 1000)
+        #expect(!ledger.hold(1 << 20, alreadyHeld: 1000))
+        #expect(server.stats.unsentRefusals == 1, "a refused hold is counted with the server's refusals")
         #expect(server.counters.unsent === ledger)
     }
 
