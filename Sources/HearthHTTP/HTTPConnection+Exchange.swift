@@ -169,9 +169,9 @@ extension HTTPConnection {
     private func queue(_ response: HTTPResponse, in exchange: HTTPExchange) {
         exchange.inFlight = false
         var response = response
-        let unsent = context.counters.unsentBytes.load(ordering: .relaxed)
+        let unsent = context.counters.unsent.current
         if !exchange.isHead && response.body.count > HTTPLimits.alwaysSentBytes
-            && unsent > 0 && unsent + response.body.count > context.limits.maxUnsentBytes {
+            && unsent > 0 && unsent + response.body.count > context.counters.unsent.limit {
             // Clients that do not read already hold `maxUnsentBytes`: refuse this body
             // rather than hold it too; its memory goes as soon as this returns.
             context.counters.unsentRefusals.wrappingAdd(1, ordering: .relaxed)

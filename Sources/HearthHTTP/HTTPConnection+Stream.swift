@@ -61,7 +61,7 @@ extension HTTPConnection {
         // One event larger than the bound still goes out on a drained connection: the bound
         // is on what a reader lets pile up, not on the size of a single value.
         if waiting > 0 && (waiting + bytes.count > stream.options.maxBufferedBytes
-            || context.counters.unsentBytes.load(ordering: .relaxed) + bytes.count > context.limits.maxUnsentBytes) {
+            || context.counters.unsent.current + bytes.count > context.counters.unsent.limit) {
             if waiting + bytes.count <= stream.options.maxBufferedBytes {
                 context.counters.unsentRefusals.wrappingAdd(1, ordering: .relaxed)
             }

@@ -74,7 +74,7 @@ final class HTTPConnection: @unchecked Sendable {
 
     var output: [UInt8] = []
     var outputOffset = 0
-    /// What this connection has added to `ServerCounters.unsentBytes` (`accountUnsent`).
+    /// What this connection has added to `ServerCounters.unsent` (`accountUnsent`).
     private var accountedUnsent = 0
     /// What this connection has counted in `Context.incomplete` (`accountIncomplete`), and
     /// under which address (kept while anything is counted, so it is released where it was
@@ -222,14 +222,14 @@ final class HTTPConnection: @unchecked Sendable {
         updateReadInterest()
     }
 
-    /// Brings `ServerCounters.unsentBytes` up to date with this connection's output: the
+    /// Brings `ServerCounters.unsent` up to date with this connection's output: the
     /// whole buffer while any of it is unsent, since the written part is only released
     /// when it is drained (counting only the unsent tail let RSS reach ~7× the bound with
     /// 1,000 readers that stopped reading a 4.5 MB answer; BENCHMARKS "Unread responses").
     private func accountUnsent() {
         let waiting = closed || outputOffset == output.count ? 0 : output.count
         guard waiting != accountedUnsent else { return }
-        context.counters.unsentBytes.wrappingAdd(waiting - accountedUnsent, ordering: .relaxed)
+        context.counters.unsent.total.wrappingAdd(waiting - accountedUnsent, ordering: .relaxed)
         accountedUnsent = waiting
     }
 

@@ -47,7 +47,9 @@ public struct HTTPLimits: Sendable, Equatable {
     /// one response (a response is never refused when nothing else waits, so one larger
     /// than the bound can still be served). A response larger than `alwaysSentBytes` that
     /// would pass it is replaced by 503 with `Retry-After`, and a stream that is behind
-    /// while the total is over it is ended as if it had overflowed.
+    /// while the total is over it is ended as if it had overflowed. An application that
+    /// holds answers outside connections counts them in the same ledger (`UnsentBytes`,
+    /// `HTTPServerConfiguration.unsentBytes`; the long-poll sessions' waiting messages).
     public var maxUnsentBytes: Int = HTTPLimits.defaultMaxUnsentBytes
     /// Bytes held for requests and messages not complete yet, all connections together: a
     /// request head or body still arriving, a WebSocket message whose last fragment (FIN)

@@ -12,7 +12,7 @@ public final class HTTPServer: Sendable {
     private let handler: any HTTPHandler
     private let log: @Sendable (String) -> Void
     private let clock: @Sendable () -> Nanoseconds
-    let counters = ServerCounters()
+    let counters: ServerCounters
     /// Open connections per client address (`HTTPLimits.maxConnectionsPerAddress`).
     let addresses: AddressCounts
     /// Bytes held for incomplete requests and messages (`HTTPLimits.maxIncompleteBytes`).
@@ -45,6 +45,7 @@ public final class HTTPServer: Sendable {
         self.handler = handler
         self.log = log
         self.clock = clock
+        self.counters = ServerCounters(unsent: configuration.unsentBytes ?? UnsentBytes(limit: configuration.limits.maxUnsentBytes))
         self.addresses = AddressCounts(limit: configuration.limits.maxConnectionsPerAddress)
         self.incomplete = IncompleteBytes(
             limit: configuration.limits.maxIncompleteBytes, perAddress: configuration.limits.maxIncompleteBytesPerAddress)

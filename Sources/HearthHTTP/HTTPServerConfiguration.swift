@@ -22,6 +22,10 @@ public struct HTTPServerConfiguration: Sendable {
     /// an address may open `HTTPLimits.uncappedConnectionsPerAddress` more connections, each
     /// serving one request for one of these paths (any other gets 429), then closing.
     public var uncappedPaths: Set<String> = []
+    /// The ledger of unsent response bytes, when the application holds answers for clients
+    /// outside connections too and counts them there (`UnsentBytes`); its `limit` is the
+    /// bound then. Nil: the server's own, bounded by `limits.maxUnsentBytes`.
+    public var unsentBytes: UnsentBytes?
     /// Called once per answered request (and once per stream, when it closes), on an I/O
     /// queue: must not block.
     public var accessLog: (@Sendable (HTTPAccessRecord) -> Void)?

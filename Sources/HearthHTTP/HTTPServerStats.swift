@@ -16,9 +16,13 @@ public struct HTTPServerStats: Sendable, Equatable {
     public var streamOverflows: Int
     /// Connections upgraded to WebSocket sessions and still open.
     public var openWebSockets: Int
-    /// Response bytes waiting unsent in the server's buffers now (`maxUnsentBytes` bounds it).
+    /// Response bytes waiting unsent in the server's buffers now, with what the application
+    /// holds for clients in the same ledger (`UnsentBytes`: long-poll answers waiting for a
+    /// poll); `maxUnsentBytes` bounds it.
     public var unsentBytes: Int
-    /// Responses answered 503, and streams ended, because `maxUnsentBytes` was reached.
+    /// Responses answered 503, and streams ended, because `maxUnsentBytes` was reached; with
+    /// the holds the application was refused in the same ledger (`UnsentBytes.hold`: a
+    /// long-poll session ended).
     public var unsentRefusals: Int
     /// Connections refused with 429 because their address had `maxConnectionsPerAddress`.
     public var addressRefusals: Int

@@ -12,8 +12,9 @@ final class ServerCounters: Sendable {
     let streamOverflows = Atomic<Int>(0)
     /// Connections upgraded to WebSocket sessions and still open.
     let openWebSockets = Atomic<Int>(0)
-    /// Response bytes queued in connections' buffers and not yet written (all connections).
-    let unsentBytes = Atomic<Int>(0)
+    /// Response bytes queued in connections' buffers and not yet written (all connections),
+    /// with what the application holds for clients in the same ledger.
+    let unsent: UnsentBytes
     /// Responses replaced by 503 because `maxUnsentBytes` was reached, and streams ended
     /// for the same reason.
     let unsentRefusals = Atomic<Int>(0)
@@ -30,6 +31,10 @@ final class ServerCounters: Sendable {
     /// (no retain cycle left between a connection, its sources and its handlers).
     let liveConnectionObjects = Atomic<Int>(0)
 
+    init(unsent: UnsentBytes) {
+        self.unsent = unsent
+    }
+
     func snapshot(incompleteBytes: Int) -> HTTPServerStats {
         HTTPServerStats(
             openConnections: open.load(ordering: .relaxed),
@@ -40,8 +45,8 @@ final class ServerCounters: Sendable {
             openStreams: openStreams.load(ordering: .relaxed),
             streamOverflows: streamOverflows.load(ordering: .relaxed),
             openWebSockets: openWebSockets.load(ordering: .relaxed),
-            unsentBytes: unsentBytes.load(ordering: .relaxed),
-            unsentRefusals: unsentRefusals.load(ordering: .relaxed),
+            unsentBytes: unsent.current,
+            unsentRefusals: unsentRefusals.load(ordering: .relaxed) + unsent.refusals.load(ordering: .relaxed),
             addressRefusals: addressRefusals.load(ordering: .relaxed),
             incompleteBytes: incompleteBytes,
             incompleteRefusals: incompleteRefusals.load(ordering: .relaxed),

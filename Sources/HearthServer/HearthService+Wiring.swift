@@ -226,12 +226,13 @@ extension HearthService {
     /// reached by (empty: any), the default namespace's `HEARTH_NAMESPACES` unless given.
     static func wire(_ configuration: HearthConfiguration, database: Database, hub: StreamHub, auth: AuthContext,
                      ledger: OnDisconnectLedger, sessions: WireSessionRegistry, logger: Logger,
-                     namespaces: Set<String>? = nil, longPolls: LongPollRegistry? = nil) -> WireContext {
+                     namespaces: Set<String>? = nil, longPolls: LongPollRegistry? = nil,
+                     unsent: UnsentBytes = UnsentBytes()) -> WireContext {
         WireContext(database: database, hub: hub, authenticator: auth.authenticator, work: auth.work,
                     clock: WallClock.milliseconds, logger: logger,
                     limits: configuration.wire.fitted(toStreamsPerAddress: configuration.streams.maxStreamsPerAddress),
                     namespaces: namespaces ?? Set(configuration.namespaces), onDisconnect: ledger, sessions: sessions,
-                    longPolls: longPolls)
+                    longPolls: longPolls, unsent: unsent)
     }
 
     /// Every change of the running rules: recorded, logged, and the open listens reviewed.
@@ -257,11 +258,13 @@ extension HearthService {
     }
 
     static func httpServer(_ configuration: HearthConfiguration, router: Router, metrics: ServerMetrics,
-                                   trimmer: MemoryTrimmer, logger: Logger, accessLogSink: AccessLogSink? = nil) -> HTTPServer {
+                                   trimmer: MemoryTrimmer, logger: Logger, accessLogSink: AccessLogSink? = nil,
+                                   unsent: UnsentBytes? = nil) -> HTTPServer {
         var httpConfiguration = HTTPServerConfiguration()
         httpConfiguration.host = configuration.host
         httpConfiguration.port = configuration.port
         httpConfiguration.limits = configuration.limits
+        httpConfiguration.unsentBytes = unsent
         if let count = configuration.ioQueueCount { httpConfiguration.ioQueueCount = count }
         httpConfiguration.trustedProxies = Set(configuration.trustedProxies)
         httpConfiguration.uncappedPaths = HealthEndpoint.paths

@@ -144,8 +144,11 @@ public final class HearthService: Sendable {
         context.console = Self.console(store, configuration: configuration)
         let ledger = Self.onDisconnectLedger(store, database: context.database, authenticator: auth.authenticator, logger: logger)
         self.ledger = ledger
+        // One ledger of unsent bytes for the HTTP server and the long-poll outboxes, so
+        // `maxUnsentBytes` bounds both.
+        let unsent = UnsentBytes(limit: configuration.limits.maxUnsentBytes)
         context.wire = Self.wire(configuration, database: context.database, hub: hub, auth: auth, ledger: ledger,
-                                 sessions: wireSessions, logger: logger)
+                                 sessions: wireSessions, logger: logger, unsent: unsent)
         longPolls = context.wire?.longPolls
         rulesSettings = Self.rulesSettings(configuration, policy: policy, history: rulesHistory, listens: listens, store: store,
                                            logger: logger)
@@ -163,7 +166,7 @@ public final class HearthService: Sendable {
                                          directoryLock: directoryLock)
         namespacesBox.value = namespaces
         http = Self.httpServer(configuration, router: Router(context: context, namespaces: namespaces), metrics: metrics,
-                               trimmer: trimmer, logger: logger, accessLogSink: accessLogSink)
+                               trimmer: trimmer, logger: logger, accessLogSink: accessLogSink, unsent: unsent)
         httpBox.value = http
     }
 
@@ -201,6 +204,10 @@ public final class HearthService: Sendable {
         triggers?.start(databaseHost: databaseHost)
         triggersHost.value = databaseHost
         for namespace in namespaces.extras { namespace.triggers?.start(databaseHost: databaseHost) }
+        // Before the listening line, which tells a watcher the start is complete.
+        if configuration.auth.acceptEmulatorOwner {
+            logger.warning("emulator mode (--accept-emulator-owner) is on: `Bearer owner` is an admin, and unsigned tokens are accepted, for clients on this machine (refused through a proxy and from web pages of other origins); never use it with data that matters")
+        }
         logger.notice("listening on http://\(shownHost):\(port)")
         return port
     }

@@ -14,6 +14,9 @@ struct Router: HTTPHandler {
     var namespaces: NamespaceRegistry? = nil
 
     func handle(_ request: HTTPRequest, responder: HTTPResponder) {
+        // Every answer says its Content-Type is meant (JSON, the long poll's scripts): a
+        // browser never sniffs a JSON body into a script or a page.
+        let responder = responder.transformingHeads { $0.headers.set("X-Content-Type-Options", "nosniff") }
         switch request.path {
         case "/healthz":
             return fixedRoute(request, responder) { HealthEndpoint.healthz(responder: responder) }
@@ -44,7 +47,7 @@ struct Router: HTTPHandler {
             return ConsoleRoute(accounts: console, context: context).handle(request, responder: responder)
         }
         if request.method == "OPTIONS" {
-            return responder.respond(Self.preflight(request))
+            return responder.respond(Self.preflight(request, emulatorMode: context.auth.authenticator.acceptEmulatorOwner))
         }
         if let target = AdminAccountsRoute.target(forPath: request.path) {
             return AdminAccountsRoute(context: context.auth).handle(target, request, responder: responder)
@@ -241,12 +244,19 @@ struct Router: HTTPHandler {
         body()
     }
 
-    /// CORS preflight for browser clients (DESIGN.md §7).
-    static func preflight(_ request: HTTPRequest) -> HTTPResponse {
+    /// CORS preflight for browser clients: any origin, as Firebase answers. In emulator mode
+    /// a page of another origin is not told `Authorization` is allowed, so its browser
+    /// never sends the emulator's `owner` in that header (sent anyway, or in `?auth=`, it
+    /// is refused: `LocalOnlyCredentials`).
+    static func preflight(_ request: HTTPRequest, emulatorMode: Bool = false) -> HTTPResponse {
         var headers = JSONResponse.corsHeaders()
         headers.add("Access-Control-Allow-Methods", "GET, PUT, POST, PATCH, DELETE, OPTIONS")
-        headers.add("Access-Control-Allow-Headers",
-                    request.headers["Access-Control-Request-Headers"].map(Self.sanitizedHeaderList) ?? "Authorization, Content-Type")
+        var allowed = request.headers["Access-Control-Request-Headers"].map(Self.sanitizedHeaderList) ?? "Authorization, Content-Type"
+        if !LocalOnlyCredentials.preflightMayAllowAuthorization(request, emulatorMode: emulatorMode) {
+            allowed = allowed.split(separator: ",").map { $0.filter { $0 != " " } }
+                .filter { !$0.isEmpty && $0.lowercased() != "authorization" }.joined(separator: ", ")
+        }
+        headers.add("Access-Control-Allow-Headers", allowed)
         headers.add("Access-Control-Max-Age", "3600")
         return HTTPResponse(status: 204, headers: headers)
     }

@@ -56,6 +56,28 @@ import Testing
         #expect(bad.status != 0 && bad.error.contains("--ns"), "\(bad)")
     }
 
+    /// `hearth serve --accept-emulator-owner` says at start, as a warning, that `Bearer
+    /// owner` is an admin for local clients; a serve without the flag says nothing of it.
+    @Test func emulatorModeIsAnnouncedAtStart() throws {
+        let warning = "emulator mode (--accept-emulator-owner) is on: `Bearer owner` is an admin"
+        for flag in [true, false] {
+            let data = dir.path + (flag ? "/with-flag" : "/without-flag")
+            let server = try HearthProcess(
+                arguments: ["serve", "--port", "0", "--data-dir", data,
+                            "--rules", try HearthProcess.writeRules(#"{"rules": {".read": false, ".write": false}}"#, in: dir.path)]
+                    + (flag ? ["--accept-emulator-owner"] : []),
+                dataDirectory: data)
+            try server.waitUntilListening()
+            let log = server.log
+            #expect(log.contains(warning) == flag, "\(log)")
+            if flag, let line = log.split(separator: "\n").first(where: { $0.contains(warning) }) {
+                #expect(line.lowercased().contains("warning"), "\(line)")
+            }
+            server.signal(SIGTERM)
+            #expect(try server.waitForExit() == 0)
+        }
+    }
+
     /// `hearth rules check --namespaces-file`: every listed rules file, or one with `--ns`.
     @Test func rulesCheckTakesTheNamespacesFile() throws {
         try #"{"rules": {".read": true}}"#.write(toFile: dir.path + "/good.json", atomically: true, encoding: .utf8)

@@ -36,6 +36,11 @@ final class LiveServer: Sendable {
         try liveRequest(port: port, method, target, body: body, headers: headers)
     }
 
+    /// One request: the response's head (its headers) and body.
+    func exchange(_ method: String, _ target: String, _ body: String? = nil, headers: [(String, String)] = []) throws -> (head: LiveHead, body: String) {
+        try liveExchange(port: port, method, target, body: body, headers: headers)
+    }
+
     /// Signs up an anonymous user: (uid, idToken).
     func anonymousUser() throws -> (uid: String, token: String) {
         let response = try request("POST", "/v1/accounts:signUp", "{}", headers: [("Content-Type", "application/json")])

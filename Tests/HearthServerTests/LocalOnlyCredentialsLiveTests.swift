@@ -37,6 +37,8 @@ import Testing
         await server.stop()
     }
 
+    /// `owner` over `/.ws`: refused through a proxy and from a page of another origin (the
+    /// upgrade's `Origin`); straight from this machine and from a loopback page, an admin.
     @Test func ownerOnAWireConnectionThroughAProxyIsRefused() async throws {
         let server = try LiveServer(rules: Self.rules) { $0.auth.acceptEmulatorOwner = true }
         let result = try WireLiveTests.client("owner_only_direct", port: server.port)

@@ -8,7 +8,12 @@ import Testing
 /// the session semantics of `/.ws` over polls, and each `LongPollLimits` bound crossed.
 @Suite struct LongPollLiveTests {
     static func run(_ mode: String, configure: @escaping (inout LongPollLimits) -> Void = { _ in }) async throws {
-        let server = try LiveServer { configure(&$0.wire.longPoll) }
+        try await run(mode, server: { configure(&$0.wire.longPoll) })
+    }
+
+    static func run(_ mode: String, rules: String = #"{"rules": {".read": true, ".write": true}}"#,
+                    server configure: @escaping (inout HearthConfiguration) -> Void) async throws {
+        let server = try LiveServer(rules: rules, configure: configure)
         let result = try WireLiveTests.client(mode, port: server.port, script: "lp_client.py")
         await server.stop()
         #expect(result.status == 0, "\(mode):\n\(result.output)")
@@ -64,6 +69,36 @@ import Testing
         let (status, output) = driver.finish()
         #expect(status == 0, "\(output)")
         #expect(output.hasSuffix("done\n"), "\(output)")
+    }
+
+    /// `maxPendingBytes` holds for the first message waiting too: a read larger than it goes
+    /// out on a poll held for it, but one with no poll to take it ends the session (its
+    /// onDisconnect runs) rather than waiting whole for the idle timeout.
+    @Test func aFirstMessagePastMaxPendingBytesWithNoPollEndsTheSession() async throws {
+        try await Self.run("first_message") { $0.maxPendingBytes = 64 * 1024 }
+    }
+
+    /// `HTTPLimits.maxUnsentBytes`: messages waiting for a poll count in the server's unsent
+    /// bytes (the `/metrics` gauge), the session that would pass them ends, and its bytes
+    /// are released; its own `maxPendingBytes` (8 MiB) is far off.
+    @Test func waitingMessagesCountAgainstTheServersUnsentBytes() async throws {
+        try await Self.run("unsent", server: { $0.limits.maxUnsentBytes = 256 * 1024 })
+    }
+
+    /// `maxSessionsPerAddress`: one client address (forwarded by a trusted proxy) gets 429
+    /// past it, while another address, and the proxy's own, still get sessions.
+    @Test func sessionsPastMaxSessionsPerAddressAreRefusedForThatAddressOnly() async throws {
+        try await Self.run("per_address", server: {
+            $0.wire.longPoll.maxSessionsPerAddress = 2
+            $0.trustedProxies = ["127.0.0.1"]
+        })
+    }
+
+    /// Emulator mode: `owner` on a session started from another origin's page (its
+    /// `Referer`), or with no `Referer`, is refused; from a loopback page it is an admin.
+    @Test func emulatorOwnerOnALongPollNeedsALoopbackReferer() async throws {
+        try await Self.run("emulator_referer", rules: #"{"rules": {".read": false, ".write": false}}"#,
+                           server: { $0.auth.acceptEmulatorOwner = true })
     }
 
     /// `maxPendingBytes`, inbound: segments of a message never finished end the session.

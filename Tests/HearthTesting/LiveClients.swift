@@ -136,6 +136,14 @@ public struct LiveHead {
 public func liveRequest(
     port: Int, _ method: String, _ target: String, body: String? = nil, headers: [(String, String)] = [], host: String = "127.0.0.1"
 ) throws -> (status: Int, body: String) {
+    let (head, text) = try liveExchange(port: port, method, target, body: body, headers: headers, host: host)
+    return (head.status, text)
+}
+
+/// One request on its own connection (`Connection: close`): the response's head and body.
+public func liveExchange(
+    port: Int, _ method: String, _ target: String, body: String? = nil, headers: [(String, String)] = [], host: String = "127.0.0.1"
+) throws -> (head: LiveHead, body: String) {
     let socket = try LoopbackSocket(port: port)
     var request = "\(method) \(target) HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n"
     for (name, value) in headers { request += "\(name): \(value)\r\n" }
@@ -147,7 +155,7 @@ public func liveRequest(
     while socket.fill() { rest = socket.buffer }
     rest = socket.buffer
     if let length = head.header("Content-Length").flatMap(Int.init) { rest = Array(rest.prefix(length)) }
-    return (head.status, String(decoding: rest, as: UTF8.self))
+    return (head, String(decoding: rest, as: UTF8.self))
 }
 
 func readHead(_ socket: LoopbackSocket) -> LiveHead? {

@@ -18,10 +18,14 @@ public final class Authenticator: Sendable {
     public static let defaultMaxCachedUsers = 50_000
     public static let emulatorOwnerToken = TokenChecks.emulatorOwnerToken
     let checks: TokenChecks
+    /// Emulator mode (`--accept-emulator-owner`): the `owner` token and unsigned tokens are
+    /// honoured (from this machine only, `LocalOnlyCredentials`).
+    let acceptEmulatorOwner: Bool
     var service: AccountService { checks.service }
 
     public init(service: AccountService, maxVerifiedTokens: Int = defaultMaxVerifiedTokens,
                 maxCachedUsers: Int = defaultMaxCachedUsers, acceptEmulatorOwner: Bool = false) {
+        self.acceptEmulatorOwner = acceptEmulatorOwner
         checks = TokenChecks(service: service, maxVerifiedTokens: maxVerifiedTokens, maxCachedUsers: maxCachedUsers,
                              acceptEmulatorOwner: acceptEmulatorOwner)
     }

@@ -197,6 +197,11 @@ public enum ServeSettings {
                 "Long-poll sessions (/.lp, the JS SDK's fallback transport) open at once; a new one past it gets 503.") {
             $0.wire.longPoll.maxSessions = $1.integer
         },
+        Setting("longPollMaxSessionsPerAddress", env: "HEARTH_LONG_POLL_MAX_SESSIONS_PER_ADDRESS", flag: nil, .integer(1...10_000_000),
+                default: String(LongPollLimits.defaultMaxSessionsPerAddress),
+                "Long-poll sessions open at once from one client address (the forwarded client's behind trustedProxies); a new one past it gets 429.") {
+            $0.wire.longPoll.maxSessionsPerAddress = $1.integer
+        },
         Setting("longPollMaxPendingBytes", env: "HEARTH_LONG_POLL_MAX_PENDING_BYTES", flag: nil, .integer(4096...1_073_741_824),
                 default: String(LongPollLimits.defaultMaxPendingBytes),
                 "Bytes one long-poll session may hold: messages waiting for a poll and parts of messages not whole yet (then the session ends, its onDisconnect operations run).") {

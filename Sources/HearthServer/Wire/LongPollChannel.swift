@@ -10,14 +10,25 @@ import Synchronization
 public struct LongPollLimits: Sendable, Equatable {
     /// Bytes one session may hold for its client: messages waiting for the next poll, and
     /// the segments of client messages not whole yet (or the chunks of a message announced
-    /// in chunks). Past it the session ends as if the
-    /// client had gone (its onDisconnect operations run): a client that stopped polling,
-    /// or one that never finishes a message. One message is always let through when
-    /// nothing else waits (a large first value of a listen).
+    /// in chunks). Past it the session ends as if the client had gone (its onDisconnect
+    /// operations run): a client that stopped polling, or one that never finishes a
+    /// message. The first message waiting counts too: a larger one reaches the client only
+    /// when a poll is held for it (it then goes straight into that poll's connection,
+    /// which `HTTPLimits.maxUnsentBytes` bounds); otherwise the session ends. Messages
+    /// waiting also count against the server-wide `HTTPLimits.maxUnsentBytes`, as a
+    /// WebSocket's or an SSE stream's unsent output does: a session behind while that is
+    /// passed ends too.
     public static let defaultMaxPendingBytes = 8 * 1024 * 1024
     /// Long-poll sessions open at once on this server; past it a new one is refused with
     /// 503 (the SDK's script fails to load; it retries with back-off).
     public static let defaultMaxSessions = 10_000
+    /// Long-poll sessions open at once from one client address (the forwarded client's
+    /// behind `trustedProxies`); past it a new one from that address is refused with 429
+    /// (the SDK's script fails to load; it retries with back-off), while other addresses
+    /// still get sessions: one client cannot take the server's whole `maxSessions`. A
+    /// browser tab holds one session; a fiftieth of `maxSessions` leaves room for an office
+    /// behind one NAT.
+    public static let defaultMaxSessionsPerAddress = 200
     /// How long a poll is held when there is nothing to send, before it is answered empty:
     /// under the SDK's 25 s, after which it would replace the poll itself.
     public static let defaultPollHoldSeconds = 20.0
@@ -29,6 +40,7 @@ public struct LongPollLimits: Sendable, Equatable {
 
     public var maxPendingBytes = defaultMaxPendingBytes
     public var maxSessions = defaultMaxSessions
+    public var maxSessionsPerAddress = defaultMaxSessionsPerAddress
     public var pollHoldSeconds = defaultPollHoldSeconds
     public var sessionIdleSeconds = defaultSessionIdleSeconds
 
@@ -43,6 +55,9 @@ final class LongPollChannel: WireChannel {
     let id: String
     let password: String
     let callback: String
+    /// The client's address (the forwarded client's behind a trusted proxy), which its
+    /// registry counts sessions under.
+    let address: String
     private let limits: LongPollLimits
     private let registry: LongPollRegistry
     /// The session's own serial queue: the timers run there.
@@ -54,6 +69,9 @@ final class LongPollChannel: WireChannel {
         var session: WireSession?
         var outbox: [[UInt8]] = []
         var outboxBytes = 0
+        /// What of `outboxBytes` is counted in the server's unsent bytes (messages that
+        /// waited for a poll; one that went straight to a held poll is not).
+        var counted = 0
         var nextResponse = 0
         /// The poll being held, and what its answer starts with (the start command).
         var held: HTTPResponder?
@@ -66,9 +84,9 @@ final class LongPollChannel: WireChannel {
         var finished = false
     }
 
-    init(session: WireSession, id: String, password: String, callback: String, limits: LongPollLimits,
+    init(session: WireSession, id: String, password: String, callback: String, address: String, limits: LongPollLimits,
          registry: LongPollRegistry, logger: Logger) {
-        (self.id, self.password, self.callback) = (id, password, callback)
+        (self.id, self.password, self.callback, self.address) = (id, password, callback, address)
         self.limits = limits
         self.registry = registry
         self.queue = session.queue
@@ -131,7 +149,7 @@ final class LongPollChannel: WireChannel {
                 released = nil
             }
             if state.held == nil {
-                if let body = Self.takeOutbox(&state, callback: callback) {
+                if let body = self.takeOutbox(&state) {
                     answer = (responder, body)
                 } else {
                     state.held = responder
@@ -175,23 +193,44 @@ final class LongPollChannel: WireChannel {
 
     func send(message: [UInt8]) {
         var answer: (HTTPResponder, [UInt8])?
-        let overflow = state.withLock { state -> Bool in
-            guard !state.finished, !state.closing else { return false }
-            // One message always goes when nothing else waits.
-            if !state.outbox.isEmpty && state.outboxBytes + message.count > limits.maxPendingBytes { return true }
+        let overflow = state.withLock { state -> Overflow? in
+            guard !state.finished, !state.closing else { return nil }
+            if let held = state.held {
+                // A poll waits (so nothing else does): the message goes out on it now.
+                state.outbox.append(message)
+                state.outboxBytes += message.count
+                answer = self.takeOutbox(&state).map { (held, $0) }
+                state.held = nil
+                return nil
+            }
+            // The bounds hold for the first message too: a client that never polls again
+            // must not pin a large value for the idle timeout.
+            if state.outboxBytes + message.count > limits.maxPendingBytes { return .session }
+            guard registry.unsent.hold(message.count, alreadyHeld: state.outboxBytes) else { return .server }
             state.outbox.append(message)
             state.outboxBytes += message.count
-            if let held = state.held, let body = Self.takeOutbox(&state, callback: callback) {
-                state.held = nil
-                answer = (held, body)
-            }
-            return false
+            state.counted += message.count
+            return nil
         }
         if let (responder, body) = answer { responder.respond(Self.script(body)) }
-        if overflow {
+        switch overflow {
+        case .session:
             logger.notice("long poll: ended session \(id.prefix(8))…: over \(limits.maxPendingBytes) bytes waiting for a poll")
             end()
+        case .server:
+            logger.notice("long poll: ended session \(id.prefix(8))…: behind while the server holds \(registry.unsent.limit) unsent bytes")
+            end()
+        case nil:
+            break
         }
+    }
+
+    /// Which bound a message waiting for a poll would pass.
+    private enum Overflow {
+        /// This session's `maxPendingBytes`.
+        case session
+        /// The server's unsent bytes (`HTTPLimits.maxUnsentBytes`).
+        case server
     }
 
     /// The session ended the transport: what waits goes out with the close command, on
@@ -203,8 +242,8 @@ final class LongPollChannel: WireChannel {
             state.closing = true
             if let held = state.held {
                 state.held = nil
-                answer = (held, Self.takeOutbox(&state, callback: callback) ?? [])
-                Self.finish(&state)
+                answer = (held, self.takeOutbox(&state) ?? [])
+                finish(&state)
             }
         }
         if answer != nil { registry.remove(id: id) }
@@ -224,7 +263,7 @@ final class LongPollChannel: WireChannel {
 
     /// The script for what waits (the held prefix, the messages as the next response, the
     /// close command when closing), emptying the outbox; nil when there is nothing.
-    private static func takeOutbox(_ state: inout State, callback: String) -> [UInt8]? {
+    private func takeOutbox(_ state: inout State) -> [UInt8]? {
         guard !state.outbox.isEmpty || state.closing else { return nil }
         var body = state.heldPrefix
         state.heldPrefix = []
@@ -235,6 +274,8 @@ final class LongPollChannel: WireChannel {
             state.nextResponse += 1
             state.outbox = []
             state.outboxBytes = 0
+            registry.unsent.release(state.counted)
+            state.counted = 0
         }
         if state.closing {
             body += LongPollScript.close(callback: callback, after: last)
@@ -244,11 +285,13 @@ final class LongPollChannel: WireChannel {
         return body
     }
 
-    private static func finish(_ state: inout State) {
+    private func finish(_ state: inout State) {
         state.finished = true
         state.session = nil
         state.outbox = []
         state.outboxBytes = 0
+        registry.unsent.release(state.counted)
+        state.counted = 0
     }
 
     /// Ends the session from this side (the client left, timed out, or broke a bound):
@@ -260,7 +303,7 @@ final class LongPollChannel: WireChannel {
             let session = state.session
             held = state.held
             state.held = nil
-            Self.finish(&state)
+            finish(&state)
             return session
         }
         registry.remove(id: id)
@@ -300,39 +343,63 @@ final class LongPollChannel: WireChannel {
     }
 }
 
-/// The open long-poll sessions by id, at most `LongPollLimits.maxSessions`.
+/// The open long-poll sessions by id, at most `LongPollLimits.maxSessions`, and at most
+/// `LongPollLimits.maxSessionsPerAddress` of one client address.
 final class LongPollRegistry: Sendable {
     let limits: LongPollLimits
-    private let open = Mutex<[String: LongPollChannel]>([:])
+    /// The server's unsent response bytes (`HTTPLimits.maxUnsentBytes`), shared with its
+    /// HTTP server: messages waiting in a session for a poll are counted there.
+    let unsent: UnsentBytes
+    private let open = Mutex<Open>(Open())
 
-    init(limits: LongPollLimits) {
-        self.limits = limits
+    private struct Open {
+        var byID: [String: LongPollChannel] = [:]
+        var perAddress: [String: Int] = [:]
     }
 
-    /// Adds `channel`; false when `maxSessions` are open already.
-    func add(_ channel: LongPollChannel) -> Bool {
-        open.withLock { open in
-            guard open.count < limits.maxSessions else { return false }
-            open[channel.id] = channel
-            return true
+    /// Why a session was not added.
+    enum Refusal: Error {
+        /// `maxSessions` are open.
+        case serverFull
+        /// `maxSessionsPerAddress` are open from the session's address.
+        case addressFull
+    }
+
+    init(limits: LongPollLimits, unsent: UnsentBytes) {
+        self.limits = limits
+        self.unsent = unsent
+    }
+
+    /// Adds `channel`, counted under its address.
+    func add(_ channel: LongPollChannel) throws(Refusal) {
+        try open.withLock { open throws(Refusal) in
+            let mine = open.perAddress[channel.address, default: 0]
+            guard mine < limits.maxSessionsPerAddress else { throw .addressFull }
+            guard open.byID.count < limits.maxSessions else { throw .serverFull }
+            open.byID[channel.id] = channel
+            open.perAddress[channel.address] = mine + 1
         }
     }
 
     func find(id: Substring) -> LongPollChannel? {
-        open.withLock { $0[String(id)] }
+        open.withLock { $0.byID[String(id)] }
     }
 
     func remove(id: String) {
-        _ = open.withLock { $0.removeValue(forKey: id) }
+        open.withLock { open in
+            guard let channel = open.byID.removeValue(forKey: id) else { return }
+            let left = open.perAddress[channel.address, default: 1] - 1
+            open.perAddress[channel.address] = left > 0 ? left : nil
+        }
     }
 
-    var count: Int { open.withLock { $0.count } }
+    var count: Int { open.withLock { $0.byID.count } }
 
     /// Ends every open session (the server is stopping): a held poll gets the close
     /// command at once rather than holding up the shutdown, and each session ends as if
     /// its client had left (its onDisconnect operations run), as a WebSocket's does when
     /// its connection closes.
     func endAll() {
-        for channel in open.withLock({ Array($0.values) }) { channel.disconnect() }
+        for channel in open.withLock({ Array($0.byID.values) }) { channel.disconnect() }
     }
 }

@@ -59,10 +59,14 @@ enum LongPollEndpoint {
                                       refusal: refusal, directLocal: LocalOnlyCredentials.isDirectLocal(request))
             let channel = LongPollChannel(session: session, id: WireEndpoint.sessionID().description,
                                           password: WireEndpoint.sessionID().description, callback: String(callback),
-                                          limits: registry.limits, registry: registry, logger: wire.logger)
-            guard registry.add(channel) else {
-                return responder.respond(APIError(503, "Too many long-poll sessions on this server (\(registry.limits.maxSessions)); try again later",
-                                                  headers: [("Retry-After", "5")]).response)
+                                          address: request.remoteAddress, limits: registry.limits, registry: registry,
+                                          logger: wire.logger)
+            do throws(LongPollRegistry.Refusal) {
+                try registry.add(channel)
+            } catch {
+                // Any status but 2xx fails the SDK's script load: it closes the transport
+                // and reconnects with back-off.
+                return responder.respond(error.apiError(registry.limits).response)
             }
             wire.sessions.add(session, id: session.sessionID)
             channel.start(responder)
@@ -79,5 +83,20 @@ enum LongPollEndpoint {
             if result[parts[0]] == nil { result[parts[0]] = parts.count == 2 ? parts[1] : "" }
         }
         return result
+    }
+}
+
+extension LongPollRegistry.Refusal {
+    /// 503 when the server has `maxSessions`; 429 when the client's address has
+    /// `maxSessionsPerAddress` (as a connection past `maxConnectionsPerAddress` gets).
+    func apiError(_ limits: LongPollLimits) -> APIError {
+        switch self {
+        case .serverFull:
+            APIError(503, "Too many long-poll sessions on this server (\(limits.maxSessions)); try again later",
+                     headers: [("Retry-After", "5")])
+        case .addressFull:
+            APIError(429, "Too many long-poll sessions from this address (\(limits.maxSessionsPerAddress)); close one or try again later",
+                     headers: [("Retry-After", "5")])
+        }
     }
 }

@@ -78,9 +78,9 @@ final class WireContext: Sendable {
     init(database: Database, hub: StreamHub, authenticator: Authenticator, work: DispatchQueue,
          clock: @escaping @Sendable () -> Int64, logger: Logger, limits: WireSessionLimits = WireSessionLimits(),
          namespaces: Set<String> = [], onDisconnect: OnDisconnectLedger, sessions: WireSessionRegistry = WireSessionRegistry(),
-         longPolls: LongPollRegistry? = nil) {
+         longPolls: LongPollRegistry? = nil, unsent: UnsentBytes = UnsentBytes()) {
         self.sessions = sessions
-        self.longPolls = longPolls ?? LongPollRegistry(limits: limits.longPoll)
+        self.longPolls = longPolls ?? LongPollRegistry(limits: limits.longPoll, unsent: unsent)
         self.database = database
         self.hub = hub
         self.authenticator = authenticator

@@ -9,7 +9,8 @@ start. Each mode checks every answer itself, prints `ok <check>` per passed chec
 exits 1 on the first failure.
 
 Usage: lp_client.py <mode> <port> [host]
-Modes: session, proxy, hold, idle, max_sessions, pending_out, pending_in, shutdown, reconnect
+Modes: session, proxy, hold, idle, max_sessions, pending_out, pending_in, shutdown, reconnect,
+first_message, unsent, per_address, emulator_referer
 Every wait has a timeout (WAIT seconds).
 """
 import base64
@@ -41,11 +42,12 @@ def check(condition, name, detail=""):
     print(f"ok {name}", flush=True)
 
 
-def get(path, timeout=WAIT + 10):
-    """One GET as a script tag makes it: the path as is (the SDK does not percent-encode)."""
+def get(path, timeout=WAIT + 10, headers=None):
+    """One GET as a script tag makes it: the path as is (the SDK does not percent-encode);
+    `headers`: what the browser adds (a Referer), or a proxy (X-Forwarded-For)."""
     connection = http.client.HTTPConnection(HOST, PORT, timeout=timeout)
     try:
-        connection.request("GET", path, headers={"Host": f"{HOST}:{PORT}"})
+        connection.request("GET", path, headers={"Host": f"{HOST}:{PORT}", **(headers or {})})
         response = connection.getresponse()
         return response.status, response.getheader("Content-Type") or "", response.read().decode()
     finally:
@@ -78,7 +80,8 @@ def websafe_b64(text):
 class Session:
     """One long-poll connection, as the SDK's FirebaseIFrameScriptHolder drives it."""
 
-    def __init__(self, namespace="demo", poll=True, last_session=None):
+    def __init__(self, namespace="demo", poll=True, last_session=None, headers=None):
+        self.headers = headers or {}
         self.cb = str(random.randint(1, 999))
         self.serial = random.randint(0, 100000000)
         self.segment = 0
@@ -94,7 +97,8 @@ class Session:
         self.id = self.pw = None
         self.number = 0
         last = f"&ls={last_session}" if last_session else ""
-        status, kind, body = get(f"/.lp?start=t&ser={random.randint(0, 100000000)}&cb={self.cb}&v=5{last}&ns={namespace}")
+        status, kind, body = get(f"/.lp?start=t&ser={random.randint(0, 100000000)}&cb={self.cb}&v=5{last}&ns={namespace}",
+                                 headers=self.headers)
         self.start_status, self.start_type, self.start_body = status, kind, body
         if status != 200:
             return
@@ -156,7 +160,7 @@ class Session:
 
     def poll(self, url):
         try:
-            status, _, body = get(url)
+            status, _, body = get(url, headers=self.headers)
         except Exception:
             status, body = 0, ""
         with self.lock:
@@ -353,6 +357,117 @@ def mode_pending_in():
     check(status == 404, "an unknown session is refused before its segments are read", body)
 
 
+def poll_by_hand(lp, messages):
+    """One poll carrying `messages` whole, made by hand (the session's own polling is off):
+    (status, content type, body) once it is answered."""
+    data, i = "", 0
+    for message in messages:
+        text = websafe_b64(json.dumps(message, separators=(",", ":")))
+        parts = [text[k:k + MAX_PAYLOAD_SIZE] for k in range(0, len(text), MAX_PAYLOAD_SIZE)]
+        for part in parts:
+            data += f"&seg{i}={lp.segment}&ts{i}={len(parts)}&d{i}={part}"
+            lp.segment += 1
+            i += 1
+    lp.serial += 1
+    return get(f"/.lp?id={lp.id}&pw={lp.pw}&ser={lp.serial}{data}", headers=lp.headers)
+
+
+def stop_polling_after_onDisconnect(lp, path, listen=None):
+    """Registers an onDisconnect that sets `path` to "ended" (and listens on `listen`),
+    then stops polling (the poll held now stays held)."""
+    lp.handshake()
+    _, answer = lp.request("o", {"p": path, "d": "ended"})
+    check(answer["s"] == "ok", "onDisconnect registered")
+    if listen:
+        _, answer = lp.request("q", {"p": listen, "h": ""})
+        check(answer["s"] == "ok", "listening")
+    with lp.lock:
+        lp.alive = False
+
+
+def unsent_bytes():
+    with urllib.request.urlopen(BASE + "/metrics", timeout=WAIT) as response:
+        text = response.read().decode()
+    return int(float(re.search(r"^hearth_http_unsent_bytes (\S+)$", text, re.M).group(1)))
+
+
+def mode_first_message():
+    """maxPendingBytes is 64 KiB: a read larger than that goes out on a poll held for it,
+    but one that would wait for a poll (the client polls no more) ends the session."""
+    big = "x" * 100_000
+    check(rest("PUT", "/lp/big.json", big)[0] == 200, "a 100 KB value")
+    lp = Session()
+    stop_polling_after_onDisconnect(lp, "/lp/first")
+    # Two reads on one poll: the first answer goes on that poll, the second has none.
+    reads = [{"t": "d", "d": {"r": 100 + n, "a": "g", "b": {"p": "/lp/big", "q": {}}}} for n in range(2)]
+    status, _, body = poll_by_hand(lp, reads)
+    check(status == 200 and big in body, "a message over the bound goes out on the poll held for it", body[:200])
+    wait_for(lambda: rest("GET", "/lp/first.json") == (200, "ended"), "the session ended: the second read had no poll")
+    status, _, _ = get(f"/.lp?id={lp.id}&pw={lp.pw}&ser=1")
+    check(status == 404, "the session is gone")
+
+
+def mode_unsent():
+    """The server's maxUnsentBytes is 256 KiB and maxPendingBytes the default 8 MiB: pushes
+    waiting for a client that does not poll are counted in the server's unsent bytes (the
+    /metrics gauge), and the session ends once they would pass them; its bytes are
+    released."""
+    lp = Session()
+    stop_polling_after_onDisconnect(lp, "/lp/unsent", listen="/lp/feed")
+    check(rest("PUT", "/lp/feed/0.json", "y" * 20_000)[0] == 200, "a first push, on the poll still held")
+    for i in range(1, 6):
+        rest("PUT", f"/lp/feed/{i}.json", "y" * 20_000)
+    wait_for(lambda: unsent_bytes() >= 5 * 20_000, "pushes waiting for a poll count as unsent bytes")
+    for i in range(6, 40):
+        rest("PUT", f"/lp/feed/{i}.json", "y" * 20_000)
+    wait_for(lambda: rest("GET", "/lp/unsent.json") == (200, "ended"), "the session ended past the server's unsent bytes")
+    wait_for(lambda: unsent_bytes() == 0, "its bytes are released")
+    status, _, _ = get(f"/.lp?id={lp.id}&pw={lp.pw}&ser=1")
+    check(status == 404, "the session is gone")
+
+
+def mode_per_address():
+    """maxSessionsPerAddress is 2, behind a trusted proxy (127.0.0.1): a third session of
+    one forwarded client is refused with 429 and an error; another client, and the proxy's
+    own address, still get sessions; one that leaves makes room."""
+    one = {"X-Forwarded-For": "203.0.113.7"}
+    first, second = Session(headers=one), Session(headers=one)
+    first.handshake()
+    second.handshake()
+    status, _, body = get("/.lp?start=t&ser=1&cb=7&v=5&ns=demo", headers=one)
+    check(status == 429 and "error" in json.loads(body), "a third session of one address is refused", f"{status} {body}")
+    other = Session(headers={"X-Forwarded-For": "203.0.113.8"})
+    check(other.start_status == 200, "another address still gets a session", other.start_body)
+    other.handshake()
+    direct = Session()
+    check(direct.start_status == 200, "and so does the proxy's own", direct.start_body)
+    first.leave()
+    wait_for(lambda: Session(poll=False, headers=one).start_status == 200, "a session of that address once one left")
+
+
+def mode_emulator_referer():
+    """Emulator mode: a long-poll session started from a page of another origin (its script
+    loads carry that page as Referer), or with no Referer at all, is refused `owner`; one
+    from a loopback page is an admin."""
+    for name, headers in (("a hostile page", {"Referer": "https://evil.example/page.html"}),
+                          ("a look-alike host", {"Referer": "http://localhost.evil.example/"}),
+                          ("no Referer", {})):
+        lp = Session(headers=headers)
+        lp.handshake()
+        _, answer = lp.request("auth", {"cred": "owner"})
+        check(answer["s"] != "ok", f"owner from {name} is refused", str(answer))
+        _, answer = lp.request("p", {"p": "/closed/x", "d": 1})
+        check(answer["s"] == "permission_denied", f"and is no admin ({name})", str(answer))
+        lp.leave()
+    local = Session(headers={"Referer": "http://localhost:5173/index.html"})
+    local.handshake()
+    _, answer = local.request("auth", {"cred": "owner"})
+    check(answer["s"] == "ok", "owner from a loopback page", str(answer))
+    _, answer = local.request("p", {"p": "/closed/x", "d": 1})
+    check(answer["s"] == "ok", "writes as an admin", str(answer))
+    local.leave()
+
+
 def mode_reconnect():
     """A client that reconnects names its previous session (`ls`): that session ends
     first, its onDisconnect operations committed before the new session's handshake, and
@@ -417,5 +532,7 @@ def mode_namespace():
 if __name__ == "__main__":
     {"session": mode_session, "proxy": mode_proxy, "hold": mode_hold, "idle": mode_idle,
      "max_sessions": mode_max_sessions, "pending_out": mode_pending_out, "pending_in": mode_pending_in,
-     "shutdown": mode_shutdown, "reconnect": mode_reconnect, "namespace": mode_namespace}[MODE]()
+     "shutdown": mode_shutdown, "reconnect": mode_reconnect, "namespace": mode_namespace,
+     "first_message": mode_first_message, "unsent": mode_unsent, "per_address": mode_per_address,
+     "emulator_referer": mode_emulator_referer}[MODE]()
     print("done", flush=True)

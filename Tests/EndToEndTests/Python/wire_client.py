@@ -508,17 +508,21 @@ def mode_failed_auth():
 
 def mode_owner_only_direct():
     """The emulator's `owner` token is an admin's only on a connection straight from this
-    machine: an upgrade a proxy forwarded (X-Forwarded-For) is refused it."""
-    direct = Client()
-    check(direct.call("gauth", {"cred": "owner"})["s"] == "ok", "owner, straight from this machine")
-    check(direct.call("p", {"p": "/owner-only/x", "d": 1})["s"] == "ok", "writes as an admin")
-    direct.close()
-    forwarded = Client(headers={"X-Forwarded-For": "203.0.113.9"})
-    refused = forwarded.call("gauth", {"cred": "owner"})
-    check(refused["s"] == "invalid_token", "owner through a proxy is refused", refused)
-    written = forwarded.call("p", {"p": "/owner-only/y", "d": 1})
-    check(written["s"] == "permission_denied", "and is no admin", written)
-    forwarded.close()
+    machine: an upgrade a proxy forwarded (X-Forwarded-For), or one a web page of another
+    origin opened (its Origin), is refused it; a loopback page's is not."""
+    for name, headers in (("straight from this machine", {}), ("from a loopback page", {"Origin": "http://localhost:3000"})):
+        direct = Client(headers=headers)
+        check(direct.call("gauth", {"cred": "owner"})["s"] == "ok", f"owner, {name}")
+        check(direct.call("p", {"p": "/owner-only/x", "d": 1})["s"] == "ok", f"writes as an admin ({name})")
+        direct.close()
+    for name, headers in (("through a proxy", {"X-Forwarded-For": "203.0.113.9"}),
+                          ("from a page of another origin", {"Origin": "https://evil.example"})):
+        refused_client = Client(headers=headers)
+        refused = refused_client.call("gauth", {"cred": "owner"})
+        check(refused["s"] == "invalid_token", f"owner {name} is refused", refused)
+        written = refused_client.call("p", {"p": "/owner-only/y", "d": 1})
+        check(written["s"] == "permission_denied", f"and is no admin ({name})", written)
+        refused_client.close()
 
 
 def mode_bad_paths():
