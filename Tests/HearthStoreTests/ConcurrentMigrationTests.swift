@@ -67,4 +67,28 @@ import Testing
             for store in stores { store.close() }
         }
     }
+
+    /// The WAL switch waits for another connection's lock at most the busy timeout: held
+    /// past it, the opener fails with the busy error (no hang); released, it switches.
+    @Test func theWALSwitchWaitsAtMostTheBusyTimeout() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path + "/" + SQLiteTreeStore.fileName
+        let holder = try SQLiteConnection(path: path, mode: .readWriteCreate)
+        defer { holder.close() }
+        try holder.execute("CREATE TABLE t(x)")
+        try holder.execute("BEGIN EXCLUSIVE")
+        let opener = try SQLiteConnection(path: path, mode: .readWriteCreate)
+        defer { opener.close() }
+        for timeout in [0, Int(Schema.walSwitchPauseMilliseconds) * 4] {
+            do {
+                try Schema.useWAL(opener, busyTimeoutMilliseconds: timeout)
+                Issue.record("switched while another connection held the database (timeout \(timeout) ms)")
+            } catch {
+                #expect(error.isBusy, "\(error)")
+            }
+        }
+        try holder.execute("COMMIT")
+        try Schema.useWAL(opener, busyTimeoutMilliseconds: 0)
+        #expect(try opener.scalarText("PRAGMA journal_mode") == "wal")
+    }
 }
