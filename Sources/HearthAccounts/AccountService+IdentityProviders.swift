@@ -32,9 +32,6 @@ extension AccountService {
         /// Another account already has the token's (verified) email: nothing was signed in
         /// or created (Firebase's `needConfirmation`; the app signs in to that account and links).
         public var needConfirmation: Bool
-        /// The token's verified email took over the account with that address, which had
-        /// never verified it: its password, other links and sessions are gone.
-        public var tookOver = false
     }
 
     public static let invalidIdPResponse = "INVALID_IDP_RESPONSE"
@@ -65,8 +62,9 @@ extension AccountService {
                                 displayName: claims["name"]?.stringValue, photoURL: claims["picture"]?.stringValue)
         var outcome = IdPOutcome(link: link, emailVerified: emailVerified, claims: claims, session: nil, isNewUser: false, needConfirmation: false)
         let now = clock()
+        // The token proves its email to Hearth: verified by a provider trusted for it.
+        let trusted = emailVerified && email.map(provider.trusts(email:)) == true
         if let linkTo = request.linkTo {
-            let trusted = emailVerified && email.map(provider.trusts(email:)) == true
             outcome.session = try self.link(link, emailVerified: emailVerified, trusted: trusted, to: linkTo, now: now)
             return outcome
         }
@@ -74,7 +72,6 @@ extension AccountService {
         // The account holding the token's address: looked up for a verified email only.
         var owner: UserRecord?
         if linked == nil, emailVerified, let email { owner = try wrap { try accounts.user(email: email) } }
-        let trusted = emailVerified && email.map(provider.trusts(email:)) == true
         switch Self.decide(linked: linked != nil, hasEmail: email != nil, emailVerified: emailVerified, trusted: trusted,
                            ownerVerified: owner?.emailVerified) {
         case .signIn:
@@ -90,7 +87,6 @@ extension AccountService {
             var user = Self.takenOver(owner, by: link, nowSeconds: now / 1000)
             user.lastLoginAt = now
             try storeEndingSessions(user)
-            outcome.tookOver = true
             outcome.session = try startSession(for: user, now: now, provider: id)
         case .create(let claimEmail):
             try create(link, email: claimEmail ? email : nil, now: now, into: &outcome)

@@ -160,6 +160,25 @@ import Testing
         await server.stop()
     }
 
+    /// Linking proves the address only through a trusted provider: the signed-in owner of
+    /// an unverified gmail address links `oidc.test` (no change), then Google (verified).
+    @Test func linkingATrustedProvidersVerifiedAddressVerifiesIt() async throws {
+        let provider = try TestOpenIDProvider()
+        let server = try Self.server(provider)
+        let owner = try Self.signUp(server, "lin@gmail.com", "lin-pw")
+        _ = try Self.session(try IdP.signIn(server, token: Self.token(provider, sub: "lin-corp", email: "lin@gmail.com"), idToken: owner.idToken))
+        #expect(try IdP.lookup(server, idToken: owner.idToken)["emailVerified"] == .bool(false))
+        let linked = try Self.session(try IdP.signIn(server, token: Self.token(provider, sub: "lin-google", email: "lin@gmail.com"),
+                                                     provider: "google.com", idToken: owner.idToken))
+        #expect(linked.uid == owner.uid)
+        let user = try IdP.lookup(server, idToken: linked.idToken)
+        #expect(user["emailVerified"] == .bool(true))
+        let providers = Set(user["providerUserInfo"]?.arrayValue?.compactMap { $0.objectValue?["providerId"]?.stringValue } ?? [])
+        #expect(providers == ["password", "oidc.test", "google.com"])
+        #expect(try Self.signIn(server, "lin@gmail.com", "lin-pw").uid == owner.uid)  // the one who linked keeps the password
+        await server.stop()
+    }
+
     /// (a): the attacker signs in through a provider whose token says `email_verified:
     /// false` for the victim's address. The address is not claimed: the owner signs up
     /// and resets freely, and the attacker's account is another one.
