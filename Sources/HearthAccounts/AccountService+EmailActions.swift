@@ -66,29 +66,27 @@ extension AccountService {
         }
     }
 
-    /// `accounts:resetPassword`: with `newPassword`, uses the code and sets the password
-    /// (earlier tokens are revoked); without, only checks the code. Returns the email.
+    /// `accounts:resetPassword`: with `newPassword`, uses the code and sets the password;
+    /// without, only checks the code. Returns the email. The code proves the address
+    /// (`proven`): every earlier session ends, and links made while it was unverified go.
     public func resetPassword(code: String?, newPassword: String?) throws(AuthError) -> String {
-        guard let newPassword else { return try actionCode(code, .passwordReset, consume: false).email }
+        try completePasswordReset(code: code, newPassword: newPassword).email
+    }
+
+    /// `resetPassword`, with the user whose password was set (nil when only checked).
+    public func completePasswordReset(code: String?, newPassword: String?) throws(AuthError) -> (email: String, user: UserRecord?) {
+        guard let newPassword else { return (try actionCode(code, .passwordReset, consume: false).email, nil) }
         _ = try validate(password: newPassword)
         let record = try actionCode(code, .passwordReset, consume: true)
-        guard let user = try wrap({ try accounts.user(uid: record.uid) }), user.email == record.email else { throw AuthError("INVALID_OOB_CODE") }
-        guard !user.disabled else { throw .userDisabled }
-        var changes = Changes()
-        changes.password = newPassword
-        _ = try apply(changes, to: user.uid, now: clock())
-        return record.email
+        return (record.email, try prove(record, newPassword: newPassword))
     }
 
     /// `accounts:update` with a `VERIFY_EMAIL` code: the address it was sent to is marked
-    /// verified (if it is still the account's).
+    /// verified (if it is still the account's). The code proves the address (`proven`):
+    /// every earlier session ends, and links made while it was unverified go.
     public func verifyEmail(code: String?) throws(AuthError) -> UserRecord {
         let record = try actionCode(code, .verifyEmail, consume: true)
-        guard var user = try wrap({ try accounts.user(uid: record.uid) }), user.email == record.email else { throw AuthError("INVALID_OOB_CODE") }
-        guard !user.disabled else { throw .userDisabled }
-        user.emailVerified = true
-        try wrap { try accounts.update(user) }
-        return user
+        return try prove(record, newPassword: nil)
     }
 }
 

@@ -29,8 +29,8 @@ extension AccountService {
         /// Signed in (nil when `needConfirmation`).
         public var session: Session?
         public var isNewUser: Bool
-        /// Another account already has the token's email: nothing was signed in or created
-        /// (Firebase's `needConfirmation`; the app signs in to that account and links).
+        /// Another account already has the token's (verified) email: nothing was signed in
+        /// or created (Firebase's `needConfirmation`; the app signs in to that account and links).
         public var needConfirmation: Bool
     }
 
@@ -62,24 +62,42 @@ extension AccountService {
                                 displayName: claims["name"]?.stringValue, photoURL: claims["picture"]?.stringValue)
         var outcome = IdPOutcome(link: link, emailVerified: emailVerified, claims: claims, session: nil, isNewUser: false, needConfirmation: false)
         let now = clock()
+        // The token proves its email to Hearth: verified by a provider trusted for it.
+        let trusted = emailVerified && email.map(provider.trusts(email:)) == true
         if let linkTo = request.linkTo {
-            outcome.session = try self.link(link, emailVerified: emailVerified, to: linkTo, now: now)
+            outcome.session = try self.link(link, emailVerified: emailVerified, trusted: trusted, to: linkTo, now: now)
             return outcome
         }
-        if var user = try wrap({ try accounts.user(providerID: id, rawID: link.rawID) }) {
-            guard !user.disabled else { throw .userDisabled }
+        let linked = try wrap { try accounts.user(providerID: id, rawID: link.rawID) }
+        // The account holding the token's address: looked up for a verified email only.
+        var owner: UserRecord?
+        if linked == nil, emailVerified, let email { owner = try wrap { try accounts.user(email: email) } }
+        switch Self.decide(linked: linked != nil, hasEmail: email != nil, emailVerified: emailVerified, trusted: trusted,
+                           ownerVerified: owner?.emailVerified) {
+        case .signIn:
+            guard var user = linked, !user.disabled else { throw .userDisabled }
             user.providerLinks = user.providerLinks.map { $0.providerID == id ? link : $0 }
             user.lastLoginAt = now
             try wrap { try accounts.update(user) }
             outcome.session = try startSession(for: user, now: now, provider: id)
-            return outcome
-        }
-        if let email, try wrap({ try accounts.user(email: email) }) != nil {
+        case .needConfirmation:
             outcome.needConfirmation = true
-            return outcome
+        case .takeOver:
+            guard let owner, !owner.disabled else { throw .userDisabled }
+            var user = Self.takenOver(owner, by: link, nowSeconds: now / 1000)
+            user.lastLoginAt = now
+            try storeEndingSessions(user)
+            outcome.session = try startSession(for: user, now: now, provider: id)
+        case .create(let claimEmail):
+            try create(link, email: claimEmail ? email : nil, now: now, into: &outcome)
         }
+        return outcome
+    }
+
+    /// A new user for `link`, with `email` (verified) as its address when given.
+    private func create(_ link: ProviderLink, email: String?, now: Int64, into outcome: inout IdPOutcome) throws(AuthError) {
         var user = UserRecord(uid: try wrap { try Self.newUID() }, email: email, provider: .federated, createdAt: now, validSince: now / 1000)
-        user.emailVerified = email != nil && emailVerified
+        user.emailVerified = email != nil
         user.displayName = link.displayName
         user.photoURL = link.photoURL
         user.providerLinks = [link]
@@ -88,24 +106,27 @@ extension AccountService {
             try accounts.insert(user)
         } catch AccountStoreError.duplicateEmail {
             outcome.needConfirmation = true
-            return outcome
+            return
         } catch AccountStoreError.duplicateProviderLink {
             // Signed up at the same moment elsewhere: sign in to that account.
-            guard let created = try wrap({ try accounts.user(providerID: id, rawID: link.rawID) }), !created.disabled else { throw .userDisabled }
-            outcome.session = try startSession(for: created, now: now, provider: id)
-            return outcome
+            guard let created = try wrap({ try accounts.user(providerID: link.providerID, rawID: link.rawID) }), !created.disabled else {
+                throw .userDisabled
+            }
+            outcome.session = try startSession(for: created, now: now, provider: link.providerID)
+            return
         } catch {
             throw .unexpected(error)
         }
         outcome.isNewUser = true
-        outcome.session = try startSession(for: user, now: now, provider: id)
-        return outcome
+        outcome.session = try startSession(for: user, now: now, provider: link.providerID)
     }
 
     /// Links `link` to the user of `idToken` (an anonymous user keeps their uid). Refused:
     /// the provider's account belongs to another user (`FEDERATED_USER_ID_ALREADY_LINKED`),
-    /// or the user has another account of this provider (`PROVIDER_ALREADY_LINKED`).
-    func link(_ link: ProviderLink, emailVerified: Bool, to idToken: String, now: Int64) throws(AuthError) -> Session {
+    /// or the user has another account of this provider (`PROVIDER_ALREADY_LINKED`). A
+    /// verified email becomes the address of a user without one (if no one has it); a
+    /// `trusted` one for the user's own unverified address verifies it.
+    func link(_ link: ProviderLink, emailVerified: Bool, trusted: Bool, to idToken: String, now: Int64) throws(AuthError) -> Session {
         var user = try user(forIDToken: idToken)
         if let owner = try wrap({ try accounts.user(providerID: link.providerID, rawID: link.rawID) }), owner.uid != user.uid {
             throw AuthError("FEDERATED_USER_ID_ALREADY_LINKED")
@@ -119,6 +140,7 @@ extension AccountService {
             user.email = email
             user.emailVerified = true
         }
+        if trusted, let email = link.email, email == user.email { user.emailVerified = true }
         if user.displayName == nil { user.displayName = link.displayName }
         if user.photoURL == nil { user.photoURL = link.photoURL }
         user.lastLoginAt = now

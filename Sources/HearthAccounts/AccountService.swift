@@ -338,7 +338,9 @@ public struct AccountService: Sendable {
         var credentialsChanged = false
         if let email = changes.email {
             let valid = try validate(email: email)
-            if valid != user.email { user.email = valid; credentialsChanged = true }
+            // A new address is unproven until a code mailed to it is used (an account
+            // must not carry someone else's address as verified).
+            if valid != user.email { user.email = valid; user.emailVerified = false; credentialsChanged = true }
         }
         if let password = changes.password {
             _ = try validate(password: password)

@@ -93,7 +93,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         let writer = try SQLiteConnection(path: databasePath, mode: .readWriteCreate,
                                           coalescingWALWrites: options.synchronous == .full)
         try writer.execute("PRAGMA busy_timeout = \(options.busyTimeoutMilliseconds)")
-        try writer.execute("PRAGMA journal_mode = WAL")
+        try Schema.useWAL(writer, busyTimeoutMilliseconds: options.busyTimeoutMilliseconds)
         try writer.execute("PRAGMA synchronous = \(options.synchronous.rawValue)")
         try writer.execute("PRAGMA foreign_keys = ON")
         try Schema.migrate(writer)

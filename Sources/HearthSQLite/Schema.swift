@@ -1,3 +1,4 @@
+import CSQLite
 import HearthStore
 
 /// The database schema, versioned with `PRAGMA user_version` and migrated forward only.
@@ -223,18 +224,52 @@ enum Schema {
 
     static var currentVersion: Int { migrations.count }
 
-    /// Brings the database at `connection` to `currentVersion`.
-    static func migrate(_ connection: SQLiteConnection) throws(StoreError) {
-        let found = Int(try connection.scalarInt("PRAGMA user_version") ?? 0)
-        guard found <= currentVersion else {
-            throw .schemaTooNew(found: found, known: currentVersion)
-        }
-        for version in found..<currentVersion {
-            try connection.execute("BEGIN IMMEDIATE")
+    /// How long `useWAL` waits between tries while another connection holds the lock the
+    /// switch needs, milliseconds.
+    static let walSwitchPauseMilliseconds: Int32 = 5
+
+    /// Puts the database in write-ahead-log mode (a no-op once it is). The first switch of
+    /// a new file needs its exclusive lock, and SQLite does not wait for that one through
+    /// `busy_timeout` (it answers `SQLITE_BUSY` at once rather than risk a deadlock), so a
+    /// second process opening the same new file at that moment (`hearth token` beside a
+    /// starting server) tries again every `walSwitchPauseMilliseconds`, for as long as
+    /// `busyTimeoutMilliseconds` in all, then fails with the busy error.
+    static func useWAL(_ connection: SQLiteConnection, busyTimeoutMilliseconds: Int) throws(StoreError) {
+        var waited = 0
+        while true {
             do {
-                try connection.execute(migrations[version])
-                try connection.execute("PRAGMA user_version = \(version + 1)")
+                try connection.execute("PRAGMA journal_mode = WAL")
+                return
+            } catch where error.isBusy && waited < busyTimeoutMilliseconds {
+                sqlite3_sleep(walSwitchPauseMilliseconds)
+                waited += Int(walSwitchPauseMilliseconds)
+            }
+        }
+    }
+
+    /// Brings the database at `connection` to `currentVersion`, one migration per
+    /// transaction. Safe when several processes open the same new (or old) database at
+    /// once (a server and `hearth token`, say): each step takes the write lock first
+    /// (`BEGIN IMMEDIATE`, waiting up to the connection's `busy_timeout`) and only then
+    /// reads the version, so a step another process committed meanwhile is skipped, never
+    /// run twice (`table … already exists`). The caller sets `busy_timeout` first.
+    /// Returns how many steps this connection ran.
+    @discardableResult
+    static func migrate(_ connection: SQLiteConnection) throws(StoreError) -> Int {
+        var steps = 0
+        while true {
+            try connection.execute("BEGIN IMMEDIATE")
+            do throws(StoreError) {
+                let found = Int(try connection.scalarInt("PRAGMA user_version") ?? 0)
+                guard found <= currentVersion else { throw .schemaTooNew(found: found, known: currentVersion) }
+                guard found < currentVersion else {
+                    try connection.execute("COMMIT")
+                    return steps
+                }
+                try connection.execute(migrations[found])
+                try connection.execute("PRAGMA user_version = \(found + 1)")
                 try connection.execute("COMMIT")
+                steps += 1
             } catch {
                 try? connection.execute("ROLLBACK")
                 throw error

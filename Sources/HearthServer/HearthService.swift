@@ -79,7 +79,8 @@ public final class HearthService: Sendable {
     private let rulesSettings: RulesSettings
     /// The core's listen half: the commit hook, rules reviews, revocation sweeps.
     private let listens: ListenAccess
-    private let authContext: AuthContext
+    /// Internal (not private): live tests mint the codes a reset mail would carry.
+    let authContext: AuthContext
     private let ledger: OnDisconnectLedger
     /// The data directory's lock (issue 24; an engine with a local directory), held until
     /// the store is closed.

@@ -32,6 +32,11 @@ public struct IdentityProvider: Sendable, Equatable {
     public var format: KeyFormat
     /// For `firebase`: the Firebase project whose ID tokens are accepted.
     public var projectID: String?
+    /// The address domains for which this provider's `email_verified: true` proves the
+    /// address to Hearth (`trustedEmailDomains`; `*`: every domain): such a sign-in takes
+    /// over an account whose address was never verified (docs/api.md, "Who owns an email
+    /// address"). Google by default for its own addresses, as Firebase; others none.
+    public var trustedEmailDomains: [String]
 
     public static let google = "google.com"
     public static let apple = "apple.com"
@@ -47,9 +52,25 @@ public struct IdentityProvider: Sendable, Equatable {
     public static let maxFileBytes = 64 * 1024
     /// The most providers one file may list.
     public static let maxProviders = 32
+    /// The most entries of one provider's `trustedEmailDomains`.
+    public static let maxTrustedEmailDomains = 64
+    /// Google is the authority of these addresses (Firebase trusts it for them only).
+    public static let googleEmailDomains = ["gmail.com", "googlemail.com"]
+    /// In `trustedEmailDomains`: every domain.
+    public static let anyDomain = "*"
 
-    public init(providerID: String, issuers: [String], audiences: [String], keys: KeySource, format: KeyFormat = .jwks, projectID: String? = nil) {
+    public init(providerID: String, issuers: [String], audiences: [String], keys: KeySource, format: KeyFormat = .jwks, projectID: String? = nil,
+                trustedEmailDomains: [String]? = nil) {
         (self.providerID, self.issuers, self.audiences, self.keys, self.format, self.projectID) = (providerID, issuers, audiences, keys, format, projectID)
+        self.trustedEmailDomains = (trustedEmailDomains ?? (providerID == Self.google ? Self.googleEmailDomains : [])).map { $0.lowercased() }
+    }
+
+    /// Whether this provider's `email_verified: true` for `email` (normalized, lower case)
+    /// proves the address: its domain is one of `trustedEmailDomains`.
+    public func trusts(email: String) -> Bool {
+        guard let at = email.lastIndex(of: "@") else { return false }
+        let domain = email[email.index(after: at)...]
+        return trustedEmailDomains.contains { $0 == Self.anyDomain || $0 == domain }
     }
 
     /// The providers of a providers file's text:
@@ -78,7 +99,7 @@ public struct IdentityProvider: Sendable, Equatable {
 
     static func parse(_ entry: JSONValue) throws(IdentityProviderError) -> IdentityProvider {
         guard let fields = entry.objectValue else { throw IdentityProviderError("not an object") }
-        let known: Set<String> = ["providerId", "issuer", "audiences", "jwksURL", "jwksFile", "projectId"]
+        let known: Set<String> = ["providerId", "issuer", "audiences", "jwksURL", "jwksFile", "projectId", "trustedEmailDomains"]
         if let unknown = fields.keys.strings.sorted().first(where: { !known.contains($0) }) {
             throw IdentityProviderError("unknown field \"\(unknown)\"")
         }
@@ -96,6 +117,16 @@ public struct IdentityProvider: Sendable, Equatable {
                 throw IdentityProviderError("audiences must be a non-empty array of strings")
             }
             audiences = list.compactMap(\.stringValue)
+        }
+        var trusted: [String]?
+        if let value = fields["trustedEmailDomains"] {
+            guard case .array(let list) = value, list.allSatisfy({ ($0.stringValue ?? "").isEmpty == false }) else {
+                throw IdentityProviderError("trustedEmailDomains must be an array of domains (or \"*\")")
+            }
+            guard list.count <= maxTrustedEmailDomains else {
+                throw IdentityProviderError("trustedEmailDomains lists more than \(maxTrustedEmailDomains) domains")
+            }
+            trusted = list.compactMap(\.stringValue)
         }
         var defaultKeys: String?
         var format = KeyFormat.jwks
@@ -122,6 +153,7 @@ public struct IdentityProvider: Sendable, Equatable {
             guard issuers != nil else { throw IdentityProviderError("\(id) needs issuer") }
         }
         if id != firebase, projectID != nil { throw IdentityProviderError("projectId is only for firebase") }
+        if id == firebase, trusted != nil { throw IdentityProviderError("trustedEmailDomains is not for firebase (no sign-in)") }
         guard let audiences else { throw IdentityProviderError("audiences is missing") }
         let url = try string("jwksURL"), file = try string("jwksFile")
         let keys: KeySource
@@ -135,7 +167,8 @@ public struct IdentityProvider: Sendable, Equatable {
             keys = .url(defaultKeys)
         default: throw IdentityProviderError("give jwksURL or jwksFile, not both")
         }
-        return IdentityProvider(providerID: id, issuers: issuers ?? [], audiences: audiences, keys: keys, format: format, projectID: projectID)
+        return IdentityProvider(providerID: id, issuers: issuers ?? [], audiences: audiences, keys: keys, format: format, projectID: projectID,
+                                trustedEmailDomains: trusted)
     }
 }
 

@@ -39,11 +39,13 @@ enum EmailActionEndpoints {
     }
 
     static func resetPassword(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) {
-        let service = route.context.service
-        if let retry = route.context.limitSignUp(address: request.remoteAddress, account: nil) { return responder.respond(retry.response) }
+        let context = route.context, service = context.service
+        if let retry = context.limitSignUp(address: request.remoteAddress, account: nil) { return responder.respond(retry.response) }
         let code = body.string("oobCode"), password = body.string("newPassword")
         route.run(hashing: password != nil, responder) { () throws(AuthError) -> JSONValue in
-            let email = try service.resetPassword(code: code, newPassword: password)
+            let (email, user) = try service.completePasswordReset(code: code, newPassword: password)
+            // Every earlier session of the account ended: forget its cached standing now.
+            if let user { context.authenticator.invalidate(user.uid) }
             return .object(["kind": "identitytoolkit#ResetPasswordResponse", "email": .string(email), "requestType": "PASSWORD_RESET"])
         }
     }
