@@ -7,9 +7,12 @@ import HearthStore
 /// * An email a provider did not verify never claims an address: the account created (or
 ///   linked) keeps it on its provider link only; the account's own email stays empty, so
 ///   it blocks no sign-up and no password reset reaches the account.
-/// * A code mailed to the address (password reset, email verification) proves it. Using
-///   one ends every session of the account, and when the address had not been verified,
-///   drops every provider link: they were all made before its owner proved it.
+/// * A code mailed to the address (password reset, email verification) proves it. When
+///   the address had not been verified, every provider link goes: they were all made
+///   before its owner proved it. A reset ends every session of the account, and so does a
+///   verification that dropped a link (a session may have come through it); a
+///   verification of an account whose only credential is its password ends none, so an
+///   app that signs up, verifies and refreshes its token goes on as it does on Firebase.
 /// * A trusted provider's verified email (`IdentityProvider.trustedEmailDomains`) proves
 ///   it too: signing in with it takes over an account whose address was never verified,
 ///   dropping its password, its other links and its sessions.
@@ -60,11 +63,15 @@ extension AccountService {
 
     /// `user` after a mailed code proved its address (`newPasswordHash`: a reset's new
     /// password): verified; the provider links dropped when it had not been verified
-    /// (made while anyone could have claimed the address); every token issued so far
-    /// refused (`validSince`; the caller revokes refresh tokens).
-    static func proven(_ user: UserRecord, newPasswordHash: String?, now: Int64) -> UserRecord {
+    /// (made while anyone could have claimed the address). `endsSessions` when a password
+    /// was set or a link dropped: then every token issued so far is refused (`validSince`;
+    /// the caller revokes refresh tokens). A verification that dropped nothing leaves the
+    /// sessions, which only the password can have opened.
+    static func proven(_ user: UserRecord, newPasswordHash: String?, now: Int64) -> (user: UserRecord, endsSessions: Bool) {
         var user = user
+        var endsSessions = newPasswordHash != nil
         if !user.emailVerified {
+            endsSessions = endsSessions || !user.providerLinks.isEmpty
             user.providerLinks = []
             user.emailVerified = true
         }
@@ -73,8 +80,8 @@ extension AccountService {
             user.passwordUpdatedAt = now
         }
         if user.passwordHash != nil { user.provider = .password }
-        user.validSince = validSinceRevoking(user.validSince, nowSeconds: now / 1000)
-        return user
+        if endsSessions { user.validSince = validSinceRevoking(user.validSince, nowSeconds: now / 1000) }
+        return (user, endsSessions)
     }
 
     /// Stores `user` (whose `validSince` already refuses earlier ID tokens) and revokes
@@ -99,8 +106,12 @@ extension AccountService {
         // Verifying an address already verified proves nothing new: nothing changes.
         if newPassword == nil && user.emailVerified { return user }
         let hash = try newPassword.map { (password: String) throws(AuthError) -> String in try self.hash(password) }
-        let proven = Self.proven(user, newPasswordHash: hash, now: clock())
-        try storeEndingSessions(proven)
+        let (proven, endsSessions) = Self.proven(user, newPasswordHash: hash, now: clock())
+        if endsSessions {
+            try storeEndingSessions(proven)
+        } else {
+            try wrap { try accounts.update(proven) }
+        }
         return proven
     }
 }

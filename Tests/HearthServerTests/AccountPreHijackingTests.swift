@@ -72,7 +72,8 @@ import Testing
     }
 
     @Test func aResetOfAnUnverifiedAddressDropsEveryLinkAndTheOldPassword() {
-        let user = AccountService.proven(Self.preHijacked(), newPasswordHash: "owner-hash", now: 7_000_000)
+        let (user, endsSessions) = AccountService.proven(Self.preHijacked(), newPasswordHash: "owner-hash", now: 7_000_000)
+        #expect(endsSessions)
         #expect(user.providerLinks.isEmpty)
         #expect(user.passwordHash == "owner-hash" && user.passwordUpdatedAt == 7_000_000)
         #expect(user.emailVerified)
@@ -81,16 +82,29 @@ import Testing
     }
 
     @Test func aVerificationOfAnUnverifiedAddressDropsEveryLinkAndKeepsThePassword() {
-        let user = AccountService.proven(Self.preHijacked(), newPasswordHash: nil, now: 7_000_000)
+        let (user, endsSessions) = AccountService.proven(Self.preHijacked(), newPasswordHash: nil, now: 7_000_000)
+        #expect(endsSessions)  // a session may have come through a dropped link
         #expect(user.providerLinks.isEmpty)
         #expect(user.passwordHash == "attacker-hash")
         #expect(user.emailVerified)
         #expect(user.validSince == 7_001)
     }
 
+    /// The everyday case: an account whose only credential is its password verifies its
+    /// address. Nothing is dropped, so its sessions (the password's) go on.
+    @Test func aVerificationThatDropsNothingEndsNoSession() {
+        var passwordOnly = Self.preHijacked()
+        passwordOnly.providerLinks = []
+        let (user, endsSessions) = AccountService.proven(passwordOnly, newPasswordHash: nil, now: 7_000_000)
+        #expect(!endsSessions)
+        #expect(user.emailVerified && user.passwordHash == "attacker-hash")
+        #expect(user.validSince == passwordOnly.validSince)
+    }
+
     @Test func aResetOfAVerifiedAddressKeepsItsLinks() {
         let verified = Self.preHijacked(verified: true)
-        let user = AccountService.proven(verified, newPasswordHash: "new-hash", now: 7_000_000)
+        let (user, endsSessions) = AccountService.proven(verified, newPasswordHash: "new-hash", now: 7_000_000)
+        #expect(endsSessions)
         #expect(user.providerLinks == verified.providerLinks)  // linked while the address was proven
         #expect(user.passwordHash == "new-hash")
         #expect(user.validSince == 7_001)
@@ -141,11 +155,11 @@ import Testing
     }
 }
 
-/// The account service on a store, with an injected clock: a verification ends the
-/// sessions of an address it proves, one of an address already verified changes nothing,
-/// and a changed address is unverified until proven.
+/// The account service on a store, with an injected clock: a verification of a
+/// password-only account keeps its sessions, one of an address already verified changes
+/// nothing, a reset ends every session, and a changed address is unverified until proven.
 @Suite struct AddressProofServiceTests {
-    @Test func aVerificationEndsEarlierSessionsOnceAndAChangedAddressIsUnverified() throws {
+    @Test func aVerificationKeepsThePasswordsSessionsAResetEndsThem() throws {
         let clock = RefreshRetryAndRecentSignInTests.Clock()
         let (auth, store, dir) = try RefreshRetryAndRecentSignInTests.make(clock)
         defer { store.close(); withExtendedLifetime(dir) {} }
@@ -153,16 +167,20 @@ import Testing
         let session = try service.signUp(email: "mine@example.com", password: "secret1")
         let code = try service.createActionCode(.verifyEmail, for: session.user)
         #expect(try service.verifyEmail(code: code).emailVerified)
-        // The verification ended the sign-up's session: its tokens are refused.
-        #expect(throws: AuthError.invalidRefreshToken) { try service.refresh(session.refreshToken) }
-        #expect(throws: AuthError.tokenExpired) { try service.user(forIDToken: session.idToken) }
-        clock.advance(seconds: 2)
-        let again = try service.signIn(email: "mine@example.com", password: "secret1")
-        // A second code for the verified address changes nothing: the new session lives on.
-        let second = try service.createActionCode(.verifyEmail, for: again.user)
+        // Only the password could have opened the sign-up's session: it goes on.
+        #expect(try service.user(forIDToken: session.idToken).uid == session.user.uid)
+        let refreshed = try service.refresh(session.refreshToken)
+        // A second code for the verified address changes nothing.
+        let second = try service.createActionCode(.verifyEmail, for: session.user)
         _ = try service.verifyEmail(code: second)
-        #expect(try service.user(forIDToken: again.idToken).uid == again.user.uid)
-        _ = try service.refresh(again.refreshToken)
+        #expect(try service.user(forIDToken: session.idToken).uid == session.user.uid)
+        // A reset ends every session.
+        clock.advance(seconds: 2)
+        let reset = try service.createActionCode(.passwordReset, for: session.user)
+        _ = try service.resetPassword(code: reset, newPassword: "secret2")
+        #expect(throws: AuthError.invalidRefreshToken) { try service.refresh(refreshed.refreshToken) }
+        #expect(throws: AuthError.tokenExpired) { try service.user(forIDToken: session.idToken) }
+        let again = try service.signIn(email: "mine@example.com", password: "secret2")
         // A changed address is unverified again.
         var changes = AccountService.Changes()
         changes.email = "moved@example.com"
