@@ -372,17 +372,22 @@ def poll_by_hand(lp, messages):
     return get(f"/.lp?id={lp.id}&pw={lp.pw}&ser={lp.serial}{data}", headers=lp.headers)
 
 
-def stop_polling_after_onDisconnect(lp, path, listen=None):
-    """Registers an onDisconnect that sets `path` to "ended" (and listens on `listen`),
-    then stops polling (the poll held now stays held)."""
-    lp.handshake()
-    _, answer = lp.request("o", {"p": path, "d": "ended"})
-    check(answer["s"] == "ok", "onDisconnect registered")
-    if listen:
-        _, answer = lp.request("q", {"p": listen, "h": ""})
-        check(answer["s"] == "ok", "listening")
-    with lp.lock:
-        lp.alive = False
+def request_by_hand(lp, number, action, body):
+    """Sends request `number` on a poll made by hand, then polls by hand (one at a time,
+    each answered before the next) until its answer came; the answer's b. Other messages
+    (pushes) are dropped."""
+    deadline = time.monotonic() + WAIT
+    messages = [{"t": "d", "d": {"r": number, "a": action, "b": body}}]
+    while time.monotonic() < deadline:
+        status, _, script = poll_by_hand(lp, messages)
+        check(status == 200, f"a poll for {action}", script)
+        messages = []
+        lp.run(script)
+        while not lp.messages.empty():
+            message = lp.messages.get()
+            if message.get("t") == "d" and message["d"].get("r") == number:
+                return message["d"]["b"]
+    check(False, f"the answer to {action}", "timed out")
 
 
 def unsent_bytes():
@@ -396,8 +401,10 @@ def mode_first_message():
     but one that would wait for a poll (the client polls no more) ends the session."""
     big = "x" * 100_000
     check(rest("PUT", "/lp/big.json", big)[0] == 200, "a 100 KB value")
-    lp = Session()
-    stop_polling_after_onDisconnect(lp, "/lp/first")
+    # Every poll by hand: no poll of the session's own is in flight to take an answer.
+    lp = Session(poll=False)
+    lp.handshake()
+    check(request_by_hand(lp, 1, "o", {"p": "/lp/first", "d": "ended"})["s"] == "ok", "onDisconnect registered")
     # Two reads on one poll: the first answer goes on that poll, the second has none.
     reads = [{"t": "d", "d": {"r": 100 + n, "a": "g", "b": {"p": "/lp/big", "q": {}}}} for n in range(2)]
     status, _, body = poll_by_hand(lp, reads)
@@ -412,11 +419,14 @@ def mode_unsent():
     waiting for a client that does not poll are counted in the server's unsent bytes (the
     /metrics gauge), and the session ends once they would pass them; its bytes are
     released."""
-    lp = Session()
-    stop_polling_after_onDisconnect(lp, "/lp/unsent", listen="/lp/feed")
-    check(rest("PUT", "/lp/feed/0.json", "y" * 20_000)[0] == 200, "a first push, on the poll still held")
-    for i in range(1, 6):
-        rest("PUT", f"/lp/feed/{i}.json", "y" * 20_000)
+    # Every poll by hand, each answered before the next: no poll of the session's own is
+    # held or in flight to take a push.
+    lp = Session(poll=False)
+    lp.handshake()
+    check(request_by_hand(lp, 1, "o", {"p": "/lp/unsent", "d": "ended"})["s"] == "ok", "onDisconnect registered")
+    check(request_by_hand(lp, 2, "q", {"p": "/lp/feed", "h": ""})["s"] == "ok", "listening")
+    for i in range(0, 6):
+        check(rest("PUT", f"/lp/feed/{i}.json", "y" * 20_000)[0] == 200, f"push {i} written")
     wait_for(lambda: unsent_bytes() >= 5 * 20_000, "pushes waiting for a poll count as unsent bytes")
     for i in range(6, 40):
         rest("PUT", f"/lp/feed/{i}.json", "y" * 20_000)
