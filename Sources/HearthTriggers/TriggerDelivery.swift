@@ -26,10 +26,15 @@ public final class TriggerDelivery: Sendable {
     }
     private let current: Mutex<State>
 
-    /// `maxPending` (default `TriggerLimits.maxPendingPerTrigger`) and `maxEventsPerWrite`
-    /// are parameters so tests can cross them.
+    /// `maxPending` (default `TriggerLimits.maxPendingPerTrigger`), `maxStoredBytes` (the
+    /// byte budget of a trigger that sets none, default `TriggerLimits.defaultMaxStoredBytes`),
+    /// `deadLetterRetentionMilliseconds` and `maxEventsPerWrite` are parameters so tests can
+    /// cross them.
     public init(outbox: any TriggerOutbox, origin: EventOrigin, logger: Logger, clock: @escaping @Sendable () -> Int64,
-                maxPending: Int = TriggerLimits.maxPendingPerTrigger, maxEventsPerWrite: Int = TriggerLimits.maxEventsPerWrite,
+                maxPending: Int = TriggerLimits.maxPendingPerTrigger,
+                maxStoredBytes: Int64 = TriggerLimits.defaultMaxStoredBytes,
+                deadLetterRetentionMilliseconds: Int64 = TriggerLimits.deadLetterRetentionSeconds * 1000,
+                maxEventsPerWrite: Int = TriggerLimits.maxEventsPerWrite,
                 backoffBaseMilliseconds: Int64 = TriggerLimits.backoffBaseMilliseconds,
                 eventsPerSecond: Int = TriggerRateGuard.defaultEventsPerSecond, burst: Int = TriggerRateGuard.defaultBurst) {
         (self.outbox, self.clock, self.logger) = (outbox, clock, logger)
@@ -37,6 +42,8 @@ public final class TriggerDelivery: Sendable {
         current = Mutex(State(origin: origin, matcher: TriggerMatcher(triggers: [], instance: origin.instance)))
         var options = TriggerDeliverer.Options()
         options.maxPending = maxPending
+        options.maxStoredBytes = maxStoredBytes
+        options.deadLetterRetentionMilliseconds = deadLetterRetentionMilliseconds
         options.backoffBase = backoffBaseMilliseconds
         options.rateGuard = rateGuard
         self.options = options
@@ -139,16 +146,21 @@ public final class TriggerDelivery: Sendable {
         for deliverer in current.withLock({ Array($0.deliverers.values) }) { deliverer.wake() }
     }
 
-    /// Per trigger: this process's counters and last error, with the outbox's backlog.
-    public func status() -> [(status: TriggerStatus, pending: Int, oldestPendingAt: Int64?)] {
+    /// Per trigger: this process's counters and last error, with the outbox's backlog and
+    /// the payload bytes it keeps (pending and dead letters: what its byte budget bounds).
+    public func status() -> [(status: TriggerStatus, pending: Int, oldestPendingAt: Int64?, storedBytes: Int64)] {
         let deliverers = current.withLock { Array($0.deliverers.values) }
         let backlog = (try? outbox.backlog()) ?? [:]
+        let stored = (try? outbox.storedBytes(trigger: nil)) ?? [:]
         return deliverers.map { deliverer in
             let status = deliverer.status
             let waiting = backlog[status.name]
-            return (status, waiting?.pending ?? 0, waiting?.oldestAt)
+            return (status, waiting?.pending ?? 0, waiting?.oldestAt, stored[status.name]?.total ?? 0)
         }.sorted { $0.status.name < $1.status.name }
     }
+
+    /// The byte budget of a trigger that sets none (`maxStoredBytes`).
+    public var defaultBudget: Int64 { options.maxStoredBytes }
 
     /// Stops every deliverer (each after the attempt under way). Pending events stay.
     public func close() {
