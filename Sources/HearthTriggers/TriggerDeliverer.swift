@@ -41,7 +41,8 @@ public struct TriggerStatus: Sendable, Equatable {
 ///
 /// A second thread, the keeper, bounds what the trigger keeps in the outbox (its pending
 /// count, its byte budget, the dead letters' retention), woken by the same commits, so a
-/// receiver that hangs an attempt for its whole timeout never delays the bounds.
+/// receiver that hangs an attempt for its whole timeout never delays the bounds. Only the
+/// node holding the lease runs it.
 final class TriggerDeliverer: Sendable {
     struct Options: Sendable {
         var maxPending = TriggerLimits.maxPendingPerTrigger
@@ -70,6 +71,9 @@ final class TriggerDeliverer: Sendable {
         var woken = false
         /// The same for the keeper.
         var keeperWoken = false
+        /// Whether this node holds the trigger's delivery lease (always, on a one-node
+        /// engine): only the holder's keeper bounds the outbox, so nodes do not repeat it.
+        var holdsLease = false
         var started = false
         var stopped = false
         var status: TriggerStatus
@@ -166,9 +170,11 @@ final class TriggerDeliverer: Sendable {
             let name = self.name
             do {
                 guard try outbox.lease(trigger: name, seconds: leaseSeconds(state.withLock { $0.definition })) else {
+                    leaseHeld(false)
                     sleep(Int64(options.leaseSeconds) * 500, cap: Self.maxSleepMilliseconds)  // another node delivers; ask again later
                     continue
                 }
+                leaseHeld(true)
                 let records = try outbox.pending(trigger: name, now: .max, limit: options.batchSize)
                 outboxFailures = 0
                 guard !records.isEmpty else {
@@ -204,7 +210,10 @@ final class TriggerDeliverer: Sendable {
             if now - leaseTakenAt > Int64(options.leaseSeconds) * 333 {
                 try outbox.delivered(ids: done)
                 done = []
-                guard try outbox.lease(trigger: definition.name, seconds: leaseSeconds(definition)) else { return 0 }
+                guard try outbox.lease(trigger: definition.name, seconds: leaseSeconds(definition)) else {
+                    leaseHeld(false)
+                    return 0
+                }
                 leaseTakenAt = now
             }
             if definition.retry && now - record.at > options.maxEventAgeMilliseconds {
@@ -246,6 +255,15 @@ final class TriggerDeliverer: Sendable {
             return delay
         }
         return nil
+    }
+
+    /// Records whether this node holds the lease; the keeper starts at once when it is taken.
+    private func leaseHeld(_ held: Bool) {
+        let taken = state.withLock { state in
+            defer { state.holdsLease = held }
+            return held && !state.holdsLease
+        }
+        if taken { wake() }
     }
 
     /// The lease outlasts one attempt: it is renewed between attempts.
@@ -290,8 +308,15 @@ final class TriggerDeliverer: Sendable {
                 continue
             }
             lastCheck = now
-            state.withLock { $0.keeperWoken = false }
+            let holdsLease = state.withLock { state in
+                state.keeperWoken = false
+                return state.holdsLease
+            }
             let name = self.name
+            guard holdsLease else {
+                _ = keeperWakeUp.wait(timeout: .now() + .milliseconds(Int(max(1, options.idleMilliseconds))))
+                continue
+            }
             do {
                 if lastPrune.map({ now - $0 >= UInt64(max(1, options.deadLetterPruneMilliseconds)) * 1_000_000 }) ?? true {
                     lastPrune = now
