@@ -230,6 +230,30 @@ import Testing
         try wait("the count") { delivery.status().first?.status.budgetDropped == 8 - pending.count }
     }
 
+    /// The dead letters' retention: the keeper's first round deletes those given up more
+    /// than `deadLetterRetentionSeconds` ago, of any trigger (also one no longer declared),
+    /// and keeps younger ones.
+    @Test func deadLettersPastTheRetentionAreDeleted() throws {
+        let outbox = store.triggerOutbox
+        try store.writeSync(.set(WriteEntry(path: Self.path("/seed"), value: 1)), check: nil) { _, _ in
+            [OutboxEvent(trigger: "fav", payload: [1]), OutboxEvent(trigger: "fav", payload: [2]), OutboxEvent(trigger: "gone", payload: [3])]
+        }
+        let fav = try outbox.pending(trigger: "fav", now: .max, limit: 10)
+        let gone = try outbox.pending(trigger: "gone", now: .max, limit: 10)
+        let now = WallClock.milliseconds()
+        let retention = TriggerLimits.deadLetterRetentionSeconds * 1000
+        try outbox.kill(id: fav[0].id, reason: "old", at: now - retention - 1)
+        try outbox.kill(id: fav[1].id, reason: "young", at: now - retention + 3_600_000)
+        try outbox.kill(id: gone[0].id, reason: "old", at: now - retention - 1)
+        let receiver = try Receiver()
+        defer { receiver.listener.stop() }
+        let (delivery, _) = delivery([Self.trigger("fav", port: receiver.listener.port)])
+        defer { delivery.close() }
+        try wait("the old ones deleted, counted") {
+            try outbox.deadLetters(trigger: nil, limit: 10).map(\.reason) == ["young"] && delivery.status().first?.status.deadRemoved == 2
+        }
+    }
+
     /// A reload starts new triggers, stops removed ones and keeps the rest.
     @Test func replacingTheSetStartsAndStopsDeliverers() async throws {
         let receiver = try Receiver()
