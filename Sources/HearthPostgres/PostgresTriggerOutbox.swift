@@ -138,9 +138,15 @@ public struct PostgresTriggerOutbox: TriggerOutbox {
         }
     }
 
-    public func pruneDeadLetters(diedBefore: Int64) throws -> Int {
+    public func pruneDeadLetters(diedBefore: Int64) throws -> [String: Int] {
         try engine.withAux { connection in
-            try connection.query("DELETE FROM trigger_dead WHERE died_at < $1", [.int(diedBefore)]).affectedRows
+            let r = try connection.query("""
+                WITH gone AS (DELETE FROM trigger_dead WHERE died_at < $1 RETURNING trigger_name)
+                SELECT trigger_name, count(*) FROM gone GROUP BY trigger_name
+                """, [.int(diedBefore)])
+            var removed: [String: Int] = [:]
+            for row in 0..<r.rowCount { removed[r.text(row, 0)] = Int(r.int64(row, 1)) }
+            return removed
         }
     }
 

@@ -160,11 +160,14 @@ public struct SQLiteTriggerOutbox: TriggerOutbox {
         }
     }
 
-    public func pruneDeadLetters(diedBefore: Int64) throws -> Int {
+    public func pruneDeadLetters(diedBefore: Int64) throws -> [String: Int] {
         try store.onWriter { connection in
-            let before = connection.totalChanges
-            try connection.statement("DELETE FROM trigger_dead WHERE died_at < ?").run([.integer(diedBefore)])
-            return Int(connection.totalChanges - before)
+            let statement = try connection.statement("DELETE FROM trigger_dead WHERE died_at < ? RETURNING trigger_name")
+            try statement.reset([.integer(diedBefore)])
+            defer { try? statement.reset() }
+            var removed: [String: Int] = [:]
+            while try statement.step() { removed[statement.text(0), default: 0] += 1 }
+            return removed
         }
     }
 

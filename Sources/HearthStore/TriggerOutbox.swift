@@ -112,8 +112,8 @@ public protocol TriggerOutbox: Sendable {
     /// Other triggers' rows are untouched; nothing moves when it fits.
     func trim(trigger: String, maxBytes: Int64) throws -> OutboxTrim
     /// Deletes the dead letters (of every trigger) that died before `diedBefore` (ms since
-    /// the epoch); returns how many.
-    func pruneDeadLetters(diedBefore: Int64) throws -> Int
+    /// the epoch); returns how many, per trigger (only triggers with some deleted).
+    func pruneDeadLetters(diedBefore: Int64) throws -> [String: Int]
     /// Shared engines: takes or renews `trigger`'s delivery lease for this node for
     /// `seconds`; true when this node holds it. One-node engines: always true.
     func lease(trigger: String, seconds: Int) throws -> Bool

@@ -20,7 +20,7 @@ public struct TriggerStatus: Sendable, Equatable {
     /// past its byte budget (`TriggerLimits.defaultMaxStoredBytes`).
     public var budgetDropped: Int
     /// Dead letters deleted: past the byte budget (the oldest first) or older than
-    /// `TriggerLimits.deadLetterRetentionSeconds` (this deliverer's rounds, any trigger's).
+    /// `TriggerLimits.deadLetterRetentionSeconds`.
     public var deadRemoved: Int
     /// The last failure (no secrets: status code or connection error), nil after a success.
     public var lastError: String?
@@ -88,6 +88,8 @@ final class TriggerDeliverer: Sendable {
     private let options: Options
     private let clock: @Sendable () -> Int64
     private let logger: Logger
+    /// Hears the dead letters the retention deleted, per trigger.
+    private let onPruned: @Sendable ([String: Int]) -> Void
     private let state: Mutex<State>
     private let wakeUp = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
@@ -95,8 +97,9 @@ final class TriggerDeliverer: Sendable {
     private let keeperFinished = DispatchSemaphore(value: 0)
 
     init(definition: TriggerDefinition, outbox: any TriggerOutbox, origin: EventOrigin, options: Options,
-         clock: @escaping @Sendable () -> Int64, logger: Logger) {
+         clock: @escaping @Sendable () -> Int64, logger: Logger, onPruned: @escaping @Sendable ([String: Int]) -> Void) {
         (self.outbox, self.origin, self.options, self.clock, self.logger) = (outbox, origin, options, clock, logger)
+        self.onPruned = onPruned
         state = Mutex(State(definition: definition, status: TriggerStatus(name: definition.name)))
     }
 
@@ -335,12 +338,17 @@ final class TriggerDeliverer: Sendable {
     }
 
     /// Dead letters older than the retention go (every trigger's: also those of triggers no
-    /// longer declared).
+    /// longer declared); each trigger's count goes to its own deliverer (`onPruned`).
     private func pruneDeadLetters() throws {
         let removed = try outbox.pruneDeadLetters(diedBefore: clock() - options.deadLetterRetentionMilliseconds)
-        guard removed > 0 else { return }
-        state.withLock { $0.status.deadRemoved += removed }
-        logger.notice("trigger dead letters: \(removed) older than \(options.deadLetterRetentionMilliseconds / 1000) s (retention) deleted")
+        guard !removed.isEmpty else { return }
+        onPruned(removed)
+        logger.notice("trigger dead letters: \(removed.values.reduce(0, +)) older than \(options.deadLetterRetentionMilliseconds / 1000) s (retention) deleted")
+    }
+
+    /// Counts `count` of this trigger's dead letters deleted (by any deliverer's retention round).
+    func countRemoved(_ count: Int) {
+        state.withLock { $0.status.deadRemoved += count }
     }
 
     /// Past the trigger's byte budget, the oldest dead letters go, then the newest pending

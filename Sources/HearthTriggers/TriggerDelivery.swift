@@ -96,7 +96,7 @@ public final class TriggerDelivery: Sendable {
                     kept[definition.name] = running
                 } else {
                     let deliverer = TriggerDeliverer(definition: definition, outbox: outbox, origin: current.origin, options: options,
-                                                     clock: clock, logger: logger)
+                                                     clock: clock, logger: logger) { [weak self] removed in self?.countPruned(removed) }
                     kept[definition.name] = deliverer
                     started.append(deliverer)
                 }
@@ -107,6 +107,13 @@ public final class TriggerDelivery: Sendable {
         }
         for deliverer in started { deliverer.start() }
         for deliverer in stopped { deliverer.stop() }
+    }
+
+    /// Dead letters the retention deleted: counted on each running trigger's deliverer
+    /// (those of triggers not running here are only logged).
+    private func countPruned(_ removed: [String: Int]) {
+        let deliverers = current.withLock { $0.deliverers }
+        for (name, count) in removed { deliverers[name]?.countRemoved(count) }
     }
 
     /// The declared triggers (those of this database's instance).

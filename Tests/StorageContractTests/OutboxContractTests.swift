@@ -259,8 +259,8 @@ import Testing
         }
         let more = try outbox.pending(trigger: "a", now: 0, limit: 100)
         for (index, record) in more.enumerated() { try outbox.kill(id: record.id, reason: "x", at: Int64(2_000 + index)) }
-        #expect(try outbox.pruneDeadLetters(diedBefore: 1_000) == 0)
-        #expect(try outbox.pruneDeadLetters(diedBefore: 2_001) == 2)
+        #expect(try outbox.pruneDeadLetters(diedBefore: 1_000) == [:])
+        #expect(try outbox.pruneDeadLetters(diedBefore: 2_001) == ["a": 1, "b": 1])
         #expect(try outbox.deadLetters(trigger: nil, limit: 100).map(\.record.id) == [more[1].id, more[2].id])
     }
 
