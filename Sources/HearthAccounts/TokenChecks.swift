@@ -1,3 +1,4 @@
+import Dispatch
 import HearthAuth
 import HearthJSON
 import HearthStore
@@ -74,6 +75,45 @@ public final class TokenChecks: Sendable {
     /// from the caches (no signature check, no database read): nil when it would have to
     /// look further. Otherwise blocking, and never nil.
     public func identity(token: String, cacheOnly: Bool) throws(CredentialError) -> Identity? {
+        try identity(token: token, cacheOnly: cacheOnly, fetchKeys: true)
+    }
+
+    /// The identity `token` gives, decided off the caches (may block on a signature check
+    /// or a user's row, as `identity(token:cacheOnly: false)`), except that a token needing
+    /// a Firebase project's keys fetched holds no thread while they are: it waits for the
+    /// fetch as a callback (`IdentityProviders.whenKeysFetched`, bounded per provider) and is
+    /// decided on `queue` when it ends. So a key URL that never answers delays only the
+    /// tokens that need it. `done` is called once.
+    public func identity(token: String, resumeOn queue: DispatchQueue,
+                         _ done: @escaping @Sendable (Result<Identity, CredentialError>) -> Void) {
+        let decide: @Sendable () -> Void = { [self] in
+            do throws(CredentialError) {
+                done(.success(try identity(token: token, cacheOnly: false, fetchKeys: false)!))
+            } catch {
+                done(.failure(error))
+            }
+        }
+        guard let providers = service.identityProviders, needsProviderKeys(token, providers) else { return decide() }
+        providers.whenKeysFetched(for: token, provider: IdentityProvider.firebase) { queue.async(execute: decide) }
+    }
+
+    /// Whether `token` is not Hearth's own (good or expired) and names a key the Firebase
+    /// project's keys lack: only then could checking it fetch keys.
+    private func needsProviderKeys(_ token: String, _ providers: IdentityProviders) -> Bool {
+        guard providers.needsKeyFetch(token, provider: IdentityProvider.firebase), verified.withLock({ $0[token] }) == nil else { return false }
+        do {
+            _ = try service.verify(token)
+            return false
+        } catch .tokenExpired {
+            return false
+        } catch {
+            return true
+        }
+    }
+
+    /// `fetchKeys` false: a Firebase project's token naming an unknown key is refused
+    /// without fetching (its keys were fetched just before, or may not be now).
+    private func identity(token: String, cacheOnly: Bool, fetchKeys: Bool) throws(CredentialError) -> Identity? {
         if acceptEmulatorOwner && ConstantTime.equals(Array(token.utf8), Array(Self.emulatorOwnerToken.utf8)) {
             return Identity(auth: .null, isAdmin: true)
         }
@@ -83,7 +123,7 @@ public final class TokenChecks: Sendable {
             guard let auth = RulesAuth.value(fromVerifiedClaims: claims) else { throw .invalid }
             return Identity(auth: auth, isAdmin: false)
         }
-        guard let verified = try verifiedToken(token, cacheOnly: cacheOnly) else { return nil }
+        guard let verified = try verifiedToken(token, cacheOnly: cacheOnly, fetchKeys: fetchKeys) else { return nil }
         let uid = verified.uid
         if verified.isAdmin {
             return Identity(auth: verified.auth, isAdmin: true, expiresAt: verified.expires * 1000)
@@ -144,7 +184,7 @@ public final class TokenChecks: Sendable {
 
     /// The token's facts: from the cache while unexpired, else checked (nil on a miss when
     /// `cacheOnly`).
-    private func verifiedToken(_ token: String, cacheOnly: Bool) throws(CredentialError) -> VerifiedToken? {
+    private func verifiedToken(_ token: String, cacheOnly: Bool, fetchKeys: Bool) throws(CredentialError) -> VerifiedToken? {
         let now = service.clock() / 1000
         if let hit = verified.withLock({ $0[token] }) {
             guard hit.expires > now else { throw .expired }
@@ -158,7 +198,7 @@ public final class TokenChecks: Sendable {
         } catch .tokenExpired {
             throw .expired
         } catch {
-            guard let external = try firebaseProjectClaims(token) else { throw .invalid }
+            guard let external = try firebaseProjectClaims(token, fetchKeys: fetchKeys) else { throw .invalid }
             (claims, isExternal) = (.object(external), true)
         }
         guard let members = claims.objectValue, let auth = RulesAuth.value(fromVerifiedClaims: claims),
@@ -182,10 +222,10 @@ public final class TokenChecks: Sendable {
 
     /// The claims of an ID token of the configured Firebase project (issue 29), nil when
     /// none is configured; an expired one is `.expired`, any other failure `.invalid`.
-    private func firebaseProjectClaims(_ token: String) throws(CredentialError) -> [JSONKey: JSONValue]? {
+    private func firebaseProjectClaims(_ token: String, fetchKeys: Bool) throws(CredentialError) -> [JSONKey: JSONValue]? {
         guard let providers = service.identityProviders, providers.provider(IdentityProvider.firebase) != nil else { return nil }
         do {
-            return try providers.verify(token, provider: IdentityProvider.firebase)
+            return try providers.verify(token, provider: IdentityProvider.firebase, fetchKeys: fetchKeys)
         } catch .token(.expired) {
             throw .expired
         } catch {

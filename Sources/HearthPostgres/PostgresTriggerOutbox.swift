@@ -103,6 +103,53 @@ public struct PostgresTriggerOutbox: TriggerOutbox {
         }
     }
 
+    public func storedBytes(trigger: String?) throws -> [String: OutboxBytes] {
+        try engine.withAux { connection in
+            // octet_length of a stored bytea reads its size, not its content.
+            let r = try connection.query("""
+                SELECT trigger_name, sum(pending)::bigint, sum(dead)::bigint FROM (
+                    SELECT trigger_name, octet_length(payload) AS pending, 0 AS dead FROM trigger_outbox WHERE $1::text IS NULL OR trigger_name = $1
+                    UNION ALL SELECT trigger_name, 0, octet_length(payload) FROM trigger_dead WHERE $1::text IS NULL OR trigger_name = $1) s
+                GROUP BY trigger_name
+                """, [trigger.map { .text($0) } ?? .null])
+            var bytes: [String: OutboxBytes] = [:]
+            for row in 0..<r.rowCount { bytes[r.text(row, 0)] = OutboxBytes(pending: r.int64(row, 1), dead: r.int64(row, 2)) }
+            return bytes
+        }
+    }
+
+    public func trim(trigger: String, maxBytes: Int64) throws -> OutboxTrim {
+        try engine.inTransaction { connection in
+            // The newest pending events past the budget: from the first whose running total
+            // (in id order) exceeds it.
+            let dropped = try connection.query("""
+                DELETE FROM trigger_outbox WHERE trigger_name = $1 AND id >= (SELECT min(id) FROM (
+                    SELECT id, sum(octet_length(payload)) OVER (ORDER BY id) AS running FROM trigger_outbox WHERE trigger_name = $1) r
+                    WHERE running > $2)
+                """, [.text(trigger), .int(maxBytes)]).affectedRows
+            // The oldest dead letters past what the pending events leave: up to the newest
+            // whose running total (newest first) exceeds it.
+            let removed = try connection.query("""
+                DELETE FROM trigger_dead WHERE trigger_name = $1 AND id <= (SELECT max(id) FROM (
+                    SELECT id, sum(octet_length(payload)) OVER (ORDER BY id DESC) AS running FROM trigger_dead WHERE trigger_name = $1) r
+                    WHERE running > $2 - (SELECT coalesce(sum(octet_length(payload)), 0) FROM trigger_outbox WHERE trigger_name = $1))
+                """, [.text(trigger), .int(maxBytes)]).affectedRows
+            return OutboxTrim(deadRemoved: removed, pendingDropped: dropped)
+        }
+    }
+
+    public func pruneDeadLetters(diedBefore: Int64) throws -> [String: Int] {
+        try engine.withAux { connection in
+            let r = try connection.query("""
+                WITH gone AS (DELETE FROM trigger_dead WHERE died_at < $1 RETURNING trigger_name)
+                SELECT trigger_name, count(*) FROM gone GROUP BY trigger_name
+                """, [.int(diedBefore)])
+            var removed: [String: Int] = [:]
+            for row in 0..<r.rowCount { removed[r.text(row, 0)] = Int(r.int64(row, 1)) }
+            return removed
+        }
+    }
+
     /// Takes `trigger`'s lease when it is free (never taken, run out, or its node's own
     /// lease ended: that node died or stopped), or renews it when this node holds it, in
     /// one statement. A node that holds no lease of its own takes none.

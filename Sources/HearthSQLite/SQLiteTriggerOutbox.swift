@@ -118,6 +118,59 @@ public struct SQLiteTriggerOutbox: TriggerOutbox {
         }
     }
 
+    public func storedBytes(trigger: String?) throws -> [String: OutboxBytes] {
+        try store.onReader { connection in
+            // length() of a blob reads its size, not its content.
+            let statement = try connection.statement("""
+                SELECT trigger_name, sum(pending), sum(dead) FROM (
+                    SELECT trigger_name, length(payload) AS pending, 0 AS dead FROM trigger_outbox WHERE ?1 IS NULL OR trigger_name = ?1
+                    UNION ALL SELECT trigger_name, 0, length(payload) FROM trigger_dead WHERE ?1 IS NULL OR trigger_name = ?1)
+                GROUP BY trigger_name
+                """)
+            try statement.reset([trigger.map { .text($0) } ?? .null])
+            defer { try? statement.reset() }
+            var bytes: [String: OutboxBytes] = [:]
+            while try statement.step() { bytes[statement.text(0)] = OutboxBytes(pending: statement.int64(1), dead: statement.int64(2)) }
+            return bytes
+        }
+    }
+
+    public func trim(trigger: String, maxBytes: Int64) throws -> OutboxTrim {
+        try onWriterTransaction { connection in
+            var trim = OutboxTrim()
+            // The newest pending events past the budget: from the first whose running total
+            // (in id order) exceeds it.
+            var before = connection.totalChanges
+            try connection.statement("""
+                DELETE FROM trigger_outbox WHERE trigger_name = ?1 AND id >= (SELECT min(id) FROM (
+                    SELECT id, sum(length(payload)) OVER (ORDER BY id) AS running FROM trigger_outbox WHERE trigger_name = ?1)
+                    WHERE running > ?2)
+                """).run([.text(trigger), .integer(maxBytes)])
+            trim.pendingDropped = Int(connection.totalChanges - before)
+            // The oldest dead letters past what the pending events leave: up to the newest
+            // whose running total (newest first) exceeds it.
+            before = connection.totalChanges
+            try connection.statement("""
+                DELETE FROM trigger_dead WHERE trigger_name = ?1 AND id <= (SELECT max(id) FROM (
+                    SELECT id, sum(length(payload)) OVER (ORDER BY id DESC) AS running FROM trigger_dead WHERE trigger_name = ?1)
+                    WHERE running > ?2 - (SELECT coalesce(sum(length(payload)), 0) FROM trigger_outbox WHERE trigger_name = ?1))
+                """).run([.text(trigger), .integer(maxBytes)])
+            trim.deadRemoved = Int(connection.totalChanges - before)
+            return trim
+        }
+    }
+
+    public func pruneDeadLetters(diedBefore: Int64) throws -> [String: Int] {
+        try store.onWriter { connection in
+            let statement = try connection.statement("DELETE FROM trigger_dead WHERE died_at < ? RETURNING trigger_name")
+            try statement.reset([.integer(diedBefore)])
+            defer { try? statement.reset() }
+            var removed: [String: Int] = [:]
+            while try statement.step() { removed[statement.text(0), default: 0] += 1 }
+            return removed
+        }
+    }
+
     /// One process owns the file: it delivers every trigger.
     public func lease(trigger: String, seconds: Int) throws -> Bool { true }
 

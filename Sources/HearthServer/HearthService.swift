@@ -266,6 +266,9 @@ public final class HearthService: Sendable {
         return bare == "::1" || bare.hasPrefix("127.") || bare == "localhost"
     }
 
+    /// The identity providers of the providers file (for tests).
+    var identityProviders: IdentityProviders? { authContext.service.identityProviders }
+
     /// Open streams (for tests and metrics).
     public var openStreams: Int { listens.hub.openStreams }
 

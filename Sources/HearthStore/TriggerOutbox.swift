@@ -46,6 +46,30 @@ public struct DeadLetter: Sendable, Hashable {
     }
 }
 
+/// What one trigger keeps in the outbox, in payload bytes: its pending events' and its
+/// dead letters' (the byte budget counts both).
+public struct OutboxBytes: Sendable, Hashable {
+    public var pending: Int64
+    public var dead: Int64
+    public var total: Int64 { pending + dead }
+
+    public init(pending: Int64 = 0, dead: Int64 = 0) {
+        (self.pending, self.dead) = (pending, dead)
+    }
+}
+
+/// What `TriggerOutbox.trim` removed to bring one trigger under its byte budget.
+public struct OutboxTrim: Sendable, Hashable {
+    /// Dead letters deleted (the oldest first).
+    public var deadRemoved: Int
+    /// Pending events deleted (the newest past the budget), undelivered.
+    public var pendingDropped: Int
+
+    public init(deadRemoved: Int = 0, pendingDropped: Int = 0) {
+        (self.deadRemoved, self.pendingDropped) = (deadRemoved, pendingDropped)
+    }
+}
+
 /// Computes a write's events on the writer's view BEFORE the write is applied (so `before`
 /// values are readable), with the operation as applied (server values resolved). Runs
 /// inside the write's transaction after its `WriteCheck`; throwing rejects that write alone
@@ -78,6 +102,18 @@ public protocol TriggerOutbox: Sendable {
     func backlog() throws -> [String: (pending: Int, oldestAt: Int64?)]
     /// The count of pending events of one trigger (for the outbox bound).
     func pendingCount(trigger: String) throws -> Int
+    /// Per trigger with pending events or dead letters (`trigger` nil: all; else that one
+    /// only): the payload bytes of each.
+    func storedBytes(trigger: String?) throws -> [String: OutboxBytes]
+    /// Bounds the payload bytes `trigger` keeps (pending and dead letters) to `maxBytes`, in
+    /// one transaction: when its pending events alone exceed it, the newest of them past
+    /// the budget (in id order, the running total of their payloads) are deleted and every
+    /// dead letter of it goes; otherwise its oldest dead letters go until what is left fits.
+    /// Other triggers' rows are untouched; nothing moves when it fits.
+    func trim(trigger: String, maxBytes: Int64) throws -> OutboxTrim
+    /// Deletes the dead letters (of every trigger) that died before `diedBefore` (ms since
+    /// the epoch); returns how many, per trigger (only triggers with some deleted).
+    func pruneDeadLetters(diedBefore: Int64) throws -> [String: Int]
     /// Shared engines: takes or renews `trigger`'s delivery lease for this node for
     /// `seconds`; true when this node holds it. One-node engines: always true.
     func lease(trigger: String, seconds: Int) throws -> Bool

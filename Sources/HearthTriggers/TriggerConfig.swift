@@ -20,6 +20,9 @@ public struct TriggerDefinition: Sendable, Hashable {
     /// The loop guard's sustained rate for this trigger (`maxEventsPerSecond`); nil: the
     /// server's default, `TriggerLimits.defaultEventsPerSecond`.
     public var maxEventsPerSecond: Int?
+    /// This trigger's byte budget (`maxStoredBytes`: payload bytes of its pending events and
+    /// dead letters together); nil: the server's default, `TriggerLimits.defaultMaxStoredBytes`.
+    public var maxStoredBytes: Int64?
 
     public init(name: String, kind: TriggerEventKind, ref: RefPattern, url: HTTPURL, retry: Bool = false,
                 instance: RefPattern? = nil, timeoutSeconds: Int = TriggerLimits.defaultTimeoutSeconds,
@@ -65,6 +68,22 @@ public enum TriggerLimits {
     public static let defaultEventsPerSecond = 1000
     public static let eventsPerSecondRange = 1...100_000
     public static let rateBurstSeconds = 10
+    /// The byte budget of one trigger: the payload bytes of its pending events and dead
+    /// letters together (each event carries the matched location's value before and after,
+    /// so a small write under a large node stores two copies of the node). Past it the
+    /// oldest dead letters are deleted, then the newest pending events past it are dropped
+    /// undelivered (counted, logged); writes are never slowed or refused for it. A
+    /// trigger's `maxStoredBytes` overrides it, within `storedBytesRange`.
+    public static let defaultMaxStoredBytes: Int64 = 64 << 20
+    public static let storedBytesRange: ClosedRange<Int64> = (1 << 20)...(1 << 40)
+    /// How often, at most, a trigger's deliverer checks its outbox against the byte budget
+    /// and the pending-count bound (woken by commits; also on its idle poll). What commits
+    /// between two checks is over the budget until the next one.
+    public static let budgetCheckMilliseconds: Int64 = 100
+    /// Dead letters are kept this long (from when they were given up), then deleted.
+    public static let deadLetterRetentionSeconds: Int64 = 7 * 24 * 3600
+    /// How often, at most, dead letters past `deadLetterRetentionSeconds` are deleted.
+    public static let deadLetterPruneMilliseconds: Int64 = 60_000
 }
 
 /// Why a triggers file was refused: the file, the line and the reason.
@@ -80,9 +99,9 @@ public struct TriggerConfigError: Error, Sendable, Equatable, CustomStringConver
 }
 
 /// The triggers file: `{"triggers": [{"name", "event", "ref", "url", "retry", "instance",
-/// "timeoutSeconds", "headers", "hmacSecret"}]}`.
+/// "timeoutSeconds", "headers", "hmacSecret", "maxEventsPerSecond", "maxStoredBytes"}]}`.
 public enum TriggerConfig {
-    static let triggerKeys: Set<String> = ["name", "event", "ref", "url", "retry", "instance", "timeoutSeconds", "headers", "hmacSecret", "maxEventsPerSecond"]
+    static let triggerKeys: Set<String> = ["name", "event", "ref", "url", "retry", "instance", "timeoutSeconds", "headers", "hmacSecret", "maxEventsPerSecond", "maxStoredBytes"]
 
     public static func load(path: String) throws(TriggerConfigError) -> [TriggerDefinition] {
         guard let data = FileManager.default.contents(atPath: path) else {
@@ -188,6 +207,12 @@ public enum TriggerConfig {
                 throw Invalid("\"maxEventsPerSecond\" must be an integer in \(TriggerLimits.eventsPerSecondRange.lowerBound)...\(TriggerLimits.eventsPerSecondRange.upperBound)")
             }
             definition.maxEventsPerSecond = Int(perSecond)
+        }
+        if let budget = fields["maxStoredBytes"] {
+            guard case .int(let bytes) = budget, TriggerLimits.storedBytesRange.contains(bytes) else {
+                throw Invalid("\"maxStoredBytes\" must be an integer in \(TriggerLimits.storedBytesRange.lowerBound)...\(TriggerLimits.storedBytesRange.upperBound)")
+            }
+            definition.maxStoredBytes = bytes
         }
         if let headers = fields["headers"] {
             guard case .object(let pairs) = headers else { throw Invalid("\"headers\" must be an object of strings") }

@@ -16,6 +16,12 @@ public struct TriggerStatus: Sendable, Equatable {
     public var deadLettered: Int
     /// Of those, events moved because the trigger had `maxPendingPerTrigger` waiting.
     public var backlogOverflow: Int
+    /// Pending events dropped undelivered because the trigger's pending events alone were
+    /// past its byte budget (`TriggerLimits.defaultMaxStoredBytes`).
+    public var budgetDropped: Int
+    /// Dead letters deleted: past the byte budget (the oldest first) or older than
+    /// `TriggerLimits.deadLetterRetentionSeconds`.
+    public var deadRemoved: Int
     /// The last failure (no secrets: status code or connection error), nil after a success.
     public var lastError: String?
     /// When the last event was delivered, ms.
@@ -23,7 +29,7 @@ public struct TriggerStatus: Sendable, Equatable {
 
     public init(name: String) {
         self.name = name
-        (delivered, failedAttempts, deadLettered, backlogOverflow) = (0, 0, 0, 0)
+        (delivered, failedAttempts, deadLettered, backlogOverflow, budgetDropped, deadRemoved) = (0, 0, 0, 0, 0, 0)
     }
 }
 
@@ -32,6 +38,11 @@ public struct TriggerStatus: Sendable, Equatable {
 /// no writer waits. Woken by `wake()` (each commit) and by its own timers (the next
 /// retry); otherwise it sleeps. On a shared engine it delivers only while it holds the
 /// trigger's lease, renewed while delivering.
+///
+/// A second thread, the keeper, bounds what the trigger keeps in the outbox (its pending
+/// count, its byte budget, the dead letters' retention), woken by the same commits, so a
+/// receiver that hangs an attempt for its whole timeout never delays the bounds. Only the
+/// node holding the lease runs it.
 final class TriggerDeliverer: Sendable {
     struct Options: Sendable {
         var maxPending = TriggerLimits.maxPendingPerTrigger
@@ -46,14 +57,23 @@ final class TriggerDeliverer: Sendable {
         var idleMilliseconds = TriggerLimits.idlePollMilliseconds
         /// The loop guard whose marked events go to the dead letters unsent.
         var rateGuard: TriggerRateGuard? = nil
-        /// How often the backlog's size is checked against `maxPending`, at most.
-        var backlogCheckMilliseconds: Int64 = 1000
+        /// The byte budget of a trigger whose definition sets none.
+        var maxStoredBytes = TriggerLimits.defaultMaxStoredBytes
+        /// How often the keeper checks the pending count and the byte budget, at most.
+        var budgetCheckMilliseconds = TriggerLimits.budgetCheckMilliseconds
+        var deadLetterRetentionMilliseconds = TriggerLimits.deadLetterRetentionSeconds * 1000
+        var deadLetterPruneMilliseconds = TriggerLimits.deadLetterPruneMilliseconds
     }
 
     private struct State {
         var definition: TriggerDefinition
         /// A wake-up is signalled and not yet taken: many commits wake a busy deliverer once.
         var woken = false
+        /// The same for the keeper.
+        var keeperWoken = false
+        /// Whether this node holds the trigger's delivery lease (always, on a one-node
+        /// engine): only the holder's keeper bounds the outbox, so nodes do not repeat it.
+        var holdsLease = false
         var started = false
         var stopped = false
         var status: TriggerStatus
@@ -68,13 +88,18 @@ final class TriggerDeliverer: Sendable {
     private let options: Options
     private let clock: @Sendable () -> Int64
     private let logger: Logger
+    /// Hears the dead letters the retention deleted, per trigger.
+    private let onPruned: @Sendable ([String: Int]) -> Void
     private let state: Mutex<State>
     private let wakeUp = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
+    private let keeperWakeUp = DispatchSemaphore(value: 0)
+    private let keeperFinished = DispatchSemaphore(value: 0)
 
     init(definition: TriggerDefinition, outbox: any TriggerOutbox, origin: EventOrigin, options: Options,
-         clock: @escaping @Sendable () -> Int64, logger: Logger) {
+         clock: @escaping @Sendable () -> Int64, logger: Logger, onPruned: @escaping @Sendable ([String: Int]) -> Void) {
         (self.outbox, self.origin, self.options, self.clock, self.logger) = (outbox, origin, options, clock, logger)
+        self.onPruned = onPruned
         state = Mutex(State(definition: definition, status: TriggerStatus(name: definition.name)))
     }
 
@@ -88,6 +113,10 @@ final class TriggerDeliverer: Sendable {
             run()
             finished.signal()
         }
+        Thread.detachNewThread { [self] in
+            keep()
+            keeperFinished.signal()
+        }
     }
 
     var name: String { state.withLock { $0.definition.name } }
@@ -100,11 +129,12 @@ final class TriggerDeliverer: Sendable {
     }
 
     func wake() {
-        let signal = state.withLock { state in
-            defer { state.woken = true }
-            return !state.woken
+        let (signal, signalKeeper) = state.withLock { state in
+            defer { (state.woken, state.keeperWoken) = (true, true) }
+            return (!state.woken, !state.keeperWoken)
         }
         if signal { wakeUp.signal() }
+        if signalKeeper { keeperWakeUp.signal() }
     }
 
     /// Stops after the attempt under way, waiting for it at most `stopWaitSeconds`.
@@ -115,9 +145,11 @@ final class TriggerDeliverer: Sendable {
         }
         guard running else { return }
         wakeUp.signal()
+        keeperWakeUp.signal()
         if finished.wait(timeout: .now() + .seconds(Self.stopWaitSeconds)) == .timedOut {
             logger.notice("trigger \(name): an attempt was still under way at stop; its event stays pending and is sent again")
         }
+        _ = keeperFinished.wait(timeout: .now() + .seconds(Self.stopWaitSeconds))
     }
 
     private var isStopped: Bool { state.withLock { $0.stopped } }
@@ -136,20 +168,16 @@ final class TriggerDeliverer: Sendable {
     }
 
     private func run() {
-        var lastBacklogCheck: Int64? = nil
         var outboxFailures = 0
         while !isStopped {
             let name = self.name
             do {
                 guard try outbox.lease(trigger: name, seconds: leaseSeconds(state.withLock { $0.definition })) else {
+                    leaseHeld(false)
                     sleep(Int64(options.leaseSeconds) * 500, cap: Self.maxSleepMilliseconds)  // another node delivers; ask again later
                     continue
                 }
-                let now = clock()
-                if lastBacklogCheck.map({ now - $0 >= options.backlogCheckMilliseconds }) ?? true {
-                    lastBacklogCheck = now
-                    try enforceBacklogBound(name)
-                }
+                leaseHeld(true)
                 let records = try outbox.pending(trigger: name, now: .max, limit: options.batchSize)
                 outboxFailures = 0
                 guard !records.isEmpty else {
@@ -185,7 +213,10 @@ final class TriggerDeliverer: Sendable {
             if now - leaseTakenAt > Int64(options.leaseSeconds) * 333 {
                 try outbox.delivered(ids: done)
                 done = []
-                guard try outbox.lease(trigger: definition.name, seconds: leaseSeconds(definition)) else { return 0 }
+                guard try outbox.lease(trigger: definition.name, seconds: leaseSeconds(definition)) else {
+                    leaseHeld(false)
+                    return 0
+                }
                 leaseTakenAt = now
             }
             if definition.retry && now - record.at > options.maxEventAgeMilliseconds {
@@ -229,6 +260,15 @@ final class TriggerDeliverer: Sendable {
         return nil
     }
 
+    /// Records whether this node holds the lease; the keeper starts at once when it is taken.
+    private func leaseHeld(_ held: Bool) {
+        let taken = state.withLock { state in
+            defer { state.holdsLease = held }
+            return held && !state.holdsLease
+        }
+        if taken { wake() }
+    }
+
     /// The lease outlasts one attempt: it is renewed between attempts.
     private func leaseSeconds(_ definition: TriggerDefinition) -> Int {
         max(options.leaseSeconds, definition.timeoutSeconds + 5)
@@ -253,6 +293,82 @@ final class TriggerDeliverer: Sendable {
         try outbox.kill(id: record.id, reason: reason, at: clock())
         state.withLock { $0.status.deadLettered += 1 }
         logger.warning("trigger \(record.trigger): event \(record.id) moved to the dead letters: \(reason)")
+    }
+
+    /// The keeper's loop: after a wake-up (a commit) or the idle poll, at most once per
+    /// `budgetCheckMilliseconds` (monotonic time), bounds the outbox; the dead letters'
+    /// retention at most once per `deadLetterPruneMilliseconds`.
+    private func keep() {
+        let interval = UInt64(max(1, options.budgetCheckMilliseconds)) * 1_000_000
+        var lastCheck: UInt64? = nil
+        var lastPrune: UInt64? = nil
+        var failures = 0
+        while !isStopped {
+            let now = DispatchTime.now().uptimeNanoseconds
+            if let lastCheck, now - lastCheck < interval {
+                // Too soon: wait out the interval (a wake-up meanwhile is covered by the check after it).
+                _ = keeperWakeUp.wait(timeout: .now() + .nanoseconds(Int(interval - (now - lastCheck))))
+                continue
+            }
+            lastCheck = now
+            let holdsLease = state.withLock { state in
+                state.keeperWoken = false
+                return state.holdsLease
+            }
+            let name = self.name
+            guard holdsLease else {
+                _ = keeperWakeUp.wait(timeout: .now() + .milliseconds(Int(max(1, options.idleMilliseconds))))
+                continue
+            }
+            do {
+                if lastPrune.map({ now - $0 >= UInt64(max(1, options.deadLetterPruneMilliseconds)) * 1_000_000 }) ?? true {
+                    lastPrune = now
+                    try pruneDeadLetters()
+                }
+                try enforceBacklogBound(name)
+                try enforceByteBudget(name)
+                failures = 0
+            } catch {
+                // The store is unavailable: tried again after the next wake-up or idle poll.
+                failures += 1
+                if failures == 1 { logger.error("trigger \(name): cannot bound its outbox: \(error)") }
+            }
+            _ = keeperWakeUp.wait(timeout: .now() + .milliseconds(Int(max(1, options.idleMilliseconds))))
+        }
+    }
+
+    /// Dead letters older than the retention go (every trigger's: also those of triggers no
+    /// longer declared); each trigger's count goes to its own deliverer (`onPruned`).
+    private func pruneDeadLetters() throws {
+        let removed = try outbox.pruneDeadLetters(diedBefore: clock() - options.deadLetterRetentionMilliseconds)
+        guard !removed.isEmpty else { return }
+        onPruned(removed)
+        logger.notice("trigger dead letters: \(removed.values.reduce(0, +)) older than \(options.deadLetterRetentionMilliseconds / 1000) s (retention) deleted")
+    }
+
+    /// Counts `count` of this trigger's dead letters deleted (by any deliverer's retention round).
+    func countRemoved(_ count: Int) {
+        state.withLock { $0.status.deadRemoved += count }
+    }
+
+    /// Past the trigger's byte budget, the oldest dead letters go, then the newest pending
+    /// events past it are dropped (counted and logged): the oldest pending ones, next in
+    /// line for delivery, are kept. Read on a reader first; the engine's writer is taken
+    /// only when something has to go.
+    private func enforceByteBudget(_ name: String) throws {
+        let budget = state.withLock { $0.definition.maxStoredBytes } ?? options.maxStoredBytes
+        guard let stored = try outbox.storedBytes(trigger: name)[name], stored.total > budget else { return }
+        let trim = try outbox.trim(trigger: name, maxBytes: budget)
+        state.withLock {
+            $0.status.budgetDropped += trim.pendingDropped
+            $0.status.deadRemoved += trim.deadRemoved
+        }
+        if trim.deadRemoved > 0 {
+            logger.notice("trigger \(name): \(stored.total) bytes stored, more than its budget of \(budget); the oldest \(trim.deadRemoved) dead letter(s) deleted")
+        }
+        if trim.pendingDropped > 0 {
+            logger.error("trigger \(name) fell behind: \(stored.pending) bytes of events waiting, more than its budget of \(budget) (maxStoredBytes); the newest \(trim.pendingDropped) dropped undelivered")
+        }
     }
 
     /// Past `maxPending` waiting events, the newest beyond it go to the dead letters, in

@@ -26,10 +26,15 @@ public final class TriggerDelivery: Sendable {
     }
     private let current: Mutex<State>
 
-    /// `maxPending` (default `TriggerLimits.maxPendingPerTrigger`) and `maxEventsPerWrite`
-    /// are parameters so tests can cross them.
+    /// `maxPending` (default `TriggerLimits.maxPendingPerTrigger`), `maxStoredBytes` (the
+    /// byte budget of a trigger that sets none, default `TriggerLimits.defaultMaxStoredBytes`),
+    /// `deadLetterRetentionMilliseconds` and `maxEventsPerWrite` are parameters so tests can
+    /// cross them.
     public init(outbox: any TriggerOutbox, origin: EventOrigin, logger: Logger, clock: @escaping @Sendable () -> Int64,
-                maxPending: Int = TriggerLimits.maxPendingPerTrigger, maxEventsPerWrite: Int = TriggerLimits.maxEventsPerWrite,
+                maxPending: Int = TriggerLimits.maxPendingPerTrigger,
+                maxStoredBytes: Int64 = TriggerLimits.defaultMaxStoredBytes,
+                deadLetterRetentionMilliseconds: Int64 = TriggerLimits.deadLetterRetentionSeconds * 1000,
+                maxEventsPerWrite: Int = TriggerLimits.maxEventsPerWrite,
                 backoffBaseMilliseconds: Int64 = TriggerLimits.backoffBaseMilliseconds,
                 eventsPerSecond: Int = TriggerRateGuard.defaultEventsPerSecond, burst: Int = TriggerRateGuard.defaultBurst) {
         (self.outbox, self.clock, self.logger) = (outbox, clock, logger)
@@ -37,6 +42,8 @@ public final class TriggerDelivery: Sendable {
         current = Mutex(State(origin: origin, matcher: TriggerMatcher(triggers: [], instance: origin.instance)))
         var options = TriggerDeliverer.Options()
         options.maxPending = maxPending
+        options.maxStoredBytes = maxStoredBytes
+        options.deadLetterRetentionMilliseconds = deadLetterRetentionMilliseconds
         options.backoffBase = backoffBaseMilliseconds
         options.rateGuard = rateGuard
         self.options = options
@@ -89,7 +96,7 @@ public final class TriggerDelivery: Sendable {
                     kept[definition.name] = running
                 } else {
                     let deliverer = TriggerDeliverer(definition: definition, outbox: outbox, origin: current.origin, options: options,
-                                                     clock: clock, logger: logger)
+                                                     clock: clock, logger: logger) { [weak self] removed in self?.countPruned(removed) }
                     kept[definition.name] = deliverer
                     started.append(deliverer)
                 }
@@ -100,6 +107,13 @@ public final class TriggerDelivery: Sendable {
         }
         for deliverer in started { deliverer.start() }
         for deliverer in stopped { deliverer.stop() }
+    }
+
+    /// Dead letters the retention deleted: counted on each running trigger's deliverer
+    /// (those of triggers not running here are only logged).
+    private func countPruned(_ removed: [String: Int]) {
+        let deliverers = current.withLock { $0.deliverers }
+        for (name, count) in removed { deliverers[name]?.countRemoved(count) }
     }
 
     /// The declared triggers (those of this database's instance).
@@ -139,16 +153,21 @@ public final class TriggerDelivery: Sendable {
         for deliverer in current.withLock({ Array($0.deliverers.values) }) { deliverer.wake() }
     }
 
-    /// Per trigger: this process's counters and last error, with the outbox's backlog.
-    public func status() -> [(status: TriggerStatus, pending: Int, oldestPendingAt: Int64?)] {
+    /// Per trigger: this process's counters and last error, with the outbox's backlog and
+    /// the payload bytes it keeps (pending and dead letters: what its byte budget bounds).
+    public func status() -> [(status: TriggerStatus, pending: Int, oldestPendingAt: Int64?, storedBytes: Int64)] {
         let deliverers = current.withLock { Array($0.deliverers.values) }
         let backlog = (try? outbox.backlog()) ?? [:]
+        let stored = (try? outbox.storedBytes(trigger: nil)) ?? [:]
         return deliverers.map { deliverer in
             let status = deliverer.status
             let waiting = backlog[status.name]
-            return (status, waiting?.pending ?? 0, waiting?.oldestAt)
+            return (status, waiting?.pending ?? 0, waiting?.oldestAt, stored[status.name]?.total ?? 0)
         }.sorted { $0.status.name < $1.status.name }
     }
+
+    /// The byte budget of a trigger that sets none (`maxStoredBytes`).
+    public var defaultBudget: Int64 { options.maxStoredBytes }
 
     /// Stops every deliverer (each after the attempt under way). Pending events stay.
     public func close() {

@@ -26,6 +26,10 @@ public struct TriggerOverview: Sendable, Equatable {
     public var oldestPendingAt: Int64?
     /// Dead letters, counted up to `TriggerLimits.maxDeadLettersCounted`.
     public var dead: Int
+    /// Payload bytes kept for it: its pending events' and its dead letters'.
+    public var storedBytes: Int64 = 0
+    /// Its byte budget (nil for a trigger no longer declared: none applies).
+    public var maxStoredBytes: Int64?
     /// The last failed attempt: this process's (when it delivers), else the oldest pending
     /// event's (what any process delivering it last saw).
     public var lastError: String?
@@ -33,9 +37,12 @@ public struct TriggerOverview: Sendable, Equatable {
     /// One row per declared trigger, then one per other name with pending events or dead
     /// letters, sorted by name within each group. `statuses`: the running deliverers' (may be empty).
     /// `deadCountLimit` is a parameter so tests can cross it.
+    /// `defaultBudget`: the byte budget of a declared trigger that sets none.
     public static func all(declared: [TriggerDefinition], outbox: any TriggerOutbox, statuses: [TriggerStatus] = [],
+                           defaultBudget: Int64 = TriggerLimits.defaultMaxStoredBytes,
                            deadCountLimit: Int = TriggerLimits.maxDeadLettersCounted) throws -> [TriggerOverview] {
         let backlog = try outbox.backlog()
+        let stored = try outbox.storedBytes(trigger: nil)
         var dead: [String: Int] = [:]
         for letter in try outbox.deadLetters(trigger: nil, limit: deadCountLimit) {
             dead[letter.record.trigger, default: 0] += 1
@@ -49,17 +56,20 @@ public struct TriggerOverview: Sendable, Equatable {
             }
             return TriggerOverview(name: name, event: definition?.kind.rawValue, ref: definition.map { "/" + $0.ref.text },
                                    url: definition?.url.redacted, retry: definition?.retry, pending: waiting?.pending ?? 0,
-                                   oldestPendingAt: waiting?.oldestAt, dead: dead[name] ?? 0, lastError: lastError)
+                                   oldestPendingAt: waiting?.oldestAt, dead: dead[name] ?? 0,
+                                   storedBytes: stored[name]?.total ?? 0,
+                                   maxStoredBytes: definition.map { $0.maxStoredBytes ?? defaultBudget }, lastError: lastError)
         }
         let names = Set(declared.map(\.name))
-        let others = Set(backlog.keys).union(dead.keys).subtracting(names).sorted()
+        let others = Set(backlog.keys).union(dead.keys).union(stored.keys).subtracting(names).sorted()
         return try declared.sorted { $0.name < $1.name }.map { try row($0.name, $0) } + others.map { try row($0, nil) }
     }
 
     /// The row as JSON (the console's API).
     public var json: JSONValue {
         var members: [JSONKey: JSONValue] = ["name": .string(name), "pending": .int(Int64(pending)), "dead": .int(Int64(dead)),
-                                             "declared": .bool(event != nil)]
+                                             "declared": .bool(event != nil), "storedBytes": .int(storedBytes)]
+        if let maxStoredBytes { members["maxStoredBytes"] = .int(maxStoredBytes) }
         if let event { members["event"] = .string(event) }
         if let ref { members["ref"] = .string(ref) }
         if let url { members["url"] = .string(url) }

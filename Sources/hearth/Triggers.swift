@@ -34,8 +34,8 @@ struct Triggers: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print each trigger: name, event, ref, url, pending events, age of the oldest pending (s), dead letters, last error (tab-separated).",
-            discussion: "The triggers are those of --triggers (or HEARTH_TRIGGERS), then any other name with pending events or dead letters (event, ref and url '-'). Header values and HMAC secrets are never printed.")
+            abstract: "Print each trigger: name, event, ref, url, pending events, age of the oldest pending (s), dead letters, stored bytes/budget, last error (tab-separated).",
+            discussion: "The triggers are those of --triggers (or HEARTH_TRIGGERS), then any other name with pending events or dead letters (event, ref and url '-'). Stored bytes are the payload bytes of the pending events and dead letters together, and the budget is the trigger's maxStoredBytes (default \(TriggerLimits.defaultMaxStoredBytes); '-' for a name no longer declared). Header values and HMAC secrets are never printed.")
         @OptionGroup var data: DataDirectoryOption
         @Option(help: "The triggers file (default HEARTH_TRIGGERS; none: only names with a backlog).") var triggers: String?
         func run() throws {
@@ -52,7 +52,7 @@ struct Triggers: ParsableCommand {
                     let age = row.oldestPendingAt.map { String(max(0, now - $0) / 1000) }
                     print([row.name, Triggers.cell(row.event), Triggers.cell(row.ref), Triggers.cell(row.url), String(row.pending),
                            Triggers.cell(age), row.dead >= TriggerLimits.maxDeadLettersCounted ? "\(row.dead)+" : String(row.dead),
-                           Triggers.cell(row.lastError)].joined(separator: "\t"))
+                           "\(row.storedBytes)/\(row.maxStoredBytes.map(String.init) ?? "-")", Triggers.cell(row.lastError)].joined(separator: "\t"))
                 }
             }
         }

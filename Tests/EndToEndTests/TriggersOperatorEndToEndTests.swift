@@ -97,7 +97,10 @@ func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
         #expect(list.status == 0)
         let rows = Self.lines(list.output)
         #expect(rows.map { $0.first ?? "" } == ["flaky", "steady"])
-        #expect(rows[0] == ["flaky", "written", "/items/{id}", "http://127.0.0.1:\(receiver.port)/flaky", "0", "-", "1", "-"])
+        #expect(rows[0].count == 9 && rows[0].prefix(7) == ["flaky", "written", "/items/{id}", "http://127.0.0.1:\(receiver.port)/flaky", "0", "-", "1"])
+        #expect(rows[0][8] == "-")
+        // Stored bytes (the dead letter's payload) of the default budget, 64 MiB.
+        #expect(rows[0][7].hasSuffix("/67108864") && rows[0][7] != "0/67108864")
         #expect(rows[1].prefix(7) == ["steady", "created", "/logs/{id}", "http://127.0.0.1:\(receiver.port)/steady", "0", "-", "0"])
         for secret in [Self.headerSecret, Self.hmacSecret, "query-secret"] { #expect(!list.output.contains(secret)) }
 
@@ -151,7 +154,7 @@ func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
 
         let rows = Self.lines(try runHearth(["triggers", "list", "--triggers", triggers] + store).output)
         #expect(rows[0][0] == "flaky" && rows[0][4] == "0" && rows[0][6] == "3")
-        #expect(rows[1][0] == "steady" && rows[1][4] == "1" && Int(rows[1][5]) != nil && rows[1][7] == "connection refused")
+        #expect(rows[1][0] == "steady" && rows[1][4] == "1" && Int(rows[1][5]) != nil && rows[1][8] == "connection refused")
         // Without --triggers: only the names with a backlog or dead letters, undeclared.
         let bare = Self.lines(try runHearth(["triggers", "list"] + store).output)
         #expect(bare.map { [$0[0], $0[1], $0[4], $0[6]] } == [["flaky", "-", "0", "3"], ["steady", "-", "1", "0"]])

@@ -75,6 +75,28 @@ import Testing
         #expect(throws: ProviderTokenFailure.issuedInFuture) { try verifier.verify(provider.mint(now: Int(now) + skew + 1)) }
     }
 
+    /// A Firebase project's ID tokens (`maxLifetime` set) live at most an hour plus the
+    /// skew, as Firebase issues them; other providers' tokens are not capped.
+    @Test func aCappedLifetimeRefusesLongerLivedTokens() throws {
+        let provider = try Self.provider.get()
+        let now = Int64(1_800_000_000)
+        var keys: [String: ProviderKey] = [:]
+        keys[provider.rsa.kid] = ProviderKey(jwk: Self.jwk(provider.rsa.jwk))
+        let capped = ProviderTokenVerifier(keys: keys, issuers: [provider.issuer], audiences: ["com.example.app"], clock: UnixClock { now },
+                                           maxLifetime: ProviderTokenVerifier.firebaseProjectMaxLifetime)
+        let issued = Int(now) - 10
+        #expect(try capped.verify(provider.mint(overrides: ["exp": issued + 3600], now: issued))["sub"] == "provider-user-1")
+        #expect(try capped.verify(provider.mint(overrides: ["exp": issued + 3660], now: issued))["sub"] == "provider-user-1", "the skew")
+        #expect(throws: ProviderTokenFailure.lifetimeTooLong) { try capped.verify(provider.mint(overrides: ["exp": issued + 3661], now: issued)) }
+        let tenYears = 10 * 365 * 24 * 3600
+        #expect(throws: ProviderTokenFailure.lifetimeTooLong) { try capped.verify(provider.mint(overrides: ["exp": issued + tenYears], now: issued)) }
+        #expect(throws: ProviderTokenFailure.lifetimeTooLong) { try capped.verify(provider.mint(overrides: ["exp": Int(now) + 10, "iat": Int(now) + 50], now: issued)) }
+        #expect(throws: ProviderTokenFailure.lifetimeTooLong) { try capped.verify(provider.mint(overrides: ["exp": Int64.max, "iat": -Int64.max], now: issued)) }
+        #expect(ProviderTokenFailure.lifetimeTooLong.description == "the id_token lives longer than its issuer's tokens may")
+        // Uncapped (a provider's sign-in token): ten years pass this check.
+        #expect(try verifier(provider, now: now).verify(provider.mint(overrides: ["exp": issued + tenYears], now: issued))["sub"] == "provider-user-1")
+    }
+
     @Test func aTokenLongerThanTheLimitIsMalformed() throws {
         let provider = try Self.provider.get()
         let long = provider.mint(overrides: ["pad": String(repeating: "x", count: TokenVerifier.maxTokenBytes)])

@@ -97,7 +97,10 @@ extension ConsoleTriggersTests {
         let body = try #require(await call(Router(context: context), "GET", "triggers").json?.objectValue)
         let dead = try #require(body["dead"]?.arrayValue)
         #expect(dead.count == ConsoleRoute.deadLettersShown && dead.first?.objectValue?["id"] == .int(records[0].id))
-        // A name no longer declared still shows, with its count.
-        #expect(body["triggers"] == .array([.object(["name": "gone", "pending": 0, "dead": .int(Int64(count)), "declared": false])]))
+        // A name no longer declared still shows, with its count and stored bytes (no budget applies).
+        let stored = try #require(try h.store.triggerOutbox.storedBytes(trigger: "gone")["gone"])
+        #expect(stored.pending == 0 && stored.dead > 0)
+        #expect(body["triggers"] == .array([.object(["name": "gone", "pending": 0, "dead": .int(Int64(count)), "declared": false,
+                                                     "storedBytes": .int(stored.total)])]))
     }
 }

@@ -1,4 +1,6 @@
+import Dispatch
 import Foundation
+import Synchronization
 import HearthAuth
 import HearthJSON
 @testable import HearthServer
@@ -264,6 +266,51 @@ import Testing
         let result = try Self.signIn(server, token: provider.mint())
         #expect(result.status == 400)
         #expect(Self.errorMessage(result.json) == "INVALID_IDP_RESPONSE : the provider's keys could not be fetched")
+        await server.stop()
+    }
+
+    /// A key URL that accepts and never answers holds only the tokens that need its keys:
+    /// with 16 junk RS256 tokens of random `kid`s waiting on the Firebase project's key
+    /// fetch, a valid Hearth token not yet cached is answered while that fetch is still
+    /// pending (the listener has not let go, and none of the junk requests is answered).
+    @Test func aKeyURLThatNeverAnswersDoesNotHoldOtherTokens() async throws {
+        let stalled = try StalledListener()
+        defer { stalled.stop() }
+        let provider = try TestOpenIDProvider()
+        let server = try Self.server(provider, rules: #"{"rules": {"$uid": {".read": "auth.uid === $uid"}}}"#,
+                                     extra: #", {"providerId": "firebase", "projectId": "my-project", "jwksURL": "http://127.0.0.1:\#(stalled.port)/certs"}"#)
+        let (uid, hearthToken) = try server.anonymousUser()
+        let providers = try #require(server.service.identityProviders)
+
+        let junk = 16
+        let answers = Mutex<[Int]>([])
+        let finished = DispatchGroup()
+        for _ in 0..<junk {
+            let token = provider.mint(sub: "x", audience: "my-project", overrides: ["iss": "https://securetoken.google.com/my-project"],
+                                      header: ["kid": "junk-\(UInt64.random(in: 0...UInt64.max))"])
+            finished.enter()
+            Thread.detachNewThread {
+                let status = (try? server.request("GET", "/x.json?auth=\(token)").status) ?? -1
+                answers.withLock { $0.append(status) }
+                finished.leave()
+            }
+        }
+        try pollUntil("the junk tokens waiting on the fetch") {
+            stalled.accepted == 1 && providers.waitingForKeys(provider: IdentityProvider.firebase) == junk
+        }
+        let valid = try server.request("GET", "/\(uid).json", headers: [("Authorization", "Bearer \(hearthToken)")])
+        #expect(valid.status == 200, "\(valid)")
+        // Another provider's sign-in (its keys fetched from a provider that answers) too.
+        let other = try Self.signIn(server, token: provider.mint())
+        #expect(other.status == 200, "\(other.json)")
+        #expect(answers.withLock { $0 }.isEmpty, "the key fetch was still pending when the Hearth token was answered")
+        #expect(providers.waitingForKeys(provider: IdentityProvider.firebase) == junk)
+        #expect(stalled.accepted == 1, "one fetch for them all")
+
+        stalled.release()  // the key URL closes the connection: the fetch fails, the waiting tokens are refused
+        #expect(finished.wait(timeout: .now() + .seconds(60)) == .success)
+        #expect(answers.withLock { $0 } == Array(repeating: 401, count: junk))
+        #expect(providers.waitingForKeys(provider: IdentityProvider.firebase) == 0)
         await server.stop()
     }
 

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import HearthAuth
 import HearthTesting
@@ -61,6 +62,38 @@ import Testing
         #expect(try providers.verify(provider.mint(key: rotated, now: Int(clock.now)), provider: "oidc.test")["sub"] == "provider-user-1")
     }
 
+    /// Tokens waiting for a key fetch are callbacks, at most `maxWaitingPerProvider`: with
+    /// a key URL that never answers, the next is decided at once (before the call returns),
+    /// and the waiting ones when the fetch ends; one fetch serves them all.
+    @Test func waitersForAKeyFetchAreBoundedAndHoldNoThread() throws {
+        let stalled = try StalledListener()
+        defer { stalled.stop() }
+        let provider = try TestOpenIDProvider()
+        let clock = ManualClock()
+        let providers = try IdentityProviders([IdentityProvider(providerID: "oidc.test", issuers: [provider.issuer], audiences: ["com.example.app"],
+                                                                keys: .url("http://127.0.0.1:\(stalled.port)/jwks"))],
+                                              cacheDirectory: nil, clock: { clock.now })
+        let called = Mutex(0)
+        let bound = IdentityProviders.maxWaitingPerProvider
+        for n in 0..<bound {
+            let token = provider.mint(header: ["kid": "k\(n)"])
+            #expect(providers.needsKeyFetch(token, provider: "oidc.test"))
+            providers.whenKeysFetched(for: token, provider: "oidc.test") { called.withLock { $0 += 1 } }
+        }
+        try pollUntil("the fetch under way") { stalled.accepted == 1 }
+        #expect(providers.waitingForKeys(provider: "oidc.test") == bound && called.withLock { $0 } == 0)
+        let past = Mutex(false)
+        providers.whenKeysFetched(for: provider.mint(header: ["kid": "one-more"]), provider: "oidc.test") { past.withLock { $0 = true } }
+        #expect(past.withLock { $0 }, "past the bound: decided at once")
+        #expect(throws: ProviderTokenFailureOrKeys.keysUnavailable) {
+            try providers.verify(provider.mint(header: ["kid": "one-more"]), provider: "oidc.test", fetchKeys: false)
+        }
+        stalled.release()
+        try pollUntil("every waiter called") { called.withLock { $0 } == bound }
+        #expect(providers.waitingForKeys(provider: "oidc.test") == 0 && stalled.accepted == 1)
+        #expect(!providers.needsKeyFetch(provider.mint(), provider: "none"))
+    }
+
     @Test func firebaseProjectKeysComeAsCertificates() throws {
         let provider = try TestOpenIDProvider()
         let clock = ManualClock()
@@ -69,6 +102,9 @@ import Testing
                                               cacheDirectory: nil, clock: { clock.now })
         #expect(try providers.verify(provider.mint(audience: "my-project", now: Int(clock.now)), provider: "firebase")["aud"] == "my-project")
         #expect(provider.certificateFetches == 1)
+        // Its tokens are bearer credentials for data: one living ten years is refused.
+        let tenYears = provider.mint(audience: "my-project", overrides: ["exp": Int(clock.now) + 10 * 365 * 24 * 3600], now: Int(clock.now))
+        #expect(throws: ProviderTokenFailureOrKeys.token(.lifetimeTooLong)) { try providers.verify(tenYears, provider: "firebase") }
     }
 
     @Test func aKeysFileIsReadAtStartAndAnUnusableOneStopsIt() throws {
@@ -124,9 +160,38 @@ import Testing
     }
 
     @Test func loopbackHTTPKeyURLsAreAllowed() throws {
-        for url in ["http://127.0.0.1:8080/jwks", "http://localhost/jwks", "http://[::1]:9/jwks"] {
-            #expect(try Self.parse(#"{"providers": [{"providerId": "oidc.x", "issuer": "i", "audiences": ["a"], "jwksURL": "\#(url)"}]}"#).count == 1)
+        for url in ["http://127.0.0.1:8080/jwks", "http://localhost/jwks", "http://[::1]:9/jwks", "http://[::1]/", "HTTP://LOCALHOST:8080/k",
+                    "http://127.255.0.9/k", "http://[0:0:0:0:0:0:0:1]/k", "http://[0000::0001]:1/k", "https://keys.example.com/k", "HTTPS://k.example/"] {
+            #expect(try Self.parse(#"{"providers": [{"providerId": "oidc.x", "issuer": "i", "audiences": ["a"], "jwksURL": "\#(url)"}]}"#).count == 1, "\(url)")
         }
+    }
+
+    /// The host is parsed and judged whole: names that merely begin like a loopback
+    /// address, user information, other spellings resolvers read differently.
+    @Test(arguments: [
+        "http://127.0.0.1.nip.io/", "http://127.0.0.1.nip.io:8080/k", "http://127.0.0.1@evil.com/", "http://localhost@evil.com/",
+        "http://evil.com#@127.0.0.1/", "http://localhost.evil.com/", "http://localhost./", "http://127.0.0/", "http://127.0.0.1.2/",
+        "http://0177.0.0.1/", "http://127.0.0.01/", "http://2130706433/", "http://127.0.0.256/", "http://[::2]/", "http://[::ffff:127.0.0.1]/",
+        "http://[::1::]/", "http://[1:0:0:0:0:0:0:1]/", "http://128.0.0.1/", "http://10.0.0.1/", "http://[::1]x/", "http://127.0.0.1:0/",
+    ])
+    func nonLoopbackHTTPKeyURLsAreRefused(_ url: String) {
+        let text = #"{"providers": [{"providerId": "oidc.x", "issuer": "i", "audiences": ["a"], "jwksURL": "\#(url)"}]}"#
+        do {
+            _ = try Self.parse(text)
+            Issue.record("accepted \(url)")
+        } catch {
+            #expect(error.description.hasPrefix("providers[0]: jwksURL "), "\(error.description)")
+        }
+    }
+
+    @Test func theLoopbackTestFromLiterals() {
+        #expect(KeySourceURL.isLoopback(host: "127.0.0.1") && KeySourceURL.isLoopback(host: "127.1.2.3") && KeySourceURL.isLoopback(host: "LocalHost"))
+        #expect(KeySourceURL.isLoopback(host: "::1") && KeySourceURL.isLoopback(host: "0::1") && KeySourceURL.isLoopback(host: "0:0:0:0:0:0:0:1"))
+        for host in ["127.0.0.1.nip.io", "127.", "127..0.1", "::", "::01:1", "1::1", "::1:0", "+::1", "::+1", "::g", "127.0.0.1 ", "localhost.", ""] {
+            #expect(!KeySourceURL.isLoopback(host: host), "\(host)")
+        }
+        #expect(KeySourceURL.ipv6Groups("1:2:3:4:5:6:7:8") == [1, 2, 3, 4, 5, 6, 7, 8])
+        #expect(KeySourceURL.ipv6Groups("1:2:3:4:5:6:7") == nil && KeySourceURL.ipv6Groups("1::2::3") == nil && KeySourceURL.ipv6Groups("12345::") == nil)
     }
 
     @Test func aProvidersFileLargerThanTheLimitIsRefused() {

@@ -245,3 +245,13 @@ public final class EventStreamClient {
         shutdown(socket.fd, Int32(SHUT_RDWR))
     }
 }
+
+/// Waits until `condition` holds, looking every 10 ms, with a 60 s safety net that fails
+/// (throws) naming `what`: for events a test cannot be told of directly.
+public func pollUntil(_ what: String, _ condition: () throws -> Bool) throws {
+    let deadline = ContinuousClock.now + .seconds(60)
+    while try !condition() {
+        guard ContinuousClock.now < deadline else { throw LiveClientError("timed out waiting for \(what)") }
+        usleep(10_000)
+    }
+}

@@ -113,3 +113,38 @@ extension LoopbackSocket {
         try send(text + "\r\n" + body)
     }
 }
+
+/// A server that accepts and never answers: each connection is held (unread, unanswered)
+/// until `release()`, then closed; `accepted` counts them. `stop()` releases and stops.
+public final class StalledListener: Sendable {
+    private final class State: Sendable {
+        let accepted = Mutex(0)
+        let released = DispatchSemaphore(value: 0)
+        let isReleased = Mutex(false)
+    }
+    private let state = State()
+    private let listener: LoopbackListener
+
+    public init() throws {
+        let state = self.state
+        listener = try LoopbackListener { _ in
+            state.accepted.withLock { $0 += 1 }
+            state.released.wait()
+            state.released.signal()  // the next held connection goes too
+        }
+    }
+
+    public var port: Int { listener.port }
+    public var accepted: Int { state.accepted.withLock { $0 } }
+
+    /// Closes every held connection (and any accepted later).
+    public func release() {
+        guard !state.isReleased.withLock({ let was = $0; $0 = true; return was }) else { return }
+        state.released.signal()
+    }
+
+    public func stop() {
+        release()
+        listener.stop()
+    }
+}

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import HearthDatabase
 import HearthHTTPClient
@@ -51,9 +52,12 @@ import Testing
     static func path(_ text: String) -> DataPath { try! DataPath(string: text) }
 
     func delivery(_ triggers: [TriggerDefinition], maxPending: Int = TriggerLimits.maxPendingPerTrigger,
+                  maxStoredBytes: Int64 = TriggerLimits.defaultMaxStoredBytes,
+                  deadLetterRetentionMilliseconds: Int64 = TriggerLimits.deadLetterRetentionSeconds * 1000,
                   clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds) -> (TriggerDelivery, Database) {
         let delivery = TriggerDelivery(outbox: store.triggerOutbox, origin: EventOrigin(instance: "hearth", databaseHost: "127.0.0.1:9"),
-                                       logger: Logger(label: "test"), clock: clock, maxPending: maxPending, backoffBaseMilliseconds: 20)
+                                       logger: Logger(label: "test"), clock: clock, maxPending: maxPending, maxStoredBytes: maxStoredBytes,
+                                       deadLetterRetentionMilliseconds: deadLetterRetentionMilliseconds, backoffBaseMilliseconds: 20)
         delivery.replace(triggers)
         delivery.start(databaseHost: "127.0.0.1:9")
         box.delivery.withLock { $0 = delivery }
@@ -166,6 +170,90 @@ import Testing
         #expect(dead.map { try! JSONParser.parse($0.record.payload).objectValue?["ref"] } == [.string("users/u1/favorites/f3"), .string("users/u1/favorites/f4")])
         #expect(delivery.status().first?.status.backlogOverflow == 2)
         #expect(delivery.status().first?.status.lastError == "connection refused")
+    }
+
+    /// The byte budget with a receiver that fails every event (retry false): its dead
+    /// letters are bounded, the oldest deleted first, counted; every write committed.
+    @Test func pastTheByteBudgetTheOldestDeadLettersAreDeleted() async throws {
+        let receiver = try Receiver(answers: Array(repeating: 500, count: 8))
+        defer { receiver.listener.stop() }
+        let budget: Int64 = 3 * 1024
+        let (delivery, database) = delivery([Self.trigger("once", port: receiver.listener.port, retry: false)], maxStoredBytes: budget)
+        defer { delivery.close() }
+        let big = JSONValue.string(String(repeating: "x", count: 1000))
+        for index in 0..<8 { try await write(database, "/users/u1/favorites/f\(index)", big) }
+        try wait("eight attempts") { receiver.received.count == 8 }
+        try wait("the outbox within its budget") {
+            try store.triggerOutbox.pendingCount(trigger: "once") == 0
+                && (try store.triggerOutbox.storedBytes(trigger: "once")["once"]?.total ?? 0) <= budget
+        }
+        let dead = try store.triggerOutbox.deadLetters(trigger: "once", limit: 100)
+        #expect(dead.count >= 1 && dead.count < 8)
+        // The newest stay: the kept dead letters are the last ones written.
+        #expect(dead.compactMap(\.ref) == (8 - dead.count..<8).map { "/users/u1/favorites/f\($0)" })
+        try wait("the count") { delivery.status().first?.status.deadRemoved == 8 - dead.count }
+        #expect(delivery.status().first?.storedBytes == (try store.triggerOutbox.storedBytes(trigger: "once")["once"]?.total))
+        #expect(try store.readSync { try $0.value(at: Self.path("/users/u1/favorites")) }.objectValue?.count == 8, "no write refused")
+    }
+
+    /// A receiver that holds its attempt (it never answers) does not hold the budget back:
+    /// past it the newest pending events are dropped undelivered, the oldest kept in order.
+    @Test func aHungReceiverDoesNotHoldTheBudgetBack() async throws {
+        let release = DispatchSemaphore(value: 0)
+        let attempts = Mutex(0)
+        let hung = try LoopbackListener { socket in
+            _ = socket.readRequest()
+            attempts.withLock { $0 += 1 }
+            release.wait()
+        }
+        defer { hung.stop() }
+        let budget: Int64 = 3 * 1024
+        var trigger = Self.trigger("fav", port: hung.port)
+        trigger.timeoutSeconds = TriggerLimits.timeoutSecondsRange.upperBound
+        let (delivery, database) = delivery([trigger], maxStoredBytes: budget)
+        defer {
+            release.signal()  // the attempt ends, so closing does not wait for it
+            delivery.close()
+        }
+        let big = JSONValue.string(String(repeating: "x", count: 1000))
+        try await write(database, "/users/u1/favorites/f0", big)
+        try wait("the first attempt under way") { attempts.withLock { $0 } == 1 }
+        for index in 1..<8 { try await write(database, "/users/u1/favorites/f\(index)", big) }
+        try wait("the pending events within the budget") {
+            (try store.triggerOutbox.storedBytes(trigger: "fav")["fav"]?.total ?? 0) <= budget
+        }
+        let pending = try store.triggerOutbox.pending(trigger: "fav", now: .max, limit: 100)
+        let refs = pending.map { try! JSONParser.parse($0.payload).objectValue?["ref"]?.stringValue ?? "" }
+        #expect(!pending.isEmpty && pending.count < 8)
+        #expect(refs == (0..<pending.count).map { "users/u1/favorites/f\($0)" }, "the oldest are kept, in order")
+        #expect(attempts.withLock { $0 } == 1, "still the first attempt")
+        try wait("the count") { delivery.status().first?.status.budgetDropped == 8 - pending.count }
+    }
+
+    /// The dead letters' retention: the keeper's first round deletes those given up more
+    /// than `deadLetterRetentionSeconds` ago, of any trigger (also one no longer declared),
+    /// and keeps younger ones; each deletion is counted on its own trigger.
+    @Test func deadLettersPastTheRetentionAreDeleted() throws {
+        let outbox = store.triggerOutbox
+        try store.writeSync(.set(WriteEntry(path: Self.path("/seed"), value: 1)), check: nil) { _, _ in
+            [OutboxEvent(trigger: "fav", payload: [1]), OutboxEvent(trigger: "fav", payload: [2]), OutboxEvent(trigger: "gone", payload: [3])]
+        }
+        let fav = try outbox.pending(trigger: "fav", now: .max, limit: 10)
+        let gone = try outbox.pending(trigger: "gone", now: .max, limit: 10)
+        let now = WallClock.milliseconds()
+        let retention = TriggerLimits.deadLetterRetentionSeconds * 1000
+        try outbox.kill(id: fav[0].id, reason: "old", at: now - retention - 1)
+        try outbox.kill(id: fav[1].id, reason: "young", at: now - retention + 3_600_000)
+        try outbox.kill(id: gone[0].id, reason: "old", at: now - retention - 1)
+        let receiver = try Receiver()
+        defer { receiver.listener.stop() }
+        let (delivery, _) = delivery([Self.trigger("fav", port: receiver.listener.port)])
+        defer { delivery.close() }
+        try wait("the old ones deleted, counted") {
+            try outbox.deadLetters(trigger: nil, limit: 10).map(\.reason) == ["young"] && delivery.status().first?.status.deadRemoved == 1
+        }
+        // Counted on its own trigger: "gone" runs nowhere here, so fav's count is fav's only.
+        #expect(delivery.status().map(\.status.name) == ["fav"])
     }
 
     /// A reload starts new triggers, stops removed ones and keeps the rest.

@@ -31,7 +31,10 @@ import Testing
         let all = try TriggerOverview.all(declared: [], outbox: store.triggerOutbox, deadCountLimit: 4)
         #expect(all.map(\.name) == ["a", "b"] && all.map(\.dead) == [3, 1] && all.allSatisfy { $0.event == nil && $0.url == nil })
         let capped = try TriggerOverview.all(declared: [], outbox: store.triggerOutbox, deadCountLimit: 3)
-        #expect(capped.map(\.dead) == [3])  // oldest first: b's is past the limit
+        // Oldest first: b's is past the limit, so it is not counted; its row still shows, by
+        // its stored bytes.
+        #expect(capped.map(\.name) == ["a", "b"] && capped.map(\.dead) == [3, 0])
+        #expect(capped.allSatisfy { $0.storedBytes > 0 && $0.maxStoredBytes == nil })
         #expect(TriggerLimits.maxDeadLettersCounted > 0)
     }
 

@@ -117,7 +117,9 @@ import Testing
         let rows = try TriggerOverview.all(declared: delivery.definitions, outbox: outbox)
         #expect(rows == [TriggerOverview(name: "fav", event: "written", ref: "/users/{uid}/favorites/{favId}",
                                          url: "http://127.0.0.1:\(receiver.listener.port)/fav", retry: true,
-                                         pending: 0, oldestPendingAt: nil, dead: 2, lastError: nil)])
+                                         pending: 0, oldestPendingAt: nil, dead: 2,
+                                         storedBytes: try #require(try outbox.storedBytes(trigger: "fav")["fav"]?.total),
+                                         maxStoredBytes: TriggerLimits.defaultMaxStoredBytes, lastError: nil)])
 
         // Resent, they are delivered (their marks were consumed), in their order.
         #expect(try TriggerOverview.resendAll(trigger: "fav", outbox: outbox) == 2)

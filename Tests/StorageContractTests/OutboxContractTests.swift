@@ -213,6 +213,57 @@ import Testing
         #expect(try outbox.pending(trigger: "a", now: 0, limit: 100).map(\.id) == a.map(\.id), "re-sent, in their order")
     }
 
+    /// The byte budget: stored bytes are counted per trigger (pending and dead apart); a
+    /// trim deletes the oldest dead letters first, and only when the pending events alone
+    /// are past the budget the newest of them (every dead letter going too); the retention
+    /// deletes dead letters by the time they died. Other triggers are untouched.
+    @Test(arguments: ContractEngine.all)
+    func theByteBudgetDropsTheOldestDeadLettersThenTheNewestPending(engine: ContractEngine) throws {
+        let place = try engine.makePlace()
+        let store = try engine.open(place.address, EngineHooks())
+        defer { store.close(); _ = place }
+        let outbox = store.triggerOutbox
+        // Six events of "a" of 100 bytes each, one of "b" of 7.
+        for n in 0..<6 {
+            try store.writeSync(Self.set("/n/\(n)", .int(Int64(n))), check: nil) { _, _ in
+                [OutboxEvent(trigger: "a", payload: Array(repeating: UInt8(0x30 + n), count: 100))]
+                    + (n == 0 ? [OutboxEvent(trigger: "b", payload: Self.bytes("bbbbbbb"))] : [])
+            }
+        }
+        let a = try outbox.pending(trigger: "a", now: 0, limit: 100)
+        #expect(try outbox.storedBytes(trigger: nil) == ["a": OutboxBytes(pending: 600), "b": OutboxBytes(pending: 7)])
+        #expect(try outbox.storedBytes(trigger: "b") == ["b": OutboxBytes(pending: 7)])
+        #expect(try outbox.storedBytes(trigger: "none").isEmpty)
+        // Four die (at 10, 20, 30, 40): 200 pending, 400 dead.
+        for (index, record) in a.prefix(4).enumerated() { try outbox.kill(id: record.id, reason: "x", at: Int64(10 * (index + 1))) }
+        #expect(try outbox.storedBytes(trigger: "a")["a"] == OutboxBytes(pending: 200, dead: 400))
+
+        #expect(try outbox.trim(trigger: "a", maxBytes: 600) == OutboxTrim(), "at the budget nothing goes")
+        // 450: the pending 200 leave 250, so the two newest dead letters stay (200), the two oldest go.
+        #expect(try outbox.trim(trigger: "a", maxBytes: 450) == OutboxTrim(deadRemoved: 2))
+        #expect(try outbox.deadLetters(trigger: "a", limit: 100).map(\.record.id) == [a[2].id, a[3].id])
+        #expect(try outbox.pending(trigger: "a", now: 0, limit: 100).map(\.id) == [a[4].id, a[5].id])
+        // 150: the pending alone are past it: the newest pending goes, and every dead letter.
+        #expect(try outbox.trim(trigger: "a", maxBytes: 150) == OutboxTrim(deadRemoved: 2, pendingDropped: 1))
+        #expect(try outbox.pending(trigger: "a", now: 0, limit: 100).map(\.id) == [a[4].id])
+        #expect(try outbox.deadLetters(trigger: "a", limit: 100).isEmpty)
+        // A budget smaller than the oldest pending event: it goes too.
+        #expect(try outbox.trim(trigger: "a", maxBytes: 99) == OutboxTrim(pendingDropped: 1))
+        #expect(try outbox.storedBytes(trigger: nil) == ["b": OutboxBytes(pending: 7)], "another trigger's events stay")
+
+        // Retention: dead letters that died before the cut go, whichever trigger's.
+        let b = try outbox.pending(trigger: "b", now: 0, limit: 1)
+        try outbox.kill(id: b[0].id, reason: "x", at: 1_000)
+        for n in 0..<3 {
+            try store.writeSync(Self.set("/m/\(n)", .int(Int64(n))), check: nil) { _, _ in [OutboxEvent(trigger: "a", payload: [1])] }
+        }
+        let more = try outbox.pending(trigger: "a", now: 0, limit: 100)
+        for (index, record) in more.enumerated() { try outbox.kill(id: record.id, reason: "x", at: Int64(2_000 + index)) }
+        #expect(try outbox.pruneDeadLetters(diedBefore: 1_000) == [:])
+        #expect(try outbox.pruneDeadLetters(diedBefore: 2_001) == ["a": 1, "b": 1])
+        #expect(try outbox.deadLetters(trigger: nil, limit: 100).map(\.record.id) == [more[1].id, more[2].id])
+    }
+
     @Test(arguments: ContractEngine.all)
     func eventsAndDeadLettersSurviveClosingAndReopening(engine: ContractEngine) throws {
         let place = try engine.makePlace()

@@ -1,4 +1,5 @@
 import HearthAuth
+import HearthHTTPClient
 import HearthJSON
 
 /// One identity provider the operator configured (issue 29; docs/api.md, "Identity
@@ -173,21 +174,60 @@ public struct IdentityProvider: Sendable, Equatable {
 }
 
 /// Which key URLs are allowed: `https://`, or `http://` to a loopback host only (keys over
-/// cleartext could be swapped by anyone on the path).
+/// cleartext could be swapped by anyone on the path). The URL is parsed as the client that
+/// fetches it parses it (`HTTPURL`: no user information), and its host is judged whole,
+/// not by a text prefix: `http://127.0.0.1.nip.io/` is a name that resolves anywhere.
 enum KeySourceURL {
     static func problem(_ url: String) -> String? {
-        if url.hasPrefix("https://") { return nil }
-        guard url.hasPrefix("http://") else { return "must be an https:// URL" }
-        let rest = url.dropFirst("http://".count)
-        let authority = rest.prefix { $0 != "/" && $0 != "?" }
-        let host: Substring
-        if authority.hasPrefix("[") {
-            host = authority.dropFirst().prefix { $0 != "]" }
-        } else {
-            host = authority.prefix { $0 != ":" }
+        let parsed: HTTPURL
+        do {
+            parsed = try HTTPURL(url)
+        } catch {
+            return "must be an https:// URL (\(error.description))"
         }
-        if host == "localhost" || host == "::1" || host.hasPrefix("127.") { return nil }
-        return "may use http:// only for a loopback host (127.0.0.1, ::1, localhost); use https://"
+        if parsed.isTLS || isLoopback(host: parsed.host) { return nil }
+        return "may use http:// only for a loopback host (127.0.0.0/8, ::1, localhost); use https://"
+    }
+
+    /// `localhost` exactly (any case, no trailing dot), an IPv4 literal in 127.0.0.0/8
+    /// written as four decimal parts without leading zeros (resolvers read `0177.0.0.1` as
+    /// octal and `2130706433` as one number: refused rather than guessed), or the IPv6
+    /// loopback `::1` in any of its spellings.
+    static func isLoopback(host: String) -> Bool {
+        if host.lowercased() == "localhost" { return true }
+        if host.contains(":") { return ipv6Groups(host) == [0, 0, 0, 0, 0, 0, 0, 1] }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4 else { return false }
+        let octets = parts.compactMap { part -> Int? in
+            guard (1...3).contains(part.count), part.allSatisfy({ $0.isASCII && $0.isNumber }), part == "0" || !part.hasPrefix("0") else { return nil }
+            return Int(part).flatMap { $0 <= 255 ? $0 : nil }
+        }
+        return octets.count == 4 && octets[0] == 127
+    }
+
+    /// The eight 16-bit groups of an IPv6 literal (hex groups, at most one `::`), nil when it
+    /// is not one (an embedded IPv4 part or a zone is not accepted here).
+    static func ipv6Groups(_ text: String) -> [Int]? {
+        func groups(_ part: Substring) -> [Int]? {
+            if part.isEmpty { return [] }
+            var values: [Int] = []
+            for group in part.split(separator: ":", omittingEmptySubsequences: false) {
+                guard (1...4).contains(group.count), group.allSatisfy(\.isHexDigit), let value = Int(group, radix: 16) else { return nil }
+                values.append(value)
+            }
+            return values
+        }
+        let halves = text.components(separatedBy: "::")
+        switch halves.count {
+        case 1:
+            guard let all = groups(Substring(text)), all.count == 8 else { return nil }
+            return all
+        case 2:
+            guard let head = groups(Substring(halves[0])), let tail = groups(Substring(halves[1])), head.count + tail.count < 8 else { return nil }
+            return head + Array(repeating: 0, count: 8 - head.count - tail.count) + tail
+        default:
+            return nil
+        }
     }
 }
 

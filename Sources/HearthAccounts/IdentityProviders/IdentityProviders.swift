@@ -11,6 +11,11 @@ import Synchronization
 /// `unknownKeyRefreshSeconds` per provider), and kept on disk in `cacheDirectory` so a
 /// restart without network still verifies. A slow or unreachable provider delays a
 /// sign-in by at most `fetchTimeoutSeconds`. Keys from a file are read once, at start.
+///
+/// A fetch for an unknown `kid` runs on a thread of its own; the tokens that need it wait
+/// as callbacks (`whenKeysFetched`), at most `maxWaitingPerProvider` per provider, so a
+/// provider that never answers holds no thread of the server's work queues and never
+/// delays the checks of other tokens (Hearth's own, other providers').
 public final class IdentityProviders: Sendable {
     /// The longest a key fetch may take (connect, each read, the whole exchange), seconds.
     public static let fetchTimeoutSeconds = 5
@@ -22,6 +27,10 @@ public final class IdentityProviders: Sendable {
     public static let maxKeyDocumentBytes = 256 * 1024
     /// The cache's subdirectory of the data directory.
     public static let cacheSubdirectory = "idp-keys"
+    /// Tokens that may wait for one provider's key fetch at once; past it a token that
+    /// needs the fetch is decided at once without the keys (refused): what one provider
+    /// that never answers can hold is this many callbacks, never a thread.
+    public static let maxWaitingPerProvider = 64
 
     final class Entry: Sendable {
         let provider: IdentityProvider
@@ -32,9 +41,15 @@ public final class IdentityProviders: Sendable {
             var lastUnknownKeyFetch: Int64?
         }
         let state = Mutex(State())
-        /// Held while this provider's keys are fetched: one fetch at a time, and a sign-in
-        /// that needs keys waits for the fetch under way instead of starting another.
+        /// Held while this provider's keys are fetched: one fetch at a time (the background
+        /// refresh's and one for an unknown `kid`).
         let fetching = Mutex(())
+        /// The fetch for an unknown `kid` under way, and who waits for it.
+        struct Pending {
+            var running = false
+            var waiters: [@Sendable () -> Void] = []
+        }
+        let pending = Mutex(Pending())
         init(_ provider: IdentityProvider) { self.provider = provider }
     }
 
@@ -85,12 +100,14 @@ public final class IdentityProviders: Sendable {
     /// The verified claims of `token` from provider `id`; when it names a `kid` not among
     /// the keys (or there are none yet), the keys are fetched first, at most once per
     /// `unknownKeyRefreshSeconds`.
-    public func verify(_ token: String, provider id: String) throws(ProviderTokenFailureOrKeys) -> [JSONKey: JSONValue] {
+    /// With `fetchKeys` false nothing is fetched: an unknown `kid` is refused at once (after
+    /// `whenKeysFetched`, the check that does not wait).
+    public func verify(_ token: String, provider id: String, fetchKeys: Bool = true) throws(ProviderTokenFailureOrKeys) -> [JSONKey: JSONValue] {
         guard let entry = entries[id] else { throw .notConfigured }
         do {
             return try verifier(entry).verify(token)
         } catch .unknownKeyID {
-            guard let kid = ProviderTokenVerifier.keyID(of: token), refresh(entry, forUnknown: kid) else {
+            guard fetchKeys, let kid = ProviderTokenVerifier.keyID(of: token), refresh(entry, forUnknown: kid) else {
                 throw entry.state.withLock({ $0.keys.isEmpty }) ? .keysUnavailable : .token(.unknownKeyID)
             }
             do { return try verifier(entry).verify(token) } catch { throw .token(error) }
@@ -99,10 +116,34 @@ public final class IdentityProviders: Sendable {
         }
     }
 
+    /// Whether checking `token` with provider `id` would fetch keys: the provider's keys
+    /// come from a URL and the token names a `kid` not among them.
+    public func needsKeyFetch(_ token: String, provider id: String) -> Bool {
+        guard let entry = entries[id], case .url = entry.provider.keys, let kid = ProviderTokenVerifier.keyID(of: token) else { return false }
+        return entry.state.withLock { $0.keys[kid] == nil }
+    }
+
+    /// Calls `done` once provider `id`'s keys were fetched for `token`'s `kid` (then check it
+    /// with `fetchKeys: false`), or at once when no fetch is needed or allowed (an unknown
+    /// `kid` fetched within `unknownKeyRefreshSeconds`), or when `maxWaitingPerProvider`
+    /// already wait. No thread waits meanwhile: `done` runs on the fetch's thread or the
+    /// caller's.
+    public func whenKeysFetched(for token: String, provider id: String, _ done: @escaping @Sendable () -> Void) {
+        guard let entry = entries[id], let kid = ProviderTokenVerifier.keyID(of: token) else { return done() }
+        whenFetched(entry, forUnknown: kid, done)
+    }
+
+    /// Tokens waiting for provider `id`'s key fetch (for tests and metrics).
+    func waitingForKeys(provider id: String) -> Int {
+        entries[id]?.pending.withLock { $0.waiters.count } ?? 0
+    }
+
     private func verifier(_ entry: Entry) -> ProviderTokenVerifier {
         let clock = self.clock
+        // A Firebase project's ID tokens are bearer credentials for data: capped as Firebase issues them.
+        let maxLifetime = entry.provider.providerID == IdentityProvider.firebase ? ProviderTokenVerifier.firebaseProjectMaxLifetime : nil
         return ProviderTokenVerifier(keys: entry.state.withLock { $0.keys }, issuers: entry.provider.issuers,
-                                     audiences: entry.provider.audiences, clock: UnixClock { clock() })
+                                     audiences: entry.provider.audiences, clock: UnixClock { clock() }, maxLifetime: maxLifetime)
     }
 
     /// Fetches the keys of every URL provider (the background refresh's work); returns the
@@ -133,21 +174,56 @@ public final class IdentityProviders: Sendable {
         }
     }
 
-    /// Fetches `entry`'s keys for a token whose `kid` is not among them: waits for a fetch
-    /// under way, then fetches unless that one brought `kid` or an unknown `kid` caused a
-    /// fetch within `unknownKeyRefreshSeconds`. True when `kid` is now known.
+    /// Fetches `entry`'s keys for a token whose `kid` is not among them, blocking (a sign-in
+    /// on a work queue): waits for a fetch under way, or starts one unless an unknown `kid`
+    /// caused a fetch within `unknownKeyRefreshSeconds`, as `whenFetched`; at most for a
+    /// background fetch under way and this one. True when `kid` is now known.
     func refresh(_ entry: Entry, forUnknown kid: String) -> Bool {
         guard case .url = entry.provider.keys else { return false }
-        return entry.fetching.withLock { _ in
-            let now = clock()
-            let allowed = entry.state.withLock { state -> Bool? in
-                if state.keys[kid] != nil { return nil }
+        let fetched = DispatchSemaphore(value: 0)
+        whenFetched(entry, forUnknown: kid) { fetched.signal() }
+        _ = fetched.wait(timeout: .now() + .seconds(2 * Self.fetchTimeoutSeconds + 1))
+        return entry.state.withLock { $0.keys[kid] != nil }
+    }
+
+    /// `done` after the fetch of `entry`'s keys for `kid` (see `whenKeysFetched`). The fetch
+    /// runs on a thread of its own, one per provider at a time, serialized with the
+    /// background refresh; the waiters are called when it ends, whatever its outcome.
+    func whenFetched(_ entry: Entry, forUnknown kid: String, _ done: @escaping @Sendable () -> Void) {
+        guard case .url = entry.provider.keys else { return done() }
+        enum Decision { case now, wait, start }
+        let now = clock()
+        let decision = entry.pending.withLock { pending -> Decision in
+            if entry.state.withLock({ $0.keys[kid] != nil }) { return .now }
+            if pending.running {
+                guard pending.waiters.count < Self.maxWaitingPerProvider else { return .now }
+                pending.waiters.append(done)
+                return .wait
+            }
+            let allowed = entry.state.withLock { state -> Bool in
                 if let last = state.lastUnknownKeyFetch, now - last < Self.unknownKeyRefreshSeconds { return false }
                 state.lastUnknownKeyFetch = now
                 return true
             }
-            guard let allowed else { return true }
-            return allowed && fetch(entry) && entry.state.withLock { $0.keys[kid] != nil }
+            guard allowed else { return .now }
+            pending = Entry.Pending(running: true, waiters: [done])
+            return .start
+        }
+        switch decision {
+        case .now: done()
+        case .wait: break
+        case .start:
+            Thread.detachNewThread { [self] in
+                entry.fetching.withLock { _ in
+                    // A background fetch that just ended may have brought it.
+                    if entry.state.withLock({ $0.keys[kid] == nil }) { _ = fetch(entry) }
+                }
+                let waiters = entry.pending.withLock { pending in
+                    defer { pending = Entry.Pending() }
+                    return pending.waiters
+                }
+                for waiter in waiters { waiter() }
+            }
         }
     }
 

@@ -6,18 +6,28 @@ import HearthJSON
 /// `alg` RS256 or ES256 (checked before a key is touched); `kid` names one of `keys`, of
 /// that algorithm, and the signature verifies; `iss` is one of `issuers`; `aud` (a string,
 /// or an array) holds one of `audiences`; `sub` a string of 1…`TokenVerifier.maxSubjectLength`;
-/// `exp` after now − `clockSkew`, `iat` not after now + `clockSkew`.
+/// `exp` after now − `clockSkew`, `iat` not after now + `clockSkew`; when `maxLifetime` is
+/// set, `exp − iat` at most `maxLifetime + clockSkew`.
 public struct ProviderTokenVerifier: Sendable {
     /// How far the provider's clock and ours may disagree, seconds.
     public static let clockSkew: Int64 = 60
+    /// The lifetime of a Firebase project's ID tokens, seconds: Firebase issues them for
+    /// one hour, and they are bearer credentials for data here (not only exchanged once at
+    /// sign-in), so a longer-lived one is refused, as Hearth refuses its own
+    /// (`TokenVerifier.maxLifetime`).
+    public static let firebaseProjectMaxLifetime: Int64 = 3600
 
     public let keys: [String: ProviderKey]
     public let issuers: [String]
     public let audiences: [String]
     public let clock: UnixClock
+    /// The longest `exp − iat` accepted (plus `clockSkew`), seconds; nil: not checked (a
+    /// provider's token exchanged once at sign-in, whatever lifetime its issuer gives it).
+    public let maxLifetime: Int64?
 
-    public init(keys: [String: ProviderKey], issuers: [String], audiences: [String], clock: UnixClock = .system) {
-        (self.keys, self.issuers, self.audiences, self.clock) = (keys, issuers, audiences, clock)
+    public init(keys: [String: ProviderKey], issuers: [String], audiences: [String], clock: UnixClock = .system,
+                maxLifetime: Int64? = nil) {
+        (self.keys, self.issuers, self.audiences, self.clock, self.maxLifetime) = (keys, issuers, audiences, clock, maxLifetime)
     }
 
     /// The `kid` of a token's header, unverified (to refresh the keys when it is unknown).
@@ -52,6 +62,10 @@ public struct ProviderTokenVerifier: Sendable {
         let now = clock.now()
         guard exp > now - Self.clockSkew else { throw .expired }
         guard iat <= now + Self.clockSkew else { throw .issuedInFuture }
+        if let maxLifetime {
+            let (lifetime, overflow) = exp.subtractingReportingOverflow(iat)
+            guard !overflow, lifetime >= 0, lifetime <= maxLifetime + Self.clockSkew else { throw .lifetimeTooLong }
+        }
         return claims
     }
 }
@@ -70,6 +84,8 @@ public enum ProviderTokenFailure: Error, Sendable, Equatable, CustomStringConver
     case missingTimes
     case expired
     case issuedInFuture
+    /// `exp − iat` is longer than the verifier's `maxLifetime` (plus `clockSkew`), or negative.
+    case lifetimeTooLong
 
     public var description: String {
         switch self {
@@ -84,6 +100,7 @@ public enum ProviderTokenFailure: Error, Sendable, Equatable, CustomStringConver
         case .missingTimes: return "the id_token has no numeric iat and exp"
         case .expired: return "the id_token has expired"
         case .issuedInFuture: return "the id_token's iat is in the future"
+        case .lifetimeTooLong: return "the id_token lives longer than its issuer's tokens may"
         }
     }
 }

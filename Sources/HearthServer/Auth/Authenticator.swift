@@ -74,8 +74,10 @@ public final class Authenticator: Sendable {
     /// Decides `token` for a connection's I/O queue: from the caches (the token verified
     /// before, the user's status fresh) on the calling thread, with no signature check and
     /// no database read; otherwise verified on `work` (it may block), with `done` called on
-    /// `replyQueue`, or on `work` when that is nil. REST and the wire protocol both
-    /// authenticate this way.
+    /// `replyQueue`, or on `work` when that is nil. A token that needs an identity
+    /// provider's keys fetched waits for them without holding a thread of `work`
+    /// (`TokenChecks.identity(token:resumeOn:_:)`), so other tokens are decided meanwhile.
+    /// REST and the wire protocol both authenticate this way.
     func decide(token: String, work: DispatchQueue, replyOn replyQueue: DispatchQueue? = nil,
                 _ done: @escaping @Sendable (Result<Credential, CredentialError>) -> Void) {
         do {
@@ -84,20 +86,20 @@ public final class Authenticator: Sendable {
             return done(.failure(error))
         }
         work.async {
-            let result: Result<Credential, CredentialError>
-            do throws(CredentialError) {
-                result = .success(try self.credential(token: token, cacheOnly: false)!)
-            } catch {
-                result = .failure(error)
+            self.checks.identity(token: token, resumeOn: work) { identity in
+                let result = identity.map(Self.credential)
+                if let replyQueue { replyQueue.async { done(result) } } else { done(result) }
             }
-            if let replyQueue { replyQueue.async { done(result) } } else { done(result) }
         }
     }
 
     private func credential(token: String, cacheOnly: Bool) throws(CredentialError) -> Credential? {
-        guard let identity = try checks.identity(token: token, cacheOnly: cacheOnly) else { return nil }
-        return Credential(caller: Caller(auth: identity.auth, isAdmin: identity.isAdmin), uid: identity.uid, issuedAt: identity.issuedAt,
-                          expiresAt: identity.expiresAt)
+        try checks.identity(token: token, cacheOnly: cacheOnly).map(Self.credential)
+    }
+
+    private static func credential(_ identity: TokenChecks.Identity) -> Credential {
+        Credential(caller: Caller(auth: identity.auth, isAdmin: identity.isAdmin), uid: identity.uid, issuedAt: identity.issuedAt,
+                   expiresAt: identity.expiresAt)
     }
 
     /// Whether a token of `uid` issued at `issuedAt` (s) is still good: the account exists,

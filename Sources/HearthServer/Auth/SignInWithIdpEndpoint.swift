@@ -28,7 +28,20 @@ enum SignInWithIdpEndpoint {
                                                    linkTo: body.string("idToken").flatMap { $0.isEmpty ? nil : $0 })
         let returnCredential = body.bool("returnIdpCredential") ?? false
         let authenticator = route.context.authenticator
-        return route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
+        // A token naming a key the provider's keys lack waits for their fetch as a callback,
+        // holding no work thread (the sign-in then finds the keys, or the fetch failed).
+        if let providers = service.identityProviders, let id = providerID, id != IdentityProvider.firebase,
+           let token = idpRequest.idToken, providers.needsKeyFetch(token, provider: id) {
+            return providers.whenKeysFetched(for: token, provider: id) {
+                signIn(idpRequest, returnCredential: returnCredential, service: service, authenticator: authenticator, route: route, responder: responder)
+            }
+        }
+        signIn(idpRequest, returnCredential: returnCredential, service: service, authenticator: authenticator, route: route, responder: responder)
+    }
+
+    private static func signIn(_ idpRequest: AccountService.IdPRequest, returnCredential: Bool, service: AccountService,
+                               authenticator: Authenticator, route: AccountsRoute, responder: HTTPResponder) {
+        route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
             let outcome = try service.signIn(idp: idpRequest)
             var fields: [JSONKey: JSONValue] = [
                 "kind": "identitytoolkit#VerifyAssertionResponse",

@@ -32,7 +32,7 @@ extension ConsoleRoute {
                     return respond(Self.error(400, "a malformed query"))
                 }
                 let rows = try TriggerOverview.all(declared: delivery.definitions, outbox: outbox,
-                                                   statuses: delivery.status().map(\.status))
+                                                   statuses: delivery.status().map(\.status), defaultBudget: delivery.defaultBudget)
                 let dead = try outbox.deadLetters(trigger: trigger, limit: Self.deadLettersShown)
                 respond(Self.json(["configured": true, "triggers": .array(rows.map(\.json)), "dead": .array(dead.map(\.json)),
                                    "now": .int(delivery.now())]))

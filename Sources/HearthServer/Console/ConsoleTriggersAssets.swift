@@ -16,6 +16,12 @@ extension ConsoleAssets {
           if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
           return `${Math.round(seconds / 3600)} h`;
         };
+        const bytes = (n) => {
+          const value = Number(n);
+          if (value < 1024) return `${value} B`;
+          if (value < 1048576) return `${(value / 1024).toFixed(1)} KiB`;
+          return `${(value / 1048576).toFixed(1)} MiB`;
+        };
         const table = (className, titles, rows) => element('table', { className },
           element('tr', {}, ...titles.map((t) => element('th', { textContent: t }))), ...rows);
 
@@ -57,13 +63,14 @@ extension ConsoleAssets {
               this.dead.replaceChildren();
               return;
             }
-            this.triggers.replaceChildren(table('triggers', ['Name', 'Event', 'Ref', 'URL', 'Pending', 'Oldest pending', 'Dead', 'Last error'],
+            this.triggers.replaceChildren(table('triggers', ['Name', 'Event', 'Ref', 'URL', 'Pending', 'Oldest pending', 'Dead', 'Stored / budget', 'Last error'],
               answer.triggers.map((t) => element('tr', { className: 'trigger-row' },
                 element('td', { textContent: t.name }), element('td', { textContent: t.event || '(not declared)' }),
                 element('td', { textContent: t.ref || '–' }), element('td', { textContent: t.url || '–' }),
                 element('td', { className: 'pending', textContent: String(t.pending) }),
                 element('td', { textContent: t.oldestPendingAt ? age(answer.now - t.oldestPendingAt) : '–' }),
                 element('td', { className: 'dead', textContent: String(t.dead) }),
+                element('td', { className: 'stored', textContent: bytes(t.storedBytes) + ' / ' + (t.maxStoredBytes ? bytes(t.maxStoredBytes) : '–') }),
                 element('td', { className: 'last-error', textContent: t.lastError || '–' })))));
             if (answer.dead.length === 0) {
               this.dead.replaceChildren(element('p', { textContent: 'None.' }));

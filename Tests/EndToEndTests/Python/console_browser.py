@@ -405,6 +405,7 @@ def main():
             until(driver, lambda d: alert().startswith('Resent 1'), 'the resend announced')
             until(driver, lambda d: 'None.' in d.find_element(By.ID, 'dead-letters').text, 'no dead letter left')
             ok = (listed[:3] == ['motd_written', 'written', '/motd'] and listed[3].endswith('/motd-receiver') and listed[6] == '1'
+                  and listed[7].endswith(' / 64.0 MiB') and not listed[7].startswith('0 B')
                   and cells[1:3] == ['motd_written', '/motd'] and 'HTTP 500' in cells[3] and hidden)
             return ok, {'trigger': listed, 'dead': cells, 'secrets_hidden': hidden}
         check('triggers_dead_letter_resent', triggers)
