@@ -70,7 +70,7 @@ let package = Package(
         // The account core (issue 26): accounts, sign-in limits, signing keys, over the
         // seam's records, for any transport. Knows no HTTP; the account endpoints in
         // HearthServer map its errors to statuses.
-        .target(name: "HearthAccounts", dependencies: ["HearthStore", "HearthAuth", "HearthJSON", "HearthHTTPClient"]),
+        .target(name: "HearthAccounts", dependencies: ["HearthStore", "HearthAuth", "HearthJSON", "HearthHTTPClient", "HearthSystem"]),
         // The operator's tools over any engine (issue 26): backup and restore of a data
         // directory, copying a store between engines, Firebase users files, their files.
         // Used by the CLI; over the seam, knows no engine and no HTTP.
@@ -134,7 +134,7 @@ let package = Package(
         .testTarget(name: "HearthDatabaseTests", dependencies: ["HearthDatabase", "HearthStore", "HearthSQLite", "HearthRules", "HearthJSON", "HearthTesting"]),
         .testTarget(
             name: "HearthServerTests",
-            dependencies: ["HearthServer", "HearthMaintenance", "HearthAccounts", "HearthHTTP", "HearthJSON", "HearthRules", "HearthStore", "HearthSQLite", "HearthAuth", "HearthStreams", "HearthMail", "HearthTriggers", "HearthTesting"]),
+            dependencies: ["HearthServer", "HearthMaintenance", "HearthAccounts", "HearthHTTP", "HearthJSON", "HearthRules", "HearthStore", "HearthSQLite", "HearthAuth", "HearthStreams", "HearthMail", "HearthTriggers", "HearthSystem", "HearthTesting"]),
         // Python/: drivers for the official firebase-admin SDK, run with $HEARTH_PYTHON.
         .testTarget(name: "EndToEndTests", dependencies: ["HearthJSON", "HearthHTTPClient", "HearthTesting"], exclude: ["Python"]),
     ],

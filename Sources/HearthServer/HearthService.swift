@@ -6,6 +6,7 @@ import HearthRules
 import HearthAuth
 import Dispatch
 import HearthStore
+import HearthSystem
 import HearthStreams
 import HearthMail
 import HearthTriggers
@@ -262,8 +263,7 @@ public final class HearthService: Sendable {
     }
 
     static func isLoopback(_ host: String) -> Bool {
-        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        return bare == "::1" || bare.hasPrefix("127.") || bare == "localhost"
+        LoopbackHost.containsAddress(host)
     }
 
     /// The identity providers of the providers file (for tests).

@@ -1,4 +1,5 @@
 import HearthHTTP
+import HearthSystem
 @testable import HearthServer
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 @Suite struct EmulatorOriginTests {
     @Test(arguments: ["http://localhost", "http://localhost:3000", "https://localhost:443", "HTTP://LocalHost:5173",
                       "http://127.0.0.1", "http://127.0.0.1:9000", "https://127.0.0.1:1", "http://[::1]", "http://[::1]:8080",
-                      "https://[::1]:65535"])
+                      "https://[::1]:65535", "http://127.0.0.2"])
     func loopbackOrigins(origin: String) {
         #expect(LoopbackOrigin.isLoopback(origin: origin))
     }
@@ -16,10 +17,22 @@ import Testing
     @Test(arguments: ["https://evil.example", "http://localhost.evil.example", "http://127.0.0.1.nip.io", "http://127.0.0.1.nip.io:80",
                       "http://localhost@evil.example", "http://evil.example@localhost", "http://localhost:3000/", "http://localhost:",
                       "http://localhost:65536", "http://localhost:123456", "http://localhost:-1", "http://localhost:80x", "null",
-                      "file://", "ws://localhost", "localhost", "http://[::1", "http://[::2]", "http://::1", "http://127.0.0.2",
+                      "file://", "ws://localhost", "localhost", "http://[::1", "http://[::2]", "http://::1", "http://0177.0.0.1", "http://2130706433",
                       "http://localhost.", "", "http://", "chrome-extension://localhost"])
     func otherOrigins(origin: String) {
         #expect(!LoopbackOrigin.isLoopback(origin: origin))
+    }
+
+    /// Hosts and socket peers judged whole (`LoopbackHost`): the emulator mode's listening
+    /// host (`--host`) and the peers of requests that may carry its credentials.
+    @Test func loopbackHostsAndPeers() {
+        for loopback in ["127.0.0.1", "127.1.2.3", "::1", "[::1]", "0:0:0:0:0:0:0:1", "localhost", "LOCALHOST", "::ffff:127.0.0.1", "[::FFFF:127.0.0.9]"] {
+            #expect(HearthService.isLoopback(loopback), "\(loopback)")
+        }
+        for other in ["127.0.0.1.nip.io", "127.evil.example", "localhost.evil.example", "0.0.0.0", "::", "10.0.0.1", "::ffff:10.0.0.1",
+                      "0177.0.0.1", "2130706433", "127.0.0", "127.0.0.256", "[::1", "", "::ffff:", "evil@127.0.0.1"] {
+            #expect(!HearthService.isLoopback(other), "\(other)")
+        }
     }
 
     @Test func referersAreWholeURLs() {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HearthAuth
+import HearthSystem
 import HearthTesting
 import Synchronization
 import Testing
@@ -190,8 +191,8 @@ import Testing
         for host in ["127.0.0.1.nip.io", "127.", "127..0.1", "::", "::01:1", "1::1", "::1:0", "+::1", "::+1", "::g", "127.0.0.1 ", "localhost.", ""] {
             #expect(!KeySourceURL.isLoopback(host: host), "\(host)")
         }
-        #expect(KeySourceURL.ipv6Groups("1:2:3:4:5:6:7:8") == [1, 2, 3, 4, 5, 6, 7, 8])
-        #expect(KeySourceURL.ipv6Groups("1:2:3:4:5:6:7") == nil && KeySourceURL.ipv6Groups("1::2::3") == nil && KeySourceURL.ipv6Groups("12345::") == nil)
+        #expect(LoopbackHost.ipv6Groups("1:2:3:4:5:6:7:8") == [1, 2, 3, 4, 5, 6, 7, 8])
+        #expect(LoopbackHost.ipv6Groups("1:2:3:4:5:6:7") == nil && LoopbackHost.ipv6Groups("1::2::3") == nil && LoopbackHost.ipv6Groups("12345::") == nil)
     }
 
     @Test func aProvidersFileLargerThanTheLimitIsRefused() {

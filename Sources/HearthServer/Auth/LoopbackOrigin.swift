@@ -1,11 +1,10 @@
-/// Whether a web page's origin is this machine's: `http` or `https`, host `localhost`,
-/// `127.0.0.1` or `[::1]`, any port. Parsed (scheme, host, port), never matched by text
+import HearthSystem
+
+/// Whether a web page's origin is this machine's: `http` or `https`, a loopback host
+/// (`LoopbackHost`: `localhost`, 127.0.0.0/8, `[::1]`), any port. Parsed (scheme, host, port), never matched by text
 /// prefix: `http://localhost.evil.example`, `http://127.0.0.1.nip.io` and
 /// `http://localhost@evil.example` are other machines. Pure; fed from literals in tests.
 enum LoopbackOrigin {
-    /// The hosts of this machine a page may be served from (lowercase; IPv6 without brackets).
-    static let hosts: Set<String> = ["localhost", "127.0.0.1", "::1"]
-
     /// True for an `Origin` header naming a loopback origin: `scheme://host[:port]`, nothing
     /// after. `null` (a sandboxed frame, a `file:` page) is not one.
     static func isLoopback(origin: String) -> Bool {
@@ -46,7 +45,7 @@ enum LoopbackOrigin {
             portPart = authority[colon...]
             if host.contains(":") { return false }
         }
-        guard hosts.contains(host.lowercased()) else { return false }
+        guard LoopbackHost.contains(String(host)) else { return false }
         if portPart.isEmpty { return true }
         guard portPart.first == ":" else { return false }
         let digits = portPart.dropFirst()
