@@ -206,20 +206,55 @@ final class NodeLease: @unchecked Sendable {
         return state.withLock { now < $0.validUntil - PostgresEngine.leaseSafetyMarginMilliseconds }
     }
 
-    /// Registers or extends the lease of the current id.
+    /// Registers the lease of a new id, or extends the current one. A lease is extended
+    /// only while its row is there and has not run out (`extendSQL`): once another node
+    /// may have taken it over (it deleted the row, or could at any moment), the id is never
+    /// brought back; the node fences itself at once (`onLost`) and goes on under a new id.
     func renew() throws {
-        let (id, until) = state.withLock { ($0.id, clock() + PostgresEngine.leaseMilliseconds) }
-        try slot.queue.sync {
+        let now = clock()
+        let (id, fresh, until) = state.withLock { ($0.id, $0.validUntil == 0, now + PostgresEngine.leaseMilliseconds) }
+        let kept: Bool = try slot.queue.sync {
             try slot.withConnection { connection in
-                _ = try connection.query("""
-                    INSERT INTO hearth_nodes(id, lease_until) VALUES ($1, $2)
-                    ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until
-                    """, [.text(id), .int(until)])
+                if fresh {
+                    // A new random id: no other node knows it, so none can have taken it.
+                    _ = try connection.query("""
+                        INSERT INTO hearth_nodes(id, lease_until) VALUES ($1, $2)
+                        ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until
+                        """, [.text(id), .int(until)])
+                    return true
+                }
+                return try connection.query(Self.extendSQL, [.text(id), .int(until), .int(now)]).affectedRows > 0
             }
+        }
+        guard kept else {
+            _ = lose(id)
+            return
         }
         // Counted from before the statement was sent: the database may have stored it at
         // any moment since, so the lease is certain only from then on.
         state.withLock { if $0.id == id { $0.validUntil = max($0.validUntil, until) } }
+    }
+
+    /// Extends lease $1 to $2 if it is still live at $3 (a row lock: it waits for a node
+    /// taking it over, and then finds the row gone).
+    static let extendSQL = "UPDATE hearth_nodes SET lease_until = $2 WHERE id = $1 AND lease_until >= $3"
+
+    /// Whether lease $1 is live at $2, holding its row (`FOR KEY SHARE`) until the
+    /// transaction ends: a node that would take it over (`orphans`, which deletes the row)
+    /// waits until then, so what the transaction did under the lease commits before the
+    /// take-over, or not at all. This is the fence every lease-dependent transaction asks.
+    static let liveSQL = "SELECT 1 FROM hearth_nodes WHERE id = $1 AND lease_until >= $2 FOR KEY SHARE"
+
+    /// Gives up lease `id` (if it is still the current one): a new id, and `onLost`. True
+    /// when it did.
+    private func lose(_ id: String) -> Bool {
+        let lost = state.withLock { state -> Bool in
+            guard state.id == id else { return false }
+            state = State(id: PostgresEngine.randomID(), validUntil: 0)
+            return true
+        }
+        if lost { onLost() }
+        return lost
     }
 
     /// Fences this node if its lease may be about to run out (see the type's comment).
@@ -227,13 +262,12 @@ final class NodeLease: @unchecked Sendable {
     @discardableResult
     func check() -> Bool {
         let now = clock()
-        let lost = state.withLock { state -> Bool in
-            guard state.validUntil > 0, now >= state.validUntil - PostgresEngine.leaseSafetyMarginMilliseconds else { return false }
-            state = State(id: PostgresEngine.randomID(), validUntil: 0)
-            return true
+        let expiring = state.withLock { state -> String? in
+            guard state.validUntil > 0, now >= state.validUntil - PostgresEngine.leaseSafetyMarginMilliseconds else { return nil }
+            return state.id
         }
-        if lost { onLost() }
-        return lost
+        guard let expiring else { return false }
+        return lose(expiring)
     }
 
     /// A renewal, unless one is still running (a statement to an unreachable database can

@@ -220,9 +220,15 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
             for item in batch { item.completion(.failure(.store(error))) }
             return
         }
+        // A node that gave up its lease (or never got one) writes nothing until it holds
+        // one again: its writes may depend on connections another node now answers for.
+        guard lease.isHeld else {
+            for item in batch { item.completion(.failure(.store(Self.noLease(operation: "write")))) }
+            return
+        }
         let time = clock()
         let started = DispatchTime.now().uptimeNanoseconds
-        let view = PostgresTreeView(connection: connection)
+        let view = PostgresTreeView(connection: connection, lease: BatchLease(epoch: nodeID, now: time))
         var results: [Result<(Change, WriteOperation), WriteFailure>] = []
         results.reserveCapacity(batch.count)
         var last: Int64 = 0
@@ -277,6 +283,13 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
             return
         }
         finish(batch, results: results, last: last, time: time, started: started, connection: connection)
+    }
+
+    /// The failure of what needs this node's lease while it holds none (503 at the HTTP
+    /// boundary; nothing was done).
+    static func noLease(operation: String) -> StoreError {
+        .engine(EngineFailure(engine: "postgres", code: "lease", kind: .unavailable,
+                              message: "this node holds no lease (it cannot reach the database); nothing was written", operation: operation))
     }
 
     /// What a batch whose transaction failed can tell its writes (a pure decision,

@@ -108,6 +108,18 @@ public protocol OnDisconnectRecords: Sendable {
     /// The records whose server is gone, now this node's to run and remove: with one
     /// server, every record left at start; with several, those of nodes whose lease expired.
     func orphans() throws -> [OnDisconnectRecord]
+    /// The lease this node's records and writes are fenced with now (`WriteFence`); nil
+    /// with one node.
+    var leaseEpoch: String? { get }
+    /// A reconnecting client named `session`, which may live on another node: its records,
+    /// wherever they are, become this node's to run now (nothing with one node, whose
+    /// sessions are all in memory).
+    func claim(session: String) throws -> [OnDisconnectRecord]
+}
+
+extension OnDisconnectRecords {
+    public var leaseEpoch: String? { nil }
+    public func claim(session: String) throws -> [OnDisconnectRecord] { [] }
 }
 
 /// The Ed25519 signing keys (DESIGN.md §6): base64 raw private keys by `kid`, and which

@@ -187,6 +187,26 @@ import Testing
         #expect(try curl("GET", nodes[2].baseURL + "/open/presence/me/state.json").body == #""offline""#)
         #expect(try curl("GET", nodes[2].baseURL + "/open/presence/me/cancelled.json").body == "null")
     }
+
+    /// Node 0 paused (SIGSTOP) past its lease with 20 wire clients that registered an
+    /// onDisconnect "offline" (wire_client.py `pause` checks the presence timeline a
+    /// listener on node 1 heard): node 1 runs each operation exactly once; client 13, which
+    /// reconnected to node 1 naming its old session, has its old "offline" run first and
+    /// ends online; node 0, woken (SIGCONT), writes nothing for its old sessions, neither
+    /// their operations nor the writes they sent while it was stopped; then it takes writes
+    /// again under a new lease.
+    @Test func aPausedNodeWakesAndWritesNothingForItsOldSessions() throws {
+        let nodes = try Nodes()
+        let python = try pythonInterpreter()
+        let result = try runPythonDriver(python, script: "wire_client.py",
+                                         arguments: ["pause", String(nodes[0].port), String(nodes[1].port), String(nodes[0].process.processIdentifier)],
+                                         environment: [:])
+        #expect(result.status == 0, "pause mode failed:\n\(result.stdout)\n\(result.stderr)")
+        #expect(result.stdout.contains("ok each offline exactly once"), "\(result.stdout)")
+        #expect(nodes[0].log.contains("could not renew its database lease in time"), "\(nodes[0].log)")
+        #expect(try curl("GET", nodes[2].baseURL + "/open/presence/13.json").body == "true")
+        #expect(try curl("GET", nodes[2].baseURL + "/open/ghost.json").body == "null")
+    }
 }
 
 /// A node that loses the database while others keep it (issue 17): a real cut, made by the

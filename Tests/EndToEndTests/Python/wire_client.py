@@ -4,7 +4,7 @@ answer itself, prints `ok <check>` per passed check and exits 1 on the first fai
 
 Usage: wire_client.py <mode> <port>
 Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, revoke, reload, namespace, chunked, auth, failed_auth, lapse, bad_paths, oracle, limits,
-       refusals, partials, neighbours, burst, cross_node, start_over, lease_cut
+       refusals, partials, neighbours, burst, cross_node, start_over, lease_cut, pause
 Every wait has a timeout (WAIT seconds); the whole run is bounded by the Swift test too.
 """
 import json
@@ -56,9 +56,9 @@ class Client:
     """One connection: requests numbered from 1, answers matched by `r`, pushes kept in
     arrival order together with the answers (to check push-before-answer ordering)."""
 
-    def __init__(self, namespace="demo", last_session=None, headers=None):
+    def __init__(self, namespace="demo", last_session=None, headers=None, port=None):
         extra = f"&ls={last_session}" if last_session else ""
-        self.ws = connect(f"ws://127.0.0.1:{PORT}/.ws?v=5{extra}&ns={namespace}", open_timeout=WAIT, max_size=None,
+        self.ws = connect(f"ws://127.0.0.1:{port or PORT}/.ws?v=5{extra}&ns={namespace}", open_timeout=WAIT, max_size=None,
                           additional_headers=headers)
         self.number = 0
         self.log = []  # every data-layer message received, in order
@@ -817,6 +817,80 @@ def mode_lease_cut():
     request = urllib.request.Request(f"http://127.0.0.1:{other}/open/log/closed.json", data=b'"closed"', method="PUT")
     with urllib.request.urlopen(request, timeout=WAIT) as response:
         check(response.status == 200, "said so through another node")
+
+
+def mode_pause():
+    """Several nodes: 20 clients on this node (PORT) go online with an onDisconnect
+    "offline"; the node is paused (SIGSTOP, pid argv[4]) past its lease. Meanwhile every
+    client sends a write it never sees answered and drops its connection; client 13
+    reconnects to another node (argv[3]) naming its old session and goes online there.
+    The other node runs the 19 others' operations once the lease ran out; then the node
+    wakes (SIGCONT) and must write nothing for its old sessions. A listener on the other
+    node records every presence event; each "offline" arrives exactly once, 13 ends online,
+    and no write sent to the paused node is in the data."""
+    import signal
+    other, pid, count = int(sys.argv[3]), int(sys.argv[4]), 20
+    watcher = Client(port=other)
+    watcher.call("q", {"p": "/open", "h": ""})
+    clients = []
+    for i in range(count):
+        c = Client()
+        check(c.call("o", {"p": f"/open/presence/{i}", "d": False})["s"] == "ok", f"onDisconnect {i} registered", i)
+        check(c.call("p", {"p": f"/open/presence/{i}", "d": True})["s"] == "ok", f"{i} online")
+        clients.append(c)
+    def presence():
+        events = []
+        for body in watcher.pushes("d"):
+            path = body["p"].strip("/")
+            if path == "open/presence" or path == "open":
+                data = (body["d"] or {}).get("presence", {}) if path == "open" else body["d"]
+                events += [(int(k), v) for k, v in (data or {}).items()]
+            elif path.startswith("open/presence/"):
+                events.append((int(path.split("/")[-1]), body["d"]))
+        return events
+    sessions = [c.handshake["d"]["d"]["s"] for c in clients]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        for i, c in enumerate(clients):
+            c.request("p", {"p": f"/open/ghost/{i}", "d": True})
+            c.ws.socket.shutdown(socket.SHUT_RDWR)
+            c.ws.socket.close()
+        again = Client(port=other, last_session=sessions[13])
+        got = again.call("g", {"p": "/open/presence/13", "q": {}})
+        check(got == {"s": "ok", "d": False}, "the old session's onDisconnect ran on the other node before the new session's first answer", got)
+        check(again.call("p", {"p": "/open/presence/13", "d": True})["s"] == "ok", "13 online again on the other node")
+        # The other node runs the rest once the paused node's lease ran out.
+        deadline = time.time() + 2 * WAIT
+        with watcher.cond:
+            while sum(1 for i, v in presence() if v is False) < count:
+                remaining = deadline - time.time()
+                check(remaining > 0, "every offline ran on the other node", presence())
+                watcher.cond.wait(remaining)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    # Awake: it fences itself, takes a new lease and takes writes again. A write through it
+    # is queued after everything it did for its old sessions.
+    deadline = time.time() + 2 * WAIT
+    while True:
+        try:
+            status, _ = rest("PUT", "/open/marker.json", True)
+            if status == 200:
+                break
+        except Exception:
+            pass
+        check(time.time() < deadline, "the paused node takes writes again")
+        time.sleep(0.2)
+    watcher.push("d", lambda b: b["p"].strip("/") == "open/marker", "the marker")
+    events = presence()
+    offline = [i for i, v in events if v is False]
+    check(sorted(offline) == list(range(count)), "each offline exactly once", events)
+    thirteen = [v for i, v in events if i == 13]
+    check(thirteen[-2:] == [False, True], "13 offline (its old session's operation), then online", events)
+    status, value = rest("GET", "/open/presence.json")
+    check(value == [i == 13 for i in range(count)], "final presence: 13 online, the others offline", value)
+    status, ghost = rest("GET", "/open/ghost.json")
+    check(ghost is None, "no write sent to the paused node was committed", ghost)
+    print("presence " + json.dumps(events), flush=True)
 
 
 if __name__ == "__main__":
