@@ -213,17 +213,17 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     }
 
     private func commit(_ batch: [PendingWrite]) {
+        // A node that gave up its lease (or never got one) writes nothing until it holds
+        // one again: its writes may depend on connections another node now answers for.
+        guard lease.isHeld else {
+            for item in batch { item.completion(.failure(.store(Self.noLease(operation: "write")))) }
+            return
+        }
         let connection: PGConnection
         do {
             connection = try writerConnection()
         } catch {
             for item in batch { item.completion(.failure(.store(error))) }
-            return
-        }
-        // A node that gave up its lease (or never got one) writes nothing until it holds
-        // one again: its writes may depend on connections another node now answers for.
-        guard lease.isHeld else {
-            for item in batch { item.completion(.failure(.store(Self.noLease(operation: "write")))) }
             return
         }
         let time = clock()
@@ -431,9 +431,22 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
 
     // MARK: Readiness, size, lifecycle
 
-    /// A write transaction that opens and rolls back.
+    /// How long `checkWritable` (`/readyz`) waits for its write probe before it answers
+    /// that the node is not ready, ms: a health check gets its answer in time even while the
+    /// writer waits on a silent database.
+    public static let readinessWaitMilliseconds = 1_500
+
+    /// A write transaction that opens and rolls back; not ready at once without a lease,
+    /// and not ready when the probe takes longer than `readinessWaitMilliseconds`.
     public func checkWritable(completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        probeWritable(completion: completion)
+        guard lease.isHeld else { return completion(.failure(Self.noLease(operation: "readiness"))) }
+        let answer = FirstAnswer(completion)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Self.readinessWaitMilliseconds)) {
+            answer.give(.failure(StoreError.engine(EngineFailure(
+                engine: "postgres", code: "connection", kind: .unavailable,
+                message: "cannot reach the database: no answer within \(Self.readinessWaitMilliseconds) ms", operation: "readiness"))))
+        }
+        probeWritable { answer.give($0) }
     }
 
     public var isStorageFull: Bool { false }
@@ -488,4 +501,22 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     public var limitCounters: (any LimitCounters)? { PostgresLimitCounters(engine: self) }
     /// Limit-counter updates on this node (pruning runs every `PostgresLimitCounters.pruneEvery`).
     let limitUpdates = Atomic<Int>(0)
+}
+
+/// Hands the first result given to `completion`, and drops the later ones (a probe and its
+/// deadline race).
+final class FirstAnswer: Sendable {
+    private let completion: Mutex<(@Sendable (Result<Void, any Error>) -> Void)?>
+
+    init(_ completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        self.completion = Mutex(completion)
+    }
+
+    func give(_ result: Result<Void, any Error>) {
+        let taken = completion.withLock { value -> (@Sendable (Result<Void, any Error>) -> Void)? in
+            defer { value = nil }
+            return value
+        }
+        taken?(result)
+    }
 }
