@@ -176,23 +176,28 @@ final class NodeLease: @unchecked Sendable {
         var id: String
         /// The end of the lease last renewed under `id` (this node's clock, ms); 0: none.
         var validUntil: Int64
+        /// A lease was lost since one was last taken (`onRegained` is due at the next).
+        var lostSinceTaken = false
     }
 
     private let state: Mutex<State>
     private let clock: @Sendable () -> Int64
     private let slot: PostgresSlot
     private let onLost: @Sendable () -> Void
+    private let onRegained: @Sendable () -> Void
     private let timer: DispatchSourceTimer
     /// The fence check, on a timer of its own: a renewal may hang on an unreachable database.
     private let checker: DispatchSourceTimer
     private let started = Atomic<Bool>(false)
     private let renewing = Atomic<Bool>(false)
 
-    init(clock: @escaping @Sendable () -> Int64, slot: PostgresSlot, onLost: @escaping @Sendable () -> Void = {}) {
+    init(clock: @escaping @Sendable () -> Int64, slot: PostgresSlot, onLost: @escaping @Sendable () -> Void = {},
+         onRegained: @escaping @Sendable () -> Void = {}) {
         self.state = Mutex(State(id: PostgresEngine.randomID(), validUntil: 0))
         self.clock = clock
         self.slot = slot
         self.onLost = onLost
+        self.onRegained = onRegained
         self.timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
         self.checker = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
     }
@@ -232,7 +237,13 @@ final class NodeLease: @unchecked Sendable {
         }
         // Counted from before the statement was sent: the database may have stored it at
         // any moment since, so the lease is certain only from then on.
-        state.withLock { if $0.id == id { $0.validUntil = max($0.validUntil, until) } }
+        let regained = state.withLock { state -> Bool in
+            guard state.id == id else { return false }
+            state.validUntil = max(state.validUntil, until)
+            defer { state.lostSinceTaken = false }
+            return state.lostSinceTaken
+        }
+        if regained { onRegained() }
     }
 
     /// Extends lease $1 to $2 if it is still live at $3 (a row lock: it waits for a node
@@ -250,7 +261,7 @@ final class NodeLease: @unchecked Sendable {
     private func lose(_ id: String) -> Bool {
         let lost = state.withLock { state -> Bool in
             guard state.id == id else { return false }
-            state = State(id: PostgresEngine.randomID(), validUntil: 0)
+            state = State(id: PostgresEngine.randomID(), validUntil: 0, lostSinceTaken: true)
             return true
         }
         if lost { onLost() }
@@ -286,7 +297,13 @@ final class NodeLease: @unchecked Sendable {
         timer.activate()
         let checkNanos = Int(PostgresEngine.leaseCheckMilliseconds) * 1_000_000
         checker.schedule(deadline: .now() + .nanoseconds(checkNanos), repeating: .nanoseconds(checkNanos), leeway: .milliseconds(20))
-        checker.setEventHandler { [weak self] in self?.check() }
+        checker.setEventHandler { [weak self] in
+            guard let self else { return }
+            self.check()
+            // Without a lease the node refuses writes: take one as soon as the database
+            // answers, not at the next renewal.
+            if self.state.withLock({ $0.validUntil == 0 }) { self.tick() }
+        }
         checker.activate()
     }
 

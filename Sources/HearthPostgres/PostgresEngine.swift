@@ -103,7 +103,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         for index in 0..<Self.auxCount { aux.append(try PostgresSlot(url: url, label: "hearth.postgres.aux.\(index)")) }
         self.aux = aux
         self.feed = try ChangeFeed(url: url, onCommit: hooks.onCommit, onGap: hooks.onFeedGap)
-        self.lease = NodeLease(clock: clock, slot: aux[0], onLost: hooks.onLeaseLost)
+        self.lease = NodeLease(clock: clock, slot: aux[0], onLost: hooks.onLeaseLost, onRegained: hooks.onLeaseRegained)
         do {
             try lease.renew()
         } catch {

@@ -266,12 +266,54 @@ import Testing
         #expect(!stream.text.contains("a20"), "the stream was closed, not fed a partial history: \(stream.text)")
         let again = try CurlStream(cut.baseURL + "/feed.json")
         try again.waitFor(#""a20":20"#)
+        // It refuses writes until it holds a lease again (taken as soon as the database answers).
+        try cut.waitForLog("holds a database lease again", count: 1)
         #expect(try curl("PUT", cut.baseURL + "/feed/after.json", body: "21").status == 200)
         #expect(try curl("GET", survivor.baseURL + "/feed/after.json").body == "21")
         #expect(try curl("GET", survivor.baseURL + "/open/presence/me.json").body == #""offline""#)
         #expect(cut.log.contains("could not renew its database lease in time"), "\(cut.log)")
         #expect(cut.log.contains("this node missed changes 2..."), "\(cut.log)")
         #expect(cut.log.contains("cannot reach the database: "), "why it could not, said: \(cut.log)")
+    }
+}
+
+/// A node whose database goes silent (a proxy between it and
+/// PostgreSQL holds every byte, so nothing is closed and TCP sees nothing wrong), while
+/// another node keeps the database.
+@Suite(.enabled(if: PostgresTests.enabled)) struct SilentDatabaseEndToEndTests {
+    /// - a write to the silent node is answered 503 with `Retry-After` (not held until the
+    ///   database answers) and is not in the data;
+    /// - `/readyz` answers within 2 s (curl's bound) that it is not ready;
+    /// - once the node gave up its lease it refuses writes at once (503);
+    /// - back in touch, it takes writes again under a new lease.
+    @Test func aNodeWhoseDatabaseGoesSilentAnswersInTimeAndRefusesWritesWithoutItsLease() throws {
+        let cluster = try PostgresCluster.shared()
+        let url = try cluster.makeDatabase()
+        let proxy = try HoldingProxy(target: cluster.port)
+        defer { proxy.stop() }
+        let proxied = url.replacingOccurrences(of: "127.0.0.1:\(cluster.port)/", with: "127.0.0.1:\(proxy.port)/")
+        #expect(proxied != url)
+        let rules = #"{"rules": {".read": true, ".write": true}}"#
+        let directories = (0..<2).map { _ in TemporaryDirectory() }
+        let survivor = try MultiNodeEndToEndTests.Nodes.start(directories[1].path, url: url, rules: rules)
+        let silent = try MultiNodeEndToEndTests.Nodes.start(directories[0].path, url: proxied, rules: rules)
+        #expect(try curl("PUT", silent.baseURL + "/before.json", body: "1").status == 200)
+
+        proxy.hold = true
+        let held = try curl("PUT", silent.baseURL + "/held.json", body: "2", maxSeconds: 15)
+        #expect(held.status == 503, "\(held)")
+        #expect(held.headers["retry-after"] == "1", "\(held)")
+        let ready = try curl("GET", silent.baseURL + "/readyz", maxSeconds: 2)
+        #expect(ready.status == 503, "\(ready)")
+        try silent.waitForLog("could not renew its database lease in time", count: 1)
+        let refused = try curl("PUT", silent.baseURL + "/refused.json", body: "3", maxSeconds: 15)
+        #expect(refused.status == 503 && refused.headers["retry-after"] == "1", "\(refused)")
+
+        proxy.hold = false
+        try silent.waitForLog("holds a database lease again", count: 1)
+        #expect(try curl("GET", silent.baseURL + "/readyz", maxSeconds: 2).status == 200)
+        #expect(try curl("PUT", silent.baseURL + "/after.json", body: "4").status == 200)
+        #expect(try curl("GET", survivor.baseURL + "/.json").body == #"{"after":4,"before":1}"#)
     }
 }
 
