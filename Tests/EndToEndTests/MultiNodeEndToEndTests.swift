@@ -315,6 +315,56 @@ import Testing
         #expect(try curl("PUT", silent.baseURL + "/after.json", body: "4").status == 200)
         #expect(try curl("GET", survivor.baseURL + "/.json").body == #"{"after":4,"before":1}"#)
     }
+
+    /// Three nodes; 20 wire clients with an onDisconnect "offline" on node 0, whose database
+    /// then goes silent (wire_client.py `silent`): node 0 closes them (1001) without
+    /// running their operations; node 1 runs each exactly once after node 0's lease ran
+    /// out (client 13, which reconnected to node 1 naming its old session, has its "offline"
+    /// run first and ends online); back in touch, node 0 writes nothing for them. The
+    /// timeline is what a listener on node 2 heard.
+    @Test func presenceRunsOnceWhenANodesDatabaseGoesSilent() throws {
+        let cluster = try PostgresCluster.shared()
+        let url = try cluster.makeDatabase()
+        let proxy = try HoldingProxy(target: cluster.port)
+        defer { proxy.stop() }
+        let proxied = url.replacingOccurrences(of: "127.0.0.1:\(cluster.port)/", with: "127.0.0.1:\(proxy.port)/")
+        let directories = (0..<3).map { _ in TemporaryDirectory() }
+        let silent = try MultiNodeEndToEndTests.Nodes.start(directories[0].path, url: proxied, rules: HearthProcess.openRules)
+        let others = try (1..<3).map { try MultiNodeEndToEndTests.Nodes.start(directories[$0].path, url: url, rules: HearthProcess.openRules) }
+        let watcher = try CurlStream(others[1].baseURL + "/open/presence.json")
+        try watcher.waitFor("event: put\n")
+
+        let python = try pythonInterpreter()
+        let client = Mutex<Result<DriverResult, any Error>?>(nil)
+        let clientDone = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let result = Result { try runPythonDriver(python, script: "wire_client.py", arguments: ["silent", String(silent.port), String(others[0].port)],
+                                                      environment: [:]) }
+            client.withLock { $0 = result }
+            clientDone.signal()
+        }
+        try watcher.waitFor(#"data: {"path":"/19","data":true}"#)
+        proxy.hold = true
+        #expect(clientDone.wait(timeout: .now() + HearthProcess.eventTimeout) == .success)
+        let result = try #require(try client.withLock { $0 }?.get())
+        #expect(result.status == 0, "silent mode failed:\n\(result.stdout)\n\(result.stderr)")
+        for i in 0..<20 { try watcher.waitFor(#"data: {"path":"/\#(i)","data":false}"#) }
+
+        proxy.hold = false
+        try silent.waitForLog("holds a database lease again", count: 1)
+        #expect(try curl("PUT", silent.baseURL + "/open/marker.json", body: "true").status == 200)
+        let marker = try CurlStream(others[1].baseURL + "/open/marker.json")
+        try marker.waitFor(#"data: {"path":"/","data":true}"#)
+        let heard = MultiNodeEndToEndTests.events(watcher.text).map { String($0.drop { $0 != " " }.dropFirst().drop { $0 != " " }.dropFirst()) }
+        for i in 0..<20 {
+            let offline = heard.filter { $0 == #"data: {"path":"/\#(i)","data":false}"# }.count
+            #expect(offline == 1, "\(i): offline \(offline) times in \(heard)")
+        }
+        let thirteen = heard.filter { $0.hasPrefix(#"data: {"path":"/13","#) }
+        #expect(thirteen.suffix(2) == [#"data: {"path":"/13","data":false}"#, #"data: {"path":"/13","data":true}"#], "\(heard)")
+        let expected = "[" + (0..<20).map { $0 == 13 ? "true" : "false" }.joined(separator: ",") + "]"
+        #expect(try curl("GET", others[0].baseURL + "/open/presence.json").body == expected)
+    }
 }
 
 /// What one node decides about a user holds on the others at once (issue 17: no

@@ -4,7 +4,7 @@ answer itself, prints `ok <check>` per passed check and exits 1 on the first fai
 
 Usage: wire_client.py <mode> <port>
 Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, revoke, reload, namespace, chunked, auth, failed_auth, lapse, bad_paths, oracle, limits,
-       refusals, partials, neighbours, burst, cross_node, start_over, lease_cut, pause
+       refusals, partials, neighbours, burst, cross_node, start_over, lease_cut, pause, silent
 Every wait has a timeout (WAIT seconds); the whole run is bounded by the Swift test too.
 """
 import json
@@ -891,6 +891,33 @@ def mode_pause():
     status, ghost = rest("GET", "/open/ghost.json")
     check(ghost is None, "no write sent to the paused node was committed", ghost)
     print("presence " + json.dumps(events), flush=True)
+
+
+def mode_silent():
+    """Several nodes: 20 clients on this node (PORT) go online with an onDisconnect
+    "offline"; then the Swift test makes the node's database silent (a proxy holds the
+    bytes). The node must close every connection (1001) once its lease may run out; client
+    13 then reconnects to another node (argv[3]) naming its old session and goes online
+    there. The Swift test checks the presence timeline another listener heard."""
+    other, count = int(sys.argv[3]), 20
+    clients = []
+    for i in range(count):
+        c = Client()
+        check(c.call("o", {"p": f"/open/presence/{i}", "d": False})["s"] == "ok", f"onDisconnect {i} registered", i)
+        check(c.call("p", {"p": f"/open/presence/{i}", "d": True})["s"] == "ok", f"{i} online")
+        clients.append(c)
+    deadline = time.time() + 3 * WAIT
+    for i, c in enumerate(clients):
+        with c.cond:
+            while not c.closed:
+                remaining = deadline - time.time()
+                check(remaining > 0, f"the node closed connection {i}", "it stayed open")
+                c.cond.wait(remaining)
+        check(c.ws.close_code == 1001, f"connection {i} closed as going away", c.ws.close_code)
+    again = Client(port=other, last_session=clients[13].handshake["d"]["d"]["s"])
+    got = again.call("g", {"p": "/open/presence/13", "q": {}})
+    check(got == {"s": "ok", "d": False}, "13's old onDisconnect ran before the new session's first answer", got)
+    check(again.call("p", {"p": "/open/presence/13", "d": True})["s"] == "ok", "13 online again on the other node")
 
 
 if __name__ == "__main__":
