@@ -281,18 +281,24 @@ import Testing
 /// PostgreSQL holds every byte, so nothing is closed and TCP sees nothing wrong), while
 /// another node keeps the database.
 @Suite(.enabled(if: PostgresTests.enabled)) struct SilentDatabaseEndToEndTests {
+    /// A fresh database, its URL through a `HoldingProxy`, and the proxy.
+    static func proxiedDatabase() throws -> (url: String, proxied: String, proxy: HoldingProxy) {
+        let cluster = try PostgresCluster.shared()
+        let url = try cluster.makeDatabase()
+        let proxy = try HoldingProxy(target: cluster.port)
+        let proxied = url.replacingOccurrences(of: "127.0.0.1:\(cluster.port)/", with: "127.0.0.1:\(proxy.port)/")
+        #expect(proxied != url)
+        return (url, proxied, proxy)
+    }
+
     /// - a write to the silent node is answered 503 with `Retry-After` (not held until the
     ///   database answers) and is not in the data;
     /// - `/readyz` answers within 2 s (curl's bound) that it is not ready;
     /// - once the node gave up its lease it refuses writes at once (503);
     /// - back in touch, it takes writes again under a new lease.
     @Test func aNodeWhoseDatabaseGoesSilentAnswersInTimeAndRefusesWritesWithoutItsLease() throws {
-        let cluster = try PostgresCluster.shared()
-        let url = try cluster.makeDatabase()
-        let proxy = try HoldingProxy(target: cluster.port)
+        let (url, proxied, proxy) = try Self.proxiedDatabase()
         defer { proxy.stop() }
-        let proxied = url.replacingOccurrences(of: "127.0.0.1:\(cluster.port)/", with: "127.0.0.1:\(proxy.port)/")
-        #expect(proxied != url)
         let rules = #"{"rules": {".read": true, ".write": true}}"#
         let directories = (0..<2).map { _ in TemporaryDirectory() }
         let survivor = try MultiNodeEndToEndTests.Nodes.start(directories[1].path, url: url, rules: rules)
@@ -323,11 +329,8 @@ import Testing
     /// run first and ends online); back in touch, node 0 writes nothing for them. The
     /// timeline is what a listener on node 2 heard.
     @Test func presenceRunsOnceWhenANodesDatabaseGoesSilent() throws {
-        let cluster = try PostgresCluster.shared()
-        let url = try cluster.makeDatabase()
-        let proxy = try HoldingProxy(target: cluster.port)
+        let (url, proxied, proxy) = try Self.proxiedDatabase()
         defer { proxy.stop() }
-        let proxied = url.replacingOccurrences(of: "127.0.0.1:\(cluster.port)/", with: "127.0.0.1:\(proxy.port)/")
         let directories = (0..<3).map { _ in TemporaryDirectory() }
         let silent = try MultiNodeEndToEndTests.Nodes.start(directories[0].path, url: proxied, rules: HearthProcess.openRules)
         let others = try (1..<3).map { try MultiNodeEndToEndTests.Nodes.start(directories[$0].path, url: url, rules: HearthProcess.openRules) }

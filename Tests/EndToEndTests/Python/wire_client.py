@@ -819,6 +819,18 @@ def mode_lease_cut():
         check(response.status == 200, "said so through another node")
 
 
+def online_with_offline(count):
+    """`count` clients on this node, client i online at /open/presence/i with an
+    onDisconnect setting it false."""
+    clients = []
+    for i in range(count):
+        c = Client()
+        check(c.call("o", {"p": f"/open/presence/{i}", "d": False})["s"] == "ok", f"onDisconnect {i} registered", i)
+        check(c.call("p", {"p": f"/open/presence/{i}", "d": True})["s"] == "ok", f"{i} online")
+        clients.append(c)
+    return clients
+
+
 def mode_pause():
     """Several nodes: 20 clients on this node (PORT) go online with an onDisconnect
     "offline"; the node is paused (SIGSTOP, pid argv[4]) past its lease. Meanwhile every
@@ -832,12 +844,7 @@ def mode_pause():
     other, pid, count = int(sys.argv[3]), int(sys.argv[4]), 20
     watcher = Client(port=other)
     watcher.call("q", {"p": "/open", "h": ""})
-    clients = []
-    for i in range(count):
-        c = Client()
-        check(c.call("o", {"p": f"/open/presence/{i}", "d": False})["s"] == "ok", f"onDisconnect {i} registered", i)
-        check(c.call("p", {"p": f"/open/presence/{i}", "d": True})["s"] == "ok", f"{i} online")
-        clients.append(c)
+    clients = online_with_offline(count)
     def presence():
         events = []
         for body in watcher.pushes("d"):
@@ -900,12 +907,7 @@ def mode_silent():
     13 then reconnects to another node (argv[3]) naming its old session and goes online
     there. The Swift test checks the presence timeline another listener heard."""
     other, count = int(sys.argv[3]), 20
-    clients = []
-    for i in range(count):
-        c = Client()
-        check(c.call("o", {"p": f"/open/presence/{i}", "d": False})["s"] == "ok", f"onDisconnect {i} registered", i)
-        check(c.call("p", {"p": f"/open/presence/{i}", "d": True})["s"] == "ok", f"{i} online")
-        clients.append(c)
+    clients = online_with_offline(count)
     deadline = time.time() + 3 * WAIT
     for i, c in enumerate(clients):
         with c.cond:
