@@ -346,7 +346,8 @@ import Testing
             client.withLock { $0 = result }
             clientDone.signal()
         }
-        try watcher.waitFor(#"data: {"path":"/19","data":true}"#)
+        let ready = try CurlStream(others[0].baseURL + "/open/ready.json")
+        try ready.waitFor(#"data: {"path":"/","data":true}"#)
         proxy.hold = true
         #expect(clientDone.wait(timeout: .now() + HearthProcess.eventTimeout) == .success)
         let result = try #require(try client.withLock { $0 }?.get())

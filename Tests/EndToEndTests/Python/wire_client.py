@@ -905,9 +905,15 @@ def mode_silent():
     "offline"; then the Swift test makes the node's database silent (a proxy holds the
     bytes). The node must close every connection (1001) once its lease may run out; client
     13 then reconnects to another node (argv[3]) naming its old session and goes online
-    there. The Swift test checks the presence timeline another listener heard."""
+    there. The Swift test checks the presence timeline another listener heard. It makes
+    the database silent once this says /open/ready (through the other node): only then
+    are all the answers in (a commit's answer held by the proxy would never come)."""
     other, count = int(sys.argv[3]), 20
     clients = online_with_offline(count)
+    # Every answer is in: the Swift test may make the database silent now (it listens).
+    request = urllib.request.Request(f"http://127.0.0.1:{other}/open/ready.json", data=b"true", method="PUT")
+    with urllib.request.urlopen(request, timeout=WAIT) as response:
+        check(response.status == 200, "said ready through another node")
     deadline = time.time() + 3 * WAIT
     for i, c in enumerate(clients):
         with c.cond:
