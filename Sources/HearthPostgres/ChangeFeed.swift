@@ -191,10 +191,14 @@ final class NodeLease: @unchecked Sendable {
     private let started = Atomic<Bool>(false)
     private let renewing = Atomic<Bool>(false)
 
-    init(clock: @escaping @Sendable () -> Int64, slot: PostgresSlot, onLost: @escaping @Sendable () -> Void = {},
+    /// Whether leases are stored and judged on the database's clock (else on `clock`).
+    let databaseTime: Bool
+
+    init(clock: @escaping @Sendable () -> Int64, databaseTime: Bool, slot: PostgresSlot, onLost: @escaping @Sendable () -> Void = {},
          onRegained: @escaping @Sendable () -> Void = {}) {
         self.state = Mutex(State(id: PostgresEngine.randomID(), validUntil: 0))
         self.clock = clock
+        self.databaseTime = databaseTime
         self.slot = slot
         self.onLost = onLost
         self.onRegained = onRegained
@@ -211,6 +215,17 @@ final class NodeLease: @unchecked Sendable {
         return state.withLock { now < $0.validUntil - PostgresEngine.leaseSafetyMarginMilliseconds }
     }
 
+    /// The database's time, ms since the epoch (`clock_timestamp()`, not the transaction's
+    /// start): leases are stored and judged in it, so the nodes' clocks decide nothing.
+    static let databaseNow = "(extract(epoch from clock_timestamp()) * 1000)::bigint"
+
+    /// A time parameter `$n`: the node's clock when given (tests with a clock of their own),
+    /// else the database's (`databaseNow`).
+    static func now(_ parameter: Int) -> String { "COALESCE($\(parameter)::bigint, \(databaseNow))" }
+
+    /// The time a statement passes for "now" (`now(_:)`): null on the database's clock.
+    var nowParameter: PGValue { databaseTime ? .null : .int(clock()) }
+
     /// Registers the lease of a new id, or extends the current one. A lease is extended
     /// only while its row is there and has not run out (`extendSQL`): once another node
     /// may have taken it over (it deleted the row, or could at any moment), the id is never
@@ -218,17 +233,20 @@ final class NodeLease: @unchecked Sendable {
     func renew() throws {
         let now = clock()
         let (id, fresh, until) = state.withLock { ($0.id, $0.validUntil == 0, now + PostgresEngine.leaseMilliseconds) }
+        // On the database's clock the row gets its own time plus the lease; `until` (this
+        // node's clock, from before sending) is what the node itself counts on.
+        let (stored, at): (PGValue, PGValue) = databaseTime ? (.null, .null) : (.int(until), .int(now))
         let kept: Bool = try slot.queue.sync {
             try slot.withConnection { connection in
                 if fresh {
                     // A new random id: no other node knows it, so none can have taken it.
                     _ = try connection.query("""
-                        INSERT INTO hearth_nodes(id, lease_until) VALUES ($1, $2)
+                        INSERT INTO hearth_nodes(id, lease_until) VALUES ($1, COALESCE($2::bigint, \(Self.databaseNow) + \(PostgresEngine.leaseMilliseconds)))
                         ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until
-                        """, [.text(id), .int(until)])
+                        """, [.text(id), stored])
                     return true
                 }
-                return try connection.query(Self.extendSQL, [.text(id), .int(until), .int(now)]).affectedRows > 0
+                return try connection.query(Self.extendSQL, [.text(id), stored, at]).affectedRows > 0
             }
         }
         guard kept else {
@@ -248,13 +266,14 @@ final class NodeLease: @unchecked Sendable {
 
     /// Extends lease $1 to $2 if it is still live at $3 (a row lock: it waits for a node
     /// taking it over, and then finds the row gone).
-    static let extendSQL = "UPDATE hearth_nodes SET lease_until = $2 WHERE id = $1 AND lease_until >= $3"
+    static let extendSQL = "UPDATE hearth_nodes SET lease_until = COALESCE($2::bigint, \(databaseNow) + \(PostgresEngine.leaseMilliseconds)) "
+        + "WHERE id = $1 AND lease_until >= \(now(3))"
 
     /// Whether lease $1 is live at $2, holding its row (`FOR KEY SHARE`) until the
     /// transaction ends: a node that would take it over (`orphans`, which deletes the row)
     /// waits until then, so what the transaction did under the lease commits before the
     /// take-over, or not at all. This is the fence every lease-dependent transaction asks.
-    static let liveSQL = "SELECT 1 FROM hearth_nodes WHERE id = $1 AND lease_until >= $2 FOR KEY SHARE"
+    static let liveSQL = "SELECT 1 FROM hearth_nodes WHERE id = $1 AND lease_until >= \(now(2)) FOR KEY SHARE"
 
     /// Gives up lease `id` (if it is still the current one): a new id, and `onLost`. True
     /// when it did.

@@ -66,7 +66,8 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     public static let leaseRenewSeconds: Double = 2
     /// A node that could not renew its lease considers it lost this long before it runs
     /// out, and closes its connections' sessions then (`NodeLease`): other nodes take its
-    /// onDisconnect operations only after that. The nodes' clocks must agree within it.
+    /// onDisconnect operations only after that (leases are judged on the database's clock;
+    /// this node's clock only measures the time since its last renewal).
     public static let leaseSafetyMarginMilliseconds: Int64 = 2_000
     /// How often a node checks whether its lease is still safely held, ms (well inside the
     /// margin, so the fence comes before another node's take-over).
@@ -74,16 +75,19 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
 
     /// Connects, migrates the schema (once, under an advisory lock), registers this node's
     /// lease and starts following the change feed from its current end.
+    ///
+    /// Leases are stored and judged on the database's clock; `leaseTimeFromDatabase` false
+    /// puts them on `clock` (tests that move a clock of their own).
     public convenience init(url: String, options: StoreOptions = StoreOptions(),
                             clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds,
-                            hooks: EngineHooks = EngineHooks()) throws(StoreError) {
-        try self.init(url: url, options: options, clock: clock, hooks: hooks, beforeCommit: nil)
+                            hooks: EngineHooks = EngineHooks(), leaseTimeFromDatabase: Bool = true) throws(StoreError) {
+        try self.init(url: url, options: options, clock: clock, hooks: hooks, beforeCommit: nil, leaseTimeFromDatabase: leaseTimeFromDatabase)
     }
 
     /// `beforeCommit` runs on the writer queue just before each batch's COMMIT (tests end
     /// the writer's session there to lose a commit's answer).
     init(url: String, options: StoreOptions, clock: @escaping @Sendable () -> Int64, hooks: EngineHooks,
-         beforeCommit: (@Sendable () -> Void)?) throws(StoreError) {
+         beforeCommit: (@Sendable () -> Void)?, leaseTimeFromDatabase: Bool = true) throws(StoreError) {
         self.beforeCommit = beforeCommit
         self.url = url
         self.options = options
@@ -103,7 +107,8 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         for index in 0..<Self.auxCount { aux.append(try PostgresSlot(url: url, label: "hearth.postgres.aux.\(index)")) }
         self.aux = aux
         self.feed = try ChangeFeed(url: url, onCommit: hooks.onCommit, onGap: hooks.onFeedGap)
-        self.lease = NodeLease(clock: clock, slot: aux[0], onLost: hooks.onLeaseLost, onRegained: hooks.onLeaseRegained)
+        self.lease = NodeLease(clock: clock, databaseTime: leaseTimeFromDatabase, slot: aux[0],
+                               onLost: hooks.onLeaseLost, onRegained: hooks.onLeaseRegained)
         do {
             try lease.renew()
         } catch {
@@ -228,7 +233,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         }
         let time = clock()
         let started = DispatchTime.now().uptimeNanoseconds
-        let view = PostgresTreeView(connection: connection, lease: BatchLease(epoch: nodeID, now: time))
+        let view = PostgresTreeView(connection: connection, lease: BatchLease(epoch: nodeID, now: lease.nowParameter))
         var results: [Result<(Change, WriteOperation), WriteFailure>] = []
         results.reserveCapacity(batch.count)
         var last: Int64 = 0
@@ -488,6 +493,8 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     func checkLeaseForTesting() -> Bool { lease.check() }
     /// Whether this node holds a lease under its current id.
     var holdsLease: Bool { lease.isHeld }
+    /// "Now" for a lease statement (`NodeLease.now(_:)`).
+    var leaseNow: PGValue { lease.nowParameter }
     /// Holds the change feed's delivery back, or lets it catch up.
     func pauseFeedForTesting(_ pause: Bool) { feed.setPausedForTesting(pause) }
 

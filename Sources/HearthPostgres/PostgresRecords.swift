@@ -116,13 +116,13 @@ public struct PostgresOnDisconnectRecords: OnDisconnectRecords {
     public func add(_ record: OnDisconnectRecord) throws {
         // Without a lease under this id, another node could take the record at once.
         guard engine.holdsLease else { throw noLease }
-        let (node, now) = (engine.nodeID, engine.clock())
+        let (node, now) = (engine.nodeID, engine.leaseNow)
         let added = try engine.withAux { connection in
             try connection.query("""
                 INSERT INTO on_disconnect(session, position, operation, caller, node)
-                SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM hearth_nodes WHERE id = $5 AND lease_until >= $6)
+                SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM hearth_nodes WHERE id = $5 AND lease_until >= \(NodeLease.now(6)))
                 ON CONFLICT (session, position) DO UPDATE SET operation = excluded.operation, caller = excluded.caller, node = excluded.node
-                """, [.text(record.session), .int(record.position), .text(record.operation), .text(record.caller), .text(node), .int(now)]).affectedRows
+                """, [.text(record.session), .int(record.position), .text(record.operation), .text(record.caller), .text(node), now]).affectedRows
         }
         guard added > 0 else { throw noLease }
     }
@@ -139,13 +139,13 @@ public struct PostgresOnDisconnectRecords: OnDisconnectRecords {
     }
 
     private func removeOwn(session: String, positions: [Int64]?) throws {
-        let (node, now) = (engine.nodeID, engine.clock())
+        let (node, now) = (engine.nodeID, engine.leaseNow)
         try engine.withAux { connection in
             _ = try connection.query("""
                 DELETE FROM on_disconnect WHERE session = $1 AND node = $2
                 AND ($4::bigint[] IS NULL OR position = ANY($4::bigint[]))
-                AND EXISTS (SELECT 1 FROM hearth_nodes WHERE id = $2 AND lease_until >= $3)
-                """, [.text(session), .text(node), .int(now), positions.map { .text(PGArray.literal($0.map(String.init))) } ?? .null])
+                AND EXISTS (SELECT 1 FROM hearth_nodes WHERE id = $2 AND lease_until >= \(NodeLease.now(3)))
+                """, [.text(session), .text(node), now, positions.map { .text(PGArray.literal($0.map(String.init))) } ?? .null])
         }
     }
 
@@ -154,10 +154,10 @@ public struct PostgresOnDisconnectRecords: OnDisconnectRecords {
     /// locks each dead lease's row, so it waits for a transaction of that node still
     /// fenced on it, and then finds the lease renewed (and leaves it) or still dead.
     public func orphans() throws -> [OnDisconnectRecord] {
-        let (node, now) = (engine.nodeID, engine.clock())
+        let (node, now) = (engine.nodeID, engine.leaseNow)
         return try engine.inTransaction { connection in
-            guard try connection.query(NodeLease.liveSQL, [.text(node), .int(now)]).rowCount > 0 else { return [] }
-            _ = try connection.query("DELETE FROM hearth_nodes WHERE lease_until < $1 AND id <> $2", [.int(now), .text(node)])
+            guard try connection.query(NodeLease.liveSQL, [.text(node), now]).rowCount > 0 else { return [] }
+            _ = try connection.query("DELETE FROM hearth_nodes WHERE lease_until < \(NodeLease.now(1)) AND id <> $2", [now, .text(node)])
             let taken = try connection.query("""
                 UPDATE on_disconnect SET node = $1
                 WHERE node <> $1 AND node NOT IN (SELECT id FROM hearth_nodes)
@@ -172,9 +172,9 @@ public struct PostgresOnDisconnectRecords: OnDisconnectRecords {
     /// them writes none of them any more (`WriteFence`).
     public func claim(session: String) throws -> [OnDisconnectRecord] {
         guard engine.holdsLease else { throw noLease }
-        let (node, now) = (engine.nodeID, engine.clock())
+        let (node, now) = (engine.nodeID, engine.leaseNow)
         return try engine.inTransaction { connection in
-            guard try connection.query(NodeLease.liveSQL, [.text(node), .int(now)]).rowCount > 0 else { throw noLease }
+            guard try connection.query(NodeLease.liveSQL, [.text(node), now]).rowCount > 0 else { throw noLease }
             return Self.records(try connection.query("""
                 UPDATE on_disconnect SET node = $1 WHERE session = $2
                 RETURNING session, position, operation, caller

@@ -198,17 +198,17 @@ struct PostgresTreeView: TreeView {
 final class BatchLease {
     /// This node's lease when the batch began.
     let epoch: String
-    /// The batch's time on this node's clock.
-    let now: Int64
+    /// "Now" for the lease check (`NodeLease.now(_:)`).
+    let now: PGValue
     private var answers: [String: Bool] = [:]
 
-    init(epoch: String, now: Int64) {
+    init(epoch: String, now: PGValue) {
         (self.epoch, self.now) = (epoch, now)
     }
 
     func isLive(_ epoch: String, connection: PGConnection) throws(StoreError) -> Bool {
         if let known = answers[epoch] { return known }
-        let live = try connection.query(NodeLease.liveSQL, [.text(epoch), .int(now)]).rowCount > 0
+        let live = try connection.query(NodeLease.liveSQL, [.text(epoch), now]).rowCount > 0
         answers[epoch] = live
         return live
     }

@@ -187,8 +187,8 @@ import Testing
         let now = Atomic<Int64>(1_000_000)
         let clock: @Sendable () -> Int64 = { now.load(ordering: .relaxed) }
         let lost = Atomic<Int>(0)
-        let cut = try PostgresEngine(url: url, clock: clock, hooks: EngineHooks(onLeaseLost: { lost.add(1, ordering: .relaxed) }))
-        let other = try PostgresEngine(url: url, clock: clock)
+        let cut = try PostgresEngine(url: url, clock: clock, hooks: EngineHooks(onLeaseLost: { lost.add(1, ordering: .relaxed) }), leaseTimeFromDatabase: false)
+        let other = try PostgresEngine(url: url, clock: clock, leaseTimeFromDatabase: false)
         defer { cut.close(); other.close() }
         cut.stopLeaseForTesting()  // its renewals stop reaching the database
         let firstID = cut.nodeID
@@ -257,6 +257,21 @@ import Testing
         try write(a, "/t", WriteFence(epoch: nil, session: "t", position: 0))
     }
 
+    /// Leases are stored and judged on the database's clock: a node whose own clock is
+    /// decades behind still holds a live lease (its row ends a lease's length after the
+    /// database's now), so a node with a right clock does not take its records.
+    @Test func leasesAreOnTheDatabasesClock() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let skewed = try PostgresEngine(url: url, clock: { 1_000_000 })
+        let other = try PostgresEngine(url: url)
+        defer { skewed.close(); other.close() }
+        try skewed.onDisconnectRecords.add(OnDisconnectRecord(session: "s", position: 0, operation: "{}", caller: "{}"))
+        #expect(try other.onDisconnectRecords.orphans().isEmpty, "its lease is live by the database's clock")
+        let left = try PGConnection(url: url).query("SELECT lease_until - \(NodeLease.databaseNow) FROM hearth_nodes WHERE id = $1",
+                                                    [.text(skewed.nodeID)]).int64(0, 0)
+        #expect(left > 0 && left <= PostgresEngine.leaseMilliseconds, "\(left)")
+    }
+
     /// A lease another node took over is never extended again: the renewal finds its row
     /// gone, and the node fences itself at once (a new id, `onLeaseLost`).
     @Test func aLeaseTakenOverIsNotRenewedButGivenUp() throws {
@@ -264,8 +279,8 @@ import Testing
         let now = Atomic<Int64>(1_000_000)
         let clock: @Sendable () -> Int64 = { now.load(ordering: .relaxed) }
         let lost = Atomic<Int>(0)
-        let paused = try PostgresEngine(url: url, clock: clock, hooks: EngineHooks(onLeaseLost: { lost.add(1, ordering: .relaxed) }))
-        let other = try PostgresEngine(url: url, clock: clock)
+        let paused = try PostgresEngine(url: url, clock: clock, hooks: EngineHooks(onLeaseLost: { lost.add(1, ordering: .relaxed) }), leaseTimeFromDatabase: false)
+        let other = try PostgresEngine(url: url, clock: clock, leaseTimeFromDatabase: false)
         defer { paused.close(); other.close() }
         paused.stopLeaseForTesting()
         let firstID = paused.nodeID
