@@ -837,9 +837,9 @@ def mode_pause():
     client sends a write it never sees answered and drops its connection; client 13
     reconnects to another node (argv[3]) naming its old session and goes online there.
     The other node runs the 19 others' operations once the lease ran out; then the node
-    wakes (SIGCONT) and must write nothing for its old sessions. A listener on the other
-    node records every presence event; each "offline" arrives exactly once, 13 ends online,
-    and no write sent to the paused node is in the data."""
+    wakes (SIGCONT) and must write nothing for its old sessions: the Swift test checks
+    that each "offline" arrives exactly once, 13 ends online, and no write sent to the
+    paused node is in the data."""
     import signal
     other, pid, count = int(sys.argv[3]), int(sys.argv[4]), 20
     watcher = Client(port=other)
@@ -875,29 +875,9 @@ def mode_pause():
                 watcher.cond.wait(remaining)
     finally:
         os.kill(pid, signal.SIGCONT)
-    # Awake: it fences itself, takes a new lease and takes writes again. A write through it
-    # is queued after everything it did for its old sessions.
-    deadline = time.time() + 2 * WAIT
-    while True:
-        try:
-            status, _ = rest("PUT", "/open/marker.json", True)
-            if status == 200:
-                break
-        except Exception:
-            pass
-        check(time.time() < deadline, "the paused node takes writes again")
-        time.sleep(0.2)
-    watcher.push("d", lambda b: b["p"].strip("/") == "open/marker", "the marker")
-    events = presence()
-    offline = [i for i, v in events if v is False]
-    check(sorted(offline) == list(range(count)), "each offline exactly once", events)
-    thirteen = [v for i, v in events if i == 13]
-    check(thirteen[-2:] == [False, True], "13 offline (its old session's operation), then online", events)
-    status, value = rest("GET", "/open/presence.json")
-    check(value == [i == 13 for i in range(count)], "final presence: 13 online, the others offline", value)
-    status, ghost = rest("GET", "/open/ghost.json")
-    check(ghost is None, "no write sent to the paused node was committed", ghost)
-    print("presence " + json.dumps(events), flush=True)
+    # Awake: the Swift test waits for the node to hold a lease again, writes through it and
+    # checks the presence timeline a listener on a third node heard, and the ghosts.
+    check(sorted(i for i, v in presence() if v is False) == list(range(count)), "each offline once while it was stopped", presence())
 
 
 def mode_silent():
