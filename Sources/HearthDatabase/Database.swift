@@ -110,15 +110,29 @@ public final class Database: Sendable {
     /// file swapped in between applies from the next write, as if this one had committed
     /// first. Anything else, a denial included, is decided on the writer as before, so a
     /// refused write is still answered in its turn.
+    ///
+    /// A write with a `fence` commits only while the fence holds in its transaction
+    /// (`WriteFence`: this node's lease on a shared engine); otherwise it is refused with
+    /// `.unavailable` and nothing is written.
     public func write(
-        _ operation: WriteOperation, as caller: Caller, precondition: Precondition? = nil,
+        _ operation: WriteOperation, as caller: Caller, precondition: Precondition? = nil, fence: WriteFence? = nil,
         completion: @escaping @Sendable (Result<WriteOutcome, DatabaseError>) -> Void
     ) {
         let decided = !caller.isAdmin && !operation.hasServerValues
             && policy.writeAccessWithoutData(operation, caller: caller)?.allowed == true
-        store.write(operation, check: check(for: caller, precondition: precondition, rulesDecided: decided),
+        store.write(operation, check: Self.fenced(check(for: caller, precondition: precondition, rulesDecided: decided), by: fence),
                     effects: effects?(caller)) { result in
             completion(result.mapError(DatabaseError.from))
+        }
+    }
+
+    /// `check` behind `fence`: the fence is asked first, so a write refused by it changes
+    /// nothing (and a fenced onDisconnect record is consumed only by a write it allows).
+    static func fenced(_ check: WriteCheck?, by fence: WriteFence?) -> WriteCheck? {
+        guard let fence else { return check }
+        return { view, operation in
+            guard try view.holds(fence) else { throw DatabaseError.unavailable }
+            try check?(view, operation)
         }
     }
 

@@ -63,10 +63,10 @@ extension Database {
     /// `write` of a transport's write: `completion` gets the write as applied (server
     /// values resolved).
     public func write(
-        _ write: DatabaseWrite, as caller: Caller, precondition: Precondition? = nil,
+        _ write: DatabaseWrite, as caller: Caller, precondition: Precondition? = nil, fence: WriteFence? = nil,
         completion: @escaping @Sendable (Result<DatabaseWrite, DatabaseError>) -> Void
     ) {
-        self.write(write.operation, as: caller, precondition: precondition) { result in
+        self.write(write.operation, as: caller, precondition: precondition, fence: fence) { result in
             completion(result.map { DatabaseWrite($0.applied) })
         }
     }

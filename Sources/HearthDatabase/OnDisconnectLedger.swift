@@ -11,9 +11,12 @@ import HearthStore
 /// Each operation runs as the caller who registered it, judged by the rules again, with
 /// server values resolved when it runs, and only while that caller's identity still
 /// stands (`registrantStands`: a user deleted, disabled or whose tokens were revoked
-/// since registering has their operations dropped, issue 25). They run at least once: a crash after the writes
-/// and before the records are removed runs them again at the next start (a set is
-/// idempotent; an increment would apply twice).
+/// since registering has their operations dropped, issue 25). On a shared engine each
+/// runs exactly once: its write is fenced by its record (`WriteFence`), which the write's
+/// own transaction removes under the running node's lease, so a node that lost the record
+/// to another (its lease ran out) writes nothing for it. With one node they run at least
+/// once: a crash after the writes and before the records are removed runs them again at
+/// the next start (a set is idempotent; an increment would apply twice).
 public struct OnDisconnectLedger: Sendable {
     let records: (any OnDisconnectRecords)?
     let database: Database
@@ -103,8 +106,38 @@ public struct OnDisconnectLedger: Sendable {
             }
         }
         for entry in entries {
-            database.write(entry.operation, as: entry.caller) { _ in remaining.tick() }
+            // Fenced: written only while this node holds the record under its lease, and
+            // the record is consumed in the same transaction, so an operation another node
+            // took over (or ran) is not written here again.
+            let fence = WriteFence(epoch: nil, session: session, position: entry.position)
+            database.write(entry.operation, as: entry.caller, fence: fence) { _ in remaining.tick() }
         }
+    }
+
+    /// The lease this node's sessions write under now (`OnDisconnectRecords.leaseEpoch`;
+    /// nil with one node).
+    public var leaseEpoch: String? { records?.leaseEpoch }
+
+    /// A reconnecting client named `session`, which this node does not hold in memory: on
+    /// a shared engine it may live on another node, or its node may be gone. Its records
+    /// become this node's and run now; `completion` after they are committed (or refused),
+    /// so the new session's writes come after them. Blocking: call off the I/O queues.
+    public func runClaimed(session: String, completion: @escaping @Sendable () -> Void) {
+        guard let records, let claimed = try? records.claim(session: session), !claimed.isEmpty else { return completion() }
+        let (bySession, _) = Self.entries(of: claimed)
+        run(session: session, bySession[session] ?? [], completion: completion)
+    }
+
+    /// Records decoded into each session's entries, sessions in the order first seen.
+    static func entries(of records: [OnDisconnectRecord]) -> (bySession: [String: [Entry]], order: [String]) {
+        var bySession: [String: [Entry]] = [:]
+        var order: [String] = []
+        for record in records {
+            guard let operation = decodeOperation(record.operation), let caller = decodeCaller(record.caller) else { continue }
+            if bySession[record.session] == nil { order.append(record.session) }
+            bySession[record.session, default: []].append(Entry(position: record.position, operation: operation, caller: caller))
+        }
+        return (bySession, order)
     }
 
     /// Runs what sessions of servers that are gone left: a previous run of this server
@@ -114,13 +147,7 @@ public struct OnDisconnectLedger: Sendable {
     public func runLeftovers() throws -> Int {
         guard let records else { return 0 }
         let all = try records.orphans()
-        var bySession: [String: [Entry]] = [:]
-        var order: [String] = []
-        for record in all {
-            guard let operation = Self.decodeOperation(record.operation), let caller = Self.decodeCaller(record.caller) else { continue }
-            if bySession[record.session] == nil { order.append(record.session) }
-            bySession[record.session, default: []].append(Entry(position: record.position, operation: operation, caller: caller))
-        }
+        let (bySession, order) = Self.entries(of: all)
         let done = DispatchGroup()
         for session in order {
             done.enter()

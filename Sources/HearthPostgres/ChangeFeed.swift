@@ -176,23 +176,32 @@ final class NodeLease: @unchecked Sendable {
         var id: String
         /// The end of the lease last renewed under `id` (this node's clock, ms); 0: none.
         var validUntil: Int64
+        /// A lease was lost since one was last taken (`onRegained` is due at the next).
+        var lostSinceTaken = false
     }
 
     private let state: Mutex<State>
     private let clock: @Sendable () -> Int64
     private let slot: PostgresSlot
     private let onLost: @Sendable () -> Void
+    private let onRegained: @Sendable () -> Void
     private let timer: DispatchSourceTimer
     /// The fence check, on a timer of its own: a renewal may hang on an unreachable database.
     private let checker: DispatchSourceTimer
     private let started = Atomic<Bool>(false)
     private let renewing = Atomic<Bool>(false)
 
-    init(clock: @escaping @Sendable () -> Int64, slot: PostgresSlot, onLost: @escaping @Sendable () -> Void = {}) {
+    /// Whether leases are stored and judged on the database's clock (else on `clock`).
+    let databaseTime: Bool
+
+    init(clock: @escaping @Sendable () -> Int64, databaseTime: Bool, slot: PostgresSlot, onLost: @escaping @Sendable () -> Void = {},
+         onRegained: @escaping @Sendable () -> Void = {}) {
         self.state = Mutex(State(id: PostgresEngine.randomID(), validUntil: 0))
         self.clock = clock
+        self.databaseTime = databaseTime
         self.slot = slot
         self.onLost = onLost
+        self.onRegained = onRegained
         self.timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
         self.checker = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
     }
@@ -206,20 +215,76 @@ final class NodeLease: @unchecked Sendable {
         return state.withLock { now < $0.validUntil - PostgresEngine.leaseSafetyMarginMilliseconds }
     }
 
-    /// Registers or extends the lease of the current id.
+    /// The database's time, ms since the epoch (`clock_timestamp()`, not the transaction's
+    /// start): leases are stored and judged in it, so the nodes' clocks decide nothing.
+    static let databaseNow = "(extract(epoch from clock_timestamp()) * 1000)::bigint"
+
+    /// A time parameter `$n`: the node's clock when given (tests with a clock of their own),
+    /// else the database's (`databaseNow`).
+    static func now(_ parameter: Int) -> String { "COALESCE($\(parameter)::bigint, \(databaseNow))" }
+
+    /// The time a statement passes for "now" (`now(_:)`): null on the database's clock.
+    var nowParameter: PGValue { databaseTime ? .null : .int(clock()) }
+
+    /// Registers the lease of a new id, or extends the current one. A lease is extended
+    /// only while its row is there and has not run out (`extendSQL`): once another node
+    /// may have taken it over (it deleted the row, or could at any moment), the id is never
+    /// brought back; the node fences itself at once (`onLost`) and goes on under a new id.
     func renew() throws {
-        let (id, until) = state.withLock { ($0.id, clock() + PostgresEngine.leaseMilliseconds) }
-        try slot.queue.sync {
+        let now = clock()
+        let (id, fresh, until) = state.withLock { ($0.id, $0.validUntil == 0, now + PostgresEngine.leaseMilliseconds) }
+        // On the database's clock the row gets its own time plus the lease; `until` (this
+        // node's clock, from before sending) is what the node itself counts on.
+        let (stored, at): (PGValue, PGValue) = databaseTime ? (.null, .null) : (.int(until), .int(now))
+        let kept: Bool = try slot.queue.sync {
             try slot.withConnection { connection in
-                _ = try connection.query("""
-                    INSERT INTO hearth_nodes(id, lease_until) VALUES ($1, $2)
-                    ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until
-                    """, [.text(id), .int(until)])
+                if fresh {
+                    // A new random id: no other node knows it, so none can have taken it.
+                    _ = try connection.query("""
+                        INSERT INTO hearth_nodes(id, lease_until) VALUES ($1, COALESCE($2::bigint, \(Self.databaseNow) + \(PostgresEngine.leaseMilliseconds)))
+                        ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until
+                        """, [.text(id), stored])
+                    return true
+                }
+                return try connection.query(Self.extendSQL, [.text(id), stored, at]).affectedRows > 0
             }
+        }
+        guard kept else {
+            _ = lose(id)
+            return
         }
         // Counted from before the statement was sent: the database may have stored it at
         // any moment since, so the lease is certain only from then on.
-        state.withLock { if $0.id == id { $0.validUntil = max($0.validUntil, until) } }
+        let regained = state.withLock { state -> Bool in
+            guard state.id == id else { return false }
+            state.validUntil = max(state.validUntil, until)
+            defer { state.lostSinceTaken = false }
+            return state.lostSinceTaken
+        }
+        if regained { onRegained() }
+    }
+
+    /// Extends lease $1 to $2 if it is still live at $3 (a row lock: it waits for a node
+    /// taking it over, and then finds the row gone).
+    static let extendSQL = "UPDATE hearth_nodes SET lease_until = COALESCE($2::bigint, \(databaseNow) + \(PostgresEngine.leaseMilliseconds)) "
+        + "WHERE id = $1 AND lease_until >= \(now(3))"
+
+    /// Whether lease $1 is live at $2, holding its row (`FOR KEY SHARE`) until the
+    /// transaction ends: a node that would take it over (`orphans`, which deletes the row)
+    /// waits until then, so what the transaction did under the lease commits before the
+    /// take-over, or not at all. This is the fence every lease-dependent transaction asks.
+    static let liveSQL = "SELECT 1 FROM hearth_nodes WHERE id = $1 AND lease_until >= \(now(2)) FOR KEY SHARE"
+
+    /// Gives up lease `id` (if it is still the current one): a new id, and `onLost`. True
+    /// when it did.
+    private func lose(_ id: String) -> Bool {
+        let lost = state.withLock { state -> Bool in
+            guard state.id == id else { return false }
+            state = State(id: PostgresEngine.randomID(), validUntil: 0, lostSinceTaken: true)
+            return true
+        }
+        if lost { onLost() }
+        return lost
     }
 
     /// Fences this node if its lease may be about to run out (see the type's comment).
@@ -227,13 +292,12 @@ final class NodeLease: @unchecked Sendable {
     @discardableResult
     func check() -> Bool {
         let now = clock()
-        let lost = state.withLock { state -> Bool in
-            guard state.validUntil > 0, now >= state.validUntil - PostgresEngine.leaseSafetyMarginMilliseconds else { return false }
-            state = State(id: PostgresEngine.randomID(), validUntil: 0)
-            return true
+        let expiring = state.withLock { state -> String? in
+            guard state.validUntil > 0, now >= state.validUntil - PostgresEngine.leaseSafetyMarginMilliseconds else { return nil }
+            return state.id
         }
-        if lost { onLost() }
-        return lost
+        guard let expiring else { return false }
+        return lose(expiring)
     }
 
     /// A renewal, unless one is still running (a statement to an unreachable database can
@@ -252,7 +316,13 @@ final class NodeLease: @unchecked Sendable {
         timer.activate()
         let checkNanos = Int(PostgresEngine.leaseCheckMilliseconds) * 1_000_000
         checker.schedule(deadline: .now() + .nanoseconds(checkNanos), repeating: .nanoseconds(checkNanos), leeway: .milliseconds(20))
-        checker.setEventHandler { [weak self] in self?.check() }
+        checker.setEventHandler { [weak self] in
+            guard let self else { return }
+            self.check()
+            // Without a lease the node refuses writes: take one as soon as the database
+            // answers, not at the next renewal.
+            if self.state.withLock({ $0.validUntil == 0 }) { self.tick() }
+        }
         checker.activate()
     }
 

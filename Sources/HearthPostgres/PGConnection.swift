@@ -38,12 +38,22 @@ final class PGConnection {
     /// libpq settings added to the store's URL unless it names them: without them a server
     /// that vanished (a partition, a host that died without closing its sockets) is
     /// noticed only after TCP's defaults, hours on Linux, while a statement hangs. With
-    /// them: a connection attempt gives up after 10 s, data unacknowledged for 30 s ends
+    /// them: a connection attempt gives up after `connectTimeoutSeconds`, data unacknowledged for 30 s ends
     /// the connection, and an idle connection is probed after 10 s (3 probes, 5 s apart).
     static let connectionDefaults: [(key: String, value: String)] = [
-        ("connect_timeout", "10"), ("tcp_user_timeout", "30000"),
+        ("connect_timeout", String(connectTimeoutSeconds)), ("tcp_user_timeout", "30000"),
         ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"), ("keepalives_count", "3"),
     ]
+
+    /// How long a connection attempt may take, s (libpq's `connect_timeout`).
+    static let connectTimeoutSeconds = 4
+    /// How long one exchange with the server (a statement, BEGIN, COMMIT) may wait for its
+    /// answer, ms. A server that answers nothing in time (a silent partition, a proxy
+    /// holding the bytes: TCP's own timeouts see nothing wrong there) costs the connection:
+    /// it is shut down and the statement fails as `.unavailable`, so a write is answered
+    /// 503 within `exchangeTimeoutMilliseconds` + `connectTimeoutSeconds`, never held
+    /// without limit. A statement that legitimately runs longer is refused too.
+    static let exchangeTimeoutMilliseconds = 5_000
 
     /// How long the server lets a session sit idle inside a transaction before it ends the
     /// session, ms. Hearth's writes never wait inside a transaction, so only a node that
@@ -89,8 +99,13 @@ final class PGConnection {
     /// `idle_in_transaction_session_timeout` of this session, ms (0: none).
     private let idleInTransactionTimeout: Int
 
-    init(url: String, idleInTransactionTimeout: Int = PGConnection.idleInTransactionTimeoutMilliseconds) throws(StoreError) {
+    /// This connection's `exchangeTimeoutMilliseconds` (tests shorten it).
+    private let exchangeTimeout: Int32
+
+    init(url: String, idleInTransactionTimeout: Int = PGConnection.idleInTransactionTimeoutMilliseconds,
+         exchangeTimeoutMilliseconds: Int32 = Int32(PGConnection.exchangeTimeoutMilliseconds)) throws(StoreError) {
         self.idleInTransactionTimeout = idleInTransactionTimeout
+        self.exchangeTimeout = exchangeTimeoutMilliseconds
         guard let handle = PQconnectdb(Self.withDefaults(url)) else {
             throw PGFailure.make(code: "connection", kind: .unavailable, message: "libpq could not allocate a connection", operation: "connect")
         }
@@ -124,7 +139,7 @@ final class PGConnection {
     /// statements separated by semicolons (a migration). Results are discarded; when a
     /// statement fails, the ones after it do not run.
     func execute(_ sql: String) throws(StoreError) {
-        _ = try take(PQexec(handle, sql), operation: "execute")
+        _ = try take(exchange { PQsendQuery(handle, sql) }, operation: "execute")
     }
 
     /// Runs one statement with parameters `$1`, `$2` … bound from `params` (text format) and
@@ -133,11 +148,13 @@ final class PGConnection {
     func query(_ sql: String, _ params: [PGValue] = []) throws(StoreError) -> PGResult {
         let encoded = try PGParameters(params)
         let name = try statementName(for: sql)
-        let raw: OpaquePointer? = encoded.withPointers { values in
-            if let name {
-                return PQexecPrepared(handle, name, Int32(params.count), values, nil, nil, 0)
+        let raw = exchange {
+            encoded.withPointers { values in
+                if let name {
+                    return PQsendQueryPrepared(handle, name, Int32(params.count), values, nil, nil, 0)
+                }
+                return PQsendQueryParams(handle, sql, Int32(params.count), nil, values, nil, nil, 0)
             }
-            return PQexecParams(handle, sql, Int32(params.count), nil, values, nil, nil, 0)
         }
         do {
             return try take(raw, operation: "query")
@@ -158,10 +175,74 @@ final class PGConnection {
         guard prepared.count < Self.preparedLimit else { return nil }
         let name = "hearth_\(nextStatement)"
         nextStatement += 1
-        _ = try take(PQprepare(handle, name, sql, 0, nil), operation: "prepare")
+        _ = try take(exchange { PQsendPrepare(handle, name, sql, 0, nil) }, operation: "prepare")
         prepared[sql] = name
         return name
     }
+
+    /// What `PQexec` does (the last result of what `send` sent; the first failed one if
+    /// any failed), waiting for the server at most `exchangeTimeout` in all: past it the
+    /// connection's socket is shut down, so libpq finds it closed and the connection broken
+    /// (`isBroken`; `reset()` reconnects), and the answer is nil (a failure saying so).
+    private func exchange(_ send: () -> Int32) -> OpaquePointer? {
+        guard send() == 1 else { return nil }
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .milliseconds(Int64(exchangeTimeout)))
+        var kept: OpaquePointer? = nil
+        while true {
+            while PQisBusy(handle) == 1 {
+                guard waitReadable(until: deadline, clock) else {
+                    timedOut = true
+                    giveUp()
+                    if let kept { PQclear(kept) }
+                    return nil
+                }
+                if PQconsumeInput(handle) != 1 { break }
+            }
+            guard let next = PQgetResult(handle) else { return kept }
+            let failed: Bool
+            switch PQresultStatus(next) {
+            case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY: failed = false
+            default: failed = true
+            }
+            if let previous = kept {
+                // PQexec keeps a failure over what follows it.
+                let previousFailed = ![PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY].contains(PQresultStatus(previous))
+                if previousFailed && !failed { PQclear(next); continue }
+                PQclear(previous)
+            }
+            kept = next
+        }
+    }
+
+    /// Whether the socket became readable before `deadline` (false: it did not, or there is none).
+    private func waitReadable(until deadline: ContinuousClock.Instant, _ clock: ContinuousClock) -> Bool {
+        while true {
+            let fd = PQsocket(handle)
+            guard fd >= 0 else { return false }
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let wait = Self.milliseconds(until: deadline, clock)
+            if wait <= 0 { return false }
+            let ready = poll(&descriptor, 1, wait)
+            if ready < 0 && errno == EINTR { continue }
+            return ready != 0
+        }
+    }
+
+    /// Ends a connection whose server did not answer in time: the socket is shut down (the
+    /// descriptor stays libpq's), what is left is read, so the connection shows broken.
+    private func giveUp() {
+        let fd = PQsocket(handle)
+        if fd >= 0 { _ = shutdown(fd, Int32(SHUT_RDWR)) }
+        _ = PQconsumeInput(handle)
+        for _ in 0..<8 {
+            guard let leftover = PQgetResult(handle) else { break }
+            PQclear(leftover)
+        }
+    }
+
+    /// Set when an exchange ran out of time (its failure says so).
+    private var timedOut = false
 
     /// Wraps a result, or throws the failure it (or its absence) stands for.
     private func take(_ raw: OpaquePointer?, operation: String) throws(StoreError) -> PGResult {
@@ -181,7 +262,12 @@ final class PGConnection {
         let sqlstate = result.flatMap { PGFailure.field($0, PGFailure.sqlstateField) }
         let primary = result.flatMap { PGFailure.field($0, PGFailure.primaryMessageField) }
         let constraint = result.flatMap { PGFailure.field($0, PGFailure.constraintField) }
-        let message = primary ?? PGFailure.trimmed(PQerrorMessage(handle))
+        var message = primary ?? PGFailure.trimmed(PQerrorMessage(handle))
+        if result == nil && timedOut {
+            timedOut = false
+            message = "the database did not answer within \(exchangeTimeout) ms; the connection was given up"
+            return PGFailure.error(sqlstate: nil, message: message, constraint: nil, broken: true, operation: operation)
+        }
         return PGFailure.error(sqlstate: sqlstate, message: message, constraint: constraint, broken: broken, operation: operation)
     }
 
@@ -202,7 +288,7 @@ final class PGConnection {
             throw PGFailure.make(code: "25001", kind: .other, message: "a transaction is already open on this connection", operation: "begin")
         }
         let begin = "BEGIN ISOLATION LEVEL \(isolation.sql)" + (readOnly ? " READ ONLY" : "")
-        _ = try take(PQexec(handle, begin), operation: "begin")
+        _ = try take(exchange { PQsendQuery(handle, begin) }, operation: "begin")
         let value: T
         do {
             value = try body()
@@ -219,7 +305,7 @@ final class PGConnection {
     func commit() throws(StoreError) {
         let result: PGResult
         do {
-            result = try take(PQexec(handle, "COMMIT"), operation: "commit")
+            result = try take(exchange { PQsendQuery(handle, "COMMIT") }, operation: "commit")
         } catch {
             rollbackIfOpen()
             throw error
@@ -233,7 +319,7 @@ final class PGConnection {
     /// Ends a transaction left open (best effort: a lost connection has none left).
     private func rollbackIfOpen() {
         guard isInTransaction else { return }
-        if let raw = PQexec(handle, "ROLLBACK") { PQclear(raw) }
+        if let raw = exchange({ PQsendQuery(handle, "ROLLBACK") }) { PQclear(raw) }
     }
 
     // MARK: LISTEN / NOTIFY

@@ -66,7 +66,8 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     public static let leaseRenewSeconds: Double = 2
     /// A node that could not renew its lease considers it lost this long before it runs
     /// out, and closes its connections' sessions then (`NodeLease`): other nodes take its
-    /// onDisconnect operations only after that. The nodes' clocks must agree within it.
+    /// onDisconnect operations only after that (leases are judged on the database's clock;
+    /// this node's clock only measures the time since its last renewal).
     public static let leaseSafetyMarginMilliseconds: Int64 = 2_000
     /// How often a node checks whether its lease is still safely held, ms (well inside the
     /// margin, so the fence comes before another node's take-over).
@@ -74,16 +75,19 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
 
     /// Connects, migrates the schema (once, under an advisory lock), registers this node's
     /// lease and starts following the change feed from its current end.
+    ///
+    /// Leases are stored and judged on the database's clock; `leaseTimeFromDatabase` false
+    /// puts them on `clock` (tests that move a clock of their own).
     public convenience init(url: String, options: StoreOptions = StoreOptions(),
                             clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds,
-                            hooks: EngineHooks = EngineHooks()) throws(StoreError) {
-        try self.init(url: url, options: options, clock: clock, hooks: hooks, beforeCommit: nil)
+                            hooks: EngineHooks = EngineHooks(), leaseTimeFromDatabase: Bool = true) throws(StoreError) {
+        try self.init(url: url, options: options, clock: clock, hooks: hooks, beforeCommit: nil, leaseTimeFromDatabase: leaseTimeFromDatabase)
     }
 
     /// `beforeCommit` runs on the writer queue just before each batch's COMMIT (tests end
     /// the writer's session there to lose a commit's answer).
     init(url: String, options: StoreOptions, clock: @escaping @Sendable () -> Int64, hooks: EngineHooks,
-         beforeCommit: (@Sendable () -> Void)?) throws(StoreError) {
+         beforeCommit: (@Sendable () -> Void)?, leaseTimeFromDatabase: Bool = true) throws(StoreError) {
         self.beforeCommit = beforeCommit
         self.url = url
         self.options = options
@@ -103,7 +107,8 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         for index in 0..<Self.auxCount { aux.append(try PostgresSlot(url: url, label: "hearth.postgres.aux.\(index)")) }
         self.aux = aux
         self.feed = try ChangeFeed(url: url, onCommit: hooks.onCommit, onGap: hooks.onFeedGap)
-        self.lease = NodeLease(clock: clock, slot: aux[0], onLost: hooks.onLeaseLost)
+        self.lease = NodeLease(clock: clock, databaseTime: leaseTimeFromDatabase, slot: aux[0],
+                               onLost: hooks.onLeaseLost, onRegained: hooks.onLeaseRegained)
         do {
             try lease.renew()
         } catch {
@@ -213,6 +218,12 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     }
 
     private func commit(_ batch: [PendingWrite]) {
+        // A node that gave up its lease (or never got one) writes nothing until it holds
+        // one again: its writes may depend on connections another node now answers for.
+        guard lease.isHeld else {
+            for item in batch { item.completion(.failure(.store(Self.noLease(operation: "write")))) }
+            return
+        }
         let connection: PGConnection
         do {
             connection = try writerConnection()
@@ -222,7 +233,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         }
         let time = clock()
         let started = DispatchTime.now().uptimeNanoseconds
-        let view = PostgresTreeView(connection: connection)
+        let view = PostgresTreeView(connection: connection, lease: BatchLease(epoch: nodeID, now: lease.nowParameter))
         var results: [Result<(Change, WriteOperation), WriteFailure>] = []
         results.reserveCapacity(batch.count)
         var last: Int64 = 0
@@ -277,6 +288,13 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
             return
         }
         finish(batch, results: results, last: last, time: time, started: started, connection: connection)
+    }
+
+    /// The failure of what needs this node's lease while it holds none (503 at the HTTP
+    /// boundary; nothing was done).
+    static func noLease(operation: String) -> StoreError {
+        .engine(EngineFailure(engine: "postgres", code: "lease", kind: .unavailable,
+                              message: "this node holds no lease (it cannot reach the database); nothing was written", operation: operation))
     }
 
     /// What a batch whose transaction failed can tell its writes (a pure decision,
@@ -418,9 +436,22 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
 
     // MARK: Readiness, size, lifecycle
 
-    /// A write transaction that opens and rolls back.
+    /// How long `checkWritable` (`/readyz`) waits for its write probe before it answers
+    /// that the node is not ready, ms: a health check gets its answer in time even while the
+    /// writer waits on a silent database.
+    public static let readinessWaitMilliseconds = 1_500
+
+    /// A write transaction that opens and rolls back; not ready at once without a lease,
+    /// and not ready when the probe takes longer than `readinessWaitMilliseconds`.
     public func checkWritable(completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        probeWritable(completion: completion)
+        guard lease.isHeld else { return completion(.failure(Self.noLease(operation: "readiness"))) }
+        let answer = FirstAnswer(completion)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Self.readinessWaitMilliseconds)) {
+            answer.give(.failure(StoreError.engine(EngineFailure(
+                engine: "postgres", code: "connection", kind: .unavailable,
+                message: "cannot reach the database: no answer within \(Self.readinessWaitMilliseconds) ms", operation: "readiness"))))
+        }
+        probeWritable { answer.give($0) }
     }
 
     public var isStorageFull: Bool { false }
@@ -462,6 +493,8 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     func checkLeaseForTesting() -> Bool { lease.check() }
     /// Whether this node holds a lease under its current id.
     var holdsLease: Bool { lease.isHeld }
+    /// "Now" for a lease statement (`NodeLease.now(_:)`).
+    var leaseNow: PGValue { lease.nowParameter }
     /// Holds the change feed's delivery back, or lets it catch up.
     func pauseFeedForTesting(_ pause: Bool) { feed.setPausedForTesting(pause) }
 
@@ -475,4 +508,22 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     public var limitCounters: (any LimitCounters)? { PostgresLimitCounters(engine: self) }
     /// Limit-counter updates on this node (pruning runs every `PostgresLimitCounters.pruneEvery`).
     let limitUpdates = Atomic<Int>(0)
+}
+
+/// Hands the first result given to `completion`, and drops the later ones (a probe and its
+/// deadline race).
+final class FirstAnswer: Sendable {
+    private let completion: Mutex<(@Sendable (Result<Void, any Error>) -> Void)?>
+
+    init(_ completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        self.completion = Mutex(completion)
+    }
+
+    func give(_ result: Result<Void, any Error>) {
+        let taken = completion.withLock { value -> (@Sendable (Result<Void, any Error>) -> Void)? in
+            defer { value = nil }
+            return value
+        }
+        taken?(result)
+    }
 }

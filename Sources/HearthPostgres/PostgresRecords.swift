@@ -97,57 +97,98 @@ public struct PostgresConsoleRecords: ConsoleRecords {
     }
 }
 
-/// onDisconnect records in the shared database, each with the node holding its
-/// connection. A node's records become orphans when its lease runs out (it died, or
-/// stopped cleanly, which ends its lease at once); a live node takes them over in one
-/// statement, so exactly one node runs them.
+/// onDisconnect records in the shared database, each with the lease (node id) of the node
+/// holding its connection. A node's records become orphans when its lease runs out (it
+/// died, was cut off or paused, or stopped cleanly, which ends its lease at once); a live
+/// node takes them over, deleting the dead lease's row in the same transaction, so the
+/// lease cannot come back. Every change a node makes to records depends on its own lease
+/// and checks it in the same statement or transaction (`NodeLease.liveSQL`); running an
+/// operation consumes its record in the write's transaction (`WriteFence`), so each
+/// operation is written once, by whichever node holds its record then.
 public struct PostgresOnDisconnectRecords: OnDisconnectRecords {
     let engine: PostgresEngine
 
+    public var leaseEpoch: String? { engine.nodeID }
+
+    /// The failure of a change that needs this node's lease while it holds none.
+    private var noLease: StoreError { PostgresEngine.noLease(operation: "onDisconnect") }
+
     public func add(_ record: OnDisconnectRecord) throws {
         // Without a lease under this id, another node could take the record at once.
-        guard engine.holdsLease else {
-            throw StoreError.engine(EngineFailure(engine: "postgres", code: "lease", kind: .unavailable,
-                                                  message: "this node holds no lease (it cannot reach the database)", operation: "onDisconnect"))
-        }
-        try engine.withAux { connection in
-            _ = try connection.query("""
-                INSERT INTO on_disconnect(session, position, operation, caller, node) VALUES ($1, $2, $3, $4, $5)
+        guard engine.holdsLease else { throw noLease }
+        let (node, now) = (engine.nodeID, engine.leaseNow)
+        let added = try engine.withAux { connection in
+            try connection.query("""
+                INSERT INTO on_disconnect(session, position, operation, caller, node)
+                SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM hearth_nodes WHERE id = $5 AND lease_until >= \(NodeLease.now(6)))
                 ON CONFLICT (session, position) DO UPDATE SET operation = excluded.operation, caller = excluded.caller, node = excluded.node
-                """, [.text(record.session), .int(record.position), .text(record.operation), .text(record.caller), .text(engine.nodeID)])
+                """, [.text(record.session), .int(record.position), .text(record.operation), .text(record.caller), .text(node), now]).affectedRows
         }
+        guard added > 0 else { throw noLease }
     }
 
+    /// Only this node's own records under its live lease: records another node took over
+    /// are that node's to run.
     public func remove(session: String, positions: [Int64]) throws {
         if positions.isEmpty { return }
-        try engine.withAux { connection in
-            _ = try connection.query("DELETE FROM on_disconnect WHERE session = $1 AND position = ANY($2::bigint[])",
-                                     [.text(session), .text(PGArray.literal(positions.map(String.init)))])
-        }
+        try removeOwn(session: session, positions: positions)
     }
 
     public func removeAll(session: String) throws {
+        try removeOwn(session: session, positions: nil)
+    }
+
+    private func removeOwn(session: String, positions: [Int64]?) throws {
+        let (node, now) = (engine.nodeID, engine.leaseNow)
         try engine.withAux { connection in
-            _ = try connection.query("DELETE FROM on_disconnect WHERE session = $1", [.text(session)])
+            _ = try connection.query("""
+                DELETE FROM on_disconnect WHERE session = $1 AND node = $2
+                AND ($4::bigint[] IS NULL OR position = ANY($4::bigint[]))
+                AND EXISTS (SELECT 1 FROM hearth_nodes WHERE id = $2 AND lease_until >= \(NodeLease.now(3)))
+                """, [.text(session), .text(node), now, positions.map { .text(PGArray.literal($0.map(String.init))) } ?? .null])
         }
     }
 
-    /// Takes over the records of nodes whose lease ran out (and forgets those nodes).
+    /// Takes over the records of nodes whose lease ran out, deleting those leases: in one
+    /// transaction under this node's own live lease (else it takes nothing). The delete
+    /// locks each dead lease's row, so it waits for a transaction of that node still
+    /// fenced on it, and then finds the lease renewed (and leaves it) or still dead.
     public func orphans() throws -> [OnDisconnectRecord] {
-        let now = engine.clock()
+        let (node, now) = (engine.nodeID, engine.leaseNow)
         return try engine.inTransaction { connection in
+            guard try connection.query(NodeLease.liveSQL, [.text(node), now]).rowCount > 0 else { return [] }
+            _ = try connection.query("DELETE FROM hearth_nodes WHERE lease_until < \(NodeLease.now(1)) AND id <> $2", [now, .text(node)])
             let taken = try connection.query("""
                 UPDATE on_disconnect SET node = $1
-                WHERE node <> $1 AND node NOT IN (SELECT id FROM hearth_nodes WHERE lease_until >= $2)
+                WHERE node <> $1 AND node NOT IN (SELECT id FROM hearth_nodes)
                 RETURNING session, position, operation, caller
-                """, [.text(engine.nodeID), .int(now)])
-            _ = try connection.query("DELETE FROM hearth_nodes WHERE lease_until < $1 AND id <> $2", [.int(now), .text(engine.nodeID)])
-            var records = (0..<taken.rowCount).map {
-                OnDisconnectRecord(session: taken.text($0, 0), position: taken.int64($0, 1), operation: taken.text($0, 2), caller: taken.text($0, 3))
-            }
-            records.sort { ($0.session, $0.position) < ($1.session, $1.position) }
-            return records
+                """, [.text(node)])
+            return Self.records(taken)
         }
+    }
+
+    /// The records of `session`, whichever node holds them (a reconnecting client named
+    /// it): this node's now, under its live lease, in one transaction. The node that held
+    /// them writes none of them any more (`WriteFence`).
+    public func claim(session: String) throws -> [OnDisconnectRecord] {
+        guard engine.holdsLease else { throw noLease }
+        let (node, now) = (engine.nodeID, engine.leaseNow)
+        return try engine.inTransaction { connection in
+            guard try connection.query(NodeLease.liveSQL, [.text(node), now]).rowCount > 0 else { throw noLease }
+            return Self.records(try connection.query("""
+                UPDATE on_disconnect SET node = $1 WHERE session = $2
+                RETURNING session, position, operation, caller
+                """, [.text(node), .text(session)]))
+        }
+    }
+
+    /// Records from `(session, position, operation, caller)` rows, by session and position.
+    private static func records(_ rows: PGResult) -> [OnDisconnectRecord] {
+        var records = (0..<rows.rowCount).map {
+            OnDisconnectRecord(session: rows.text($0, 0), position: rows.int64($0, 1), operation: rows.text($0, 2), caller: rows.text($0, 3))
+        }
+        records.sort { ($0.session, $0.position) < ($1.session, $1.position) }
+        return records
     }
 }
 

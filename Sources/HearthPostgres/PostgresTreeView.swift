@@ -9,6 +9,22 @@ struct PostgresTreeView: TreeView {
     /// Hears of a query an index would have served (readers pass the engine's request to
     /// build it; the writer's and the feed's views pass nothing).
     var onMissingIndex: ((DataPath, String) -> Void)? = nil
+    /// The writer's batch: the lease its fenced writes are checked against. Nil for
+    /// readers, whose views never commit (every fence fails there).
+    var lease: BatchLease? = nil
+
+    /// The fence, in the writer's transaction: the lease (the fence's, else this node's)
+    /// must be live by its row, which stays locked until the batch ends; an onDisconnect
+    /// record must be held under it, and is deleted here, so one transaction in the
+    /// deployment writes its operation.
+    func holds(_ fence: WriteFence) throws(StoreError) -> Bool {
+        guard let lease else { return false }
+        let epoch = fence.epoch ?? lease.epoch
+        guard try lease.isLive(epoch, connection: connection) else { return false }
+        guard let session = fence.session else { return true }
+        return try connection.query("DELETE FROM on_disconnect WHERE session = $1 AND position = $2 AND node = $3",
+                                    [.text(session), .int(fence.position), .text(epoch)]).affectedRows > 0
+    }
 
     /// From its index when one is built (`PostgresQueryIndex`), else in memory.
     func query(_ query: TreeQuery, at path: DataPath) throws(StoreError) -> JSONValue {
@@ -173,5 +189,27 @@ struct PostgresTreeView: TreeView {
             value = TreeKeys.attach(try Self.decode(result, row: row, column: 1), at: relative.map(String.init)[...], in: value)
         }
         return value
+    }
+}
+
+/// One write batch's view of the leases its fenced writes depend on: each lease is asked
+/// once per batch (its row then stays locked until the batch ends, `NodeLease.liveSQL`).
+/// Confined to the writer's queue.
+final class BatchLease {
+    /// This node's lease when the batch began.
+    let epoch: String
+    /// "Now" for the lease check (`NodeLease.now(_:)`).
+    let now: PGValue
+    private var answers: [String: Bool] = [:]
+
+    init(epoch: String, now: PGValue) {
+        (self.epoch, self.now) = (epoch, now)
+    }
+
+    func isLive(_ epoch: String, connection: PGConnection) throws(StoreError) -> Bool {
+        if let known = answers[epoch] { return known }
+        let live = try connection.query(NodeLease.liveSQL, [.text(epoch), now]).rowCount > 0
+        answers[epoch] = live
+        return live
     }
 }

@@ -126,7 +126,8 @@ extension HearthService {
                 triggers.value?.committed(changes)  // wakes the deliverers whose patterns a change may match
             },
             onFeedGap: signals.feedGap(first:last:),
-            onLeaseLost: signals.leaseLost)
+            onLeaseLost: signals.leaseLost,
+            onLeaseRegained: signals.leaseRegained)
     }
 
     /// One server per data directory: a second one is refused before it opens the

@@ -27,4 +27,9 @@ struct SharedEngineSignals: Sendable {
         }
         for session in sessions { session.endForLostLease() }
     }
+
+    /// After a lost lease, this node holds one again: it takes writes again.
+    func leaseRegained() {
+        logger.info("this node holds a database lease again: it takes writes and onDisconnect operations again")
+    }
 }

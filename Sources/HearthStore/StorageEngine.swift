@@ -21,15 +21,19 @@ public struct EngineHooks: Sendable {
     /// connection that registered some must be closed without running them; the engine
     /// goes on under a new node id once the database answers again.
     public var onLeaseLost: @Sendable () -> Void
+    /// A shared engine only: after `onLeaseLost`, the node holds a lease again (under a new
+    /// id) and takes writes and onDisconnect registrations again.
+    public var onLeaseRegained: @Sendable () -> Void
 
     public init(watch: (@Sendable (DataPath) -> [DataPath]?)? = nil,
                 observeCommit: (@Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void)? = nil,
                 observeStorage: @escaping @Sendable (StorageEvent) -> Void = { _ in },
                 onCommit: @escaping @Sendable ([Change], any TreeView) -> Void = { _, _ in },
                 onFeedGap: @escaping @Sendable (_ first: Int64, _ last: Int64) -> Void = { _, _ in },
-                onLeaseLost: @escaping @Sendable () -> Void = {}) {
+                onLeaseLost: @escaping @Sendable () -> Void = {},
+                onLeaseRegained: @escaping @Sendable () -> Void = {}) {
         (self.watch, self.observeCommit, self.observeStorage, self.onCommit) = (watch, observeCommit, observeStorage, onCommit)
-        (self.onFeedGap, self.onLeaseLost) = (onFeedGap, onLeaseLost)
+        (self.onFeedGap, self.onLeaseLost, self.onLeaseRegained) = (onFeedGap, onLeaseLost, onLeaseRegained)
     }
 }
 
@@ -108,6 +112,18 @@ public protocol OnDisconnectRecords: Sendable {
     /// The records whose server is gone, now this node's to run and remove: with one
     /// server, every record left at start; with several, those of nodes whose lease expired.
     func orphans() throws -> [OnDisconnectRecord]
+    /// The lease this node's records and writes are fenced with now (`WriteFence`); nil
+    /// with one node.
+    var leaseEpoch: String? { get }
+    /// A reconnecting client named `session`, which may live on another node: its records,
+    /// wherever they are, become this node's to run now (nothing with one node, whose
+    /// sessions are all in memory).
+    func claim(session: String) throws -> [OnDisconnectRecord]
+}
+
+extension OnDisconnectRecords {
+    public var leaseEpoch: String? { nil }
+    public func claim(session: String) throws -> [OnDisconnectRecord] { [] }
 }
 
 /// The Ed25519 signing keys (DESIGN.md §6): base64 raw private keys by `kid`, and which

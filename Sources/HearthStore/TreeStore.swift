@@ -35,12 +35,19 @@ public protocol TreeView {
     func leafRows(at path: DataPath, after: String?, limit: Int) throws(StoreError) -> [(path: String, value: JSONValue)]
     /// The priority of the node at `path`, nil when it has none.
     func priority(at path: DataPath) throws(StoreError) -> JSONValue?
+    /// Inside the writer's transaction: whether `fence` holds (a shared engine checks its
+    /// lease rows and consumes the fence's onDisconnect record, `WriteFence`).
+    func holds(_ fence: WriteFence) throws(StoreError) -> Bool
 }
 
 extension TreeView {
     public func renderedValue(at path: DataPath) throws(StoreError) -> [UInt8] {
         JSONWriter.write(FirebaseTree.render(try value(at: path)))
     }
+
+    /// Whether a write that depends on `fence` may commit in this (the writer's)
+    /// transaction. With one node there is no lease to lose: always.
+    public func holds(_ fence: WriteFence) throws(StoreError) -> Bool { true }
 }
 
 /// One replacement in a write: `value` nil deletes. Values are already normalised

@@ -8,10 +8,13 @@ struct CurlResult {
 }
 
 /// Runs the real curl against the server, the way the README shows it.
-func curl(_ method: String, _ url: String, body: String? = nil, headers: [String] = []) throws -> CurlResult {
+///
+/// `maxSeconds` bounds the whole exchange (curl fails past it, and so does this).
+func curl(_ method: String, _ url: String, body: String? = nil, headers: [String] = [], maxSeconds: Int? = nil) throws -> CurlResult {
     let dir = TemporaryDirectory()
     let headerFile = dir.path + "/headers"
     var args = ["-s", "-S", "-o", dir.path + "/body", "-D", headerFile, "-w", "%{http_code}", "-X", method, url]
+    if let maxSeconds { args += ["--max-time", String(maxSeconds)] }
     if method == "HEAD" { args = ["-s", "-S", "-I", "-o", dir.path + "/body", "-D", headerFile, "-w", "%{http_code}", url] }
     for header in headers { args += ["-H", header] }
     if body != nil { args += ["--data-binary", "@-"] }

@@ -187,6 +187,49 @@ import Testing
         #expect(try curl("GET", nodes[2].baseURL + "/open/presence/me/state.json").body == #""offline""#)
         #expect(try curl("GET", nodes[2].baseURL + "/open/presence/me/cancelled.json").body == "null")
     }
+
+    /// Node 0 paused (SIGSTOP) past its lease with 20 wire clients that registered an
+    /// onDisconnect "offline" (wire_client.py `pause` checks the presence timeline a
+    /// listener on node 1 heard): node 1 runs each operation exactly once; client 13, which
+    /// reconnected to node 1 naming its old session, has its old "offline" run first and
+    /// ends online; node 0, woken (SIGCONT), writes nothing for its old sessions, neither
+    /// their operations nor the writes they sent while it was stopped; then it takes writes
+    /// again under a new lease.
+    @Test func aPausedNodeWakesAndWritesNothingForItsOldSessions() throws {
+        let nodes = try Nodes()
+        let watcher = try CurlStream(nodes[2].baseURL + "/open/presence.json")
+        try watcher.waitFor("event: put\n")
+        let python = try pythonInterpreter()
+        let result = try runPythonDriver(python, script: "wire_client.py",
+                                         arguments: ["pause", String(nodes[0].port), String(nodes[1].port), String(nodes[0].process.processIdentifier)],
+                                         environment: [:])
+        #expect(result.status == 0, "pause mode failed:\n\(result.stdout)\n\(result.stderr)")
+        // Awake, it fenced itself; a write through it once it holds a lease again is queued
+        // after everything it did for its old sessions.
+        try nodes[0].waitForLog("holds a database lease again", count: 1)
+        #expect(nodes[0].log.contains("could not renew its database lease in time"), "\(nodes[0].log)")
+        try Self.checkPresence(heardBy: watcher, through: nodes[0], reader: nodes[2])
+        #expect(try curl("GET", nodes[2].baseURL + "/open/ghost.json").body == "null")
+    }
+
+    /// The end of a presence scenario with 20 clients, 13 of which reconnected: a write
+    /// through `node` (after all it did), then what `watcher` heard of `/open/presence`:
+    /// each "offline" exactly once, 13's old "offline" before its new "online", and the
+    /// final values read on `reader`.
+    static func checkPresence(heardBy watcher: CurlStream, through node: HearthProcess, reader: HearthProcess) throws {
+        #expect(try curl("PUT", node.baseURL + "/open/presence/marker.json", body: "true").status == 200)
+        try watcher.waitFor(#"data: {"path":"/marker","data":true}"#)
+        let heard = events(watcher.text).map { String($0.drop { $0 != " " }.dropFirst().drop { $0 != " " }.dropFirst()) }
+        for i in 0..<20 {
+            let offline = heard.filter { $0 == #"data: {"path":"/\#(i)","data":false}"# }.count
+            #expect(offline == 1, "\(i): offline \(offline) times in \(heard)")
+        }
+        let thirteen = heard.filter { $0.hasPrefix(#"data: {"path":"/13","#) }
+        #expect(thirteen.suffix(2) == [#"data: {"path":"/13","data":false}"#, #"data: {"path":"/13","data":true}"#], "\(heard)")
+        for i in 0..<20 {
+            #expect(try curl("GET", reader.baseURL + "/open/presence/\(i).json").body == (i == 13 ? "true" : "false"))
+        }
+    }
 }
 
 /// A node that loses the database while others keep it (issue 17): a real cut, made by the
@@ -246,12 +289,97 @@ import Testing
         #expect(!stream.text.contains("a20"), "the stream was closed, not fed a partial history: \(stream.text)")
         let again = try CurlStream(cut.baseURL + "/feed.json")
         try again.waitFor(#""a20":20"#)
+        // It refuses writes until it holds a lease again (taken as soon as the database answers).
+        try cut.waitForLog("holds a database lease again", count: 1)
         #expect(try curl("PUT", cut.baseURL + "/feed/after.json", body: "21").status == 200)
         #expect(try curl("GET", survivor.baseURL + "/feed/after.json").body == "21")
         #expect(try curl("GET", survivor.baseURL + "/open/presence/me.json").body == #""offline""#)
         #expect(cut.log.contains("could not renew its database lease in time"), "\(cut.log)")
         #expect(cut.log.contains("this node missed changes 2..."), "\(cut.log)")
         #expect(cut.log.contains("cannot reach the database: "), "why it could not, said: \(cut.log)")
+    }
+}
+
+/// A node whose database goes silent (a proxy between it and
+/// PostgreSQL holds every byte, so nothing is closed and TCP sees nothing wrong), while
+/// another node keeps the database.
+@Suite(.enabled(if: PostgresTests.enabled)) struct SilentDatabaseEndToEndTests {
+    /// A fresh database, its URL through a `HoldingProxy`, and the proxy.
+    static func proxiedDatabase() throws -> (url: String, proxied: String, proxy: HoldingProxy) {
+        let cluster = try PostgresCluster.shared()
+        let url = try cluster.makeDatabase()
+        let proxy = try HoldingProxy(target: cluster.port)
+        let proxied = url.replacingOccurrences(of: "127.0.0.1:\(cluster.port)/", with: "127.0.0.1:\(proxy.port)/")
+        #expect(proxied != url)
+        return (url, proxied, proxy)
+    }
+
+    /// - a write to the silent node is answered 503 with `Retry-After` (not held until the
+    ///   database answers) and is not in the data;
+    /// - `/readyz` answers within 2 s (curl's bound) that it is not ready;
+    /// - once the node gave up its lease it refuses writes at once (503);
+    /// - back in touch, it takes writes again under a new lease.
+    @Test func aNodeWhoseDatabaseGoesSilentAnswersInTimeAndRefusesWritesWithoutItsLease() throws {
+        let (url, proxied, proxy) = try Self.proxiedDatabase()
+        defer { proxy.stop() }
+        let rules = #"{"rules": {".read": true, ".write": true}}"#
+        let directories = (0..<2).map { _ in TemporaryDirectory() }
+        let survivor = try MultiNodeEndToEndTests.Nodes.start(directories[1].path, url: url, rules: rules)
+        let silent = try MultiNodeEndToEndTests.Nodes.start(directories[0].path, url: proxied, rules: rules)
+        #expect(try curl("PUT", silent.baseURL + "/before.json", body: "1").status == 200)
+
+        proxy.hold = true
+        let held = try curl("PUT", silent.baseURL + "/held.json", body: "2", maxSeconds: 15)
+        #expect(held.status == 503, "\(held)")
+        #expect(held.headers["retry-after"] == "1", "\(held)")
+        let ready = try curl("GET", silent.baseURL + "/readyz", maxSeconds: 2)
+        #expect(ready.status == 503, "\(ready)")
+        try silent.waitForLog("could not renew its database lease in time", count: 1)
+        let refused = try curl("PUT", silent.baseURL + "/refused.json", body: "3", maxSeconds: 15)
+        #expect(refused.status == 503 && refused.headers["retry-after"] == "1", "\(refused)")
+
+        proxy.hold = false
+        try silent.waitForLog("holds a database lease again", count: 1)
+        #expect(try curl("GET", silent.baseURL + "/readyz", maxSeconds: 2).status == 200)
+        #expect(try curl("PUT", silent.baseURL + "/after.json", body: "4").status == 200)
+        #expect(try curl("GET", survivor.baseURL + "/.json").body == #"{"after":4,"before":1}"#)
+    }
+
+    /// Three nodes; 20 wire clients with an onDisconnect "offline" on node 0, whose database
+    /// then goes silent (wire_client.py `silent`): node 0 closes them (1001) without
+    /// running their operations; node 1 runs each exactly once after node 0's lease ran
+    /// out (client 13, which reconnected to node 1 naming its old session, has its "offline"
+    /// run first and ends online); back in touch, node 0 writes nothing for them. The
+    /// timeline is what a listener on node 2 heard.
+    @Test func presenceRunsOnceWhenANodesDatabaseGoesSilent() throws {
+        let (url, proxied, proxy) = try Self.proxiedDatabase()
+        defer { proxy.stop() }
+        let directories = (0..<3).map { _ in TemporaryDirectory() }
+        let silent = try MultiNodeEndToEndTests.Nodes.start(directories[0].path, url: proxied, rules: HearthProcess.openRules)
+        let others = try (1..<3).map { try MultiNodeEndToEndTests.Nodes.start(directories[$0].path, url: url, rules: HearthProcess.openRules) }
+        let watcher = try CurlStream(others[1].baseURL + "/open/presence.json")
+        try watcher.waitFor("event: put\n")
+
+        let python = try pythonInterpreter()
+        let client = Mutex<Result<DriverResult, any Error>?>(nil)
+        let clientDone = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let result = Result { try runPythonDriver(python, script: "wire_client.py", arguments: ["silent", String(silent.port), String(others[0].port)],
+                                                      environment: [:]) }
+            client.withLock { $0 = result }
+            clientDone.signal()
+        }
+        let ready = try CurlStream(others[0].baseURL + "/open/ready.json")
+        try ready.waitFor(#"data: {"path":"/","data":true}"#)
+        proxy.hold = true
+        #expect(clientDone.wait(timeout: .now() + HearthProcess.eventTimeout) == .success)
+        let result = try #require(try client.withLock { $0 }?.get())
+        #expect(result.status == 0, "silent mode failed:\n\(result.stdout)\n\(result.stderr)")
+        for i in 0..<20 { try watcher.waitFor(#"data: {"path":"/\#(i)","data":false}"#) }
+
+        proxy.hold = false
+        try silent.waitForLog("holds a database lease again", count: 1)
+        try MultiNodeEndToEndTests.checkPresence(heardBy: watcher, through: silent, reader: others[0])
     }
 }
 

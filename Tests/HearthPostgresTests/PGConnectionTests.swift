@@ -26,6 +26,26 @@ import Testing
         }
     }
 
+    /// An exchange the server does not answer within the connection's exchange timeout
+    /// (here a statement that sleeps past it, as a silent server would be) fails as
+    /// `.unavailable` instead of waiting, the connection shows broken, and `reset()` makes
+    /// it usable again. Statements, BEGIN and COMMIT all go through the same wait.
+    @Test func anExchangeNotAnsweredInTimeGivesUpTheConnection() throws {
+        let db = try PGConnection(url: PostgresCluster.shared().makeDatabase(), exchangeTimeoutMilliseconds: 300)
+        #expect(try db.query("SELECT 1").int64(0, 0) == 1)
+        let slow = Self.failure { _ = try db.query("SELECT pg_sleep($1)", [.int(30)]) }
+        #expect(slow?.kind == .unavailable)
+        #expect(slow?.message.contains("did not answer within 300 ms") == true, "\(String(describing: slow))")
+        #expect(db.isBroken)
+        db.reset()
+        #expect(try db.query("SELECT 2").int64(0, 0) == 2)
+        #expect(Self.failure { try db.execute("SELECT pg_sleep(30)") }?.kind == .unavailable, "the simple protocol too")
+        db.reset()
+        try db.execute("BEGIN; SELECT 1; COMMIT")
+        #expect(PGConnection.exchangeTimeoutMilliseconds + PGConnection.connectTimeoutSeconds * 1_000 <= 10_000,
+                "a write that cannot commit is answered within 10 s")
+    }
+
     @Test func everyKindOfParameterRoundTrips() throws {
         let db = try Self.connect()
         try db.execute("CREATE TABLE t (s text, i bigint, d double precision, b boolean, x bytea, n text)")

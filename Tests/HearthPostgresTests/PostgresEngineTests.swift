@@ -187,8 +187,8 @@ import Testing
         let now = Atomic<Int64>(1_000_000)
         let clock: @Sendable () -> Int64 = { now.load(ordering: .relaxed) }
         let lost = Atomic<Int>(0)
-        let cut = try PostgresEngine(url: url, clock: clock, hooks: EngineHooks(onLeaseLost: { lost.add(1, ordering: .relaxed) }))
-        let other = try PostgresEngine(url: url, clock: clock)
+        let cut = try PostgresEngine(url: url, clock: clock, hooks: EngineHooks(onLeaseLost: { lost.add(1, ordering: .relaxed) }), leaseTimeFromDatabase: false)
+        let other = try PostgresEngine(url: url, clock: clock, leaseTimeFromDatabase: false)
         defer { cut.close(); other.close() }
         cut.stopLeaseForTesting()  // its renewals stop reaching the database
         let firstID = cut.nodeID
@@ -218,6 +218,87 @@ import Testing
         try cut.onDisconnectRecords.add(OnDisconnectRecord(session: "s3", position: 0, operation: "{}", caller: "{}"))
         #expect(try other.onDisconnectRecords.orphans().isEmpty)
         #expect(lost.load(ordering: .relaxed) == 1)
+    }
+
+    /// The fence inside the writer's transaction (`WriteFence`): a write fenced on a lease
+    /// the database does not hold live (a stale epoch) is refused and changes nothing; an
+    /// onDisconnect record is written once, by the node that holds it: after another node
+    /// claimed it, the first node's fenced write is refused, the claimer's goes through and
+    /// consumes the record, so a second try by either is refused.
+    @Test func aWriteFencedOnAStaleLeaseOrARecordItNoLongerHoldsIsRefused() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let a = try PostgresEngine(url: url), b = try PostgresEngine(url: url)
+        defer { a.close(); b.close() }
+        struct Fenced: Error {}
+        func write(_ engine: PostgresEngine, _ path: String, _ fence: WriteFence) throws(WriteFailure) {
+            try engine.writeSync(.set(WriteEntry(path: Self.path(path), value: true)), check: { view, _ in
+                guard try view.holds(fence) else { throw Fenced() }
+            })
+        }
+        func refused(_ body: () throws -> Void) -> Bool {
+            do { try body() } catch WriteFailure.rejected(let error) { return error is Fenced } catch { return false }
+            return false
+        }
+        #expect(refused { try write(a, "/stale", WriteFence(epoch: PostgresEngine.randomID())) }, "an epoch no lease row carries")
+        #expect(try a.readSync { try $0.value(at: Self.path("/stale")) } == .null)
+        try write(a, "/live", WriteFence(epoch: a.nodeID))
+        try write(a, "/current", WriteFence(epoch: nil))
+
+        try a.onDisconnectRecords.add(OnDisconnectRecord(session: "s", position: 0, operation: "{}", caller: "{}"))
+        #expect(try b.onDisconnectRecords.claim(session: "s").map(\.session) == ["s"])
+        #expect(refused { try write(a, "/ghost", WriteFence(epoch: nil, session: "s", position: 0)) }, "claimed by b")
+        try write(b, "/ran", WriteFence(epoch: nil, session: "s", position: 0))
+        #expect(refused { try write(b, "/twice", WriteFence(epoch: nil, session: "s", position: 0)) }, "consumed")
+        #expect(try a.readSync { try $0.value(at: .root) } == ["live": true, "current": true, "ran": true])
+        // A node's records are not removed by another node's removeAll.
+        try a.onDisconnectRecords.add(OnDisconnectRecord(session: "t", position: 0, operation: "{}", caller: "{}"))
+        try b.onDisconnectRecords.removeAll(session: "t")
+        #expect(refused { try write(b, "/t", WriteFence(epoch: nil, session: "t", position: 0)) })
+        try write(a, "/t", WriteFence(epoch: nil, session: "t", position: 0))
+    }
+
+    /// Leases are stored and judged on the database's clock: a node whose own clock is
+    /// decades behind still holds a live lease (its row ends a lease's length after the
+    /// database's now), so a node with a right clock does not take its records.
+    @Test func leasesAreOnTheDatabasesClock() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let skewed = try PostgresEngine(url: url, clock: { 1_000_000 })
+        let other = try PostgresEngine(url: url)
+        defer { skewed.close(); other.close() }
+        try skewed.onDisconnectRecords.add(OnDisconnectRecord(session: "s", position: 0, operation: "{}", caller: "{}"))
+        #expect(try other.onDisconnectRecords.orphans().isEmpty, "its lease is live by the database's clock")
+        let left = try PGConnection(url: url).query("SELECT lease_until - \(NodeLease.databaseNow) FROM hearth_nodes WHERE id = $1",
+                                                    [.text(skewed.nodeID)]).int64(0, 0)
+        #expect(left > 0 && left <= PostgresEngine.leaseMilliseconds, "\(left)")
+    }
+
+    /// A lease another node took over is never extended again: the renewal finds its row
+    /// gone, and the node fences itself at once (a new id, `onLeaseLost`).
+    @Test func aLeaseTakenOverIsNotRenewedButGivenUp() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let now = Atomic<Int64>(1_000_000)
+        let clock: @Sendable () -> Int64 = { now.load(ordering: .relaxed) }
+        let lost = Atomic<Int>(0)
+        let paused = try PostgresEngine(url: url, clock: clock, hooks: EngineHooks(onLeaseLost: { lost.add(1, ordering: .relaxed) }), leaseTimeFromDatabase: false)
+        let other = try PostgresEngine(url: url, clock: clock, leaseTimeFromDatabase: false)
+        defer { paused.close(); other.close() }
+        paused.stopLeaseForTesting()
+        let firstID = paused.nodeID
+        try paused.onDisconnectRecords.add(OnDisconnectRecord(session: "s1", position: 0, operation: "{}", caller: "{}"))
+        // Paused past its lease without its fence check running (SIGSTOP): the other node
+        // takes the records and the lease's row.
+        now.add(PostgresEngine.leaseMilliseconds - 1, ordering: .relaxed)
+        try other.renewLeaseForTesting()
+        now.add(2, ordering: .relaxed)
+        #expect(try other.onDisconnectRecords.orphans().map(\.session) == ["s1"])
+        // It wakes, and its renewal comes first.
+        try paused.renewLeaseForTesting()
+        #expect(lost.load(ordering: .relaxed) == 1)
+        #expect(paused.nodeID != firstID)
+        #expect(try PGConnection(url: url).query("SELECT 1 FROM hearth_nodes WHERE id = $1", [.text(firstID)]).rowCount == 0)
+        #expect(throws: WriteFailure.self) { try paused.writeSync(.set(WriteEntry(path: Self.path("/after"), value: 1))) }
+        try paused.renewLeaseForTesting()
+        try paused.writeSync(.set(WriteEntry(path: Self.path("/after"), value: 1)))
     }
 
     /// A write ("/lost", after "/before" committed) whose writer session another session

@@ -71,11 +71,16 @@ enum WireEndpoint {
             }
         }
         let refusal = refused
-        if let previous = parameter("ls", in: request.query), let previousID = WireSessionID(hex: previous),
-           let old = wire.sessions.take(id: previousID) {
+        guard let previous = parameter("ls", in: request.query), let previousID = WireSessionID(hex: previous) else {
+            return open(refusal)
+        }
+        if let old = wire.sessions.take(id: previousID) {
             old.endForReconnect { open(refusal) }
         } else {
-            open(refusal)
+            // Not on this node: on a shared engine it may live on another node (or one that
+            // is gone). Its operations are claimed from the database and run here first.
+            let ledger = wire.onDisconnect
+            wire.work.async { ledger.runClaimed(session: previousID.description) { open(refusal) } }
         }
     }
 }

@@ -78,10 +78,16 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     /// Whether the upgrade came straight from this machine (`LocalOnlyCredentials`): only
     /// then is the emulator's `owner` token honoured.
     private let directLocal: Bool
+    /// The lease this node held when the session opened (nil with one node): its writes
+    /// commit only while that lease is live in the database (`WriteFence`), so a write that
+    /// arrives after the node lost it (paused, cut off) is refused, never committed behind
+    /// the back of the node that ran this session's onDisconnect operations.
+    let leaseEpoch: String?
 
     init(context: WireContext, host: String, address: String, sessionID: WireSessionID, refusal: String? = nil,
          connectionQueue: DispatchQueue? = nil, directLocal: Bool = false) {
         self.directLocal = directLocal
+        self.leaseEpoch = context.onDisconnect.leaseEpoch
         self.queue = connectionQueue ?? DispatchQueue(label: "hearth.wire.session")
         self.refusal = refusal
         self.context = context

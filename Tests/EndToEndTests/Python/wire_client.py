@@ -4,7 +4,7 @@ answer itself, prints `ok <check>` per passed check and exits 1 on the first fai
 
 Usage: wire_client.py <mode> <port>
 Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, revoke, reload, namespace, chunked, auth, failed_auth, lapse, bad_paths, oracle, limits,
-       refusals, partials, neighbours, burst, cross_node, start_over, lease_cut
+       refusals, partials, neighbours, burst, cross_node, start_over, lease_cut, pause, silent
 Every wait has a timeout (WAIT seconds); the whole run is bounded by the Swift test too.
 """
 import json
@@ -56,9 +56,9 @@ class Client:
     """One connection: requests numbered from 1, answers matched by `r`, pushes kept in
     arrival order together with the answers (to check push-before-answer ordering)."""
 
-    def __init__(self, namespace="demo", last_session=None, headers=None):
+    def __init__(self, namespace="demo", last_session=None, headers=None, port=None):
         extra = f"&ls={last_session}" if last_session else ""
-        self.ws = connect(f"ws://127.0.0.1:{PORT}/.ws?v=5{extra}&ns={namespace}", open_timeout=WAIT, max_size=None,
+        self.ws = connect(f"ws://127.0.0.1:{port or PORT}/.ws?v=5{extra}&ns={namespace}", open_timeout=WAIT, max_size=None,
                           additional_headers=headers)
         self.number = 0
         self.log = []  # every data-layer message received, in order
@@ -821,6 +821,95 @@ def mode_lease_cut():
     request = urllib.request.Request(f"http://127.0.0.1:{other}/open/log/closed.json", data=b'"closed"', method="PUT")
     with urllib.request.urlopen(request, timeout=WAIT) as response:
         check(response.status == 200, "said so through another node")
+
+
+def online_with_offline(count):
+    """`count` clients on this node, client i online at /open/presence/i with an
+    onDisconnect setting it false."""
+    clients = []
+    for i in range(count):
+        c = Client()
+        check(c.call("o", {"p": f"/open/presence/{i}", "d": False})["s"] == "ok", f"onDisconnect {i} registered", i)
+        check(c.call("p", {"p": f"/open/presence/{i}", "d": True})["s"] == "ok", f"{i} online")
+        clients.append(c)
+    return clients
+
+
+def mode_pause():
+    """Several nodes: 20 clients on this node (PORT) go online with an onDisconnect
+    "offline"; the node is paused (SIGSTOP, pid argv[4]) past its lease. Meanwhile every
+    client sends a write it never sees answered and drops its connection; client 13
+    reconnects to another node (argv[3]) naming its old session and goes online there.
+    The other node runs the 19 others' operations once the lease ran out; then the node
+    wakes (SIGCONT) and must write nothing for its old sessions: the Swift test checks
+    that each "offline" arrives exactly once, 13 ends online, and no write sent to the
+    paused node is in the data."""
+    import signal
+    other, pid, count = int(sys.argv[3]), int(sys.argv[4]), 20
+    watcher = Client(port=other)
+    watcher.call("q", {"p": "/open", "h": ""})
+    clients = online_with_offline(count)
+    def presence():
+        events = []
+        for body in watcher.pushes("d"):
+            path = body["p"].strip("/")
+            if path == "open/presence" or path == "open":
+                data = (body["d"] or {}).get("presence", {}) if path == "open" else body["d"]
+                events += [(int(k), v) for k, v in (data or {}).items()]
+            elif path.startswith("open/presence/"):
+                events.append((int(path.split("/")[-1]), body["d"]))
+        return events
+    sessions = [c.handshake["d"]["d"]["s"] for c in clients]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        for i, c in enumerate(clients):
+            c.request("p", {"p": f"/open/ghost/{i}", "d": True})
+            c.ws.socket.shutdown(socket.SHUT_RDWR)
+            c.ws.socket.close()
+        again = Client(port=other, last_session=sessions[13])
+        got = again.call("g", {"p": "/open/presence/13", "q": {}})
+        check(got == {"s": "ok", "d": False}, "the old session's onDisconnect ran on the other node before the new session's first answer", got)
+        check(again.call("p", {"p": "/open/presence/13", "d": True})["s"] == "ok", "13 online again on the other node")
+        # The other node runs the rest once the paused node's lease ran out.
+        deadline = time.time() + 2 * WAIT
+        with watcher.cond:
+            while sum(1 for i, v in presence() if v is False) < count:
+                remaining = deadline - time.time()
+                check(remaining > 0, "every offline ran on the other node", presence())
+                watcher.cond.wait(remaining)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    # Awake: the Swift test waits for the node to hold a lease again, writes through it and
+    # checks the presence timeline a listener on a third node heard, and the ghosts.
+    check(sorted(i for i, v in presence() if v is False) == list(range(count)), "each offline once while it was stopped", presence())
+
+
+def mode_silent():
+    """Several nodes: 20 clients on this node (PORT) go online with an onDisconnect
+    "offline"; then the Swift test makes the node's database silent (a proxy holds the
+    bytes). The node must close every connection (1001) once its lease may run out; client
+    13 then reconnects to another node (argv[3]) naming its old session and goes online
+    there. The Swift test checks the presence timeline another listener heard. It makes
+    the database silent once this says /open/ready (through the other node): only then
+    are all the answers in (a commit's answer held by the proxy would never come)."""
+    other, count = int(sys.argv[3]), 20
+    clients = online_with_offline(count)
+    # Every answer is in: the Swift test may make the database silent now (it listens).
+    request = urllib.request.Request(f"http://127.0.0.1:{other}/open/ready.json", data=b"true", method="PUT")
+    with urllib.request.urlopen(request, timeout=WAIT) as response:
+        check(response.status == 200, "said ready through another node")
+    deadline = time.time() + 3 * WAIT
+    for i, c in enumerate(clients):
+        with c.cond:
+            while not c.closed:
+                remaining = deadline - time.time()
+                check(remaining > 0, f"the node closed connection {i}", "it stayed open")
+                c.cond.wait(remaining)
+        check(c.ws.close_code == 1001, f"connection {i} closed as going away", c.ws.close_code)
+    again = Client(port=other, last_session=clients[13].handshake["d"]["d"]["s"])
+    got = again.call("g", {"p": "/open/presence/13", "q": {}})
+    check(got == {"s": "ok", "d": False}, "13's old onDisconnect ran before the new session's first answer", got)
+    check(again.call("p", {"p": "/open/presence/13", "d": True})["s"] == "ok", "13 online again on the other node")
 
 
 if __name__ == "__main__":
