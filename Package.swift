@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "HearthSQLite", dependencies: ["HearthStore", "HearthJSON", "CSQLite"]),
         // The PostgreSQL engine (issue 17): the same store protocols as the SQLite engine,
         // for several Hearth nodes on one database. Only this module knows PostgreSQL.
-        .target(name: "HearthPostgres", dependencies: ["HearthStore", "HearthJSON", "CLibPQ"]),
+        .target(name: "HearthPostgres", dependencies: ["HearthStore", "HearthJSON", "HearthSystem", "CLibPQ"]),
         // The one system-call wrapper (EINTR retried, typed errors), for every module that
         // talks to the kernel: HTTP's sockets, the mail sender's.
         .target(name: "HearthSystem", dependencies: ["CSystem"]),

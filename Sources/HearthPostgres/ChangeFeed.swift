@@ -1,9 +1,7 @@
 import Dispatch
 import HearthStore
+import HearthSystem
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// One node's view of the change feed (issue 17): delivers every committed change, from
 /// any node, to this node's `onCommit` exactly once and in number order.
@@ -97,8 +95,7 @@ final class ChangeFeed: @unchecked Sendable {
             } catch {
                 listener = nil
                 // Cannot reach the database: poll (below) until it is back, a pause apart.
-                var pause = timespec(tv_sec: 0, tv_nsec: Int(Self.pollMilliseconds) * 1_000_000)
-                nanosleep(&pause, nil)
+                Syscall.sleep(seconds: Double(Self.pollMilliseconds) / 1000)
             }
             if running.load(ordering: .sequentiallyConsistent) { queue.sync { catchUp(local: []) } }
         }

@@ -1,10 +1,6 @@
 import CLibPQ
 import HearthStore
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import HearthSystem
 
 /// One connection to PostgreSQL through libpq (issue 17): statements with text-format
 /// parameters and results, transactions, LISTEN/NOTIFY. Every failure is a `StoreError`
@@ -220,12 +216,10 @@ final class PGConnection {
         while true {
             let fd = PQsocket(handle)
             guard fd >= 0 else { return false }
-            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let wait = Self.milliseconds(until: deadline, clock)
             if wait <= 0 { return false }
-            let ready = poll(&descriptor, 1, wait)
-            if ready < 0 && errno == EINTR { continue }
-            return ready != 0
+            // A failed wait counts as ready: the read that follows reports the failure.
+            return (try? Syscall.waitReadable(fd, timeoutMilliseconds: wait)) ?? true
         }
     }
 
@@ -233,7 +227,7 @@ final class PGConnection {
     /// descriptor stays libpq's), what is left is read, so the connection shows broken.
     private func giveUp() {
         let fd = PQsocket(handle)
-        if fd >= 0 { _ = shutdown(fd, Int32(SHUT_RDWR)) }
+        if fd >= 0 { Syscall.shutdownBothWays(fd) }
         _ = PQconsumeInput(handle)
         for _ in 0..<8 {
             guard let leftover = PQgetResult(handle) else { break }
@@ -363,15 +357,14 @@ final class PGConnection {
         while true {
             let fd = PQsocket(handle)
             guard fd >= 0 else { throw failure(nil, operation: "wait for notification") }
-            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let wait = timeoutMilliseconds < 0 ? -1 : Self.milliseconds(until: deadline, clock)
-            let ready = poll(&descriptor, 1, wait)
-            if ready < 0 {
-                let error = errno
-                if error == EINTR { continue }
-                throw PGFailure.make(code: "poll", kind: .other, message: "poll failed: errno \(error)", operation: "wait for notification")
+            let ready: Bool
+            do {
+                ready = try Syscall.waitReadable(fd, timeoutMilliseconds: wait)
+            } catch {
+                throw PGFailure.make(code: "poll", kind: .other, message: "poll failed: \(error)", operation: "wait for notification")
             }
-            if ready == 0 { return [] }
+            if !ready { return [] }
             let payloads = try consumeNotifications()  // readable after a lost connection too: it throws
             if !payloads.isEmpty { return payloads }
             if timeoutMilliseconds >= 0 && clock.now >= deadline { return [] }

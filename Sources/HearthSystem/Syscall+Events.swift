@@ -150,6 +150,28 @@ extension Syscall {
         _ = pthread_detach(thread)
     }
 
+    /// Waits until `fd` can be read (or has an error or a hang-up, which a read then
+    /// reports), at most `timeoutMilliseconds` (negative: without limit). A signal's `EINTR`
+    /// waits again for the time left. True when it became ready, false when the time ran out.
+    public static func waitReadable(_ fd: Int32, timeoutMilliseconds: Int32) throws(SystemError) -> Bool {
+        let deadline = timeoutMilliseconds < 0 ? nil : monotonicSeconds() + Double(timeoutMilliseconds) / 1000
+        while true {
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let wait = deadline.map { Int32(max(0, (($0 - monotonicSeconds()) * 1000).rounded(.up))) } ?? -1
+            let ready = Glibc.poll(&descriptor, 1, wait)
+            if ready >= 0 { return ready > 0 }
+            let code = Glibc.errno
+            if code == EINTR { continue }
+            throw SystemError(errno: code, call: "poll")
+        }
+    }
+
+    /// Shuts a socket down both ways without closing its descriptor (which may be another
+    /// library's to close): a peer that stopped answering no longer holds a reader.
+    public static func shutdownBothWays(_ fd: Int32) {
+        _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))
+    }
+
     /// `CLOCK_MONOTONIC` in seconds: the clock every time stamp of a measurement uses.
     @inline(__always)
     public static func monotonicSeconds() -> Double {
