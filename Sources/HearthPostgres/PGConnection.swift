@@ -48,8 +48,13 @@ final class PGConnection {
     /// holding the bytes: TCP's own timeouts see nothing wrong there) costs the connection:
     /// it is shut down and the statement fails as `.unavailable`, so a write is answered
     /// 503 within `exchangeTimeoutMilliseconds` + `connectTimeoutSeconds`, never held
-    /// without limit. A statement that legitimately runs longer is refused too.
+    /// without limit. The wait is for the server's next bytes: an answer that keeps
+    /// arriving (a large export's rows) may take longer in all. A statement that computes
+    /// longer than this before answering is refused, except inside `allowingLongExchanges`.
     static let exchangeTimeoutMilliseconds = 5_000
+    /// The same wait for work known to be long before it answers: a schema migration (which
+    /// may copy every row, and waits for another node's migration under the advisory lock).
+    static let longExchangeTimeoutMilliseconds: Int32 = 3_600_000
 
     /// How long the server lets a session sit idle inside a transaction before it ends the
     /// session, ms. Hearth's writes never wait inside a transaction, so only a node that
@@ -95,8 +100,9 @@ final class PGConnection {
     /// `idle_in_transaction_session_timeout` of this session, ms (0: none).
     private let idleInTransactionTimeout: Int
 
-    /// This connection's `exchangeTimeoutMilliseconds` (tests shorten it).
-    private let exchangeTimeout: Int32
+    /// This connection's `exchangeTimeoutMilliseconds` (tests shorten it;
+    /// `allowingLongExchanges` lengthens it for a while).
+    private var exchangeTimeout: Int32
 
     init(url: String, idleInTransactionTimeout: Int = PGConnection.idleInTransactionTimeoutMilliseconds,
          exchangeTimeoutMilliseconds: Int32 = Int32(PGConnection.exchangeTimeoutMilliseconds)) throws(StoreError) {
@@ -176,14 +182,23 @@ final class PGConnection {
         return name
     }
 
+    /// Runs `body` with `longExchangeTimeoutMilliseconds` as the wait for an answer (work
+    /// known to be long, such as a migration), then the usual wait again.
+    func allowingLongExchanges<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        let usual = exchangeTimeout
+        exchangeTimeout = max(usual, Self.longExchangeTimeoutMilliseconds)
+        defer { exchangeTimeout = usual }
+        return try body()
+    }
+
     /// What `PQexec` does (the last result of what `send` sent; the first failed one if
-    /// any failed), waiting for the server at most `exchangeTimeout` in all: past it the
+    /// any failed), waiting at most `exchangeTimeout` for each of the server's bytes: past it the
     /// connection's socket is shut down, so libpq finds it closed and the connection broken
     /// (`isBroken`; `reset()` reconnects), and the answer is nil (a failure saying so).
     private func exchange(_ send: () -> Int32) -> OpaquePointer? {
         guard send() == 1 else { return nil }
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .milliseconds(Int64(exchangeTimeout)))
+        var deadline = clock.now.advanced(by: .milliseconds(Int64(exchangeTimeout)))
         var kept: OpaquePointer? = nil
         while true {
             while PQisBusy(handle) == 1 {
@@ -194,6 +209,8 @@ final class PGConnection {
                     return nil
                 }
                 if PQconsumeInput(handle) != 1 { break }
+                // Bytes came: the server is answering, so the wait starts over.
+                deadline = clock.now.advanced(by: .milliseconds(Int64(exchangeTimeout)))
             }
             guard let next = PQgetResult(handle) else { return kept }
             let failed: Bool

@@ -289,6 +289,10 @@ enum PostgresSchema {
     /// Brings the database to `currentVersion` under the advisory lock (one node migrates;
     /// the others wait, then see it done).
     static func migrate(_ connection: PGConnection) throws(StoreError) {
+        try connection.allowingLongExchanges { () throws(StoreError) in try migrateUnderLock(connection) }
+    }
+
+    private static func migrateUnderLock(_ connection: PGConnection) throws(StoreError) {
         try connection.execute("BEGIN")
         do throws(StoreError) {
             _ = try connection.query("SELECT pg_advisory_xact_lock($1)", [.int(migrationLock)])

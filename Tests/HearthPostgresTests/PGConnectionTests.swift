@@ -46,6 +46,18 @@ import Testing
                 "a write that cannot commit is answered within 10 s")
     }
 
+    /// The exchange timeout bounds the wait for the server's next bytes, not the whole
+    /// answer: rows that keep arriving (here 15 of 200 KB, one every 100 ms: 1.5 s in all)
+    /// are read whole under a 1 s timeout. Work known to be long (a migration) waits inside
+    /// `allowingLongExchanges`, and the usual timeout holds again after it.
+    @Test func anAnswerThatKeepsArrivingAndLongWorkAreWaitedFor() throws {
+        let db = try PGConnection(url: PostgresCluster.shared().makeDatabase(), exchangeTimeoutMilliseconds: 1_000)
+        let rows = try db.query("SELECT repeat('x', 200000), pg_sleep(0.1) FROM generate_series(1, 15)")
+        #expect(rows.rowCount == 15 && rows.text(14, 0).utf8.count == 200_000)
+        try db.allowingLongExchanges { () throws(StoreError) in _ = try db.query("SELECT pg_sleep(1.5)") }
+        #expect(Self.failure { _ = try db.query("SELECT pg_sleep(30)") }?.kind == .unavailable)
+    }
+
     @Test func everyKindOfParameterRoundTrips() throws {
         let db = try Self.connect()
         try db.execute("CREATE TABLE t (s text, i bigint, d double precision, b boolean, x bytea, n text)")
