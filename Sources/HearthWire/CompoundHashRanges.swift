@@ -41,41 +41,45 @@ extension CompoundHash {
             self.spans = [ClosedRange<Int>?](repeating: nil, count: cuts.count + 1)
         }
 
-        /// Hashes every range of `value`, whose `children(of:)` are `top`.
-        mutating func walk(_ value: JSONValue, top: [Child]) {
+        /// Hashes every range of `value`, whose `children(of:)` are `top`, each node and
+        /// each cut level compared a unit of `work`; stops early once it is exhausted.
+        mutating func walk(_ value: JSONValue, top: [Child], work: inout Work) {
             if isLeafNode(value) {
-                visit(value)
+                visit(value, work: &work)
             } else {
                 for (index, child) in top.enumerated() {
+                    if work.exhausted { return }
                     topIndex = index
                     push(child.key)
-                    visit(child.value)
+                    visit(child.value, work: &work)
                     pop()
                 }
             }
             if sawLeaf { endRange() }
         }
 
-        private mutating func visit(_ value: JSONValue) {
+        private mutating func visit(_ value: JSONValue, work: inout Work) {
+            work.spend(1)
             switch value {
             case .null:
                 return
             case .bool, .int, .double, .string:
-                leaf(value, priority: nil)
+                leaf(value, priority: nil, work: &work)
             case .array:
-                visit(children(of: value))
+                visit(children(of: value, work: &work), work: &work)
             case .object(let members):
-                guard let children = children(of: members) else {
-                    return leaf(members[".value"]!, priority: members[".priority"])
+                guard let children = children(of: members, work: &work) else {
+                    return leaf(members[".value"]!, priority: members[".priority"], work: &work)
                 }
-                visit(children)
+                visit(children, work: &work)
             }
         }
 
-        private mutating func visit(_ children: [Child]) {
+        private mutating func visit(_ children: [Child], work: inout Work) {
             for child in children {
+                if work.exhausted { return }
                 push(child.key)
-                visit(child.value)
+                visit(child.value, work: &work)
                 pop()
             }
         }
@@ -109,10 +113,11 @@ extension CompoundHash {
             return path.count == cuts[range].count ? 0 : -1
         }
 
-        private mutating func leaf(_ value: JSONValue, priority: JSONValue?) {
+        private mutating func leaf(_ value: JSONValue, priority: JSONValue?, work: inout Work) {
             let previous = range
             while range < cuts.count && leafOrder > 0 {
                 range += 1
+                work.spend(order.count)
                 for depth in order.indices { order[depth] = orderAt(depth) }
             }
             if sawLeaf && range != previous { endRange(previous) }

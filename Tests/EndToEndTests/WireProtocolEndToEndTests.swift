@@ -10,10 +10,10 @@ import Testing
 
     static let rules = ReferenceRules.withOpenSubtree
 
-    func run(_ mode: String, environment: [String: String] = [:], expecting checks: [String]) throws {
+    func run(_ mode: String, script: String = "wire_client.py", environment: [String: String] = [:], expecting checks: [String]) throws {
         let python = try pythonInterpreter()
         let server = try HearthProcess.serve(dataDirectory: dir.path, rules: Self.rules, environment: environment)
-        let result = try runPythonDriver(python, script: "wire_client.py", arguments: [mode, String(server.port)], environment: [:])
+        let result = try runPythonDriver(python, script: script, arguments: [mode, String(server.port)], environment: [:])
         #expect(result.status == 0, "\(mode) failed:\n\(result.stdout)\n\(result.stderr)\n\(server.log.suffix(3000))")
         let passed = Set(result.stdout.split(separator: "\n").filter { $0.hasPrefix("ok ") }.map { String($0.dropFirst(3)) })
         for check in checks { #expect(passed.contains(check), "\(mode): '\(check)' did not pass\n\(result.stdout)") }
@@ -37,6 +37,15 @@ import Testing
     @Test func queriesWithTagsAndAMovingWindow() throws {
         try run("query", expecting: ["limitToLast(2) window", "a child enters and another leaves the window",
                                      "no_index warning for an unindexed child", "get with equalTo"])
+    }
+
+    /// A compound hash with its cuts all under one child (compound_client.py): 1,024 get one
+    /// correct range merge, 1,025 the whole value; another client's push still arrives.
+    @Test func compoundHashCutsUnderOneChildAreBounded() throws {
+        try run("cuts", script: "compound_client.py",
+                expecting: ["1024 cuts under one child get 1025 ranges", "the ranges merged give the value",
+                            "1025 cuts (past the bound) get the whole value",
+                            "another client's push arrives after a listen with 1025 cuts"])
     }
 
     @Test func transactionsFromTwoConnectionsCountExactly() throws {

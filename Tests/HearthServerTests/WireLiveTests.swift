@@ -54,6 +54,18 @@ import Testing
         #expect(result.output.hasSuffix("done\n"))
     }
 
+    /// A listen whose `ch` cuts all fall under one child: with `CompoundHash.maxCutPaths`
+    /// cuts it still gets one correct `rm`, with one more the whole value (`d`); another
+    /// client's push written after each listen was sent still arrives.
+    @Test func cutsUnderOneChildGetRangesOrTheWholeValueAndOthersStillGetPushes() async throws {
+        let server = try LiveServer(rules: Self.rules)
+        let result = try Self.client("cuts", port: server.port, script: "compound_client.py")
+        await server.stop()
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("ok 1025 cuts (past the bound) get the whole value"), "\(result.output)")
+        #expect(result.output.hasSuffix("done\n"))
+    }
+
     /// An identity that lapses on an open connection (issue 25): once the client has
     /// listened, written and registered an onDisconnect operation, its user is revoked,
     /// disabled or deleted (as `hearth users` would, through the accounts); every later

@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.join(HERE, "../../Tests/EndToEndTests/Python"))
 sys.dont_write_bytecode = True
 import compound_hash  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
+from wire_frames import Joiner  # noqa: E402
 
 BASE, COUNT, CHANGED, RUNS = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 LOCATION = "/bench/favourites"
@@ -51,21 +52,15 @@ def relisten(ch):
     if ch is not None:
         body["ch"] = ch
     request = json.dumps({"t": "d", "d": {"r": 1, "a": "q", "b": body}}, separators=(",", ":"))
-    received, pushes, pending = 0, [], 0
+    received, pushes, joiner = 0, [], Joiner()
     start = time.perf_counter()
     ws.send(request)
     while True:
         frame = ws.recv(timeout=120)
         received += len(frame.encode()) if isinstance(frame, str) else len(frame)
-        if pending == 0 and len(frame) <= 6 and frame.isdigit():
-            pending, parts = int(frame), []
+        frame = joiner.add(frame)
+        if frame is None:
             continue
-        if pending:
-            parts.append(frame)
-            pending -= 1
-            if pending:
-                continue
-            frame = "".join(parts)
         message = json.loads(frame)
         if message.get("d", {}).get("r") == 1:
             elapsed = time.perf_counter() - start

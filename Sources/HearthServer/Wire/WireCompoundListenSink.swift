@@ -8,7 +8,15 @@ import Synchronization
 /// range merge (`rm`, §3.3) of only the ranges whose hash differs from the client's, or
 /// as nothing when none does (the `ok` that follows tells the client its cache is
 /// current); every later event goes out as for any listen. A value that is not an object,
-/// or a malformed `ch`, gets the whole value (`d`), which is always correct.
+/// a malformed `ch`, one with more than `CompoundHash.maxCutPaths` cuts, or one whose
+/// answer would pass `CompoundHash.workBudget` gets the whole value (`d`), which is always
+/// correct and what the SDK applies to a listen it could not hash for.
+///
+/// The answer is computed in the first `deliver`, on the namespace's fan-out queue, which
+/// keeps it before every later event of the listen (the hub hands them over in order
+/// there); computing it elsewhere would need those events held back behind it. What
+/// bounds the wait it puts on other clients' pushes is its cost instead: O(n log n) in the
+/// value, and never more than `CompoundHash.workBudget`.
 final class WireCompoundListenSink: StreamEventSink {
     let listen: WireListenSink
     /// The client's hashes and cut paths, until the first event used them.
@@ -19,11 +27,12 @@ final class WireCompoundListenSink: StreamEventSink {
         self.pending = Mutex((hashes, posts))
     }
 
-    /// `ch` as a listen carries it: `{"hs": [string…], "ps": [string…]}`; nil when it is
-    /// anything else (then it is ignored).
+    /// `ch` as a listen carries it: `{"hs": [string…], "ps": [string…]}` with at most
+    /// `CompoundHash.maxCutPaths` paths; nil when it is anything else (then it is ignored
+    /// and the listen gets the whole value).
     static func parse(_ value: JSONValue?) -> (hashes: [String], posts: [String])? {
         guard case .object(let members)? = value, case .array(let hs)? = members["hs"], case .array(let ps)? = members["ps"],
-              hs.count == ps.count + 1 else { return nil }
+              hs.count == ps.count + 1, ps.count <= CompoundHash.maxCutPaths else { return nil }
         var hashes: [String] = []
         var posts: [String] = []
         for hash in hs { guard case .string(let text) = hash else { return nil }; hashes.append(text) }

@@ -4,7 +4,7 @@ compound hash of its cache, compound_hash.py) and applies the `rm` range merges 
 (compound_hash.apply_rm, written from FRangeMerge). Prints `ok <check>` per passed check,
 exits 1 on the first failure.
 
-Usage: compound_client.py compound <port>
+Usage: compound_client.py compound|cuts <port>
 """
 import json
 import sys
@@ -77,6 +77,43 @@ def mode_compound():
     other.close()
 
 
+MAX_CUT_PATHS = 1024  # CompoundHash.maxCutPaths
+ATTACK = "/open/attack"
+
+
+def mode_cuts():
+    """Cut points all under one child (each range once re-sorted that child): within the
+    bound, the answer is still one correct range merge; past it, the whole value. Either
+    way another client's push, written after the listen was sent, still arrives."""
+    keys = [f"k{i:06d}" for i in range(MAX_CUT_PATHS + 2)]
+    value = {"a": {key: "v" for key in keys}}
+    rest("PUT", ATTACK + "/list.json", value)
+    watcher = Client()
+    number = watcher.request("q", {"p": ATTACK + "/tick", "h": ""})
+    watcher.answer(number)
+
+    for count, expect in ((MAX_CUT_PATHS, "rm"), (MAX_CUT_PATHS + 1, "d")):
+        posts = ["/a/" + key for key in keys[:count]]
+        ch = {"hs": ["x"] * (count + 1), "ps": posts}
+        listener = Client()
+        number = listener.request("q", {"p": ATTACK + "/list", "h": "", "ch": ch})
+        # Written after the listen was sent: its push to the watcher queues behind the answer.
+        rest("PUT", ATTACK + f"/tick.json", count)
+        watcher.push("d", lambda b: b.get("p", "").endswith("attack/tick") and b.get("d") == count,
+                     f"the tick written after a listen with {count} cuts")
+        check(True, f"another client's push arrives after a listen with {count} cuts")
+        index, answer = listener.answer(number)
+        check(answer == {"s": "ok", "d": {}}, f"a listen with {count} cuts is answered ok", str(answer))
+        _, body = listener.push(expect, lambda b: b.get("p", "").endswith("attack/list"), f"the {expect} of {count} cuts")
+        if expect == "rm":
+            check(len(body["d"]) == count + 1, f"{count} cuts under one child get {count + 1} ranges", str(len(body["d"])))
+            check(compound_hash.apply_rm({}, body["d"]) == value, "the ranges merged give the value")
+        else:
+            check(body["d"] == value, f"{count} cuts (past the bound) get the whole value")
+        listener.close()
+    watcher.close()
+
+
 if __name__ == "__main__":
-    {"compound": mode_compound}[sys.argv[1]]()
+    {"compound": mode_compound, "cuts": mode_cuts}[sys.argv[1]]()
     print("done", flush=True)

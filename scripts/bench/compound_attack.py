@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Cut points under one child, for scripts/bench/compound_attack.sh: `/bench/attack/list =
+{"a": {"k000000": "v", …}}` with N children, and one wire listen whose `ch` puts a cut
+at each of them (every hash wrong, so every range differs), while another client listens
+to `/bench/attack/tick`. Per N: the server's CPU time (utime + stime of its pid, from
+/proc) from sending the listen until both its answer and the tick push arrived; what the
+listen got (`rm` with its range count, or the whole value as `d`); and the tick push's
+delay: from the tick write's REST answer (sent right after the listen) to the push at
+the other client, which waits behind the answer when that runs on the fan-out queue.
+
+Usage: compound_attack.py <base url> <hearth pid> <N> [<N> …]
+"""
+import json
+import os
+import sys
+import threading
+import time
+import urllib.request
+
+from websockets.sync.client import connect
+
+sys.dont_write_bytecode = True
+from wire_frames import Joiner  # noqa: E402
+
+BASE, PID, COUNTS = sys.argv[1], int(sys.argv[2]), [int(n) for n in sys.argv[3:]]
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds():
+    with open(f"/proc/{PID}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def rest(method, path, body=None):
+    request = urllib.request.Request(BASE + path, data=None if body is None else json.dumps(body).encode(), method=method)
+    with urllib.request.urlopen(request, timeout=600) as response:
+        return json.loads(response.read() or b"null")
+
+
+class Socket:
+    """One /.ws connection; a thread records when each message arrived."""
+
+    def __init__(self):
+        self.ws = connect(BASE.replace("http://", "ws://") + "/.ws?v=5&ns=bench", max_size=None, open_timeout=60)
+        self.ws.recv(timeout=60)  # handshake
+        self.messages, self.cond, self.number = [], threading.Condition(), 0
+        threading.Thread(target=self.read, daemon=True).start()
+
+    def read(self):
+        joiner = Joiner()
+        try:
+            while True:
+                frame = joiner.add(self.ws.recv())
+                if frame is None:
+                    continue
+                with self.cond:
+                    self.messages.append((time.perf_counter(), json.loads(frame)["d"]))
+                    self.cond.notify_all()
+        except Exception:
+            pass
+
+    def send(self, action, body):
+        self.number += 1
+        self.ws.send(json.dumps({"t": "d", "d": {"r": self.number, "a": action, "b": body}}, separators=(",", ":")))
+        return self.number
+
+    def wait(self, predicate, timeout=900):
+        deadline = time.perf_counter() + timeout
+        with self.cond:
+            while True:
+                for at, message in self.messages:
+                    if predicate(message):
+                        return at, message
+                if not self.cond.wait(deadline - time.perf_counter()):
+                    raise TimeoutError("no such message")
+
+
+def main():
+    watcher = Socket()
+    watcher.wait(lambda m: m.get("r") == watcher.send("q", {"p": "/bench/attack/tick", "h": ""}))
+    results = []
+    for count in COUNTS:
+        keys = [f"k{i:06d}" for i in range(count + 1)]
+        rest("PUT", "/bench/attack/list.json?print=silent", {"a": {key: "v" for key in keys}})
+        ch = {"hs": ["x"] * (count + 1), "ps": ["/a/" + key for key in keys[:count]]}
+        listener = Socket()
+        before = cpu_seconds()
+        number = listener.send("q", {"p": "/bench/attack/list", "h": "", "ch": ch})
+        rest("PUT", "/bench/attack/tick.json?print=silent", count)
+        written = time.perf_counter()
+        pushed, _ = watcher.wait(lambda m: m.get("a") == "d" and m["b"].get("d") == count and m["b"]["p"].endswith("tick"))
+        listener.wait(lambda m: m.get("r") == number)
+        _, answer = listener.wait(lambda m: m.get("a") in ("d", "rm") and m["b"]["p"].endswith("list"))
+        spent = cpu_seconds() - before
+        sent = "rm of %d ranges" % len(answer["b"]["d"]) if answer["a"] == "rm" else "whole value (d)"
+        results.append({"cuts": count, "request_bytes": len(json.dumps(ch)), "server_cpu_s": round(spent, 3),
+                        "tick_push_delay_ms": round(1000 * (pushed - written), 1), "answer": sent})
+        print(json.dumps(results[-1]), flush=True)
+        listener.ws.close()
+    watcher.ws.close()
+
+
+if __name__ == "__main__":
+    main()
