@@ -5,8 +5,13 @@ at each of them (every hash wrong, so every range differs), while another client
 to `/bench/attack/tick`. Per N: the server's CPU time (utime + stime of its pid, from
 /proc) from sending the listen until both its answer and the tick push arrived; what the
 listen got (`rm` with its range count, or the whole value as `d`); and the tick push's
-delay: from the tick write's REST answer (sent right after the listen) to the push at
-the other client, which waits behind the answer when that runs on the fan-out queue.
+delay: from sending the tick write (right after the listen) to its push at the other
+client, which waits behind the answer when that runs on the fan-out queue.
+
+With LARGE (env, sizes like "100000 400000"): for each size, a value of that many
+children under `a` listened to once without `ch` and once with one cut (both ranges
+differing): the server's CPU for each, and which answer the second got, to show what
+`CompoundHash.workBudget` lets through.
 
 Usage: compound_attack.py <base url> <hearth pid> <N> [<N> …]
 """
@@ -36,6 +41,14 @@ def rest(method, path, body=None):
     request = urllib.request.Request(BASE + path, data=None if body is None else json.dumps(body).encode(), method=method)
     with urllib.request.urlopen(request, timeout=600) as response:
         return json.loads(response.read() or b"null")
+
+
+def put_children(keys):
+    """`/bench/attack/list = {"a": {key: "v", …}}`, written in PATCHes of 20,000 children
+    (a REST body has a size limit)."""
+    rest("DELETE", "/bench/attack/list.json?print=silent")
+    for start in range(0, len(keys), 20000):
+        rest("PATCH", "/bench/attack/list/a.json?print=silent", {key: "v" for key in keys[start:start + 20000]})
 
 
 class Socket:
@@ -78,17 +91,18 @@ class Socket:
 
 def main():
     watcher = Socket()
-    watcher.wait(lambda m: m.get("r") == watcher.send("q", {"p": "/bench/attack/tick", "h": ""}))
+    listened = watcher.send("q", {"p": "/bench/attack/tick", "h": ""})
+    watcher.wait(lambda m: m.get("r") == listened)
     results = []
     for count in COUNTS:
         keys = [f"k{i:06d}" for i in range(count + 1)]
-        rest("PUT", "/bench/attack/list.json?print=silent", {"a": {key: "v" for key in keys}})
+        put_children(keys)
         ch = {"hs": ["x"] * (count + 1), "ps": ["/a/" + key for key in keys[:count]]}
         listener = Socket()
         before = cpu_seconds()
         number = listener.send("q", {"p": "/bench/attack/list", "h": "", "ch": ch})
-        rest("PUT", "/bench/attack/tick.json?print=silent", count)
         written = time.perf_counter()
+        rest("PUT", "/bench/attack/tick.json?print=silent", count)
         pushed, _ = watcher.wait(lambda m: m.get("a") == "d" and m["b"].get("d") == count and m["b"]["p"].endswith("tick"))
         listener.wait(lambda m: m.get("r") == number)
         _, answer = listener.wait(lambda m: m.get("a") in ("d", "rm") and m["b"]["p"].endswith("list"))
@@ -98,6 +112,23 @@ def main():
                         "tick_push_delay_ms": round(1000 * (pushed - written), 1), "answer": sent})
         print(json.dumps(results[-1]), flush=True)
         listener.ws.close()
+    for size in [int(n) for n in os.environ.get("LARGE", "").split()]:
+        keys = [f"k{i:07d}" for i in range(size)]
+        put_children(keys)
+        row = {"children": size}
+        for mode, ch in (("without_ch", None), ("one_cut", {"hs": ["x", "x"], "ps": ["/a/" + keys[size // 2]]})):
+            listener = Socket()
+            body = {"p": "/bench/attack/list", "h": ""}
+            if ch:
+                body["ch"] = ch
+            before = cpu_seconds()
+            number = listener.send("q", body)
+            listener.wait(lambda m: m.get("r") == number)
+            _, answer = listener.wait(lambda m: m.get("a") in ("d", "rm") and m["b"]["p"].endswith("list"))
+            row[mode + "_cpu_s"] = round(cpu_seconds() - before, 3)
+            row[mode + "_answer"] = answer["a"]
+            listener.ws.close()
+        print(json.dumps(row), flush=True)
     watcher.ws.close()
 
 

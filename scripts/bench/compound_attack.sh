@@ -6,7 +6,10 @@
 # fan-out queue. One fresh Hearth (release build, open rules); the client is
 # compound_attack.py in the test virtualenv (scripts/python-env.sh).
 #
-# Knobs (env): CUTS ("1000 10000 100000") HEARTH_BIN HEARTH_REV SKIP_BUILD=1 KEEP_WORK=1
+# LARGE (e.g. "100000 400000"): also values that large listened to without and with
+# one cut (what the work budget lets through).
+#
+# Knobs (env): CUTS ("1000 10000 100000") LARGE ("") HEARTH_BIN HEARTH_REV SKIP_BUILD=1 KEEP_WORK=1
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
