@@ -11,7 +11,7 @@ import HearthStore
 /// Each operation runs as the caller who registered it, judged by the rules again, with
 /// server values resolved when it runs, and only while that caller's identity still
 /// stands (`registrantStands`: a user deleted, disabled or whose tokens were revoked
-/// since registering has their operations dropped, issue 25). On a shared engine each
+/// since registering has their operations dropped). On a shared engine each
 /// runs exactly once: its write is fenced by its record (`WriteFence`), which the write's
 /// own transaction removes under the running node's lease, so a node that lost the record
 /// to another (its lease ran out) writes nothing for it. With one node they run at least

@@ -78,6 +78,49 @@ import Testing
         }
     }
 
+    /// The built binary in emulator mode, as a web page on the developer's machine would
+    /// reach it: `Bearer owner` is refused from a page of another origin and through any
+    /// forwarding header, allowed from a loopback page and from a process (no `Origin`); a
+    /// preflight from another origin is not told `Authorization` is allowed; answers say
+    /// `nosniff`; long-poll sessions per address stop at
+    /// `longPollMaxSessionsPerAddress` (429 with an error) while the address's other
+    /// requests are still served.
+    @Test func emulatorCredentialsOnlyForThisMachinesPagesAndLongPollsPerAddress() throws {
+        let data = dir.path + "/data"
+        let server = try HearthProcess(
+            arguments: ["serve", "--port", "0", "--data-dir", data, "--accept-emulator-owner",
+                        "--rules", try HearthProcess.writeRules(#"{"rules": {".read": false, ".write": false}}"#, in: dir.path)],
+            dataDirectory: data, environment: ["HEARTH_LONG_POLL_MAX_SESSIONS_PER_ADDRESS": "2"])
+        try server.waitUntilListening()
+        let url = server.baseURL + "/box.json"
+        let owner = "Authorization: Bearer owner"
+        #expect(try curl("PUT", url, body: #""kept""#, headers: [owner]).status == 200)
+        for hostile in ["Origin: https://evil.example", "Origin: http://127.0.0.1.nip.io", "Via: 1.1 proxy", "CF-Connecting-IP: 203.0.113.9",
+                        "X-Forwarded-For: 203.0.113.9"] {
+            let refused = try curl("GET", url, headers: [owner, hostile])
+            #expect(refused.status == 401 && refused.body.contains(#""error""#), "\(hostile): \(refused)")
+            #expect(try curl("PUT", url, body: #""stolen""#, headers: [owner, hostile]).status == 401, "\(hostile)")
+        }
+        let local = try curl("GET", url, headers: [owner, "Origin: http://localhost:5173"])
+        #expect(local.status == 200 && local.body == #""kept""#, "\(local)")
+        #expect(local.headers["x-content-type-options"] == "nosniff", "\(local.headers)")
+        let preflight = try curl("OPTIONS", url, headers: ["Origin: https://evil.example", "Access-Control-Request-Method: GET",
+                                                           "Access-Control-Request-Headers: authorization"])
+        #expect(!(preflight.headers["access-control-allow-headers"] ?? "").lowercased().contains("authorization"), "\(preflight.headers)")
+        // Long-poll sessions: two per address, the third refused; REST still answers.
+        let start = server.baseURL + "/.lp?start=t&ser=1&cb=7&v=5&ns=demo"
+        for _ in 0..<2 {
+            let session = try curl("GET", start, maxSeconds: 20)
+            #expect(session.status == 200 && session.body.contains("pLPCommand"), "\(session)")
+            #expect(session.headers["x-content-type-options"] == "nosniff", "\(session.headers)")
+        }
+        let third = try curl("GET", start, maxSeconds: 20)
+        #expect(third.status == 429 && third.body.contains(#""error""#), "\(third)")
+        #expect(try curl("GET", url, headers: [owner]).status == 200)
+        server.signal(SIGTERM)
+        #expect(try server.waitForExit() == 0)
+    }
+
     /// `hearth rules check --namespaces-file`: every listed rules file, or one with `--ns`.
     @Test func rulesCheckTakesTheNamespacesFile() throws {
         try #"{"rules": {".read": true}}"#.write(toFile: dir.path + "/good.json", atomically: true, encoding: .utf8)
