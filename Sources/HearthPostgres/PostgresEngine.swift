@@ -39,7 +39,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     private let aux: [PostgresSlot]
     private let nextAux = Atomic<Int>(0)
     let feed: ChangeFeed
-    private let lease: NodeLease
+    let lease: NodeLease
 
     private let pending: PendingWrites
     private let beforeCommit: (@Sendable () -> Void)?
@@ -290,13 +290,6 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         finish(batch, results: results, last: last, time: time, started: started, connection: connection)
     }
 
-    /// The failure of what needs this node's lease while it holds none (503 at the HTTP
-    /// boundary; nothing was done).
-    static func noLease(operation: String) -> StoreError {
-        .engine(EngineFailure(engine: "postgres", code: "lease", kind: .unavailable,
-                              message: "this node holds no lease (it cannot reach the database); nothing was written", operation: operation))
-    }
-
     /// What a batch whose transaction failed can tell its writes (a pure decision,
     /// `LostCommitTests`).
     enum FailedBatch: Equatable {
@@ -434,25 +427,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         writerQueue.sync {}
     }
 
-    // MARK: Readiness, size, lifecycle
-
-    /// How long `checkWritable` (`/readyz`) waits for its write probe before it answers
-    /// that the node is not ready, ms: a health check gets its answer in time even while the
-    /// writer waits on a silent database.
-    public static let readinessWaitMilliseconds = 1_500
-
-    /// A write transaction that opens and rolls back; not ready at once without a lease,
-    /// and not ready when the probe takes longer than `readinessWaitMilliseconds`.
-    public func checkWritable(completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        guard lease.isHeld else { return completion(.failure(Self.noLease(operation: "readiness"))) }
-        let answer = FirstAnswer(completion)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Self.readinessWaitMilliseconds)) {
-            answer.give(.failure(StoreError.engine(EngineFailure(
-                engine: "postgres", code: "connection", kind: .unavailable,
-                message: "cannot reach the database: no answer within \(Self.readinessWaitMilliseconds) ms", operation: "readiness"))))
-        }
-        probeWritable { answer.give($0) }
-    }
+    // MARK: Size, lifecycle
 
     public var isStorageFull: Bool { false }
 
@@ -483,21 +458,6 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         writerQueue.sync { outcomeOfLostCommit(node: node, token: token) }
     }
 
-    // MARK: Leases (tests stand in for a killed node)
-
-    /// Stops renewing this node's lease, as a killed node would.
-    func stopLeaseForTesting() { lease.stop() }
-    /// Renews the lease now.
-    func renewLeaseForTesting() throws { try lease.renew() }
-    /// The fence check the lease timer runs (true when it fenced).
-    func checkLeaseForTesting() -> Bool { lease.check() }
-    /// Whether this node holds a lease under its current id.
-    var holdsLease: Bool { lease.isHeld }
-    /// "Now" for a lease statement (`NodeLease.now(_:)`).
-    var leaseNow: PGValue { lease.nowParameter }
-    /// Holds the change feed's delivery back, or lets it catch up.
-    func pauseFeedForTesting(_ pause: Bool) { feed.setPausedForTesting(pause) }
-
     // MARK: Records
 
     public var accountStore: any AccountStore { PostgresAccountStore(engine: self) }
@@ -508,22 +468,4 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     public var limitCounters: (any LimitCounters)? { PostgresLimitCounters(engine: self) }
     /// Limit-counter updates on this node (pruning runs every `PostgresLimitCounters.pruneEvery`).
     let limitUpdates = Atomic<Int>(0)
-}
-
-/// Hands the first result given to `completion`, and drops the later ones (a probe and its
-/// deadline race).
-final class FirstAnswer: Sendable {
-    private let completion: Mutex<(@Sendable (Result<Void, any Error>) -> Void)?>
-
-    init(_ completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        self.completion = Mutex(completion)
-    }
-
-    func give(_ result: Result<Void, any Error>) {
-        let taken = completion.withLock { value -> (@Sendable (Result<Void, any Error>) -> Void)? in
-            defer { value = nil }
-            return value
-        }
-        taken?(result)
-    }
 }

@@ -27,13 +27,13 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     /// lack of space (`DiskSpace`).
     let space: DiskSpace
 
-    private let writerQueue = DispatchQueue(label: "hearth.store.writer")
+    let writerQueue = DispatchQueue(label: "hearth.store.writer")
     private let writerKey = DispatchSpecificKey<UInt8>()
-    private var writer: SQLiteConnection?  // confined to writerQueue
-    private let readers: [Reader]
+    var writer: SQLiteConnection?  // confined to writerQueue
+    let readers: [Reader]
     /// Checkpoints the WAL instead of the writer's COMMITs (`WALCheckpointer`).
     let checkpointer: WALCheckpointer
-    private let nextReader = Atomic<Int>(0)
+    let nextReader = Atomic<Int>(0)
 
     private let pending: PendingWrites
     private var writesSinceTrim = 0  // confined to writerQueue
@@ -46,7 +46,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     private typealias PendingWrite = PendingWrites.Write
 
     /// One reader connection and the queue it lives on.
-    private final class Reader: @unchecked Sendable {  // `connection` is confined to `queue`
+    final class Reader: @unchecked Sendable {  // `connection` is confined to `queue`
         let queue: DispatchQueue
         let key = DispatchSpecificKey<UInt8>()
         var connection: SQLiteConnection?
@@ -448,61 +448,6 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
                 if step == 0 { return deleted }
             }
         }
-    }
-
-    // MARK: Direct access for the account tables
-
-    /// Runs `body` on the writer queue with the writer connection (blocking the caller).
-    func onWriter<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        try writerQueue.sync {
-            guard let writer else { throw StoreError.closed }
-            do {
-                let result = try body(writer)
-                if space.isFull { _ = space.readinessProblem() }
-                return result
-            } catch let error as StoreError where error.isDiskFull {
-                space.noteRefused()
-                throw error
-            }
-        }
-    }
-
-    /// Runs `body` on a reader (blocking the caller).
-    func onReader<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        let reader = readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]
-        return try reader.queue.sync {
-            guard let connection = reader.connection else { throw StoreError.closed }
-            return try body(connection)
-        }
-    }
-
-    // MARK: Readiness
-
-    /// Whether the store takes writes: not while writes are refused for lack of space and
-    /// space has not come back (`DiskSpace.readinessProblem`), else a write transaction
-    /// that opens and rolls back.
-    public func checkWritable(completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        writerQueue.async {
-            if let problem = self.space.readinessProblem() {
-                completion(.failure(problem))
-                return
-            }
-            self.probeWritable(completion: completion)
-        }
-    }
-
-    /// True while writes are refused for lack of space (until the readiness check sees
-    /// space again).
-    public var isStorageFull: Bool { space.isFull }
-
-    // MARK: Change log
-
-    /// Changes with `seq` greater than `after`, oldest first, at most `limit`; and the
-    /// smallest seq the log still holds (so a caller can tell whether it missed some).
-    public func changes(after: Int64, limit: Int) throws -> (changes: [Change], oldestSeq: Int64?) {
-        // One read transaction: the oldest seq and the records come from one snapshot even
-        // while the writer trims (a flaky test caught the two reads straddling a trim).
-        try readSync { try $0.changes(after: after, limit: limit) }
     }
 
     // MARK: Lifecycle
