@@ -118,7 +118,8 @@ extension HTTPConnection {
         request.requestID = forwardedID
             ?? context.requestIDPrefix + "-" + String(context.counters.requestIDs.add(1, ordering: .relaxed).newValue, radix: 36)
         let current = CurrentRequest(method: request.method, path: request.path, requestID: request.requestID,
-                                     client: request.remoteAddress, start: context.clock(), bodyBytes: request.body.count)
+                                     client: request.remoteAddress, start: context.clock(), bodyBytes: request.body.count,
+                                     query: request.query)
         let number = exchange.dispatched(current, isHead: request.method == "HEAD", keepAlive: keepAlive,
                                          minorVersion: request.minorVersion)
         lifecycle.requestDispatched()

@@ -335,7 +335,8 @@ final class HTTPConnection: @unchecked Sendable {
         accessLog(HTTPAccessRecord(
             method: request.method, path: request.path, status: status, bytes: bytes,
             durationNanoseconds: context.clock() &- request.start, requestID: request.requestID,
-            client: request.client, peer: remoteAddress, isStream: isStream, requestBytes: request.bodyBytes + received))
+            client: request.client, peer: remoteAddress, isStream: isStream, requestBytes: request.bodyBytes + received,
+            query: request.query))
     }
 
     // MARK: Closing
@@ -444,8 +445,10 @@ final class HTTPConnection: @unchecked Sendable {
 final class CurrentRequest {
     let method: String, path: String, requestID: String, client: String
     let start: Nanoseconds, bodyBytes: Int
-    init(method: String, path: String, requestID: String, client: String, start: Nanoseconds, bodyBytes: Int) {
-        (self.method, self.path, self.requestID, self.client, self.start, self.bodyBytes) =
-            (method, path, requestID, client, start, bodyBytes)
+    /// For the access log to pick parameters from; never logged whole.
+    let query: String?
+    init(method: String, path: String, requestID: String, client: String, start: Nanoseconds, bodyBytes: Int, query: String? = nil) {
+        (self.method, self.path, self.requestID, self.client, self.start, self.bodyBytes, self.query) =
+            (method, path, requestID, client, start, bodyBytes, query)
     }
 }

@@ -31,7 +31,8 @@ public typealias AccessLogSink = @Sendable (AccessLogLine) -> Void
 
 /// The access log (issue 7): one line per request with method, path without the query
 /// (a query may carry `auth=<token>`), status, bytes, duration, request id and the client
-/// as seen through trusted proxies. Never a header, a body or a token.
+/// as seen through trusted proxies, and the namespace (`ns`) a request named. Never a
+/// header, a body or a token.
 struct AccessLog: Sendable {
     let logger: Logger
     let sink: AccessLogSink?
@@ -65,11 +66,21 @@ struct AccessLog: Sendable {
         fields.append(LogField(key: "log", value: "access"))
         fields.append(LogField(key: "method", value: entry.method))
         fields.append(LogField(key: "ms", value: duration))
+        if let namespace = namespace(of: entry.query) { fields.append(LogField(key: "ns", value: namespace)) }
         fields.append(LogField(key: "path", value: entry.path))
         if entry.peer != entry.client { fields.append(LogField(key: "peer", value: entry.peer)) }
         fields.append(LogField(key: "request_id", value: entry.requestID))
         fields.append(LogField(key: "status", value: String(entry.status)))
         if entry.isStream { fields.append(LogField(key: "stream", value: "true")) }
         return AccessLogLine(message: "\(entry.method) \(entry.path) \(entry.status)", fields: fields)
+    }
+
+    /// The namespace the query's `ns` names, when it is a valid name (so nothing a client
+    /// makes up reaches the log); nil without one. Only this parameter is read: the query
+    /// may carry `auth=<token>`.
+    static func namespace(of query: String?) -> String? {
+        guard let query, query.utf8.contains(UInt8(ascii: "n")),
+              let (name, _) = NamespaceName.named(query: query, host: nil), NamespaceName.isValid(name) else { return nil }
+        return name
     }
 }

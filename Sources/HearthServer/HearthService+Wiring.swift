@@ -77,7 +77,7 @@ extension HearthService {
                 throw error
             }
         }
-        var creator: (@Sendable (String, [UInt8]) throws -> Namespace)? = nil
+        var creator: (@Sendable (String, [UInt8]?) throws -> Namespace)? = nil
         if configuration.auth.acceptEmulatorOwner {
             creator = { @Sendable name, rules in try opener.create(name, rules: rules) }
         }
@@ -237,9 +237,12 @@ extension HearthService {
     }
 
     /// Every change of the running rules: recorded, logged, and the open listens reviewed.
+    /// `until`: the rules file read while `configuration.rulesPath` (where replacements go)
+    /// does not exist yet (an emulator-made namespace's, until its first replacement).
     static func rulesSettings(_ configuration: HearthConfiguration, policy: RulesAccessPolicy, history: RulesHistory,
-                                      listens: ListenAccess, store: any StorageEngine, logger: Logger) -> RulesSettings {
-        RulesSettings(path: configuration.rulesPath, policy: policy, history: history) {
+                                      listens: ListenAccess, store: any StorageEngine, logger: Logger,
+                                      until fallbackPath: String? = nil) -> RulesSettings {
+        RulesSettings(path: configuration.rulesPath, fallbackPath: fallbackPath, policy: policy, history: history) {
             logger.info("rules replaced through /.settings/rules.json")
             listens.reviewAccess(in: store)
         }

@@ -30,15 +30,15 @@ struct Router: HTTPHandler {
             switch namespaceContext(of: request) {
             case .success(let scoped):
                 return WireEndpoint.handle(request, context: scoped, responder: responder)
-            case .failure(let unknown):
-                return WireEndpoint.handle(request, context: context, responder: responder, refusal: unknown.message)
+            case .failure(let refusal):
+                return WireEndpoint.handle(request, context: context, responder: responder, refusal: refusal.message)
             }
         case LongPollEndpoint.path:
             switch namespaceContext(of: request) {
             case .success(let scoped):
                 return LongPollEndpoint.handle(request, context: scoped, responder: responder)
-            case .failure(let unknown):
-                return LongPollEndpoint.handle(request, context: context, responder: responder, refusal: unknown.message)
+            case .failure(let refusal):
+                return LongPollEndpoint.handle(request, context: context, responder: responder, refusal: refusal.message)
             }
         default:
             break
@@ -72,23 +72,20 @@ struct Router: HTTPHandler {
         switch namespaceContext(of: request) {
         case .success(let scoped):
             return Router(context: scoped).handleInNamespace(request, isRules: isRules, responder: responder)
-        case .failure(let unknown):
-            return responder.respond(APIError(404, unknown.message).response)
+        case .failure(let refusal):
+            return responder.respond(refusal.response)
         }
     }
 
-    /// A name no namespace has: 404 on REST, the shutdown's reason on `/.ws`.
-    struct UnknownNamespace: Error {
-        let name: String
-        var message: String { "Namespace \"\(name.prefix(NamespaceName.maxBytes))\" is not served here" }
-    }
-
-    /// The context of the namespace `request` names (issue 28).
-    private func namespaceContext(of request: HTTPRequest) -> Result<RESTContext, UnknownNamespace> {
+    /// The context of the namespace `request` names (issue 28); in emulator mode its first
+    /// naming creates it. The refusal: a name no namespace has (404), or one that could not
+    /// be created (400, 403, 503) — on REST the answer, on `/.ws` and `/.lp` the shutdown's reason.
+    private func namespaceContext(of request: HTTPRequest) -> Result<RESTContext, APIError> {
         guard let namespaces else { return .success(context) }
         switch namespaces.resolve(query: request.query, host: request.headers["Host"]) {
         case .found(let namespace): return .success(namespace === namespaces.primary ? context : namespace.context)
-        case .unknown(let name): return .failure(UnknownNamespace(name: name))
+        case .unknown(let name): return .failure(APIError(404, "Namespace \"\(name.prefix(NamespaceName.maxBytes))\" is not served here"))
+        case .refused(let creation): return .failure(creation.apiError)
         }
     }
 

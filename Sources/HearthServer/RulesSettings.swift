@@ -11,23 +11,34 @@ import Synchronization
 /// the new text goes into the rules' history with its author.
 public final class RulesSettings: Sendable {
     let path: String
+    /// Read instead of `path` while `path` does not exist (nil: never): the server's rules
+    /// file, for an emulator-made namespace whose rules were not replaced yet.
+    let fallbackPath: String?
     let policy: RulesAccessPolicy
     let history: RulesHistory
     private let replaced: @Sendable () -> Void
     /// Replacements one at a time, so the file and the running rules never disagree.
     private let writing = Mutex(())
 
-    init(path: String, policy: RulesAccessPolicy, history: RulesHistory, replaced: @escaping @Sendable () -> Void) {
+    init(path: String, fallbackPath: String? = nil, policy: RulesAccessPolicy, history: RulesHistory,
+         replaced: @escaping @Sendable () -> Void) {
         self.path = path
+        self.fallbackPath = fallbackPath
         self.policy = policy
         self.history = history
         self.replaced = replaced
     }
 
+    /// The file the running rules come from: `path`, or `fallbackPath` while `path` does not exist.
+    private var readPath: String {
+        guard let fallbackPath, !FileManager.default.fileExists(atPath: path) else { return path }
+        return fallbackPath
+    }
+
     func get(strict: Bool) -> HTTPResponse {
         let text: String
         do {
-            text = try writing.withLock { _ in try RulesLoader.readText(path) }
+            text = try writing.withLock { _ in try RulesLoader.readText(readPath) }
         } catch {
             return APIError(503, "The rules file cannot be read").response
         }
@@ -87,7 +98,7 @@ public final class RulesSettings: Sendable {
     /// agree. An invalid or unreadable file changes nothing.
     func reload() throws(RulesLoader.LoadError) {
         try writing.withLock { _ throws(RulesLoader.LoadError) in
-            let loaded = try RulesLoader.loadWithText(path)
+            let loaded = try RulesLoader.loadWithText(readPath)
             policy.replace(loaded.rules)
             history.record(loaded.text, by: .fileReloaded)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import HearthTesting
 import Testing
 
 /// Issue 28: Hearth as the Realtime Database emulator for `@firebase/rules-unit-testing`
@@ -54,6 +55,46 @@ import Testing
         #expect(try runHearth(["export", "--ns", "demo-env-two", "--data-dir", copied]).output.contains(#""users":{"alice":{"n":22}}"#))
         let bad = try runHearth(["export", "--ns", "Bad_Name"] + store)
         #expect(bad.status != 0 && bad.error.contains("--ns"), "\(bad)")
+    }
+
+    /// A namespace made by the emulator mode keeps its replaced rules across a restart:
+    /// `gamma`'s replacement is read again when the restarted server first hears of it,
+    /// while `delta`, never replaced, runs the server's rules file again. Its data stays too.
+    @Test func replacedRulesSurviveARestart() throws {
+        var environment: [String: String] = [:]
+        if let url = try TestStore.postgresURL(for: dir.path) { environment["HEARTH_STORE"] = url }
+        let serverRules = #"{"rules": {".read": true, ".write": false}}"#
+        let rulesPath = try HearthProcess.writeRules(serverRules, in: dir.path)
+        func spawn() throws -> HearthProcess {
+            let server = try HearthProcess(
+                arguments: ["serve", "--port", "0", "--data-dir", dir.path, "--accept-emulator-owner", "--rules", rulesPath],
+                dataDirectory: dir.path, environment: environment)
+            try server.waitUntilListening()
+            return server
+        }
+        let owner = [("Authorization", "Bearer owner")]
+        let replaced = #"{"rules": {".read": true, "open": {".write": true}}}"#
+        let first = try spawn()
+        #expect(try liveRequest(port: first.port, "PUT", "/.settings/rules.json?ns=gamma", body: replaced, headers: owner).status == 200)
+        #expect(try liveRequest(port: first.port, "PUT", "/open/x.json?ns=gamma", body: #""g""#).status == 200)
+        #expect(try liveRequest(port: first.port, "PUT", "/open/x.json?ns=delta", body: #""d""#).status == 401)
+        #expect(try liveRequest(port: first.port, "PUT", "/open/x.json?ns=delta", body: #""d""#, headers: owner).status == 200)
+        first.signal(SIGTERM)
+        #expect(try first.waitForExit() == 0)
+
+        let second = try spawn()
+        let rules = try liveRequest(port: second.port, "GET", "/.settings/rules.json?ns=gamma", headers: owner)
+        #expect(rules.status == 200 && rules.body == replaced, "\(rules)\n\(second.log.suffix(2000))")
+        #expect(try liveRequest(port: second.port, "GET", "/open/x.json?ns=gamma").body == #""g""#)
+        #expect(try liveRequest(port: second.port, "PUT", "/open/y.json?ns=gamma", body: "1").status == 200)
+        #expect(try liveRequest(port: second.port, "PUT", "/closed.json?ns=gamma", body: "1").status == 401)
+        // Never replaced: the server's rules file, and its data kept.
+        #expect(try liveRequest(port: second.port, "GET", "/.settings/rules.json?ns=delta", headers: owner).body == serverRules)
+        #expect(try liveRequest(port: second.port, "PUT", "/open/y.json?ns=delta", body: "1").status == 401)
+        #expect(try liveRequest(port: second.port, "GET", "/open/x.json?ns=delta").body == #""d""#)
+        #expect(try liveRequest(port: second.port, "GET", "/open/x.json").body == "null")
+        second.signal(SIGTERM)
+        #expect(try second.waitForExit() == 0)
     }
 
     /// `hearth serve --accept-emulator-owner` says at start, as a warning, that `Bearer

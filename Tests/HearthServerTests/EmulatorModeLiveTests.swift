@@ -54,7 +54,7 @@ import Testing
         let bad = try server.request("PUT", "/.settings/rules.json?ns=env-bad", #"{"rules": {".read": "auth.uid =="}}"#, headers: Self.owner)
         #expect(bad.status == 400, "\(bad)")
         #expect(try JSONParser.parse(Array(bad.body.utf8)).objectValue?["error"]?.stringValue?.contains("Line 1") == true, "\(bad.body)")
-        // Not created: the name is still the default namespace's.
+        // Not created by them: its first use creates it with the server's (deny-all) rules file.
         let rules = try server.request("GET", "/.settings/rules.json?ns=env-bad", headers: Self.owner)
         #expect(rules.body.contains(#"".write": false"#), "\(rules)")
         // Not an admin: 401, nothing created.

@@ -1,11 +1,11 @@
 import Foundation
 import HearthJSON
-import HearthServer
+@testable import HearthServer
 import HearthTesting
 import Testing
 
 /// Issue 28: several databases in one server. Two namespaces side by side (the default and
-/// the others of a namespaces file, or created by a rules replacement in emulator mode)
+/// the others of a namespaces file, or created on first use in emulator mode)
 /// keep their data, rules, streams and event ids apart; unknown names get 404. On
 /// PostgreSQL too (scripts/test.sh runs HearthServerTests again with HEARTH_TEST_STORE).
 @Suite(.serialized) struct NamespaceLiveTests {
@@ -123,6 +123,109 @@ import Testing
         #expect(idDefault - idA >= 2, "env-a numbers its own changes: \(idA) vs the default's \(idDefault)")
         streamA.close()
         streamDefault.close()
+        await server.stop()
+    }
+
+    /// The rules file of `emulator()`: anyone reads; only `/open` takes writes.
+    static let serverRules = #"{"rules": {".read": true, "open": {".write": true}}}"#
+
+    /// An emulator-mode server (`--accept-emulator-owner`) without a namespaces file.
+    static func emulator() throws -> LiveServer {
+        try LiveServer(rules: serverRules) { $0.auth.acceptEmulatorOwner = true }
+    }
+
+    /// In emulator mode the first request naming a namespace creates it, without any rules
+    /// replacement: a write on `alpha` is seen neither on the default nor on `beta`, and the
+    /// new namespace runs the server's rules file until its rules are replaced (which go to
+    /// its own file, not the server's).
+    @Test func firstUseCreatesANamespaceWithTheServersRules() async throws {
+        let server = try Self.emulator()
+        #expect(try server.request("PUT", "/open/x.json?ns=alpha", #""a""#).status == 200)
+        #expect(try server.request("GET", "/open/x.json?ns=alpha").body == #""a""#)
+        #expect(try server.request("GET", "/open/x.json").body == "null")
+        #expect(try server.request("GET", "/open/x.json?ns=beta").body == "null")
+        // The server's rules file: a write it denies is denied in alpha for a non-owner.
+        let denied = try server.request("PUT", "/closed.json?ns=alpha", "1")
+        #expect(denied.status == 401 && denied.body.contains("Permission denied"), "\(denied)")
+        let rules = try server.request("GET", "/.settings/rules.json?ns=alpha", headers: Self.owner)
+        #expect(rules.status == 200 && rules.body == Self.serverRules, "\(rules)")
+        // Replaced: alpha's rules change, the default's (the server's file) do not.
+        let open = #"{"rules": {".read": true, ".write": true}}"#
+        #expect(try server.request("PUT", "/.settings/rules.json?ns=alpha", open, headers: Self.owner).status == 200)
+        #expect(try server.request("PUT", "/closed.json?ns=alpha", "1").status == 200)
+        #expect(try server.request("GET", "/.settings/rules.json?ns=alpha", headers: Self.owner).body == open)
+        #expect(try server.request("GET", "/.settings/rules.json", headers: Self.owner).body == Self.serverRules)
+        #expect(try server.request("PUT", "/closed.json?ns=beta", "1").status == 401)
+        #expect(try server.request("PUT", "/closed.json", "1").status == 401)
+        await server.stop()
+    }
+
+    /// An SSE stream is a first use too: a stream on `alpha` gets alpha's events, never beta's.
+    @Test func aStreamOnANewNamespaceGetsOnlyItsEvents() async throws {
+        let server = try Self.emulator()
+        let stream = try server.stream("/open.json?ns=alpha")
+        #expect(try stream.nextEvent().data.contains(#""data":null"#))
+        #expect(try server.request("PUT", "/open/x.json?ns=beta", #""b""#).status == 200)
+        #expect(try server.request("PUT", "/open/x.json", #""default""#).status == 200)
+        #expect(try server.request("PUT", "/open/x.json?ns=alpha", #""a""#).status == 200)
+        let event = try stream.nextEvent()
+        #expect(event.name == "put" && event.data.contains(#""data":"a""#), "the first event is alpha's own write: \(event)")
+        stream.close()
+        await server.stop()
+    }
+
+    /// A name that cannot be created: invalid (400), one past `NamespaceRegistry.maxNamespaces`
+    /// (403); each with `{"error"}`, and the ones there keep working. On SQLite only (on
+    /// PostgreSQL each namespace holds its own connections).
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["HEARTH_TEST_STORE"] != "postgres"))
+    func firstUseCreationIsBounded() async throws {
+        let server = try Self.emulator()
+        for target in ["/x.json?ns=Upper", "/x.json?ns=under_score", "/x.json?ns=-leading",
+                       "/x.json?ns=" + String(repeating: "a", count: NamespaceName.maxBytes + 1)] {
+            let answer = try server.request("GET", target)
+            #expect(answer.status == 400, "\(target): \(answer)")
+            #expect(try JSONParser.parse(Array(answer.body.utf8)).objectValue?["error"]?.stringValue != nil, "\(answer.body)")
+        }
+        for index in 0..<NamespaceRegistry.maxNamespaces {
+            #expect(try server.request("GET", "/x.json?ns=n-\(index)").status == 200)
+        }
+        for (method, target) in [("GET", "/x.json?ns=n-last"), ("PUT", "/open/x.json?ns=n-last")] {
+            let refused = try server.request(method, target, method == "PUT" ? "1" : nil)
+            #expect(refused.status == 403, "\(method) \(target): \(refused)")
+            #expect(try JSONParser.parse(Array(refused.body.utf8)).objectValue?["error"]?.stringValue != nil, "\(refused.body)")
+        }
+        // Nothing reached the default, and a namespace already there still answers.
+        #expect(try server.request("GET", "/open/x.json").body == "null")
+        #expect(try server.request("PUT", "/open/x.json?ns=n-0", "1").status == 200)
+        #expect(try server.request("GET", "/open/x.json?ns=n-0").body == "1")
+        await server.stop()
+    }
+
+    /// Over the wire protocol (`/.ws`, wire_client.py's `emulator_namespaces` mode): two
+    /// clients on `ns=alpha` and `ns=beta`, no rules replacement, never see each other's writes.
+    @Test func wireClientsOnTwoNewNamespacesAreKeptApart() async throws {
+        let server = try Self.emulator()
+        let result = try WireLiveTests.client("emulator_namespaces", port: server.port)
+        await server.stop()
+        #expect(result.status == 0 && result.output.hasSuffix("done\n"), "\(result.output)")
+        #expect(result.output.contains("ok no push of beta's write in alpha"), "\(result.output)")
+    }
+
+    /// A host's first label is just a host name: it creates nothing, even in emulator mode.
+    @Test func aHostLabelCreatesNoNamespace() async throws {
+        let server = try Self.emulator()
+        #expect(try liveRequest(port: server.port, "PUT", "/open/x.json", body: #""h""#, host: "gamma.db.example.com").status == 200)
+        #expect(try server.request("GET", "/open/x.json").body == #""h""#)
+        #expect(try server.request("GET", "/open/x.json?ns=gamma").body == "null")
+        await server.stop()
+    }
+
+    /// Outside emulator mode nothing is created: without a namespaces file every name is the default's.
+    @Test func outsideEmulatorModeANameIsTheDefaults() async throws {
+        let server = try LiveServer(rules: Self.serverRules)
+        #expect(try server.request("PUT", "/open/x.json?ns=alpha", #""a""#).status == 200)
+        #expect(try server.request("GET", "/open/x.json").body == #""a""#)
+        #expect(try server.request("GET", "/open/x.json?ns=beta").body == #""a""#)
         await server.stop()
     }
 

@@ -25,23 +25,30 @@ struct NamespaceOpener: Sendable {
     /// The server's `host:port` once it listens: a namespace opened later starts delivering at once.
     var databaseHost = LateBox<String>()
 
-    /// Where an emulator-mode namespace's rules file goes: `<data directory>/namespaces/<name>.rules.json`
-    /// (the store's own directory when it has one, else `--data-dir`).
+    /// Where an emulator-mode namespace's replaced rules go: `<data directory>/namespaces/<name>.rules.json`
+    /// (the store's own directory when it has one, else `--data-dir`), so a restart keeps them.
     func createdRulesPath(_ name: String) -> String {
         (engine.dataDirectory(of: location) ?? configuration.dataDirectory) + "/namespaces/" + name + ".rules.json"
     }
 
-    /// A new namespace with `rules` (emulator mode): the rules are compiled first, so a bad
-    /// text creates nothing; then written to its rules file and the namespace opened.
-    func create(_ name: String, rules: [UInt8]) throws -> Namespace {
+    /// A new namespace (emulator mode). With `rules` (a first rules replacement, compiled by
+    /// the caller): they are written to its rules file and it opens with them. Without: it
+    /// opens with its rules file when an earlier replacement left one, else with the
+    /// server's rules file (`--rules`), read, never written: its first replacement goes to
+    /// its own file, as the Firebase emulator gives every new namespace the rules it started with.
+    func create(_ name: String, rules: [UInt8]?) throws -> Namespace {
         let path = createdRulesPath(name)
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try Data(rules).write(to: URL(fileURLWithPath: path), options: .atomic)
-        return try open(name, rulesPath: path)
+        if let rules {
+            try Data(rules).write(to: URL(fileURLWithPath: path), options: .atomic)
+        }
+        if FileManager.default.fileExists(atPath: path) { return try open(name, rulesPath: path) }
+        return try open(name, rulesPath: configuration.rulesPath, replacementsPath: path)
     }
 
-    /// Opens namespace `name` with the rules file at `rulesPath` and starts its housekeeping.
-    func open(_ name: String, rulesPath: String) throws(StartupError) -> Namespace {
+    /// Opens namespace `name` with the rules file at `rulesPath` and starts its housekeeping;
+    /// its rules replacements go to `replacementsPath` (default: `rulesPath`).
+    func open(_ name: String, rulesPath: String, replacementsPath: String? = nil) throws(StartupError) -> Namespace {
         var settings = configuration
         settings.rulesPath = rulesPath
         let (policy, rulesText) = try HearthService.loadRules(settings, logger: logger)
@@ -71,7 +78,9 @@ struct NamespaceOpener: Sendable {
                                                       logger: logger)
         context.wire = HearthService.wire(configuration, database: context.database, hub: hub, auth: base.auth, ledger: ledger,
                                           sessions: wireSessions, logger: logger, namespaces: [], longPolls: base.wire?.longPolls)
-        let rules = HearthService.rulesSettings(settings, policy: policy, history: history, listens: listens, store: store, logger: logger)
+        if let replacementsPath { settings.rulesPath = replacementsPath }
+        let rules = HearthService.rulesSettings(settings, policy: policy, history: history, listens: listens, store: store, logger: logger,
+                                                until: replacementsPath == nil ? nil : rulesPath)
         context.rulesSettings = rules
         let namespace = Namespace(name: name, store: store, listens: listens, rulesSettings: rules, ledger: ledger, context: context,
                                   triggers: triggers)

@@ -5,9 +5,10 @@ import Synchronization
 /// through, so one request never touches two namespaces. A request without a name goes to
 /// the default namespace. Without a namespaces file every name is the default's (what
 /// Hearth did before namespaces); with one, a name it does not list is unknown. In emulator
-/// mode (`--accept-emulator-owner`) a namespace is also created by its first rules
-/// replacement (`PUT /.settings/rules.json?ns=<name>`, what `@firebase/rules-unit-testing`
-/// sends first).
+/// mode (`--accept-emulator-owner`) without a namespaces file, the first request of any kind
+/// whose `ns` names a namespace not served yet creates it, as the Firebase emulator does: with the server's
+/// rules file until its rules are replaced, or with the rules a first rules replacement
+/// (`PUT /.settings/rules.json?ns=<name>`) brings. A host's label never creates one.
 final class NamespaceRegistry: Sendable {
     /// Namespaces besides the default, at most: each holds its own store connections.
     static let maxNamespaces = 32
@@ -18,13 +19,14 @@ final class NamespaceRegistry: Sendable {
     let defaultNames: Set<String>
     /// True when a namespaces file lists the names: any other is unknown.
     let strict: Bool
-    /// Opens a namespace with the rules text given (emulator mode); nil when none may be created.
-    private let creator: (@Sendable (_ name: String, _ rules: [UInt8]) throws -> Namespace)?
+    /// Opens a namespace with the rules text given, or (nil) its replaced rules kept from
+    /// before, else the server's rules file (emulator mode); nil when none may be created.
+    private let creator: (@Sendable (_ name: String, _ rules: [UInt8]?) throws -> Namespace)?
     /// Creations one at a time, so a name is opened once.
     private let creating = Mutex(())
 
     init(primary: Namespace, others: [Namespace] = [], defaultNames: Set<String> = [], strict: Bool = false,
-         creator: (@Sendable (_ name: String, _ rules: [UInt8]) throws -> Namespace)? = nil) {
+         creator: (@Sendable (_ name: String, _ rules: [UInt8]?) throws -> Namespace)? = nil) {
         self.primary = primary
         self.others = Mutex(Dictionary(uniqueKeysWithValues: others.map { ($0.name, $0) }))
         self.defaultNames = defaultNames
@@ -37,15 +39,27 @@ final class NamespaceRegistry: Sendable {
         case found(Namespace)
         /// Not served here: the name, for the client's error.
         case unknown(String)
+        /// Named by `ns` in emulator mode and not created: why (an invalid name, too many, the
+        /// store failed to open).
+        case refused(Creation)
     }
 
-    /// The namespace `query`'s `ns` (or `host`'s first label) names.
+    /// The namespace `query`'s `ns` (or `host`'s first label) names; in emulator mode a name
+    /// `ns` gives that is not served yet is created here.
     func resolve(query: String?, host: String?) -> Resolution {
         guard let (name, fromHost) = NamespaceName.named(query: query, host: host) else { return .found(primary) }
         if let found = others.withLock({ $0[name] }) { return .found(found) }
         // A host's label that names no other namespace is just a host name.
-        if fromHost || !strict || defaultNames.contains(name) { return .found(primary) }
-        return .unknown(name)
+        if fromHost || defaultNames.contains(name) { return .found(primary) }
+        // A namespaces file decides which names exist; without one, emulator mode creates.
+        if creator != nil && !strict {
+            do throws(Creation) {
+                return .found(try create(name, rules: nil))
+            } catch {
+                return .refused(error)
+            }
+        }
+        return strict ? .unknown(name) : .found(primary)
     }
 
     /// Each namespace's name, store size and open streams, the default first (`/metrics`).
@@ -67,8 +81,9 @@ final class NamespaceRegistry: Sendable {
         case failed(String)
     }
 
-    /// The namespace `name`, created with `rules` when it is not served yet (emulator mode only).
-    func create(_ name: String, rules: [UInt8]) throws(Creation) -> Namespace {
+    /// The namespace `name`, created with `rules` (nil: its kept replaced rules, else the
+    /// server's rules file) when it is not served yet (emulator mode only).
+    func create(_ name: String, rules: [UInt8]?) throws(Creation) -> Namespace {
         guard let creator else { throw .notAllowed }
         if let problem = NamespaceName.problem(name) { throw .invalidName(problem) }
         return try creating.withLock { _ throws(Creation) -> Namespace in

@@ -4,7 +4,7 @@ answer itself, prints `ok <check>` per passed check and exits 1 on the first fai
 
 Usage: wire_client.py <mode> <port>
 Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, revoke, reload, namespace, chunked, auth, failed_auth, lapse, bad_paths, oracle, limits,
-       refusals, partials, neighbours, burst, cross_node, start_over, lease_cut, pause, silent
+       refusals, partials, neighbours, burst, cross_node, start_over, lease_cut, pause, silent, emulator_namespaces
 Every wait has a timeout (WAIT seconds); the whole run is bounded by the Swift test too.
 """
 import json
@@ -405,6 +405,26 @@ def mode_namespace():
     check(served.handshake["d"]["t"] == "h", "the configured namespace gets the handshake", served.handshake)
     check(served.call("s", {})["s"] == "ok", "and is served")
     served.close()
+
+
+def mode_emulator_namespaces():
+    """Run in emulator mode without a namespaces file, rules letting anyone write /open: two
+    clients on ns=alpha and ns=beta, without any rules replacement, each its own database."""
+    alpha, beta = Client(namespace="alpha"), Client(namespace="beta")
+    check(alpha.handshake["d"]["t"] == "h" and beta.handshake["d"]["t"] == "h", "both namespaces get the handshake")
+    for client in (alpha, beta):
+        check(client.call("q", {"p": "/open", "h": ""})["s"] == "ok", "listen on /open")
+        client.push("d", lambda b: b["p"].strip("/") == "open" and b["d"] is None, "the empty start")
+    check(beta.call("p", {"p": "/open/x", "d": "b"})["s"] == "ok", "beta writes")
+    beta.push("d", lambda b: b["d"] == "b", "beta's own write")
+    check(alpha.call("p", {"p": "/open/x", "d": "a"})["s"] == "ok", "alpha writes")
+    alpha.push("d", lambda b: b["d"] == "a", "alpha's own write")
+    check(all(b["d"] != "b" for b in alpha.pushes("d")), "no push of beta's write in alpha", alpha.log)
+    check(alpha.call("g", {"p": "/open/x", "q": {}})["d"] == "a", "alpha reads its own value")
+    check(beta.call("g", {"p": "/open/x", "q": {}})["d"] == "b", "beta reads its own value")
+    check(all(b["d"] != "a" for b in beta.pushes("d")), "no push of alpha's write in beta", beta.log)
+    alpha.close()
+    beta.close()
 
 
 def mode_chunked():
