@@ -79,7 +79,15 @@ extension HearthService {
         }
         var creator: (@Sendable (String, [UInt8]?) throws -> Namespace)? = nil
         if configuration.auth.acceptEmulatorOwner {
-            creator = { @Sendable name, rules in try opener.create(name, rules: rules) }
+            creator = { @Sendable name, rules in
+                do {
+                    return try opener.create(name, rules: rules)
+                } catch {
+                    // The cause stays in the log; the client gets a 503 without it.
+                    opener.logger.error("namespace \(name) could not be opened: \(error)")
+                    throw error
+                }
+            }
         }
         var defaultNames = Set(configuration.namespaces)
         if let name = file?.defaultName { defaultNames.insert(name) }

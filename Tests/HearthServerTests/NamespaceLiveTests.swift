@@ -211,6 +211,23 @@ import Testing
         #expect(result.output.contains("ok no push of beta's write in alpha"), "\(result.output)")
     }
 
+    /// A store that cannot be opened (its directory's place taken by a file): 503 with
+    /// `{"error"}`, nothing written anywhere, and the name may be tried again. SQLite only.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["HEARTH_TEST_STORE"] != "postgres"))
+    func aNamespaceThatCannotOpenIsUnavailable() async throws {
+        let server = try Self.emulator()
+        let blocker = server.directory.path + "/data/namespaces/broken"
+        try FileManager.default.createDirectory(atPath: server.directory.path + "/data/namespaces", withIntermediateDirectories: true)
+        try writeFile(blocker, "not a directory")
+        let answer = try server.request("PUT", "/open/x.json?ns=broken", "1")
+        #expect(answer.status == 503, "\(answer)")
+        #expect(try JSONParser.parse(Array(answer.body.utf8)).objectValue?["error"]?.stringValue != nil, "\(answer.body)")
+        #expect(try server.request("GET", "/open/x.json").body == "null")
+        try FileManager.default.removeItem(atPath: blocker)
+        #expect(try server.request("PUT", "/open/x.json?ns=broken", "1").status == 200)
+        await server.stop()
+    }
+
     /// A host's first label is just a host name: it creates nothing, even in emulator mode.
     @Test func aHostLabelCreatesNoNamespace() async throws {
         let server = try Self.emulator()

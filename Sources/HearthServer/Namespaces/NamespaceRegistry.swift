@@ -122,7 +122,8 @@ extension NamespaceRegistry.Creation {
         case .notAllowed: APIError(404, "Namespaces are created only in emulator mode")
         case .invalidName(let reason): .badRequest(reason)
         case .tooMany: APIError(403, "At most \(NamespaceRegistry.maxNamespaces) namespaces besides the default")
-        case .failed(let reason): APIError(503, "The namespace could not be opened: \(reason)")
+        // The cause (paths, the store's message) is in the server's log, not the answer.
+        case .failed: APIError(503, "The namespace could not be opened", headers: APIError.storeRetryAfter)
         }
     }
 }
