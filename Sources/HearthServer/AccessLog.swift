@@ -29,7 +29,7 @@ public struct LogField: Sendable, Equatable {
 /// and turning the access log off gave 6-14 % more creates per second (issue 30).
 public typealias AccessLogSink = @Sendable (AccessLogLine) -> Void
 
-/// The access log (issue 7): one line per request with method, path without the query
+/// The access log: one line per request with method, path without the query
 /// (a query may carry `auth=<token>`), status, bytes, duration, request id and the client
 /// as seen through trusted proxies, and the namespace (`ns`) a request named. Never a
 /// header, a body or a token.

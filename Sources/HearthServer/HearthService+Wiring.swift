@@ -89,9 +89,9 @@ extension HearthService {
                 }
             }
         }
-        var defaultNames = Set(configuration.namespaces)
-        if let name = file?.defaultName { defaultNames.insert(name) }
-        return NamespaceRegistry(primary: primary, others: opened, defaultNames: defaultNames, strict: file != nil, creator: creator)
+        return NamespaceRegistry(primary: primary, others: opened,
+                                 defaultNames: NamespaceRegistry.defaultNames(configuration, fileDefault: file?.defaultName),
+                                 strict: file != nil, creator: creator)
     }
 
     static func bind(_ configuration: HearthConfiguration) throws(StartupError) -> BoundSocket {
@@ -232,7 +232,8 @@ extension HearthService {
     }
 
     /// The wire protocol over one namespace's core; `namespaces`: the names it may be
-    /// reached by (empty: any), the default namespace's `HEARTH_NAMESPACES` unless given.
+    /// reached by (empty: any); unless given, the default namespace's names when
+    /// `HEARTH_NAMESPACES` lists some (`NamespaceRegistry.defaultNames`), else any.
     static func wire(_ configuration: HearthConfiguration, database: Database, hub: StreamHub, auth: AuthContext,
                      ledger: OnDisconnectLedger, sessions: WireSessionRegistry, logger: Logger,
                      namespaces: Set<String>? = nil, longPolls: LongPollRegistry? = nil,
@@ -240,7 +241,8 @@ extension HearthService {
         WireContext(database: database, hub: hub, authenticator: auth.authenticator, work: auth.work,
                     clock: WallClock.milliseconds, logger: logger,
                     limits: configuration.wire.fitted(toStreamsPerAddress: configuration.streams.maxStreamsPerAddress),
-                    namespaces: namespaces ?? Set(configuration.namespaces), onDisconnect: ledger, sessions: sessions,
+                    namespaces: namespaces ?? (configuration.namespaces.isEmpty ? []
+                        : NamespaceRegistry.defaultNames(configuration, fileDefault: nil)), onDisconnect: ledger, sessions: sessions,
                     longPolls: longPolls, unsent: unsent)
     }
 

@@ -77,7 +77,7 @@ struct Router: HTTPHandler {
         }
     }
 
-    /// The context of the namespace `request` names (issue 28); in emulator mode its first
+    /// The context of the namespace `request` names; in emulator mode its first
     /// naming creates it. The refusal: a name no namespace has (404), or one that could not
     /// be created (400, 403, 503) — on REST the answer, on `/.ws` and `/.lp` the shutdown's reason.
     private func namespaceContext(of request: HTTPRequest) -> Result<RESTContext, APIError> {
@@ -186,8 +186,8 @@ struct Router: HTTPHandler {
         }
     }
 
-    /// `PUT /.settings/rules.json?ns=<name>` for a namespace not served yet, in emulator mode
-    /// (issue 28): an admin's (`Bearer owner`) valid rules create it (bad rules: 400, and
+    /// `PUT /.settings/rules.json?ns=<name>` for a namespace not served yet, in emulator mode:
+    /// an admin's (`Bearer owner`) valid rules create it (bad rules: 400, and
     /// nothing is created); then its rules are replaced as for any namespace.
     private func createNamespace(_ name: String, _ request: HTTPRequest, registry: NamespaceRegistry, responder: HTTPResponder) {
         let parameters = Self.parameters(of: request)

@@ -1,21 +1,22 @@
 import HearthJSON
 import Synchronization
 
-/// The server's namespaces by name (issue 28): the seam the adapters pick a database core
-/// through, so one request never touches two namespaces. A request without a name goes to
-/// the default namespace. Without a namespaces file every name is the default's (what
-/// Hearth did before namespaces); with one, a name it does not list is unknown. In emulator
-/// mode (`--accept-emulator-owner`) without a namespaces file, the first request of any kind
-/// whose `ns` names a namespace not served yet creates it, as the Firebase emulator does: with the server's
-/// rules file until its rules are replaced, or with the rules a first rules replacement
-/// (`PUT /.settings/rules.json?ns=<name>`) brings. A host's label never creates one.
+/// The server's namespaces by name: the seam the adapters pick a database core through, so
+/// one request never touches two namespaces. A request without a name, or naming one of
+/// `defaultNames`, goes to the default namespace. Without a namespaces file every name is
+/// the default's (what Hearth did before namespaces); with one, a name it does not list is
+/// unknown. In emulator mode (`--accept-emulator-owner`) without a namespaces file, the first
+/// request of any kind whose `ns` names a namespace not served yet creates it, as the
+/// Firebase emulator does: with the server's rules file until its rules are replaced, or
+/// with the rules a first rules replacement (`PUT /.settings/rules.json?ns=<name>`) brings.
+/// A host's label never creates one, nor does a default name.
 final class NamespaceRegistry: Sendable {
     /// Namespaces besides the default, at most: each holds its own store connections.
     static let maxNamespaces = 32
 
     let primary: Namespace
     private let others: Mutex<[String: Namespace]>
-    /// Names the default namespace answers to (the file's `default`, `HEARTH_NAMESPACES`).
+    /// Names the default namespace answers to (`defaultNames(_:fileDefault:)`).
     let defaultNames: Set<String>
     /// True when a namespaces file lists the names: any other is unknown.
     let strict: Bool
@@ -32,6 +33,22 @@ final class NamespaceRegistry: Sendable {
         self.defaultNames = defaultNames
         self.strict = strict
         self.creator = creator
+    }
+
+    /// The names the default namespace answers to: those of `HEARTH_NAMESPACES`, the
+    /// namespaces file's `default`, and in emulator mode the project id (`--project-id`) and
+    /// `<project id>-default-rtdb`, the database the Firebase emulator's functions and the
+    /// Admin SDKs name when pointed at the project's default database
+    /// (`FIREBASE_DATABASE_EMULATOR_HOST`), so those requests reach the default namespace
+    /// instead of creating one.
+    static func defaultNames(_ configuration: HearthConfiguration, fileDefault: String?) -> Set<String> {
+        var names = Set(configuration.namespaces)
+        if let fileDefault { names.insert(fileDefault) }
+        if configuration.auth.acceptEmulatorOwner {
+            let project = configuration.auth.projectID
+            names.formUnion([project, project + "-default-rtdb"])
+        }
+        return names
     }
 
     /// What a request names.
