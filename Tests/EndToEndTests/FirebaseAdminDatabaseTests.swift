@@ -121,7 +121,9 @@ import Testing
         let python = try pythonInterpreter()
         let server = try HearthProcess(
             arguments: ["serve", "--port", "0", "--data-dir", dir.path,
-                        "--rules", try HearthProcess.writeRules(rules, in: dir.path), "--accept-emulator-owner"],
+                        "--rules", try HearthProcess.writeRules(rules, in: dir.path), "--accept-emulator-owner",
+                        // The driver's databaseURL names demo-proj's default database.
+                        "--project-id", "demo-proj"],
             dataDirectory: dir.path)
         try server.waitUntilListening()
 

@@ -22,7 +22,9 @@ import Testing
         let python = try pythonInterpreter()
         let server = try HearthProcess(
             arguments: ["serve", "--port", "0", "--data-dir", dir.path,
-                        "--rules", try HearthProcess.writeRules(rules, in: dir.path), "--accept-emulator-owner"],
+                        "--rules", try HearthProcess.writeRules(rules, in: dir.path), "--accept-emulator-owner",
+                        // The driver's databaseURL names demo-proj's default database.
+                        "--project-id", "demo-proj"],
             dataDirectory: dir.path, environment: Self.fastKeepAlive)
         try server.waitUntilListening()
 
@@ -36,10 +38,8 @@ import Testing
         ]
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.map { json($0) } == expected.map { json($0) }, "driver output:\n\(result.stdout)\n\(result.stderr)")
-        // The SDK names its database (`?ns=demo-proj-default-rtdb`): in emulator mode a
-        // namespace of its own, as the emulator keeps it.
-        #expect(try curl("GET", server.baseURL + "/users/alice/favorites.json?ns=demo-proj-default-rtdb",
-                         headers: ["Authorization: Bearer owner"]).body == #"{"f3":{"name":"Lima","stars":3}}"#)
+        #expect(try curl("GET", server.baseURL + "/users/alice/favorites.json", headers: ["Authorization: Bearer owner"]).body
+            == #"{"f3":{"name":"Lima","stars":3}}"#)
 
         server.signal(SIGTERM)
         #expect(try server.waitForExit() == 0)

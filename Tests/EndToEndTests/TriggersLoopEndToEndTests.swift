@@ -31,7 +31,8 @@ import Glibc
         var environment = ["HEARTH_TRIGGERS": triggers]
         if let url = try TestStore.postgresURL(for: directory.path) { environment["HEARTH_STORE"] = url }
         let server = try HearthProcess(arguments: ["serve", "--port", "0", "--data-dir", directory.path, "--rules", rulesPath,
-                                                   "--accept-emulator-owner"], dataDirectory: directory.path, environment: environment)
+                                                   "--accept-emulator-owner", "--project-id", "demo-proj"],  // the function's databaseURL names demo-proj's default database
+                                       dataDirectory: directory.path, environment: environment)
         try server.waitUntilListening()
 
         let function = ChildProcess()
