@@ -2,8 +2,8 @@ import Foundation
 import HearthTesting
 import Testing
 
-/// Issue 28: Hearth as the Realtime Database emulator for `@firebase/rules-unit-testing`
-/// (spec firebase-protocol.md §4.7), against the built binary with `--accept-emulator-owner`:
+/// Hearth as the Realtime Database emulator for `@firebase/rules-unit-testing`
+/// against the built binary with `--accept-emulator-owner`:
 /// two test environments side by side, each its own namespace, driven over the wire
 /// protocol and REST as the library drives them (`Python/rules_unit_testing.py`).
 @Suite struct EmulatorEndToEndTests {

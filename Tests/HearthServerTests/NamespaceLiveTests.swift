@@ -1,10 +1,11 @@
 import Foundation
+import Synchronization
 import HearthJSON
 @testable import HearthServer
 import HearthTesting
 import Testing
 
-/// Issue 28: several databases in one server. Two namespaces side by side (the default and
+/// Several databases in one server. Two namespaces side by side (the default and
 /// the others of a namespaces file, or created on first use in emulator mode)
 /// keep their data, rules, streams and event ids apart; unknown names get 404. On
 /// PostgreSQL too (scripts/test.sh runs HearthServerTests again with HEARTH_TEST_STORE).
@@ -225,6 +226,106 @@ import Testing
         #expect(try server.request("GET", "/open/x.json").body == "null")
         try FileManager.default.removeItem(atPath: blocker)
         #expect(try server.request("PUT", "/open/x.json?ns=broken", "1").status == 200)
+        await server.stop()
+    }
+
+    /// The number of databases `/metrics` counts besides the default (`hearth_namespaces`).
+    static func namespaceCount(_ server: LiveServer) throws -> Double? {
+        try server.request("GET", "/metrics").body.split(separator: "\n")
+            .first { $0.hasPrefix("hearth_namespaces ") }.flatMap { Double($0.split(separator: " ")[1]) }
+    }
+
+    /// The default namespace's names never create one: `HEARTH_NAMESPACES`'s, the project id
+    /// and `<project id>-default-rtdb` (what firebase-admin and functions name in emulator
+    /// mode), over REST, a rules replacement and `/.ws`; a name merely like them does create.
+    @Test func theDefaultsNamesNeverCreateANamespace() async throws {
+        let server = try LiveServer(rules: Self.serverRules) { configuration in
+            configuration.auth.acceptEmulatorOwner = true
+            configuration.auth.projectID = "demo-proj"
+            configuration.namespaces = ["demo"]
+        }
+        for name in ["demo", "demo-proj", "demo-proj-default-rtdb"] {
+            #expect(try server.request("PUT", "/open/rest-\(name).json?ns=\(name)", #""\#(name)""#).status == 200)
+        }
+        let replaced = #"{"rules": {".read": true, ".write": false, "open": {".write": true}, "more": {".write": true}}}"#
+        #expect(try server.request("PUT", "/.settings/rules.json?ns=demo-proj-default-rtdb", replaced, headers: Self.owner).status == 200)
+        #expect(try server.request("GET", "/.settings/rules.json", headers: Self.owner).body == replaced)
+        let wire = try WireLiveTests.client("emulator_default_names", port: server.port)
+        #expect(wire.status == 0 && wire.output.hasSuffix("done\n"), "\(wire.output)")
+        #expect(try Self.namespaceCount(server) == 0)
+        let tree = try JSONParser.parse(Array(try server.request("GET", "/open.json").body.utf8))
+        #expect(tree.objectValue?.keys.map(\.string).sorted() == ["demo", "demo-proj", "demo-proj-default-rtdb",
+                                                    "rest-demo", "rest-demo-proj", "rest-demo-proj-default-rtdb"], "\(tree)")
+        // Another project's database name is a namespace of its own.
+        #expect(try server.request("PUT", "/open/x.json?ns=hearth-default-rtdb", "1").status == 200)
+        #expect(try server.request("GET", "/open/x.json").body == "null")
+        #expect(try Self.namespaceCount(server) == 1)
+        await server.stop()
+    }
+
+    /// With the default project id (`hearth`), `hearth` and `hearth-default-rtdb` are the
+    /// default's (the functions example's `databaseURL` names `?ns=hearth`).
+    @Test func theDefaultProjectIDsNamesAreTheDefaults() async throws {
+        let server = try Self.emulator()
+        #expect(try server.request("PUT", "/open/x.json?ns=hearth", #""p""#).status == 200)
+        #expect(try server.request("GET", "/open/x.json?ns=hearth-default-rtdb").body == #""p""#)
+        #expect(try server.request("GET", "/open/x.json").body == #""p""#)
+        #expect(try Self.namespaceCount(server) == 0)
+        await server.stop()
+    }
+
+    /// A namespace made by a read runs the server's rules file: a user writes only where it
+    /// lets them (the owner, an admin, anywhere).
+    @Test func aNamespaceMadeByAReadIsWritableOnlyAsItsRulesAllow() async throws {
+        let server = try Self.emulator()
+        #expect(try server.request("GET", "/closed.json?ns=read-made").body == "null")
+        #expect(try Self.namespaceCount(server) == 1)
+        let (_, token) = try server.anonymousUser()
+        for credential in [[], [("Authorization", "Bearer " + token)]] {
+            let refused = try server.request("PUT", "/closed.json?ns=read-made", "1", headers: credential)
+            #expect(refused.status == 401 && refused.body.contains("Permission denied"), "\(refused)")
+        }
+        #expect(try server.request("PUT", "/open/x.json?ns=read-made", "1").status == 200)
+        #expect(try server.request("PUT", "/closed.json?ns=read-made", "2", headers: Self.owner).status == 200)
+        #expect(try server.request("GET", "/closed.json?ns=read-made").body == "2")
+        #expect(try server.request("GET", "/closed.json").body == "null")
+        await server.stop()
+    }
+
+    /// Many first requests for one name at once open it once: every write lands in the same
+    /// database, which `/metrics` counts once.
+    @Test func concurrentFirstRequestsOpenANamespaceOnce() async throws {
+        let server = try Self.emulator()
+        let writers = 16
+        let statuses = Mutex([Int](repeating: 0, count: writers))
+        DispatchQueue.concurrentPerform(iterations: writers) { index in
+            let status = (try? server.request("PUT", "/open/w\(index).json?ns=raced", "\(index)").status) ?? -1
+            statuses.withLock { $0[index] = status }
+        }
+        #expect(statuses.withLock { $0 } == [Int](repeating: 200, count: writers))
+        let tree = try JSONParser.parse(Array(try server.request("GET", "/open.json?ns=raced").body.utf8))
+        #expect(tree.objectValue?.count == writers, "\(tree)")
+        #expect(try Self.namespaceCount(server) == 1)
+        await server.stop()
+    }
+
+    /// A client naming many more names than the cap: past `NamespaceRegistry.maxNamespaces`
+    /// each is refused (403) without opening anything (no store directory is made), and
+    /// the default and the namespaces already there keep answering. SQLite only.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["HEARTH_TEST_STORE"] != "postgres"))
+    func aClientNamingThousandsOfNamesIsStoppedAtTheCap() async throws {
+        let server = try Self.emulator()
+        let names = 10_000
+        var refused = 0
+        for index in 0..<names where try server.request("GET", "/x.json?ns=flood-\(index)").status == 403 { refused += 1 }
+        #expect(refused == names - NamespaceRegistry.maxNamespaces)
+        let made = try FileManager.default.contentsOfDirectory(atPath: server.directory.path + "/data/namespaces")
+        #expect(made.filter { $0.hasPrefix("flood-") }.count == NamespaceRegistry.maxNamespaces, "\(made.count)")
+        #expect(try Self.namespaceCount(server) == Double(NamespaceRegistry.maxNamespaces))
+        #expect(try server.request("PUT", "/open/x.json", "0").status == 200)
+        #expect(try server.request("PUT", "/open/x.json?ns=flood-0", "1").status == 200)
+        #expect(try server.request("GET", "/open/x.json?ns=flood-0").body == "1")
+        #expect(try server.request("GET", "/open/x.json").body == "0")
         await server.stop()
     }
 

@@ -4,7 +4,8 @@ answer itself, prints `ok <check>` per passed check and exits 1 on the first fai
 
 Usage: wire_client.py <mode> <port>
 Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, revoke, reload, namespace, chunked, auth, failed_auth, lapse, bad_paths, oracle, limits,
-       refusals, partials, neighbours, burst, cross_node, start_over, lease_cut, pause, silent, emulator_namespaces
+       refusals, partials, neighbours, burst, cross_node, start_over, lease_cut, pause, silent, emulator_namespaces,
+       emulator_default_names
 Every wait has a timeout (WAIT seconds); the whole run is bounded by the Swift test too.
 """
 import json
@@ -425,6 +426,17 @@ def mode_emulator_namespaces():
     check(all(b["d"] != "a" for b in beta.pushes("d")), "no push of alpha's write in beta", beta.log)
     alpha.close()
     beta.close()
+
+
+def mode_emulator_default_names():
+    """Run in emulator mode with project id demo-proj and HEARTH_NAMESPACES=demo, rules letting
+    anyone write /open: the default namespace's names reach it over /.ws too, each client
+    writing /open/<its name>."""
+    for name in ("demo", "demo-proj", "demo-proj-default-rtdb"):
+        client = Client(namespace=name)
+        check(client.handshake["d"]["t"] == "h", f"{name} gets the handshake", client.handshake)
+        check(client.call("p", {"p": f"/open/{name}", "d": name})["s"] == "ok", f"{name} writes")
+        client.close()
 
 
 def mode_chunked():
