@@ -158,10 +158,13 @@ extension HTTPConnection {
     func begin(_ answer: HTTPResponder.Answer, in exchange: HTTPExchange) {
         switch answer {
         case .response(let response):
+            exchange.current?.tag = response.accessTag
             queue(response, in: exchange)
         case .stream(let head, let options, let opened):
+            exchange.current?.tag = head.accessTag
             beginStream(head, options: options, opened: opened, after: exchange)
         case .webSocket(let head, let limits, let handler):
+            exchange.current?.tag = head.accessTag
             beginWebSocket(head, limits: limits, handler: handler, after: exchange)
         }
     }

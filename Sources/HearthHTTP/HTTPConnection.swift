@@ -335,7 +335,8 @@ final class HTTPConnection: @unchecked Sendable {
         accessLog(HTTPAccessRecord(
             method: request.method, path: request.path, status: status, bytes: bytes,
             durationNanoseconds: context.clock() &- request.start, requestID: request.requestID,
-            client: request.client, peer: remoteAddress, isStream: isStream, requestBytes: request.bodyBytes + received))
+            client: request.client, peer: remoteAddress, isStream: isStream, requestBytes: request.bodyBytes + received,
+            tag: request.tag))
     }
 
     // MARK: Closing
@@ -444,6 +445,8 @@ final class HTTPConnection: @unchecked Sendable {
 final class CurrentRequest {
     let method: String, path: String, requestID: String, client: String
     let start: Nanoseconds, bodyBytes: Int
+    /// The answer's `accessTag`, set when the answer is queued.
+    var tag: String?
     init(method: String, path: String, requestID: String, client: String, start: Nanoseconds, bodyBytes: Int) {
         (self.method, self.path, self.requestID, self.client, self.start, self.bodyBytes) =
             (method, path, requestID, client, start, bodyBytes)

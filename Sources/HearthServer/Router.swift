@@ -29,14 +29,14 @@ struct Router: HTTPHandler {
         case WireEndpoint.path:
             switch namespaceContext(of: request) {
             case .success(let scoped):
-                return WireEndpoint.handle(request, context: scoped, responder: responder)
+                return WireEndpoint.handle(request, context: scoped, responder: responder.tagged(scoped.namespaceLabel))
             case .failure(let unknown):
                 return WireEndpoint.handle(request, context: context, responder: responder, refusal: unknown.message)
             }
         case LongPollEndpoint.path:
             switch namespaceContext(of: request) {
             case .success(let scoped):
-                return LongPollEndpoint.handle(request, context: scoped, responder: responder)
+                return LongPollEndpoint.handle(request, context: scoped, responder: responder.tagged(scoped.namespaceLabel))
             case .failure(let unknown):
                 return LongPollEndpoint.handle(request, context: context, responder: responder, refusal: unknown.message)
             }
@@ -71,7 +71,7 @@ struct Router: HTTPHandler {
         }
         switch namespaceContext(of: request) {
         case .success(let scoped):
-            return Router(context: scoped).handleInNamespace(request, isRules: isRules, responder: responder)
+            return Router(context: scoped).handleInNamespace(request, isRules: isRules, responder: responder.tagged(scoped.namespaceLabel))
         case .failure(let unknown):
             return responder.respond(APIError(404, unknown.message).response)
         }

@@ -25,6 +25,12 @@ import Testing
         #expect(keys == ["bytes", "client", "log", "method", "ms", "path", "peer", "request_id", "status", "stream"])
         #expect(keys == keys.sorted())
         #expect(proxied.fields.first { $0.key == "peer" }?.value == "127.0.0.1")
+
+        var tagged = Self.record(peer: "203.0.113.9")
+        tagged.tag = "env-a"
+        let named = AccessLog.line(tagged)
+        #expect(named.fields.map(\.key) == ["bytes", "client", "log", "method", "ms", "ns", "path", "request_id", "status"])
+        #expect(named.fields.first { $0.key == "ns" }?.value == "env-a")
     }
 
     @Test func aSinkGetsTheLineInsteadOfTheLoggerAndTheLoggerGetsTheSameFields() {
