@@ -44,7 +44,7 @@ struct Router: HTTPHandler {
             break
         }
         if let console = context.console, ConsoleRoute.matches(request.path) {
-            return ConsoleRoute(accounts: console, context: context).handle(request, responder: responder)
+            return ConsoleRoute(accounts: console, context: context, namespaces: namespaces).handle(request, responder: responder)
         }
         if request.method == "OPTIONS" {
             return responder.respond(Self.preflight(request, emulatorMode: context.auth.authenticator.acceptEmulatorOwner))
