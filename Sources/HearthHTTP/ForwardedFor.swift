@@ -62,12 +62,11 @@ public struct HTTPAccessRecord: Sendable {
     /// over it (so a session that took in large messages, or was refused holding a large
     /// incomplete one, lets the server give that memory back: `MemoryTrimmer`).
     public var requestBytes: Int = 0
-    /// The request's query, for the logger to pick single parameters from (the server's `ns`):
-    /// never to be logged whole, since it may carry `auth=<token>`.
-    public var query: String? = nil
+    /// The answer's `HTTPResponse.accessTag` (what the handler says the exchange reached).
+    public var tag: String? = nil
 
     public init(method: String, path: String, status: Int, bytes: Int, durationNanoseconds: UInt64, requestID: String,
-                client: String, peer: String, isStream: Bool, requestBytes: Int = 0, query: String? = nil) {
+                client: String, peer: String, isStream: Bool, requestBytes: Int = 0, tag: String? = nil) {
         self.method = method
         self.path = path
         self.status = status
@@ -78,6 +77,6 @@ public struct HTTPAccessRecord: Sendable {
         self.peer = peer
         self.isStream = isStream
         self.requestBytes = requestBytes
-        self.query = query
+        self.tag = tag
     }
 }

@@ -118,8 +118,7 @@ extension HTTPConnection {
         request.requestID = forwardedID
             ?? context.requestIDPrefix + "-" + String(context.counters.requestIDs.add(1, ordering: .relaxed).newValue, radix: 36)
         let current = CurrentRequest(method: request.method, path: request.path, requestID: request.requestID,
-                                     client: request.remoteAddress, start: context.clock(), bodyBytes: request.body.count,
-                                     query: request.query)
+                                     client: request.remoteAddress, start: context.clock(), bodyBytes: request.body.count)
         let number = exchange.dispatched(current, isHead: request.method == "HEAD", keepAlive: keepAlive,
                                          minorVersion: request.minorVersion)
         lifecycle.requestDispatched()
@@ -159,10 +158,13 @@ extension HTTPConnection {
     func begin(_ answer: HTTPResponder.Answer, in exchange: HTTPExchange) {
         switch answer {
         case .response(let response):
+            exchange.current?.tag = response.accessTag
             queue(response, in: exchange)
         case .stream(let head, let options, let opened):
+            exchange.current?.tag = head.accessTag
             beginStream(head, options: options, opened: opened, after: exchange)
         case .webSocket(let head, let limits, let handler):
+            exchange.current?.tag = head.accessTag
             beginWebSocket(head, limits: limits, handler: handler, after: exchange)
         }
     }

@@ -336,7 +336,7 @@ final class HTTPConnection: @unchecked Sendable {
             method: request.method, path: request.path, status: status, bytes: bytes,
             durationNanoseconds: context.clock() &- request.start, requestID: request.requestID,
             client: request.client, peer: remoteAddress, isStream: isStream, requestBytes: request.bodyBytes + received,
-            query: request.query))
+            tag: request.tag))
     }
 
     // MARK: Closing
@@ -445,10 +445,10 @@ final class HTTPConnection: @unchecked Sendable {
 final class CurrentRequest {
     let method: String, path: String, requestID: String, client: String
     let start: Nanoseconds, bodyBytes: Int
-    /// For the access log to pick parameters from; never logged whole.
-    let query: String?
-    init(method: String, path: String, requestID: String, client: String, start: Nanoseconds, bodyBytes: Int, query: String? = nil) {
-        (self.method, self.path, self.requestID, self.client, self.start, self.bodyBytes, self.query) =
-            (method, path, requestID, client, start, bodyBytes, query)
+    /// The answer's `accessTag`, set when the answer is queued.
+    var tag: String?
+    init(method: String, path: String, requestID: String, client: String, start: Nanoseconds, bodyBytes: Int) {
+        (self.method, self.path, self.requestID, self.client, self.start, self.bodyBytes) =
+            (method, path, requestID, client, start, bodyBytes)
     }
 }

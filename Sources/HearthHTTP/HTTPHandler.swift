@@ -25,6 +25,8 @@ public struct HTTPResponder: Sendable {
     /// it to this queue, where its calls arrive anyway: its work then runs where the
     /// connection's I/O does and crosses no thread on its way out. Never block on it.
     public let connectionQueue: DispatchQueue?
+    /// Put on every answer's `accessTag` (`tagged`), unless the answer has its own.
+    private var accessTag: String? = nil
 
     /// For handlers tested without a server: `respond` calls `deliver`; `openStream` calls
     /// its `opened` with nil (there is no connection to stream on).
@@ -49,7 +51,7 @@ public struct HTTPResponder: Sendable {
     /// that every answer of a part of the server must carry, whoever writes the answer.
     public func transformingHeads(_ transform: @escaping @Sendable (inout HTTPResponse) -> Void) -> HTTPResponder {
         let deliver = self.deliver
-        return HTTPResponder(connectionQueue: connectionQueue) { answer in
+        var transformed = HTTPResponder(connectionQueue: connectionQueue) { answer in
             switch answer {
             case .response(var response):
                 transform(&response)
@@ -62,9 +64,22 @@ public struct HTTPResponder: Sendable {
                 deliver(.webSocket(head: head, limits: limits, handler: handler))
             }
         }
+        transformed.accessTag = accessTag
+        return transformed
+    }
+
+    /// This responder with `tag` as the `accessTag` of its answer (for the access log and
+    /// metrics). A copy of a struct: nothing is allocated per request.
+    public func tagged(_ tag: String) -> HTTPResponder {
+        var tagged = self
+        tagged.accessTag = tag
+        return tagged
     }
 
     public func respond(_ response: HTTPResponse) {
+        guard let accessTag, response.accessTag == nil else { return deliver(.response(response)) }
+        var response = response
+        response.accessTag = accessTag
         deliver(.response(response))
     }
 
@@ -79,6 +94,8 @@ public struct HTTPResponder: Sendable {
         _ head: HTTPResponse, options: HTTPStreamOptions,
         opened: @escaping @Sendable (HTTPEventStream?) -> Void
     ) {
+        var head = head
+        if head.accessTag == nil { head.accessTag = accessTag }
         deliver(.stream(head: head, options: options, opened: opened))
     }
 
@@ -87,6 +104,8 @@ public struct HTTPResponder: Sendable {
     /// client pipelined behind this one are not read as HTTP; what follows the handshake is
     /// frames. The connection keeps its place under `maxConnections`.
     public func upgrade(_ head: HTTPResponse, limits: WebSocketLimits, handler: any WebSocketHandler) {
+        var head = head
+        if head.accessTag == nil { head.accessTag = accessTag }
         deliver(.webSocket(head: head, limits: limits, handler: handler))
     }
 }

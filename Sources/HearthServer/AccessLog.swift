@@ -29,9 +29,10 @@ public struct LogField: Sendable, Equatable {
 /// and turning the access log off gave 6-14 % more creates per second (issue 30).
 public typealias AccessLogSink = @Sendable (AccessLogLine) -> Void
 
-/// The access log: one line per request with method, path without the query
-/// (a query may carry `auth=<token>`), status, bytes, duration, request id and the client
-/// as seen through trusted proxies, and the namespace (`ns`) a request named. Never a
+/// The access log: one line per request with method, path without the query (a query may
+/// carry `auth=<token>`), status, bytes, duration, request id, the client as seen through
+/// trusted proxies, and `ns`: the database a request reached (`(default)` or a
+/// namespace's name; the router's tag, so never a name the client made up). Never a
 /// header, a body or a token.
 struct AccessLog: Sendable {
     let logger: Logger
@@ -66,21 +67,12 @@ struct AccessLog: Sendable {
         fields.append(LogField(key: "log", value: "access"))
         fields.append(LogField(key: "method", value: entry.method))
         fields.append(LogField(key: "ms", value: duration))
-        if let namespace = namespace(of: entry.query) { fields.append(LogField(key: "ns", value: namespace)) }
+        if let namespace = entry.tag { fields.append(LogField(key: "ns", value: namespace)) }
         fields.append(LogField(key: "path", value: entry.path))
         if entry.peer != entry.client { fields.append(LogField(key: "peer", value: entry.peer)) }
         fields.append(LogField(key: "request_id", value: entry.requestID))
         fields.append(LogField(key: "status", value: String(entry.status)))
         if entry.isStream { fields.append(LogField(key: "stream", value: "true")) }
         return AccessLogLine(message: "\(entry.method) \(entry.path) \(entry.status)", fields: fields)
-    }
-
-    /// The namespace the query's `ns` names, when it is a valid name (so nothing a client
-    /// makes up reaches the log); nil without one. Only this parameter is read: the query
-    /// may carry `auth=<token>`.
-    static func namespace(of query: String?) -> String? {
-        guard let query, query.utf8.contains(UInt8(ascii: "n")),
-              let (name, _) = NamespaceName.named(query: query, host: nil), NamespaceName.isValid(name) else { return nil }
-        return name
     }
 }

@@ -124,7 +124,7 @@ extension HearthService {
     }
 
     static func hooks(listens: ListenAccess, signals: SharedEngineSignals, triggers: LateBox<TriggerDelivery>,
-                              metrics: ServerMetrics, logger: Logger) -> EngineHooks {
+                              metrics: DatabaseMetrics, logger: Logger) -> EngineHooks {
         EngineHooks(
             watch: listens.watchedLocations(below:),
             observeCommit: metrics.recordCommit(writes:nanoseconds:),
@@ -259,15 +259,11 @@ extension HearthService {
     }
 
     /// The body of `GET /metrics`.
-    static func metricsText(metrics: ServerMetrics, httpBox: LateBox<HTTPServer>, hub: StreamHub, readCache: ReadCache,
-                                    store: any StorageEngine, trimmer: MemoryTrimmer, triggers: TriggerDelivery?,
-                                    namespaces: LateBox<NamespaceRegistry>) -> @Sendable () -> [UInt8] {
+    static func metricsText(metrics: ServerMetrics, httpBox: LateBox<HTTPServer>, trimmer: MemoryTrimmer,
+                            namespaces: LateBox<NamespaceRegistry>) -> @Sendable () -> [UInt8] {
         {
             let stats = httpBox.value?.stats ?? HTTPServerStats()
-            if let registry = namespaces.value { metrics.recordNamespaces(registry.stats) }
-            return metrics.render(http: stats, streams: hub.openStreams, eventsDelivered: hub.eventsDelivered, streamsEnded: hub.streamsEnded,
-                                  readCache: readCache.stats, storageFull: store.isStorageFull,
-                                  memoryTrims: trimmer.trims, databaseBytes: store.storageBytes() ?? 0, triggers: triggers)
+            return metrics.render(http: stats, databases: namespaces.value?.metricsSnapshots ?? [], memoryTrims: trimmer.trims)
         }
     }
 

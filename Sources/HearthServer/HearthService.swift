@@ -128,7 +128,7 @@ public final class HearthService: Sendable {
         self.listens = listens
         let wireSessions = WireSessionRegistry()
         let signals = SharedEngineSignals(logger: logger, hub: hub, wireSessions: wireSessions)
-        let hooks = Self.hooks(listens: listens, signals: signals, triggers: triggersBox, metrics: metrics, logger: logger)
+        let hooks = Self.hooks(listens: listens, signals: signals, triggers: triggersBox, metrics: metrics.database(""), logger: logger)
         directoryLock = try Self.lockDataDirectory(of: location, engine: engine)
         store = try Self.openStore(location, engine: engine, hooks: hooks, configuration: configuration, logger: logger)
         logger.info("data store: \(location)")
@@ -157,8 +157,7 @@ public final class HearthService: Sendable {
         context.rulesSettings = rulesSettings
         let trimmer = MemoryTrimmer()
         let namespacesBox = LateBox<NamespaceRegistry>()
-        context.metricsText = Self.metricsText(metrics: metrics, httpBox: httpBox, hub: hub, readCache: readCache, store: store,
-                                               trimmer: trimmer, triggers: triggers, namespaces: namespacesBox)
+        context.metricsText = Self.metricsText(metrics: metrics, httpBox: httpBox, trimmer: trimmer, namespaces: namespacesBox)
         let primary = Namespace(name: "", store: store, listens: listens, rulesSettings: rulesSettings, ledger: ledger, context: context)
         var opener = NamespaceOpener(configuration: configuration, location: location, engine: engine, base: context,
                                      wireSessions: wireSessions, metrics: metrics, logger: logger)
@@ -173,7 +172,7 @@ public final class HearthService: Sendable {
     }
 
     /// Logs and counts what the store says about space on the data volume.
-    static func report(_ event: StorageEvent, logger: Logger, metrics: ServerMetrics) {
+    static func report(_ event: StorageEvent, logger: Logger, metrics: DatabaseMetrics) {
         switch event {
         case .writeRefused:
             metrics.recordStorageRefusal()

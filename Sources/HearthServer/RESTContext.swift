@@ -36,6 +36,7 @@ struct RESTContext: Sendable {
         var triggers: TriggerDelivery?
         var adminGrant: AdminGrantVerifier?
         var database: Database
+        var namespaceLabel = ServerMetrics.defaultLabel
     }
 
     private mutating func update(_ change: (inout Fields) -> Void) {
@@ -45,6 +46,12 @@ struct RESTContext: Sendable {
     }
 
     var pushIDs: SharedPushIDGenerator { box.fields.pushIDs }
+    /// The `namespace` label of this context's database in the access log and metrics
+    /// (`ServerMetrics.label(ofNamespace:)`).
+    var namespaceLabel: String {
+        get { box.fields.namespaceLabel }
+        set { update { $0.namespaceLabel = newValue } }
+    }
     var logger: Logger { box.fields.logger }
     /// Accounts, tokens and the Identity Toolkit endpoints.
     var auth: AuthContext { box.fields.auth }

@@ -29,14 +29,14 @@ struct Router: HTTPHandler {
         case WireEndpoint.path:
             switch namespaceContext(of: request) {
             case .success(let scoped):
-                return WireEndpoint.handle(request, context: scoped, responder: responder)
+                return WireEndpoint.handle(request, context: scoped, responder: responder.tagged(scoped.namespaceLabel))
             case .failure(let refusal):
                 return WireEndpoint.handle(request, context: context, responder: responder, refusal: refusal.message)
             }
         case LongPollEndpoint.path:
             switch namespaceContext(of: request) {
             case .success(let scoped):
-                return LongPollEndpoint.handle(request, context: scoped, responder: responder)
+                return LongPollEndpoint.handle(request, context: scoped, responder: responder.tagged(scoped.namespaceLabel))
             case .failure(let refusal):
                 return LongPollEndpoint.handle(request, context: context, responder: responder, refusal: refusal.message)
             }
@@ -44,7 +44,7 @@ struct Router: HTTPHandler {
             break
         }
         if let console = context.console, ConsoleRoute.matches(request.path) {
-            return ConsoleRoute(accounts: console, context: context).handle(request, responder: responder)
+            return ConsoleRoute(accounts: console, context: context, namespaces: namespaces).handle(request, responder: responder)
         }
         if request.method == "OPTIONS" {
             return responder.respond(Self.preflight(request, emulatorMode: context.auth.authenticator.acceptEmulatorOwner))
@@ -71,7 +71,7 @@ struct Router: HTTPHandler {
         }
         switch namespaceContext(of: request) {
         case .success(let scoped):
-            return Router(context: scoped).handleInNamespace(request, isRules: isRules, responder: responder)
+            return Router(context: scoped).handleInNamespace(request, isRules: isRules, responder: responder.tagged(scoped.namespaceLabel))
         case .failure(let refusal):
             return responder.respond(refusal.response)
         }
@@ -199,7 +199,8 @@ struct Router: HTTPHandler {
             }
             do throws(NamespaceRegistry.Creation) {
                 let namespace = try registry.create(name, rules: body)
-                responder.respond(namespace.rulesSettings.put(body, dryRun: false, by: .adminToken))
+                responder.tagged(namespace.context.namespaceLabel)
+                    .respond(namespace.rulesSettings.put(body, dryRun: false, by: .adminToken))
             } catch {
                 responder.respond(error.apiError.response)
             }

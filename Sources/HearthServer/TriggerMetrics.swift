@@ -3,8 +3,8 @@ import HearthTriggers
 import Prometheus
 import Synchronization
 
-/// The triggers' metrics (issue 27), per running trigger (label `trigger`), brought up to
-/// date at scrape time from `TriggerDelivery.status()` and its rate guard:
+/// One database's triggers' metrics, per running trigger (labels `namespace` and
+/// `trigger`), brought up to date at scrape time from `TriggerDelivery.status()` and its rate guard:
 /// - `hearth_trigger_pending`, `hearth_trigger_oldest_pending_age_seconds`,
 ///   `hearth_trigger_stored_bytes` (the outbox: payload bytes of pending events and dead
 ///   letters, what the trigger's byte budget bounds);
@@ -26,12 +26,14 @@ final class TriggerMetrics: Sendable {
         var seen = Seen()
     }
     private let factory: PrometheusMetricsFactory
+    /// The database's label (`DatabaseMetrics.label`).
+    private let namespace: String
     private let series = Mutex<[String: Series]>([:])
 
-    init(factory: PrometheusMetricsFactory) { self.factory = factory }
+    init(namespace: String, factory: PrometheusMetricsFactory) { (self.namespace, self.factory) = (namespace, factory) }
 
     private func make(_ name: String) -> Series {
-        let dimensions = [("trigger", name)]
+        let dimensions = [("namespace", namespace), ("trigger", name)]
         func counter(_ label: String) -> CoreMetrics.Counter { Counter(label: label, dimensions: dimensions, factory: factory) }
         return Series(pending: Gauge(label: "hearth_trigger_pending", dimensions: dimensions, factory: factory),
                       oldestAge: Gauge(label: "hearth_trigger_oldest_pending_age_seconds", dimensions: dimensions, factory: factory),

@@ -91,4 +91,32 @@ import Testing
         #expect(result.stdout.contains(#""name": "idle_session_expires", "ok": true"#), "\(result.stdout)\n\(result.stderr.suffix(2000))")
         #expect(result.status == 0 && result.stdout.hasSuffix("done\n"))
     }
+
+    /// The namespace picker: absent on a server with the default only; on one with a
+    /// namespaces file it lists the default first, and picking `env-b` shows env-b's data
+    /// and rules (titles naming it), picking the default again the default's.
+    @Test func thePickerShowsTheChosenNamespace() throws {
+        let python = try pythonInterpreter()
+        let single = TemporaryDirectory(), multi = TemporaryDirectory(), profile = TemporaryDirectory()
+        let rulesB = #"{"rules": {".read": true, ".write": true, "marker-b": {".read": false}}}"#
+        try rulesB.write(toFile: multi.path + "/b.json", atomically: true, encoding: .utf8)
+        try #"{"namespaces": {"env-b": {"rules": "b.json"}}}"#.write(toFile: multi.path + "/namespaces.json", atomically: true, encoding: .utf8)
+        var servers: [HearthProcess] = []
+        for (dir, environment) in [(single, [:]), (multi, ["HEARTH_NAMESPACES_FILE": multi.path + "/namespaces.json"])] {
+            let server = try HearthProcess.serve(dataDirectory: dir.path, environment: environment)
+            #expect(try run(HearthProcess.binaryPath, ["admins", "add", "--email", "ops@example.com", "--data-dir", dir.path],
+                            input: "a long admin password\n").status == 0)
+            #expect(try curl("PUT", server.baseURL + "/motd.json", body: #""hello""#).status == 200)
+            servers.append(server)
+        }
+        #expect(try curl("PUT", servers[1].baseURL + "/.json?ns=env-b", body: #"{"motd": "from b", "onlyb": 1}"#).status == 200)
+        let result = try runPythonDriver(python, script: "console_namespaces_browser.py",
+                                         arguments: [servers[0].baseURL, servers[1].baseURL, "ops@example.com", "a long admin password", profile.path],
+                                         environment: [:])
+        for name in ["single_namespace_has_no_picker", "picker_lists_namespaces_default_first", "picking_env_b_shows_its_data",
+                     "rules_screen_shows_env_b_rules", "back_to_the_default"] {
+            #expect(result.stdout.contains(#""name": "\#(name)", "ok": true"#), "\(name): \(result.stdout)\n\(result.stderr.suffix(2000))")
+        }
+        #expect(result.status == 0 && result.stdout.hasSuffix("done\n"))
+    }
 }

@@ -34,7 +34,7 @@ import Testing
         // The Health screen's source: the counters of /metrics, the database's size among them.
         #expect(try curl("GET", server.baseURL + "/console/api/metrics").status == 401)
         let metrics = try curl("GET", server.baseURL + "/console/api/metrics", headers: ["Cookie: \(session)"])
-        let size = metrics.body.split(separator: "\n").first { $0.hasPrefix("hearth_database_bytes ") }?.split(separator: " ").last.flatMap { Double($0) }
+        let size = metrics.body.split(separator: "\n").first { $0.hasPrefix(#"hearth_database_bytes{namespace="(default)"} "#) }?.split(separator: " ").last.flatMap { Double($0) }
         #expect(metrics.status == 200 && (size ?? 0) > 0, "\(metrics.body.prefix(300))")
 
         // A new password from the CLI, while the server runs, ends the session.

@@ -88,8 +88,8 @@ struct DiskFullEndToEndTests {
         #expect(signUp.status == 507, "\(signUps) sign-ups")
         #expect(signUp.body.contains("STORAGE_FULL"))
         let metrics = try curl("GET", base + "/metrics").body
-        #expect(metrics.contains("hearth_storage_full 1"))
-        let refusals = metrics.split(separator: "\n").first { $0.hasPrefix("hearth_storage_full_refusals_total ") }
+        #expect(metrics.contains(#"hearth_storage_full{namespace="(default)"} 1"#))
+        let refusals = metrics.split(separator: "\n").first { $0.hasPrefix(#"hearth_storage_full_refusals_total{namespace="(default)"} "#) }
         #expect((refusals.flatMap { Double($0.split(separator: " ")[1]) } ?? 0) >= 2)
         try server!.waitForLog("Free space on the volume or delete data through the API", count: 1)
 
@@ -106,7 +106,7 @@ struct DiskFullEndToEndTests {
         #expect(try curl("GET", base + "/readyz").status == 200)
         try server!.waitForLog("space on the data volume is back", count: 1)
         #expect(try curl("PUT", base + "/after.json", body: "1").status == 200)
-        #expect(try curl("GET", base + "/metrics").body.contains("hearth_storage_full 0"))
+        #expect(try curl("GET", base + "/metrics").body.contains(#"hearth_storage_full{namespace="(default)"} 0"#))
 
         // Nothing acknowledged was lost.
         server!.signal(SIGTERM)

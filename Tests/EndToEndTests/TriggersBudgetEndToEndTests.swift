@@ -27,7 +27,7 @@ import Testing
         /// The trigger's stored bytes as the metrics show them (the outbox at scrape time).
         func storedBytes() throws -> Int64 {
             let metrics = try liveRequest(port: server.port, "GET", "/metrics").body
-            let prefix = #"hearth_trigger_stored_bytes{trigger="users"} "#
+            let prefix = #"hearth_trigger_stored_bytes{namespace="(default)",trigger="users"} "#
             guard let line = metrics.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }),
                   let value = Double(line.dropFirst(prefix.count)) else { return 0 }
             return Int64(value)
@@ -57,8 +57,8 @@ import Testing
         var metrics = ""
         try waitUntil("the counters") {
             metrics = try liveRequest(port: server.port, "GET", "/metrics").body
-            return metrics.contains(#"hearth_trigger_dead_removed_total{trigger="users"}"#)
-                && !metrics.contains(#"hearth_trigger_dead_removed_total{trigger="users"} 0"#)
+            return metrics.contains(#"hearth_trigger_dead_removed_total{namespace="(default)",trigger="users"}"#)
+                && !metrics.contains(#"hearth_trigger_dead_removed_total{namespace="(default)",trigger="users"} 0"#)
         }
         // Every write committed: the node holds the blob and the seven small children.
         let value = try liveRequest(port: server.port, "GET", "/users/u1.json?shallow=true").body

@@ -148,6 +148,13 @@ final class FunctionsFramework {
                                     uniquingKeysWith: { first, _ in first })
         #expect(written.count == 2)
         #expect(byInstance == ["env-a": ["uid": "ua", "favId": "fa"], "hearth": ["uid": "ud", "favId": "fd"]])
+        // Each database's trigger series are its own (labelled with its namespace).
+        try waitUntil("each namespace's deliveries counted") {
+            let metrics = try curl("GET", server.baseURL + "/metrics").body
+            return [#"hearth_trigger_delivered_total{namespace="env-a",trigger="fav_written"} 1"#,
+                    #"hearth_trigger_delivered_total{namespace="(default)",trigger="fav_written"} 1"#,
+                    #"hearth_trigger_delivered_total{namespace="env-a",trigger="fav_created"} 1"#].allSatisfy(metrics.contains)
+        }
         server.signal(SIGTERM)
         #expect(try server.waitForExit() == 0)
         #expect(functions.received.count == 4, "\(functions.received)")

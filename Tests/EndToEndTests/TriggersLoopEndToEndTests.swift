@@ -15,7 +15,7 @@ import Glibc
     static let (rate, burst) = (200, 2000)
 
     static func metric(_ text: String, _ name: String) -> Double {
-        let prefix = name + #"{trigger="loop"} "#
+        let prefix = name + #"{namespace="(default)",trigger="loop"} "#
         return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Double($0.dropFirst(prefix.count)) } ?? 0
     }
 
@@ -71,7 +71,7 @@ import Glibc
         var metrics = ""
         try waitUntil("an empty outbox") {
             metrics = try liveRequest(port: server.port, "GET", "/metrics").body
-            return metrics.contains(#"hearth_trigger_pending{trigger="loop"} 0.0"#)
+            return metrics.contains(#"hearth_trigger_pending{namespace="(default)",trigger="loop"} 0.0"#)
         }
         let delivered = Self.metric(metrics, "hearth_trigger_delivered_total")
         let dead = Self.metric(metrics, "hearth_trigger_dead_total")

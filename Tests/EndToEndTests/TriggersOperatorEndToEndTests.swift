@@ -123,12 +123,12 @@ func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
         var metrics = ""
         try waitUntil("the counters") {
             metrics = try liveRequest(port: server.port, "GET", "/metrics").body
-            return metrics.contains(#"hearth_trigger_delivered_total{trigger="flaky"} 1"#)
+            return metrics.contains(#"hearth_trigger_delivered_total{namespace="(default)",trigger="flaky"} 1"#)
         }
-        for line in [#"hearth_trigger_failed_attempts_total{trigger="flaky"} 1"#, #"hearth_trigger_dead_total{trigger="flaky"} 1"#,
-                     #"hearth_trigger_delivered_total{trigger="steady"} 1"#, #"hearth_trigger_pending{trigger="flaky"} 0.0"#,
-                     #"hearth_trigger_oldest_pending_age_seconds{trigger="steady"} 0.0"#,
-                     #"hearth_trigger_dead_total{trigger="steady"} 0"#, #"hearth_trigger_rate_limited_total{trigger="flaky"} 0"#] {
+        for line in [#"hearth_trigger_failed_attempts_total{namespace="(default)",trigger="flaky"} 1"#, #"hearth_trigger_dead_total{namespace="(default)",trigger="flaky"} 1"#,
+                     #"hearth_trigger_delivered_total{namespace="(default)",trigger="steady"} 1"#, #"hearth_trigger_pending{namespace="(default)",trigger="flaky"} 0.0"#,
+                     #"hearth_trigger_oldest_pending_age_seconds{namespace="(default)",trigger="steady"} 0.0"#,
+                     #"hearth_trigger_dead_total{namespace="(default)",trigger="steady"} 0"#, #"hearth_trigger_rate_limited_total{namespace="(default)",trigger="flaky"} 0"#] {
             #expect(metrics.contains(line), "\(line)")
         }
         server.signal(SIGTERM)

@@ -25,23 +25,12 @@ import Testing
         #expect(keys == ["bytes", "client", "log", "method", "ms", "path", "peer", "request_id", "status", "stream"])
         #expect(keys == keys.sorted())
         #expect(proxied.fields.first { $0.key == "peer" }?.value == "127.0.0.1")
-    }
 
-    /// The namespace a request's `ns` names is the line's `ns` field; nothing else of the
-    /// query (it may carry `auth=<token>`), and no made-up name.
-    @Test func theNamespaceIsLoggedAndNothingElseOfTheQuery() {
-        func line(_ query: String?) -> AccessLogLine {
-            var record = Self.record(peer: "203.0.113.9")
-            record.query = query
-            return AccessLog.line(record)
-        }
-        let named = line("auth=secret-token&ns=shop-eu&print=silent")
+        var tagged = Self.record(peer: "203.0.113.9")
+        tagged.tag = "env-a"
+        let named = AccessLog.line(tagged)
         #expect(named.fields.map(\.key) == ["bytes", "client", "log", "method", "ms", "ns", "path", "request_id", "status"])
-        #expect(named.fields.first { $0.key == "ns" }?.value == "shop-eu")
-        #expect(!named.fields.contains { $0.value.contains("secret") } && !named.message.contains("secret"))
-        for query in [nil, "auth=x", "ns=Bad%20name", "ns=" + String(repeating: "a", count: NamespaceName.maxBytes + 1)] {
-            #expect(!line(query).fields.contains { $0.key == "ns" }, "\(String(describing: query))")
-        }
+        #expect(named.fields.first { $0.key == "ns" }?.value == "env-a")
     }
 
     @Test func aSinkGetsTheLineInsteadOfTheLoggerAndTheLoggerGetsTheSameFields() {

@@ -67,10 +67,10 @@ import Testing
         let text = try server.request("GET", "/metrics").body
         #expect(text.contains("hearth_namespaces 2"), "\(text)")
         for name in ["(default)", "env-a", "env-b"] {
-            #expect(text.contains(#"hearth_namespace_database_bytes{namespace="\#(name)"}"#), "\(name)")
+            #expect(text.contains(#"hearth_database_bytes{namespace="\#(name)"}"#), "\(name)")
         }
-        #expect(text.contains(#"hearth_namespace_open_streams{namespace="env-a"} 1"#), "\(text)")
-        #expect(text.contains(#"hearth_namespace_open_streams{namespace="env-b"} 0"#), "\(text)")
+        #expect(text.contains(#"hearth_open_streams{namespace="env-a"} 1"#), "\(text)")
+        #expect(text.contains(#"hearth_open_streams{namespace="env-b"} 0"#), "\(text)")
         stream.close()
         await server.stop()
     }

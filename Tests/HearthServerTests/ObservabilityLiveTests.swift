@@ -35,11 +35,15 @@ import Testing
         #expect(try server.request("GET", "/a.json").body == "2")  // a hit
         let metrics = try server.request("GET", "/metrics")
         #expect(metrics.status == 200)
-        for line in ["hearth_http_requests_total{route=\"db.write\",status=\"200\"} 2", "hearth_open_streams 1.0",
-                     "hearth_write_batch_size_count 2", "hearth_stream_events_total 1", "hearth_commit_duration_seconds_count 2",
-                     "hearth_http_request_duration_seconds_count{route=\"db.read\"} 3",
-                     "hearth_read_cache_lookups_total{result=\"hit\"} 1", "hearth_read_cache_lookups_total{result=\"miss\"} 2",
-                     "hearth_read_cache_entries 1.0"] {
+        // Each database's series carry its namespace; the default's is `(default)`.
+        for line in [#"hearth_http_requests_total{route="db.write",status="200",namespace="(default)"} 2"#,
+                     #"hearth_open_streams{namespace="(default)"} 1.0"#,
+                     #"hearth_write_batch_size_count{namespace="(default)"} 2"#, #"hearth_stream_events_total{namespace="(default)"} 1"#,
+                     #"hearth_commit_duration_seconds_count{namespace="(default)"} 2"#,
+                     #"hearth_http_request_duration_seconds_count{route="db.read",namespace="(default)"} 3"#,
+                     #"hearth_read_cache_lookups_total{namespace="(default)",result="hit"} 1"#,
+                     #"hearth_read_cache_lookups_total{namespace="(default)",result="miss"} 2"#,
+                     #"hearth_read_cache_entries{namespace="(default)"} 1.0"#, "hearth_namespaces 0.0"] {
             #expect(metrics.body.contains(line), "\(line)")
         }
         // A client behind the trusted proxy is not loopback: admins only.

@@ -34,6 +34,7 @@ enum ConsoleAssets {
         <header>
           <h1>Hearth</h1>
           <nav id="nav" aria-label="Screens" hidden><button type="button" data-screen="data">Data</button><button type="button" data-screen="rules">Rules</button><button type="button" data-screen="users">Users</button><button type="button" data-screen="triggers">Triggers</button><button type="button" data-screen="health">Health</button></nav>
+          <label id="namespace-picker" hidden>Database <select id="namespace"></select></label>
           <span id="who"></span>
           <button id="sign-out" type="button" hidden>Sign out</button>
         </header>
@@ -75,6 +76,8 @@ enum ConsoleAssets {
         .transfer { margin: 0.25rem 0 0.25rem 1.25rem; font-size: 0.85rem; }
         header nav button { background: none; color: #fff; border: 1px solid #777; }
         header nav button[aria-current="page"] { border-color: #e8a33d; }
+        header #namespace-picker { display: flex; align-items: center; gap: 0.4rem; }
+        header #namespace-picker[hidden] { display: none; }
         .rules-editor { display: grid; gap: 0.5rem; }
         .rules-editor textarea { font-family: ui-monospace, monospace; font-size: 0.9rem; min-height: 14rem; }
         pre.highlight { background: #fff; border: 1px solid #ddd; padding: 0.5rem; overflow: auto; max-height: 16rem; }
@@ -100,10 +103,27 @@ enum ConsoleAssets {
     static let apiJS = """
         // The one small API client of the console: JSON in and out, the session's CSRF
         // token on every state-changing call, errors thrown with the server's message.
+        // The Data, Rules and Triggers calls name the chosen namespace (`ns`; '' is the
+        // default, sent without one); accounts, sessions and metrics are the server's.
         export class ConsoleAPI {
           constructor() {
             this.csrf = null;
+            this.namespace = '';
+            this.picking = false;  // true when the server has namespaces besides the default
           }
+
+          // `endpoint` in the chosen namespace.
+          scoped(endpoint) {
+            if (!this.namespace) return endpoint;
+            return `${endpoint}${endpoint.includes('?') ? '&' : '?'}ns=${encodeURIComponent(this.namespace)}`;
+          }
+
+          // A screen's title, naming the namespace when there is a choice.
+          titled(text) {
+            return this.picking ? `${text} — ${this.namespace || '(default)'}` : text;
+          }
+
+          namespaces() { return this.request('GET', 'namespaces'); }
 
           async request(method, endpoint, body) {
             const headers = {};
@@ -141,29 +161,31 @@ enum ConsoleAssets {
             this.csrf = null;
           }
 
-          // The database's REST API as an administrator: `path` is "/" or "/a/b".
-          static restURL(path, query = '') {
+          // The chosen namespace's REST API as an administrator: `path` is "/" or "/a/b".
+          restEndpoint(path, query = '') {
             const location = path === '/' ? '/' : path.split('/').map(encodeURIComponent).join('/');
-            return `api/rest${location}.json${query}`;
+            return this.scoped(`rest${location}.json${query}`);
           }
 
+          restURL(path, query = '') { return `api/${this.restEndpoint(path, query)}`; }
+
           shallow(path) {
-            return this.request('GET', ConsoleAPI.restURL(path, '?shallow=true').slice(4));
+            return this.request('GET', this.restEndpoint(path, '?shallow=true'));
           }
 
           set(path, value) {
-            return this.request('PUT', ConsoleAPI.restURL(path).slice(4), value);
+            return this.request('PUT', this.restEndpoint(path), value);
           }
 
           remove(path) {
-            return this.request('DELETE', ConsoleAPI.restURL(path).slice(4));
+            return this.request('DELETE', this.restEndpoint(path));
           }
 
-          rules() { return this.request('GET', 'rules'); }
+          rules() { return this.request('GET', this.scoped('rules')); }
           checkRules(text) { return this.request('POST', 'rules/check', { text }); }
-          saveRules(text) { return this.request('PUT', 'rules', { text }); }
-          rulesHistory() { return this.request('GET', 'rules/history'); }
-          simulate(question) { return this.request('POST', 'rules/simulate', question); }
+          saveRules(text) { return this.request('PUT', this.scoped('rules'), { text }); }
+          rulesHistory() { return this.request('GET', this.scoped('rules/history')); }
+          simulate(question) { return this.request('POST', this.scoped('rules/simulate'), question); }
           users(query, after) {
             const parameters = new URLSearchParams();
             if (query) parameters.set('q', query);
@@ -179,12 +201,12 @@ enum ConsoleAssets {
           userAction(uid, action) { return this.request('POST', `users/${encodeURIComponent(uid)}/${action}`, {}); }
           deleteUser(uid) { return this.request('DELETE', `users/${encodeURIComponent(uid)}`); }
           setClaims(uid, claims) { return this.request('PUT', `users/${encodeURIComponent(uid)}/claims`, { claims }); }
-          triggers() { return this.request('GET', 'triggers'); }
-          resendDeadLetters(ids) { return this.request('POST', 'triggers/resend', { ids }); }
+          triggers() { return this.request('GET', this.scoped('triggers')); }
+          resendDeadLetters(ids) { return this.request('POST', this.scoped('triggers/resend'), { ids }); }
 
           // Live changes under `path` (server-sent events, the session's cookie).
           watch(path, onChange) {
-            const source = new EventSource(ConsoleAPI.restURL(path));
+            const source = new EventSource(this.restURL(path));
             source.addEventListener('put', onChange);
             source.addEventListener('patch', onChange);
             return source;
@@ -260,6 +282,7 @@ enum ConsoleAssets {
           who.textContent = '';
           signOutButton.hidden = true;
           nav.hidden = true;
+          picker.hidden = true;
           renderSignIn(main, {
             onSubmit: async (email, password) => {
               sessionEnded = false;
@@ -275,11 +298,43 @@ enum ConsoleAssets {
         }
 
         let screen = null;
+        let shown = null;
         const nav = document.getElementById('nav');
         const screens = { data: DataScreen, rules: RulesScreen, users: UsersScreen, triggers: TriggersScreen, health: HealthScreen };
+        // The screens that show one namespace's database (the others are the server's).
+        const perNamespace = new Set(['data', 'rules', 'triggers']);
+        const picker = document.getElementById('namespace-picker');
+        const namespaceSelect = document.getElementById('namespace');
+
+        // The namespace picker: shown only when the server has more than the default.
+        async function loadNamespaces() {
+          let list = [];
+          try {
+            list = (await api.namespaces()).namespaces;
+          } catch (error) {
+            announce(error.message);
+          }
+          api.picking = list.length > 1;
+          if (!list.some((entry) => entry.name === api.namespace)) api.namespace = '';
+          namespaceSelect.replaceChildren(...list.map((entry) => {
+            const option = document.createElement('option');
+            option.value = entry.name;
+            option.textContent = entry.default ? '(default)' : entry.name;
+            return option;
+          }));
+          namespaceSelect.value = api.namespace;
+          picker.hidden = !api.picking;
+        }
+
+        // Another namespace: the screen showing a database shows the chosen one's.
+        namespaceSelect.addEventListener('change', () => {
+          api.namespace = namespaceSelect.value;
+          if (perNamespace.has(shown)) show(shown);
+        });
 
         function show(name) {
           screen?.close();
+          shown = name;
           announce('');
           for (const button of nav.querySelectorAll('button')) {
             if (button.dataset.screen === name) button.setAttribute('aria-current', 'page');
@@ -294,10 +349,12 @@ enum ConsoleAssets {
           if (name) show(name);
         });
 
-        function showSignedIn(session) {
+        async function showSignedIn(session) {
           who.textContent = session.email;
           signOutButton.hidden = false;
           nav.hidden = false;
+          await loadNamespaces();
+          if (nav.hidden) return;  // signed out meanwhile
           show('data');  // the Data screen first
         }
 
@@ -353,7 +410,7 @@ enum ConsoleAssets {
             this.main.replaceChildren();
             const heading = document.createElement('h2');
             heading.id = 'data-title';
-            heading.textContent = 'Data';
+            heading.textContent = this.api.titled('Data');
             this.tree = document.createElement('ul');
             this.tree.className = 'tree';
             this.tree.setAttribute('role', 'tree');
@@ -508,7 +565,7 @@ enum ConsoleAssets {
             progress.hidden = false;
             progress.value = 0;
             try {
-              const response = await fetch(this.api.constructor.restURL(path), { credentials: 'same-origin' });
+              const response = await fetch(this.api.restURL(path), { credentials: 'same-origin' });
               if (!response.ok) throw new Error(`export: HTTP ${response.status}`);
               const total = Number(response.headers.get('Content-Length')) || 0;
               const reader = response.body.getReader();
@@ -546,7 +603,7 @@ enum ConsoleAssets {
               }
               // XMLHttpRequest: fetch tells nothing of an upload's progress.
               const request = new XMLHttpRequest();
-              request.open('PUT', this.api.constructor.restURL(path));
+              request.open('PUT', this.api.restURL(path));
               request.setRequestHeader('Content-Type', 'application/json');
               request.setRequestHeader('X-CSRF-Token', this.api.csrf);
               request.upload.onprogress = (event) => { if (event.lengthComputable) progress.value = 0.5 + event.loaded / event.total / 2; };
@@ -755,7 +812,7 @@ enum ConsoleAssets {
             this.history = element('ol', { className: 'history' });
             this.diffView = element('pre', { className: 'diff' });
             this.main.append(
-              element('h2', { textContent: 'Rules' }),
+              element('h2', { textContent: this.api.titled('Rules') }),
               element('div', { className: 'rules-editor' }, labelled('Rules file', this.text), this.preview,
                       element('div', {}, check, ' ', save), this.status),
               element('h3', { textContent: 'History' }), this.history, this.diffView,

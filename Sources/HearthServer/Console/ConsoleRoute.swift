@@ -13,10 +13,17 @@ import HearthJSON
 /// `Path=/`); every cookie of either name is tried, so one set elsewhere cannot shadow the
 /// session's. Every state-changing API call needs the session's CSRF token in
 /// `X-CSRF-Token`; the sign-in itself needs a JSON body and, when the browser sends
-/// `Origin`, the console's own origin. Errors are `{"error": "..."}`.
+/// `Origin`, the console's own origin. Errors are `{"error": "..."}`. Calls on a database
+/// (data, rules, triggers) name its namespace in `ns` (`ConsoleNamespaces`); a session is
+/// the server's, for every namespace.
 struct ConsoleRoute {
     let accounts: ConsoleAccounts
+    /// The context of the namespace the call acts on (the default's until `scoped(to:)`).
     let context: RESTContext
+    /// The server's namespaces the console picks among (`ConsoleNamespaces`); nil: the default only.
+    var namespaces: NamespaceRegistry? = nil
+    /// The name of the namespace the call acts on; empty for the default.
+    var namespace = ""
     var auth: AuthContext { context.auth }
 
     static let prefix = "/console"
@@ -136,17 +143,36 @@ struct ConsoleRoute {
 
     private func signedIn(_ request: HTTPRequest, _ endpoint: String, session: ConsoleAccounts.Session,
                           respond: @escaping @Sendable (HTTPResponse) -> Void, raw: HTTPResponder) {
+        let perNamespace = ["rest", "rules", "triggers"].contains { endpoint == $0 || endpoint.hasPrefix($0 + "/") }
+        guard perNamespace else {
+            // Administrators, sessions, app users and metrics are the server's.
+            guard Self.namespaceParameters(request.query).isEmpty else {
+                return respond(Self.error(400, "ns does not apply here: accounts, sessions and metrics are the server's"))
+            }
+            return serverWide(request, endpoint, session: session, respond: respond)
+        }
+        let route: ConsoleRoute
+        switch scoped(to: request) {
+        case .route(let scoped): route = scoped
+        case .refused(let answer): return respond(answer)
+        }
         if endpoint == "rest" || endpoint.hasPrefix("rest/") {
-            return rest(request, String(endpoint.dropFirst("rest".count)), session: session, responder: raw)
+            return route.rest(request, String(endpoint.dropFirst("rest".count)), session: session, responder: raw)
         }
         if endpoint == "rules" || endpoint.hasPrefix("rules/") {
-            return rules(request, endpoint, session: session, respond: respond)
+            return route.rules(request, endpoint, session: session, respond: respond)
+        }
+        route.triggers(request, endpoint, respond: respond)
+    }
+
+    /// The calls that name no namespace.
+    private func serverWide(_ request: HTTPRequest, _ endpoint: String, session: ConsoleAccounts.Session,
+                            respond: @escaping @Sendable (HTTPResponse) -> Void) {
+        if endpoint == "namespaces" && request.method == "GET" {
+            return respond(namespaceList())
         }
         if endpoint == "users" || endpoint.hasPrefix("users/") {
             return users(request, endpoint, respond: respond)
-        }
-        if endpoint == "triggers" || endpoint.hasPrefix("triggers/") {
-            return triggers(request, endpoint, respond: respond)
         }
         if endpoint == "metrics" && request.method == "GET" {
             // The Health screen's source: the very counters of `/metrics`.

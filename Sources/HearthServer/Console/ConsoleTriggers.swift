@@ -8,6 +8,8 @@ import HearthTriggers
 /// time), last error; its dead letters, and resending them. Blocking work (the outbox):
 /// called on the auth work queue (`ConsoleRoute.api`); the resend passed its CSRF check.
 ///
+/// Each namespace's triggers are its own (its outbox, `ns`; `ConsoleNamespaces`).
+///
 /// - `GET /console/api/triggers[?trigger=NAME]` → `{"configured", "triggers": [...], "dead": [...], "now"}`
 /// - `POST /console/api/triggers/resend` `{"ids": [...]}` → `{"resent": n}`
 extension ConsoleRoute {
@@ -45,7 +47,7 @@ extension ConsoleRoute {
                 guard ids.count <= Self.maxResendIDs else { return respond(Self.error(413, "at most \(Self.maxResendIDs) ids at once")) }
                 let resent = try outbox.resend(ids: Array(Set(ids)).sorted())
                 delivery.resent()  // the deliverers look at their outbox now
-                context.logger.info("console: \(resent) dead letter(s) resent")
+                context.logger.info("console: \(resent) dead letter(s) resent\(namespace.isEmpty ? "" : " in namespace " + namespace)")
                 respond(Self.json(["resent": .int(Int64(resent))]))
             default:
                 respond(Self.error(404, "no such console API"))

@@ -38,7 +38,7 @@ extension ConsoleAssets {
             this.triggers = element('section', { id: 'triggers' });
             this.dead = element('section', { id: 'dead-letters' });
             this.dead.setAttribute('aria-live', 'polite');
-            this.main.append(element('h2', { textContent: 'Triggers' }), this.triggers,
+            this.main.append(element('h2', { textContent: this.api.titled('Triggers') }), this.triggers,
               element('h2', { textContent: 'Dead letters' }), this.dead);
             this.refresh();
             this.timer = setInterval(() => this.refresh(), REFRESH_MS);

@@ -58,7 +58,7 @@ struct NamespaceOpener: Sendable {
         let listens = ListenAccess(hub: hub, policy: policy, readCache: readCache)
         let signals = SharedEngineSignals(logger: logger, hub: hub, wireSessions: wireSessions)
         let triggersBox = LateBox<TriggerDelivery>()
-        let hooks = HearthService.hooks(listens: listens, signals: signals, triggers: triggersBox, metrics: metrics,
+        let hooks = HearthService.hooks(listens: listens, signals: signals, triggers: triggersBox, metrics: metrics.database(name),
                                         logger: logger)
         let own = engine.location(ofNamespace: name, beside: location)
         if let directory = engine.dataDirectory(of: own) {
@@ -68,6 +68,7 @@ struct NamespaceOpener: Sendable {
         logger.info("namespace \(name): data store \(own), rules from \(rulesPath)")
         let history = HearthService.rulesHistory(store, rulesText: rulesText, logger: logger)
         var context = base.serving(Database(store: store, policy: policy), streams: hub)
+        context.namespaceLabel = ServerMetrics.label(ofNamespace: name)
         context.readCache = readCache.isEnabled ? readCache : nil
         let triggers = HearthService.triggers(triggerDefinitions, outbox: store.triggerOutbox, instance: name,
                                               configuration: configuration, logger: logger)

@@ -89,8 +89,8 @@ final class NamespaceRegistry: Sendable {
         others.withLock { Array($0.values) }
     }
 
-    /// Whether `name` may be created by a rules replacement (emulator mode, a valid name not
-    /// served yet, room for one more).
+    /// Why a namespace was not created: not emulator mode, an invalid name, no room for one
+    /// more (`maxNamespaces`), or its store failed to open.
     enum Creation: Error {
         case notAllowed
         case invalidName(String)
