@@ -27,18 +27,22 @@ struct Router: HTTPHandler {
         case "/metrics":
             return fixedRoute(request, responder) { metrics(request, responder: responder) }
         case WireEndpoint.path:
-            switch namespaceContext(of: request) {
-            case .success(let scoped):
-                return WireEndpoint.handle(request, context: scoped, responder: responder.tagged(scoped.namespaceLabel))
-            case .failure(let refusal):
-                return WireEndpoint.handle(request, context: context, responder: responder, refusal: refusal.message)
+            return withNamespaceContext(of: request, responder: responder) { [context] picked in
+                switch picked {
+                case .success(let scoped):
+                    WireEndpoint.handle(request, context: scoped, responder: responder.tagged(scoped.namespaceLabel))
+                case .failure(let refusal):
+                    WireEndpoint.handle(request, context: context, responder: responder, refusal: refusal.message)
+                }
             }
         case LongPollEndpoint.path:
-            switch namespaceContext(of: request) {
-            case .success(let scoped):
-                return LongPollEndpoint.handle(request, context: scoped, responder: responder.tagged(scoped.namespaceLabel))
-            case .failure(let refusal):
-                return LongPollEndpoint.handle(request, context: context, responder: responder, refusal: refusal.message)
+            return withNamespaceContext(of: request, responder: responder) { [context] picked in
+                switch picked {
+                case .success(let scoped):
+                    LongPollEndpoint.handle(request, context: scoped, responder: responder.tagged(scoped.namespaceLabel))
+                case .failure(let refusal):
+                    LongPollEndpoint.handle(request, context: context, responder: responder, refusal: refusal.message)
+                }
             }
         default:
             break
@@ -69,23 +73,43 @@ struct Router: HTTPHandler {
            namespaces.wouldCreate(name) {
             return createNamespace(name, request, registry: namespaces, responder: responder)
         }
-        switch namespaceContext(of: request) {
-        case .success(let scoped):
-            return Router(context: scoped).handleInNamespace(request, isRules: isRules, responder: responder.tagged(scoped.namespaceLabel))
-        case .failure(let refusal):
-            return responder.respond(refusal.response)
+        withNamespaceContext(of: request, responder: responder) { picked in
+            switch picked {
+            case .success(let scoped):
+                Router(context: scoped).handleInNamespace(request, isRules: isRules, responder: responder.tagged(scoped.namespaceLabel))
+            case .failure(let refusal):
+                responder.respond(refusal.response)
+            }
         }
     }
 
-    /// The context of the namespace `request` names; in emulator mode its first
-    /// naming creates it. The refusal: a name no namespace has (404), or one that could not
-    /// be created (400, 403, 503) — on REST the answer, on `/.ws` and `/.lp` the shutdown's reason.
-    private func namespaceContext(of request: HTTPRequest) -> Result<RESTContext, APIError> {
-        guard let namespaces else { return .success(context) }
-        switch namespaces.resolve(query: request.query, host: request.headers["Host"]) {
-        case .found(let namespace): return .success(namespace === namespaces.primary ? context : namespace.context)
-        case .unknown(let name): return .failure(APIError(404, "Namespace \"\(name.prefix(NamespaceName.maxBytes))\" is not served here"))
-        case .refused(let creation): return .failure(creation.apiError)
+    /// Runs `body` with the context of the namespace `request` names, or the refusal: a name
+    /// no namespace has (404), or one that could not be created (400, 403, 503) — on REST the
+    /// answer, on `/.ws` and `/.lp` the shutdown's reason. In emulator mode a name's first
+    /// use creates it: that opens a store (tens of milliseconds), so it runs on the work
+    /// queue, not on the connection's I/O thread, and `body` then runs on the connection's
+    /// queue as it would have.
+    private func withNamespaceContext(of request: HTTPRequest, responder: HTTPResponder,
+                                      _ body: @escaping @Sendable (Result<RESTContext, APIError>) -> Void) {
+        guard let namespaces else { return body(.success(context)) }
+        let resolution = namespaces.resolve(query: request.query, host: request.headers["Host"])
+        guard case .create(let name) = resolution else { return body(picked(resolution, in: namespaces)) }
+        let router = self
+        context.auth.work.async {
+            let picked = router.picked(namespaces.created(name), in: namespaces)
+            guard let queue = responder.connectionQueue else { return body(picked) }
+            queue.async { body(picked) }
+        }
+    }
+
+    /// The context a resolution picks, or its refusal.
+    private func picked(_ resolution: NamespaceRegistry.Resolution, in namespaces: NamespaceRegistry) -> Result<RESTContext, APIError> {
+        switch resolution {
+        case .found(let namespace): .success(namespace === namespaces.primary ? context : namespace.context)
+        case .unknown(let name): .failure(APIError(404, "Namespace \"\(name.prefix(NamespaceName.maxBytes))\" is not served here"))
+        case .refused(let creation): .failure(creation.apiError)
+        // `created` never answers this; refuse rather than loop.
+        case .create: .failure(NamespaceRegistry.Creation.failed("").apiError)
         }
     }
 

@@ -59,10 +59,14 @@ final class NamespaceRegistry: Sendable {
         /// Named by `ns` in emulator mode and not created: why (an invalid name, too many, the
         /// store failed to open).
         case refused(Creation)
+        /// Named by `ns` in emulator mode and not served yet: `created(_:)` makes it (it
+        /// opens a store, so the caller does it off the connection's I/O thread).
+        case create(String)
     }
 
     /// The namespace `query`'s `ns` (or `host`'s first label) names; in emulator mode a name
-    /// `ns` gives that is not served yet is created here.
+    /// `ns` gives that is not served yet is to be created (`created(_:)`). Never blocks on
+    /// a creation: a served name is a dictionary lookup.
     func resolve(query: String?, host: String?) -> Resolution {
         guard let (name, fromHost) = NamespaceName.named(query: query, host: host) else { return .found(primary) }
         if let found = others.withLock({ $0[name] }) { return .found(found) }
@@ -70,13 +74,21 @@ final class NamespaceRegistry: Sendable {
         if fromHost || defaultNames.contains(name) { return .found(primary) }
         // A namespaces file decides which names exist; without one, emulator mode creates.
         if creator != nil && !strict {
-            do throws(Creation) {
-                return .found(try create(name, rules: nil))
-            } catch {
-                return .refused(error)
-            }
+            // An invalid name is refused here, without a hop.
+            if let problem = NamespaceName.problem(name) { return .refused(.invalidName(problem)) }
+            return .create(name)
         }
         return strict ? .unknown(name) : .found(primary)
+    }
+
+    /// The namespace `name` (what `resolve` said to create), created with the server's rules
+    /// file or its kept replaced rules; or why it was not.
+    func created(_ name: String) -> Resolution {
+        do throws(Creation) {
+            return .found(try create(name, rules: nil))
+        } catch {
+            return .refused(error)
+        }
     }
 
     /// Each namespace's name, store size and open streams, the default first (`/metrics`).
