@@ -27,23 +27,9 @@ struct Router: HTTPHandler {
         case "/metrics":
             return fixedRoute(request, responder) { metrics(request, responder: responder) }
         case WireEndpoint.path:
-            return withNamespaceContext(of: request, responder: responder) { [context] picked in
-                switch picked {
-                case .success(let scoped):
-                    WireEndpoint.handle(request, context: scoped, responder: responder.tagged(scoped.namespaceLabel))
-                case .failure(let refusal):
-                    WireEndpoint.handle(request, context: context, responder: responder, refusal: refusal.message)
-                }
-            }
+            return transport(request, responder: responder, WireEndpoint.handle)
         case LongPollEndpoint.path:
-            return withNamespaceContext(of: request, responder: responder) { [context] picked in
-                switch picked {
-                case .success(let scoped):
-                    LongPollEndpoint.handle(request, context: scoped, responder: responder.tagged(scoped.namespaceLabel))
-                case .failure(let refusal):
-                    LongPollEndpoint.handle(request, context: context, responder: responder, refusal: refusal.message)
-                }
-            }
+            return transport(request, responder: responder, LongPollEndpoint.handle)
         default:
             break
         }
@@ -99,6 +85,18 @@ struct Router: HTTPHandler {
             let picked = router.picked(namespaces.created(name), in: namespaces)
             guard let queue = responder.connectionQueue else { return body(picked) }
             queue.async { body(picked) }
+        }
+    }
+
+    /// A wire transport's session (`/.ws`, `/.lp`) on the namespace `request` names; a
+    /// refused name's reason goes to the session's shutdown.
+    private func transport(_ request: HTTPRequest, responder: HTTPResponder,
+                           _ open: @escaping @Sendable (HTTPRequest, RESTContext, HTTPResponder, String?) -> Void) {
+        withNamespaceContext(of: request, responder: responder) { [context] picked in
+            switch picked {
+            case .success(let scoped): open(request, scoped, responder.tagged(scoped.namespaceLabel), nil)
+            case .failure(let refusal): open(request, context, responder, refusal.message)
+            }
         }
     }
 
