@@ -9,6 +9,11 @@
 # it counts read-cache hits, and a PostgreSQL node keeps no read cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The structure first (seconds, before the build): the check's own test, then source files
+# no longer than 500 lines and at most 3 HearthServer files importing HearthStore.
+scripts/check-structure-test.sh
+scripts/check-structure.sh --lines
+scripts/check-structure.sh --imports
 HEARTH_PYTHON=$(scripts/python-env.sh)
 export HEARTH_PYTHON
 swift build
