@@ -22,7 +22,7 @@ if [ "$#" -eq 0 ]; then
   if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || [ -n "${HEARTH_PG_BINDIR:-}" ] || [ "${CI:-}" = "true" ]; then
     echo "== the server suites and the REST, SSE and triggers end-to-end suites again, on PostgreSQL"
     HEARTH_TEST_STORE=postgres swift test --skip-build --no-parallel \
-      --filter 'HearthServerTests' --filter 'EndToEndTests\.(RESTEndToEndTests|StreamEndToEndTests|TriggersEndToEndTests|EmulatorEndToEndTests)' \
+      --filter 'HearthServerTests' --filter 'EndToEndTests\.(RESTEndToEndTests|StreamEndToEndTests|TriggersEndToEndTests|TriggersNamespaceEndToEndTests|EmulatorEndToEndTests)' \
       --skip 'ObservabilityLiveTests'
   else
     echo "== PostgreSQL is not installed: the server, REST, SSE and triggers suites on PostgreSQL are skipped"
