@@ -24,8 +24,8 @@ import Synchronization
 /// - `hearth_namespaces` (databases served besides the default), and per namespace
 ///   `hearth_namespace_database_bytes{namespace}` and `hearth_namespace_open_streams{namespace}`
 ///   (issue 28; the default namespace is `(default)`).
-public final class ServerMetrics: Sendable {
-    public let registry = PrometheusCollectorRegistry()
+final class ServerMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
     private let requestCounters = Mutex<[String: CoreMetrics.Counter]>([:])
     private let requestTimers = Mutex<[String: CoreMetrics.Timer]>([:])
@@ -58,7 +58,7 @@ public final class ServerMetrics: Sendable {
     private let namespaceCount: CoreMetrics.Gauge
     private let namespaceGauges = Mutex<[String: (bytes: CoreMetrics.Gauge, streams: CoreMetrics.Gauge)]>([:])
 
-    public init() {
+    init() {
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultDurationHistogramBuckets = [
             .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2.5),
