@@ -56,7 +56,7 @@ public final class ListenAccess: Sendable {
     /// Ends every listen's credential check once: those whose user's tokens issued at their
     /// credential's time are no longer valid (`isStillValid(uid, issuedAt)`: revoked,
     /// disabled, deleted) get `auth_revoked`.
-    public func endRevoked(isStillValid: (_ uid: String, _ issuedAt: Int64) -> Bool) {
+    func endRevoked(isStillValid: (_ uid: String, _ issuedAt: Int64) -> Bool) {
         hub.review { subscription in
             guard let gate = subscription.gate as? SubscriberGate, let uid = gate.uid, let issuedAt = gate.issuedAt else { return .keep }
             return isStillValid(uid, issuedAt) ? .keep : .authRevoked
@@ -94,7 +94,7 @@ public final class ListenAccess: Sendable {
     }
 
     /// The access re-check of a listen whose read decision depends on data.
-    public static func mayStillRead(_ subscription: Subscription, policy: any AccessPolicy, view: any TreeView) -> Bool {
+    static func mayStillRead(_ subscription: Subscription, policy: any AccessPolicy, view: any TreeView) -> Bool {
         guard let gate = subscription.gate as? SubscriberGate else { return false }
         if gate.caller.isAdmin { return true }
         return policy.canRead(subscription.location, query: gate.query, caller: gate.caller, view: view)

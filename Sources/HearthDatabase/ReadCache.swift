@@ -32,12 +32,12 @@ public final class ReadCache: Sendable {
     /// The default bound on cached bytes (bodies plus keys plus `entryOverhead` each).
     public static let defaultMaxBytes = 64 << 20
     /// A body larger than this is never cached (one big subtree must not flush the rest).
-    public static let maxEntryBytes = 1 << 20
+    static let maxEntryBytes = 1 << 20
     /// Bytes counted per entry beyond its body and key (dictionary slot, queue record).
-    public static let entryOverhead = 96
+    static let entryOverhead = 96
     /// Invalidations remembered for `insert`'s race check; a read that spans more writes
     /// than this is simply not cached.
-    public static let invalidationHistory = 4096
+    static let invalidationHistory = 4096
 
     /// Taken before a read transaction starts; `insert` needs it.
     public struct Ticket: Sendable {
@@ -97,7 +97,7 @@ public final class ReadCache: Sendable {
     }
 
     /// Records in the eviction queue (tests: it must stay proportional to the entries).
-    public var queueLength: Int { state.withLock { $0.queue.count - $0.head } }
+    var queueLength: Int { state.withLock { $0.queue.count - $0.head } }
 
     /// The body cached for `key`, if any and if `usable()` (asked outside the lock, only
     /// when there is a body: the read endpoint's rules check) says it may be served.
@@ -117,7 +117,7 @@ public final class ReadCache: Sendable {
     }
 
     /// Take before the read transaction that produces a body for `insert` begins.
-    public func ticket() -> Ticket {
+    func ticket() -> Ticket {
         state.withLock { Ticket(generation: $0.generation) }
     }
 

@@ -38,7 +38,7 @@ extension WriteRequest {
         public var tag: @Sendable (JSONValue) -> String
         /// Tag the value with its priorities (`format=export` form: the SDKs' node hash
         /// covers them) rather than without (REST ETags do not).
-        public var withPriorities: Bool
+        var withPriorities: Bool
 
         public init(expected: String, withPriorities: Bool = false, tag: @escaping @Sendable (JSONValue) -> String) {
             self.expected = expected

@@ -29,9 +29,21 @@ public struct PostgresEngineFactory: EngineFactory {
     /// its own tables, ordering lock and change numbering, so writes to different
     /// namespaces never wait on each other. The schema is created when it is first opened.
     public func location(ofNamespace name: String, beside location: StoreLocation) -> StoreLocation {
-        let schema = PostgresSchema.namespaceSchemaPrefix + String(name.map { $0 == "-" ? "_" : $0 })
+        let schema = Self.schema(ofNamespace: name)
         let url = location.address + (location.address.contains("?") ? "&" : "?") + "options=-c%20search_path%3D" + schema
         return .postgres(url: url)
+    }
+
+    /// The schema of namespace `name`: `hearth_ns_<name>`, hyphens as underscores.
+    static func schema(ofNamespace name: String) -> String {
+        PostgresSchema.namespaceSchemaPrefix + String(name.map { $0 == "-" ? "_" : $0 })
+    }
+
+    /// Its schema holds Hearth's tables (`hearth_meta`, made with the schema on first
+    /// open), asked on one connection to the default's database, which creates nothing.
+    public func namespaceExists(_ name: String, beside location: StoreLocation) throws(StoreError) -> Bool {
+        let connection = try PGConnection(url: location.address)
+        return try connection.query("SELECT to_regclass($1) IS NOT NULL", [.text(Self.schema(ofNamespace: name) + ".hearth_meta")]).bool(0, 0)
     }
 
     /// Names the connections each node holds (`PostgresEngine.connections(for:)`).

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import HearthJSON
 import HearthStore
 
@@ -30,6 +33,11 @@ public struct SQLiteEngineFactory: EngineFactory {
     /// (`namespaces/<name>/hearth.sqlite`); the default namespace keeps `hearth.sqlite`.
     public func location(ofNamespace name: String, beside location: StoreLocation) -> StoreLocation {
         .sqlite(directory: location.address + "/" + Self.namespacesFolder + "/" + name)
+    }
+
+    /// Its database file is there.
+    public func namespaceExists(_ name: String, beside location: StoreLocation) throws(StoreError) -> Bool {
+        access(self.location(ofNamespace: name, beside: location).address + "/" + SQLiteTreeStore.fileName, F_OK) == 0
     }
 
     /// The folder of the data directory that holds the other namespaces' databases.

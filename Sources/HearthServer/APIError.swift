@@ -5,54 +5,54 @@ import HearthRules
 
 /// An error as a REST client sees it: a status and a short text, sent as
 /// `{"error":"<text>"}` (spec §1.9). Internal causes stay in the log, never in `message`.
-public struct APIError: Error, Sendable, Equatable {
-    public var status: Int
-    public var message: String
-    public var headers: [(String, String)] = []
+struct APIError: Error, Sendable, Equatable {
+    var status: Int
+    var message: String
+    var headers: [(String, String)] = []
     /// More for a developer, sent as a `"detail"` member beside `"error"`: Firebase clients
     /// read only `"error"`, so its text stays exactly Firebase's (docs/rest.md, "Errors").
-    public var detail: String?
+    var detail: String?
 
-    public init(_ status: Int, _ message: String, headers: [(String, String)] = [], detail: String? = nil) {
+    init(_ status: Int, _ message: String, headers: [(String, String)] = [], detail: String? = nil) {
         self.status = status
         self.message = message
         self.headers = headers
         self.detail = detail
     }
 
-    public static func == (a: APIError, b: APIError) -> Bool {
+    static func == (a: APIError, b: APIError) -> Bool {
         a.status == b.status && a.message == b.message && a.detail == b.detail
     }
 
     // Texts observed from Firebase where known (spec §1.9), ours otherwise.
-    public static let invalidData = APIError(400, "Invalid data; couldn't parse JSON object, array, or value.")
-    public static let permissionDenied = APIError(401, "Permission denied")
-    public static let internalError = APIError(500, "Internal server error")
+    static let invalidData = APIError(400, "Invalid data; couldn't parse JSON object, array, or value.")
+    static let permissionDenied = APIError(401, "Permission denied")
+    static let internalError = APIError(500, "Internal server error")
     /// `Retry-After` of a 503 that the store's unavailability caused (an outage of the
     /// database, a store closing), seconds: a node is back within a fraction of a second of
     /// its database (docs/scaling.md), so a client or balancer tries again this soon.
-    public static let storeRetryAfterSeconds = 1
+    static let storeRetryAfterSeconds = 1
     static let storeRetryAfter = [("Retry-After", String(storeRetryAfterSeconds))]
     /// The store could not take a request that is neither a read nor a write of the tree.
-    public static let unavailable = APIError(503, "Service unavailable; the request was not attempted", headers: storeRetryAfter)
+    static let unavailable = APIError(503, "Service unavailable; the request was not attempted", headers: storeRetryAfter)
     /// A read (or a stream's first read) the store could not serve.
-    public static let readUnavailable = APIError(503, "Service unavailable; the read was not served", headers: storeRetryAfter)
+    static let readUnavailable = APIError(503, "Service unavailable; the read was not served", headers: storeRetryAfter)
     /// A write that certainly did not commit (docs/scaling.md): trying it again applies it once.
-    public static let writeNotWritten = APIError(503, "Service unavailable; the write was not made, nothing was written",
+    static let writeNotWritten = APIError(503, "Service unavailable; the write was not made, nothing was written",
                                                  headers: storeRetryAfter)
     /// A write whose commit was sent but not answered, and whose outcome could not be
     /// learnt: it may have been written, so a retried push or increment may apply twice.
-    public static let writeOutcomeUnknown = APIError(
+    static let writeOutcomeUnknown = APIError(
         503, "Service unavailable; the write's outcome is unknown: it may have been written", headers: storeRetryAfter)
     /// The data volume is full: nothing was written (Firebase clients keep a write that
     /// got a non-2xx). Deletes still commit (`DiskSpace`'s reserve), so space can be freed.
-    public static let insufficientStorage = APIError(
+    static let insufficientStorage = APIError(
         507, "Insufficient storage: the server's disk is full, so the write was not saved; deletes still work")
 
     /// A write the rules refused. A failed `.validate` keeps Firebase's 401 `Permission
     /// denied` and names the rule and the node in `detail`; a write whose check ran out of
     /// `RuleLimits` is not a permission problem: 413, saying it is too large to validate.
-    public static func writeDenied(_ denial: RuleDenial?) -> APIError {
+    static func writeDenied(_ denial: RuleDenial?) -> APIError {
         switch denial {
         case .validationFailed(let rule, let path, let reason)?:
             var denied = permissionDenied
@@ -68,7 +68,7 @@ public struct APIError: Error, Sendable, Equatable {
     }
 
     /// A write over `StoreOptions.maxNodesPerWrite` (docs/rest.md, "Huge writes").
-    public static func writeTooLarge(_ reason: DatabaseError.TooLarge) -> APIError {
+    static func writeTooLarge(_ reason: DatabaseError.TooLarge) -> APIError {
         switch reason {
         case .writes(let limit):
             return APIError(413, "Write too large: the data has more than \(limit) nodes; write it in parts of at most \(limit)")
@@ -79,19 +79,19 @@ public struct APIError: Error, Sendable, Equatable {
 
     /// A path or key the URL names is invalid; `PathError`'s text already reads
     /// "Invalid path: …" (so the prefix is not added here again).
-    public static func invalidPath(_ error: PathError) -> APIError {
+    static func invalidPath(_ error: PathError) -> APIError {
         APIError(400, error.description)
     }
 
-    public static func badRequest(_ detail: String) -> APIError {
+    static func badRequest(_ detail: String) -> APIError {
         APIError(400, detail)
     }
 
-    public static func methodNotAllowed(_ method: String) -> APIError {
+    static func methodNotAllowed(_ method: String) -> APIError {
         APIError(405, "Method not allowed", headers: [("Allow", "GET, HEAD, PUT, POST, PATCH, DELETE, OPTIONS")])
     }
 
-    public var response: HTTPResponse {
+    var response: HTTPResponse {
         var headers = HTTPHeaders()
         headers.add("Content-Type", JSONResponse.contentType)
         headers.add("Access-Control-Allow-Origin", "*")

@@ -24,7 +24,7 @@ public enum Engines {
     /// How long `hearth serve` keeps trying to reach a shared store's database at start,
     /// seconds (`storeStartupWaitSeconds`): nodes and their database booted in any order
     /// come up together.
-    public static let defaultStartupWaitSeconds = 120
+    static let defaultStartupWaitSeconds = 120
 
     /// Opens the engine. A shared store's database that cannot be reached (down, starting,
     /// out of connections) is tried again with `StartupBackoff` for up to `waitSeconds`,

@@ -7,28 +7,28 @@ import HearthStreams
 /// port 9000 (the Firebase database emulator's), data in ./hearth-data, rules from
 /// ./rules.json.
 public struct HearthConfiguration: Sendable {
-    public static let defaultHost = "127.0.0.1"
-    public static let defaultPort = 9000
-    public static let defaultDataDirectory = "./hearth-data"
-    public static let defaultRulesPath = "./rules.json"
+    static let defaultHost = "127.0.0.1"
+    static let defaultPort = 9000
+    static let defaultDataDirectory = "./hearth-data"
+    static let defaultRulesPath = "./rules.json"
     /// How long in-flight requests get to finish after SIGTERM/SIGINT before connections
     /// are closed anyway.
-    public static let defaultShutdownGracePeriod = 10.0
+    static let defaultShutdownGracePeriod = 10.0
 
     public var host = HearthConfiguration.defaultHost
     public var port = HearthConfiguration.defaultPort
     public var dataDirectory = HearthConfiguration.defaultDataDirectory
     public var rulesPath = HearthConfiguration.defaultRulesPath
     /// The triggers file (issue 27, docs/triggers.md); nil: no triggers.
-    public var triggersPath: String? = nil
+    var triggersPath: String? = nil
     /// Service-account JSON files whose keys may take admin tokens at `/oauth2/v4/token` (issue 27).
     public var adminServiceAccounts: [String] = []
-    public var shutdownGracePeriod = HearthConfiguration.defaultShutdownGracePeriod
+    var shutdownGracePeriod = HearthConfiguration.defaultShutdownGracePeriod
     public var store = StoreOptions()
     /// Where the data lives (`--store`, issue 17): empty for `sqlite:` in `dataDirectory`.
     public var storeURL = ""
     /// How long a shared store's database is tried at start before giving up, seconds.
-    public var storeStartupWaitSeconds = Engines.defaultStartupWaitSeconds
+    var storeStartupWaitSeconds = Engines.defaultStartupWaitSeconds
     /// The storage engines `storeURL` may name (the composition root's list; the first is
     /// the default).
     public var engines: [any EngineFactory] = Engines.all
@@ -57,16 +57,16 @@ public struct HearthConfiguration: Sendable {
     public var consoleIdleSeconds = ConsoleAccounts.defaultIdleSeconds
 
     /// Whether `/console/` is served.
-    public var consoleEnabled: Bool { console == "on" || (console == "auto" && trustedProxies.isEmpty) }
+    var consoleEnabled: Bool { console == "on" || (console == "auto" && trustedProxies.isEmpty) }
     /// I/O queues serving connections; nil: one per core. Not a serve setting: tests pin
     /// it to 1 to put every connection on one queue.
     public var ioQueueCount: Int? = nil
     /// Bytes of rendered plain-read bodies kept (`ReadCache`); 0 turns the cache off.
-    public var readCacheBytes = ReadCache.defaultMaxBytes
+    var readCacheBytes = ReadCache.defaultMaxBytes
     /// Seconds between checks that open streams' accounts were not disabled, deleted or
     /// revoked (`auth_revoked` when they were).
     public var streamRevocationCheckInterval = HearthConfiguration.defaultStreamRevocationCheckInterval
-    public static let defaultStreamRevocationCheckInterval = 5.0
+    static let defaultStreamRevocationCheckInterval = 5.0
 
     public init() {}
 }

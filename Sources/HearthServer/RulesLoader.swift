@@ -7,7 +7,7 @@ import Glibc
 public enum RulesLoader {
     /// Rules files larger than this are refused (Firebase's own limit is 256 KB of rules;
     /// this leaves room while keeping a stray huge file from being read into memory).
-    public static let maxRulesFileBytes = 4 * 1024 * 1024
+    static let maxRulesFileBytes = 4 * 1024 * 1024
 
     public enum LoadError: Error, CustomStringConvertible {
         case unreadable(path: String, reason: String)
@@ -30,7 +30,7 @@ public enum RulesLoader {
     }
 
     /// The compiled rules and the text they came from.
-    public static func loadWithText(_ path: String) throws(LoadError) -> (rules: RuleSet, text: String) {
+    static func loadWithText(_ path: String) throws(LoadError) -> (rules: RuleSet, text: String) {
         let text = try readText(path)
         do {
             return (try RuleSet.compile(text), text)

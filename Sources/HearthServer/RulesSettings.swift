@@ -9,7 +9,7 @@ import Synchronization
 /// A replacement is compiled first, written to the rules file atomically (so a restart
 /// keeps it), swapped in atomically, and open streams that lose read access get `cancel`;
 /// the new text goes into the rules' history with its author.
-public final class RulesSettings: Sendable {
+final class RulesSettings: Sendable {
     let path: String
     /// Read instead of `path` while `path` does not exist (nil: never): the server's rules
     /// file, for an emulator-made namespace whose rules were not replaced yet.

@@ -22,11 +22,11 @@ import Synchronization
 /// streams, read cache and triggers. Label values are names of open databases only, so at
 /// most `NamespaceRegistry.maxNamespaces` + 1 of them; a name a client makes up never
 /// becomes one.
-public final class ServerMetrics: Sendable {
+final class ServerMetrics: Sendable {
     /// The `namespace` label of the default database.
     static let defaultLabel = "(default)"
 
-    public let registry = PrometheusCollectorRegistry()
+    let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
     /// A request series' labels, as a key made without building a string per request.
     private struct RequestKey: Hashable {
@@ -50,7 +50,7 @@ public final class ServerMetrics: Sendable {
     private let namespaceCount: CoreMetrics.Gauge
     private let databases = Mutex<[String: DatabaseMetrics]>([:])
 
-    public init() {
+    init() {
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultDurationHistogramBuckets = [
             .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2.5),

@@ -28,6 +28,10 @@ public protocol EngineFactory: Sendable {
     /// digits, hyphens) lives beside the default namespace's at `location`: a database of
     /// its own (tree, change feed, indexes, onDisconnect records), opened like any other.
     func location(ofNamespace name: String, beside location: StoreLocation) -> StoreLocation
+    /// Whether the database of namespace `name` beside `location` exists (a server opened
+    /// it once), found without creating it: operator commands about what a server recorded
+    /// in a namespace refuse one that does not exist rather than make an empty one.
+    func namespaceExists(_ name: String, beside location: StoreLocation) throws(StoreError) -> Bool
 }
 
 extension [any EngineFactory] {

@@ -58,7 +58,7 @@ public enum CloudEventEncoding {
     }
 
     /// The header carrying the body's HMAC when a trigger has an `hmacSecret`.
-    public static let signatureHeader = "X-Hearth-Signature"
+    static let signatureHeader = "X-Hearth-Signature"
 
     /// `2026-11-26T17:38:01.123Z`.
     public static func rfc3339(milliseconds: Int64) -> String {
@@ -74,7 +74,7 @@ public enum CloudEventEncoding {
     }
 
     /// HMAC-SHA256 (RFC 2104) through libcrypto's one-shot `EVP_Q_mac`.
-    public static func hmacSHA256(key: [UInt8], _ message: [UInt8]) -> [UInt8] {
+    static func hmacSHA256(key: [UInt8], _ message: [UInt8]) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 32)
         var length = 0
         let status = key.withUnsafeBytes { keyBuffer in

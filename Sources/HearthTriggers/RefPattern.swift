@@ -89,7 +89,7 @@ public struct RefPattern: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "/" + text }
 
     /// True when the pattern has no wildcard: it names one location.
-    public var isExact: Bool { segments.allSatisfy { if case .literal = $0 { return true } else { return false } } }
+    var isExact: Bool { segments.allSatisfy { if case .literal = $0 { return true } else { return false } } }
 
     /// The parameters `path` gives, or nil when it does not match.
     public func match(_ path: DataPath) -> [String: String]? {
@@ -111,7 +111,7 @@ public struct RefPattern: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether some location at or below `path` could match: `path` matches a prefix of
     /// the pattern (a write there may change a matching location below it).
-    public func mayMatchBelow(_ path: DataPath) -> Bool {
+    func mayMatchBelow(_ path: DataPath) -> Bool {
         for (index, key) in path.segments.enumerated() {
             guard index < segments.count else { return false }
             switch segments[index] {

@@ -19,7 +19,7 @@ public struct TriggerDefinition: Sendable, Hashable {
     public var hmacSecret: String?
     /// The loop guard's sustained rate for this trigger (`maxEventsPerSecond`); nil: the
     /// server's default, `TriggerLimits.defaultEventsPerSecond`.
-    public var maxEventsPerSecond: Int?
+    var maxEventsPerSecond: Int?
     /// This trigger's byte budget (`maxStoredBytes`: payload bytes of its pending events and
     /// dead letters together); nil: the server's default, `TriggerLimits.defaultMaxStoredBytes`.
     public var maxStoredBytes: Int64?
@@ -35,15 +35,15 @@ public struct TriggerDefinition: Sendable, Hashable {
 /// Every bound of the triggers module, named (each crossed by a test).
 public enum TriggerLimits {
     /// Triggers one file may declare.
-    public static let maxTriggers = 64
+    static let maxTriggers = 64
     /// Headers one trigger may add.
-    public static let maxHeaders = 16
+    static let maxHeaders = 16
     /// The triggers file's size.
     public static let maxFileBytes = 1 << 20
     /// A trigger's name: letters, digits, `_` and `-`, at most this long.
-    public static let maxNameLength = 64
+    static let maxNameLength = 64
     /// `timeoutSeconds` bounds and default (Cloud Functions' event functions: 60 s default, 540 s max).
-    public static let timeoutSecondsRange = 1...540
+    static let timeoutSecondsRange = 1...540
     public static let defaultTimeoutSeconds = 60
     /// Events one write may cause (all triggers together); past it the write is refused
     /// (`DatabaseError.tooManyTriggerEvents`) and nothing of it is written.
@@ -52,22 +52,22 @@ public enum TriggerLimits {
     /// letters (reason `backlog`), counted and logged. Writes are never slowed or refused.
     public static let maxPendingPerTrigger = 100_000
     /// A `retry: true` event is retried until it is this old (from its commit), then dead.
-    public static let maxEventAgeSeconds: Int64 = 24 * 3600
+    static let maxEventAgeSeconds: Int64 = 24 * 3600
     /// Backoff between attempts: base doubling per attempt up to the cap, with full jitter.
     public static let backoffBaseMilliseconds: Int64 = 1000
-    public static let backoffCapMilliseconds: Int64 = 10 * 60 * 1000
+    static let backoffCapMilliseconds: Int64 = 10 * 60 * 1000
     /// Response bytes read from a receiver (the body is ignored).
     public static let maxResponseBytes = 64 * 1024
     /// Events read from the outbox per round of one deliverer.
     public static let batchSize = 64
     /// A deliverer's lease on its trigger (shared engines), renewed while it delivers.
-    public static let leaseSeconds = 30
+    static let leaseSeconds = 30
     /// The loop guard (`TriggerRateGuard`): events one trigger records per second,
     /// sustained, unless its `maxEventsPerSecond` says otherwise, within `eventsPerSecondRange`;
     /// bursts of `rateBurstSeconds` seconds' worth above it.
     public static let defaultEventsPerSecond = 1000
-    public static let eventsPerSecondRange = 1...100_000
-    public static let rateBurstSeconds = 10
+    static let eventsPerSecondRange = 1...100_000
+    static let rateBurstSeconds = 10
     /// The byte budget of one trigger: the payload bytes of its pending events and dead
     /// letters together (each event carries the matched location's value before and after,
     /// so a small write under a large node stores two copies of the node). Past it the
@@ -75,15 +75,15 @@ public enum TriggerLimits {
     /// undelivered (counted, logged); writes are never slowed or refused for it. A
     /// trigger's `maxStoredBytes` overrides it, within `storedBytesRange`.
     public static let defaultMaxStoredBytes: Int64 = 64 << 20
-    public static let storedBytesRange: ClosedRange<Int64> = (1 << 20)...(1 << 40)
+    static let storedBytesRange: ClosedRange<Int64> = (1 << 20)...(1 << 40)
     /// How often, at most, a trigger's deliverer checks its outbox against the byte budget
     /// and the pending-count bound (woken by commits; also on its idle poll). What commits
     /// between two checks is over the budget until the next one.
-    public static let budgetCheckMilliseconds: Int64 = 100
+    static let budgetCheckMilliseconds: Int64 = 100
     /// Dead letters are kept this long (from when they were given up), then deleted.
     public static let deadLetterRetentionSeconds: Int64 = 7 * 24 * 3600
     /// How often, at most, dead letters past `deadLetterRetentionSeconds` are deleted.
-    public static let deadLetterPruneMilliseconds: Int64 = 60_000
+    static let deadLetterPruneMilliseconds: Int64 = 60_000
 }
 
 /// Why a triggers file was refused: the file, the line and the reason.

@@ -25,7 +25,7 @@ public struct TriggerStatus: Sendable, Equatable {
     /// The last failure (no secrets: status code or connection error), nil after a success.
     public var lastError: String?
     /// When the last event was delivered, ms.
-    public var lastDeliveredAt: Int64?
+    var lastDeliveredAt: Int64?
 
     public init(name: String) {
         self.name = name

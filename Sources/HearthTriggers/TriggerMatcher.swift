@@ -3,12 +3,12 @@ import HearthJSON
 import HearthStore
 
 /// Who made a write, as the RTDB CloudEvents say it (`authtype`, `authid`).
-public struct EventAuth: Sendable, Equatable {
-    public var type: String
-    public var id: String?
+struct EventAuth: Sendable, Equatable {
+    var type: String
+    var id: String?
 
     /// An admin → `admin`; a signed-in user → `app_user` with the uid; else `unauthenticated`.
-    public init(_ caller: Caller) {
+    init(_ caller: Caller) {
         if caller.isAdmin {
             (type, id) = ("admin", nil)
         } else if case .string(let uid)? = caller.auth.objectValue?["uid"] {
@@ -18,20 +18,20 @@ public struct EventAuth: Sendable, Equatable {
         }
     }
 
-    public init(type: String, id: String?) { (self.type, self.id) = (type, id) }
+    init(type: String, id: String?) { (self.type, self.id) = (type, id) }
 }
 
 /// One event a write causes for one trigger, before it is stored.
-public struct MatchedEvent: Sendable, Equatable {
-    public var trigger: String
-    public var location: DataPath
-    public var kind: TriggerEventKind
-    public var change: ValueChange
-    public var auth: EventAuth
+struct MatchedEvent: Sendable, Equatable {
+    var trigger: String
+    var location: DataPath
+    var kind: TriggerEventKind
+    var change: ValueChange
+    var auth: EventAuth
 
     /// The payload stored in the outbox (the triggers module's own JSON; the engine keeps
     /// it opaque): `{"ref", "type", "data", "delta", "authtype", "authid"}`.
-    public var payload: [UInt8] {
+    var payload: [UInt8] {
         var members: [JSONKey: JSONValue] = [
             "ref": .string(location.storageKey), "type": .string(kind.cloudEventType),
             "data": change.before, "delta": change.delta, "authtype": .string(auth.type),
@@ -48,7 +48,7 @@ public struct TriggerMatcher: Sendable {
     public let triggers: [TriggerDefinition]
     /// Each trigger's own `maxEventsPerSecond` by name (the loop guard's limits; unset: the default), derived once
     /// here rather than on every write.
-    public let eventsPerSecond: [String: Int]
+    let eventsPerSecond: [String: Int]
 
     /// Only the triggers whose `instance` pattern accepts `instance`.
     public init(triggers: [TriggerDefinition], instance: String) {
@@ -60,7 +60,7 @@ public struct TriggerMatcher: Sendable {
 
     /// True when some trigger could match a location of `operation` (the cheap exit:
     /// no read of the data when none can).
-    public func mayMatch(_ operation: WriteOperation) -> Bool {
+    func mayMatch(_ operation: WriteOperation) -> Bool {
         operation.entries.contains { entry in
             triggers.contains { Self.affects($0.ref, entry.path) }
         }
@@ -76,7 +76,7 @@ public struct TriggerMatcher: Sendable {
 
     /// The events `applied` causes, read on `before` (the writer's view before the write).
     /// Throws `DatabaseError.tooManyTriggerEvents` past `limit`.
-    public func events(before: any TreeView, applied: WriteOperation, auth: EventAuth,
+    func events(before: any TreeView, applied: WriteOperation, auth: EventAuth,
                        limit: Int = TriggerLimits.maxEventsPerWrite) throws -> [MatchedEvent] {
         guard mayMatch(applied) else { return [] }
         var reader = ChangeReader(view: before, entries: applied.entries)

@@ -23,7 +23,7 @@ public final class TriggerRateGuard: Sendable {
     /// parent that fires for many children, an import): `rateBurstSeconds` seconds' worth.
     public static let defaultBurst = TriggerLimits.defaultEventsPerSecond * TriggerLimits.rateBurstSeconds
     /// At most one log line per trigger this often while it is rate limited.
-    public static let logIntervalMilliseconds: Int64 = 10_000
+    static let logIntervalMilliseconds: Int64 = 10_000
     /// Marks remembered per trigger (events killed past the pending bound never consume
     /// theirs): past it the oldest are forgotten (those events, if still pending, are delivered).
     public static let maxOutstandingMarks = 2 * TriggerLimits.maxPendingPerTrigger
@@ -43,7 +43,7 @@ public final class TriggerRateGuard: Sendable {
         var nextMark: Int64 = 1
     }
 
-    public let eventsPerSecond: Int
+    let eventsPerSecond: Int
     public let burst: Int
     private let outstandingLimit: Int
     private let clock: @Sendable () -> Int64
@@ -133,5 +133,5 @@ public final class TriggerRateGuard: Sendable {
     }
 
     /// True for a payload marked by any run's guard.
-    public static func isMarked(_ payload: [UInt8]) -> Bool { payload.starts(with: markerKey) }
+    static func isMarked(_ payload: [UInt8]) -> Bool { payload.starts(with: markerKey) }
 }

@@ -3,17 +3,17 @@ import HearthJSON
 /// A location's value before and after a write, as readers see them
 /// (`FirebaseTree.render`: arrays, no priorities), and what Firebase's RTDB CloudEvents
 /// carry for it (spec §4.6): `data` (the value before) and `delta`.
-public struct ValueChange: Sendable, Equatable {
-    public var before: JSONValue
-    public var after: JSONValue
+struct ValueChange: Sendable, Equatable {
+    var before: JSONValue
+    var after: JSONValue
 
-    public init(before: JSONValue, after: JSONValue) {
+    init(before: JSONValue, after: JSONValue) {
         (self.before, self.after) = (before, after)
     }
 
     /// The event kinds this change is: always `written`; then `created` (nothing before),
     /// `deleted` (nothing after) or `updated` (both, different). Empty when nothing changed.
-    public var kinds: Set<TriggerEventKind> {
+    var kinds: Set<TriggerEventKind> {
         if before == after { return [] }
         if before == .null { return [.written, .created] }
         if after == .null { return [.written, .deleted] }
@@ -25,7 +25,7 @@ public struct ValueChange: Sendable, Equatable {
     /// then `prune_nones`), gives `after`. Minimal for objects: only the changed keys, a
     /// removed key as `null`, recursively. When either side is not an object (a leaf, an
     /// array, null), the SDKs take `delta` as the new value whole, so it is `after`.
-    public var delta: JSONValue { Self.delta(before, after) }
+    var delta: JSONValue { Self.delta(before, after) }
 
     static func delta(_ before: JSONValue, _ after: JSONValue) -> JSONValue {
         guard case .object(let old) = before, case .object(let new) = after else { return after }
@@ -44,7 +44,7 @@ public struct ValueChange: Sendable, Equatable {
     }
 
     /// What the SDK rebuilds from `before` and `delta` (its merge, for tests and checks).
-    public static func merged(_ before: JSONValue, _ delta: JSONValue) -> JSONValue {
+    static func merged(_ before: JSONValue, _ delta: JSONValue) -> JSONValue {
         guard case .object(let base) = before, case .object = delta else { return delta }
         return pruned(deepMerge(base, delta))
     }
@@ -75,9 +75,9 @@ public enum TriggerEventKind: String, Sendable, Hashable, CaseIterable {
     case written, created, updated, deleted
 
     /// The CloudEvent type, `google.firebase.database.ref.v1.<kind>`.
-    public var cloudEventType: String { Self.typePrefix + rawValue }
+    var cloudEventType: String { Self.typePrefix + rawValue }
 
-    public static let typePrefix = "google.firebase.database.ref.v1."
+    static let typePrefix = "google.firebase.database.ref.v1."
 
     /// A config's `event`: the short name or the full type.
     public init?(configName: String) {

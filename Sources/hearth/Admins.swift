@@ -13,7 +13,7 @@ struct Admins: ParsableCommand {
 
     /// `writes`: the command changes administrators, so it holds the data directory's lock
     /// for account writers (`DataDirectoryLock`).
-    static func withConsole(_ data: DataDirectoryOption, writes: Bool = true, _ body: (ConsoleAccounts) throws -> Void) throws {
+    static func withConsole(_ data: AccountsDataOption, writes: Bool = true, _ body: (ConsoleAccounts) throws -> Void) throws {
         try Tool.run {
             let lock = writes ? try data.lock(.writesAccounts) : nil
             defer { lock?.release() }
@@ -30,7 +30,7 @@ struct Admins: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the administrators' emails.")
-        @OptionGroup var data: DataDirectoryOption
+        @OptionGroup var data: AccountsDataOption
         func run() throws {
             try Admins.withConsole(data, writes: false) { accounts in
                 for admin in try accounts.list() { print(admin.email) }
@@ -42,7 +42,7 @@ struct Admins: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add an administrator.",
             discussion: "On a terminal the password is asked for twice, without echo; otherwise it is the first line of standard input.")
-        @OptionGroup var data: DataDirectoryOption
+        @OptionGroup var data: AccountsDataOption
         @Option(help: "The administrator's email address.") var email: String
         func run() throws {
             let password = try PasswordInput.read()
@@ -53,7 +53,7 @@ struct Admins: ParsableCommand {
 
     struct Remove: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove an administrator; their console sessions end.")
-        @OptionGroup var data: DataDirectoryOption
+        @OptionGroup var data: AccountsDataOption
         @Argument(help: "The administrator's email address.") var email: String
         func run() throws {
             try Admins.withConsole(data) { try $0.remove(email: email) }
@@ -66,7 +66,7 @@ struct Admins: ParsableCommand {
             commandName: "set-password",
             abstract: "Set an administrator's password; their console sessions end.",
             discussion: "On a terminal the password is asked for twice, without echo; otherwise it is the first line of standard input.")
-        @OptionGroup var data: DataDirectoryOption
+        @OptionGroup var data: AccountsDataOption
         @Argument(help: "The administrator's email address.") var email: String
         func run() throws {
             let password = try PasswordInput.read()

@@ -7,7 +7,7 @@ import HearthStore
 enum Operator {
     /// `writes`: the command changes accounts, so it holds the data directory's lock for
     /// account writers (`DataDirectoryLock`), refused while an import or a restore runs.
-    static func withAccounts(_ data: DataDirectoryOption, writes: Bool = true, _ body: (AccountService) throws -> Void) throws {
+    static func withAccounts(_ data: AccountsDataOption, writes: Bool = true, _ body: (AccountService) throws -> Void) throws {
         try Tool.run {
             let lock = writes ? try data.lock(.writesAccounts) : nil
             defer { lock?.release() }
@@ -22,7 +22,7 @@ enum Operator {
         }
     }
 
-    static func setDisabled(_ uid: String, _ disabled: Bool, _ data: DataDirectoryOption) throws {
+    static func setDisabled(_ uid: String, _ disabled: Bool, _ data: AccountsDataOption) throws {
         try withAccounts(data) { service in
             var changes = AccountService.Changes()
             changes.disabled = disabled

@@ -15,7 +15,7 @@ struct Token: ParsableCommand {
             (the account is made at the first sign-in), with --claims in every ID token of that sign-in; it is usable for \(CustomTokenVerifier.maxLifetime) s.
             """)
 
-    @OptionGroup var data: DataDirectoryOption
+    @OptionGroup var data: AccountsDataOption
     @Option(help: "The user to mint a token for.") var uid: String?
     @Option(help: "Extra custom claims, a JSON object (at most 1000 bytes).") var claims: String?
     @Option(help: "Lifetime in seconds (1-\(IDTokenClaims.maxLifetime)).") var ttl: Int64 = IDTokenClaims.defaultLifetime
@@ -63,7 +63,7 @@ struct Keys: ParsableCommand {
 
     struct Rotate: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a new signing key; tokens signed by older keys stay valid until they expire.")
-        @OptionGroup var data: DataDirectoryOption
+        @OptionGroup var data: AccountsDataOption
         func run() throws {
             try Tool.run {
                 let lock = try data.lock(.writesAccounts)

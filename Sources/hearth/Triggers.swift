@@ -3,18 +3,22 @@ import HearthStore
 import HearthTriggers
 
 /// `hearth triggers …` (issue 27, point 4): the declared triggers' backlog, their dead
-/// letters, and resending them. Works while `hearth serve` runs (on SQLite and
-/// PostgreSQL): the running server's deliverers see resent events within
-/// `TriggerLimits.idlePollMilliseconds`.
+/// letters, and resending them, in one namespace's outbox (`--ns`; default: the default
+/// namespace's). Works while `hearth serve` runs (on SQLite and PostgreSQL): the running
+/// server's deliverers see resent events within `TriggerLimits.idlePollMilliseconds`.
 struct Triggers: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the database triggers with their backlog, list dead letters, resend them.",
+        discussion: "Each namespace keeps its own outbox: --ns <name> works on that namespace's (which must exist: the server makes it), without --ns on the default namespace's.",
         subcommands: [List.self, Dead.self, Resend.self])
 
     /// `writes`: the command changes the outbox, so it holds the data directory's lock as
-    /// account writers do (refused while an import or a restore runs).
+    /// account writers do (refused while an import or a restore runs; the lock is the
+    /// server's data directory's, whichever namespace is named). A namespace that does not
+    /// exist is refused before anything is opened, so none is created.
     static func withOutbox(_ data: DataDirectoryOption, writes: Bool, _ body: (any TriggerOutbox) throws -> Void) throws {
         try Tool.run {
+            try data.requireNamespace()
             let lock = writes ? try data.lock(.writesAccounts) : nil
             defer { lock?.release() }
             let store = try data.openEngine()
@@ -35,17 +39,19 @@ struct Triggers: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print each trigger: name, event, ref, url, pending events, age of the oldest pending (s), dead letters, stored bytes/budget, last error (tab-separated).",
-            discussion: "The triggers are those of --triggers (or HEARTH_TRIGGERS), then any other name with pending events or dead letters (event, ref and url '-'). Stored bytes are the payload bytes of the pending events and dead letters together, and the budget is the trigger's maxStoredBytes (default \(TriggerLimits.defaultMaxStoredBytes); '-' for a name no longer declared). Header values and HMAC secrets are never printed.")
+            discussion: "The triggers are those of --triggers (or HEARTH_TRIGGERS; with --ns only those whose instance pattern takes that namespace), then any other name with pending events or dead letters (event, ref and url '-'). Stored bytes are the payload bytes of the pending events and dead letters together, and the budget is the trigger's maxStoredBytes (default \(TriggerLimits.defaultMaxStoredBytes); '-' for a name no longer declared). Header values and HMAC secrets are never printed.")
         @OptionGroup var data: DataDirectoryOption
         @Option(help: "The triggers file (default HEARTH_TRIGGERS; none: only names with a backlog).") var triggers: String?
         func run() throws {
             let path = triggers ?? Environment()["HEARTH_TRIGGERS"]
-            let declared: [TriggerDefinition]
+            var declared: [TriggerDefinition]
             do {
                 declared = try path.map { path throws(TriggerConfigError) in try TriggerConfig.load(path: path) } ?? []
             } catch {
                 throw Tool.fail(error.description)
             }
+            // A namespace's database is the instance of that name: the triggers that fire there.
+            if let namespace = data.namespace { declared = TriggerMatcher(triggers: declared, instance: namespace).triggers }
             try Triggers.withOutbox(data, writes: false) { outbox in
                 let now = WallClock.milliseconds()
                 for row in try TriggerOverview.all(declared: declared, outbox: outbox) {

@@ -13,7 +13,7 @@ struct Users: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print every user: uid, email, provider, enabled or disabled (tab-separated).")
-        @OptionGroup var data: DataDirectoryOption
+        @OptionGroup var data: AccountsDataOption
         @Option(help: "At most this many users.") var limit = 1000
         func run() throws {
             try Operator.withAccounts(data, writes: false) { service in
@@ -28,7 +28,7 @@ struct Users: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create an email/password user; prints the uid.",
             discussion: "On a terminal the password is asked for twice, without echo; otherwise it is the first line of standard input.")
-        @OptionGroup var data: DataDirectoryOption
+        @OptionGroup var data: AccountsDataOption
         @Option(help: "The new user's email address.") var email: String
         func run() throws {
             let password = try PasswordInput.read()
@@ -40,21 +40,21 @@ struct Users: ParsableCommand {
 
     struct Disable: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Disable a user and revoke their tokens.")
-        @OptionGroup var data: DataDirectoryOption
+        @OptionGroup var data: AccountsDataOption
         @Argument(help: "The user's uid.") var uid: String
         func run() throws { try Operator.setDisabled(uid, true, data) }
     }
 
     struct Enable: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Enable a disabled user again.")
-        @OptionGroup var data: DataDirectoryOption
+        @OptionGroup var data: AccountsDataOption
         @Argument(help: "The user's uid.") var uid: String
         func run() throws { try Operator.setDisabled(uid, false, data) }
     }
 
     struct Delete: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a user and their refresh tokens (their data stays in the tree).")
-        @OptionGroup var data: DataDirectoryOption
+        @OptionGroup var data: AccountsDataOption
         @Argument(help: "The user's uid.") var uid: String
         func run() throws {
             try Operator.withAccounts(data) { try $0.delete(uid: uid) }
@@ -64,7 +64,7 @@ struct Users: ParsableCommand {
 
     struct Revoke: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Sign a user out everywhere: refresh tokens revoked, earlier ID tokens refused.")
-        @OptionGroup var data: DataDirectoryOption
+        @OptionGroup var data: AccountsDataOption
         @Argument(help: "The user's uid.") var uid: String
         func run() throws {
             try Operator.withAccounts(data) { try $0.revokeSessions(uid: uid) }
@@ -77,7 +77,7 @@ struct Users: ParsableCommand {
             commandName: "reset-link",
             abstract: "Print a password-reset link for an account (what the mail would carry), for servers that send no mail.",
             discussion: "The link works once, for \(AccountService.ActionKind.passwordReset.lifetimeSeconds) s. Give it to the account's owner only.")
-        @OptionGroup var data: DataDirectoryOption
+        @OptionGroup var data: AccountsDataOption
         @Option(help: "The account's email address.") var email: String
         @Option(help: "The page links point to (default: HEARTH_ACTION_LINK_BASE).") var linkBase: String?
         func run() throws {
@@ -99,7 +99,7 @@ struct Users: ParsableCommand {
             commandName: "set-password",
             abstract: "Set a user's password; revokes their earlier tokens.",
             discussion: "On a terminal the password is asked for twice, without echo; otherwise it is the first line of standard input.")
-        @OptionGroup var data: DataDirectoryOption
+        @OptionGroup var data: AccountsDataOption
         @Argument(help: "The user's uid.") var uid: String
         func run() throws {
             let password = try PasswordInput.read()

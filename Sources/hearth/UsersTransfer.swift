@@ -24,7 +24,7 @@ extension Users {
         @Option(name: .customLong("salt-separator"), help: "base64_salt_separator.") var saltSeparator: String?
         @Option(help: "rounds (1-8).") var rounds: Int?
         @Option(name: .customLong("mem-cost"), help: "mem_cost (1-14).") var memCost: Int?
-        @OptionGroup var data: DataDirectoryOption
+        @OptionGroup var data: AccountsDataOption
 
         func validate() throws {
             let given = [hashKey != nil, saltSeparator != nil, rounds != nil, memCost != nil]
@@ -73,7 +73,7 @@ extension Users {
                 """)
 
         @Option(help: "Write to this file instead of standard output.") var output: String?
-        @OptionGroup var data: DataDirectoryOption
+        @OptionGroup var data: AccountsDataOption
 
         func run() throws {
             try Tool.run {

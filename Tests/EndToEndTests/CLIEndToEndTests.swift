@@ -50,6 +50,30 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty)
     }
 
+    /// Users, administrators, signing keys and tokens are per server, kept with the default
+    /// namespace's data: every command on them refuses `--ns` as a usage error saying so,
+    /// before opening anything (no namespace database, no account written anywhere), and
+    /// their help does not offer it.
+    @Test(arguments: [
+        ["users", "list"], ["users", "add", "--email", "a@example.com"], ["users", "disable", "u1"],
+        ["users", "enable", "u1"], ["users", "delete", "u1"], ["users", "set-password", "u1"], ["users", "revoke", "u1"],
+        ["users", "reset-link", "--email", "a@example.com"], ["users", "import", "-"], ["users", "export"],
+        ["admins", "list"], ["admins", "add", "--email", "a@example.com"], ["admins", "remove", "a@example.com"],
+        ["admins", "set-password", "a@example.com"], ["token", "--admin"], ["token", "--uid", "u1"],
+        ["token", "--uid", "u1", "--custom"], ["keys", "rotate"],
+    ])
+    func accountCommandsRefuseANamespace(command: [String]) throws {
+        let result = try hearth(command + ["--data-dir", dir.path, "--ns", "shop"], input: #"{"users": []}"# + "\n")
+        #expect(result.status == 64, "\(result.output)")
+        #expect(result.output.contains("Error: --ns is not taken here: users, administrators, signing keys and tokens are per server"),
+                "\(result.output)")
+        #expect(result.output.contains("leave out --ns"), "\(result.output)")
+        Self.expectErrorStyle(result.output)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty)
+        let subcommand = Array(command.prefix(command[0] == "token" ? 1 : 2))
+        #expect(!(try hearth(subcommand + ["--help"]).output.contains("--ns")), "\(subcommand)")
+    }
+
     /// `restore` creates a missing data directory (issue 24) only for a restore that
     /// succeeds: a missing backup, or a file that is no Hearth database, leaves nothing.
     @Test func aFailedRestoreLeavesNoDataDirectory() throws {

@@ -6,6 +6,7 @@ import HearthTesting
 import Synchronization
 import Testing
 @testable import HearthServer
+@testable import HearthDatabase
 
 /// `ReadCache` alone, fed from literals.
 @Suite struct ReadCacheUnitTests {

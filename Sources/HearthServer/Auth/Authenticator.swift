@@ -11,7 +11,7 @@ import HearthJSON
 public final class Authenticator: Sendable {
     /// The custom claim that marks an operator's token (minted only by the CLI).
     public static let adminClaim = OperatorIdentity.claim
-    public static let adminUID = OperatorIdentity.uid
+    static let adminUID = OperatorIdentity.uid
     public static let defaultMaxVerifiedTokens = 20_000
     /// Users whose status is cached at most by default. Past either cap the cache starts
     /// over: memory stays bounded, and the cost is one re-verification per token.

@@ -21,7 +21,7 @@ public struct Setting: Sendable {
     public let flag: String?
     public let kind: Kind
     /// The default, as shown in the docs.
-    public let defaultText: String
+    let defaultText: String
     public let summary: String
     let apply: @Sendable (inout HearthConfiguration, SettingValue) -> Void
 
@@ -82,7 +82,7 @@ public struct Setting: Sendable {
 }
 
 /// A parsed setting value.
-public enum SettingValue: Sendable, Equatable {
+enum SettingValue: Sendable, Equatable {
     case string(String)
     case integer(Int)
     case number(Double)

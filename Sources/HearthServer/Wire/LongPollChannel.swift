@@ -18,25 +18,25 @@ public struct LongPollLimits: Sendable, Equatable {
     /// waiting also count against the server-wide `HTTPLimits.maxUnsentBytes`, as a
     /// WebSocket's or an SSE stream's unsent output does: a session behind while that is
     /// passed ends too.
-    public static let defaultMaxPendingBytes = 8 * 1024 * 1024
+    static let defaultMaxPendingBytes = 8 * 1024 * 1024
     /// Long-poll sessions open at once on this server; past it a new one is refused with
     /// 503 (the SDK's script fails to load; it retries with back-off).
-    public static let defaultMaxSessions = 10_000
+    static let defaultMaxSessions = 10_000
     /// Long-poll sessions open at once from one client address (the forwarded client's
     /// behind `trustedProxies`); past it a new one from that address is refused with 429
     /// (the SDK's script fails to load; it retries with back-off), while other addresses
     /// still get sessions: one client cannot take the server's whole `maxSessions`. A
     /// browser tab holds one session; a fiftieth of `maxSessions` leaves room for an office
     /// behind one NAT.
-    public static let defaultMaxSessionsPerAddress = 200
+    static let defaultMaxSessionsPerAddress = 200
     /// How long a poll is held when there is nothing to send, before it is answered empty:
     /// under the SDK's 25 s, after which it would replace the poll itself.
-    public static let defaultPollHoldSeconds = 20.0
+    static let defaultPollHoldSeconds = 20.0
     /// A session with no poll held and none received for this long has lost its client
     /// (closed without the disconnect frame, or its network went): it ends and its
     /// onDisconnect operations run. The SDK keeps a poll open at all times and renews it
     /// at least every 25 s.
-    public static let defaultSessionIdleSeconds = 60.0
+    static let defaultSessionIdleSeconds = 60.0
 
     public var maxPendingBytes = defaultMaxPendingBytes
     public var maxSessions = defaultMaxSessions

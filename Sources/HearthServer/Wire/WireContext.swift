@@ -20,16 +20,16 @@ public struct WireSessionLimits: Sendable, Equatable {
     public static let connectionsToFillAnAddress = 4
     /// onDisconnect operations queued on one connection; past it `o`/`om` are answered
     /// `too_many_ondisconnect`.
-    public static let defaultMaxOnDisconnect = 100
+    static let defaultMaxOnDisconnect = 100
     /// Requests received and not yet answered; past it the connection is closed with 1008
     /// (a client that sends faster than it lets the server answer).
-    public static let defaultMaxPendingRequests = 1_000
+    static let defaultMaxPendingRequests = 1_000
     /// Failed `auth`/`gauth` attempts on one connection; past it the connection is closed
     /// with 1008.
-    public static let defaultMaxAuthFailures = 10
+    static let defaultMaxAuthFailures = 10
     /// Malformed messages or unknown actions on one connection; past it the connection is
     /// closed with 1008.
-    public static let defaultMaxBadMessages = 20
+    static let defaultMaxBadMessages = 20
 
     public var maxListens = defaultMaxListens
     public var maxOnDisconnect = defaultMaxOnDisconnect
