@@ -135,8 +135,12 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set in init; `
         return process.terminationStatus
     }
 
+    /// Kills the server and waits until it is gone, so a server started next on the same
+    /// data directory never finds this one still holding the directory's lock.
     deinit {
+        guard process.isRunning else { return }  // never started, or already reaped
         process.signal(SIGKILL)
+        process.waitUntilExit()
     }
 
     enum ChildError: Error {
