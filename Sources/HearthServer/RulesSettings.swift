@@ -7,21 +7,33 @@ import Synchronization
 /// `/.settings/rules.json` for admins (Firebase's REST rules management): read the rules
 /// file (`format=strict` for plain JSON), or replace it (`dryRun=true` only checks it).
 /// A replacement is compiled first, written to the rules file atomically (so a restart
-/// keeps it), swapped in atomically, and open streams that lose read access get `cancel`;
-/// the new text goes into the rules' history with its author.
+/// keeps it), then handed to the database (`DatabaseInstance.replaceRules`: swapped in
+/// atomically, recorded in the history with its author, open streams that lose read
+/// access get `cancel`).
 public final class RulesSettings: Sendable {
     let path: String
     let policy: RulesAccessPolicy
     let history: RulesHistory
+    /// Swaps, records and reviews (`DatabaseInstance.replaceRules`).
+    private let replace: @Sendable (RuleSet, String, RulesHistory.Author) -> Void
     private let replaced: @Sendable () -> Void
     /// Replacements one at a time, so the file and the running rules never disagree.
     private let writing = Mutex(())
 
+    /// The rules file at `path` of `instance`; `replaced`: told after each replacement
+    /// through `put` (the log line).
+    init(path: String, instance: DatabaseInstance, replaced: @escaping @Sendable () -> Void = {}) {
+        (self.path, self.policy, self.history, self.replaced) = (path, instance.policy, instance.history, replaced)
+        replace = { rules, text, author in instance.replaceRules(rules, text: text, by: author) }
+    }
+
+    /// Over a bare policy and history, with no listens to review (an in-process router).
     init(path: String, policy: RulesAccessPolicy, history: RulesHistory, replaced: @escaping @Sendable () -> Void) {
-        self.path = path
-        self.policy = policy
-        self.history = history
-        self.replaced = replaced
+        (self.path, self.policy, self.history, self.replaced) = (path, policy, history, replaced)
+        replace = { rules, text, author in
+            policy.replace(rules)
+            history.record(text, by: author)
+        }
     }
 
     func get(strict: Bool) -> HTTPResponse {
@@ -50,9 +62,8 @@ public final class RulesSettings: Sendable {
         do {
             try writing.withLock { _ in
                 try Data(body).write(to: URL(fileURLWithPath: path), options: .atomic)
-                policy.replace(rules)
                 // Under the lock: the history's order is the order the rules ran in.
-                history.record(text, by: author)
+                replace(rules, text, author)
             }
         } catch {
             return APIError(503, "The rules file cannot be written; the rules were not changed").response
@@ -88,8 +99,7 @@ public final class RulesSettings: Sendable {
     func reload() throws(RulesLoader.LoadError) {
         try writing.withLock { _ throws(RulesLoader.LoadError) in
             let loaded = try RulesLoader.loadWithText(path)
-            policy.replace(loaded.rules)
-            history.record(loaded.text, by: .fileReloaded)
+            replace(loaded.rules, loaded.text, .fileReloaded)
         }
     }
 }

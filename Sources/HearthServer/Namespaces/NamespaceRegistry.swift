@@ -1,7 +1,7 @@
 import HearthJSON
 import Synchronization
 
-/// The server's namespaces by name (issue 28): the seam the adapters pick a database core
+/// The server's namespaces by name: the seam the adapters pick a database core
 /// through, so one request never touches two namespaces. A request without a name goes to
 /// the default namespace. Without a namespaces file every name is the default's (what
 /// Hearth did before namespaces); with one, a name it does not list is unknown. In emulator
@@ -50,7 +50,7 @@ final class NamespaceRegistry: Sendable {
 
     /// Each namespace's name, store size and open streams, the default first (`/metrics`).
     var stats: [(name: String, bytes: Int64, streams: Int)] {
-        ([primary] + extras.sorted { $0.name < $1.name }).map { ($0.name, $0.store.storageBytes() ?? 0, $0.context.streams.openStreams) }
+        all.map { ($0.name, $0.instance.storageBytes, $0.context.streams.openStreams) }
     }
 
     /// Every namespace besides the default.
@@ -90,7 +90,18 @@ final class NamespaceRegistry: Sendable {
         creator != nil && others.withLock { $0[name] == nil } && !defaultNames.contains(name)
     }
 
-    /// Closes every namespace but the default (the service closes that one).
+    /// Every namespace, the default first, the others by name.
+    var all: [Namespace] {
+        [primary] + extras.sorted { $0.name < $1.name }
+    }
+
+    /// Closes every namespace, the default last.
+    func closeAll() {
+        closeExtras()
+        primary.close()
+    }
+
+    /// Closes every namespace but the default.
     func closeExtras() {
         let all = others.withLock { others in
             defer { others = [:] }
