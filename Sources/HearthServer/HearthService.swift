@@ -172,9 +172,9 @@ public final class HearthService: Sendable {
         for namespace in namespaces.all {
             do {
                 try namespace.rulesSettings.reload()
-                logger.info("rules of \(namespace.shownName) reloaded from \(namespace.rulesSettings.path)")
+                logger.info("rules reloaded from \(namespace.rulesSettings.path)\(namespace.inLog)")
             } catch {
-                logger.error("rules of \(namespace.shownName) NOT reloaded, keeping the previous rules: \(error)")
+                logger.error("rules NOT reloaded\(namespace.inLog), keeping the previous rules: \(error)")
                 reloaded = false
             }
         }

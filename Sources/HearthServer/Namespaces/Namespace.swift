@@ -32,6 +32,8 @@ final class Namespace: Sendable {
     var ledger: OnDisconnectLedger { instance.ledger }
     /// How it is named in the log.
     var shownName: String { name.isEmpty ? "the default namespace" : "namespace \(name)" }
+    /// Appended to a log line about it: nothing for the default namespace.
+    var inLog: String { name.isEmpty ? "" : " (namespace \(name))" }
 
     /// Starts its housekeeping and its triggers' deliverers (`databaseHost`: the server's
     /// `host:port` the events name). Once: a second call does nothing.
