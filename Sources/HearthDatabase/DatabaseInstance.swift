@@ -108,7 +108,7 @@ public final class DatabaseInstance: Sendable {
     }
 
     /// Removes `observer` (by identity).
-    public func removeCommitObserver(_ observer: any CommitObserver) {
+    func removeCommitObserver(_ observer: any CommitObserver) {
         observers.list.withLock { $0.removeAll { $0 === observer } }
     }
 
@@ -122,11 +122,6 @@ public final class DatabaseInstance: Sendable {
         policy.replace(rules)
         history.record(text, by: author)
         listens.reviewAccess(in: store)
-    }
-
-    /// Whether the store takes writes now; `NotReady` says why not.
-    public func checkReady(completion: @escaping @Sendable (Result<Void, NotReady>) -> Void) {
-        database.checkWritable(completion: completion)
     }
 
     /// The store's size on disk, when known.
@@ -176,7 +171,7 @@ public final class DatabaseInstance: Sendable {
     }
 
     /// Timers running now (tests: `close` stops them).
-    public var runningTimers: Int { timers.withLock { $0.count } }
+    var runningTimers: Int { timers.withLock { $0.count } }
 
     /// Stops the housekeeping and the listens, forgets the observers, closes the store.
     public func close() {

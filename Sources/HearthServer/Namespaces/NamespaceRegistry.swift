@@ -97,17 +97,12 @@ final class NamespaceRegistry: Sendable {
 
     /// Closes every namespace, the default last.
     func closeAll() {
-        closeExtras()
-        primary.close()
-    }
-
-    /// Closes every namespace but the default.
-    func closeExtras() {
-        let all = others.withLock { others in
+        let extras = others.withLock { others in
             defer { others = [:] }
             return Array(others.values)
         }
-        for namespace in all { namespace.close() }
+        for namespace in extras { namespace.close() }
+        primary.close()
     }
 }
 
