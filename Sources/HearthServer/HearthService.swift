@@ -50,6 +50,7 @@ public final class HearthService: Sendable {
         self.configuration = configuration
         self.logger = logger
         try Self.refuseUnsafeSettings(configuration)
+        let rules = try Self.loadRules(configuration.rulesPath, logger: logger)
         let triggerDefinitions = try Self.loadTriggers(configuration)
         let namespacesFile = try Self.loadNamespaces(configuration)
         let adminGrant = try Self.adminGrant(configuration)
@@ -70,7 +71,7 @@ public final class HearthService: Sendable {
         let primary: Namespace
         let server: ServerParts
         do throws(StartupError) {
-            (primary, server) = try opener.openDefault { store throws(StartupError) in
+            (primary, server) = try opener.openDefault(rules: rules) { store throws(StartupError) in
                 ServerParts(auth: try Self.auth(store, configuration: configuration, logger: logger),
                             console: Self.console(store, configuration: configuration), adminGrant: adminGrant,
                             metricsText: metricsText, longPolls: Self.longPolls(configuration, unsent: unsent), unsent: unsent)

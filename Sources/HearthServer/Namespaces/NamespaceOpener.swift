@@ -75,18 +75,20 @@ struct NamespaceOpener: Sendable {
         return try assemble(name, rulesPath: rulesPath) { _ throws(StartupError) in server }.namespace
     }
 
-    /// Opens the default namespace; `serverParts` makes the server-wide parts over its
-    /// store (accounts live there), before its adapters are built.
-    func openDefault(serverParts: (DatabaseInstance.Store) throws(StartupError) -> ServerParts) throws(StartupError)
-        -> (namespace: Namespace, server: ServerParts) {
-        try assemble("", rulesPath: configuration.rulesPath, serverParts: serverParts)
+    /// Opens the default namespace with its rules (read before anything is created on
+    /// disk); `serverParts` makes the server-wide parts over its store (accounts live
+    /// there), before its adapters are built.
+    func openDefault(rules: (RuleSet, String), serverParts: (DatabaseInstance.Store) throws(StartupError) -> ServerParts)
+        throws(StartupError) -> (namespace: Namespace, server: ServerParts) {
+        try assemble("", rulesPath: configuration.rulesPath, rules: rules, serverParts: serverParts)
     }
 
-    /// The one path every namespace is opened by.
-    private func assemble(_ name: String, rulesPath: String,
+    /// The one path every namespace is opened by; `rules`: the rules file's, read now when nil.
+    private func assemble(_ name: String, rulesPath: String, rules loaded: (RuleSet, String)? = nil,
                           serverParts: (DatabaseInstance.Store) throws(StartupError) -> ServerParts) throws(StartupError)
         -> (namespace: Namespace, server: ServerParts) {
-        let (rules, rulesText) = try HearthService.loadRules(rulesPath, logger: logger)
+        let (rules, rulesText): (RuleSet, String)
+        if let loaded { (rules, rulesText) = loaded } else { (rules, rulesText) = try HearthService.loadRules(rulesPath, logger: logger) }
         let hub = StreamHub(options: configuration.streams, clock: clock,
                             broadcastEvents: StreamContext.broadcastEvents)
         let signals = HearthService.signals(SharedEngineSignals(logger: logger, hub: hub, wireSessions: wireSessions),
