@@ -131,7 +131,8 @@ let package = Package(
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthStreamsTests", dependencies: ["HearthStreams", "HearthJSON"]),
         .testTarget(name: "HearthWireTests", dependencies: ["HearthWire", "HearthJSON", "HearthTesting"]),
-        .testTarget(name: "HearthDatabaseTests", dependencies: ["HearthDatabase", "HearthStore", "HearthSQLite", "HearthRules", "HearthJSON", "HearthTesting"]),
+        .testTarget(name: "HearthDatabaseTests", dependencies: ["HearthDatabase", "HearthStore", "HearthSQLite", "HearthRules", "HearthJSON", "HearthStreams", "HearthTesting",
+                                                         .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "HearthServerTests",
             dependencies: ["HearthServer", "HearthMaintenance", "HearthAccounts", "HearthHTTP", "HearthJSON", "HearthRules", "HearthStore", "HearthSQLite", "HearthAuth", "HearthStreams", "HearthMail", "HearthTriggers", "HearthSystem", "HearthTesting"]),

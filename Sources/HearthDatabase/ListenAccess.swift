@@ -73,12 +73,9 @@ public final class ListenAccess: Sendable {
         sweep.withLock { current in
             current?.cancel()
             // Made inside the lock: a timer is not Sendable, so it never leaves it.
-            let timer = DispatchSource.makeTimerSource(queue: queue)
-            let nanos = max(1_000_000, Int(seconds * 1e9))
-            timer.schedule(deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos), leeway: .nanoseconds(nanos / 10))
-            timer.setEventHandler { [weak self] in self?.endRevoked(isStillValid: isStillValid) }
-            timer.activate()
-            current = timer
+            current = StreamHub.timer(every: seconds, on: queue, leewayDivisor: 10) { [weak self] in
+                self?.endRevoked(isStillValid: isStillValid)
+            }
         }
     }
 

@@ -40,7 +40,14 @@ public struct OnDisconnectLedger: Sendable {
     /// not signed in as a user (`Caller.signedInAs` nil) always stands.
     public init(records: (any OnDisconnectRecords)?, database: Database,
                 isStillValid: @escaping @Sendable (_ uid: String, _ issuedAt: Int64) -> Bool) {
-        self.init(records: records, database: database) { caller in
+        self.init(records: records, database: database, registrantStands: Self.stands(isStillValid))
+    }
+
+    /// Whether a registrant stands, from whether its sign-in is still valid; a registrant
+    /// not signed in as a user always stands.
+    public static func stands(_ isStillValid: @escaping @Sendable (_ uid: String, _ issuedAt: Int64) -> Bool)
+        -> @Sendable (Caller) -> Bool {
+        { caller in
             guard let signedIn = caller.signedInAs else { return true }
             return isStillValid(signedIn.uid, signedIn.issuedAt)
         }

@@ -12,6 +12,8 @@ struct APIError: Error, Sendable, Equatable {
     /// More for a developer, sent as a `"detail"` member beside `"error"`: Firebase clients
     /// read only `"error"`, so its text stays exactly Firebase's (docs/rest.md, "Errors").
     var detail: String?
+    /// The namespace the answer is about, when it names one (`/readyz`).
+    var namespace: String? = nil
 
     init(_ status: Int, _ message: String, headers: [(String, String)] = [], detail: String? = nil) {
         self.status = status
@@ -98,6 +100,7 @@ struct APIError: Error, Sendable, Equatable {
         for (name, value) in self.headers { headers.add(name, value) }
         var members: [JSONKey: JSONValue] = ["error": .string(message)]
         if let detail { members["detail"] = .string(detail) }
+        if let namespace { members["namespace"] = .string(namespace) }
         return HTTPResponse(status: status, headers: headers, body: JSONWriter.write(.object(members)))
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import HearthStore
 import HearthSystem
 
 /// Why a data directory could not be locked. Descriptions are for the operator's terminal.
@@ -70,14 +69,14 @@ public final class DataDirectoryLock: Sendable {
     public static func take(_ use: Use, directory: String, create: Bool = false) throws(DataDirectoryLockError) -> DataDirectoryLock {
         if create {
             do {
-                try LocalFiles.makeDirectory(directory)
+                try DataDirectoryFiles.makeDirectory(directory)
             } catch {
                 throw .create(directory: directory, reason: error.description)
             }
         }
         let file: RecordLock
         do {
-            file = try RecordLock(path: directory + "/" + fileName, mode: LocalFiles.fileMode)
+            file = try RecordLock(path: directory + "/" + fileName, mode: DataDirectoryFiles.fileMode)
         } catch {
             throw .system(directory: directory, error)
         }

@@ -12,6 +12,59 @@ import HearthTriggers
 import Logging
 import Synchronization
 
+/// Why the server did not start. Descriptions are for the operator's terminal.
+public enum StartupError: Error, CustomStringConvertible {
+    case rules(RulesLoader.LoadError)
+    case triggers(String)
+    case keys(String)
+    case serviceAccount(String)
+    case adminServiceAccount(String)
+    case mail(String)
+    case identityProviders(String)
+    case store(StoreError)
+    /// A shared store's database could not be reached in `waitedSeconds`.
+    case storeUnreachable(reason: String, waitedSeconds: Int, advice: String)
+    case storeSetting(String)
+    case listen(host: String, port: Int, reason: String)
+    case unsafe(String)
+    case dataDirectory(DataDirectoryLockError)
+    /// The namespaces file is unreadable or invalid.
+    case namespaces(String)
+
+    public var description: String {
+        switch self {
+        case .rules(let error):
+            return error.description
+        case .triggers(let reason):
+            return reason
+        case .keys(let reason):
+            return "cannot open the signing keys: \(reason)"
+        case .serviceAccount(let reason):
+            return "customTokenServiceAccounts: \(reason)"
+        case .adminServiceAccount(let reason):
+            return "adminServiceAccounts: \(reason)"
+        case .mail(let reason):
+            return "email actions: \(reason)"
+        case .identityProviders(let reason):
+            return "idpProviders: \(reason)"
+        case .store(let error):
+            return "cannot open the data store: \(error)"
+        case .storeUnreachable(let reason, let waited, let advice):
+            return "cannot reach the database after trying for \(waited) s (storeStartupWaitSeconds): \(reason). \(advice)"
+        case .storeSetting(let reason):
+            return reason
+        case .listen(let host, let port, let reason):
+            return "cannot listen on \(host):\(port): \(reason)"
+        case .unsafe(let reason):
+            return reason
+        case .dataDirectory(let error):
+            return error.description
+        case .namespaces(let reason):
+            return reason
+        }
+    }
+}
+
 extension HearthService {
     static func refuseUnsafeSettings(_ configuration: HearthConfiguration) throws(StartupError) {
         if configuration.auth.acceptEmulatorOwner && !isLoopback(configuration.host) {
@@ -19,18 +72,19 @@ extension HearthService {
         }
     }
 
-    static func loadRules(_ configuration: HearthConfiguration, logger: Logger) throws(StartupError) -> (RulesAccessPolicy, String) {
+    /// The rules file at `path`, compiled, and its text; a bad one stops the start.
+    static func loadRules(_ path: String, logger: Logger) throws(StartupError) -> (RuleSet, String) {
         let loaded: (rules: RuleSet, text: String)
         do {
-            loaded = try RulesLoader.loadWithText(configuration.rulesPath)
+            loaded = try RulesLoader.loadWithText(path)
         } catch {
             throw .rules(error)
         }
-        logger.info("rules loaded from \(configuration.rulesPath)")
-        return (RulesAccessPolicy(rules: loaded.rules, logger: logger), loaded.text)
+        logger.info("rules loaded from \(path)")
+        return (loaded.rules, loaded.text)
     }
 
-    /// The triggers file (issue 27), when one is set: a bad one stops the start.
+    /// The triggers file, when one is set: a bad one stops the start.
     static func loadTriggers(_ configuration: HearthConfiguration) throws(StartupError) -> [TriggerDefinition]? {
         do {
             return try configuration.triggersPath.map { path throws(TriggerConfigError) in try TriggerConfig.load(path: path) }
@@ -39,7 +93,7 @@ extension HearthService {
         }
     }
 
-    /// The deliverers of the declared triggers over the engine's outbox (issue 27).
+    /// The deliverers of the declared triggers over the engine's outbox.
     /// `instance`: the database instance the events name (`ce-instance`, and what a trigger's
     /// `instance` pattern matches): the project id for the default namespace, else the
     /// namespace's name.
@@ -53,7 +107,7 @@ extension HearthService {
         return delivery
     }
 
-    /// The namespaces file (issue 28), when one is set: a bad one stops the start.
+    /// The namespaces file, when one is set: a bad one stops the start.
     static func loadNamespaces(_ configuration: HearthConfiguration) throws(StartupError) -> NamespacesFile? {
         do {
             return try configuration.namespacesFile.map { path throws(NamespacesFile.Invalid) in try NamespacesFile.load(path) }
@@ -72,7 +126,7 @@ extension HearthService {
                 opened.append(try opener.open(name, rulesPath: rulesPath))
             } catch {
                 for namespace in opened { namespace.close() }
-                primary.store.close()
+                primary.close()
                 directoryLock?.release()
                 throw error
             }
@@ -118,24 +172,60 @@ extension HearthService {
     }
 
     /// A node of a shared engine cannot know of another node's write before asking the
-    /// database, so it keeps no read cache: every read is the database's (issue 17).
-    static func readCache(_ configuration: HearthConfiguration, engine: any EngineFactory) -> ReadCache {
-        ReadCache(maxBytes: engine.isShared ? 0 : configuration.readCacheBytes)
+    /// database, so it keeps no read cache: every read is the database's.
+    static func readCacheBytes(_ configuration: HearthConfiguration, engine: any EngineFactory) -> Int {
+        engine.isShared ? 0 : configuration.readCacheBytes
     }
 
-    static func hooks(listens: ListenAccess, signals: SharedEngineSignals, triggers: LateBox<TriggerDelivery>,
-                              metrics: DatabaseMetrics, logger: Logger) -> EngineHooks {
+    /// The store's hooks besides the instance's own: commit timings and storage space to
+    /// the metrics and the log, a shared engine's feed gaps and lease to `signals`.
+    static func signals(_ signals: SharedEngineSignals, metrics: DatabaseMetrics, logger: Logger) -> DatabaseInstance.Signals {
         EngineHooks(
-            watch: listens.watchedLocations(below:),
             observeCommit: metrics.recordCommit(writes:nanoseconds:),
             observeStorage: { event in report(event, logger: logger, metrics: metrics) },
-            onCommit: { changes, view in
-                listens.committed(changes, view: view)
-                triggers.value?.committed(changes)  // wakes the deliverers whose patterns a change may match
-            },
             onFeedGap: signals.feedGap(first:last:),
             onLeaseLost: signals.leaseLost,
             onLeaseRegained: signals.leaseRegained)
+    }
+
+    /// Logs and counts what the store says about space on the data volume.
+    static func report(_ event: StorageEvent, logger: Logger, metrics: DatabaseMetrics) {
+        switch event {
+        case .writeRefused:
+            metrics.recordStorageRefusal()
+        case .becameFull(let directory):
+            logger.error("the volume holding \(directory) is full: writes and sign-ups are refused with 507 and /readyz answers 503 until space is freed. Free space on the volume or delete data through the API (deletes still work), then writes resume by themselves")
+        case .recovered:
+            logger.notice("space on the data volume is back: writes are taken again and /readyz answers ready")
+        case .reserveUnavailable(let directory):
+            logger.warning("cannot allocate the \(StorageEvent.reserveBytes)-byte reserve in \(directory): the volume is nearly full, and deletes may fail once it is full")
+        }
+    }
+
+    /// The opener of every namespace over the configured engine, and the data directory's
+    /// lock (taken before any store is opened).
+    static func opener(_ configuration: HearthConfiguration, wireSessions: WireSessionRegistry, metrics: ServerMetrics,
+                       logger: Logger) throws(StartupError) -> (NamespaceOpener, DataDirectoryLock?) {
+        let (location, engine) = try Self.engine(for: configuration)
+        let lock = try lockDataDirectory(of: location, engine: engine)
+        let storeOpening: NamespaceOpener.StoreOpening = { name, hooks throws(StartupError) in
+            guard !name.isEmpty else {
+                let store = try openStore(location, engine: engine, hooks: hooks, configuration: configuration, logger: logger)
+                logger.info("data store: \(location)")
+                return store
+            }
+            let own = engine.location(ofNamespace: name, beside: location)
+            if let directory = engine.dataDirectory(of: own) {
+                try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            }
+            let store = try openStore(own, engine: engine, hooks: hooks, configuration: configuration, logger: logger)
+            logger.info("namespace \(name): data store \(own)")
+            return store
+        }
+        let opener = NamespaceOpener(configuration: configuration, openStore: storeOpening, clock: WallClock.milliseconds, dataDirectory: engine.dataDirectory(of: location),
+                                     readCacheBytes: readCacheBytes(configuration, engine: engine), wireSessions: wireSessions,
+                                     metrics: metrics, logger: logger)
+        return (opener, lock)
     }
 
     /// One server per data directory: a second one is refused before it opens the
@@ -163,19 +253,12 @@ extension HearthService {
         }
     }
 
-    /// The rules' history; a rules file changed while Hearth was stopped is a change of the rules too.
-    static func rulesHistory(_ store: any StorageEngine, rulesText: String, logger: Logger) -> RulesHistory {
-        let history = RulesHistory(records: store.consoleRecords, clock: WallClock.milliseconds, logger: logger)
-        history.record(rulesText, by: .fileAtStartup)
-        return history
-    }
-
-    /// Accounts, keys and mail; a failure closes `store`.
+    /// Accounts, keys and mail (the caller closes `store` on a failure).
     static func auth(_ store: any StorageEngine, configuration: HearthConfiguration, logger: Logger) throws(StartupError) -> AuthContext {
         do {
             var settings = configuration.auth
             // Another node may disable a user or revoke their tokens at any moment: every
-            // check reads the user's status from the database (issue 17).
+            // check reads the user's status from the database.
             if store.isShared { settings.userStatusCacheSeconds = 0 }
             settings.identityProviderKeyCache = configuration.dataDirectory
             let context = try AuthContext.make(engine: store, settings: settings)
@@ -187,16 +270,12 @@ extension HearthService {
             }
             return context
         } catch let error as AuthContext.MailSettingsError {
-            store.close()
             throw .mail(error.description)
         } catch let error as IdentityProviderError {
-            store.close()
             throw .identityProviders(error.description)
         } catch let error as AuthContext.ServiceAccountFileError {
-            store.close()
             throw .serviceAccount(error.description)
         } catch {
-            store.close()
             throw .keys("\(error)")
         }
     }
@@ -216,21 +295,6 @@ extension HearthService {
                                clock: WallClock.milliseconds)
     }
 
-    /// The onDisconnect ledger; operations of wire sessions that were open when Hearth last
-    /// stopped (a crash, a kill) run now, before anyone connects.
-    static func onDisconnectLedger(_ store: any StorageEngine, database: Database, authenticator: Authenticator,
-                                           logger: Logger) -> OnDisconnectLedger {
-        let ledger = OnDisconnectLedger(records: store.onDisconnectRecords, database: database,
-                                        isStillValid: authenticator.isStillValid(uid:issuedAt:))
-        do {
-            let ran = try ledger.runLeftovers()
-            if ran > 0 { logger.info("ran \(ran) onDisconnect operations left by connections open when Hearth last stopped") }
-        } catch {
-            logger.error("cannot read the pending onDisconnect operations: \(error)")
-        }
-        return ledger
-    }
-
     /// The wire protocol over one namespace's core; `namespaces`: the names it may be
     /// reached by (empty: any); unless given, the default namespace's names when
     /// `HEARTH_NAMESPACES` lists some (`NamespaceRegistry.defaultNames`), else any.
@@ -246,19 +310,13 @@ extension HearthService {
                     longPolls: longPolls, unsent: unsent)
     }
 
-    /// Every change of the running rules: recorded, logged, and the open listens reviewed.
-    /// `until`: the rules file read while `configuration.rulesPath` (where replacements go)
-    /// does not exist yet (an emulator-made namespace's, until its first replacement).
-    static func rulesSettings(_ configuration: HearthConfiguration, policy: RulesAccessPolicy, history: RulesHistory,
-                                      listens: ListenAccess, store: any StorageEngine, logger: Logger,
-                                      until fallbackPath: String? = nil) -> RulesSettings {
-        RulesSettings(path: configuration.rulesPath, fallbackPath: fallbackPath, policy: policy, history: history) {
-            logger.info("rules replaced through /.settings/rules.json")
-            listens.reviewAccess(in: store)
-        }
+    /// The long-poll sessions of every namespace, within the wire protocol's limits.
+    static func longPolls(_ configuration: HearthConfiguration, unsent: UnsentBytes) -> LongPollRegistry {
+        LongPollRegistry(limits: configuration.wire.fitted(toStreamsPerAddress: configuration.streams.maxStreamsPerAddress).longPoll,
+                         unsent: unsent)
     }
 
-    /// The body of `GET /metrics`.
+    /// The body of `GET /metrics`: the server's counters and every open database's.
     static func metricsText(metrics: ServerMetrics, httpBox: LateBox<HTTPServer>, trimmer: MemoryTrimmer,
                             namespaces: LateBox<NamespaceRegistry>) -> @Sendable () -> [UInt8] {
         {
@@ -310,5 +368,13 @@ extension AuthContext {
             perAddress: RateLimiter(limit: settings.signInAttemptsPerMinute, clock: seconds, shared: shared, name: "address"),
             perAccount: RateLimiter(limit: settings.signInAttemptsPerMinute, clock: seconds, shared: shared, name: "account"),
             throttle: SignInThrottle(clock: seconds, shared: shared))
+    }
+}
+
+extension RESTContext {
+    /// The REST adapter over a bare `Database` on `store` (an in-process router).
+    init(store: any TreeStore, policy: any AccessPolicy, pushIDs: SharedPushIDGenerator, logger: Logger,
+         auth: AuthContext, streams: StreamHub) {
+        self.init(database: Database(store: store, policy: policy), pushIDs: pushIDs, logger: logger, auth: auth, streams: streams)
     }
 }

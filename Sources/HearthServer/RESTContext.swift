@@ -110,17 +110,6 @@ struct RESTContext: Sendable {
                          adminGrant: nil, database: database))
     }
 
-    /// This context over another namespace's core and streams (issue 28): the same
-    /// accounts, console and server-wide parts; no rules settings, wire protocol, read
-    /// cache or write effects until the caller sets its own.
-    func serving(_ database: Database, streams: StreamHub) -> RESTContext {
-        var context = RESTContext(database: database, pushIDs: pushIDs, logger: logger, auth: auth, streams: streams)
-        context.console = console
-        context.adminGrant = adminGrant
-        context.metricsText = metricsText
-        return context
-    }
-
     /// What a failed request was doing: a store outage answers each differently.
     enum Operation: Sendable {
         case read, write, other

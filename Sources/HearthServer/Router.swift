@@ -9,7 +9,7 @@ import Logging
 struct Router: HTTPHandler {
     /// The default namespace's context (and the server-wide parts every namespace shares).
     let context: RESTContext
-    /// The namespaces (issue 28): which core a request's `ns` (or host) picks; nil: only
+    /// The namespaces: which core a request's `ns` (or host) picks; nil: only
     /// `context`'s.
     var namespaces: NamespaceRegistry? = nil
 
@@ -21,7 +21,8 @@ struct Router: HTTPHandler {
         case "/healthz":
             return fixedRoute(request, responder) { HealthEndpoint.healthz(responder: responder) }
         case "/readyz":
-            return fixedRoute(request, responder) { HealthEndpoint.readyz(context: context, responder: responder) }
+            let databases = namespaces?.all.map { (name: $0.name, context: $0.context) } ?? [(name: "", context: context)]
+            return fixedRoute(request, responder) { HealthEndpoint.readyz(databases: databases, responder: responder) }
         case "/.well-known/jwks.json":
             return fixedRoute(request, responder) { responder.respond(context.auth.jwks()) }
         case "/metrics":

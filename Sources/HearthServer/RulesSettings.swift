@@ -7,8 +7,9 @@ import Synchronization
 /// `/.settings/rules.json` for admins (Firebase's REST rules management): read the rules
 /// file (`format=strict` for plain JSON), or replace it (`dryRun=true` only checks it).
 /// A replacement is compiled first, written to the rules file atomically (so a restart
-/// keeps it), swapped in atomically, and open streams that lose read access get `cancel`;
-/// the new text goes into the rules' history with its author.
+/// keeps it), then handed to the database (`DatabaseInstance.replaceRules`: swapped in
+/// atomically, recorded in the history with its author, open streams that lose read
+/// access get `cancel`).
 final class RulesSettings: Sendable {
     let path: String
     /// Read instead of `path` while `path` does not exist (nil: never): the server's rules
@@ -16,17 +17,26 @@ final class RulesSettings: Sendable {
     let fallbackPath: String?
     let policy: RulesAccessPolicy
     let history: RulesHistory
+    /// Swaps, records and reviews (`DatabaseInstance.replaceRules`).
+    private let replace: @Sendable (RuleSet, String, RulesHistory.Author) -> Void
     private let replaced: @Sendable () -> Void
     /// Replacements one at a time, so the file and the running rules never disagree.
     private let writing = Mutex(())
 
-    init(path: String, fallbackPath: String? = nil, policy: RulesAccessPolicy, history: RulesHistory,
-         replaced: @escaping @Sendable () -> Void) {
-        self.path = path
-        self.fallbackPath = fallbackPath
-        self.policy = policy
-        self.history = history
-        self.replaced = replaced
+    /// The rules file at `path` of `instance`; `fallbackPath`: read while `path` does not
+    /// exist; `replaced`: told after each replacement through `put` (the log line).
+    init(path: String, fallbackPath: String? = nil, instance: DatabaseInstance, replaced: @escaping @Sendable () -> Void = {}) {
+        (self.path, self.fallbackPath, self.policy, self.history, self.replaced) = (path, fallbackPath, instance.policy, instance.history, replaced)
+        replace = { rules, text, author in instance.replaceRules(rules, text: text, by: author) }
+    }
+
+    /// Over a bare policy and history, with no listens to review (an in-process router).
+    init(path: String, policy: RulesAccessPolicy, history: RulesHistory, replaced: @escaping @Sendable () -> Void) {
+        (self.path, self.fallbackPath, self.policy, self.history, self.replaced) = (path, nil, policy, history, replaced)
+        replace = { rules, text, author in
+            policy.replace(rules)
+            history.record(text, by: author)
+        }
     }
 
     /// The file the running rules come from: `path`, or `fallbackPath` while `path` does not exist.
@@ -61,9 +71,8 @@ final class RulesSettings: Sendable {
         do {
             try writing.withLock { _ in
                 try Data(body).write(to: URL(fileURLWithPath: path), options: .atomic)
-                policy.replace(rules)
                 // Under the lock: the history's order is the order the rules ran in.
-                history.record(text, by: author)
+                replace(rules, text, author)
             }
         } catch {
             return APIError(503, "The rules file cannot be written; the rules were not changed").response
@@ -99,8 +108,7 @@ final class RulesSettings: Sendable {
     func reload() throws(RulesLoader.LoadError) {
         try writing.withLock { _ throws(RulesLoader.LoadError) in
             let loaded = try RulesLoader.loadWithText(readPath)
-            policy.replace(loaded.rules)
-            history.record(loaded.text, by: .fileReloaded)
+            replace(loaded.rules, loaded.text, .fileReloaded)
         }
     }
 }

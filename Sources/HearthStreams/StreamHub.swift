@@ -297,10 +297,13 @@ public final class StreamHub: Sendable {
         }
     }
 
-    private static func timer(every seconds: Double, on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) -> DispatchSourceTimer {
+    /// A repeating timer on `queue` every `seconds` (at least 1 ms), late by at most
+    /// `1/leewayDivisor` of its interval; the caller cancels it.
+    public static func timer(every seconds: Double, on queue: DispatchQueue, leewayDivisor: Int = 20,
+                             _ body: @escaping @Sendable () -> Void) -> DispatchSourceTimer {
         let timer = DispatchSource.makeTimerSource(queue: queue)
         let nanos = max(1_000_000, Int(seconds * 1e9))
-        timer.schedule(deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos), leeway: .nanoseconds(nanos / 20))
+        timer.schedule(deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos), leeway: .nanoseconds(nanos / leewayDivisor))
         timer.setEventHandler(handler: body)
         timer.activate()
         return timer

@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// Hooks for operators' tools: `status()` (per trigger: counters, last error, pending
 /// and the age of the oldest), `outbox` (dead letters, resend).
-public final class TriggerDelivery: Sendable {
+public final class TriggerDelivery: CommitObserver, Sendable {
     public let outbox: any TriggerOutbox
     private let options: TriggerDeliverer.Options
     private let clock: @Sendable () -> Int64

@@ -1,56 +1,51 @@
-import Dispatch
-import Logging
-import HearthStore
 import HearthTriggers
 import Synchronization
 
-/// One database of the server (issue 28, DESIGN.md §12): its store (tree, change feed and
-/// event ids, query indexes, onDisconnect records), its rules, its streams and listens,
-/// and the REST and wire adapters over its core. Accounts are the server's, shared by all.
+/// One database of the server (docs/namespaces.md): the adapters over one
+/// `DatabaseInstance` (its store, rules, streams and listens, onDisconnect ledger) — the
+/// REST context with its wire protocol, the rules file's settings, and the triggers
+/// delivering its events, registered with the instance as a commit observer. Accounts are
+/// the server's, shared by all. The default namespace (named "") is one of them.
 final class Namespace: Sendable {
     /// Empty for the default namespace.
     let name: String
-    let store: any StorageEngine
-    let listens: ListenAccess
+    let instance: DatabaseInstance
     let rulesSettings: RulesSettings
-    let ledger: OnDisconnectLedger
     /// The REST adapter over this namespace's core (its wire protocol in `context.wire`).
     let context: RESTContext
-    /// Its triggers (the triggers file's, over its own outbox), when a triggers file is set;
-    /// the default namespace's are the service's own.
+    /// Its triggers (the triggers file's, over its own outbox), when a triggers file is set.
     let triggers: TriggerDelivery?
-    /// Its housekeeping (change-log trims, orphaned onDisconnect operations); the default
-    /// namespace's are the service's own.
-    private let timers = Mutex<[DispatchSourceTimer]>([])
+    private let started = Mutex(false)
 
-    init(name: String, store: any StorageEngine, listens: ListenAccess, rulesSettings: RulesSettings,
-         ledger: OnDisconnectLedger, context: RESTContext, triggers: TriggerDelivery? = nil) {
-        self.triggers = triggers
+    init(name: String, instance: DatabaseInstance, rulesSettings: RulesSettings, context: RESTContext,
+         triggers: TriggerDelivery? = nil) {
         self.name = name
-        self.store = store
-        self.listens = listens
+        self.instance = instance
         self.rulesSettings = rulesSettings
-        self.ledger = ledger
         self.context = context
+        self.triggers = triggers
+        if let triggers { instance.addCommitObserver(triggers) }
     }
 
-    /// Starts its stream sweeps and timers (`HearthService.housekeeping`).
-    func startHousekeeping(configuration: HearthConfiguration, auth: AuthContext, logger: Logger) {
-        let (store, listens, ledger) = (self.store, self.listens, self.ledger)
-        timers.withLock { timers in
-            timers = HearthService.housekeeping(store: store, listens: listens, ledger: ledger, configuration: configuration,
-                                                auth: auth, logger: logger)
-        }
+    var store: DatabaseInstance.Store { instance.store }
+    var listens: ListenAccess { instance.listens }
+    var ledger: OnDisconnectLedger { instance.ledger }
+    /// How it is named in the log.
+    var shownName: String { name.isEmpty ? "the default namespace" : "namespace \(name)" }
+    /// Appended to a log line about it: nothing for the default namespace.
+    var inLog: String { name.isEmpty ? "" : " (namespace \(name))" }
+
+    /// Starts its housekeeping and its triggers' deliverers (`databaseHost`: the server's
+    /// `host:port` the events name). Once: a second call does nothing.
+    func start(_ housekeeping: DatabaseInstance.Housekeeping, databaseHost: String) {
+        guard started.withLock({ started in defer { started = true }; return !started }) else { return }
+        instance.startHousekeeping(housekeeping)
+        triggers?.start(databaseHost: databaseHost)
     }
 
-    /// Stops its housekeeping and listens, then closes its store.
+    /// Stops its triggers, then its housekeeping and listens, and closes its store.
     func close() {
-        timers.withLock { timers in
-            for timer in timers { timer.cancel() }
-            timers = []
-        }
-        listens.stop()
         triggers?.close()
-        store.close()
+        instance.close()
     }
 }

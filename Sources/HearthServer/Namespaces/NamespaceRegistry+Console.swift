@@ -7,9 +7,4 @@ extension NamespaceRegistry {
         if name == primary.name || defaultNames.contains(name) { return primary }
         return extras.first { $0.name == name }
     }
-
-    /// Every open namespace: the default first, then the others by name.
-    var all: [Namespace] {
-        [primary] + extras.sorted { $0.name < $1.name }
-    }
 }

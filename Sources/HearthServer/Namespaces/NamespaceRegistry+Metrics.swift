@@ -2,13 +2,13 @@
 extension NamespaceRegistry {
     /// Each open namespace's name (empty: the default, first) and what its metrics report.
     var metricsSnapshots: [(name: String, snapshot: DatabaseMetrics.Snapshot)] {
-        ([primary] + extras.sorted { $0.name < $1.name }).map { namespace in
-            let context = namespace.context
+        all.map { namespace in
+            let instance = namespace.instance
+            let hub = instance.listens.hub
             let snapshot = DatabaseMetrics.Snapshot(
-                streams: context.streams.openStreams, eventsDelivered: context.streams.eventsDelivered,
-                streamsEnded: context.streams.streamsEnded, readCache: context.readCache?.stats ?? ReadCache.Stats(),
-                storageFull: namespace.store.isStorageFull, bytes: namespace.store.storageBytes() ?? 0,
-                triggers: context.triggers)
+                streams: hub.openStreams, eventsDelivered: hub.eventsDelivered, streamsEnded: hub.streamsEnded,
+                readCache: instance.readCache.stats, storageFull: instance.isStorageFull, bytes: instance.storageBytes,
+                triggers: namespace.triggers)
             return (namespace.name, snapshot)
         }
     }

@@ -91,11 +91,6 @@ final class NamespaceRegistry: Sendable {
         }
     }
 
-    /// Each namespace's name, store size and open streams, the default first (`/metrics`).
-    var stats: [(name: String, bytes: Int64, streams: Int)] {
-        ([primary] + extras.sorted { $0.name < $1.name }).map { ($0.name, $0.store.storageBytes() ?? 0, $0.context.streams.openStreams) }
-    }
-
     /// Every namespace besides the default.
     var extras: [Namespace] {
         others.withLock { Array($0.values) }
@@ -134,13 +129,19 @@ final class NamespaceRegistry: Sendable {
         creator != nil && others.withLock { $0[name] == nil } && !defaultNames.contains(name)
     }
 
-    /// Closes every namespace but the default (the service closes that one).
-    func closeExtras() {
-        let all = others.withLock { others in
+    /// Every namespace, the default first, the others by name.
+    var all: [Namespace] {
+        [primary] + extras.sorted { $0.name < $1.name }
+    }
+
+    /// Closes every namespace, the default last.
+    func closeAll() {
+        let extras = others.withLock { others in
             defer { others = [:] }
             return Array(others.values)
         }
-        for namespace in all { namespace.close() }
+        for namespace in extras { namespace.close() }
+        primary.close()
     }
 }
 

@@ -2,7 +2,6 @@ import HearthAccounts
 import HearthAuth
 import HearthHTTP
 import HearthJSON
-import HearthStore
 import HearthStreams
 
 /// Every setting of `hearth serve`, in one table: the flags' help, the environment
@@ -164,7 +163,7 @@ public enum ServeSettings {
             $0.readCacheBytes = $1.integer
         },
         Setting("changeLogRetention", env: "HEARTH_CHANGE_LOG_RETENTION", flag: nil, .integer(1...100_000_000),
-                default: String(StoreOptions.defaultChangeLogRetention), "Change-log records kept for stream resume.") {
+                default: String(HearthConfiguration().store.changeLogRetention), "Change-log records kept for stream resume.") {
             $0.store.changeLogRetention = $1.integer
         },
         Setting("namespaces", env: "HEARTH_NAMESPACES", flag: nil, .list, default: "(any)",
@@ -216,7 +215,7 @@ public enum ServeSettings {
             $0.wire.longPoll.sessionIdleSeconds = $1.number
         },
         Setting("maxNodesPerWrite", env: "HEARTH_MAX_NODES_PER_WRITE", flag: nil, .integer(1...100_000_000),
-                default: String(StoreOptions.defaultMaxNodesPerWrite),
+                default: String(HearthConfiguration().store.maxNodesPerWrite),
                 "Stored nodes one write may write, and may replace or delete (then 413); every other write waits while one is applied.") {
             $0.store.maxNodesPerWrite = $1.integer
         },

@@ -1,7 +1,6 @@
 import Dispatch
 import HearthHTTP
 import HearthJSON
-import HearthStore
 import HearthStreams
 import HearthWire
 
@@ -35,7 +34,7 @@ extension WireSession {
 
     func write(number: Int64?, _ operation: DatabaseWrite, precondition: Database.Precondition?) {
         context.database.write(operation, as: credential.caller, precondition: precondition,
-                               fence: leaseEpoch.map { WriteFence(epoch: $0) }) { result in
+                               fence: leaseEpoch.map { .init(epoch: $0) }) { result in
             switch result {
             case .success: self.answerLater(number, "ok", .string(""))
             case .failure(let error): self.queue.async { self.failed(number, error) }
