@@ -28,9 +28,19 @@ public struct PostgresTriggerOutbox: TriggerOutbox {
     }
 
     public func pending(trigger: String, now: Int64, limit: Int) throws -> [OutboxRecord] {
+        try select(trigger, "next_attempt_at <= $2", now, limit)
+    }
+
+    public func pending(trigger: String, after: Int64, limit: Int) throws -> [OutboxRecord] {
+        try select(trigger, "id > $2", after, limit)
+    }
+
+    /// One trigger's pending events meeting `condition` (on `$2`: `value`), in id order, at
+    /// most `limit`.
+    private func select(_ trigger: String, _ condition: String, _ value: Int64, _ limit: Int) throws -> [OutboxRecord] {
         try engine.withAux { connection in
-            let r = try connection.query("SELECT \(Self.columns) FROM trigger_outbox WHERE trigger_name = $1 AND next_attempt_at <= $2 ORDER BY id LIMIT $3",
-                                         [.text(trigger), .int(now), .int(Int64(max(0, limit)))])
+            let r = try connection.query("SELECT \(Self.columns) FROM trigger_outbox WHERE trigger_name = $1 AND \(condition) ORDER BY id LIMIT $3",
+                                         [.text(trigger), .int(value), .int(Int64(max(0, limit)))])
             return (0..<r.rowCount).map { Self.record(r, $0) }
         }
     }

@@ -15,10 +15,20 @@ public struct SQLiteTriggerOutbox: TriggerOutbox {
     static let columns = "id, trigger_name, seq, at, payload, attempts, last_error, next_attempt_at"
 
     public func pending(trigger: String, now: Int64, limit: Int) throws -> [OutboxRecord] {
+        try select("next_attempt_at <= ?", [.text(trigger), .integer(now), .integer(Int64(max(0, limit)))])
+    }
+
+    public func pending(trigger: String, after: Int64, limit: Int) throws -> [OutboxRecord] {
+        try select("id > ?", [.text(trigger), .integer(after), .integer(Int64(max(0, limit)))])
+    }
+
+    /// One trigger's pending events meeting `condition` (one `?` after the trigger's), in id
+    /// order, at most the limit (the last value).
+    private func select(_ condition: String, _ values: [SQLiteValue]) throws -> [OutboxRecord] {
         try store.onReader { connection in
             let statement = try connection.statement("SELECT \(Self.columns) FROM trigger_outbox"
-                + " WHERE trigger_name = ? AND next_attempt_at <= ? ORDER BY id LIMIT ?")
-            try statement.reset([.text(trigger), .integer(now), .integer(Int64(max(0, limit)))])
+                + " WHERE trigger_name = ? AND \(condition) ORDER BY id LIMIT ?")
+            try statement.reset(values)
             defer { try? statement.reset() }
             var records: [OutboxRecord] = []
             while try statement.step() { records.append(Self.record(statement)) }

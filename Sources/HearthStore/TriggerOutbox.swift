@@ -83,6 +83,10 @@ public protocol TriggerOutbox: Sendable {
     /// The oldest pending events of `trigger` (id order) whose `nextAttemptAt <= now`, at
     /// most `limit`.
     func pending(trigger: String, now: Int64, limit: Int) throws -> [OutboxRecord]
+    /// The pending events of `trigger` with an id above `after`, due or not, in id order,
+    /// at most `limit`: one step of a deliverer's pass over its backlog (each read starts
+    /// where the last one ended, so a pass reads every event once).
+    func pending(trigger: String, after: Int64, limit: Int) throws -> [OutboxRecord]
     /// Delivered: removes them (unknown ids are ignored).
     func delivered(ids: [Int64]) throws
     /// A failed attempt: attempts += 1, `lastError`, `nextAttemptAt`.

@@ -23,6 +23,10 @@ public struct TriggerDefinition: Sendable, Hashable {
     /// This trigger's byte budget (`maxStoredBytes`: payload bytes of its pending events and
     /// dead letters together); nil: the server's default, `TriggerLimits.defaultMaxStoredBytes`.
     public var maxStoredBytes: Int64?
+    /// How many locations (`ce-subject`) are delivered at once (`maxConcurrency`): events of
+    /// one location go in commit order, one at a time; 1 delivers the whole trigger in
+    /// commit order, one event at a time. Within `TriggerLimits.maxConcurrencyRange`.
+    public var maxConcurrency = TriggerLimits.defaultMaxConcurrency
 
     public init(name: String, kind: TriggerEventKind, ref: RefPattern, url: HTTPURL, retry: Bool = false,
                 instance: RefPattern? = nil, timeoutSeconds: Int = TriggerLimits.defaultTimeoutSeconds,
@@ -82,6 +86,19 @@ public enum TriggerLimits {
     static let budgetCheckMilliseconds: Int64 = 100
     /// Dead letters are kept this long (from when they were given up), then deleted.
     public static let deadLetterRetentionSeconds: Int64 = 7 * 24 * 3600
+    /// A trigger's `maxConcurrency` unless it says otherwise: locations delivered at once.
+    public static let defaultMaxConcurrency = 16
+    /// `maxConcurrency` bounds: each attempt under way holds a thread and a connection.
+    static let maxConcurrencyRange = 1...64
+    /// Events a deliverer holds in memory ahead of delivery (its window over the backlog,
+    /// read in id order); with `maxBufferedBytes` the memory one trigger's backlog can take.
+    static let maxBufferedEvents = 1024
+    /// Payload bytes a deliverer holds in memory ahead of delivery (at least one event).
+    static let maxBufferedBytes = 8 << 20
+    /// The shortest time between two passes over a trigger's backlog from its oldest event
+    /// (each pass reads the events of held-back locations once more): retries due sooner
+    /// wait for it.
+    static let minPassMilliseconds: Int64 = 1000
     /// How often, at most, dead letters past `deadLetterRetentionSeconds` are deleted.
     static let deadLetterPruneMilliseconds: Int64 = 60_000
 }
@@ -99,9 +116,10 @@ public struct TriggerConfigError: Error, Sendable, Equatable, CustomStringConver
 }
 
 /// The triggers file: `{"triggers": [{"name", "event", "ref", "url", "retry", "instance",
-/// "timeoutSeconds", "headers", "hmacSecret", "maxEventsPerSecond", "maxStoredBytes"}]}`.
+/// "timeoutSeconds", "headers", "hmacSecret", "maxEventsPerSecond", "maxStoredBytes",
+/// "maxConcurrency"}]}`.
 public enum TriggerConfig {
-    static let triggerKeys: Set<String> = ["name", "event", "ref", "url", "retry", "instance", "timeoutSeconds", "headers", "hmacSecret", "maxEventsPerSecond", "maxStoredBytes"]
+    static let triggerKeys: Set<String> = ["name", "event", "ref", "url", "retry", "instance", "timeoutSeconds", "headers", "hmacSecret", "maxEventsPerSecond", "maxStoredBytes", "maxConcurrency"]
 
     public static func load(path: String) throws(TriggerConfigError) -> [TriggerDefinition] {
         guard let data = FileManager.default.contents(atPath: path) else {
@@ -213,6 +231,12 @@ public enum TriggerConfig {
                 throw Invalid("\"maxStoredBytes\" must be an integer in \(TriggerLimits.storedBytesRange.lowerBound)...\(TriggerLimits.storedBytesRange.upperBound)")
             }
             definition.maxStoredBytes = bytes
+        }
+        if let concurrency = fields["maxConcurrency"] {
+            guard case .int(let count) = concurrency, TriggerLimits.maxConcurrencyRange.contains(Int(count)) else {
+                throw Invalid("\"maxConcurrency\" must be an integer in \(TriggerLimits.maxConcurrencyRange.lowerBound)...\(TriggerLimits.maxConcurrencyRange.upperBound)")
+            }
+            definition.maxConcurrency = Int(count)
         }
         if let headers = fields["headers"] {
             guard case .object(let pairs) = headers else { throw Invalid("\"headers\" must be an object of strings") }

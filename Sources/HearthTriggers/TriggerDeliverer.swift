@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HearthHTTPClient
+import HearthJSON
 import HearthStore
 import Logging
 import Synchronization
@@ -63,6 +64,9 @@ final class TriggerDeliverer: Sendable {
         var budgetCheckMilliseconds = TriggerLimits.budgetCheckMilliseconds
         var deadLetterRetentionMilliseconds = TriggerLimits.deadLetterRetentionSeconds * 1000
         var deadLetterPruneMilliseconds = TriggerLimits.deadLetterPruneMilliseconds
+        var maxBufferedEvents = TriggerLimits.maxBufferedEvents
+        var maxBufferedBytes = TriggerLimits.maxBufferedBytes
+        var minPassMilliseconds = TriggerLimits.minPassMilliseconds
     }
 
     private struct State {
@@ -71,6 +75,12 @@ final class TriggerDeliverer: Sendable {
         var woken = false
         /// The same for the keeper.
         var keeperWoken = false
+        /// Events were committed since the loop last looked (its pass reads past its end again).
+        var committed = false
+        /// Events were resent: the loop starts a pass from the oldest.
+        var rescan = false
+        /// Attempts that ended, not yet recorded by the loop.
+        var completions: [Completion] = []
         /// Whether this node holds the trigger's delivery lease (always, on a one-node
         /// engine): only the holder's keeper bounds the outbox, so nodes do not repeat it.
         var holdsLease = false
@@ -130,11 +140,18 @@ final class TriggerDeliverer: Sendable {
 
     func wake() {
         let (signal, signalKeeper) = state.withLock { state in
-            defer { (state.woken, state.keeperWoken) = (true, true) }
+            defer { (state.woken, state.keeperWoken, state.committed) = (true, true, true) }
             return (!state.woken, !state.keeperWoken)
         }
         if signal { wakeUp.signal() }
         if signalKeeper { keeperWakeUp.signal() }
+    }
+
+    /// Events were moved back to pending (resent, with their old ids): the next pass starts
+    /// from the oldest pending event at once.
+    func rescan() {
+        state.withLock { $0.rescan = true }
+        wake()
     }
 
     /// Stops after the attempt under way, waiting for it at most `stopWaitSeconds`.
@@ -167,60 +184,104 @@ final class TriggerDeliverer: Sendable {
         }
     }
 
+    /// One attempt's result, handed from its thread to the delivery loop.
+    private struct Completion: Sendable {
+        var entry: LocationScheduler<OutboxRecord>.Entry
+        /// nil: delivered (2xx); else why not.
+        var failure: String?
+        var at: Int64
+    }
+
+    /// The delivery loop: reads the backlog in id order into the scheduler, starts each
+    /// event it picks on a thread of its own (at most `maxConcurrency` at once), and records
+    /// the outcomes. Only this thread touches the outbox's delivery state.
     private func run() {
         var outboxFailures = 0
+        var scheduler = LocationScheduler<OutboxRecord>(maxConcurrency: state.withLock { $0.definition.maxConcurrency },
+                                                        capacity: options.maxBufferedEvents, capacityBytes: options.maxBufferedBytes)
+        var done: [Int64] = []
+        var leaseTakenAt: Int64? = nil
+        defer { finish(&scheduler, &done) }
         while !isStopped {
-            let name = self.name
+            let definition = state.withLock { $0.definition }
             do {
-                guard try outbox.lease(trigger: name, seconds: leaseSeconds(state.withLock { $0.definition })) else {
-                    leaseHeld(false)
-                    sleep(Int64(options.leaseSeconds) * 500, cap: Self.maxSleepMilliseconds)  // another node delivers; ask again later
-                    continue
+                try settle(&scheduler, &done, definition: definition)
+                let now = clock()
+                if leaseTakenAt.map({ now - $0 > Int64(options.leaseSeconds) * 333 }) ?? true {
+                    guard try outbox.lease(trigger: definition.name, seconds: leaseSeconds(definition)) else {
+                        leaseHeld(false)
+                        leaseTakenAt = nil
+                        scheduler.dropQueue()
+                        // Another node delivers; ask again later (sooner while attempts end here).
+                        sleep(Int64(options.leaseSeconds) * 500, cap: scheduler.inFlight.isEmpty ? Self.maxSleepMilliseconds : nil)
+                        continue
+                    }
+                    leaseHeld(true)
+                    leaseTakenAt = now
                 }
-                leaseHeld(true)
-                let records = try outbox.pending(trigger: name, now: .max, limit: options.batchSize)
+                scheduler.configure(maxConcurrency: definition.maxConcurrency, now: now)
+                if state.withLock({ state in defer { state.committed = false }; return state.committed }) { scheduler.committed() }
+                let rescan = state.withLock { state in defer { state.rescan = false }; return state.rescan }
+                if rescan || nextSweep(scheduler).map({ $0 <= now }) == true { scheduler.restart(now: now) }
+                try read(into: &scheduler, trigger: definition.name, now: now)
                 outboxFailures = 0
-                guard !records.isEmpty else {
-                    sleep(options.idleMilliseconds)
-                    continue
-                }
-                if let wait = try deliver(records) { sleep(wait) }
+                try start(&scheduler, &done, definition: definition)
+                sleep(wait(scheduler, now: clock()))
             } catch {
                 // The store is unavailable: nothing is lost (the events stay pending).
                 outboxFailures += 1
-                if outboxFailures == 1 { logger.error("trigger \(name): cannot read or update its outbox: \(error)") }
+                if outboxFailures == 1 { logger.error("trigger \(definition.name): cannot read or update its outbox: \(error)") }
                 sleep(backoff(attempt: outboxFailures), cap: Self.maxSleepMilliseconds)
             }
         }
     }
 
-    /// Delivers `records` in order; returns how long to wait when the head is not due yet
-    /// or failed (head-of-line: a later event never overtakes it), nil to go on at once.
-    private func deliver(_ records: [OutboxRecord]) throws -> Int64? {
-        var done: [Int64] = []
-        defer { if !done.isEmpty { try? outbox.delivered(ids: done) } }
-        var leaseTakenAt = clock()
-        for record in records {
-            if isStopped { return nil }
-            let definition = state.withLock { $0.definition }
+    /// Reads the backlog after the scheduler's cursor while its buffer has room. Delivered
+    /// events are removed from the outbox before (`settle`), so none is read again.
+    private func read(into scheduler: inout LocationScheduler<OutboxRecord>, trigger: String, now: Int64) throws {
+        let keyed = scheduler.maxConcurrency > 1
+        while scheduler.wantsRead && !isStopped {
+            let records = try outbox.pending(trigger: trigger, after: scheduler.cursor, limit: options.batchSize)
+            let before = scheduler.cursor
+            scheduler.accept(records.map { record in
+                (record.id, keyed ? Self.location(record.payload) : "", record.nextAttemptAt, record.payload.count, record)
+            }, requested: options.batchSize, now: now)
+            if scheduler.cursor == before { break }  // the buffer is full
+        }
+    }
+
+    /// The location an event is ordered by: its `ce-subject`, the stored `ref`. A payload
+    /// this module did not write shares one location (its event goes to the dead letters).
+    static func location(_ payload: [UInt8]) -> String {
+        guard case .object(let members)? = try? JSONParser.parse(payload), case .string(let ref)? = members["ref"] else { return "" }
+        return ref
+    }
+
+    private func nextSweep(_ scheduler: LocationScheduler<OutboxRecord>) -> Int64? {
+        scheduler.nextSweep(idle: options.idleMilliseconds, minPass: options.minPassMilliseconds, cheapReads: options.batchSize)
+    }
+
+    /// How long to sleep: until the next sweep is due, at most the idle poll; attempts
+    /// ending and commits wake it sooner.
+    private func wait(_ scheduler: LocationScheduler<OutboxRecord>, now: Int64) -> Int64 {
+        nextSweep(scheduler).map { $0 - now } ?? options.idleMilliseconds
+    }
+
+    /// Starts every event the scheduler picks: those that go to the dead letters unsent
+    /// (the loop guard, past the max age, not encodable) are settled here.
+    private func start(_ scheduler: inout LocationScheduler<OutboxRecord>, _ done: inout [Int64], definition: TriggerDefinition) throws {
+        while !isStopped, let entry = scheduler.next(now: clock()) {
+            let record = entry.item
             let now = clock()
-            if record.nextAttemptAt > now { return record.nextAttemptAt - now }
             if options.rateGuard?.consume(record) == true {  // logged by the guard, not per event
                 try outbox.kill(id: record.id, reason: TriggerRateGuard.reason, at: now)
                 state.withLock { $0.status.deadLettered += 1 }
+                scheduler.finished(entry, .done)
                 continue
-            }
-            if now - leaseTakenAt > Int64(options.leaseSeconds) * 333 {
-                try outbox.delivered(ids: done)
-                done = []
-                guard try outbox.lease(trigger: definition.name, seconds: leaseSeconds(definition)) else {
-                    leaseHeld(false)
-                    return 0
-                }
-                leaseTakenAt = now
             }
             if definition.retry && now - record.at > options.maxEventAgeMilliseconds {
                 try kill(record, reason: "older than \(options.maxEventAgeMilliseconds / 1000) s (maxEventAge) after \(record.attempts) attempt(s): \(record.lastError ?? "none delivered")")
+                scheduler.finished(entry, .done)
                 continue
             }
             let request: HTTPClientRequest
@@ -229,35 +290,84 @@ final class TriggerDeliverer: Sendable {
                                                          trigger: definition, origin: origin)
             } catch {
                 try kill(record, reason: error.description)
+                scheduler.finished(entry, .done)
                 continue
             }
-            let failure = attempt(request, timeoutSeconds: definition.timeoutSeconds)
-            guard let failure else {
-                done.append(record.id)
-                state.withLock {
-                    $0.status.delivered += 1
-                    $0.status.lastError = nil
-                    $0.status.lastDeliveredAt = now
+            let timeout = definition.timeoutSeconds
+            Thread.detachNewThread { [self] in
+                let failure = attempt(request, timeoutSeconds: timeout)
+                let signal = state.withLock { state in
+                    state.completions.append(Completion(entry: entry, failure: failure, at: clock()))
+                    defer { state.woken = true }
+                    return !state.woken
                 }
-                continue
+                if signal { wakeUp.signal() }
             }
+        }
+    }
+
+    /// Records the attempts that ended: delivered ones are removed (together, at the end),
+    /// failed ones retried later or given up; their locations move on or are held back.
+    private func settle(_ scheduler: inout LocationScheduler<OutboxRecord>, _ done: inout [Int64], definition: TriggerDefinition) throws {
+        var ended = state.withLock { state in
+            defer { state.completions = [] }
+            return state.completions[...]
+        }
+        do {
+            while let completion = ended.first {
+                try record(completion, &scheduler, &done, definition: definition)
+                ended.removeFirst()
+            }
+            if !done.isEmpty { try outbox.delivered(ids: done) }
+            done = []
+        } catch {
+            // The store failed: what is not recorded yet is recorded on the next round.
+            state.withLock { $0.completions.insert(contentsOf: ended, at: 0) }
+            throw error
+        }
+    }
+
+    private func record(_ completion: Completion, _ scheduler: inout LocationScheduler<OutboxRecord>, _ done: inout [Int64],
+                        definition: TriggerDefinition) throws {
+        let (entry, record) = (completion.entry, completion.entry.item)
+        guard let failure = completion.failure else {
+            done.append(record.id)
             state.withLock {
-                $0.status.failedAttempts += 1
-                $0.status.lastError = failure
+                $0.status.delivered += 1
+                $0.status.lastError = nil
+                $0.status.lastDeliveredAt = completion.at
             }
-            if !definition.retry {
-                try kill(record, reason: "not retried (retry: false): \(failure)")
-                continue
-            }
-            let attempts = record.attempts + 1
-            let delay = backoff(attempt: attempts)
+            scheduler.finished(entry, .done)
+            return
+        }
+        if !definition.retry {
+            try kill(record, reason: "not retried (retry: false): \(failure)")
+        } else {
+            let delay = backoff(attempt: record.attempts + 1)
             if record.attempts == 0 {
                 logger.warning("trigger \(definition.name): delivery to \(definition.url.redacted) failed (\(failure)); retrying with backoff")
             }
-            try outbox.failed(id: record.id, error: failure, nextAttemptAt: clock() + delay)
-            return delay
+            let nextAttemptAt = clock() + delay
+            try outbox.failed(id: record.id, error: failure, nextAttemptAt: nextAttemptAt)
+            scheduler.finished(entry, .retry(at: nextAttemptAt))
         }
-        return nil
+        state.withLock {
+            $0.status.failedAttempts += 1
+            $0.status.lastError = failure
+        }
+        if !definition.retry { scheduler.finished(entry, .done) }
+    }
+
+    /// At stop: waits for the attempts under way (at most `stopWaitSeconds`) and records
+    /// them, so a clean stop sends nothing twice.
+    private func finish(_ scheduler: inout LocationScheduler<OutboxRecord>, _ done: inout [Int64]) {
+        let deadline = DispatchTime.now() + .seconds(Self.stopWaitSeconds)
+        let definition = state.withLock { $0.definition }
+        while !scheduler.inFlight.isEmpty {
+            try? settle(&scheduler, &done, definition: definition)
+            if scheduler.inFlight.isEmpty || wakeUp.wait(timeout: deadline) == .timedOut { break }
+        }
+        try? settle(&scheduler, &done, definition: definition)
     }
 
     /// Records whether this node holds the lease; the keeper starts at once when it is taken.
@@ -269,9 +379,11 @@ final class TriggerDeliverer: Sendable {
         if taken { wake() }
     }
 
-    /// The lease outlasts one attempt: it is renewed between attempts.
+    /// The lease outlasts any attempt started while it is held: it is renewed every third
+    /// of `leaseSeconds`, and an attempt started just before a renewal is due ends within
+    /// its timeout after it.
     private func leaseSeconds(_ definition: TriggerDefinition) -> Int {
-        max(options.leaseSeconds, definition.timeoutSeconds + 5)
+        max(options.leaseSeconds, definition.timeoutSeconds + 5 + options.leaseSeconds / 3 + 1)
     }
 
     /// One attempt: nil on a 2xx answer, else why not (no secrets: a status or a connection error).

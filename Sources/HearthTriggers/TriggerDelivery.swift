@@ -150,7 +150,7 @@ public final class TriggerDelivery: CommitObserver, Sendable {
     /// Dead letters were moved back to pending here (the console): every deliverer looks
     /// at its outbox now. (Another process's resend is seen within `TriggerLimits.idlePollMilliseconds`.)
     public func resent() {
-        for deliverer in current.withLock({ Array($0.deliverers.values) }) { deliverer.wake() }
+        for deliverer in current.withLock({ Array($0.deliverers.values) }) { deliverer.rescan() }
     }
 
     /// Per trigger: this process's counters and last error, with the outbox's backlog and

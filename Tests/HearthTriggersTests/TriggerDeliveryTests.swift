@@ -89,6 +89,7 @@ import Testing
         defer { receiver.listener.stop() }
         var trigger = Self.trigger("fav", port: receiver.listener.port)
         trigger.hmacSecret = "0123456789abcdef"
+        trigger.maxConcurrency = 1  // one at a time: the whole trigger in commit order
         let (delivery, database) = delivery([trigger])
         defer { delivery.close() }
         let user = Caller(auth: .object(["uid": .string("u1")]))
@@ -110,12 +111,14 @@ import Testing
         #expect(status.status.delivered == 5 && status.pending == 0 && status.status.lastError == nil)
     }
 
-    /// Failures are retried with backoff, the head first (no later event overtakes it),
-    /// with the same id every time.
+    /// Failures are retried with backoff, the head first (at maxConcurrency 1 no later event
+    /// overtakes it), with the same id every time.
     @Test func failuresAreRetriedInOrderWithAStableID() async throws {
         let receiver = try Receiver(answers: [500, 503, 500])
         defer { receiver.listener.stop() }
-        let (delivery, database) = delivery([Self.trigger("fav", port: receiver.listener.port)])
+        var trigger = Self.trigger("fav", port: receiver.listener.port)
+        trigger.maxConcurrency = 1
+        let (delivery, database) = delivery([trigger])
         defer { delivery.close() }
         try await write(database, "/users/u1/favorites/a", .int(1))
         try await write(database, "/users/u1/favorites/b", .int(2))
@@ -210,6 +213,7 @@ import Testing
         let budget: Int64 = 3 * 1024
         var trigger = Self.trigger("fav", port: hung.port)
         trigger.timeoutSeconds = TriggerLimits.timeoutSecondsRange.upperBound
+        trigger.maxConcurrency = 1  // one attempt at a time: the rest wait behind the hung one
         let (delivery, database) = delivery([trigger], maxStoredBytes: budget)
         defer {
             release.signal()  // the attempt ends, so closing does not wait for it

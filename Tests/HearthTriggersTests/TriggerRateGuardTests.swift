@@ -91,7 +91,9 @@ import Testing
         let delivery = TriggerDelivery(outbox: store.triggerOutbox, origin: EventOrigin(instance: "hearth", databaseHost: "127.0.0.1:9"),
                                        logger: Logger(label: "test"), clock: clock.read, eventsPerSecond: 1, burst: 3)
         defer { delivery.close() }
-        delivery.replace([TriggerDeliveryTests.trigger("fav", port: receiver.listener.port)])
+        var trigger = TriggerDeliveryTests.trigger("fav", port: receiver.listener.port)
+        trigger.maxConcurrency = 1  // the deliveries are compared in commit order
+        delivery.replace([trigger])
         delivery.start(databaseHost: "127.0.0.1:9")
         box.delivery.withLock { $0 = delivery }
         let policy = RulesAccessPolicy(rules: try RuleSet.compile(#"{"rules": {".read": true, ".write": true}}"#))
