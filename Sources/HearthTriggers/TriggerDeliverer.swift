@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import HearthHTTPClient
-import HearthJSON
 import HearthStore
 import Logging
 import Synchronization
@@ -69,7 +68,7 @@ final class TriggerDeliverer: Sendable {
         var minPassMilliseconds = TriggerLimits.minPassMilliseconds
     }
 
-    private struct State {
+    struct State {
         var definition: TriggerDefinition
         /// A wake-up is signalled and not yet taken: many commits wake a busy deliverer once.
         var woken = false
@@ -93,15 +92,16 @@ final class TriggerDeliverer: Sendable {
     /// its thread (its event stays pending and is sent again: at least once).
     static let stopWaitSeconds = 5
 
-    private let outbox: any TriggerOutbox
-    private let origin: EventOrigin
-    private let options: Options
-    private let clock: @Sendable () -> Int64
-    private let logger: Logger
+    // Internal, not private, where the delivery passes (TriggerDeliverer+Passes.swift) use them.
+    let outbox: any TriggerOutbox
+    let origin: EventOrigin
+    let options: Options
+    let clock: @Sendable () -> Int64
+    let logger: Logger
     /// Hears the dead letters the retention deleted, per trigger.
     private let onPruned: @Sendable ([String: Int]) -> Void
-    private let state: Mutex<State>
-    private let wakeUp = DispatchSemaphore(value: 0)
+    let state: Mutex<State>
+    let wakeUp = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let keeperWakeUp = DispatchSemaphore(value: 0)
     private let keeperFinished = DispatchSemaphore(value: 0)
@@ -169,7 +169,7 @@ final class TriggerDeliverer: Sendable {
         _ = keeperFinished.wait(timeout: .now() + .seconds(Self.stopWaitSeconds))
     }
 
-    private var isStopped: Bool { state.withLock { $0.stopped } }
+    var isStopped: Bool { state.withLock { $0.stopped } }
 
     /// The longest sleep (a safety net for a missed wake-up).
     static let maxSleepMilliseconds: Int64 = 60_000
@@ -185,7 +185,7 @@ final class TriggerDeliverer: Sendable {
     }
 
     /// One attempt's result, handed from its thread to the delivery loop.
-    private struct Completion: Sendable {
+    struct Completion: Sendable {
         var entry: LocationScheduler<OutboxRecord>.Entry
         /// nil: delivered (2xx); else why not.
         var failure: String?
@@ -236,140 +236,6 @@ final class TriggerDeliverer: Sendable {
         }
     }
 
-    /// Reads the backlog after the scheduler's cursor while its buffer has room. Delivered
-    /// events are removed from the outbox before (`settle`), so none is read again.
-    private func read(into scheduler: inout LocationScheduler<OutboxRecord>, trigger: String, now: Int64) throws {
-        let keyed = scheduler.maxConcurrency > 1
-        while scheduler.wantsRead && !isStopped {
-            let records = try outbox.pending(trigger: trigger, after: scheduler.cursor, limit: options.batchSize)
-            let before = scheduler.cursor
-            scheduler.accept(records.map { record in
-                (record.id, keyed ? Self.location(record.payload) : "", record.nextAttemptAt, record.payload.count, record)
-            }, requested: options.batchSize, now: now)
-            if scheduler.cursor == before { break }  // the buffer is full
-        }
-    }
-
-    /// The location an event is ordered by: its `ce-subject`, the stored `ref`. A payload
-    /// this module did not write shares one location (its event goes to the dead letters).
-    static func location(_ payload: [UInt8]) -> String {
-        guard case .object(let members)? = try? JSONParser.parse(payload), case .string(let ref)? = members["ref"] else { return "" }
-        return ref
-    }
-
-    private func nextSweep(_ scheduler: LocationScheduler<OutboxRecord>) -> Int64? {
-        scheduler.nextSweep(idle: options.idleMilliseconds, minPass: options.minPassMilliseconds, cheapReads: options.batchSize)
-    }
-
-    /// How long to sleep: until the next sweep is due, at most the idle poll; attempts
-    /// ending and commits wake it sooner.
-    private func wait(_ scheduler: LocationScheduler<OutboxRecord>, now: Int64) -> Int64 {
-        nextSweep(scheduler).map { $0 - now } ?? options.idleMilliseconds
-    }
-
-    /// Starts every event the scheduler picks: those that go to the dead letters unsent
-    /// (the loop guard, past the max age, not encodable) are settled here.
-    private func start(_ scheduler: inout LocationScheduler<OutboxRecord>, _ done: inout [Int64], definition: TriggerDefinition) throws {
-        while !isStopped, let entry = scheduler.next(now: clock()) {
-            let record = entry.item
-            let now = clock()
-            if options.rateGuard?.consume(record) == true {  // logged by the guard, not per event
-                try outbox.kill(id: record.id, reason: TriggerRateGuard.reason, at: now)
-                state.withLock { $0.status.deadLettered += 1 }
-                scheduler.finished(entry, .done)
-                continue
-            }
-            if definition.retry && now - record.at > options.maxEventAgeMilliseconds {
-                try kill(record, reason: "older than \(options.maxEventAgeMilliseconds / 1000) s (maxEventAge) after \(record.attempts) attempt(s): \(record.lastError ?? "none delivered")")
-                scheduler.finished(entry, .done)
-                continue
-            }
-            let request: HTTPClientRequest
-            do {
-                request = try CloudEventEncoding.request(id: eventID(record), at: record.at, payload: record.payload,
-                                                         trigger: definition, origin: origin)
-            } catch {
-                try kill(record, reason: error.description)
-                scheduler.finished(entry, .done)
-                continue
-            }
-            let timeout = definition.timeoutSeconds
-            Thread.detachNewThread { [self] in
-                let failure = attempt(request, timeoutSeconds: timeout)
-                let signal = state.withLock { state in
-                    state.completions.append(Completion(entry: entry, failure: failure, at: clock()))
-                    defer { state.woken = true }
-                    return !state.woken
-                }
-                if signal { wakeUp.signal() }
-            }
-        }
-    }
-
-    /// Records the attempts that ended: delivered ones are removed (together, at the end),
-    /// failed ones retried later or given up; their locations move on or are held back.
-    private func settle(_ scheduler: inout LocationScheduler<OutboxRecord>, _ done: inout [Int64], definition: TriggerDefinition) throws {
-        var ended = state.withLock { state in
-            defer { state.completions = [] }
-            return state.completions[...]
-        }
-        do {
-            while let completion = ended.first {
-                try record(completion, &scheduler, &done, definition: definition)
-                ended.removeFirst()
-            }
-            if !done.isEmpty { try outbox.delivered(ids: done) }
-            done = []
-        } catch {
-            // The store failed: what is not recorded yet is recorded on the next round.
-            state.withLock { $0.completions.insert(contentsOf: ended, at: 0) }
-            throw error
-        }
-    }
-
-    private func record(_ completion: Completion, _ scheduler: inout LocationScheduler<OutboxRecord>, _ done: inout [Int64],
-                        definition: TriggerDefinition) throws {
-        let (entry, record) = (completion.entry, completion.entry.item)
-        guard let failure = completion.failure else {
-            done.append(record.id)
-            state.withLock {
-                $0.status.delivered += 1
-                $0.status.lastError = nil
-                $0.status.lastDeliveredAt = completion.at
-            }
-            scheduler.finished(entry, .done)
-            return
-        }
-        if !definition.retry {
-            try kill(record, reason: "not retried (retry: false): \(failure)")
-        } else {
-            let delay = backoff(attempt: record.attempts + 1)
-            if record.attempts == 0 {
-                logger.warning("trigger \(definition.name): delivery to \(definition.url.redacted) failed (\(failure)); retrying with backoff")
-            }
-            let nextAttemptAt = clock() + delay
-            try outbox.failed(id: record.id, error: failure, nextAttemptAt: nextAttemptAt)
-            scheduler.finished(entry, .retry(at: nextAttemptAt))
-        }
-        state.withLock {
-            $0.status.failedAttempts += 1
-            $0.status.lastError = failure
-        }
-        if !definition.retry { scheduler.finished(entry, .done) }
-    }
-
-    /// At stop: waits for the attempts under way (at most `stopWaitSeconds`) and records
-    /// them, so a clean stop sends nothing twice.
-    private func finish(_ scheduler: inout LocationScheduler<OutboxRecord>, _ done: inout [Int64]) {
-        let deadline = DispatchTime.now() + .seconds(Self.stopWaitSeconds)
-        let definition = state.withLock { $0.definition }
-        while !scheduler.inFlight.isEmpty {
-            try? settle(&scheduler, &done, definition: definition)
-            if scheduler.inFlight.isEmpty || wakeUp.wait(timeout: deadline) == .timedOut { break }
-        }
-        try? settle(&scheduler, &done, definition: definition)
-    }
-
     /// Records whether this node holds the lease; the keeper starts at once when it is taken.
     private func leaseHeld(_ held: Bool) {
         let taken = state.withLock { state in
@@ -382,12 +248,12 @@ final class TriggerDeliverer: Sendable {
     /// The lease outlasts any attempt started while it is held: it is renewed every third
     /// of `leaseSeconds`, and an attempt started just before a renewal is due ends within
     /// its timeout after it.
-    private func leaseSeconds(_ definition: TriggerDefinition) -> Int {
+    func leaseSeconds(_ definition: TriggerDefinition) -> Int {
         max(options.leaseSeconds, definition.timeoutSeconds + 5 + options.leaseSeconds / 3 + 1)
     }
 
     /// One attempt: nil on a 2xx answer, else why not (no secrets: a status or a connection error).
-    private func attempt(_ request: HTTPClientRequest, timeoutSeconds: Int) -> String? {
+    func attempt(_ request: HTTPClientRequest, timeoutSeconds: Int) -> String? {
         let client = HTTPClient(timeoutSeconds: timeoutSeconds, maxResponseBytes: TriggerLimits.maxResponseBytes)
         do {
             let response = try client.send(request)
@@ -401,7 +267,7 @@ final class TriggerDeliverer: Sendable {
     /// a restart, prefixed with the instance.
     func eventID(_ record: OutboxRecord) -> String { "\(origin.instance)-\(record.id)" }
 
-    private func kill(_ record: OutboxRecord, reason: String) throws {
+    func kill(_ record: OutboxRecord, reason: String) throws {
         try outbox.kill(id: record.id, reason: reason, at: clock())
         state.withLock { $0.status.deadLettered += 1 }
         logger.warning("trigger \(record.trigger): event \(record.id) moved to the dead letters: \(reason)")
