@@ -75,6 +75,35 @@ import Glibc
         #expect(try server.waitForExit() == 0)
     }
 
+    /// Hearth SIGKILLed while it delivers five locations at once, then restarted on the same
+    /// data: every event arrives (at least once), and each location's calls, duplicates
+    /// included, never go back in commit order (an event is sent only once every earlier
+    /// event of its location is out of the outbox).
+    @Test func orderPerLocationHoldsThroughASigkill() throws {
+        let python = try pythonInterpreter()
+        let dir = TemporaryDirectory(), work = TemporaryDirectory()
+        let functions = try FunctionsFramework(python: python, directory: work.path, environment: ["HEARTH_TRIGGER_SLEEP_MS": "40"])
+        let triggers = try TriggersEndToEndTests.triggersFile(port: functions.port, in: work.path, kinds: ["written"])
+        let server = try TriggersEndToEndTests.serve(dir.path, triggers: triggers)
+        let locations = ["a", "b", "c", "d", "e"], rounds = 8
+        for round in 0..<rounds {
+            for location in locations { try Self.put(server, "/users/\(location)/favorites/f", #"{"n": \#(round)}"#) }
+        }
+        _ = try functions.waitFor(8, "deliveries under way")
+        server.signal(SIGKILL)
+        _ = try server.waitForExit()
+        let restarted = try TriggersEndToEndTests.serve(dir.path, triggers: triggers)
+        try waitUntil("every event delivered") { Set(functions.received.compactMap { $0["id"] as? String }).count == rounds * locations.count }
+        let calls = functions.received
+        for location in locations {
+            let values = calls.filter { Self.reference($0) == "users/\(location)/favorites/f" }.compactMap { ($0["after"] as? [String: Any])?["n"] as? Int }
+            #expect(zip(values, values.dropFirst()).allSatisfy { $0 <= $1 }, "\(location): \(values)")
+            #expect(Set(values) == Set(0..<rounds), "\(location): \(values)")
+        }
+        restarted.signal(SIGTERM)
+        #expect(try restarted.waitForExit() == 0)
+    }
+
     /// maxConcurrency 1: the trigger's events arrive in commit order across its locations.
     @Test func maxConcurrencyOneKeepsTheTriggersOrder() throws {
         let python = try pythonInterpreter()
