@@ -57,6 +57,34 @@ extension TriggerDeliveryTests {
         #expect(try store.triggerOutbox.deadLetters(trigger: "fav", limit: 10).isEmpty)
     }
 
+    /// A poisoned location with more pending events than the deliverer's window
+    /// (`maxBufferedEvents`) ahead of the healthy ones: its events are skipped as they are
+    /// read, so the healthy events behind them are still delivered.
+    @Test func aPoisonedLocationLargerThanTheWindowIsSkipped() async throws {
+        let poison = "users/p/favorites/x"
+        let receiver = try ByRef(status: { $0 == poison ? 500 : 200 })
+        defer { receiver.listener.stop() }
+        let (delivery, database) = delivery([Self.trigger("fav", port: receiver.listener.port)])
+        defer { delivery.close() }
+        let batches = TriggerLimits.maxBufferedEvents / 500 + 1
+        for batch in 0..<batches {
+            // Events stored as the matcher stores them, 500 per write, all at the poisoned location.
+            try store.writeSync(.set(WriteEntry(path: Self.path("/filler/\(batch)"), value: .int(1))), check: nil) { _, _ in
+                (0..<500).map { n in
+                    OutboxEvent(trigger: "fav", payload: JSONWriter.write(.object([
+                        "ref": .string(poison), "type": .string(TriggerEventKind.written.cloudEventType),
+                        "data": .null, "delta": .int(Int64(batch * 500 + n)), "authtype": .string("admin")])))
+                }
+            }
+        }
+        delivery.resent()  // written past the matcher: no commit wake-up
+        for index in 0..<20 { try await write(database, "/users/u\(index)/favorites/f", .int(Int64(index))) }
+        try wait("the 20 healthy events delivered") { receiver.count("users/u") == 20 }
+        #expect(receiver.count("users/p/") >= 1 && receiver.arrived.filter { $0.hasPrefix("users/p/") }.allSatisfy { $0 == poison + "=0" },
+                "only the poisoned location's first event is attempted")
+        try wait("the healthy events out of the outbox") { try store.triggerOutbox.pendingCount(trigger: "fav") == batches * 500 }
+    }
+
     /// Under random receiver latency each location's events arrive in commit order, and two
     /// locations are under way at once: the first event of `a` is held by the receiver
     /// until an event of `b` arrives (a trigger delivering one at a time never gets there).
