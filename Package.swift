@@ -126,7 +126,7 @@ let package = Package(
         .testTarget(name: "HearthHTTPClientTests", dependencies: ["HearthHTTPClient", "HearthTesting"]),
         .testTarget(
             name: "HearthTriggersTests",
-            dependencies: ["HearthTriggers", "HearthDatabase", "HearthHTTPClient", "HearthStore", "HearthSQLite", "HearthJSON", "HearthTesting",
+            dependencies: ["HearthTriggers", "HearthDatabase", "HearthHTTPClient", "HearthStore", "HearthSQLite", "HearthJSON", "HearthSystem", "HearthTesting",
                            .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthStreamsTests", dependencies: ["HearthStreams", "HearthJSON"]),
