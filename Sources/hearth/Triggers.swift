@@ -104,7 +104,7 @@ struct Triggers: ParsableCommand {
                 let movedSet = Set(moved)
                 let missing = unique.filter { !movedSet.contains($0) }
                 if !missing.isEmpty {
-                    throw Tool.fail("not pending events: \(missing.map(String.init).joined(separator: " "))")
+                    throw Tool.fail("\(missing.count) of the ids given are not pending events: \(missing.map(String.init).joined(separator: " "))")
                 }
             }
         }
