@@ -11,17 +11,14 @@ import Glibc
 /// event, `park` moves it to the dead letters (per namespace, `--ns`), `resend` brings it
 /// back under the same id; refused attempts stay at the short interval.
 @Suite struct TriggersParkEndToEndTests {
-    static let namespace = "shop-eu"
+    static let namespace = TriggersNamespaceEndToEndTests.namespace
 
     /// `items` (retried) fires in every namespace; `shop-eu` is the second namespace.
     static func files(port: Int, in directory: String) throws -> (triggers: String, namespaces: String) {
         let triggers = directory + "/triggers.json"
         try #"{"triggers": [{"name": "items", "event": "written", "ref": "/items/{id}", "url": "http://127.0.0.1:\#(port)/items", "retry": true}]}"#
             .write(toFile: triggers, atomically: true, encoding: .utf8)
-        try HearthProcess.openRules.write(toFile: directory + "/eu.rules.json", atomically: true, encoding: .utf8)
-        let namespaces = directory + "/namespaces.json"
-        try #"{"namespaces": {"\#(namespace)": {"rules": "eu.rules.json"}}}"#.write(toFile: namespaces, atomically: true, encoding: .utf8)
-        return (triggers, namespaces)
+        return (triggers, try TriggersNamespaceEndToEndTests.namespacesFile(in: directory))
     }
 
     @Test func aStuckEventIsNamedParkedAndResentThroughTheCLI() throws {
@@ -106,13 +103,8 @@ import Glibc
         let dir = TemporaryDirectory(), work = TemporaryDirectory()
         let port = try freeLoopbackPort()  // nobody listens yet
         let triggers = try TriggersEndToEndTests.triggersFile(port: port, in: work.path)
-        let server = try TriggersEndToEndTests.serve(dir.path, triggers: triggers)
-        let (uid, token) = try TriggersEndToEndTests.signUp(server.baseURL)
         let count = 3
-        for index in 0..<count {
-            let result = try curl("PUT", server.baseURL + "/users/\(uid)/favorites/f\(index).json?auth=\(token)", body: #"{"n": \#(index)}"#)
-            #expect(result.status == 200)
-        }
+        let server = try TriggersEndToEndTests.serveWithFavorites(dir.path, triggers: triggers, count: count)
         let refused = 12
         try waitUntil("\(refused) refused attempts") { try Self.failedAttempts(server.port, "fav_written") >= refused }
         let store = try TriggersOperatorEndToEndTests.storeArguments(dir.path)
