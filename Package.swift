@@ -123,7 +123,7 @@ let package = Package(
         .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP", "HearthSystem"]),
         .testTarget(name: "HearthLoadTests", dependencies: ["hearth-load"]),
         .testTarget(name: "HearthMailTests", dependencies: ["HearthMail"]),
-        .testTarget(name: "HearthHTTPClientTests", dependencies: ["HearthHTTPClient", "HearthTesting"]),
+        .testTarget(name: "HearthHTTPClientTests", dependencies: ["HearthHTTPClient", "HearthSystem", "HearthTesting"]),
         .testTarget(
             name: "HearthTriggersTests",
             dependencies: ["HearthTriggers", "HearthDatabase", "HearthHTTPClient", "HearthStore", "HearthSQLite", "HearthJSON", "HearthSystem", "HearthTesting",

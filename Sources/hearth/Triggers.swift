@@ -2,8 +2,9 @@ import ArgumentParser
 import HearthStore
 import HearthTriggers
 
-/// `hearth triggers …` (issue 27, point 4): the declared triggers' backlog, their dead
-/// letters, and resending them, in one namespace's outbox (`--ns`; default: the default
+/// `hearth triggers …`: the declared triggers' backlog with each one's
+/// oldest pending event, their dead letters, parking pending events and resending dead
+/// letters, in one namespace's outbox (`--ns`; default: the default
 /// namespace's). Works while `hearth serve` runs (on SQLite and PostgreSQL): the running
 /// server's deliverers see resent events within `TriggerLimits.idlePollMilliseconds`.
 struct Triggers: ParsableCommand {
