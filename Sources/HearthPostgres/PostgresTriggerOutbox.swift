@@ -59,6 +59,41 @@ public struct PostgresTriggerOutbox: TriggerOutbox {
         }
     }
 
+    public func unreached(id: Int64, error: String, nextAttemptAt: Int64) throws {
+        try engine.withAux { connection in
+            _ = try connection.query("UPDATE trigger_outbox SET last_error = $1, next_attempt_at = $2 WHERE id = $3",
+                                     [.text(error), .int(nextAttemptAt), .int(id)])
+        }
+    }
+
+    public func park(ids: [Int64], reason: String, at: Int64) throws -> [Int64] {
+        if ids.isEmpty { return [] }
+        return try engine.withAux { connection in
+            let r = try connection.query("""
+                WITH gone AS (DELETE FROM trigger_outbox WHERE id = ANY($1::bigint[]) RETURNING \(Self.columns))
+                INSERT INTO trigger_dead(\(Self.columns), reason, died_at) SELECT \(Self.columns), $2, $3 FROM gone
+                ON CONFLICT (id) DO UPDATE SET reason = excluded.reason, died_at = excluded.died_at
+                RETURNING id
+                """, [.text(PGArray.literal(Set(ids).map(String.init))), .text(reason), .int(at)])
+            return (0..<r.rowCount).map { r.int64($0, 0) }.sorted()
+        }
+    }
+
+    public func oldestPending(trigger: String?) throws -> [String: OutboxRecord] {
+        try engine.withAux { connection in
+            let r = try connection.query("""
+                SELECT \(Self.columns) FROM trigger_outbox WHERE id IN
+                    (SELECT min(id) FROM trigger_outbox WHERE $1::text IS NULL OR trigger_name = $1 GROUP BY trigger_name)
+                """, [trigger.map { .text($0) } ?? .null])
+            var oldest: [String: OutboxRecord] = [:]
+            for row in 0..<r.rowCount {
+                let record = Self.record(r, row)
+                oldest[record.trigger] = record
+            }
+            return oldest
+        }
+    }
+
     public func kill(id: Int64, reason: String, at: Int64) throws {
         try engine.withAux { connection in
             _ = try connection.query("""

@@ -51,6 +51,46 @@ public struct SQLiteTriggerOutbox: TriggerOutbox {
         }
     }
 
+    public func unreached(id: Int64, error: String, nextAttemptAt: Int64) throws {
+        try store.onWriter { connection in
+            try connection.statement("UPDATE trigger_outbox SET last_error = ?, next_attempt_at = ? WHERE id = ?")
+                .run([.text(error), .integer(nextAttemptAt), .integer(id)])
+        }
+    }
+
+    public func park(ids: [Int64], reason: String, at: Int64) throws -> [Int64] {
+        if ids.isEmpty { return [] }
+        return try onWriterTransaction { connection in
+            let insert = try connection.statement("INSERT OR REPLACE INTO trigger_dead(\(Self.columns), reason, died_at)"
+                + " SELECT \(Self.columns), ?, ? FROM trigger_outbox WHERE id = ?")
+            let delete = try connection.statement("DELETE FROM trigger_outbox WHERE id = ?")
+            var moved: [Int64] = []
+            for id in Set(ids).sorted() {
+                try insert.run([.text(reason), .integer(at), .integer(id)])
+                guard connection.changes > 0 else { continue }
+                try delete.run([.integer(id)])
+                moved.append(id)
+            }
+            return moved
+        }
+    }
+
+    public func oldestPending(trigger: String?) throws -> [String: OutboxRecord] {
+        try store.onReader { connection in
+            // The lowest id per trigger (the index on (trigger_name, id) gives each at once).
+            let statement = try connection.statement("SELECT \(Self.columns) FROM trigger_outbox WHERE id IN"
+                + " (SELECT min(id) FROM trigger_outbox WHERE ?1 IS NULL OR trigger_name = ?1 GROUP BY trigger_name)")
+            try statement.reset([trigger.map { .text($0) } ?? .null])
+            defer { try? statement.reset() }
+            var oldest: [String: OutboxRecord] = [:]
+            while try statement.step() {
+                let record = Self.record(statement)
+                oldest[record.trigger] = record
+            }
+            return oldest
+        }
+    }
+
     public func kill(id: Int64, reason: String, at: Int64) throws {
         try onWriterTransaction { connection in
             try connection.statement("INSERT OR REPLACE INTO trigger_dead(\(Self.columns), reason, died_at)"

@@ -91,8 +91,20 @@ public protocol TriggerOutbox: Sendable {
     func delivered(ids: [Int64]) throws
     /// A failed attempt: attempts += 1, `lastError`, `nextAttemptAt`.
     func failed(id: Int64, error: String, nextAttemptAt: Int64) throws
+    /// An attempt that reached no function (the connection refused, or reset before any
+    /// byte of an answer): `lastError` and `nextAttemptAt`, `attempts` unchanged (it counts
+    /// the attempts a function answered or that timed out: what grows the backoff).
+    func unreached(id: Int64, error: String, nextAttemptAt: Int64) throws
     /// Gives up: moves the event to the dead letters (one transaction).
     func kill(id: Int64, reason: String, at: Int64) throws
+    /// An operator sets pending events aside: moves those of `ids` that are pending to the
+    /// dead letters with `reason`, as they are (id, attempts, last error), in one
+    /// transaction, and returns the ids moved, ascending (ids not pending move nothing).
+    /// `resend` brings them back.
+    func park(ids: [Int64], reason: String, at: Int64) throws -> [Int64]
+    /// Per trigger with pending events (`trigger` nil: every one; else that one only): its
+    /// oldest pending event (the lowest id), due or not.
+    func oldestPending(trigger: String?) throws -> [String: OutboxRecord]
     /// Bounds a trigger's backlog: moves its pending events past the oldest `keep` (the
     /// newest ones) to the dead letters with `reason`, in one transaction, and returns how
     /// many moved (0 when it has at most `keep`). `keep` is at least 1.

@@ -112,19 +112,14 @@ extension TriggerDeliverer {
             return
         }
         if !definition.retry {
-            try kill(record, reason: "not retried (retry: false): \(failure)")
+            try kill(record, reason: "not retried (retry: false): \(failure.text)")
         } else {
-            let delay = backoff(attempt: record.attempts + 1)
-            if record.attempts == 0 {
-                logger.warning("trigger \(definition.name): delivery to \(definition.url.redacted) failed (\(failure)); retrying with backoff")
-            }
-            let nextAttemptAt = clock() + delay
-            try outbox.failed(id: record.id, error: failure, nextAttemptAt: nextAttemptAt)
+            let nextAttemptAt = try retry(record, after: failure, definition: definition)
             scheduler.finished(entry, .retry(at: nextAttemptAt))
         }
         state.withLock {
             $0.status.failedAttempts += 1
-            $0.status.lastError = failure
+            $0.status.lastError = failure.text
         }
         if !definition.retry { scheduler.finished(entry, .done) }
     }

@@ -86,6 +86,8 @@ final class TriggerDeliverer: Sendable {
         var started = false
         var stopped = false
         var status: TriggerStatus
+        /// Whether the trigger is stuck (its oldest pending event failing), as last logged.
+        var stuck = StuckWatch()
     }
 
     /// How long `stop` waits for an attempt under way; past it the attempt is abandoned to
@@ -188,7 +190,7 @@ final class TriggerDeliverer: Sendable {
     struct Completion: Sendable {
         var entry: LocationScheduler<OutboxRecord>.Entry
         /// nil: delivered (2xx); else why not.
-        var failure: String?
+        var failure: AttemptFailure?
         var at: Int64
     }
 
@@ -252,15 +254,33 @@ final class TriggerDeliverer: Sendable {
         max(options.leaseSeconds, definition.timeoutSeconds + 5 + options.leaseSeconds / 3 + 1)
     }
 
-    /// One attempt: nil on a 2xx answer, else why not (no secrets: a status or a connection error).
-    func attempt(_ request: HTTPClientRequest, timeoutSeconds: Int) -> String? {
+    /// One attempt: nil on a 2xx answer, else how it failed (no secrets: a status or a
+    /// connection error), classified by the client's typed error.
+    func attempt(_ request: HTTPClientRequest, timeoutSeconds: Int) -> AttemptFailure? {
         let client = HTTPClient(timeoutSeconds: timeoutSeconds, maxResponseBytes: TriggerLimits.maxResponseBytes)
         do {
             let response = try client.send(request)
-            return response.isSuccess ? nil : "HTTP \(response.status)"
+            return response.isSuccess ? nil : AttemptFailure(status: response.status)
         } catch {
-            return error.description
+            return AttemptFailure(error)
         }
+    }
+
+    /// After a failed attempt of `record`: records it and returns when the next is due.
+    /// One that reached no function is retried at the short fixed interval and not counted
+    /// (the backoff does not grow while a receiver is down); one the function answered, or
+    /// that timed out, is counted and backs off exponentially.
+    func retry(_ record: OutboxRecord, after failure: AttemptFailure, definition: TriggerDefinition) throws -> Int64 {
+        let delay = failure.retryDelay(attempts: record.attempts, base: options.backoffBase, cap: options.backoffCap)
+        if record.attempts == 0 && record.lastError == nil {
+            logger.warning("trigger \(definition.name): delivery to \(definition.url.redacted) failed (\(failure.text)); retrying")
+        }
+        let nextAttemptAt = clock() + delay
+        switch failure {
+        case .unreached: try outbox.unreached(id: record.id, error: failure.text, nextAttemptAt: nextAttemptAt)
+        case .answered: try outbox.failed(id: record.id, error: failure.text, nextAttemptAt: nextAttemptAt)
+        }
+        return nextAttemptAt
     }
 
     /// The CloudEvent `id`: the outbox record's, so it is the same on every retry and after
@@ -305,6 +325,7 @@ final class TriggerDeliverer: Sendable {
                 }
                 try enforceBacklogBound(name)
                 try enforceByteBudget(name)
+                try watchStuck(name)
                 failures = 0
             } catch {
                 // The store is unavailable: tried again after the next wake-up or idle poll.
@@ -346,6 +367,22 @@ final class TriggerDeliverer: Sendable {
         }
         if trim.pendingDropped > 0 {
             logger.error("trigger \(name) fell behind: \(stored.pending) bytes of events waiting, more than its budget of \(budget) (maxStoredBytes); the newest \(trim.pendingDropped) dropped undelivered")
+        }
+    }
+
+    /// Logs when the trigger starts and stops being stuck (`StuckWatch`), once each way:
+    /// its oldest pending event is read on a reader (one indexed row).
+    private func watchStuck(_ name: String) throws {
+        let oldest = try outbox.oldestPending(trigger: name)[name]
+        let now = clock()
+        let change = state.withLock { $0.stuck.observe(oldest, now: now) }
+        switch change {
+        case .started(let record)?:
+            logger.warning("trigger \(name) is stuck: its oldest pending event \(record.id) (\(record.ref ?? "-")) has failed \(record.attempts) counted attempt(s) in \(max(0, now - record.at) / 1000) s, last error: \(record.lastError ?? "-"); later events may wait behind it ('hearth triggers park \(record.id)' sets it aside)")
+        case .ended(let id)?:
+            logger.notice("trigger \(name) is no longer stuck (it was on event \(id))")
+        case nil:
+            break
         }
     }
 

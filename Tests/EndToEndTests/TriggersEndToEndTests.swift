@@ -82,6 +82,18 @@ final class FunctionsFramework {
                                 environment: ["HEARTH_TRIGGERS": triggers, "HEARTH_ACCEPT_EMULATOR_OWNER": "true"])
     }
 
+    /// A server with `triggers` where a signed-up user wrote favourites f0… (`count`, each
+    /// acknowledged): their events are recorded.
+    static func serveWithFavorites(_ directory: String, triggers: String, count: Int) throws -> HearthProcess {
+        let server = try serve(directory, triggers: triggers)
+        let (uid, token) = try signUp(server.baseURL)
+        for index in 0..<count {
+            let result = try curl("PUT", server.baseURL + "/users/\(uid)/favorites/f\(index).json?auth=\(token)", body: #"{"n": \#(index)}"#)
+            #expect(result.status == 200)
+        }
+        return server
+    }
+
     static func signUp(_ base: String) throws -> (uid: String, token: String) {
         let result = try curl("POST", base + "/v1/accounts:signUp", body: #"{"returnSecureToken":true}"#, headers: ["Content-Type: application/json"])
         let object = try #require(json(result.body) as? [String: Any])
@@ -170,13 +182,8 @@ final class FunctionsFramework {
         let dir = TemporaryDirectory(), work = TemporaryDirectory()
         let port = try freeLoopbackPort()  // nobody listens yet
         let triggers = try Self.triggersFile(port: port, in: work.path, maxConcurrency: 1)
-        let server = try Self.serve(dir.path, triggers: triggers)
-        let (uid, token) = try Self.signUp(server.baseURL)
         let count = 4
-        for index in 0..<count {
-            let result = try curl("PUT", server.baseURL + "/users/\(uid)/favorites/f\(index).json?auth=\(token)", body: #"{"n": \#(index)}"#)
-            #expect(result.status == 200)
-        }
+        let server = try Self.serveWithFavorites(dir.path, triggers: triggers, count: count)
         server.signal(SIGKILL)
         _ = try server.waitForExit()
         let restarted = try Self.serve(dir.path, triggers: triggers)
