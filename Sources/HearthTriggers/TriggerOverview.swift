@@ -54,7 +54,7 @@ public struct TriggerOverview: Sendable, Equatable {
             if lastError == nil, (waiting?.pending ?? 0) > 0 {
                 lastError = try outbox.pending(trigger: name, now: .max, limit: 1).first?.lastError
             }
-            return TriggerOverview(name: name, event: definition?.kind.rawValue, ref: definition.map { "/" + $0.ref.text },
+            return TriggerOverview(name: name, event: definition?.shownEvent, ref: definition?.shownRef,
                                    url: definition?.url.redacted, retry: definition?.retry, pending: waiting?.pending ?? 0,
                                    oldestPendingAt: waiting?.oldestAt, dead: dead[name] ?? 0,
                                    storedBytes: stored[name]?.total ?? 0,
