@@ -21,6 +21,8 @@ final class ScheduleRunner: Sendable {
         /// Per trigger, the due time already handed to the store (recorded here or found
         /// recorded): not asked again.
         var handled: [String: (schedule: String, dueAt: Int64)] = [:]
+        /// Schedules whose last recording failed (the store unavailable): logged once.
+        var failing: Set<String> = []
         var woken = false
         var started = false
         var stopped = false
@@ -94,14 +96,21 @@ final class ScheduleRunner: Sendable {
             do {
                 let inserted = try outbox.recordDue(trigger: definition.name, schedule: schedule.key, dueAt: due,
                                                     payload: ScheduledInvocation.payload(schedule, dueAt: due))
-                state.withLock { $0.handled[definition.name] = (schedule.key, due) }
+                let recovered = state.withLock { state in
+                    state.handled[definition.name] = (schedule.key, due)
+                    return state.failing.remove(definition.name) != nil
+                }
+                if recovered { logger.notice("schedule \(definition.name): due times are recorded again") }
                 if inserted {
                     logger.info("schedule \(definition.name): due time \(ScheduledInvocation.scheduleTime(due)) recorded")
                     recorded(definition.name)
                 }
             } catch {
-                // The store is unavailable: asked again at the next round (the mark decides).
-                logger.error("schedule \(definition.name): cannot record its due time \(ScheduledInvocation.scheduleTime(due)): \(error)")
+                // The store is unavailable: asked again at the next round (the mark decides),
+                // within the backoff base; logged when it starts failing.
+                if state.withLock({ $0.failing.insert(definition.name).inserted }) {
+                    logger.error("schedule \(definition.name): cannot record its due time \(ScheduledInvocation.scheduleTime(due)): \(error)")
+                }
                 wait = min(wait, TriggerLimits.backoffBaseMilliseconds)
             }
         }

@@ -36,10 +36,10 @@ final class ScheduledFunction {
         }
     }
 
-    /// Waits until `count` calls were recorded; the safety net is past the next due time
-    /// of an every-minute schedule (up to 60 s away) with room for a loaded machine.
+    /// Waits until `count` calls were recorded; the safety net is past `count` due times
+    /// of an every-minute schedule (the first up to 60 s away) with room for a loaded machine.
     func waitFor(_ count: Int) throws -> [(job: String, time: String)] {
-        let deadline = ContinuousClock.now + .seconds(100)
+        let deadline = ContinuousClock.now + .seconds(60 * count + 40)
         while true {
             let calls = self.calls
             if calls.count >= count { return calls }

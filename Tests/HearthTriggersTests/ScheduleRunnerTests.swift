@@ -73,6 +73,15 @@ import Testing
                 "the earliest next due time of all")
     }
 
+    /// A store that cannot be written: nothing recorded, asked again within the backoff
+    /// base rather than at the next due time.
+    @Test func aStoreThatIsDownIsAskedAgainSoon() throws {
+        let runner = runner([try Self.schedule("minutely", "* * * * *")])
+        store.close()
+        #expect(runner.round { _ in Issue.record("recorded on a closed store") } == TriggerLimits.backoffBaseMilliseconds)
+        #expect(runner.round { _ in } == TriggerLimits.backoffBaseMilliseconds, "still asking")
+    }
+
     /// Through the whole delivery: the receiver gets Cloud Scheduler's request once per due
     /// time, and nothing for the first look.
     @Test func theDeliveryInvokesTheReceiverOncePerDueTime() throws {
