@@ -142,9 +142,11 @@ public struct TriggerSchedule: Sendable, Hashable {
         // Wall-clock times further than this from `local` are on the wrong side of it
         // whatever the offsets (a day's offsets differ by less).
         let slack: Int64 = 3 * 3600
+        var date = CivilDate(day: today)
         for step in 0...ScheduleLimits.searchDays {
             let day = forward ? today + step : today - step
-            guard fields.matches(day: day) else { continue }
+            if step > 0 { date.step(forward: forward) }
+            guard fields.matches(month: date.month, dayOfMonth: date.day, weekday: Int(((day % 7) + 11) % 7)) else { continue }
             for hour in hours {
                 for minute in minutes {
                     let wall = day * 86_400 + Int64(hour) * 3600 + Int64(minute) * 60
@@ -218,23 +220,13 @@ struct CronFields: Sendable, Hashable {
     var minuteList: [Int] { (0...59).filter { minutes & (1 << $0) != 0 } }
     var hourList: [Int] { (0...23).filter { hours & (1 << $0) != 0 } }
 
-    /// Whether the local day `day` (days since 1970-01-01) fires.
-    func matches(day: Int64) -> Bool {
-        let (month, dayOfMonth) = Self.civil(day)
+    /// Whether a local day fires: its month (1-12), day of month and weekday (0 Sunday).
+    func matches(month: Int, dayOfMonth: Int, weekday: Int) -> Bool {
         guard months & (1 << month) != 0 else { return false }
-        let weekday = Int(((day % 7) + 11) % 7)  // 1970-01-01 was a Thursday (4)
         let byMonth = daysOfMonth & (1 << dayOfMonth) != 0
         let byWeek = daysOfWeek & (1 << weekday) != 0
         if anyDayOfMonth || anyDayOfWeek { return byMonth && byWeek }
         return byMonth || byWeek
-    }
-
-    /// The Gregorian month and day of month of `day` days since 1970-01-01.
-    static func civil(_ day: Int64) -> (month: Int, day: Int) {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(secondsFromGMT: 0)!
-        let parts = calendar.dateComponents([.month, .day], from: Date(timeIntervalSince1970: TimeInterval(day) * 86_400))
-        return (parts.month ?? 1, parts.day ?? 1)
     }
 
     /// One field: a comma-separated list of `*`, `v`, `a-b`, each optionally `/step`.
@@ -273,5 +265,44 @@ struct CronFields: Sendable, Hashable {
             for v in stride(from: low, through: high, by: step) { bits |= 1 << UInt64(v) }
         }
         return bits
+    }
+}
+
+/// A Gregorian date stepped one day at a time (the cron search walks days in order, so only
+/// its first day is converted from a day number).
+struct CivilDate {
+    var year: Int
+    var month: Int
+    var day: Int
+
+    /// The date of `day` days since 1970-01-01 (1970-01-01 was a Thursday: weekday
+    /// `((day % 7) + 11) % 7` with 0 Sunday).
+    init(day: Int64) {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(secondsFromGMT: 0)!
+        let parts = calendar.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: TimeInterval(day) * 86_400))
+        (year, month, self.day) = (parts.year ?? 1970, parts.month ?? 1, parts.day ?? 1)
+    }
+
+    static func days(inMonth month: Int, of year: Int) -> Int {
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        return month == 2 ? (leap ? 29 : 28) : CronFields.monthDays[month - 1]
+    }
+
+    /// The next day, or the one before.
+    mutating func step(forward: Bool) {
+        if forward {
+            day += 1
+            guard day > Self.days(inMonth: month, of: year) else { return }
+            day = 1
+            month += 1
+            if month > 12 { (month, year) = (1, year + 1) }
+        } else {
+            day -= 1
+            guard day < 1 else { return }
+            month -= 1
+            if month < 1 { (month, year) = (12, year - 1) }
+            day = Self.days(inMonth: month, of: year)
+        }
     }
 }

@@ -72,6 +72,23 @@ import Testing
         #expect(Self.dues(try Self.schedule("0 0 1 3 *"), after: "1960-02-29T00:00:00Z", count: 1) == ["1960-03-01T00:00:00Z"])
     }
 
+    /// The cron search steps dates one day at a time: every step agrees with the calendar,
+    /// forward and backward, across 2000 (a leap year) and 2100 (not one).
+    @Test func steppingDatesAgreesWithTheCalendar() {
+        let first = Self.ms("1999-12-01T00:00:00Z") / 86_400_000, last = Self.ms("2101-03-01T00:00:00Z") / 86_400_000
+        var forward = CivilDate(day: first), backward = CivilDate(day: last)
+        var mismatches = 0
+        for offset in 1...(last - first) {
+            forward.step(forward: true)
+            backward.step(forward: false)
+            let expectedForward = CivilDate(day: first + offset), expectedBackward = CivilDate(day: last - offset)
+            if (forward.year, forward.month, forward.day) != (expectedForward.year, expectedForward.month, expectedForward.day) { mismatches += 1 }
+            if (backward.year, backward.month, backward.day) != (expectedBackward.year, expectedBackward.month, expectedBackward.day) { mismatches += 1 }
+        }
+        #expect(mismatches == 0)
+        #expect(CivilDate.days(inMonth: 2, of: 2000) == 29 && CivilDate.days(inMonth: 2, of: 2100) == 28 && CivilDate.days(inMonth: 2, of: 2028) == 29)
+    }
+
     @Test func aTimeTheClockSkipsDoesNotFireAndARepeatedOneFiresOnce() throws {
         // New York, 2026-03-08: 02:00 EST becomes 03:00 EDT; 02:30 does not exist that day.
         let skipped = try Self.schedule("30 2 * * *", "America/New_York")
