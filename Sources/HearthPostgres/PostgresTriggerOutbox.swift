@@ -195,6 +195,28 @@ public struct PostgresTriggerOutbox: TriggerOutbox {
         }
     }
 
+    /// The mark's row is locked (`FOR UPDATE`) for the transaction: a second node recording
+    /// the same due time waits, then reads the moved mark and records nothing. Two nodes
+    /// setting a first mark at once: one inserts it, the other's insert does nothing.
+    public func recordDue(trigger: String, schedule: String, dueAt: Int64, payload: [UInt8]) throws -> Bool {
+        try engine.inTransaction { connection in
+            let mark = try connection.query("SELECT schedule, last_due_at FROM trigger_schedules WHERE trigger_name = $1 FOR UPDATE", [.text(trigger)])
+            guard mark.rowCount > 0 else {
+                _ = try connection.query("INSERT INTO trigger_schedules(trigger_name, schedule, last_due_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                                         [.text(trigger), .text(schedule), .int(dueAt)])
+                return false
+            }
+            let same = mark.text(0, 0) == schedule
+            if same && mark.int64(0, 1) >= dueAt { return false }
+            _ = try connection.query("UPDATE trigger_schedules SET schedule = $2, last_due_at = $3 WHERE trigger_name = $1",
+                                     [.text(trigger), .text(schedule), .int(dueAt)])
+            guard same else { return false }  // changed: it fires from its next due time
+            _ = try connection.query("INSERT INTO trigger_outbox(trigger_name, seq, at, payload) VALUES ($1, 0, $2, $3)",
+                                     [.text(trigger), .int(dueAt), .bytes(payload)])
+            return true
+        }
+    }
+
     /// Takes `trigger`'s lease when it is free (never taken, run out, or its node's own
     /// lease ended: that node died or stopped), or renews it when this node holds it, in
     /// one statement. A node that holds no lease of its own takes none.

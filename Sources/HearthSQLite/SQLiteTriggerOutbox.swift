@@ -221,6 +221,23 @@ public struct SQLiteTriggerOutbox: TriggerOutbox {
         }
     }
 
+    public func recordDue(trigger: String, schedule: String, dueAt: Int64, payload: [UInt8]) throws -> Bool {
+        // The writer's transaction serializes this with every other process's (BEGIN IMMEDIATE).
+        try onWriterTransaction { connection in
+            let mark = try connection.statement("SELECT schedule, last_due_at FROM trigger_schedules WHERE trigger_name = ?")
+            try mark.reset([.text(trigger)])
+            defer { try? mark.reset() }
+            let found = try mark.step() ? (schedule: mark.text(0), lastDueAt: mark.int64(1)) : nil
+            if let found, found.schedule == schedule, found.lastDueAt >= dueAt { return false }
+            try connection.statement("INSERT OR REPLACE INTO trigger_schedules(trigger_name, schedule, last_due_at) VALUES (?, ?, ?)")
+                .run([.text(trigger), .text(schedule), .integer(dueAt)])
+            guard found?.schedule == schedule else { return false }  // new or changed: it fires from its next due time
+            try connection.statement("INSERT INTO trigger_outbox(trigger_name, seq, at, payload) VALUES (?, 0, ?, ?)")
+                .run([.text(trigger), .integer(dueAt), .blob(payload)])
+            return true
+        }
+    }
+
     /// One process owns the file: it delivers every trigger.
     public func lease(trigger: String, seconds: Int) throws -> Bool { true }
 

@@ -16,9 +16,9 @@ public struct OutboxRecord: Sendable, Hashable {
     /// Unique; increasing in commit order across the store (all nodes).
     public var id: Int64
     public var trigger: String
-    /// The causing write's change seq.
+    /// The causing write's change seq; 0 for a schedule's due time (`recordDue`).
     public var seq: Int64
-    /// The causing write's commit time, ms since the epoch.
+    /// The causing write's commit time, ms since the epoch; a schedule's due time.
     public var at: Int64
     public var payload: [UInt8]
     /// Failed delivery attempts so far.
@@ -130,6 +130,16 @@ public protocol TriggerOutbox: Sendable {
     /// Deletes the dead letters (of every trigger) that died before `diedBefore` (ms since
     /// the epoch); returns how many, per trigger (only triggers with some deleted).
     func pruneDeadLetters(diedBefore: Int64) throws -> [String: Int]
+    /// Records the due time `dueAt` (ms) of the schedule `trigger`, whose expression and
+    /// time zone are `schedule`, at most once across processes and nodes, in one
+    /// transaction against the schedule's mark (the latest due time recorded for it):
+    /// - no mark yet, or one set for another `schedule`: only the mark is set to `dueAt`
+    ///   (a new or changed schedule fires from its next due time; nothing is inserted);
+    /// - a mark before `dueAt`: the mark moves to `dueAt` and one pending event (seq 0,
+    ///   at `dueAt`, `payload`) is inserted;
+    /// - a mark at or after `dueAt`: nothing (recorded already, here or on another node).
+    /// Returns whether an event was inserted.
+    func recordDue(trigger: String, schedule: String, dueAt: Int64, payload: [UInt8]) throws -> Bool
     /// Shared engines: takes or renews `trigger`'s delivery lease for this node for
     /// `seconds`; true when this node holds it. One-node engines: always true.
     func lease(trigger: String, seconds: Int) throws -> Bool

@@ -27,6 +27,9 @@ public struct TriggerDefinition: Sendable, Hashable {
     /// one location go in commit order, one at a time; 1 delivers the whole trigger in
     /// commit order, one event at a time. Within `TriggerLimits.maxConcurrencyRange`.
     public var maxConcurrency = TriggerLimits.defaultMaxConcurrency
+    /// Set for a schedule (`{"name", "schedule", "timeZone", "url", ...}`): the trigger is
+    /// invoked at the schedule's due times and matches no write (`kind` and `ref` unused).
+    public var schedule: TriggerSchedule?
 
     public init(name: String, kind: TriggerEventKind, ref: RefPattern, url: HTTPURL, retry: Bool = false,
                 instance: RefPattern? = nil, timeoutSeconds: Int = TriggerLimits.defaultTimeoutSeconds,
@@ -173,6 +176,7 @@ public enum TriggerConfig {
 
     static func definition(_ item: JSONValue) throws(Invalid) -> TriggerDefinition {
         guard case .object(let fields) = item else { throw Invalid("must be an object") }
+        if fields["schedule"] != nil { return try scheduleDefinition(fields) }
         if let unknown = fields.keys.map(\.string).sorted().first(where: { !triggerKeys.contains($0) }) {
             throw Invalid("unknown field \"\(unknown)\"; known: " + triggerKeys.sorted().joined(separator: ", "))
         }
@@ -239,26 +243,34 @@ public enum TriggerConfig {
             definition.maxConcurrency = Int(count)
         }
         if let headers = fields["headers"] {
-            guard case .object(let pairs) = headers else { throw Invalid("\"headers\" must be an object of strings") }
-            guard pairs.count <= TriggerLimits.maxHeaders else { throw Invalid("\"headers\": at most \(TriggerLimits.maxHeaders)") }
-            for (key, value) in pairs {
-                guard case .string(let text) = value else { throw Invalid("\"headers\": the value of \(key.string) must be a string") }
-                let lower = key.string.lowercased()
-                guard !lower.hasPrefix("ce-"), lower != "content-type", lower != "x-hearth-signature" else {
-                    throw Invalid("\"headers\": \(key.string) is set by Hearth itself")
-                }
-                definition.headers[key.string] = text
-            }
-            do {
-                _ = try HTTPClient.head(of: HTTPClientRequest(method: "POST", url: url, headers: definition.headers.map { ($0.key, $0.value) }))
-            } catch {
-                throw Invalid("\"headers\": \(error.description)")
-            }
+            definition.headers = try Self.headers(headers, url: url, reserved: [])
         }
         if let secret = try string("hmacSecret") {
             guard secret.utf8.count >= 16 else { throw Invalid("\"hmacSecret\" must be at least 16 bytes") }
             definition.hmacSecret = secret
         }
         return definition
+    }
+    /// A trigger's `headers`: at most `TriggerLimits.maxHeaders` strings, none Hearth sets
+    /// itself (`ce-*`, `Content-Type`, `X-Hearth-Signature`, and `reserved`, lowercased),
+    /// each a valid header line.
+    static func headers(_ value: JSONValue, url: HTTPURL, reserved: Set<String>) throws(Invalid) -> [String: String] {
+        guard case .object(let pairs) = value else { throw Invalid("\"headers\" must be an object of strings") }
+        guard pairs.count <= TriggerLimits.maxHeaders else { throw Invalid("\"headers\": at most \(TriggerLimits.maxHeaders)") }
+        var headers: [String: String] = [:]
+        for (key, value) in pairs {
+            guard case .string(let text) = value else { throw Invalid("\"headers\": the value of \(key.string) must be a string") }
+            let lower = key.string.lowercased()
+            guard !lower.hasPrefix("ce-"), lower != "content-type", lower != "x-hearth-signature", !reserved.contains(lower) else {
+                throw Invalid("\"headers\": \(key.string) is set by Hearth itself")
+            }
+            headers[key.string] = text
+        }
+        do {
+            _ = try HTTPClient.head(of: HTTPClientRequest(method: "POST", url: url, headers: headers.map { ($0.key, $0.value) }))
+        } catch {
+            throw Invalid("\"headers\": \(error.description)")
+        }
+        return headers
     }
 }

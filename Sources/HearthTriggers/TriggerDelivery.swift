@@ -36,8 +36,10 @@ public final class TriggerDelivery: CommitObserver, Sendable {
                 deadLetterRetentionMilliseconds: Int64 = TriggerLimits.deadLetterRetentionSeconds * 1000,
                 maxEventsPerWrite: Int = TriggerLimits.maxEventsPerWrite,
                 backoffBaseMilliseconds: Int64 = TriggerLimits.backoffBaseMilliseconds,
-                eventsPerSecond: Int = TriggerRateGuard.defaultEventsPerSecond, burst: Int = TriggerRateGuard.defaultBurst) {
+                eventsPerSecond: Int = TriggerRateGuard.defaultEventsPerSecond, burst: Int = TriggerRateGuard.defaultBurst,
+                runsSchedules: Bool = true) {
         (self.outbox, self.clock, self.logger) = (outbox, clock, logger)
+        scheduler = runsSchedules ? ScheduleRunner(outbox: outbox, clock: clock, logger: logger) : nil
         rateGuard = TriggerRateGuard(eventsPerSecond: eventsPerSecond, burst: burst, clock: clock, logger: logger)
         current = Mutex(State(origin: origin, matcher: TriggerMatcher(triggers: [], instance: origin.instance)))
         var options = TriggerDeliverer.Options()
@@ -51,6 +53,9 @@ public final class TriggerDelivery: CommitObserver, Sendable {
     }
 
     private let maxEventsPerWrite: Int
+    /// Records the schedules' due times (`ScheduleRunner`); nil where schedules do not run
+    /// (a namespace other than the default: a schedule fires once, not once per database).
+    private let scheduler: ScheduleRunner?
     /// The loop guard: each trigger's rate of recorded events (`TriggerRateGuard`).
     public let rateGuard: TriggerRateGuard
 
@@ -67,6 +72,7 @@ public final class TriggerDelivery: CommitObserver, Sendable {
             logger.warning("trigger \(skipped.name): its instance pattern \(skipped.instance?.text ?? "") does not match the database instance \(instance); it never fires for it")
         }
         reconcile { $0.matcher = matcher }
+        scheduler?.replace(matcher.triggers)
     }
 
     /// Reads the triggers file at `path` and makes it the running set; a bad file changes
@@ -81,6 +87,12 @@ public final class TriggerDelivery: CommitObserver, Sendable {
             state.origin.databaseHost = databaseHost
             state.started = true
         }
+        scheduler?.start { [weak self] name in self?.wake(name) }
+    }
+
+    /// A schedule's due time was recorded: its deliverer looks at its outbox now.
+    private func wake(_ name: String) {
+        current.withLock { $0.deliverers[name] }?.wake()
     }
 
     private func reconcile(_ change: (inout State) -> Void) {
@@ -142,7 +154,7 @@ public final class TriggerDelivery: CommitObserver, Sendable {
     /// engine's `onCommit` calls it.
     public func committed(_ changes: [Change]) {
         let (matcher, deliverers) = current.withLock { ($0.matcher, $0.deliverers) }
-        for trigger in matcher.triggers where changes.contains(where: { TriggerMatcher.affects(trigger.ref, $0.path) }) {
+        for trigger in matcher.triggers where trigger.schedule == nil && changes.contains(where: { TriggerMatcher.affects(trigger.ref, $0.path) }) {
             deliverers[trigger.name]?.wake()
         }
     }
@@ -171,6 +183,7 @@ public final class TriggerDelivery: CommitObserver, Sendable {
 
     /// Stops every deliverer (each after the attempt under way). Pending events stay.
     public func close() {
+        scheduler?.stop()
         let all = current.withLock { current in
             current.closed = true
             defer { current.deliverers = [:] }

@@ -58,7 +58,7 @@ public struct TriggerOverview: Sendable, Equatable {
         func row(_ name: String, _ definition: TriggerDefinition?) throws -> TriggerOverview {
             let waiting = backlog[name]
             let lastError = lastErrors[name] ?? oldest[name]?.lastError
-            return TriggerOverview(name: name, event: definition?.kind.rawValue, ref: definition.map { "/" + $0.ref.text },
+            return TriggerOverview(name: name, event: definition?.shownEvent, ref: definition?.shownRef,
                                    url: definition?.url.redacted, retry: definition?.retry, pending: waiting?.pending ?? 0,
                                    oldestPendingAt: waiting?.oldestAt, dead: dead[name] ?? 0,
                                    storedBytes: stored[name]?.total ?? 0,
