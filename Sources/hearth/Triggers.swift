@@ -10,7 +10,7 @@ struct Triggers: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the database triggers with their backlog, list dead letters, resend them.",
         discussion: "Each namespace keeps its own outbox: --ns <name> works on that namespace's (which must exist: the server makes it), without --ns on the default namespace's.",
-        subcommands: [List.self, Dead.self, Resend.self])
+        subcommands: [List.self, Dead.self, Resend.self, Import.self])
 
     /// `writes`: the command changes the outbox, so it holds the data directory's lock as
     /// account writers do (refused while an import or a restore runs; the lock is the
