@@ -104,7 +104,7 @@ public enum ManifestYAML {
         /// A key line's key and the text after `: ` (empty when the value is on the next lines).
         func keySplit(_ line: Line) throws(ParseError) -> (key: String, rest: Substring)? {
             let text = line.text
-            if text.first == "?" { throw fail("complex keys (?) are outside the supported YAML", at: line.number) }
+            if text == "?" || text.hasPrefix("? ") { throw fail("complex keys (?) are outside the supported YAML", at: line.number) }
             if text.first == "'" || text.first == "\"" {
                 var cursor = text.index(after: text.startIndex)
                 var closed: Substring.Index?

@@ -111,4 +111,44 @@ import Glibc
         server.signal(SIGTERM)
         #expect(try server.waitForExit() == 0)
     }
+
+    /// What PyYAML writes for awkward strings (quoted, escaped, folded over lines) reads back as
+    /// the same strings: the schedule and time zone come out of the import unchanged.
+    @Test func pyYAMLsQuotingAndFoldingReadBackExactly() throws {
+        let python = try pythonInterpreter()
+        let work = TemporaryDirectory()
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python/manifest_yaml_values.py").path
+        #expect(try run(python, [script, work.path]).status == 0)
+        let values = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: work.path + "/values.json"))) as? [String])
+        let urls = values.indices.flatMap { ["--url", "f\($0)=http://127.0.0.1:1/"] }
+        let imported = try runHearth(["triggers", "import", work.path + "/functions.yaml"] + urls)
+        #expect(imported.status == 0, "\(imported.error)")
+        let file = try #require(JSONSerialization.jsonObject(with: Data(imported.output.utf8)) as? [String: [[String: Any]]])
+        let triggers = file["triggers"] ?? []
+        #expect(triggers.count == values.count)
+        for trigger in triggers {
+            let name = trigger["name"] as? String ?? "", index = Int(name.dropFirst()) ?? -1
+            #expect(values.indices.contains(index))
+            guard values.indices.contains(index) else { continue }
+            #expect(trigger["schedule"] as? String == values[index], "\(name)")
+            #expect(trigger["timeZone"] as? String == values[index], "\(name)")
+        }
+    }
+
+    /// A manifest past 1 MiB is refused before it is read whole; YAML outside the subset is
+    /// refused with its line; neither writes --out.
+    @Test func anOversizedOrForeignManifestIsRefused() throws {
+        let work = TemporaryDirectory()
+        let big = work.path + "/big.yaml", out = work.path + "/triggers.json"
+        try Data(repeating: UInt8(ascii: "\n"), count: (1 << 20) + 1).write(to: URL(fileURLWithPath: big))
+        let oversized = try runHearth(["triggers", "import", big, "--out", out])
+        #expect(oversized.status == 1 && oversized.error == "Error: \(big): larger than \(1 << 20) bytes\n", "\(oversized.error)")
+        let anchors = work.path + "/anchors.yaml"
+        try "endpoints:\n  a: &shared\n    entryPoint: a\n".write(toFile: anchors, atomically: true, encoding: .utf8)
+        let foreign = try runHearth(["triggers", "import", anchors, "--out", out])
+        #expect(foreign.status == 1 && foreign.error == "Error: \(anchors): line 2: anchors and aliases are outside the supported YAML\n", "\(foreign.error)")
+        let missing = try runHearth(["triggers", "import", work.path + "/none.yaml"])
+        #expect(missing.status == 1 && missing.error.contains("none.yaml: cannot be read"))
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
 }

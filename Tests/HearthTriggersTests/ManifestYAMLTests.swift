@@ -58,9 +58,9 @@ import Testing
     }
 
     @Test func typesPlainScalarsAsPyYAMLDoes() throws {
-        let value = try Self.parse("a: ~\nb: true\nc: No\nd: -12\ne: 1.5\nf: 1.2.3\ng: http://h:8080/x\nh:\ni: '012'\nj: x # note\n")
+        let value = try Self.parse("a: ~\nb: true\nc: No\nd: -12\ne: 1.5\nf: 1.2.3\ng: http://h:8080/x\nh:\ni: '012'\nj: x # note\n?k: ?q\n")
         #expect(value == .object(["a": .null, "b": .bool(true), "c": .bool(false), "d": .int(-12), "e": .double(1.5),
-                                  "f": .string("1.2.3"), "g": .string("http://h:8080/x"), "h": .null, "i": .string("012"), "j": .string("x")]))
+                                  "f": .string("1.2.3"), "g": .string("http://h:8080/x"), "h": .null, "i": .string("012"), "j": .string("x"), "?k": .string("?q")]))
     }
 
     @Test func readsQuotedScalarsWithTheirEscapesAndFolding() throws {
