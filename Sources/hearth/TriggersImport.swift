@@ -10,8 +10,10 @@ extension Triggers {
             commandName: "import",
             abstract: "Make the triggers file from a functions folder's manifest (functions.yaml).",
             discussion: """
-                MANIFEST is the YAML firebase-functions serves at /__/functions.yaml when its admin server runs \
-                (ADMIN_PORT set), or the same manifest as JSON; '-' reads standard input (at most \(ManifestYAML.maxBytes) bytes). \
+                MANIFEST is what firebase-functions gives the Firebase CLI at deploy: in the functions folder run \
+                'ADMIN_PORT=8090 python -m firebase_functions.private.serving', fetch \
+                http://127.0.0.1:8090/__/functions.yaml, then stop it with /__/quitquitquit. The same manifest as JSON \
+                is read too; '-' reads standard input (at most \(ManifestYAML.maxBytes) bytes). \
                 Each Realtime Database function (db_fn.on_value_written, _created, _updated, _deleted) becomes a database \
                 trigger with its event, ref, instance, retry and timeoutSeconds; each scheduled function \
                 (scheduler_fn.on_schedule) a schedule trigger with its schedule, timeZone and retry (retryCount above 0). \
@@ -24,7 +26,7 @@ extension Triggers {
         @Argument(help: "The manifest file (YAML or JSON), or - for standard input.") var manifest: String
         @Option(name: .customLong("url"), help: ArgumentHelp("A function's URL: NAME=URL (repeat for each function).", valueName: "NAME=URL"))
         var urls: [String] = []
-        @Option(help: "Write the triggers file here instead of standard output.") var out: String?
+        @Option(help: ArgumentHelp("Write the triggers file here instead of standard output.", valueName: "FILE")) var out: String?
 
         func run() throws {
             let bytes = try readManifest()
