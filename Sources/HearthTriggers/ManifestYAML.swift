@@ -58,7 +58,8 @@ public enum ManifestYAML {
         var index = 0
 
         init(_ text: String) throws(ParseError) {
-            for (offset, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            // "\r\n" is one Character in Swift: both it and "\n" end a line.
+            for (offset, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
                 var line = raw
                 if line.last == "\r" { line = line.dropLast() }
                 let body = line.drop(while: { $0 == " " })

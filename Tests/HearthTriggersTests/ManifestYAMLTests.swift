@@ -86,6 +86,11 @@ import Testing
         ]))
     }
 
+    @Test func readsCRLFCommentsAndADocumentStart() throws {
+        let value = try Self.parse("# the manifest\r\n---\r\nendpoints:\r\n  # none yet\r\n  f:\r\n    timeoutSeconds: 30\r\n\r\nspecVersion: v1alpha1\r\n")
+        #expect(value == .object(["endpoints": .object(["f": .object(["timeoutSeconds": .int(30)])]), "specVersion": .string("v1alpha1")]))
+    }
+
     @Test func readsTheSameManifestAsJSON() throws {
         #expect(try Self.parse("  {\"endpoints\": {}, \"specVersion\": \"v1alpha1\"}") == .object(["endpoints": emptyObject, "specVersion": .string("v1alpha1")]))
         #expect(Self.error("{\"endpoints\": ")?.reason.hasPrefix("not valid JSON") == true)
