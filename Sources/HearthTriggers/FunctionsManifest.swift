@@ -27,7 +27,7 @@ public enum FunctionsManifest {
         }
     }
 
-    /// Why nothing was produced: the function concerned (if any) and the reason.
+    /// Why nothing was produced (the reason names the function or `--url` concerned).
     public struct ImportError: Error, Sendable, Equatable, CustomStringConvertible {
         public var reason: String
         public var description: String { reason }
