@@ -11,7 +11,7 @@ struct Triggers: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the database triggers with their backlog and oldest pending event, list dead letters, park pending events, resend dead letters.",
         discussion: "Each namespace keeps its own outbox: --ns <name> works on that namespace's (which must exist: the server makes it), without --ns on the default namespace's.",
-        subcommands: [List.self, Dead.self, Park.self, Resend.self])
+        subcommands: [List.self, Dead.self, Park.self, Resend.self, Import.self])
 
     /// `writes`: the command changes the outbox, so it holds the data directory's lock as
     /// account writers do (refused while an import or a restore runs; the lock is the

@@ -52,8 +52,10 @@ import Testing
         #expect(Self.age(stamp) <= Date().timeIntervalSince(started) + 1)
         #expect(words.dropFirst().prefix(5).joined(separator: " ") == "info hearth: GET /human-1.json 200")
         let keys = words.dropFirst(6).compactMap { $0.split(separator: "=", maxSplits: 1).first.map(String.init) }
-        #expect(keys == ["bytes", "client", "log", "method", "ms", "path", "request_id", "status"], "\(access)")
-        #expect(access.hasSuffix(" status=200") && access.contains(" log=access ") && access.contains(" method=GET "))
+        // `ns`: the database the request reached (the default's label).
+        #expect(keys == ["bytes", "client", "log", "method", "ms", "ns", "path", "request_id", "status"], "\(access)")
+        #expect(access.hasSuffix(" status=200") && access.contains(" log=access ") && access.contains(" method=GET ")
+                && access.contains(" ns=(default) "), "\(access)")
     }
 
     @Test func jsonLinesCarryTheTimeAndEveryField() throws {
