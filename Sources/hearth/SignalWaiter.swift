@@ -16,20 +16,30 @@ final class SignalWaiter: Sendable {
     private let state = Mutex<(sources: [any DispatchSourceSignal], received: Int32?,
                                waiter: CheckedContinuation<Int32, Never>?)>(([], nil, nil))
 
+    /// How long `init` waits for Dispatch to have registered its sources, at most.
+    static let registrationWaitSeconds = 10
+
+    /// Returns once every source is registered: `resume()` only asks Dispatch's manager
+    /// thread to register a source, and until it has, the signal's action is `SIG_IGN`
+    /// and a signal sent then is lost. On a busy machine that took longer than starting
+    /// to listen, so a SIGTERM sent at "listening on" was never seen.
     init(for signals: [Int32], onHangup: @escaping @Sendable () -> Void) {
         let queue = DispatchQueue(label: "hearth.signals")
-        signal(SIGHUP, SIG_IGN)
-        let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: queue)
-        hangup.setEventHandler(handler: onHangup)
-        hangup.resume()
-        keep(hangup)
-        for number in signals {
+        let registered = DispatchGroup()
+        func install(_ number: Int32, _ handler: @escaping @Sendable () -> Void) {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { [weak self] in self?.received(number) }
+            source.setEventHandler(handler: handler)
+            registered.enter()
+            source.setRegistrationHandler { registered.leave() }
             source.resume()
             keep(source)
         }
+        install(SIGHUP, onHangup)
+        for number in signals {
+            install(number) { [weak self] in self?.received(number) }
+        }
+        _ = registered.wait(timeout: .now() + .seconds(Self.registrationWaitSeconds))
     }
 
     private func keep(_ source: any DispatchSourceSignal) { state.withLock { $0.sources.append(source) } }
