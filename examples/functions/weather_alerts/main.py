@@ -32,8 +32,13 @@ from firebase_admin import db
 from firebase_functions import db_fn, scheduler_fn
 
 # As on Firebase: no options here. databaseURL comes from the FIREBASE_CONFIG environment
-# variable ({"databaseURL": ...}), which firebase-admin reads when given no options.
-firebase_admin.initialize_app()
+# variable ({"databaseURL": ...}), which firebase-admin reads when given no options. Once
+# only: firebase-functions' admin server (the deploy manifest) executes this file again on
+# every request, and a second initialize_app() raises.
+try:
+    firebase_admin.get_app()
+except ValueError:
+    firebase_admin.initialize_app()
 
 STUB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "weather_stub.json")
 
