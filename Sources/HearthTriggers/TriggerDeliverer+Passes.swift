@@ -132,6 +132,9 @@ extension TriggerDeliverer {
         while !scheduler.inFlight.isEmpty {
             try? settle(&scheduler, &done, definition: definition)
             if scheduler.inFlight.isEmpty || wakeUp.wait(timeout: deadline) == .timedOut { break }
+            // Woken: the next attempt to end signals again (else it would find `woken` set
+            // and this would wait out the whole deadline).
+            state.withLock { $0.woken = false }
         }
         try? settle(&scheduler, &done, definition: definition)
     }
