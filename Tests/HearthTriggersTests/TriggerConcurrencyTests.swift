@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import HearthDatabase
 import HearthJSON
 import HearthStore
 import HearthTesting
@@ -46,11 +47,11 @@ extension TriggerDeliveryTests {
         let (delivery, database) = delivery([Self.trigger("fav", port: receiver.listener.port)])
         defer { delivery.close() }
         try await write(database, "/users/p/favorites/x", .int(0))
-        try wait("the poisoned event attempted") { receiver.count("users/p/") >= 1 }
+        try await waitUntil("the poisoned event attempted") { receiver.count("users/p/") >= 1 }
         for index in 0..<20 { try await write(database, "/users/u\(index)/favorites/f", .int(Int64(index))) }
-        try wait("the 20 healthy events delivered") { receiver.count("users/u") == 20 }
-        try wait("the poisoned event retried") { receiver.count("users/p/") >= 2 }
-        try wait("the healthy events out of the outbox") { try store.triggerOutbox.pendingCount(trigger: "fav") == 1 }
+        try await waitUntil("the 20 healthy events delivered") { receiver.count("users/u") == 20 }
+        try await waitUntil("the poisoned event retried") { receiver.count("users/p/") >= 2 }
+        try await waitUntil("the healthy events out of the outbox") { try store.triggerOutbox.pendingCount(trigger: "fav") == 1 }
         let pending = try store.triggerOutbox.pending(trigger: "fav", now: .max, limit: 100)
         #expect(pending.count == 1 && pending[0].attempts >= 1 && pending[0].lastError == "HTTP 500")
         #expect(TriggerDeliverer.location(pending[0].payload) == "users/p/favorites/x")
@@ -79,10 +80,10 @@ extension TriggerDeliveryTests {
         }
         delivery.resent()  // written past the matcher: no commit wake-up
         for index in 0..<20 { try await write(database, "/users/u\(index)/favorites/f", .int(Int64(index))) }
-        try wait("the 20 healthy events delivered") { receiver.count("users/u") == 20 }
+        try await waitUntil("the 20 healthy events delivered") { receiver.count("users/u") == 20 }
         #expect(receiver.count("users/p/") >= 1 && receiver.arrived.filter { $0.hasPrefix("users/p/") }.allSatisfy { $0 == poison + "=0" },
                 "only the poisoned location's first event is attempted")
-        try wait("the healthy events out of the outbox") { try store.triggerOutbox.pendingCount(trigger: "fav") == batches * 500 }
+        try await waitUntil("the healthy events out of the outbox") { try store.triggerOutbox.pendingCount(trigger: "fav") == batches * 500 }
     }
 
     /// Under random receiver latency each location's events arrive in commit order, and two
@@ -105,10 +106,25 @@ extension TriggerDeliveryTests {
         let (delivery, database) = delivery([Self.trigger("fav", port: receiver.listener.port)])
         defer { delivery.close() }
         let locations = ["a", "b", "c", "d", "e"]
+        // All 40 writes are queued at once (the store commits them in the order queued), so
+        // b's first event is committed whether or not this test's task runs again while
+        // a's call is held: on a busy test run other tests may hold every thread of the
+        // cooperative pool for longer than the hold.
+        let committed = Mutex((count: 0, failed: false))
         for round in 0..<8 {
-            for location in locations { try await write(database, "/users/\(location)/favorites/f", .int(Int64(round))) }
+            for location in locations {
+                database.write(.set(WriteEntry(path: Self.path("/users/\(location)/favorites/f"), value: .int(Int64(round)))),
+                               as: Caller(auth: .null, isAdmin: true)) { result in
+                    committed.withLock { state in
+                        state.count += 1
+                        if case .failure = result { state.failed = true }
+                    }
+                }
+            }
         }
-        try wait("every event delivered") { receiver.count("users/") == 40 }
+        try await waitUntil("every write committed") { committed.withLock { $0.count } == 40 }
+        #expect(!committed.withLock { $0.failed })
+        try await waitUntil("every event delivered") { receiver.count("users/") == 40 }
         #expect(hold.withLock { $0.overlapped }, "b's event arrived while a's was under way")
         let arrived = receiver.arrived
         for location in locations {
@@ -133,7 +149,7 @@ extension TriggerDeliveryTests {
                 expected.append("users/\(location)/favorites/f=\(round)")
             }
         }
-        try wait("every event delivered") { receiver.count("users/") == 20 }
+        try await waitUntil("every event delivered") { receiver.count("users/") == 20 }
         #expect(receiver.arrived == expected)
         #expect(receiver.most == 1)
     }

@@ -127,24 +127,16 @@ import Testing
         }
     }
 
-    func wait(_ what: String, _ condition: () throws -> Bool) throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while try !condition() {
-            guard ContinuousClock.now < deadline else { throw LiveClientError("timed out waiting for \(what)") }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-    }
-
     func count(_ text: String) -> Int { logs.lines.withLock { $0.filter { $0.message.contains(text) }.count } }
 
     /// Nobody listens: attempts go on at the short interval, none counted (the backoff of
     /// a base of 20 ms would otherwise have grown past 10 s by the twelfth).
-    @Test func refusedAttemptsAreNotCountedAndDoNotBackOff() throws {
+    @Test func refusedAttemptsAreNotCountedAndDoNotBackOff() async throws {
         let port = try freeLoopbackPort()
         let delivery = delivery(port: port)
         defer { delivery.close() }
         try record(["x"], delivery)
-        try wait("twelve refused attempts") { (delivery.status().first?.status.failedAttempts ?? 0) >= 12 }
+        try await waitUntil("twelve refused attempts") { (delivery.status().first?.status.failedAttempts ?? 0) >= 12 }
         let oldest = try #require(try store.triggerOutbox.oldestPending(trigger: "t")["t"])
         #expect(oldest.attempts == 0 && oldest.lastError == "connection refused")
         #expect(delivery.status().first?.status.lastError == "connection refused")
@@ -154,7 +146,7 @@ import Testing
 
     /// Answered 500 until switched: the stuck log once when the oldest event has failed
     /// `stuckAfterAttempts` times, the end of it once after it is delivered.
-    @Test func stuckAndUnstuckAreLoggedOnceEach() throws {
+    @Test func stuckAndUnstuckAreLoggedOnceEach() async throws {
         let status = Mutex(500)
         let listener = try LoopbackListener { socket in
             guard socket.readRequest() != nil else { return }
@@ -164,14 +156,14 @@ import Testing
         let delivery = delivery(port: listener.port)
         defer { delivery.close() }
         try record(["x", "y"], delivery)
-        try wait("the stuck log") { count("is stuck") == 1 }
+        try await waitUntil("the stuck log") { count("is stuck") == 1 }
         let line = logs.lines.withLock { $0.first { $0.message.contains("is stuck") }?.message } ?? ""
         let oldest = try #require(try store.triggerOutbox.oldestPending(trigger: "t")["t"])
         #expect(line.contains("event \(oldest.id) (/a/x)") && line.contains("HTTP 500") && line.contains("hearth triggers park \(oldest.id)"))
         #expect(oldest.attempts >= TriggerLimits.stuckAfterAttempts)
         status.withLock { $0 = 200 }
-        try wait("the end of it") { count("no longer stuck") == 1 }
-        try wait("both delivered") { delivery.status().first?.status.delivered == 2 }
+        try await waitUntil("the end of it") { count("no longer stuck") == 1 }
+        try await waitUntil("both delivered") { delivery.status().first?.status.delivered == 2 }
         #expect(count("is stuck") == 1 && count("no longer stuck") == 1)
     }
 }
