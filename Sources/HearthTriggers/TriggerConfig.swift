@@ -62,7 +62,7 @@ public enum TriggerLimits {
     static let maxEventAgeSeconds: Int64 = 24 * 3600
     /// Backoff between attempts: base doubling per attempt up to the cap, with full jitter.
     public static let backoffBaseMilliseconds: Int64 = 1000
-    static let backoffCapMilliseconds: Int64 = 10 * 60 * 1000
+    public static let backoffCapMilliseconds: Int64 = 10 * 60 * 1000
     /// Response bytes read from a receiver (the body is ignored).
     public static let maxResponseBytes = 64 * 1024
     /// Events read from the outbox per round of one deliverer.

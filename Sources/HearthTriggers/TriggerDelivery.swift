@@ -28,14 +28,15 @@ public final class TriggerDelivery: CommitObserver, Sendable {
 
     /// `maxPending` (default `TriggerLimits.maxPendingPerTrigger`), `maxStoredBytes` (the
     /// byte budget of a trigger that sets none, default `TriggerLimits.defaultMaxStoredBytes`),
-    /// `deadLetterRetentionMilliseconds` and `maxEventsPerWrite` are parameters so tests can
-    /// cross them.
+    /// `deadLetterRetentionMilliseconds`, `maxEventsPerWrite` and the backoff's base and cap
+    /// are parameters so tests can cross them.
     public init(outbox: any TriggerOutbox, origin: EventOrigin, logger: Logger, clock: @escaping @Sendable () -> Int64,
                 maxPending: Int = TriggerLimits.maxPendingPerTrigger,
                 maxStoredBytes: Int64 = TriggerLimits.defaultMaxStoredBytes,
                 deadLetterRetentionMilliseconds: Int64 = TriggerLimits.deadLetterRetentionSeconds * 1000,
                 maxEventsPerWrite: Int = TriggerLimits.maxEventsPerWrite,
                 backoffBaseMilliseconds: Int64 = TriggerLimits.backoffBaseMilliseconds,
+                backoffCapMilliseconds: Int64 = TriggerLimits.backoffCapMilliseconds,
                 eventsPerSecond: Int = TriggerRateGuard.defaultEventsPerSecond, burst: Int = TriggerRateGuard.defaultBurst,
                 runsSchedules: Bool = true) {
         (self.outbox, self.clock, self.logger) = (outbox, clock, logger)
@@ -47,6 +48,7 @@ public final class TriggerDelivery: CommitObserver, Sendable {
         options.maxStoredBytes = maxStoredBytes
         options.deadLetterRetentionMilliseconds = deadLetterRetentionMilliseconds
         options.backoffBase = backoffBaseMilliseconds
+        options.backoffCap = backoffCapMilliseconds
         options.rateGuard = rateGuard
         self.options = options
         self.maxEventsPerWrite = maxEventsPerWrite

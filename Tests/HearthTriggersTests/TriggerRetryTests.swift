@@ -108,11 +108,12 @@ import Testing
         store = try SQLiteTreeStore(directory: directory.path, onCommit: { _, _ in })
     }
 
-    func delivery(port: Int) -> TriggerDelivery {
+    /// Backoff from 20 ms, capped at `backoffCap`.
+    func delivery(port: Int, backoffCap: Int64 = TriggerLimits.backoffCapMilliseconds) -> TriggerDelivery {
         let logs = self.logs
         let delivery = TriggerDelivery(outbox: store.triggerOutbox, origin: EventOrigin(instance: "hearth", databaseHost: "127.0.0.1:9"),
                                        logger: Logger(label: "test") { logs.handler(label: $0) }, clock: WallClock.milliseconds,
-                                       backoffBaseMilliseconds: 20)
+                                       backoffBaseMilliseconds: 20, backoffCapMilliseconds: backoffCap)
         delivery.replace([TriggerDefinition(name: "t", kind: .written, ref: try! RefPattern("/a/{id}"),
                                             url: try! HTTPURL("http://127.0.0.1:\(port)/t"), retry: true)])
         delivery.start(databaseHost: "127.0.0.1:9")
@@ -153,7 +154,9 @@ import Testing
             try? socket.respond(status.withLock { $0 })
         }
         defer { listener.stop() }
-        let delivery = delivery(port: listener.port)
+        // Capped at 200 ms: on a busy machine many attempts may fail before this test sees
+        // the stuck log, and the attempt after the switch must still come soon.
+        let delivery = delivery(port: listener.port, backoffCap: 200)
         defer { delivery.close() }
         try record(["x", "y"], delivery)
         try await waitUntil("the stuck log") { count("is stuck") == 1 }
