@@ -123,10 +123,10 @@ let package = Package(
         .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP", "HearthSystem"]),
         .testTarget(name: "HearthLoadTests", dependencies: ["hearth-load"]),
         .testTarget(name: "HearthMailTests", dependencies: ["HearthMail"]),
-        .testTarget(name: "HearthHTTPClientTests", dependencies: ["HearthHTTPClient", "HearthTesting"]),
+        .testTarget(name: "HearthHTTPClientTests", dependencies: ["HearthHTTPClient", "HearthSystem", "HearthTesting"]),
         .testTarget(
             name: "HearthTriggersTests",
-            dependencies: ["HearthTriggers", "HearthDatabase", "HearthHTTPClient", "HearthStore", "HearthSQLite", "HearthJSON", "HearthTesting",
+            dependencies: ["HearthTriggers", "HearthDatabase", "HearthHTTPClient", "HearthStore", "HearthSQLite", "HearthJSON", "HearthSystem", "HearthTesting",
                            .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthStreamsTests", dependencies: ["HearthStreams", "HearthJSON"]),

@@ -5,7 +5,10 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
     case invalidURL(String)
     /// A header name or value that cannot be sent (control characters, empty name).
     case invalidRequest(String)
-    /// The connection could not be made, or broke (refused, timed out, reset, TLS).
+    /// The connection could not be made (refused, unresolved, unreachable), or broke
+    /// before any byte of an answer arrived (reset while the request was written or the
+    /// answer awaited), or timed out, or TLS failed. A connection that breaks (other than
+    /// by a timeout or in TLS) after part of an answer arrived is `.badResponse`.
     case connection(ConnectionFailure)
     /// The whole exchange took longer than its timeout.
     case timeout
@@ -102,8 +105,16 @@ public struct HTTPClient: Sendable {
             throw .connection(error)
         }
         defer { connection.close() }
+        var answered = false  // a byte of the answer arrived
         var reader = ResponseReader(limit: maxResponseBytes, deadline: deadline) { chunk throws(HTTPClientError) in
-            do throws(ConnectionFailure) { return try connection.read(into: &chunk) } catch { throw .connection(error) }
+            do throws(ConnectionFailure) {
+                let count = try connection.read(into: &chunk)
+                if count > 0 { answered = true }
+                return count
+            } catch {
+                if answered, case .system = error { throw .badResponse("the connection broke during the answer: \(error)") }
+                throw .connection(error)
+            }
         }
         return try reader.response(forHEAD: request.method.uppercased() == "HEAD")
     }

@@ -269,6 +269,15 @@ enum PostgresSchema {
             CONSTRAINT provider_links_one_per_provider UNIQUE (uid, provider_id)
         );
         """,
+        // 8: schedules' marks, as SQLite's migration 13: the row is locked while a due time is
+        // recorded, so each due time becomes one event across nodes.
+        """
+        CREATE TABLE trigger_schedules (
+            trigger_name text PRIMARY KEY,
+            schedule     text NOT NULL,
+            last_due_at  bigint NOT NULL
+        );
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

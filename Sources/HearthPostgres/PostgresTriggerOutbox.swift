@@ -28,9 +28,19 @@ public struct PostgresTriggerOutbox: TriggerOutbox {
     }
 
     public func pending(trigger: String, now: Int64, limit: Int) throws -> [OutboxRecord] {
+        try select(trigger, "next_attempt_at <= $2", now, limit)
+    }
+
+    public func pending(trigger: String, after: Int64, limit: Int) throws -> [OutboxRecord] {
+        try select(trigger, "id > $2", after, limit)
+    }
+
+    /// One trigger's pending events meeting `condition` (on `$2`: `value`), in id order, at
+    /// most `limit`.
+    private func select(_ trigger: String, _ condition: String, _ value: Int64, _ limit: Int) throws -> [OutboxRecord] {
         try engine.withAux { connection in
-            let r = try connection.query("SELECT \(Self.columns) FROM trigger_outbox WHERE trigger_name = $1 AND next_attempt_at <= $2 ORDER BY id LIMIT $3",
-                                         [.text(trigger), .int(now), .int(Int64(max(0, limit)))])
+            let r = try connection.query("SELECT \(Self.columns) FROM trigger_outbox WHERE trigger_name = $1 AND \(condition) ORDER BY id LIMIT $3",
+                                         [.text(trigger), .int(value), .int(Int64(max(0, limit)))])
             return (0..<r.rowCount).map { Self.record(r, $0) }
         }
     }
@@ -46,6 +56,41 @@ public struct PostgresTriggerOutbox: TriggerOutbox {
         try engine.withAux { connection in
             _ = try connection.query("UPDATE trigger_outbox SET attempts = attempts + 1, last_error = $1, next_attempt_at = $2 WHERE id = $3",
                                      [.text(error), .int(nextAttemptAt), .int(id)])
+        }
+    }
+
+    public func unreached(id: Int64, error: String, nextAttemptAt: Int64) throws {
+        try engine.withAux { connection in
+            _ = try connection.query("UPDATE trigger_outbox SET last_error = $1, next_attempt_at = $2 WHERE id = $3",
+                                     [.text(error), .int(nextAttemptAt), .int(id)])
+        }
+    }
+
+    public func park(ids: [Int64], reason: String, at: Int64) throws -> [Int64] {
+        if ids.isEmpty { return [] }
+        return try engine.withAux { connection in
+            let r = try connection.query("""
+                WITH gone AS (DELETE FROM trigger_outbox WHERE id = ANY($1::bigint[]) RETURNING \(Self.columns))
+                INSERT INTO trigger_dead(\(Self.columns), reason, died_at) SELECT \(Self.columns), $2, $3 FROM gone
+                ON CONFLICT (id) DO UPDATE SET reason = excluded.reason, died_at = excluded.died_at
+                RETURNING id
+                """, [.text(PGArray.literal(Set(ids).map(String.init))), .text(reason), .int(at)])
+            return (0..<r.rowCount).map { r.int64($0, 0) }.sorted()
+        }
+    }
+
+    public func oldestPending(trigger: String?) throws -> [String: OutboxRecord] {
+        try engine.withAux { connection in
+            let r = try connection.query("""
+                SELECT \(Self.columns) FROM trigger_outbox WHERE id IN
+                    (SELECT min(id) FROM trigger_outbox WHERE $1::text IS NULL OR trigger_name = $1 GROUP BY trigger_name)
+                """, [trigger.map { .text($0) } ?? .null])
+            var oldest: [String: OutboxRecord] = [:]
+            for row in 0..<r.rowCount {
+                let record = Self.record(r, row)
+                oldest[record.trigger] = record
+            }
+            return oldest
         }
     }
 
@@ -147,6 +192,28 @@ public struct PostgresTriggerOutbox: TriggerOutbox {
             var removed: [String: Int] = [:]
             for row in 0..<r.rowCount { removed[r.text(row, 0)] = Int(r.int64(row, 1)) }
             return removed
+        }
+    }
+
+    /// The mark's row is locked (`FOR UPDATE`) for the transaction: a second node recording
+    /// the same due time waits, then reads the moved mark and records nothing. Two nodes
+    /// setting a first mark at once: one inserts it, the other's insert does nothing.
+    public func recordDue(trigger: String, schedule: String, dueAt: Int64, payload: [UInt8]) throws -> Bool {
+        try engine.inTransaction { connection in
+            let mark = try connection.query("SELECT schedule, last_due_at FROM trigger_schedules WHERE trigger_name = $1 FOR UPDATE", [.text(trigger)])
+            guard mark.rowCount > 0 else {
+                _ = try connection.query("INSERT INTO trigger_schedules(trigger_name, schedule, last_due_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                                         [.text(trigger), .text(schedule), .int(dueAt)])
+                return false
+            }
+            let same = mark.text(0, 0) == schedule
+            if same && mark.int64(0, 1) >= dueAt { return false }
+            _ = try connection.query("UPDATE trigger_schedules SET schedule = $2, last_due_at = $3 WHERE trigger_name = $1",
+                                     [.text(trigger), .text(schedule), .int(dueAt)])
+            guard same else { return false }  // changed: it fires from its next due time
+            _ = try connection.query("INSERT INTO trigger_outbox(trigger_name, seq, at, payload) VALUES ($1, 0, $2, $3)",
+                                     [.text(trigger), .int(dueAt), .bytes(payload)])
+            return true
         }
     }
 

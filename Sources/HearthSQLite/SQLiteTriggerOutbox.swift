@@ -15,10 +15,20 @@ public struct SQLiteTriggerOutbox: TriggerOutbox {
     static let columns = "id, trigger_name, seq, at, payload, attempts, last_error, next_attempt_at"
 
     public func pending(trigger: String, now: Int64, limit: Int) throws -> [OutboxRecord] {
+        try select("next_attempt_at <= ?", [.text(trigger), .integer(now), .integer(Int64(max(0, limit)))])
+    }
+
+    public func pending(trigger: String, after: Int64, limit: Int) throws -> [OutboxRecord] {
+        try select("id > ?", [.text(trigger), .integer(after), .integer(Int64(max(0, limit)))])
+    }
+
+    /// One trigger's pending events meeting `condition` (one `?` after the trigger's), in id
+    /// order, at most the limit (the last value).
+    private func select(_ condition: String, _ values: [SQLiteValue]) throws -> [OutboxRecord] {
         try store.onReader { connection in
             let statement = try connection.statement("SELECT \(Self.columns) FROM trigger_outbox"
-                + " WHERE trigger_name = ? AND next_attempt_at <= ? ORDER BY id LIMIT ?")
-            try statement.reset([.text(trigger), .integer(now), .integer(Int64(max(0, limit)))])
+                + " WHERE trigger_name = ? AND \(condition) ORDER BY id LIMIT ?")
+            try statement.reset(values)
             defer { try? statement.reset() }
             var records: [OutboxRecord] = []
             while try statement.step() { records.append(Self.record(statement)) }
@@ -38,6 +48,46 @@ public struct SQLiteTriggerOutbox: TriggerOutbox {
         try store.onWriter { connection in
             try connection.statement("UPDATE trigger_outbox SET attempts = attempts + 1, last_error = ?, next_attempt_at = ? WHERE id = ?")
                 .run([.text(error), .integer(nextAttemptAt), .integer(id)])
+        }
+    }
+
+    public func unreached(id: Int64, error: String, nextAttemptAt: Int64) throws {
+        try store.onWriter { connection in
+            try connection.statement("UPDATE trigger_outbox SET last_error = ?, next_attempt_at = ? WHERE id = ?")
+                .run([.text(error), .integer(nextAttemptAt), .integer(id)])
+        }
+    }
+
+    public func park(ids: [Int64], reason: String, at: Int64) throws -> [Int64] {
+        if ids.isEmpty { return [] }
+        return try onWriterTransaction { connection in
+            let insert = try connection.statement("INSERT OR REPLACE INTO trigger_dead(\(Self.columns), reason, died_at)"
+                + " SELECT \(Self.columns), ?, ? FROM trigger_outbox WHERE id = ?")
+            let delete = try connection.statement("DELETE FROM trigger_outbox WHERE id = ?")
+            var moved: [Int64] = []
+            for id in Set(ids).sorted() {
+                try insert.run([.text(reason), .integer(at), .integer(id)])
+                guard connection.changes > 0 else { continue }
+                try delete.run([.integer(id)])
+                moved.append(id)
+            }
+            return moved
+        }
+    }
+
+    public func oldestPending(trigger: String?) throws -> [String: OutboxRecord] {
+        try store.onReader { connection in
+            // The lowest id per trigger (the index on (trigger_name, id) gives each at once).
+            let statement = try connection.statement("SELECT \(Self.columns) FROM trigger_outbox WHERE id IN"
+                + " (SELECT min(id) FROM trigger_outbox WHERE ?1 IS NULL OR trigger_name = ?1 GROUP BY trigger_name)")
+            try statement.reset([trigger.map { .text($0) } ?? .null])
+            defer { try? statement.reset() }
+            var oldest: [String: OutboxRecord] = [:]
+            while try statement.step() {
+                let record = Self.record(statement)
+                oldest[record.trigger] = record
+            }
+            return oldest
         }
     }
 
@@ -168,6 +218,23 @@ public struct SQLiteTriggerOutbox: TriggerOutbox {
             var removed: [String: Int] = [:]
             while try statement.step() { removed[statement.text(0), default: 0] += 1 }
             return removed
+        }
+    }
+
+    public func recordDue(trigger: String, schedule: String, dueAt: Int64, payload: [UInt8]) throws -> Bool {
+        // The writer's transaction serializes this with every other process's (BEGIN IMMEDIATE).
+        try onWriterTransaction { connection in
+            let mark = try connection.statement("SELECT schedule, last_due_at FROM trigger_schedules WHERE trigger_name = ?")
+            try mark.reset([.text(trigger)])
+            defer { try? mark.reset() }
+            let found = try mark.step() ? (schedule: mark.text(0), lastDueAt: mark.int64(1)) : nil
+            if let found, found.schedule == schedule, found.lastDueAt >= dueAt { return false }
+            try connection.statement("INSERT OR REPLACE INTO trigger_schedules(trigger_name, schedule, last_due_at) VALUES (?, ?, ?)")
+                .run([.text(trigger), .text(schedule), .integer(dueAt)])
+            guard found?.schedule == schedule else { return false }  // new or changed: it fires from its next due time
+            try connection.statement("INSERT INTO trigger_outbox(trigger_name, seq, at, payload) VALUES (?, 0, ?, ?)")
+                .run([.text(trigger), .integer(dueAt), .blob(payload)])
+            return true
         }
     }
 

@@ -220,6 +220,16 @@ enum Schema {
         DROP TABLE nodes;
         ALTER TABLE nodes_12 RENAME TO nodes;
         """,
+        // 13: schedules' marks: per schedule trigger, the latest due time recorded into the
+        // outbox and the schedule it was computed for, so each due time becomes one event
+        // across restarts (`TriggerOutbox.recordDue`).
+        """
+        CREATE TABLE trigger_schedules (
+            trigger_name TEXT PRIMARY KEY NOT NULL,
+            schedule     TEXT NOT NULL,          -- time zone and expression
+            last_due_at  INTEGER NOT NULL        -- ms
+        ) STRICT, WITHOUT ROWID;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -101,7 +101,7 @@ extension HearthService {
                                  configuration: HearthConfiguration, logger: Logger) -> TriggerDelivery? {
         guard let definitions else { return nil }
         let delivery = TriggerDelivery(outbox: outbox, origin: EventOrigin(instance: instance ?? configuration.auth.projectID, databaseHost: ""),
-                                       logger: logger, clock: WallClock.milliseconds)
+                                       logger: logger, clock: WallClock.milliseconds, runsSchedules: instance == nil)
         delivery.replace(definitions)
         logger.info("\(delivery.triggerNames.count) trigger(s) loaded from \(configuration.triggersPath ?? "")")
         return delivery

@@ -16,9 +16,9 @@ public struct OutboxRecord: Sendable, Hashable {
     /// Unique; increasing in commit order across the store (all nodes).
     public var id: Int64
     public var trigger: String
-    /// The causing write's change seq.
+    /// The causing write's change seq; 0 for a schedule's due time (`recordDue`).
     public var seq: Int64
-    /// The causing write's commit time, ms since the epoch.
+    /// The causing write's commit time, ms since the epoch; a schedule's due time.
     public var at: Int64
     public var payload: [UInt8]
     /// Failed delivery attempts so far.
@@ -83,12 +83,28 @@ public protocol TriggerOutbox: Sendable {
     /// The oldest pending events of `trigger` (id order) whose `nextAttemptAt <= now`, at
     /// most `limit`.
     func pending(trigger: String, now: Int64, limit: Int) throws -> [OutboxRecord]
+    /// The pending events of `trigger` with an id above `after`, due or not, in id order,
+    /// at most `limit`: one step of a deliverer's pass over its backlog (each read starts
+    /// where the last one ended, so a pass reads every event once).
+    func pending(trigger: String, after: Int64, limit: Int) throws -> [OutboxRecord]
     /// Delivered: removes them (unknown ids are ignored).
     func delivered(ids: [Int64]) throws
     /// A failed attempt: attempts += 1, `lastError`, `nextAttemptAt`.
     func failed(id: Int64, error: String, nextAttemptAt: Int64) throws
+    /// An attempt that reached no function (the connection refused, or reset before any
+    /// byte of an answer): `lastError` and `nextAttemptAt`, `attempts` unchanged (it counts
+    /// the attempts a function answered or that timed out: what grows the backoff).
+    func unreached(id: Int64, error: String, nextAttemptAt: Int64) throws
     /// Gives up: moves the event to the dead letters (one transaction).
     func kill(id: Int64, reason: String, at: Int64) throws
+    /// An operator sets pending events aside: moves those of `ids` that are pending to the
+    /// dead letters with `reason`, as they are (id, attempts, last error), in one
+    /// transaction, and returns the ids moved, ascending (ids not pending move nothing).
+    /// `resend` brings them back.
+    func park(ids: [Int64], reason: String, at: Int64) throws -> [Int64]
+    /// Per trigger with pending events (`trigger` nil: every one; else that one only): its
+    /// oldest pending event (the lowest id), due or not.
+    func oldestPending(trigger: String?) throws -> [String: OutboxRecord]
     /// Bounds a trigger's backlog: moves its pending events past the oldest `keep` (the
     /// newest ones) to the dead letters with `reason`, in one transaction, and returns how
     /// many moved (0 when it has at most `keep`). `keep` is at least 1.
@@ -114,6 +130,16 @@ public protocol TriggerOutbox: Sendable {
     /// Deletes the dead letters (of every trigger) that died before `diedBefore` (ms since
     /// the epoch); returns how many, per trigger (only triggers with some deleted).
     func pruneDeadLetters(diedBefore: Int64) throws -> [String: Int]
+    /// Records the due time `dueAt` (ms) of the schedule `trigger`, whose expression and
+    /// time zone are `schedule`, at most once across processes and nodes, in one
+    /// transaction against the schedule's mark (the latest due time recorded for it):
+    /// - no mark yet, or one set for another `schedule`: only the mark is set to `dueAt`
+    ///   (a new or changed schedule fires from its next due time; nothing is inserted);
+    /// - a mark before `dueAt`: the mark moves to `dueAt` and one pending event (seq 0,
+    ///   at `dueAt`, `payload`) is inserted;
+    /// - a mark at or after `dueAt`: nothing (recorded already, here or on another node).
+    /// Returns whether an event was inserted.
+    func recordDue(trigger: String, schedule: String, dueAt: Int64, payload: [UInt8]) throws -> Bool
     /// Shared engines: takes or renews `trigger`'s delivery lease for this node for
     /// `seconds`; true when this node holds it. One-node engines: always true.
     func lease(trigger: String, seconds: Int) throws -> Bool

@@ -30,12 +30,14 @@ public struct UndeliverableEvent: Error, Sendable, CustomStringConvertible {
 }
 
 /// An RTDB CloudEvent (spec §4.6) in the HTTP binding's binary content mode: `ce-*`
-/// headers and the JSON body `{"data": before, "delta": change}`.
+/// headers and the JSON body `{"data": before, "delta": change}`; a schedule's due time
+/// as Cloud Scheduler sends it (`ScheduledInvocation`).
 public enum CloudEventEncoding {
     /// The request delivering the stored event `id` (committed at `at`, ms) with `payload`
     /// (`MatchedEvent.payload`) to `trigger`.
     public static func request(id: String, at: Int64, payload: [UInt8], trigger: TriggerDefinition,
                                origin: EventOrigin) throws(UndeliverableEvent) -> HTTPClientRequest {
+        if trigger.schedule != nil { return ScheduledInvocation.request(at: at, trigger: trigger) }
         guard case .object(let members)? = try? JSONParser.parse(payload),
               case .string(let ref)? = members["ref"], case .string(let type)? = members["type"],
               case .string(let authType)? = members["authtype"] else {

@@ -23,6 +23,13 @@ public struct TriggerDefinition: Sendable, Hashable {
     /// This trigger's byte budget (`maxStoredBytes`: payload bytes of its pending events and
     /// dead letters together); nil: the server's default, `TriggerLimits.defaultMaxStoredBytes`.
     public var maxStoredBytes: Int64?
+    /// How many locations (`ce-subject`) are delivered at once (`maxConcurrency`): events of
+    /// one location go in commit order, one at a time; 1 delivers the whole trigger in
+    /// commit order, one event at a time. Within `TriggerLimits.maxConcurrencyRange`.
+    public var maxConcurrency = TriggerLimits.defaultMaxConcurrency
+    /// Set for a schedule (`{"name", "schedule", "timeZone", "url", ...}`): the trigger is
+    /// invoked at the schedule's due times and matches no write (`kind` and `ref` unused).
+    public var schedule: TriggerSchedule?
 
     public init(name: String, kind: TriggerEventKind, ref: RefPattern, url: HTTPURL, retry: Bool = false,
                 instance: RefPattern? = nil, timeoutSeconds: Int = TriggerLimits.defaultTimeoutSeconds,
@@ -55,7 +62,7 @@ public enum TriggerLimits {
     static let maxEventAgeSeconds: Int64 = 24 * 3600
     /// Backoff between attempts: base doubling per attempt up to the cap, with full jitter.
     public static let backoffBaseMilliseconds: Int64 = 1000
-    static let backoffCapMilliseconds: Int64 = 10 * 60 * 1000
+    public static let backoffCapMilliseconds: Int64 = 10 * 60 * 1000
     /// Response bytes read from a receiver (the body is ignored).
     public static let maxResponseBytes = 64 * 1024
     /// Events read from the outbox per round of one deliverer.
@@ -82,6 +89,19 @@ public enum TriggerLimits {
     static let budgetCheckMilliseconds: Int64 = 100
     /// Dead letters are kept this long (from when they were given up), then deleted.
     public static let deadLetterRetentionSeconds: Int64 = 7 * 24 * 3600
+    /// A trigger's `maxConcurrency` unless it says otherwise: locations delivered at once.
+    public static let defaultMaxConcurrency = 16
+    /// `maxConcurrency` bounds: each attempt under way holds a thread and a connection.
+    static let maxConcurrencyRange = 1...64
+    /// Events a deliverer holds in memory ahead of delivery (its window over the backlog,
+    /// read in id order); with `maxBufferedBytes` the memory one trigger's backlog can take.
+    static let maxBufferedEvents = 1024
+    /// Payload bytes a deliverer holds in memory ahead of delivery (at least one event).
+    static let maxBufferedBytes = 8 << 20
+    /// The shortest time between two passes over a trigger's backlog from its oldest event
+    /// (each pass reads the events of held-back locations once more): retries due sooner
+    /// wait for it.
+    static let minPassMilliseconds: Int64 = 1000
     /// How often, at most, dead letters past `deadLetterRetentionSeconds` are deleted.
     static let deadLetterPruneMilliseconds: Int64 = 60_000
 }
@@ -99,9 +119,10 @@ public struct TriggerConfigError: Error, Sendable, Equatable, CustomStringConver
 }
 
 /// The triggers file: `{"triggers": [{"name", "event", "ref", "url", "retry", "instance",
-/// "timeoutSeconds", "headers", "hmacSecret", "maxEventsPerSecond", "maxStoredBytes"}]}`.
+/// "timeoutSeconds", "headers", "hmacSecret", "maxEventsPerSecond", "maxStoredBytes",
+/// "maxConcurrency"}]}`.
 public enum TriggerConfig {
-    static let triggerKeys: Set<String> = ["name", "event", "ref", "url", "retry", "instance", "timeoutSeconds", "headers", "hmacSecret", "maxEventsPerSecond", "maxStoredBytes"]
+    static let triggerKeys: Set<String> = ["name", "event", "ref", "url", "retry", "instance", "timeoutSeconds", "headers", "hmacSecret", "maxEventsPerSecond", "maxStoredBytes", "maxConcurrency"]
 
     public static func load(path: String) throws(TriggerConfigError) -> [TriggerDefinition] {
         guard let data = FileManager.default.contents(atPath: path) else {
@@ -155,6 +176,7 @@ public enum TriggerConfig {
 
     static func definition(_ item: JSONValue) throws(Invalid) -> TriggerDefinition {
         guard case .object(let fields) = item else { throw Invalid("must be an object") }
+        if fields["schedule"] != nil { return try scheduleDefinition(fields) }
         if let unknown = fields.keys.map(\.string).sorted().first(where: { !triggerKeys.contains($0) }) {
             throw Invalid("unknown field \"\(unknown)\"; known: " + triggerKeys.sorted().joined(separator: ", "))
         }
@@ -214,27 +236,41 @@ public enum TriggerConfig {
             }
             definition.maxStoredBytes = bytes
         }
+        if let concurrency = fields["maxConcurrency"] {
+            guard case .int(let count) = concurrency, TriggerLimits.maxConcurrencyRange.contains(Int(count)) else {
+                throw Invalid("\"maxConcurrency\" must be an integer in \(TriggerLimits.maxConcurrencyRange.lowerBound)...\(TriggerLimits.maxConcurrencyRange.upperBound)")
+            }
+            definition.maxConcurrency = Int(count)
+        }
         if let headers = fields["headers"] {
-            guard case .object(let pairs) = headers else { throw Invalid("\"headers\" must be an object of strings") }
-            guard pairs.count <= TriggerLimits.maxHeaders else { throw Invalid("\"headers\": at most \(TriggerLimits.maxHeaders)") }
-            for (key, value) in pairs {
-                guard case .string(let text) = value else { throw Invalid("\"headers\": the value of \(key.string) must be a string") }
-                let lower = key.string.lowercased()
-                guard !lower.hasPrefix("ce-"), lower != "content-type", lower != "x-hearth-signature" else {
-                    throw Invalid("\"headers\": \(key.string) is set by Hearth itself")
-                }
-                definition.headers[key.string] = text
-            }
-            do {
-                _ = try HTTPClient.head(of: HTTPClientRequest(method: "POST", url: url, headers: definition.headers.map { ($0.key, $0.value) }))
-            } catch {
-                throw Invalid("\"headers\": \(error.description)")
-            }
+            definition.headers = try Self.headers(headers, url: url, reserved: [])
         }
         if let secret = try string("hmacSecret") {
             guard secret.utf8.count >= 16 else { throw Invalid("\"hmacSecret\" must be at least 16 bytes") }
             definition.hmacSecret = secret
         }
         return definition
+    }
+    /// A trigger's `headers`: at most `TriggerLimits.maxHeaders` strings, none Hearth sets
+    /// itself (`ce-*`, `Content-Type`, `X-Hearth-Signature`, and `reserved`, lowercased),
+    /// each a valid header line.
+    static func headers(_ value: JSONValue, url: HTTPURL, reserved: Set<String>) throws(Invalid) -> [String: String] {
+        guard case .object(let pairs) = value else { throw Invalid("\"headers\" must be an object of strings") }
+        guard pairs.count <= TriggerLimits.maxHeaders else { throw Invalid("\"headers\": at most \(TriggerLimits.maxHeaders)") }
+        var headers: [String: String] = [:]
+        for (key, value) in pairs {
+            guard case .string(let text) = value else { throw Invalid("\"headers\": the value of \(key.string) must be a string") }
+            let lower = key.string.lowercased()
+            guard !lower.hasPrefix("ce-"), lower != "content-type", lower != "x-hearth-signature", !reserved.contains(lower) else {
+                throw Invalid("\"headers\": \(key.string) is set by Hearth itself")
+            }
+            headers[key.string] = text
+        }
+        do {
+            _ = try HTTPClient.head(of: HTTPClientRequest(method: "POST", url: url, headers: headers.map { ($0.key, $0.value) }))
+        } catch {
+            throw Invalid("\"headers\": \(error.description)")
+        }
+        return headers
     }
 }

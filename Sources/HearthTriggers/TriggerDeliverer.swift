@@ -63,35 +63,47 @@ final class TriggerDeliverer: Sendable {
         var budgetCheckMilliseconds = TriggerLimits.budgetCheckMilliseconds
         var deadLetterRetentionMilliseconds = TriggerLimits.deadLetterRetentionSeconds * 1000
         var deadLetterPruneMilliseconds = TriggerLimits.deadLetterPruneMilliseconds
+        var maxBufferedEvents = TriggerLimits.maxBufferedEvents
+        var maxBufferedBytes = TriggerLimits.maxBufferedBytes
+        var minPassMilliseconds = TriggerLimits.minPassMilliseconds
     }
 
-    private struct State {
+    struct State {
         var definition: TriggerDefinition
         /// A wake-up is signalled and not yet taken: many commits wake a busy deliverer once.
         var woken = false
         /// The same for the keeper.
         var keeperWoken = false
+        /// Events were committed since the loop last looked (its pass reads past its end again).
+        var committed = false
+        /// Events were resent: the loop starts a pass from the oldest.
+        var rescan = false
+        /// Attempts that ended, not yet recorded by the loop.
+        var completions: [Completion] = []
         /// Whether this node holds the trigger's delivery lease (always, on a one-node
         /// engine): only the holder's keeper bounds the outbox, so nodes do not repeat it.
         var holdsLease = false
         var started = false
         var stopped = false
         var status: TriggerStatus
+        /// Whether the trigger is stuck (its oldest pending event failing), as last logged.
+        var stuck = StuckWatch()
     }
 
     /// How long `stop` waits for an attempt under way; past it the attempt is abandoned to
     /// its thread (its event stays pending and is sent again: at least once).
     static let stopWaitSeconds = 5
 
-    private let outbox: any TriggerOutbox
-    private let origin: EventOrigin
-    private let options: Options
-    private let clock: @Sendable () -> Int64
-    private let logger: Logger
+    // Internal, not private, where the delivery passes (TriggerDeliverer+Passes.swift) use them.
+    let outbox: any TriggerOutbox
+    let origin: EventOrigin
+    let options: Options
+    let clock: @Sendable () -> Int64
+    let logger: Logger
     /// Hears the dead letters the retention deleted, per trigger.
     private let onPruned: @Sendable ([String: Int]) -> Void
-    private let state: Mutex<State>
-    private let wakeUp = DispatchSemaphore(value: 0)
+    let state: Mutex<State>
+    let wakeUp = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let keeperWakeUp = DispatchSemaphore(value: 0)
     private let keeperFinished = DispatchSemaphore(value: 0)
@@ -130,11 +142,18 @@ final class TriggerDeliverer: Sendable {
 
     func wake() {
         let (signal, signalKeeper) = state.withLock { state in
-            defer { (state.woken, state.keeperWoken) = (true, true) }
+            defer { (state.woken, state.keeperWoken, state.committed) = (true, true, true) }
             return (!state.woken, !state.keeperWoken)
         }
         if signal { wakeUp.signal() }
         if signalKeeper { keeperWakeUp.signal() }
+    }
+
+    /// Events were moved back to pending (resent, with their old ids): the next pass starts
+    /// from the oldest pending event at once.
+    func rescan() {
+        state.withLock { $0.rescan = true }
+        wake()
     }
 
     /// Stops after the attempt under way, waiting for it at most `stopWaitSeconds`.
@@ -152,7 +171,7 @@ final class TriggerDeliverer: Sendable {
         _ = keeperFinished.wait(timeout: .now() + .seconds(Self.stopWaitSeconds))
     }
 
-    private var isStopped: Bool { state.withLock { $0.stopped } }
+    var isStopped: Bool { state.withLock { $0.stopped } }
 
     /// The longest sleep (a safety net for a missed wake-up).
     static let maxSleepMilliseconds: Int64 = 60_000
@@ -167,97 +186,56 @@ final class TriggerDeliverer: Sendable {
         }
     }
 
+    /// One attempt's result, handed from its thread to the delivery loop.
+    struct Completion: Sendable {
+        var entry: LocationScheduler<OutboxRecord>.Entry
+        /// nil: delivered (2xx); else why not.
+        var failure: AttemptFailure?
+        var at: Int64
+    }
+
+    /// The delivery loop: reads the backlog in id order into the scheduler, starts each
+    /// event it picks on a thread of its own (at most `maxConcurrency` at once), and records
+    /// the outcomes. Only this thread touches the outbox's delivery state.
     private func run() {
         var outboxFailures = 0
+        var scheduler = LocationScheduler<OutboxRecord>(maxConcurrency: state.withLock { $0.definition.maxConcurrency },
+                                                        capacity: options.maxBufferedEvents, capacityBytes: options.maxBufferedBytes)
+        var done: [Int64] = []
+        var leaseTakenAt: Int64? = nil
+        defer { finish(&scheduler, &done) }
         while !isStopped {
-            let name = self.name
+            let definition = state.withLock { $0.definition }
             do {
-                guard try outbox.lease(trigger: name, seconds: leaseSeconds(state.withLock { $0.definition })) else {
-                    leaseHeld(false)
-                    sleep(Int64(options.leaseSeconds) * 500, cap: Self.maxSleepMilliseconds)  // another node delivers; ask again later
-                    continue
+                try settle(&scheduler, &done, definition: definition)
+                let now = clock()
+                if leaseTakenAt.map({ now - $0 > Int64(options.leaseSeconds) * 333 }) ?? true {
+                    guard try outbox.lease(trigger: definition.name, seconds: leaseSeconds(definition)) else {
+                        leaseHeld(false)
+                        leaseTakenAt = nil
+                        scheduler.dropQueue()
+                        // Another node delivers; ask again later (sooner while attempts end here).
+                        sleep(Int64(options.leaseSeconds) * 500, cap: scheduler.inFlight.isEmpty ? Self.maxSleepMilliseconds : nil)
+                        continue
+                    }
+                    leaseHeld(true)
+                    leaseTakenAt = now
                 }
-                leaseHeld(true)
-                let records = try outbox.pending(trigger: name, now: .max, limit: options.batchSize)
+                scheduler.configure(maxConcurrency: definition.maxConcurrency, now: now)
+                if state.withLock({ state in defer { state.committed = false }; return state.committed }) { scheduler.committed() }
+                let rescan = state.withLock { state in defer { state.rescan = false }; return state.rescan }
+                if rescan || nextSweep(scheduler).map({ $0 <= now }) == true { scheduler.restart(now: now) }
+                try read(into: &scheduler, trigger: definition.name, now: now)
                 outboxFailures = 0
-                guard !records.isEmpty else {
-                    sleep(options.idleMilliseconds)
-                    continue
-                }
-                if let wait = try deliver(records) { sleep(wait) }
+                try start(&scheduler, &done, definition: definition)
+                sleep(wait(scheduler, now: clock()))
             } catch {
                 // The store is unavailable: nothing is lost (the events stay pending).
                 outboxFailures += 1
-                if outboxFailures == 1 { logger.error("trigger \(name): cannot read or update its outbox: \(error)") }
+                if outboxFailures == 1 { logger.error("trigger \(definition.name): cannot read or update its outbox: \(error)") }
                 sleep(backoff(attempt: outboxFailures), cap: Self.maxSleepMilliseconds)
             }
         }
-    }
-
-    /// Delivers `records` in order; returns how long to wait when the head is not due yet
-    /// or failed (head-of-line: a later event never overtakes it), nil to go on at once.
-    private func deliver(_ records: [OutboxRecord]) throws -> Int64? {
-        var done: [Int64] = []
-        defer { if !done.isEmpty { try? outbox.delivered(ids: done) } }
-        var leaseTakenAt = clock()
-        for record in records {
-            if isStopped { return nil }
-            let definition = state.withLock { $0.definition }
-            let now = clock()
-            if record.nextAttemptAt > now { return record.nextAttemptAt - now }
-            if options.rateGuard?.consume(record) == true {  // logged by the guard, not per event
-                try outbox.kill(id: record.id, reason: TriggerRateGuard.reason, at: now)
-                state.withLock { $0.status.deadLettered += 1 }
-                continue
-            }
-            if now - leaseTakenAt > Int64(options.leaseSeconds) * 333 {
-                try outbox.delivered(ids: done)
-                done = []
-                guard try outbox.lease(trigger: definition.name, seconds: leaseSeconds(definition)) else {
-                    leaseHeld(false)
-                    return 0
-                }
-                leaseTakenAt = now
-            }
-            if definition.retry && now - record.at > options.maxEventAgeMilliseconds {
-                try kill(record, reason: "older than \(options.maxEventAgeMilliseconds / 1000) s (maxEventAge) after \(record.attempts) attempt(s): \(record.lastError ?? "none delivered")")
-                continue
-            }
-            let request: HTTPClientRequest
-            do {
-                request = try CloudEventEncoding.request(id: eventID(record), at: record.at, payload: record.payload,
-                                                         trigger: definition, origin: origin)
-            } catch {
-                try kill(record, reason: error.description)
-                continue
-            }
-            let failure = attempt(request, timeoutSeconds: definition.timeoutSeconds)
-            guard let failure else {
-                done.append(record.id)
-                state.withLock {
-                    $0.status.delivered += 1
-                    $0.status.lastError = nil
-                    $0.status.lastDeliveredAt = now
-                }
-                continue
-            }
-            state.withLock {
-                $0.status.failedAttempts += 1
-                $0.status.lastError = failure
-            }
-            if !definition.retry {
-                try kill(record, reason: "not retried (retry: false): \(failure)")
-                continue
-            }
-            let attempts = record.attempts + 1
-            let delay = backoff(attempt: attempts)
-            if record.attempts == 0 {
-                logger.warning("trigger \(definition.name): delivery to \(definition.url.redacted) failed (\(failure)); retrying with backoff")
-            }
-            try outbox.failed(id: record.id, error: failure, nextAttemptAt: clock() + delay)
-            return delay
-        }
-        return nil
     }
 
     /// Records whether this node holds the lease; the keeper starts at once when it is taken.
@@ -269,27 +247,47 @@ final class TriggerDeliverer: Sendable {
         if taken { wake() }
     }
 
-    /// The lease outlasts one attempt: it is renewed between attempts.
-    private func leaseSeconds(_ definition: TriggerDefinition) -> Int {
-        max(options.leaseSeconds, definition.timeoutSeconds + 5)
+    /// The lease outlasts any attempt started while it is held: it is renewed every third
+    /// of `leaseSeconds`, and an attempt started just before a renewal is due ends within
+    /// its timeout after it.
+    func leaseSeconds(_ definition: TriggerDefinition) -> Int {
+        max(options.leaseSeconds, definition.timeoutSeconds + 5 + options.leaseSeconds / 3 + 1)
     }
 
-    /// One attempt: nil on a 2xx answer, else why not (no secrets: a status or a connection error).
-    private func attempt(_ request: HTTPClientRequest, timeoutSeconds: Int) -> String? {
+    /// One attempt: nil on a 2xx answer, else how it failed (no secrets: a status or a
+    /// connection error), classified by the client's typed error.
+    func attempt(_ request: HTTPClientRequest, timeoutSeconds: Int) -> AttemptFailure? {
         let client = HTTPClient(timeoutSeconds: timeoutSeconds, maxResponseBytes: TriggerLimits.maxResponseBytes)
         do {
             let response = try client.send(request)
-            return response.isSuccess ? nil : "HTTP \(response.status)"
+            return response.isSuccess ? nil : AttemptFailure(status: response.status)
         } catch {
-            return error.description
+            return AttemptFailure(error)
         }
+    }
+
+    /// After a failed attempt of `record`: records it and returns when the next is due.
+    /// One that reached no function is retried at the short fixed interval and not counted
+    /// (the backoff does not grow while a receiver is down); one the function answered, or
+    /// that timed out, is counted and backs off exponentially.
+    func retry(_ record: OutboxRecord, after failure: AttemptFailure, definition: TriggerDefinition) throws -> Int64 {
+        let delay = failure.retryDelay(attempts: record.attempts, base: options.backoffBase, cap: options.backoffCap)
+        if record.attempts == 0 && record.lastError == nil {
+            logger.warning("trigger \(definition.name): delivery to \(definition.url.redacted) failed (\(failure.text)); retrying")
+        }
+        let nextAttemptAt = clock() + delay
+        switch failure {
+        case .unreached: try outbox.unreached(id: record.id, error: failure.text, nextAttemptAt: nextAttemptAt)
+        case .answered: try outbox.failed(id: record.id, error: failure.text, nextAttemptAt: nextAttemptAt)
+        }
+        return nextAttemptAt
     }
 
     /// The CloudEvent `id`: the outbox record's, so it is the same on every retry and after
     /// a restart, prefixed with the instance.
     func eventID(_ record: OutboxRecord) -> String { "\(origin.instance)-\(record.id)" }
 
-    private func kill(_ record: OutboxRecord, reason: String) throws {
+    func kill(_ record: OutboxRecord, reason: String) throws {
         try outbox.kill(id: record.id, reason: reason, at: clock())
         state.withLock { $0.status.deadLettered += 1 }
         logger.warning("trigger \(record.trigger): event \(record.id) moved to the dead letters: \(reason)")
@@ -327,6 +325,7 @@ final class TriggerDeliverer: Sendable {
                 }
                 try enforceBacklogBound(name)
                 try enforceByteBudget(name)
+                try watchStuck(name)
                 failures = 0
             } catch {
                 // The store is unavailable: tried again after the next wake-up or idle poll.
@@ -368,6 +367,22 @@ final class TriggerDeliverer: Sendable {
         }
         if trim.pendingDropped > 0 {
             logger.error("trigger \(name) fell behind: \(stored.pending) bytes of events waiting, more than its budget of \(budget) (maxStoredBytes); the newest \(trim.pendingDropped) dropped undelivered")
+        }
+    }
+
+    /// Logs when the trigger starts and stops being stuck (`StuckWatch`), once each way:
+    /// its oldest pending event is read on a reader (one indexed row).
+    private func watchStuck(_ name: String) throws {
+        let oldest = try outbox.oldestPending(trigger: name)[name]
+        let now = clock()
+        let change = state.withLock { $0.stuck.observe(oldest, now: now) }
+        switch change {
+        case .started(let record)?:
+            logger.warning("trigger \(name) is stuck: its oldest pending event \(record.id) (\(record.ref ?? "-")) has failed \(record.attempts) counted attempt(s) in \(max(0, now - record.at) / 1000) s, last error: \(record.lastError ?? "-"); later events may wait behind it ('hearth triggers park \(record.id)' sets it aside)")
+        case .ended(let id)?:
+            logger.notice("trigger \(name) is no longer stuck (it was on event \(id))")
+        case nil:
+            break
         }
     }
 

@@ -28,16 +28,19 @@ public final class TriggerDelivery: CommitObserver, Sendable {
 
     /// `maxPending` (default `TriggerLimits.maxPendingPerTrigger`), `maxStoredBytes` (the
     /// byte budget of a trigger that sets none, default `TriggerLimits.defaultMaxStoredBytes`),
-    /// `deadLetterRetentionMilliseconds` and `maxEventsPerWrite` are parameters so tests can
-    /// cross them.
+    /// `deadLetterRetentionMilliseconds`, `maxEventsPerWrite` and the backoff's base and cap
+    /// are parameters so tests can cross them.
     public init(outbox: any TriggerOutbox, origin: EventOrigin, logger: Logger, clock: @escaping @Sendable () -> Int64,
                 maxPending: Int = TriggerLimits.maxPendingPerTrigger,
                 maxStoredBytes: Int64 = TriggerLimits.defaultMaxStoredBytes,
                 deadLetterRetentionMilliseconds: Int64 = TriggerLimits.deadLetterRetentionSeconds * 1000,
                 maxEventsPerWrite: Int = TriggerLimits.maxEventsPerWrite,
                 backoffBaseMilliseconds: Int64 = TriggerLimits.backoffBaseMilliseconds,
-                eventsPerSecond: Int = TriggerRateGuard.defaultEventsPerSecond, burst: Int = TriggerRateGuard.defaultBurst) {
+                backoffCapMilliseconds: Int64 = TriggerLimits.backoffCapMilliseconds,
+                eventsPerSecond: Int = TriggerRateGuard.defaultEventsPerSecond, burst: Int = TriggerRateGuard.defaultBurst,
+                runsSchedules: Bool = true) {
         (self.outbox, self.clock, self.logger) = (outbox, clock, logger)
+        scheduler = runsSchedules ? ScheduleRunner(outbox: outbox, clock: clock, logger: logger) : nil
         rateGuard = TriggerRateGuard(eventsPerSecond: eventsPerSecond, burst: burst, clock: clock, logger: logger)
         current = Mutex(State(origin: origin, matcher: TriggerMatcher(triggers: [], instance: origin.instance)))
         var options = TriggerDeliverer.Options()
@@ -45,12 +48,16 @@ public final class TriggerDelivery: CommitObserver, Sendable {
         options.maxStoredBytes = maxStoredBytes
         options.deadLetterRetentionMilliseconds = deadLetterRetentionMilliseconds
         options.backoffBase = backoffBaseMilliseconds
+        options.backoffCap = backoffCapMilliseconds
         options.rateGuard = rateGuard
         self.options = options
         self.maxEventsPerWrite = maxEventsPerWrite
     }
 
     private let maxEventsPerWrite: Int
+    /// Records the schedules' due times (`ScheduleRunner`); nil where schedules do not run
+    /// (a namespace other than the default: a schedule fires once, not once per database).
+    private let scheduler: ScheduleRunner?
     /// The loop guard: each trigger's rate of recorded events (`TriggerRateGuard`).
     public let rateGuard: TriggerRateGuard
 
@@ -67,6 +74,7 @@ public final class TriggerDelivery: CommitObserver, Sendable {
             logger.warning("trigger \(skipped.name): its instance pattern \(skipped.instance?.text ?? "") does not match the database instance \(instance); it never fires for it")
         }
         reconcile { $0.matcher = matcher }
+        scheduler?.replace(matcher.triggers)
     }
 
     /// Reads the triggers file at `path` and makes it the running set; a bad file changes
@@ -81,6 +89,12 @@ public final class TriggerDelivery: CommitObserver, Sendable {
             state.origin.databaseHost = databaseHost
             state.started = true
         }
+        scheduler?.start { [weak self] name in self?.wake(name) }
+    }
+
+    /// A schedule's due time was recorded: its deliverer looks at its outbox now.
+    private func wake(_ name: String) {
+        current.withLock { $0.deliverers[name] }?.wake()
     }
 
     private func reconcile(_ change: (inout State) -> Void) {
@@ -142,7 +156,7 @@ public final class TriggerDelivery: CommitObserver, Sendable {
     /// engine's `onCommit` calls it.
     public func committed(_ changes: [Change]) {
         let (matcher, deliverers) = current.withLock { ($0.matcher, $0.deliverers) }
-        for trigger in matcher.triggers where changes.contains(where: { TriggerMatcher.affects(trigger.ref, $0.path) }) {
+        for trigger in matcher.triggers where trigger.schedule == nil && changes.contains(where: { TriggerMatcher.affects(trigger.ref, $0.path) }) {
             deliverers[trigger.name]?.wake()
         }
     }
@@ -150,7 +164,7 @@ public final class TriggerDelivery: CommitObserver, Sendable {
     /// Dead letters were moved back to pending here (the console): every deliverer looks
     /// at its outbox now. (Another process's resend is seen within `TriggerLimits.idlePollMilliseconds`.)
     public func resent() {
-        for deliverer in current.withLock({ Array($0.deliverers.values) }) { deliverer.wake() }
+        for deliverer in current.withLock({ Array($0.deliverers.values) }) { deliverer.rescan() }
     }
 
     /// Per trigger: this process's counters and last error, with the outbox's backlog and
@@ -171,6 +185,7 @@ public final class TriggerDelivery: CommitObserver, Sendable {
 
     /// Stops every deliverer (each after the attempt under way). Pending events stay.
     public func close() {
+        scheduler?.stop()
         let all = current.withLock { current in
             current.closed = true
             defer { current.deliverers = [:] }

@@ -62,7 +62,7 @@ public struct TriggerMatcher: Sendable {
     /// no read of the data when none can).
     func mayMatch(_ operation: WriteOperation) -> Bool {
         operation.entries.contains { entry in
-            triggers.contains { Self.affects($0.ref, entry.path) }
+            triggers.contains { $0.schedule == nil && Self.affects($0.ref, entry.path) }
         }
     }
 
@@ -81,7 +81,7 @@ public struct TriggerMatcher: Sendable {
         guard mayMatch(applied) else { return [] }
         var reader = ChangeReader(view: before, entries: applied.entries)
         var events: [MatchedEvent] = []
-        for trigger in triggers {
+        for trigger in triggers where trigger.schedule == nil {  // a schedule matches no write
             for location in try reader.locations(matching: trigger.ref) {
                 let change = try reader.change(at: location)
                 guard change.kinds.contains(trigger.kind) else { continue }

@@ -9,6 +9,8 @@ extension TriggerLimits {
     public static let maxDeadLettersCounted = 10_000
     /// Dead letters moved back per round of `resendAll`.
     public static let resendBatchSize = 500
+    /// The dead-letter reason of an event an operator parked (`TriggerOutbox.park`).
+    public static let parkedReason = "parked by an operator"
 }
 
 /// What operators see of the triggers (issue 27, point 4: `hearth triggers`, the console's
@@ -33,6 +35,10 @@ public struct TriggerOverview: Sendable, Equatable {
     /// The last failed attempt: this process's (when it delivers), else the oldest pending
     /// event's (what any process delivering it last saw).
     public var lastError: String?
+    /// The oldest pending event (the next in line; a failing one holds the others back):
+    /// its id (for `park`), payload (not shown: it holds the data; `OutboxRecord.ref`
+    /// names its location), counted attempts and last error.
+    public var oldestPending: OutboxRecord?
 
     /// One row per declared trigger, then one per other name with pending events or dead
     /// letters, sorted by name within each group. `statuses`: the running deliverers' (may be empty).
@@ -42,6 +48,7 @@ public struct TriggerOverview: Sendable, Equatable {
                            defaultBudget: Int64 = TriggerLimits.defaultMaxStoredBytes,
                            deadCountLimit: Int = TriggerLimits.maxDeadLettersCounted) throws -> [TriggerOverview] {
         let backlog = try outbox.backlog()
+        let oldest = try outbox.oldestPending(trigger: nil)
         let stored = try outbox.storedBytes(trigger: nil)
         var dead: [String: Int] = [:]
         for letter in try outbox.deadLetters(trigger: nil, limit: deadCountLimit) {
@@ -50,18 +57,16 @@ public struct TriggerOverview: Sendable, Equatable {
         let lastErrors = Dictionary(statuses.compactMap { status in status.lastError.map { (status.name, $0) } }, uniquingKeysWith: { a, _ in a })
         func row(_ name: String, _ definition: TriggerDefinition?) throws -> TriggerOverview {
             let waiting = backlog[name]
-            var lastError = lastErrors[name]
-            if lastError == nil, (waiting?.pending ?? 0) > 0 {
-                lastError = try outbox.pending(trigger: name, now: .max, limit: 1).first?.lastError
-            }
-            return TriggerOverview(name: name, event: definition?.kind.rawValue, ref: definition.map { "/" + $0.ref.text },
+            let lastError = lastErrors[name] ?? oldest[name]?.lastError
+            return TriggerOverview(name: name, event: definition?.shownEvent, ref: definition?.shownRef,
                                    url: definition?.url.redacted, retry: definition?.retry, pending: waiting?.pending ?? 0,
                                    oldestPendingAt: waiting?.oldestAt, dead: dead[name] ?? 0,
                                    storedBytes: stored[name]?.total ?? 0,
-                                   maxStoredBytes: definition.map { $0.maxStoredBytes ?? defaultBudget }, lastError: lastError)
+                                   maxStoredBytes: definition.map { $0.maxStoredBytes ?? defaultBudget }, lastError: lastError,
+                                   oldestPending: oldest[name])
         }
         let names = Set(declared.map(\.name))
-        let others = Set(backlog.keys).union(dead.keys).union(stored.keys).subtracting(names).sorted()
+        let others = Set(backlog.keys).union(oldest.keys).union(dead.keys).union(stored.keys).subtracting(names).sorted()
         return try declared.sorted { $0.name < $1.name }.map { try row($0.name, $0) } + others.map { try row($0, nil) }
     }
 
@@ -76,6 +81,7 @@ public struct TriggerOverview: Sendable, Equatable {
         if let retry { members["retry"] = .bool(retry) }
         if let oldestPendingAt { members["oldestPendingAt"] = .int(oldestPendingAt) }
         if let lastError { members["lastError"] = .string(lastError) }
+        if let oldestPending { members["oldest"] = oldestPending.json }
         return .object(members)
     }
 
@@ -94,12 +100,28 @@ public struct TriggerOverview: Sendable, Equatable {
     }
 }
 
-extension DeadLetter {
+extension OutboxRecord {
     /// The location the event is about (`ref` of the stored payload), if it can be read.
     public var ref: String? {
-        guard case .object(let members)? = try? JSONParser.parse(record.payload), case .string(let ref)? = members["ref"] else { return nil }
+        guard case .object(let members)? = try? JSONParser.parse(payload), case .string(let ref)? = members["ref"] else { return nil }
         return "/" + ref
     }
+
+    /// As JSON (the console's API): no payload (it holds the data).
+    public var json: JSONValue {
+        var members: [JSONKey: JSONValue] = [
+            "id": .int(id), "trigger": .string(trigger), "attempts": .int(Int64(attempts)), "at": .int(at),
+            "nextAttemptAt": .int(nextAttemptAt),
+        ]
+        if let ref { members["ref"] = .string(ref) }
+        if let lastError { members["lastError"] = .string(lastError) }
+        return .object(members)
+    }
+}
+
+extension DeadLetter {
+    /// The location the event is about (`ref` of the stored payload), if it can be read.
+    public var ref: String? { record.ref }
 
     /// As JSON (the console's API): no payload (it holds the data).
     public var json: JSONValue {

@@ -2,15 +2,16 @@ import ArgumentParser
 import HearthStore
 import HearthTriggers
 
-/// `hearth triggers …` (issue 27, point 4): the declared triggers' backlog, their dead
-/// letters, and resending them, in one namespace's outbox (`--ns`; default: the default
+/// `hearth triggers …`: the declared triggers' backlog with each one's
+/// oldest pending event, their dead letters, parking pending events and resending dead
+/// letters, in one namespace's outbox (`--ns`; default: the default
 /// namespace's). Works while `hearth serve` runs (on SQLite and PostgreSQL): the running
 /// server's deliverers see resent events within `TriggerLimits.idlePollMilliseconds`.
 struct Triggers: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List the database triggers with their backlog, list dead letters, resend them.",
+        abstract: "List the database triggers with their backlog and oldest pending event, list dead letters, park pending events, resend dead letters.",
         discussion: "Each namespace keeps its own outbox: --ns <name> works on that namespace's (which must exist: the server makes it), without --ns on the default namespace's.",
-        subcommands: [List.self, Dead.self, Resend.self])
+        subcommands: [List.self, Dead.self, Park.self, Resend.self, Import.self])
 
     /// `writes`: the command changes the outbox, so it holds the data directory's lock as
     /// account writers do (refused while an import or a restore runs; the lock is the
@@ -38,8 +39,8 @@ struct Triggers: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print each trigger: name, event, ref, url, pending events, age of the oldest pending (s), dead letters, stored bytes/budget, last error (tab-separated).",
-            discussion: "The triggers are those of --triggers (or HEARTH_TRIGGERS; with --ns only those whose instance pattern takes that namespace), then any other name with pending events or dead letters (event, ref and url '-'). Stored bytes are the payload bytes of the pending events and dead letters together, and the budget is the trigger's maxStoredBytes (default \(TriggerLimits.defaultMaxStoredBytes); '-' for a name no longer declared). Header values and HMAC secrets are never printed.")
+            abstract: "Print each trigger: name, event, ref, url, pending events, age of the oldest pending (s), dead letters, stored bytes/budget, last error, then its oldest pending event: id, ref, attempts, last error (tab-separated).",
+            discussion: "The oldest pending event is the next in line: when it keeps failing, later events wait behind it ('hearth triggers park ID' sets it aside). Its attempts count those the function answered (not 2xx) or that timed out; a refused connection is not counted (its last error says so). The triggers are those of --triggers (or HEARTH_TRIGGERS; with --ns only those whose instance pattern takes that namespace), then any other name with pending events or dead letters (event, ref and url '-'). Stored bytes are the payload bytes of the pending events and dead letters together, and the budget is the trigger's maxStoredBytes (default \(TriggerLimits.defaultMaxStoredBytes); '-' for a name no longer declared). Header values and HMAC secrets are never printed.")
         @OptionGroup var data: DataDirectoryOption
         @Option(help: "The triggers file (default HEARTH_TRIGGERS; none: only names with a backlog).") var triggers: String?
         func run() throws {
@@ -58,7 +59,10 @@ struct Triggers: ParsableCommand {
                     let age = row.oldestPendingAt.map { String(max(0, now - $0) / 1000) }
                     print([row.name, Triggers.cell(row.event), Triggers.cell(row.ref), Triggers.cell(row.url), String(row.pending),
                            Triggers.cell(age), row.dead >= TriggerLimits.maxDeadLettersCounted ? "\(row.dead)+" : String(row.dead),
-                           "\(row.storedBytes)/\(row.maxStoredBytes.map(String.init) ?? "-")", Triggers.cell(row.lastError)].joined(separator: "\t"))
+                           "\(row.storedBytes)/\(row.maxStoredBytes.map(String.init) ?? "-")", Triggers.cell(row.lastError),
+                           Triggers.cell(row.oldestPending.map { String($0.id) }), Triggers.cell(row.oldestPending?.ref),
+                           Triggers.cell(row.oldestPending.map { String($0.attempts) }), Triggers.cell(row.oldestPending?.lastError)]
+                        .joined(separator: "\t"))
                 }
             }
         }
@@ -79,6 +83,29 @@ struct Triggers: ParsableCommand {
                     print([String(letter.record.id), letter.record.trigger, Triggers.cell(letter.ref), Triggers.cell(letter.reason),
                            String(letter.record.attempts), Triggers.cell(letter.record.lastError), Triggers.time(letter.diedAt)]
                         .joined(separator: "\t"))
+                }
+            }
+        }
+    }
+
+    struct Park: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Move pending events to the dead letters: no more attempts, and the events behind them go on. 'resend' brings them back (same id).",
+            discussion: "Give their ids (a trigger's oldest pending event is in 'hearth triggers list'). Prints how many moved; an id that is not a pending event is reported and the command fails, the others still moved. A running server sees it within \(TriggerLimits.idlePollMilliseconds) ms and attempts it no more (an attempt already under way finishes: at least once). The dead letter's reason is '\(TriggerLimits.parkedReason)'.")
+        @OptionGroup var data: DataDirectoryOption
+        @Argument(help: "Pending events' ids.") var ids: [Int64] = []
+        func validate() throws {
+            if ids.isEmpty { throw ValidationError("give the pending events' ids") }
+        }
+        func run() throws {
+            try Triggers.withOutbox(data, writes: true) { outbox in
+                let unique = Array(Set(ids)).sorted()
+                let moved = try outbox.park(ids: unique, reason: TriggerLimits.parkedReason, at: WallClock.milliseconds())
+                print("parked \(moved.count) event(s)")
+                let movedSet = Set(moved)
+                let missing = unique.filter { !movedSet.contains($0) }
+                if !missing.isEmpty {
+                    throw Tool.fail("\(missing.count) of the ids given are not pending events: \(missing.map(String.init).joined(separator: " "))")
                 }
             }
         }

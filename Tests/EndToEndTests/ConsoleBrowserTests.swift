@@ -23,7 +23,7 @@ import Testing
         "add_and_delete", "large_delete_is_confirmed", "export_json", "rules_shown_highlighted", "broken_rules_show_their_line_and_are_not_saved",
         "rules_saved_and_in_history", "simulator_with_trace", "users_search_and_details", "disabled_user_is_refused",
         "claims_and_reset_without_smtp", "failed_lookup_clears_the_panel", "slash_uid_managed_from_the_console",
-        "health_charts_from_metrics", "triggers_dead_letter_resent", "security_headers_and_csrf_refusal", "import_json",
+        "health_charts_from_metrics", "triggers_dead_letter_resent", "triggers_oldest_event_parked", "security_headers_and_csrf_refusal", "import_json",
         "ended_session_returns_to_sign_in", "sign_out",
     ]
 
@@ -35,9 +35,11 @@ import Testing
         defer { receiver.stop() }
         let secrets = ["Bearer console-header-secret", "console-hmac-secret-0123"]
         let triggers = dir.path + "/triggers.json"
+        // And one retried to a port nobody listens on: its event stays pending until parked.
         try """
             {"triggers": [{"name": "motd_written", "event": "written", "ref": "/motd", "url": "http://127.0.0.1:\(receiver.port)/motd-receiver",
-              "headers": {"Authorization": "\(secrets[0])"}, "hmacSecret": "\(secrets[1])"}]}
+              "headers": {"Authorization": "\(secrets[0])"}, "hmacSecret": "\(secrets[1])"},
+              {"name": "motd_parked", "event": "written", "ref": "/motd", "url": "http://127.0.0.1:\(try freeLoopbackPort())/", "retry": true}]}
             """.write(toFile: triggers, atomically: true, encoding: .utf8)
         // No user-status cache: a user disabled in the console is refused at the next request.
         let server = try HearthProcess.serve(dataDirectory: dir.path, environment: ["HEARTH_USER_STATUS_CACHE_SECONDS": "0",

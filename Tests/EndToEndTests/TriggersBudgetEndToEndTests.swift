@@ -46,7 +46,7 @@ import Testing
         var row: [String] = []
         try waitUntil("the outbox settled within the budget") {
             row = TriggersOperatorEndToEndTests.lines(try runHearth(["triggers", "list", "--triggers", triggers] + store).output).first ?? []
-            guard row.count == 9, row[4] == "0", let stored = row[7].split(separator: "/").first.flatMap({ Int64($0) }) else { return false }
+            guard row.count == 13, row[4] == "0", let stored = row[7].split(separator: "/").first.flatMap({ Int64($0) }) else { return false }
             return stored <= Self.budget
         }
         #expect(row[7].hasSuffix("/\(Self.budget)"))

@@ -13,7 +13,7 @@ final class FunctionsFramework {
     let port: Int
     let outFile: String
 
-    init(python: String, directory: String, failFirst: Bool = false, port: Int? = nil) throws {
+    init(python: String, directory: String, failFirst: Bool = false, port: Int? = nil, environment extra: [String: String] = [:]) throws {
         let port = try port ?? freeLoopbackPort()
         self.port = port
         outFile = directory + "/received.jsonl"
@@ -24,6 +24,7 @@ final class FunctionsFramework {
         var environment = ProcessInfo.processInfo.environment
         environment["HEARTH_TRIGGER_OUT"] = outFile
         environment["HEARTH_TRIGGER_FAIL_FIRST"] = failFirst ? "1" : "0"
+        environment.merge(extra) { _, new in new }
         process.environment = environment
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
@@ -65,10 +66,10 @@ final class FunctionsFramework {
 @Suite struct TriggersEndToEndTests {
     static let rules = #"{"rules": {"users": {"$uid": {".read": "auth != null && auth.uid == $uid", ".write": "auth != null && auth.uid == $uid"}}}}"#
 
-    static func triggersFile(port: Int, in directory: String) throws -> String {
-        let kinds = ["written", "created", "updated", "deleted"]
+    static func triggersFile(port: Int, in directory: String, kinds: [String] = ["written", "created", "updated", "deleted"],
+                             maxConcurrency: Int = 16) throws -> String {
         let entries = kinds.map {
-            #"{"name": "fav_\#($0)", "event": "\#($0)", "ref": "/users/{uid}/favorites/{favId}", "url": "http://127.0.0.1:\#(port)/", "retry": true}"#
+            #"{"name": "fav_\#($0)", "event": "\#($0)", "ref": "/users/{uid}/favorites/{favId}", "url": "http://127.0.0.1:\#(port)/", "retry": true, "maxConcurrency": \#(maxConcurrency)}"#
         }
         let path = directory + "/triggers.json"
         try ("{\"triggers\": [\n" + entries.joined(separator: ",\n") + "\n]}").write(toFile: path, atomically: true, encoding: .utf8)
@@ -79,6 +80,18 @@ final class FunctionsFramework {
     static func serve(_ directory: String, triggers: String) throws -> HearthProcess {
         try HearthProcess.serve(dataDirectory: directory, rules: rules,
                                 environment: ["HEARTH_TRIGGERS": triggers, "HEARTH_ACCEPT_EMULATOR_OWNER": "true"])
+    }
+
+    /// A server with `triggers` where a signed-up user wrote favourites f0… (`count`, each
+    /// acknowledged): their events are recorded.
+    static func serveWithFavorites(_ directory: String, triggers: String, count: Int) throws -> HearthProcess {
+        let server = try serve(directory, triggers: triggers)
+        let (uid, token) = try signUp(server.baseURL)
+        for index in 0..<count {
+            let result = try curl("PUT", server.baseURL + "/users/\(uid)/favorites/f\(index).json?auth=\(token)", body: #"{"n": \#(index)}"#)
+            #expect(result.status == 200)
+        }
+        return server
     }
 
     static func signUp(_ base: String) throws -> (uid: String, token: String) {
@@ -162,20 +175,15 @@ final class FunctionsFramework {
 
     /// Acknowledged writes are events that will be delivered: Hearth SIGKILLed while the
     /// receiver is down delivers them all after its restart, once the receiver is up, in
-    /// commit order, each with one id across its attempts (the functions fail each
-    /// event's first attempt).
+    /// commit order (maxConcurrency 1: across the trigger's locations too), each with one
+    /// id across its attempts (the functions fail each event's first attempt).
     @Test func eventsSurviveSigkillAndAReceiverOutage() throws {
         let python = try pythonInterpreter()
         let dir = TemporaryDirectory(), work = TemporaryDirectory()
         let port = try freeLoopbackPort()  // nobody listens yet
-        let triggers = try Self.triggersFile(port: port, in: work.path)
-        let server = try Self.serve(dir.path, triggers: triggers)
-        let (uid, token) = try Self.signUp(server.baseURL)
+        let triggers = try Self.triggersFile(port: port, in: work.path, maxConcurrency: 1)
         let count = 4
-        for index in 0..<count {
-            let result = try curl("PUT", server.baseURL + "/users/\(uid)/favorites/f\(index).json?auth=\(token)", body: #"{"n": \#(index)}"#)
-            #expect(result.status == 200)
-        }
+        let server = try Self.serveWithFavorites(dir.path, triggers: triggers, count: count)
         server.signal(SIGKILL)
         _ = try server.waitForExit()
         let restarted = try Self.serve(dir.path, triggers: triggers)

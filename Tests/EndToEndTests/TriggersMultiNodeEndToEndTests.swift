@@ -6,7 +6,8 @@ import Glibc
 #endif
 
 /// Triggers on two nodes of one PostgreSQL database (issue 27): events written on either
-/// node reach the receiver once each, in commit order, from whichever node holds the
+/// node reach the receiver once each, in commit order (maxConcurrency 1: across
+/// locations), from whichever node holds the
 /// trigger's lease; when a node dies, the other goes on.
 @Suite(.enabled(if: PostgresTests.enabled)) struct TriggersMultiNodeEndToEndTests {
     final class Receiver: Sendable {
@@ -46,7 +47,7 @@ import Glibc
         let url = try PostgresCluster.shared().makeDatabase()
         let work = TemporaryDirectory()
         let triggers = work.path + "/triggers.json"
-        try #"{"triggers": [{"name": "room", "event": "written", "ref": "/room/{id}", "url": "http://127.0.0.1:\#(receiver.listener.port)/", "retry": true, "timeoutSeconds": 5}]}"#
+        try #"{"triggers": [{"name": "room", "event": "written", "ref": "/room/{id}", "url": "http://127.0.0.1:\#(receiver.listener.port)/", "retry": true, "timeoutSeconds": 5, "maxConcurrency": 1}]}"#
             .write(toFile: triggers, atomically: true, encoding: .utf8)
         let directories = [TemporaryDirectory(), TemporaryDirectory()]
         let nodes = try directories.map {

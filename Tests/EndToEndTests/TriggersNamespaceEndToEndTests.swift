@@ -17,10 +17,15 @@ import Testing
            "instance": "\(namespace)"}
         ]}
         """.write(toFile: triggers, atomically: true, encoding: .utf8)
+        return (triggers, try namespacesFile(in: directory))
+    }
+
+    /// A namespaces file in `directory` declaring `shop-eu` (open rules); its path.
+    static func namespacesFile(in directory: String) throws -> String {
         try HearthProcess.openRules.write(toFile: directory + "/eu.rules.json", atomically: true, encoding: .utf8)
         let namespaces = directory + "/namespaces.json"
         try #"{"namespaces": {"\#(namespace)": {"rules": "eu.rules.json"}}}"#.write(toFile: namespaces, atomically: true, encoding: .utf8)
-        return (triggers, namespaces)
+        return namespaces
     }
 
     @Test func deadLettersOfASecondNamespace() throws {

@@ -97,7 +97,7 @@ func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
         #expect(list.status == 0)
         let rows = Self.lines(list.output)
         #expect(rows.map { $0.first ?? "" } == ["flaky", "steady"])
-        #expect(rows[0].count == 9 && rows[0].prefix(7) == ["flaky", "written", "/items/{id}", "http://127.0.0.1:\(receiver.port)/flaky", "0", "-", "1"])
+        #expect(rows[0].count == 13 && rows[0].prefix(7) == ["flaky", "written", "/items/{id}", "http://127.0.0.1:\(receiver.port)/flaky", "0", "-", "1"])
         #expect(rows[0][8] == "-")
         // Stored bytes (the dead letter's payload) of the default budget, 64 MiB.
         #expect(rows[0][7].hasSuffix("/67108864") && rows[0][7] != "0/67108864")

@@ -255,3 +255,14 @@ public func pollUntil(_ what: String, _ condition: () throws -> Bool) throws {
         usleep(10_000)
     }
 }
+
+/// `pollUntil` for async tests: between looks it suspends rather than blocking its thread,
+/// so tests waiting at once do not hold the cooperative pool's few threads (other tests'
+/// tasks, and this test's own callbacks, go on running meanwhile).
+public func waitUntil(_ what: String, _ condition: () throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(60)
+    while try !condition() {
+        guard ContinuousClock.now < deadline else { throw LiveClientError("timed out waiting for \(what)") }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+}

@@ -56,7 +56,7 @@ import Testing
            "url": "http://127.0.0.1:8080/", "retry": true},
           {"name": "gone", "event": "google.firebase.database.ref.v1.deleted", "ref": "/a/{x}", "url": "https://hooks.example/x",
            "instance": "{db}", "timeoutSeconds": 5, "headers": {"X-Secret": "s"}, "hmacSecret": "0123456789abcdef",
-           "maxEventsPerSecond": 100000, "maxStoredBytes": 1048576}
+           "maxEventsPerSecond": 100000, "maxStoredBytes": 1048576, "maxConcurrency": 64}
         ]}
         """)
         #expect(definitions.count == 2)
@@ -66,6 +66,7 @@ import Testing
         #expect(definitions[1].timeoutSeconds == 5 && definitions[1].headers == ["X-Secret": "s"] && definitions[1].hmacSecret != nil)
         #expect(definitions[0].maxEventsPerSecond == nil && definitions[1].maxEventsPerSecond == TriggerLimits.eventsPerSecondRange.upperBound)
         #expect(definitions[0].maxStoredBytes == nil && definitions[1].maxStoredBytes == TriggerLimits.storedBytesRange.lowerBound)
+        #expect(definitions[0].maxConcurrency == TriggerLimits.defaultMaxConcurrency && definitions[1].maxConcurrency == TriggerLimits.maxConcurrencyRange.upperBound)
     }
 
     /// Each error names the line of the trigger (or of the JSON error) and the reason.
@@ -83,6 +84,9 @@ import Testing
         ("{\"triggers\": [{\"name\": \"a\", \"event\": \"written\", \"ref\": \"/a\", \"url\": \"http://h/\", \"maxStoredBytes\": 1048575}]}", 1, "maxStoredBytes"),
         ("{\"triggers\": [{\"name\": \"a\", \"event\": \"written\", \"ref\": \"/a\", \"url\": \"http://h/\", \"maxStoredBytes\": 1099511627777}]}", 1, "maxStoredBytes"),
         ("{\"triggers\": [{\"name\": \"a\", \"event\": \"written\", \"ref\": \"/a\", \"url\": \"http://h/\", \"maxStoredBytes\": \"64M\"}]}", 1, "maxStoredBytes"),
+        ("{\"triggers\": [{\"name\": \"a\", \"event\": \"written\", \"ref\": \"/a\", \"url\": \"http://h/\", \"maxConcurrency\": 0}]}", 1, "\"maxConcurrency\" must be an integer in 1...64"),
+        ("{\"triggers\": [{\"name\": \"a\", \"event\": \"written\", \"ref\": \"/a\", \"url\": \"http://h/\", \"maxConcurrency\": 65}]}", 1, "maxConcurrency"),
+        ("{\"triggers\": [{\"name\": \"a\", \"event\": \"written\", \"ref\": \"/a\", \"url\": \"http://h/\", \"maxConcurrency\": 1.5}]}", 1, "maxConcurrency"),
         ("{\"triggers\": [{\"name\": \"a\", \"event\": \"written\", \"ref\": \"/a\", \"url\": \"http://h/\", \"headers\": {\"ce-id\": \"x\"}}]}", 1, "set by Hearth"),
         ("{\"triggers\": [{\"name\": \"a\", \"event\": \"written\", \"ref\": \"/a\", \"url\": \"http://h/\", \"hmacSecret\": \"short\"}]}", 1, "hmacSecret"),
         ("{\"triggers\": [{\"name\": \"a\", \"event\": \"written\", \"ref\": \"/a\", \"url\": \"http://h/\"},\n {\"name\": \"a\", \"event\": \"written\", \"ref\": \"/b\", \"url\": \"http://h/\"}]}", 2, "used twice"),

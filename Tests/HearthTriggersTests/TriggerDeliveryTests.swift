@@ -75,20 +75,12 @@ import Testing
         }.get()
     }
 
-    /// Waits (60 s safety net) until `condition` holds.
-    func wait(_ what: String, _ condition: () throws -> Bool) throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while try !condition() {
-            guard ContinuousClock.now < deadline else { throw LiveClientError("timed out waiting for \(what)") }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-    }
-
     @Test func eventsArriveInCommitOrderAsCloudEvents() async throws {
         let receiver = try Receiver()
         defer { receiver.listener.stop() }
         var trigger = Self.trigger("fav", port: receiver.listener.port)
         trigger.hmacSecret = "0123456789abcdef"
+        trigger.maxConcurrency = 1  // one at a time: the whole trigger in commit order
         let (delivery, database) = delivery([trigger])
         defer { delivery.close() }
         let user = Caller(auth: .object(["uid": .string("u1")]))
@@ -96,7 +88,7 @@ import Testing
             try await write(database, "/users/u1/favorites/f\(index)", .object(["name": .string("c\(index)")]), as: user)
         }
         try await write(database, "/users/u1/other", .int(1))  // no match: no event
-        try wait("five deliveries") { receiver.received.count == 5 }
+        try await waitUntil("five deliveries") { receiver.received.count == 5 }
         let received = receiver.received
         #expect(received.map { $0.header("ce-ref") } == (0..<5).map { "users/u1/favorites/f\($0)" })
         #expect(received.allSatisfy { $0.header("ce-authtype") == "app_user" && $0.header("ce-authid") == "u1" })
@@ -105,21 +97,23 @@ import Testing
         let body = try JSONParser.parse(received[0].body)
         #expect(body == .object(["data": .null, "delta": .object(["name": .string("c0")])]))
         #expect(received[0].header("X-Hearth-Signature") == "sha256=" + CloudEventEncoding.hex(CloudEventEncoding.hmacSHA256(key: Array("0123456789abcdef".utf8), received[0].body)))
-        try wait("an empty outbox") { try store.triggerOutbox.pendingCount(trigger: "fav") == 0 }
+        try await waitUntil("an empty outbox") { try store.triggerOutbox.pendingCount(trigger: "fav") == 0 }
         let status = try #require(delivery.status().first)
         #expect(status.status.delivered == 5 && status.pending == 0 && status.status.lastError == nil)
     }
 
-    /// Failures are retried with backoff, the head first (no later event overtakes it),
-    /// with the same id every time.
+    /// Failures are retried with backoff, the head first (at maxConcurrency 1 no later event
+    /// overtakes it), with the same id every time.
     @Test func failuresAreRetriedInOrderWithAStableID() async throws {
         let receiver = try Receiver(answers: [500, 503, 500])
         defer { receiver.listener.stop() }
-        let (delivery, database) = delivery([Self.trigger("fav", port: receiver.listener.port)])
+        var trigger = Self.trigger("fav", port: receiver.listener.port)
+        trigger.maxConcurrency = 1
+        let (delivery, database) = delivery([trigger])
         defer { delivery.close() }
         try await write(database, "/users/u1/favorites/a", .int(1))
         try await write(database, "/users/u1/favorites/b", .int(2))
-        try wait("both delivered") { receiver.received.filter { $0.header("ce-ref") == "users/u1/favorites/b" }.count == 1 }
+        try await waitUntil("both delivered") { receiver.received.filter { $0.header("ce-ref") == "users/u1/favorites/b" }.count == 1 }
         let refs = receiver.received.compactMap { $0.header("ce-ref") }
         #expect(refs == Array(repeating: "users/u1/favorites/a", count: 4) + ["users/u1/favorites/b"])
         #expect(Set(receiver.received.prefix(4).compactMap { $0.header("ce-id") }).count == 1)
@@ -133,11 +127,11 @@ import Testing
         defer { delivery.close() }
         try await write(database, "/users/u1/favorites/a", .int(1))
         try await write(database, "/users/u1/favorites/b", .int(2))
-        try wait("two attempts") { receiver.received.count == 2 }
-        try wait("one dead letter") { try store.triggerOutbox.deadLetters(trigger: "once", limit: 10).count == 1 }
+        try await waitUntil("two attempts") { receiver.received.count == 2 }
+        try await waitUntil("one dead letter") { try store.triggerOutbox.deadLetters(trigger: "once", limit: 10).count == 1 }
         let dead = try store.triggerOutbox.deadLetters(trigger: "once", limit: 10)
         #expect(dead[0].reason.contains("retry: false") && dead[0].reason.contains("HTTP 500"))
-        try wait("an empty outbox") { try store.triggerOutbox.pendingCount(trigger: "once") == 0 }
+        try await waitUntil("an empty outbox") { try store.triggerOutbox.pendingCount(trigger: "once") == 0 }
     }
 
     /// An event older than the maximum age is not sent again: it is a dead letter.
@@ -148,7 +142,7 @@ import Testing
         let (delivery, database) = delivery([Self.trigger("fav", port: receiver.listener.port)], clock: late)
         defer { delivery.close() }
         try await write(database, "/users/u1/favorites/a", .int(1))
-        try wait("a dead letter") { try store.triggerOutbox.deadLetters(trigger: "fav", limit: 10).count == 1 }
+        try await waitUntil("a dead letter") { try store.triggerOutbox.deadLetters(trigger: "fav", limit: 10).count == 1 }
         #expect(try store.triggerOutbox.deadLetters(trigger: "fav", limit: 10)[0].reason.contains("maxEventAge"))
         #expect(receiver.received.isEmpty)
     }
@@ -163,7 +157,7 @@ import Testing
         for index in 0..<(bound + 2) {
             try await write(database, "/users/u1/favorites/f\(index)", .int(Int64(index)))
         }
-        try wait("the excess moved") { try store.triggerOutbox.deadLetters(trigger: "fav", limit: 10).count == 2 }
+        try await waitUntil("the excess moved") { try store.triggerOutbox.deadLetters(trigger: "fav", limit: 10).count == 2 }
         #expect(try store.triggerOutbox.pendingCount(trigger: "fav") == bound)
         let dead = try store.triggerOutbox.deadLetters(trigger: "fav", limit: 10)
         #expect(dead.allSatisfy { $0.reason.hasPrefix("backlog") })
@@ -182,8 +176,8 @@ import Testing
         defer { delivery.close() }
         let big = JSONValue.string(String(repeating: "x", count: 1000))
         for index in 0..<8 { try await write(database, "/users/u1/favorites/f\(index)", big) }
-        try wait("eight attempts") { receiver.received.count == 8 }
-        try wait("the outbox within its budget") {
+        try await waitUntil("eight attempts") { receiver.received.count == 8 }
+        try await waitUntil("the outbox within its budget") {
             try store.triggerOutbox.pendingCount(trigger: "once") == 0
                 && (try store.triggerOutbox.storedBytes(trigger: "once")["once"]?.total ?? 0) <= budget
         }
@@ -191,7 +185,7 @@ import Testing
         #expect(dead.count >= 1 && dead.count < 8)
         // The newest stay: the kept dead letters are the last ones written.
         #expect(dead.compactMap(\.ref) == (8 - dead.count..<8).map { "/users/u1/favorites/f\($0)" })
-        try wait("the count") { delivery.status().first?.status.deadRemoved == 8 - dead.count }
+        try await waitUntil("the count") { delivery.status().first?.status.deadRemoved == 8 - dead.count }
         #expect(delivery.status().first?.storedBytes == (try store.triggerOutbox.storedBytes(trigger: "once")["once"]?.total))
         #expect(try store.readSync { try $0.value(at: Self.path("/users/u1/favorites")) }.objectValue?.count == 8, "no write refused")
     }
@@ -210,6 +204,7 @@ import Testing
         let budget: Int64 = 3 * 1024
         var trigger = Self.trigger("fav", port: hung.port)
         trigger.timeoutSeconds = TriggerLimits.timeoutSecondsRange.upperBound
+        trigger.maxConcurrency = 1  // one attempt at a time: the rest wait behind the hung one
         let (delivery, database) = delivery([trigger], maxStoredBytes: budget)
         defer {
             release.signal()  // the attempt ends, so closing does not wait for it
@@ -217,9 +212,9 @@ import Testing
         }
         let big = JSONValue.string(String(repeating: "x", count: 1000))
         try await write(database, "/users/u1/favorites/f0", big)
-        try wait("the first attempt under way") { attempts.withLock { $0 } == 1 }
+        try await waitUntil("the first attempt under way") { attempts.withLock { $0 } == 1 }
         for index in 1..<8 { try await write(database, "/users/u1/favorites/f\(index)", big) }
-        try wait("the pending events within the budget") {
+        try await waitUntil("the pending events within the budget") {
             (try store.triggerOutbox.storedBytes(trigger: "fav")["fav"]?.total ?? 0) <= budget
         }
         let pending = try store.triggerOutbox.pending(trigger: "fav", now: .max, limit: 100)
@@ -227,13 +222,13 @@ import Testing
         #expect(!pending.isEmpty && pending.count < 8)
         #expect(refs == (0..<pending.count).map { "users/u1/favorites/f\($0)" }, "the oldest are kept, in order")
         #expect(attempts.withLock { $0 } == 1, "still the first attempt")
-        try wait("the count") { delivery.status().first?.status.budgetDropped == 8 - pending.count }
+        try await waitUntil("the count") { delivery.status().first?.status.budgetDropped == 8 - pending.count }
     }
 
     /// The dead letters' retention: the keeper's first round deletes those given up more
     /// than `deadLetterRetentionSeconds` ago, of any trigger (also one no longer declared),
     /// and keeps younger ones; each deletion is counted on its own trigger.
-    @Test func deadLettersPastTheRetentionAreDeleted() throws {
+    @Test func deadLettersPastTheRetentionAreDeleted() async throws {
         let outbox = store.triggerOutbox
         try store.writeSync(.set(WriteEntry(path: Self.path("/seed"), value: 1)), check: nil) { _, _ in
             [OutboxEvent(trigger: "fav", payload: [1]), OutboxEvent(trigger: "fav", payload: [2]), OutboxEvent(trigger: "gone", payload: [3])]
@@ -249,7 +244,7 @@ import Testing
         defer { receiver.listener.stop() }
         let (delivery, _) = delivery([Self.trigger("fav", port: receiver.listener.port)])
         defer { delivery.close() }
-        try wait("the old ones deleted, counted") {
+        try await waitUntil("the old ones deleted, counted") {
             try outbox.deadLetters(trigger: nil, limit: 10).map(\.reason) == ["young"] && delivery.status().first?.status.deadRemoved == 1
         }
         // Counted on its own trigger: "gone" runs nowhere here, so fav's count is fav's only.
@@ -266,7 +261,7 @@ import Testing
         #expect(delivery.triggerNames == ["b"])
         try await write(database, "/users/u1/favorites/f", .int(1))  // trigger a is gone: no event
         try await write(database, "/x/1", .int(1))
-        try wait("b's event") { receiver.received.count == 1 }
+        try await waitUntil("b's event") { receiver.received.count == 1 }
         #expect(receiver.received[0].target == "/b")
         #expect(try store.triggerOutbox.pendingCount(trigger: "a") == 0)
     }

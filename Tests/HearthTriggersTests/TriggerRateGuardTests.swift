@@ -91,7 +91,9 @@ import Testing
         let delivery = TriggerDelivery(outbox: store.triggerOutbox, origin: EventOrigin(instance: "hearth", databaseHost: "127.0.0.1:9"),
                                        logger: Logger(label: "test"), clock: clock.read, eventsPerSecond: 1, burst: 3)
         defer { delivery.close() }
-        delivery.replace([TriggerDeliveryTests.trigger("fav", port: receiver.listener.port)])
+        var trigger = TriggerDeliveryTests.trigger("fav", port: receiver.listener.port)
+        trigger.maxConcurrency = 1  // the deliveries are compared in commit order
+        delivery.replace([trigger])
         delivery.start(databaseHost: "127.0.0.1:9")
         box.delivery.withLock { $0 = delivery }
         let policy = RulesAccessPolicy(rules: try RuleSet.compile(#"{"rules": {".read": true, ".write": true}}"#))
@@ -103,7 +105,7 @@ import Testing
             }.get()
         }
         let outbox = store.triggerOutbox
-        try wait("three deliveries and two dead letters") {
+        try await waitUntil("three deliveries and two dead letters") {
             try receiver.received.count == 3 && outbox.deadLetters(trigger: "fav", limit: 10).count == 2
         }
         let dead = try outbox.deadLetters(trigger: "fav", limit: 10)
@@ -111,7 +113,7 @@ import Testing
         #expect(dead.map(\.ref) == ["/users/u1/favorites/f3", "/users/u1/favorites/f4"])
         #expect(receiver.received.compactMap { $0.header("ce-ref") } == (0..<3).map { "users/u1/favorites/f\($0)" })
         #expect(delivery.rateGuard.limited == ["fav": 2])
-        try wait("the dead count") { delivery.status().first?.status.deadLettered == 2 }
+        try await waitUntil("the dead count") { delivery.status().first?.status.deadLettered == 2 }
 
         // The overview: the trigger declared, nothing pending, two dead letters; no secrets.
         let rows = try TriggerOverview.all(declared: delivery.definitions, outbox: outbox)
@@ -124,16 +126,8 @@ import Testing
         // Resent, they are delivered (their marks were consumed), in their order.
         #expect(try TriggerOverview.resendAll(trigger: "fav", outbox: outbox) == 2)
         delivery.resent()
-        try wait("five deliveries") { receiver.received.count == 5 }
+        try await waitUntil("five deliveries") { receiver.received.count == 5 }
         #expect(receiver.received.compactMap { $0.header("ce-ref") } == (0..<5).map { "users/u1/favorites/f\($0)" })
-        try wait("an empty outbox") { try outbox.pendingCount(trigger: "fav") == 0 && outbox.deadLetters(trigger: nil, limit: 10).isEmpty }
-    }
-
-    func wait(_ what: String, _ condition: () throws -> Bool) throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while try !condition() {
-            guard ContinuousClock.now < deadline else { throw LiveClientError("timed out waiting for \(what)") }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
+        try await waitUntil("an empty outbox") { try outbox.pendingCount(trigger: "fav") == 0 && outbox.deadLetters(trigger: nil, limit: 10).isEmpty }
     }
 }

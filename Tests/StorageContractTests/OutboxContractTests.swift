@@ -187,6 +187,39 @@ import Testing
         #expect(try outbox.pending(trigger: "a", now: 0, limit: 1).first.map { $0.id > a[4].id } == true)
     }
 
+    /// A deliverer's pass: reads after a cursor, in id order, due or not, one trigger only;
+    /// consecutive reads from the last id seen read every pending event exactly once.
+    @Test(arguments: ContractEngine.all)
+    func aPassReadsEveryPendingEventOnceAfterItsCursor(engine: ContractEngine) throws {
+        let place = try engine.makePlace()
+        let store = try engine.open(place.address, EngineHooks())
+        defer { store.close(); _ = place }
+        let outbox = store.triggerOutbox
+        for n in 0..<7 {
+            try store.writeSync(Self.set("/p/\(n)", .int(Int64(n))), check: nil) { _, _ in
+                [OutboxEvent(trigger: "a", payload: Self.bytes("a\(n)")), OutboxEvent(trigger: "b", payload: Self.bytes("b\(n)"))]
+            }
+        }
+        let all = try outbox.pending(trigger: "a", now: .max, limit: 100)
+        try outbox.failed(id: all[1].id, error: "HTTP 500", nextAttemptAt: .max)  // not due: still read
+        try outbox.delivered(ids: [all[4].id])
+        var cursor: Int64 = 0
+        var read: [OutboxRecord] = []
+        while true {
+            let step = try outbox.pending(trigger: "a", after: cursor, limit: 2)
+            #expect(step.count <= 2)
+            guard let last = step.last else { break }
+            read += step
+            cursor = last.id
+        }
+        #expect(read.map(\.payload) == [0, 1, 2, 3, 5, 6].map { Self.bytes("a\($0)") })
+        #expect(read[1].attempts == 1 && read[1].nextAttemptAt == .max && read[1].lastError == "HTTP 500")
+        #expect(try outbox.pending(trigger: "a", after: all[5].id, limit: 10).map(\.id) == [all[6].id])
+        #expect(try outbox.pending(trigger: "a", after: all[6].id, limit: 10).isEmpty)
+        #expect(try outbox.pending(trigger: "a", after: 0, limit: 0).isEmpty)
+        #expect(try outbox.pending(trigger: "c", after: 0, limit: 10).isEmpty)
+    }
+
     /// The backlog bound: the newest events past the oldest `keep` of one trigger move to
     /// the dead letters together, the kept ones and other triggers' events untouched.
     @Test(arguments: ContractEngine.all)

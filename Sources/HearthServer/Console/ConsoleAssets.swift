@@ -203,6 +203,7 @@ enum ConsoleAssets {
           setClaims(uid, claims) { return this.request('PUT', `users/${encodeURIComponent(uid)}/claims`, { claims }); }
           triggers() { return this.request('GET', this.scoped('triggers')); }
           resendDeadLetters(ids) { return this.request('POST', this.scoped('triggers/resend'), { ids }); }
+          parkEvents(ids) { return this.request('POST', this.scoped('triggers/park'), { ids }); }
 
           // Live changes under `path` (server-sent events, the session's cookie).
           watch(path, onChange) {

@@ -1,7 +1,8 @@
 extension ConsoleAssets {
-    /// The Triggers screen (issue 27): one row per trigger (name, event, ref, url, pending,
-    /// age of the oldest pending, dead letters, last error), then the dead letters, each
-    /// with a Resend button (and one for all shown). Refreshed every 5 s while open.
+    /// The Triggers screen: one row per trigger (name, event, ref, url, pending, age of the
+    /// oldest pending, dead letters, last error, and its oldest pending event: id, ref,
+    /// attempts, last error, with a Park button), then the dead letters, each with a Resend
+    /// button (and one for all shown). Refreshed every 5 s while open.
     static let triggersJS = """
         const REFRESH_MS = 5000;
         const element = (tag, props = {}, ...children) => {
@@ -63,7 +64,27 @@ extension ConsoleAssets {
               this.dead.replaceChildren();
               return;
             }
-            this.triggers.replaceChildren(table('triggers', ['Name', 'Event', 'Ref', 'URL', 'Pending', 'Oldest pending', 'Dead', 'Stored / budget', 'Last error'],
+            const park = (event) => {
+              const button = element('button', { type: 'button', className: 'park', textContent: 'Park' });
+              button.addEventListener('click', async () => {
+                button.disabled = true;
+                try {
+                  const result = await this.api.parkEvents([event.id]);
+                  this.announce(result.parked ? `Parked event ${event.id}: resend it from the dead letters` : `Event ${event.id} is no longer pending`);
+                } catch (error) {
+                  this.announce(error.message);
+                }
+                await this.refresh();
+              });
+              return button;
+            };
+            const oldest = (t) => {
+              const event = t.oldest;
+              if (!event) return element('td', { className: 'oldest', textContent: '–' });
+              const summary = `#${event.id} ${event.ref || ''} · ${event.attempts} attempt(s)` + (event.lastError ? ` · ${event.lastError}` : '');
+              return element('td', { className: 'oldest' }, element('span', { textContent: summary + ' ' }), park(event));
+            };
+            this.triggers.replaceChildren(table('triggers', ['Name', 'Event', 'Ref', 'URL', 'Pending', 'Oldest pending', 'Dead', 'Stored / budget', 'Last error', 'Oldest pending event'],
               answer.triggers.map((t) => element('tr', { className: 'trigger-row' },
                 element('td', { textContent: t.name }), element('td', { textContent: t.event || '(not declared)' }),
                 element('td', { textContent: t.ref || '–' }), element('td', { textContent: t.url || '–' }),
@@ -71,7 +92,7 @@ extension ConsoleAssets {
                 element('td', { textContent: t.oldestPendingAt ? age(answer.now - t.oldestPendingAt) : '–' }),
                 element('td', { className: 'dead', textContent: String(t.dead) }),
                 element('td', { className: 'stored', textContent: bytes(t.storedBytes) + ' / ' + (t.maxStoredBytes ? bytes(t.maxStoredBytes) : '–') }),
-                element('td', { className: 'last-error', textContent: t.lastError || '–' })))));
+                element('td', { className: 'last-error', textContent: t.lastError || '–' }), oldest(t)))));
             if (answer.dead.length === 0) {
               this.dead.replaceChildren(element('p', { textContent: 'None.' }));
               return;

@@ -7,7 +7,8 @@ test: {"motd": "hello", "cities": {"oslo": {"name": "Oslo", "temp": 3}},
 "bidi": {RLO_KEY: RLO_VALUE, LONG_KEY: 1}}.
 
 A trigger `motd_written` on /motd (retry false) whose receiver answered 500 to the seed's
-event: one dead letter. CONSOLE_TRIGGER_SECRETS: its header value and HMAC secret
+event: one dead letter. A trigger `motd_parked` on /motd (retried) whose receiver port
+nobody listens on: its event stays pending, the oldest, until parked. CONSOLE_TRIGGER_SECRETS: its header value and HMAC secret
 (comma-separated), which the page must never show.
 
 Prints one JSON line per check {"name", "ok", "details"}, then `done`.
@@ -396,7 +397,8 @@ def main():
         def triggers():
             driver.find_element(By.XPATH, "//nav//button[normalize-space(text())='Triggers']").click()
             until(driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'tr.dead-row'), 'a dead letter')
-            listed = [c.text for c in driver.find_element(By.CSS_SELECTOR, 'tr.trigger-row').find_elements(By.TAG_NAME, 'td')]
+            rows = [[c.text for c in r.find_elements(By.TAG_NAME, 'td')] for r in driver.find_elements(By.CSS_SELECTOR, 'tr.trigger-row')]
+            listed = next((r for r in rows if r and r[0] == 'motd_written'), [])
             row = driver.find_element(By.CSS_SELECTOR, 'tr.dead-row')
             cells = [c.text for c in row.find_elements(By.TAG_NAME, 'td')]
             secrets = [s for s in os.environ.get('CONSOLE_TRIGGER_SECRETS', '').split(',') if s]
@@ -409,6 +411,22 @@ def main():
                   and cells[1:3] == ['motd_written', '/motd'] and 'HTTP 500' in cells[3] and hidden)
             return ok, {'trigger': listed, 'dead': cells, 'secrets_hidden': hidden}
         check('triggers_dead_letter_resent', triggers)
+
+        def park():
+            def oldest(d):
+                for row in d.find_elements(By.CSS_SELECTOR, 'tr.trigger-row'):
+                    if row.find_element(By.TAG_NAME, 'td').text == 'motd_parked':
+                        return row.find_element(By.CSS_SELECTOR, 'td.oldest')
+                return None
+            until(driver, lambda d: oldest(d) is not None and 'connection refused' in oldest(d).text, 'the failing oldest event')
+            shown = oldest(driver).text
+            oldest(driver).find_element(By.CSS_SELECTOR, 'button.park').click()
+            until(driver, lambda d: alert().startswith('Parked event'), 'the park announced')
+            until(driver, lambda d: 'parked by an operator' in d.find_element(By.ID, 'dead-letters').text, 'the parked dead letter')
+            until(driver, lambda d: oldest(d) is not None and oldest(d).text == '–', 'no pending event left')
+            ok = shown.startswith('#') and '/motd · 0 attempt(s) · connection refused' in shown
+            return ok, {'oldest': shown}
+        check('triggers_oldest_event_parked', park)
 
         def security():
             with urllib.request.urlopen(f'{BASE}/console/', timeout=WAIT) as response:

@@ -867,6 +867,25 @@ def online_with_offline(count):
     return clients
 
 
+def wait_stopped(pid):
+    """Returns once every thread of `pid` is stopped. kill() returns when SIGSTOP is sent,
+    not when the threads have stopped: a thread still running on another CPU could read a
+    request sent right after and answer it under its live lease."""
+    deadline = time.time() + WAIT
+    while True:
+        states = []
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{task}/stat") as f:
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+            except FileNotFoundError:
+                pass  # the thread ended
+        if states and all(state in ("T", "t") for state in states):
+            return
+        check(time.time() < deadline, "the node stopped", states)
+        time.sleep(0.001)
+
+
 def mode_pause():
     """Several nodes: 20 clients on this node (PORT) go online with an onDisconnect
     "offline"; the node is paused (SIGSTOP, pid argv[4]) past its lease. Meanwhile every
@@ -894,6 +913,7 @@ def mode_pause():
     sessions = [c.handshake["d"]["d"]["s"] for c in clients]
     os.kill(pid, signal.SIGSTOP)
     try:
+        wait_stopped(pid)
         for i, c in enumerate(clients):
             c.request("p", {"p": f"/open/ghost/{i}", "d": True})
             c.ws.socket.shutdown(socket.SHUT_RDWR)
