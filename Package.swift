@@ -50,7 +50,7 @@ let package = Package(
         .target(name: "HearthHTTPClient", dependencies: ["HearthSystem", "COpenSSL"]),
         .target(name: "HearthAuth", dependencies: ["HearthJSON", "COpenSSL"]),
         .target(name: "HearthStreams", dependencies: ["HearthJSON"]),
-        // The Firebase wire protocol's codec (spec/firebase-wire-protocol.md): envelopes,
+        // The Firebase wire protocol's codec (docs/protocol/wire.md): envelopes,
         // chunking, the SDK hash, query objects. Pure; the adapter over the core uses it.
         .target(name: "HearthWire", dependencies: ["HearthJSON", "COpenSSL"]),
         // The transport-neutral database core (issue 14): reads and writes for a caller

@@ -2,7 +2,7 @@ import HearthAuth
 import HearthJSON
 import HearthStore
 
-/// What the Admin SDKs' user management needs (`projects/P/accounts…`, firebase-admin-wire
+/// What the Admin SDKs' user management needs (`projects/P/accounts…`, docs/protocol/admin-client.md
 /// §7): creating users with chosen fields, looking up and listing any user, and admin
 /// updates that start no session. Blocking, like the rest of `AccountService`.
 extension AccountService {

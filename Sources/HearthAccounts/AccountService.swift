@@ -17,7 +17,7 @@ public struct Session: Sendable {
     }
 }
 
-/// Account operations (DESIGN.md §6), shared by the REST endpoints and the `hearth users`
+/// Account operations (docs/design.md §6), shared by the REST endpoints and the `hearth users`
 /// CLI. Every method blocks (the store, scrypt): call from a work queue or the hashing pool.
 public struct AccountService: Sendable {
     public let accounts: any AccountStore
@@ -44,7 +44,7 @@ public struct AccountService: Sendable {
         self.clock = clock
     }
 
-    /// 28 characters, like Firebase uids (spec §4.1).
+    /// 28 characters, like Firebase uids (docs/protocol/auth.md §4.1).
     static let uidAlphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
     static func newUID() throws -> String {
@@ -137,7 +137,7 @@ public struct AccountService: Sendable {
                              issuer: IDTokenClaims.issuerPrefix + settings.projectID)
     }
 
-    /// Verified claims of an ID token (signature, algorithm, expiry; spec §4.3).
+    /// Verified claims of an ID token (signature, algorithm, expiry; docs/protocol/auth.md §4.3).
     public func verify(_ token: String) throws(AuthError) -> JSONValue {
         do {
             return try tokenVerifier().verify(token)
@@ -159,7 +159,7 @@ public struct AccountService: Sendable {
         return fields["kid"]?.stringValue
     }
 
-    /// Uses a refresh token: rotates it (spec §4.1 `/v1/token`); a replayed token revokes
+    /// Uses a refresh token: rotates it (docs/protocol/auth.md §4.1 `/v1/token`); a replayed token revokes
     /// its whole family. A retry within `AuthSettings.refreshRetryWindowSeconds` of the
     /// rotation, before the new token was used, answers the same pair again (its answer
     /// was lost on the way). ID tokens keep the family's sign-in time as `auth_time`.

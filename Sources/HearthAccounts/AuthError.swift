@@ -1,4 +1,4 @@
-/// An Identity Toolkit error (spec §4.2) as the account core raises it: Firebase's error
+/// An Identity Toolkit error (docs/protocol/auth.md §4.2) as the account core raises it: Firebase's error
 /// code, an optional detail, and what kind of failure it is. No HTTP status here: the
 /// HTTP boundary (HearthServer's `AuthError.status`, `AuthError.response`) maps the kind to
 /// one and writes Firebase's error JSON. Clients split the message at the first colon, so

@@ -2,7 +2,7 @@ import HearthStore
 import Synchronization
 
 /// Fixed-window attempt counters per key (a client address, an account), for sign-in and
-/// sign-up (DESIGN.md §6). A key over its limit is refused until its window ends.
+/// sign-up (docs/design.md §6). A key over its limit is refused until its window ends.
 public final class RateLimiter: Sendable {
     /// Keys tracked at most by default; past the cap, expired windows are dropped, and if
     /// that is not enough every window starts over (memory stays bounded under a flood of

@@ -4,7 +4,7 @@ import HearthJSON
 import HearthStore
 import Synchronization
 
-/// The account core's side of authenticating a request (DESIGN.md §6): whether an ID
+/// The account core's side of authenticating a request (docs/design.md §6): whether an ID
 /// token is good and whose it is, and later whether the identity it gave still stands.
 /// Transport-neutral: HearthServer's `Authenticator` reads the credential off a request,
 /// runs the blocking checks off the I/O queue, and answers REST with 401 and the wire
@@ -23,7 +23,7 @@ public final class TokenChecks: Sendable {
     /// Whether the emulator suite's fixed admin token (`Bearer owner`) is honoured.
     let acceptEmulatorOwner: Bool
     /// The fixed token the Firebase emulator suite's admin clients send (`Bearer owner`,
-    /// firebase-admin-wire §1); honoured only when `acceptEmulatorOwner` is on.
+    /// docs/protocol/admin-client.md §1); honoured only when `acceptEmulatorOwner` is on.
     public static let emulatorOwnerToken = "owner"
 
     public init(service: AccountService, maxVerifiedTokens: Int, maxCachedUsers: Int, acceptEmulatorOwner: Bool) {
@@ -59,7 +59,7 @@ public final class TokenChecks: Sendable {
         }
     }
 
-    /// Whose a good token is: the rules' `auth` (spec §3.3: `{uid, provider, token}`),
+    /// Whose a good token is: the rules' `auth` (docs/protocol/rules.md §3.3: `{uid, provider, token}`),
     /// whether it is an operator's, and what a long-lived stream must re-check later.
     public struct Identity: Sendable {
         public var auth: JSONValue

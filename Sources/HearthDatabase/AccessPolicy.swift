@@ -2,7 +2,7 @@ import HearthJSON
 import HearthRules
 import HearthStore
 
-/// Who is asking: the rules' `auth` variable (spec §3.3), `null` when unauthenticated.
+/// Who is asking: the rules' `auth` variable (docs/protocol/rules.md §3.3), `null` when unauthenticated.
 public struct Caller: Sendable, Equatable {
     public var auth: JSONValue
     /// An operator's token (`hearth token --admin`): the rules are not consulted.
@@ -49,7 +49,7 @@ public struct WriteAccess: Sendable, Equatable {
     }
 }
 
-/// Decides whether a request may read or write (DESIGN.md §3). The rules engine implements
+/// Decides whether a request may read or write (docs/design.md §3). The rules engine implements
 /// it (`RulesAccessPolicy`); tests may supply their own.
 public protocol AccessPolicy: Sendable {
     /// Called on a reader, inside the read's transaction, before the value is read.
@@ -62,7 +62,7 @@ public protocol AccessPolicy: Sendable {
     /// `canRead`, also saying whether the answer could change with the data (streams
     /// re-check only those that could).
     func readAccess(_ path: DataPath, query: RuleQuery?, caller: Caller, view: any TreeView) -> ReadAccess
-    /// The `.indexOn` entries declared for `path` (spec §1.3: queries ordered by a child or
+    /// The `.indexOn` entries declared for `path` (docs/protocol/rest.md §1.3: queries ordered by a child or
     /// by value need one).
     func indexes(at path: DataPath) -> [String]
     /// True when a plain read of `path` (no query) is allowed by a decision that looked at

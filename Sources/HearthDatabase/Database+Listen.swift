@@ -48,7 +48,7 @@ extension Database {
 
     /// Opens a listen on `location` (or on `query`'s window of its children) for `caller`.
     ///
-    /// The order guarantees "no change lost, none duplicated" (DESIGN.md §5): the listen
+    /// The order guarantees "no change lost, none duplicated" (docs/design.md §5): the listen
     /// registers with the hub first, then one read transaction decides access and reads
     /// the current value (or the query's result, or, for a location listen resuming after
     /// change `resumeAfter`, the changes it missed while the log holds at most

@@ -8,7 +8,7 @@ import HearthStore
 /// adapters over it, each turning its own requests into these calls and the results
 /// into its own answers.
 ///
-/// Every decision is made where the data is read (DESIGN.md §3): a read's rules check and
+/// Every decision is made where the data is read (docs/design.md §3): a read's rules check and
 /// the read share one snapshot on a reader; a write's check and the write run on the
 /// writer's view inside its transaction.
 public final class Database: Sendable {
@@ -136,7 +136,7 @@ public final class Database: Sendable {
         }
     }
 
-    /// The writer-side gate of a write by `caller` (DESIGN.md §3). Admins without a
+    /// The writer-side gate of a write by `caller` (docs/design.md §3). Admins without a
     /// precondition need none, nor do writes whose rules were decided already
     /// (`rulesDecided`) without one.
     func check(for caller: Caller, precondition: Precondition?, rulesDecided: Bool = false) -> WriteCheck? {

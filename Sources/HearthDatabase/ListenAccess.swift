@@ -43,7 +43,7 @@ public final class ListenAccess: Sendable {
     }
 
     /// Re-decides every open listen's read access under the current rules and data (after
-    /// the rules changed); those that lost it get `cancel` (spec §2).
+    /// the rules changed); those that lost it get `cancel` (docs/protocol/streaming.md §2).
     public func reviewAccess(in store: any TreeStore) {
         let (hub, policy) = (self.hub, self.policy)
         store.read({ view in

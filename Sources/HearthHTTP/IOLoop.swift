@@ -5,7 +5,7 @@ import Dispatch
 import HearthSystem
 import Synchronization
 
-/// One serial I/O queue (one per core, LINUX-SWIFT-NOTES pitfall 4) and the connections
+/// One serial I/O queue (one per core, docs/linux-notes.md pitfall 4) and the connections
 /// that live on it. Nothing on this queue blocks: handlers hand blocking work elsewhere.
 ///
 /// Work for the open streams of this loop's connections comes from other threads (the

@@ -4,7 +4,7 @@ import HearthJSON
 import HearthStore
 
 /// `hearth users import` and `hearth users export`: the JSON format of `firebase
-/// auth:export --format=json` (spec §5.1), `{"users": [{...}, ...]}`.
+/// auth:export --format=json` (docs/protocol/auth.md §5.1), `{"users": [{...}, ...]}`.
 ///
 /// Import: every user is inserted in one transaction (all or none), read one at a time so
 /// the file's size does not matter. Firebase scrypt hashes are stored as
@@ -22,7 +22,7 @@ public enum FirebaseUsersFile {
     public static let maxUserBytes = 64 * 1024
     /// The longest uid accepted (Firebase's limit).
     public static let maxUIDBytes = 128
-    /// Custom claims, as JSON text (spec §6: 1000 bytes), as for tokens.
+    /// Custom claims, as JSON text (docs/protocol/limits.md §6: 1000 bytes), as for tokens.
     public static let maxCustomAttributesBytes = IDTokenClaims.maxCustomClaimsBytes
     /// The longest email accepted.
     public static let maxEmailBytes = 320

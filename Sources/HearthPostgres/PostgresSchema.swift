@@ -190,7 +190,7 @@ enum PostgresSchema {
         END
         $$;
         """,
-        // 4: query indexes (spec §1.3 `.indexOn`), as the SQLite engine's migration 3, with
+        // 4: query indexes (docs/protocol/rest.md §1.3 `.indexOn`), as the SQLite engine's migration 3, with
         // the ordered value as rank + number + string; `index_version` tells every node's
         // writer when the set of built indexes changed.
         """

@@ -6,7 +6,7 @@ import Glibc
 #endif
 import HearthStore
 
-/// The tree in one SQLite file (DESIGN.md §4): a single writer on its own serial queue with
+/// The tree in one SQLite file (docs/design.md §4): a single writer on its own serial queue with
 /// group commit, and readers on separate connections, each confined to its own queue.
 ///
 /// `@unchecked Sendable`: the connections are only touched on the queue that owns them
@@ -60,7 +60,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     /// - Parameters:
     ///   - clock: milliseconds since the epoch, used as each batch's commit time.
     ///   - onCommit: called on the writer queue with each batch's changes, only after the
-    ///     batch committed and before any of its writes is acknowledged (DESIGN.md §3
+    ///     batch committed and before any of its writes is acknowledged (docs/design.md §3
     ///     step 4), with the writer's view of exactly the state the batch left. Must not block.
     ///   - watch: the locations strictly below a write's path that someone listens to (nil:
     ///     too many to compare). The writer compares their values before and after the
@@ -401,7 +401,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     static let trimChunkRows = 2_000
 
     /// Keeps the change log within `changeLogRetention` rows and `changeLogMaxAge`
-    /// (DESIGN.md §4), deleting at most `trimChunkRows` oldest rows. Runs on the writer
+    /// (docs/design.md §4), deleting at most `trimChunkRows` oldest rows. Runs on the writer
     /// after a batch was acknowledged, and from `trimChangeLog()` when no writes come.
     /// Returns the rows deleted.
     ///

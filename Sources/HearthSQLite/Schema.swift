@@ -7,7 +7,7 @@ import HearthStore
 /// migration: append a new one.
 enum Schema {
     static let migrations: [String] = [
-        // 1: the tree (one row per leaf, DESIGN.md §4) and the change log.
+        // 1: the tree (one row per leaf, docs/design.md §4) and the change log.
         """
         CREATE TABLE nodes (
             path  TEXT PRIMARY KEY NOT NULL,   -- segments joined by '/', '' is the root
@@ -22,7 +22,7 @@ enum Schema {
             at   INTEGER NOT NULL              -- ms since the epoch
         ) STRICT;
         """,
-        // 2: accounts (DESIGN.md §6): users, and refresh tokens stored only as hashes.
+        // 2: accounts (docs/design.md §6): users, and refresh tokens stored only as hashes.
         """
         CREATE TABLE users (
             uid                 TEXT PRIMARY KEY NOT NULL,
@@ -50,7 +50,7 @@ enum Schema {
         CREATE INDEX refresh_tokens_family ON refresh_tokens(family);
         CREATE INDEX refresh_tokens_uid ON refresh_tokens(uid);
         """,
-        // 3: query indexes (spec §1.3 `.indexOn`): per indexed location and order, one row per
+        // 3: query indexes (docs/protocol/rest.md §1.3 `.indexOn`): per indexed location and order, one row per
         // child with its ordered value, kept by the writer in the same transactions as the data.
         """
         CREATE TABLE query_index (
@@ -69,7 +69,7 @@ enum Schema {
             PRIMARY KEY (location, spec)
         ) STRICT, WITHOUT ROWID;
         """,
-        // 4: priorities (spec §1.5), beside the tree: one row per node that has one, keyed
+        // 4: priorities (docs/protocol/rest.md §1.5), beside the tree: one row per node that has one, keyed
         // like `nodes` (the node's path), so a leaf keeps its one row in `nodes`.
         """
         CREATE TABLE priorities (
@@ -160,7 +160,7 @@ enum Schema {
         ALTER TABLE query_index_9 RENAME TO query_index;
         CREATE INDEX query_index_order ON query_index(location, spec, rank, value, key_order);
         """,
-        // 10: the triggers' outbox (issue 27, DESIGN.md §11): the events a write causes,
+        // 10: the triggers' outbox (issue 27, docs/design.md §11): the events a write causes,
         // inserted in the write's own savepoint, deleted once delivered; and the dead letters,
         // events given up on, which keep their ids so a re-send puts them back as they were.
         """

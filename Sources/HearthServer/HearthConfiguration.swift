@@ -3,7 +3,7 @@ import HearthHTTP
 import HearthStore
 import HearthStreams
 
-/// Everything `hearth serve` can be told. Defaults follow DESIGN.md §1: loopback only,
+/// Everything `hearth serve` can be told. Defaults follow docs/design.md §1: loopback only,
 /// port 9000 (the Firebase database emulator's), data in ./hearth-data, rules from
 /// ./rules.json.
 public struct HearthConfiguration: Sendable {

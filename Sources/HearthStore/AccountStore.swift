@@ -1,4 +1,4 @@
-/// Accounts and refresh tokens (DESIGN.md §6), in the same database as the tree.
+/// Accounts and refresh tokens (docs/design.md §6), in the same database as the tree.
 ///
 /// Calls block the calling thread until done: call them from a work queue, never from an
 /// I/O queue. Writes run on the engine's writer, so they never contend with tree writes

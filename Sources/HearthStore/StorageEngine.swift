@@ -1,6 +1,6 @@
 import HearthJSON
 
-/// What the composition root hands an engine to hear of its commits (DESIGN.md §3):
+/// What the composition root hands an engine to hear of its commits (docs/design.md §3):
 /// the same hooks for every engine.
 public struct EngineHooks: Sendable {
     /// Locations strictly below a write's path that someone listens to (nil: too many).
@@ -51,7 +51,7 @@ public protocol StorageEngine: TreeStore {
     var consoleRecords: any ConsoleRecords { get }
     var onDisconnectRecords: any OnDisconnectRecords { get }
     var signingKeys: any SigningKeyStore { get }
-    /// The events writes caused (DESIGN.md §11), for the triggers' delivery.
+    /// The events writes caused (docs/design.md §11), for the triggers' delivery.
     var triggerOutbox: any TriggerOutbox { get }
     /// Rate-limit counters every node shares; nil when the process's own memory is the
     /// only place attempts arrive (one node).
@@ -126,7 +126,7 @@ extension OnDisconnectRecords {
     public func claim(session: String) throws -> [OnDisconnectRecord] { [] }
 }
 
-/// The Ed25519 signing keys (DESIGN.md §6): base64 raw private keys by `kid`, and which
+/// The Ed25519 signing keys (docs/design.md §6): base64 raw private keys by `kid`, and which
 /// one signs. Older keys keep verifying.
 public struct StoredSigningKeys: Sendable, Equatable {
     public var current: String

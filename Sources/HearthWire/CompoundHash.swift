@@ -1,6 +1,6 @@
 import HearthJSON
 
-/// Compound hashes (wire spec §4.2, §3.3): the iOS and Android SDKs re-listen to a cached
+/// Compound hashes (docs/protocol/wire.md §4.2, §3.3): the iOS and Android SDKs re-listen to a cached
 /// location with `ch: {hs: [h1…hn], ps: [p1…p(n-1)]}`, their cache cut into n ranges at the
 /// leaf paths `ps` (relative to the listen), each hashed with the SDKs' "v2" string form.
 /// The server hashes its own value over the same ranges and answers with a range merge

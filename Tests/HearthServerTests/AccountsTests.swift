@@ -11,7 +11,7 @@ import Testing
 @testable import HearthAccounts
 @testable import HearthServer
 
-/// The Identity Toolkit endpoints (spec §4) and tokens in use on REST paths.
+/// The Identity Toolkit endpoints (docs/protocol/auth.md §4) and tokens in use on REST paths.
 @Suite struct AccountsTests {
     let h: RouterHarness
     init() throws {

@@ -4,7 +4,7 @@ import HearthRules
 import Testing
 @testable import HearthServer
 
-/// ETags and conditional requests (spec §1.4), in-process through the router.
+/// ETags and conditional requests (docs/protocol/rest.md §1.4), in-process through the router.
 @Suite struct ConditionalRequestTests {
     let etagHeader = [("X-Firebase-ETag", "true")]
 
@@ -127,7 +127,7 @@ import Testing
     }
 }
 
-/// Server values (spec §1.5).
+/// Server values (docs/protocol/rest.md §1.5).
 @Suite struct ServerValueTests {
     @Test func timestampsResolveAtCommitAndTheEchoShowsThem() async throws {
         let h = try RouterHarness()

@@ -13,7 +13,7 @@ import HearthAccounts
 @Suite struct FirebaseUsersFileTests {
     let dir = TemporaryDirectory()
 
-    /// The public vector of firebase/scrypt (spec §5.2).
+    /// The public vector of firebase/scrypt (docs/protocol/auth.md §5.2).
     static let signerKey = "jxspr8Ki0RYycVU8zykbdLGjFQ3McFUH0uiiTvC8pVMXAn210wjLNmdZJzxUECKbm0QsEmYUSDzZvpjeJ9WmXA=="
     static let vectorUser = #"""
         {"localId":"vectorUser","email":"User1@Example.com","emailVerified":true,

@@ -4,7 +4,7 @@ import HearthTesting
 import HearthWire
 import Testing
 
-/// Compound hashes (wire spec §4.2) against an independent implementation of the iOS SDK's
+/// Compound hashes (docs/protocol/wire.md §4.2) against an independent implementation of the iOS SDK's
 /// `FCompoundHash`: `EndToEndTests/Python/compound_hash.py` (written from the SDK's
 /// sources, run in the test virtualenv) computes the `ch` a client with the cached value
 /// sends, with the SDK's size-based cuts; the server's hashes of the same ranges must be

@@ -330,7 +330,7 @@ ensure_pocketbase() {
 
 # pb_prepare: PocketBase data and fixtures in $WORK/pb (pb_data/, fixtures.json, venv link)
 # and a free loopback PB_ADDR (after ensure_pocketbase). Either a fresh setup with the
-# shared kit's pocketbase_setup.sh (READERS x PER_USER favourites, default 50 x 20, WRITERS
+# load harness's pocketbase_setup.sh (READERS x PER_USER favourites, default 50 x 20, WRITERS
 # 50, the SSE user), or, with PB_SEED=<dir> (a finished setup's BENCH_WORK: pb_data/ +
 # fixtures.json, PocketBase stopped; scripts/bench/run makes one), a copy of it, so several
 # scripts measure the same data without paying for the setup each time.

@@ -31,7 +31,7 @@ exists; a row whose runs were all disturbed says so.
 
 Stdlib only, except the chart (--chart), which needs matplotlib (scripts/bench/run installs
 it into a cached venv outside the repo and runs this file with that venv's python).
-Written for Hearth's scripts/bench/ (not part of the shared bench kit).
+Written for Hearth's scripts/bench/ (not part of the team's load harness).
 """
 import argparse
 import json

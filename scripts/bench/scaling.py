@@ -27,7 +27,7 @@
       The Markdown section (stdout and RESULTS_DIR/scaling.md) from scaling.jsonl (this
       script's and harness.py's result lines), streams.jsonl (streams.sh HEARTH_ONLY=1)
       and scaling.meta.
-Written for Hearth's scripts/bench/ (not part of the shared bench kit).
+Written for Hearth's scripts/bench/ (not part of the team's load harness).
 """
 import argparse
 import json

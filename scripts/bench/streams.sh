@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Live change streams, Hearth vs PocketBase's realtime, in one run (issue 5), with the
-# shared kit's SSE fan-out scenario (harness.py sse; /work/shared/bench/README.md):
+# load harness's SSE fan-out scenario (harness.py sse):
 #   N subscribers, all signed in as the same user, hold one stream each on that user's
 #   favourites (Hearth: GET /users/<uid>/favorites.json, Accept: text/event-stream, Bearer
 #   token, live on the first `event: put`; PocketBase: GET /api/realtime, then POST the

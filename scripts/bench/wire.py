@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Firebase wire-protocol load generator for scripts/bench/wire.sh (stdlib only; Python 3.9+).
 
-Speaks the SDKs' protocol (spec/firebase-wire-protocol.md) over /.ws?v=5&ns=<ns> with a
+Speaks the SDKs' protocol (docs/protocol/wire.md) over /.ws?v=5&ns=<ns> with a
 small RFC 6455 client on asyncio Protocols (upgrade, unmasked server frames in, masked
 text frames out, pings answered), written like the SSE harness's raw subscriber so the two
 load generators cost about the same per connection and per event.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Firebase wire protocol (/.ws?v=5&ns=<ns>, spec/firebase-wire-protocol.md) under load,
+# The Firebase wire protocol (/.ws?v=5&ns=<ns>, docs/protocol/wire.md) under load,
 # beside Hearth's SSE streams and PocketBase's realtime, in ONE run (issue 14 §6):
 #
 #  1. Memory: a fresh Hearth, N WebSocket connections (N in WIRE_NS), each: upgrade, wait

@@ -1,6 +1,6 @@
 import HearthJSON
 
-/// The JSON Web Key Set served at `/.well-known/jwks.json` (RFC 7517 §5; DESIGN.md §6), so
+/// The JSON Web Key Set served at `/.well-known/jwks.json` (RFC 7517 §5; docs/design.md §6), so
 /// other services can verify Hearth's ID tokens without calling it.
 public enum JWKS {
     /// `{"keys":[<jwk>, …]}` in the order given (current key first, by convention).

@@ -1,4 +1,4 @@
-/// One WebSocket session's protocol side as a pure state machine (STYLE habit 7): bytes
+/// One WebSocket session's protocol side as a pure state machine, so it is tested from literals: bytes
 /// and clock ticks in, actions out. No sockets: `HTTPConnection` carries the actions out
 /// through its bounded output, and tests feed it byte literals.
 ///

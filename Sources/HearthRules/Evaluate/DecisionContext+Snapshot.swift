@@ -1,6 +1,6 @@
 import HearthJSON
 
-/// RuleDataSnapshot methods (spec §3.4).
+/// RuleDataSnapshot methods (docs/protocol/rules.md §3.4).
 extension DecisionContext {
     mutating func callSnapshot(_ object: IR, _ method: SnapshotMethod, _ arguments: [IR], _ frame: Frame) throws(EvaluationFailure) -> RuntimeValue {
         guard case .snapshot(let snapshot) = try evaluate(object, frame) else {
@@ -67,7 +67,7 @@ extension DecisionContext {
     }
 
     /// A method argument that must be a string at run time: `child(null)` and
-    /// `hasChild(1)` are runtime errors (corpus §4).
+    /// `hasChild(1)` are runtime errors (docs/protocol/rules.md §3.2, §3.4).
     private mutating func stringArgument(_ argument: IR, _ frame: Frame, _ method: SnapshotMethod) throws(EvaluationFailure) -> String {
         let value = try evaluate(argument, frame)
         guard case .string(let text) = value else {

@@ -1,4 +1,4 @@
-/// Recursive-descent parser for rule expressions (spec §3.5), with JavaScript precedence:
+/// Recursive-descent parser for rule expressions (docs/protocol/rules.md §3.5), with JavaScript precedence:
 /// `?:` < `||` < `&&` < equality < ordering < `+ -` < `* / %` < unary `! -` < member,
 /// index and call. `==`/`===` (and `!=`/`!==`) parse to the same strict operator (§3.5).
 /// Everything outside the subset (assignment, `;`, `**`, bitwise operators, unary `+`)

@@ -1,4 +1,4 @@
-/// Reads Firebase's relaxed JSON for rules files (spec §3.1): standard JSON plus `//` and
+/// Reads Firebase's relaxed JSON for rules files (docs/protocol/rules.md §3.1): standard JSON plus `//` and
 /// `/* */` comments, and string literals that may span lines. Everything else that strict
 /// JSON forbids stays forbidden: unquoted keys, single quotes, trailing commas, duplicate
 /// keys (a duplicated rule would be ambiguous), and anything after the top-level value.

@@ -1,4 +1,4 @@
-/// Load-time type checker (spec §3.1, §3.5, §3.6): infers a static type for every node,
+/// Load-time type checker (docs/protocol/rules.md §3.1, §3.5, §3.6): infers a static type for every node,
 /// rejects what Firebase rejects at deploy time, resolves every name, and lowers the
 /// syntax tree to `IR`.
 ///
@@ -24,7 +24,7 @@ struct TypeChecker {
         self.scope = scope
     }
 
-    /// Checks a whole rule: it must be statically boolean (spec §3.1).
+    /// Checks a whole rule: it must be statically boolean (docs/protocol/rules.md §3.1).
     /// Every error found in one expression.
     struct Failures: Error {
         let errors: [ExpressionError]

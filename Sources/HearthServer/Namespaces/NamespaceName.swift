@@ -22,7 +22,7 @@ public enum NamespaceName {
     public static func isValid(_ name: String) -> Bool { problem(name) == nil }
 
     /// The namespace a request names: its `ns` query parameter (raw, as the SDKs send it,
-    /// firebase-wire-protocol.md §1.1), else the first label of a `Host` of three or more
+    /// docs/protocol/wire.md §1.1), else the first label of a `Host` of three or more
     /// dot-separated labels that is not an IP address (`<ns>.<domain>`, what the SDKs
     /// derive from a database URL without `?ns=`), else nil.
     static func named(query: String?, host: String?) -> (name: String, fromHost: Bool)? {

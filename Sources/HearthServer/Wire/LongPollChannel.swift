@@ -5,7 +5,7 @@ import HearthWire
 import Logging
 import Synchronization
 
-/// Named bounds of the long-poll transport (`/.lp`, spec §8); each has a test that crosses
+/// Named bounds of the long-poll transport (`/.lp`, docs/protocol/wire.md §8); each has a test that crosses
 /// it (LongPollLiveTests).
 public struct LongPollLimits: Sendable, Equatable {
     /// Bytes one session may hold for its client: messages waiting for the next poll, and
@@ -47,7 +47,7 @@ public struct LongPollLimits: Sendable, Equatable {
     public init() {}
 }
 
-/// One long-poll client's transport (spec §8): the `WireChannel` of its `WireSession`.
+/// One long-poll client's transport (docs/protocol/wire.md §8): the `WireChannel` of its `WireSession`.
 /// Messages for the client wait in a bounded outbox until a poll takes them; a poll with
 /// nothing to take is held (`pollHoldSeconds`); the client's messages arrive as segments
 /// on its polls and go to the session whole, in order.
@@ -250,7 +250,7 @@ final class LongPollChannel: WireChannel {
         if let (responder, body) = answer { responder.respond(Self.script(body)) }
     }
 
-    /// Bytes the session holds for a message announced in chunks (spec §2.1; the JS SDK
+    /// Bytes the session holds for a message announced in chunks (docs/protocol/wire.md §2.1; the JS SDK
     /// never chunks on a long poll, but a client may): past `maxPendingBytes` the session
     /// ends, as it does for segments.
     func holding(_ bytes: Int) {

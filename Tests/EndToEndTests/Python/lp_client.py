@@ -1,4 +1,4 @@
-"""A Firebase long-polling client (spec/firebase-wire-protocol.md §8), written from the JS
+"""A Firebase long-polling client (docs/protocol/wire.md §8), written from the JS
 SDK's BrowserPollConnection.ts and PacketReceiver.ts: the start request with its callback
 id, the script answers (`pLPCommand<cb>('start', id, pw)`, `pRTLPCB<cb>(n, [msgs])`,
 `pLPCommand<cb>('close'[, n])`) re-ordered by response number, one poll kept open at all

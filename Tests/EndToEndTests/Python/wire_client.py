@@ -1,4 +1,4 @@
-"""Our own Firebase wire-protocol client (spec/firebase-wire-protocol.md), driving a Hearth
+"""Our own Firebase wire-protocol client (docs/protocol/wire.md), driving a Hearth
 binary over /.ws with the `websockets` package. Each mode runs one scenario, checks every
 answer itself, prints `ok <check>` per passed check and exits 1 on the first failure.
 
@@ -73,7 +73,7 @@ class Client:
         return json.loads(self.ws.recv(timeout=WAIT))
 
     def read_loop(self):
-        """Joins chunked messages as the SDKs do (spec §2.1): a frame of at most 6 characters
+        """Joins chunked messages as the SDKs do (docs/protocol/wire.md §2.1): a frame of at most 6 characters
         that is a number announces that many frames, concatenated into one message."""
         self.chunked = 0
         try:
@@ -521,7 +521,7 @@ def mode_lapse():
 
 
 def mode_failed_auth():
-    """A failed `auth` signs the connection out (issue 25; spec §4.7): the identity it held
+    """A failed `auth` signs the connection out (issue 25; docs/protocol/wire.md §4.7): the identity it held
     does not stay in force, and its listens are cancelled."""
     token, uid = sign_up()
     c = Client()
