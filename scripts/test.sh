@@ -14,6 +14,10 @@ cd "$(dirname "$0")/.."
 scripts/check-structure-test.sh
 scripts/check-structure.sh --lines
 scripts/check-structure.sh --imports
+# Then the references: the check's own test, then every cited file and section is in the
+# repository and nothing cites notes kept outside it or tells history as "issue N".
+scripts/check-references-test.sh
+scripts/check-references.sh
 HEARTH_PYTHON=$(scripts/python-env.sh)
 export HEARTH_PYTHON
 swift build

@@ -3,7 +3,7 @@
 issue 8, with ratios, the issue's targets, an optional BENCHMARKS.md section and a PNG chart.
 
   report.py --dir RESULTS_DIR [--date D] [--command CMD] [--quick]
-            [--benchmarks BENCHMARKS.md --chart-ref docs/bench/ratios-D.png]
+            [--benchmarks BENCHMARKS.md --chart-ref docs/bench/ratios-<date>.png]
             [--chart PNG] [--table-out FILE]
 
 Reads the result lines (JSONL) the bench scripts wrote into RESULTS_DIR:
