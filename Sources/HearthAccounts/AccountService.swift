@@ -28,7 +28,7 @@ public struct AccountService: Sendable {
     public let clock: @Sendable () -> Int64
     /// The service accounts whose custom tokens are trusted (`customTokenServiceAccounts`).
     public let serviceAccounts: [ServiceAccountKey]
-    /// The identity providers whose ID tokens sign users in (issue 29); nil: none.
+    /// The identity providers whose ID tokens sign users in; nil: none.
     public let identityProviders: IdentityProviders?
 
     public init(accounts: any AccountStore, keys: KeyRing, settings: AuthSettings,
@@ -232,7 +232,7 @@ public struct AccountService: Sendable {
         return Session(user: user, idToken: try idToken(for: user, now: now, signIn: signIn), refreshToken: refresh, expiresIn: settings.idTokenLifetime)
     }
 
-    // MARK: Custom tokens (issue 15)
+    // MARK: Custom tokens
 
     /// The verifier over Hearth's current keys and the configured service accounts.
     func customTokenVerifier(allowUnsigned: Bool) -> CustomTokenVerifier {
@@ -308,7 +308,7 @@ public struct AccountService: Sendable {
         public var customClaims: [JSONKey: JSONValue]?
         /// `validSince` in seconds (admin `revoke_refresh_tokens`): see `apply`.
         public var validSince: Int64?
-        /// Providers to unlink (`deleteProvider`, issue 29): identity providers' ids
+        /// Providers to unlink (`deleteProvider`): identity providers' ids
         /// (`phone` does nothing; `password` is refused: set a new one instead).
         public var deleteProviders: [String] = []
         public init() {}

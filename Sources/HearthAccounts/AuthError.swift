@@ -53,7 +53,7 @@ public struct AuthError: Error, Sendable, Equatable {
     public static let invalidIDToken = AuthError("INVALID_ID_TOKEN")
     public static let tokenExpired = AuthError("TOKEN_EXPIRED")
     public static let credentialTooOld = AuthError("CREDENTIAL_TOO_OLD_LOGIN_AGAIN")
-    /// Email actions without an SMTP server configured (issue 15): never a silent 200.
+    /// Email actions without an SMTP server configured: never a silent 200.
     public static let emailNotConfigured = AuthError(
         "EMAIL_NOT_CONFIGURED", detail: "this server sends no mail (no smtpURL); its operator can print a link with hearth users reset-link",
         kind: .notConfigured)

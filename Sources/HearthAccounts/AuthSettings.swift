@@ -36,9 +36,9 @@ public struct AuthSettings: Sendable {
     /// SDKs use, docs/protocol/admin-client.md §1) as an admin credential. Off by default; the server
     /// refuses to start with it unless it listens on a loopback address.
     public var acceptEmulatorOwner = false
-    /// Service-account JSON files whose keys may sign custom tokens (issue 15).
+    /// Service-account JSON files whose keys may sign custom tokens.
     public var customTokenServiceAccounts: [String] = []
-    /// Email actions (issue 15): the SMTP server (`smtp://host:port`,
+    /// Email actions: the SMTP server (`smtp://host:port`,
     /// `smtp+starttls://user:pass@host:587`), the sender, where the links point, and the
     /// authorities trusted for STARTTLS (else the system's). Without `smtpURL` no mail is
     /// sent and `sendOobCode` answers `EMAIL_NOT_CONFIGURED`.
@@ -46,7 +46,7 @@ public struct AuthSettings: Sendable {
     public var mailFrom: String?
     public var actionLinkBase: String?
     public var smtpCAFile: String?
-    /// The identity providers file (issue 29, `--idp-providers`); nil: no provider sign-in.
+    /// The identity providers file (`--idp-providers`); nil: no provider sign-in.
     public var identityProvidersPath: String?
     /// Where provider keys are cached on disk (the data directory; set by the server).
     public var identityProviderKeyCache: String?

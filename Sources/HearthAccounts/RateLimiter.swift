@@ -14,7 +14,7 @@ public final class RateLimiter: Sendable {
     public let windowSeconds: Int64
     private let clock: @Sendable () -> Int64
     private let windows = Mutex<[String: (start: Int64, count: Int)]>([:])
-    /// Counters every node shares (issue 17); nil: this process's memory.
+    /// Counters every node shares; nil: this process's memory.
     private let shared: (any LimitCounters)?
     /// Prefixes this limiter's keys among the shared counters.
     private let name: String

@@ -117,7 +117,7 @@ public final class TokenChecks: Sendable {
         if acceptEmulatorOwner && ConstantTime.equals(Array(token.utf8), Array(Self.emulatorOwnerToken.utf8)) {
             return Identity(auth: .null, isAdmin: true)
         }
-        // The SDKs' unsigned mock tokens (issue 28): users in emulator mode only, never
+        // The SDKs' unsigned mock tokens: users in emulator mode only, never
         // expired (they carry `exp: 3600`), never an operator's, no account behind them.
         if acceptEmulatorOwner, let claims = EmulatorMockToken.claims(token) {
             guard let auth = RulesAuth.value(fromVerifiedClaims: claims) else { throw .invalid }
@@ -128,14 +128,14 @@ public final class TokenChecks: Sendable {
         if verified.isAdmin {
             return Identity(auth: verified.auth, isAdmin: true, expiresAt: verified.expires * 1000)
         }
-        // A Firebase project's user (issue 29): not an account here; revoking is the issuer's.
+        // A Firebase project's user: not an account here; revoking is the issuer's.
         if verified.isExternal { return Identity(auth: verified.auth, isAdmin: false, expiresAt: verified.expires * 1000) }
         guard let status = try userStatus(uid, cacheOnly: cacheOnly) else { return nil }
         guard !status.disabled, verified.issuedAt >= status.validSince else { throw .revoked }
         return Identity(auth: verified.auth, isAdmin: false, uid: uid, issuedAt: verified.issuedAt, expiresAt: verified.expires * 1000)
     }
 
-    /// What became of an identity a connection holds (issue 25).
+    /// What became of an identity a connection holds.
     public enum Standing: Equatable, Sendable {
         case good
         /// Its token's `exp` has passed.
@@ -220,7 +220,7 @@ public final class TokenChecks: Sendable {
         return facts
     }
 
-    /// The claims of an ID token of the configured Firebase project (issue 29), nil when
+    /// The claims of an ID token of the configured Firebase project, nil when
     /// none is configured; an expired one is `.expired`, any other failure `.invalid`.
     private func firebaseProjectClaims(_ token: String, fetchKeys: Bool) throws(CredentialError) -> [JSONKey: JSONValue]? {
         guard let providers = service.identityProviders, providers.provider(IdentityProvider.firebase) != nil else { return nil }

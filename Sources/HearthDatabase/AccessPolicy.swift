@@ -71,7 +71,7 @@ public protocol AccessPolicy: Sendable {
     func readAllowedWithoutData(_ path: DataPath, caller: Caller) -> Bool
     /// The decision on `operation` (server values already resolved, or none) when it
     /// holds whatever the data and the time, so it can be made before the write queues for
-    /// the writer (issue 30); nil means "ask `writeAccess` with the writer's view".
+    /// the writer; nil means "ask `writeAccess` with the writer's view".
     func writeAccessWithoutData(_ operation: WriteOperation, caller: Caller) -> WriteAccess?
 }
 

@@ -1,7 +1,7 @@
 import HearthJSON
 import HearthStore
 
-/// The writes a client asks for, built the same way for every transport (issue 26): REST
+/// The writes a client asks for, built the same way for every transport: REST
 /// PUT/POST/DELETE and wire `p` are sets, REST PATCH and wire `m`/`om` are updates, and a
 /// conditional set (REST `if-match`, wire `p` with `h`) carries its `Precondition`. The
 /// adapters only parse their message into a path, a body and an expected tag, and encode

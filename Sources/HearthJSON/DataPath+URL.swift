@@ -47,7 +47,7 @@ extension String {
     init?(validatingUTF8Bytes bytes: [UInt8]) {
         // Decoding repairs ill-formed input with U+FFFD, so the result has the very same
         // bytes exactly when the input was well-formed (one pass and one copy, where the
-        // scalar-by-scalar loop below cost ~1 % of the server's CPU on creates, issue 30).
+        // scalar-by-scalar loop below cost ~1 % of the server's CPU on creates).
         let decoded = String(decoding: bytes, as: UTF8.self)
         if decoded.utf8.elementsEqual(bytes) {
             self = decoded

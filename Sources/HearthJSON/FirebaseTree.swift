@@ -59,7 +59,7 @@ public enum FirebaseTree {
     /// the rules, ETags and clients that do not ask for `format=export` see.
     public static func withoutPriorities(_ value: JSONValue) -> JSONValue {
         // Most values hold no priority: returned as they are, not rebuilt (every write's
-        // rules check asks, issue 30). The walk is made once, at the top.
+        // rules check asks). The walk is made once, at the top.
         holdsPriorities(value) ? strippingPriorities(value) : value
     }
 

@@ -10,7 +10,7 @@ import HearthStore
 /// the file's size does not matter. Firebase scrypt hashes are stored as
 /// `FirebaseScryptHash` strings (with the project's hash parameters), checked at sign-in and
 /// replaced by Hearth's own hash on the first successful one. `providerUserInfo` entries of
-/// identity providers (`google.com`, `apple.com`, `oidc.…`) become provider links (issue 29);
+/// identity providers (`google.com`, `apple.com`, `oidc.…`) become provider links;
 /// fields Hearth has no use for (phone entries, `phoneNumber`, `mfaInfo`) are dropped and counted.
 ///
 /// Export: the same format. `passwordHash` and `salt` are written only for users still

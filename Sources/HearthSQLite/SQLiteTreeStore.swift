@@ -89,7 +89,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         self.observeCommit = observeCommit
         writerQueue.setSpecific(key: writerKey, value: 1)
         // The writer's commits sync the WAL (FULL): its frame writes can be gathered into
-        // one per commit (`WALWriteCoalescing`, issue 30). With NORMAL they may not.
+        // one per commit (`WALWriteCoalescing`). With NORMAL they may not.
         let writer = try SQLiteConnection(path: databasePath, mode: .readWriteCreate,
                                           coalescingWALWrites: options.synchronous == .full)
         try writer.execute("PRAGMA busy_timeout = \(options.busyTimeoutMilliseconds)")
@@ -120,7 +120,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     }
 
     /// The wall clock (`WallClock.milliseconds`), kept under this name for callers from
-    /// before the clock moved out of the store (issue 17).
+    /// before the clock moved out of the store.
     public static let systemMilliseconds: @Sendable () -> Int64 = WallClock.milliseconds
 
     /// Opens the engine in `directory` with the composition root's hooks.
@@ -364,8 +364,8 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
                 let key = entry.path.storageKey
                 let range = SQLiteTreeView.descendantRange(key)
                 // One probe of [key, key + "0"), which holds the key and everything below
-                // it, answers the usual cases without the exact count's two lookups (issue
-                // 30): nothing there (a create) is 0; the key itself first is a leaf, which
+                // it, answers the usual cases without the exact count's two lookups:
+                // nothing there (a create) is 0; the key itself first is a leaf, which
                 // has nothing below it, so 1 (an update of a field). Anything else (rows
                 // below, or siblings between the key and its "/", like "key-2") is counted.
                 let probe = try connection.statement(firstSQL)
@@ -411,7 +411,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     /// trim reads only the prefix it deletes: the first young row by an ordered walk, then
     /// one range delete. (It used to ask `seq <= ? OR at < ? ... LIMIT`, which walked the
     /// whole log whenever fewer rows than the limit matched: ~10 % of the writer's time
-    /// under a steady create load, issue 8.)
+    /// under a steady create load.)
     @discardableResult
     private func trimChangeLog(_ connection: SQLiteConnection, lastSeq: Int64, now: Int64) -> Int {
         let keepFrom = lastSeq - Int64(options.changeLogRetention)

@@ -54,7 +54,7 @@ package struct LeafRow {
     }
 
     /// `base/key` (`key` alone at the root) in one allocation: `base + "/" + key` made two
-    /// per leaf, on the writer (issue 30).
+    /// per leaf, on the writer.
     private static func joined(_ base: String, _ key: String) -> String {
         if base.isEmpty { return key }
         var path = ""

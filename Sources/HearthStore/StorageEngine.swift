@@ -37,7 +37,7 @@ public struct EngineHooks: Sendable {
     }
 }
 
-/// One storage engine (issue 17): the tree and its change feed, accounts, the console's
+/// One storage engine: the tree and its change feed, accounts, the console's
 /// records, the wire protocol's onDisconnect operations and the signing keys. Everything
 /// above the store modules reaches the data through this protocol; only the engine's own
 /// module (HearthSQLite, HearthPostgres) knows its database.
@@ -84,7 +84,7 @@ extension StorageEngine {
     }
 }
 
-/// The console's administrators, sessions and rules history (issue 16).
+/// The console's administrators, sessions and rules history.
 public protocol ConsoleRecords: Sendable {
     func admin(email: String) throws -> ConsoleStore.Admin?
     func admins() throws -> [ConsoleStore.Admin]
@@ -104,7 +104,7 @@ public protocol ConsoleRecords: Sendable {
 }
 
 /// The wire protocol's onDisconnect operations, persisted so that those of a connection
-/// whose server died still run (issue 14; issue 17 for several nodes).
+/// whose server died still run, on another node when several share a database.
 public protocol OnDisconnectRecords: Sendable {
     func add(_ record: OnDisconnectRecord) throws
     func remove(session: String, positions: [Int64]) throws
@@ -156,7 +156,7 @@ public struct LimitRecord: Sendable, Equatable {
     }
 }
 
-/// Rate-limit counters shared by every node (issue 17), so a limit holds for the whole
+/// Rate-limit counters shared by every node, so a limit holds for the whole
 /// deployment, not per node.
 public protocol LimitCounters: Sendable {
     /// Applies `update` to the records of `keys` atomically across nodes (absent ones are

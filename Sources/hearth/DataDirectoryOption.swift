@@ -5,7 +5,7 @@ import HearthStore
 import Glibc
 #endif
 
-/// `--data-dir` and `--store`, as `hearth serve` takes them (issue 17): the server's store,
+/// `--data-dir` and `--store`, as `hearth serve` takes them: the server's store,
 /// whose data directory is the one locked whichever namespace a command works on.
 struct ServerStoreOption: ParsableArguments {
     @Option(name: .customLong("data-dir"), help: "Directory holding the database file (default ./hearth-data, or HEARTH_DATA_DIR).")
@@ -36,7 +36,7 @@ struct ServerStoreOption: ParsableArguments {
         }
     }
 
-    /// Takes the data directory's lock for `use` (issue 24; nil for a store with no local
+    /// Takes the data directory's lock for `use` (nil for a store with no local
     /// directory), held until released or the process ends. A conflict is refused naming
     /// the other process.
     func lock(_ use: DataDirectoryLock.Use, create: Bool = false) throws -> DataDirectoryLock? {

@@ -3,7 +3,7 @@ import HearthAuth
 import HearthHTTPClient
 import HearthJSON
 
-/// One identity provider the operator configured (issue 29; docs/api.md, "Identity
+/// One identity provider the operator configured (docs/api.md, "Identity
 /// providers"): whose ID tokens `accounts:signInWithIdp` accepts, checked against which
 /// issuer, audiences and keys.
 public struct IdentityProvider: Sendable, Equatable {

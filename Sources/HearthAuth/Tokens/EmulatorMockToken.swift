@@ -1,6 +1,6 @@
 import HearthJSON
 
-/// The unsigned ID tokens the Firebase SDKs make for the emulators (issue 28):
+/// The unsigned ID tokens the Firebase SDKs make for the emulators:
 /// `createMockUserToken` in the SDKs' util package, used by `@firebase/rules-unit-testing`'s
 /// `authenticatedContext(uid, claims)` (docs/protocol/emulator.md §4.7). The header is
 /// `{"alg":"none","type":"JWT"}`, the signature part empty, the claims any uid (`sub` =

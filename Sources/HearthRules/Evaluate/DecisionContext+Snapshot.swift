@@ -30,7 +30,7 @@ extension DecisionContext {
             if let path = snapshot.path, names.allSatisfy(Self.isSingleKey),
                case .some(let node) = try source(snapshot.view).valueInMemory(at: path) {
                 // The node is in memory (newData where the write replaced it): one lookup
-                // of the node, then each name in it (issue 30: six lookups from the root
+                // of the node, then each name in it (six lookups from the root
                 // were ~3 % of a create's CPU). Charged as the lookups it stands for.
                 for name in names {
                     try charge(RuleLimits.dataLookupCost)

@@ -1,4 +1,4 @@
-/// Why a `.validate` rule was false, in words a developer can act on (issue 24): the fields
+/// Why a `.validate` rule was false, in words a developer can act on: the fields
 /// of the written data it found missing or whose check failed. Only `newData` is named,
 /// never `data` or `root`: the writer sent the new data, while the stored data may be
 /// data they cannot read, so nothing of it (not even whether a child exists) is told.

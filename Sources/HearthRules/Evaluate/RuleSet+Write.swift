@@ -20,7 +20,7 @@ extension RuleSet {
     }
 
     /// `canWrite` decided without the stored tree or the clock, for a caller that would
-    /// rather decide a write before it queues for the single writer (issue 30): the
+    /// rather decide a write before it queues for the single writer: the
     /// decision, or nil when it needs either — an evaluated rule read `data`, `root` or
     /// `now`, or `newData` somewhere the writes do not replace (a sibling an update leaves,
     /// a parent, a delete's surroundings). A decision it returns is the one `canWrite`
@@ -46,7 +46,7 @@ extension RuleSet {
 
     /// `summarizeAllowed`: false leaves an allowed decision's explanation empty (the
     /// early check's caller reads only the answer; the summary's path and text were ~5 %
-    /// of its time, issue 30). Denials are always summarized.
+    /// of its time). Denials are always summarized.
     private func decideWrite(_ writes: [(path: DataPath, value: JSONValue?)], context: inout DecisionContext,
                              summarizeAllowed: Bool) -> RuleDecision {
         guard !writes.isEmpty else {

@@ -38,7 +38,7 @@ enum WriteEndpoint {
                 // The completion runs on the single writer: render a structured echo (a
                 // whole subtree for a PUT) elsewhere so the writer moves on to the next batch.
                 // A fixed answer (POST's `{"name":…}`, DELETE's null) is small: rendered here,
-                // it saves every create a hop through a global queue's thread (issue 30).
+                // it saves every create a hop through a global queue's thread.
                 let structured: Bool
                 switch (echo, body) {
                 case (.fixed, _): structured = false

@@ -6,7 +6,7 @@ import HearthWire
 import Logging
 import Synchronization
 
-/// Named bounds of one wire-protocol connection (issue 14: every limit named and tested;
+/// Named bounds of one wire-protocol connection (every limit named and tested;
 /// the serve settings `wireMax…` set them).
 public struct WireSessionLimits: Sendable, Equatable {
     /// Listens open at once on one connection; past it a `q` is answered `max_listens`

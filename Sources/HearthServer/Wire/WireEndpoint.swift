@@ -2,7 +2,7 @@ import HearthHTTP
 import HearthJSON
 
 /// `GET /.ws?v=5&ns=<namespace>`: the official SDKs' WebSocket (docs/protocol/wire.md §1), over the
-/// core of the namespace the router picked (issue 28; docs/namespaces.md); a name served
+/// core of the namespace the router picked (docs/namespaces.md); a name served
 /// nowhere gets the protocol's shutdown (`refusal`). A plain GET without the upgrade gets a
 /// clear 400.
 enum WireEndpoint {

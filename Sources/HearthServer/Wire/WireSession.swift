@@ -183,7 +183,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
             return handle(number: number, action: action, body: body)
         }
         // Every request is judged by an identity still valid now, as REST judges a token on
-        // every request (issue 25): its expiry, and its user's status within
+        // every request: its expiry, and its user's status within
         // AuthSettings.userStatusCacheSeconds. Decided here from the caches when they can
         // tell; else on the work queue (a database read), then back in order.
         let (authenticator, held) = (context.authenticator, credential)
@@ -326,7 +326,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     /// The request's `p`, or nil after answering: without one the request is malformed
     /// (`invalid_action`, a bad message); one that is no valid path (`.info` or `.settings`
     /// written to, `..`, control characters, a key over 768 bytes, too deep) is
-    /// `invalid_data` with the reason, as bad data is (issue 25).
+    /// `invalid_data` with the reason, as bad data is.
     func requestPath(_ number: Int64?, _ members: [JSONKey: JSONValue], action: String) -> DataPath? {
         guard case .string(let text)? = members["p"] else {
             invalid(number, "\(action) needs p")
@@ -384,7 +384,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         answer(number, "ok", .object(["auth": credential.caller.auth, "expires": expires]))
     }
 
-    /// A failed `auth` signs the connection out (issue 25): the identity it held before does
+    /// A failed `auth` signs the connection out: the identity it held before does
     /// not stay in force, and its listens are cancelled. Firebase's clients close and
     /// reconnect after any failed `auth` (docs/protocol/wire.md §4.7: "until auth succeeds the connection is
     /// unauthenticated"), so one that stays sees what a signed-out user sees.
