@@ -7,7 +7,7 @@ import Glibc
 ///
 /// Not `FileHandle.readabilityHandler`: that arms a libdispatch read source per pipe, and
 /// tearing such sources down while others are set up corrupts libdispatch's epoll
-/// bookkeeping on Linux (swift-corelibs-libdispatch issue 949: a use-after-free of a
+/// bookkeeping on Linux (a swift-corelibs-libdispatch bug, its tracker's #949: a use-after-free of a
 /// muxnote, reproduced there with Foundation alone). The suite crashed that way in
 /// `_dispatch_event_loop_drain` (974ec72, and a CI run today during the PostgreSQL kill
 /// test, with three nodes' and many curls' pipes coming and going). A blocking read

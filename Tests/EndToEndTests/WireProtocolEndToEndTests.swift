@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The Firebase wire protocol on `/.ws` (issue 14), spoken by our own client
+/// The Firebase wire protocol on `/.ws`, spoken by our own client
 /// (`Python/wire_client.py`, the `websockets` package) against the built binary, under the
 /// reference rules plus an open `/open` subtree. Each mode checks every answer itself and
 /// prints `ok <check>`; the test requires a clean exit and the checks it expects.
@@ -129,7 +129,7 @@ import Testing
                        "requests past the pending bound close with 1008"])
     }
 
-    /// Issue 25 against the binary: refusals answered in words (a message nested too deep,
+    /// Bounds and refusals against the binary: refusals answered in words (a message nested too deep,
     /// a version other than 13, a chunk count no message fits); incomplete messages across
     /// sockets past the address's share (settings as in WireLiveTests); one connection's
     /// listens leaving its address room.

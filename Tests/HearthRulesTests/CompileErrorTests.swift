@@ -233,7 +233,7 @@ import Testing
     }
 }
 
-/// A misspelt literal or an unquoted word is named whole (issue 24: `tru` was reported as
+/// A misspelt literal or an unquoted word is named whole (`tru` was reported as
 /// "unexpected character 't'").
 @Suite struct UnexpectedWordTests {
     @Test(arguments: [

@@ -292,7 +292,7 @@ import Testing
         #expect(freshIat >= validSince)
     }
 
-    /// Issue 15: a revocation from a client whose clock is behind (here, far behind) still
+    /// A revocation from a client whose clock is behind (here, far behind) still
     /// refuses every token issued so far; it used to be stored as given and revoke nothing.
     @Test func validSinceFromALaggingClockStillRevokesAndFarAheadIsRefused() async throws {
         let uid = try await create(#"{"email":"j@example.com","password":"secret1"}"#)

@@ -106,7 +106,7 @@ import Testing
         return nil
     }
 
-    /// `if-match` where the caller may write but not read (issue 25): 401 whatever the tag,
+    /// `if-match` where the caller may write but not read: 401 whatever the tag,
     /// the right one included, before anything is compared, and nothing is written; so the
     /// answer tells nothing of the data (a right guess used to commit, a wrong one 401, and
     /// the tag of null told whether anything was there).

@@ -50,7 +50,7 @@ import HearthAccounts
         defer { store.close() }
         let summary = try importText(Self.exportFile, into: store, scrypt: Self.scrypt())
         #expect(summary == FirebaseUsersFile.ImportSummary(imported: 4, withPassword: 1, withoutSignIn: 2, droppedProviders: 1))
-        // An identity provider's account stays linked (issue 29); the phone number is dropped.
+        // An identity provider's account stays linked; the phone number is dropped.
         let google = try #require(try store.accounts.user(uid: "google1"))
         #expect(google.providerLinks == [ProviderLink(providerID: "google.com", rawID: "123")])
         #expect(google.provider == .federated)

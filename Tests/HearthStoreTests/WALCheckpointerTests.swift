@@ -5,7 +5,7 @@ import Testing
 @testable import HearthStore
 
 /// The WAL is checkpointed by `WALCheckpointer` on its own connection, not inside the
-/// writer's COMMITs (issue 30), and still keeps the WAL from growing.
+/// writer's COMMITs, and still keeps the WAL from growing.
 @Suite struct WALCheckpointerTests {
     let dir = TemporaryDirectory()
 

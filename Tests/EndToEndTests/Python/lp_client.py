@@ -521,7 +521,7 @@ def mode_shutdown():
 
 
 def mode_namespace():
-    """Issue 28 on /.lp: a session opened with ns=env-a reads and writes that namespace only
+    """Namespaces on /.lp: a session opened with ns=env-a reads and writes that namespace only
     (its polls, like this client's, need not repeat ns); an unlisted name gets the shutdown."""
     rest("PUT", "/x.json?ns=env-a", "a")
     rest("PUT", "/x.json", "default")
