@@ -3,8 +3,8 @@
 # firebase-admin SDK in a virtualenv; nginx for the reverse-proxy tests and PostgreSQL for
 # the multi-node tests must be installed, see README), then builds and runs every test.
 # Then the in-process REST, SSE, wire and accounts suites (HearthServerTests) and the REST,
-# SSE, triggers and emulator-mode (issue 28: two namespaces side by side) end-to-end suites run a second time with every server on PostgreSQL (issue 17),
-# one test at a time (each server holds several connections); without PostgreSQL
+# SSE, triggers and emulator-mode (two namespaces side by side) end-to-end suites run a
+# second time with every server on PostgreSQL, one test at a time (each server holds several connections); without PostgreSQL
 # installed (and CI unset) that pass is skipped. ObservabilityLiveTests stays on SQLite:
 # it counts read-cache hits, and a PostgreSQL node keeps no read cache.
 set -euo pipefail

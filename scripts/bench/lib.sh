@@ -126,7 +126,7 @@ build_hearth() {
   [ -x "$HEARTH_BIN" ] || { echo "no $HEARTH_BIN; run: swift build -c release" >&2; exit 1; }
 }
 
-# The load generator of the fan-out and idle-connection runs (issue 30): LOADGEN=compiled
+# The load generator of the fan-out and idle-connection runs: LOADGEN=compiled
 # (default) is hearth-load (Sources/hearth-load: epoll threads, built here in release),
 # LOADGEN=python keeps the Python asyncio clients (wire.py, harness.py sse). LOADGEN_BIN: a
 # prebuilt hearth-load. LOADGEN_THREADS (2) subscriber threads, LOADGEN_SOURCES (4) loopback
@@ -361,7 +361,7 @@ ensure_plot_venv() {
   fi
 }
 
-# PostgreSQL for the benchmarks of issue 17 (nodes.sh, pgclient.sh): a throwaway cluster
+# PostgreSQL for the multi-node benchmarks (nodes.sh, pgclient.sh): a throwaway cluster
 # from $PG_BINDIR (initdb into its own temp folder, 127.0.0.1, a free port, fsync on,
 # trust for the superuser `admin`), run as the `postgres` user when this runs as root.
 # Sets PGDIR and PGPORT; stops the cluster and cleans up at exit.

@@ -274,7 +274,7 @@ def cmd_report(a):
         return ""
 
     smoke = " — QUICK smoke run, not a measurement" if a.quick else ""
-    L = ["## Scaling curves: data size and number of streams (issue 8) — %s%s" % (a.date, smoke), "",
+    L = ["## Scaling curves: data size and number of streams — %s%s" % (a.date, smoke), "",
          "```sh", a.command, "```", ""]
     L += ["    " + m for m in meta] + [""]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Database triggers (issue 27, docs/triggers.md): what they cost writes, how fast events
+# Database triggers (docs/triggers.md): what they cost writes, how fast events
 # arrive, how fast a backlog drains. Hearth alone; receivers are scripts/bench/triggers.py's
 # asyncio HTTP receiver (answers 204, records arrival times; its CPU is reported so it is
 # seen not to be the limit).

@@ -727,7 +727,7 @@ def cmd_report(a):
              "**%s**%s (%s)" % (f(kib_own), flag(idle, idle_d), ready), "–"] + (["–"] if has_pb else []) + ["≤ 4 KiB", v])
         written = [r for r in idle_k if r.get("write_rate")]
         if written:
-            # issue 30 point 4: writes to ONE idle connection's path (hearth-load, IDLE_RATE)
+            # Writes to ONE idle connection's path (hearth-load, IDLE_RATE)
             p99 = agg(written, "lat_send_p99_ms")
             v = "–" if p99 is None else ("**met**" if p99 <= 50.0 else "**missed**")
             if p99 is not None:
