@@ -4,8 +4,8 @@
 # the multi-node tests must be installed, see README), then builds and runs every test.
 # Then the in-process REST, SSE, wire and accounts suites (HearthServerTests) and the REST,
 # SSE, triggers and emulator-mode (two namespaces side by side) end-to-end suites run a
-# second time with every server on PostgreSQL, one test at a time (each server holds several connections); without PostgreSQL
-# installed (and CI unset) that pass is skipped. ObservabilityLiveTests stays on SQLite:
+# second time with every server on PostgreSQL, one test at a time (each server holds several
+# connections); without PostgreSQL installed (and CI unset) that pass is skipped. ObservabilityLiveTests stays on SQLite:
 # it counts read-cache hits, and a PostgreSQL node keeps no read cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
