@@ -141,7 +141,7 @@ if [ "${#files[@]}" -gt 0 ]; then
 fi
 
 if [ -s "$offences" ]; then
-  sort -t: -k1,1 -k2,2n -u "$offences"
+  sort -u "$offences" | sort -s -t: -k1,1 -k2,2n
   echo "check-references: $(sort -u "$offences" | wc -l) offence(s): the repository cites what it does not contain" >&2
   exit 1
 fi
