@@ -3,8 +3,8 @@ import HearthJSON
 import HearthStore
 
 /// Sign-in with an identity provider's ID token (`accounts:signInWithIdp`,
-/// docs/protocol/auth.md §4.1): verify the token against the configured provider, then sign in the user
-/// linked to its account, create one, or link it to the signed-in user.
+/// docs/protocol/auth.md §4.1): verify the token against the configured provider, then sign
+/// in the user linked to its account, create one, or link it to the signed-in user.
 extension AccountService {
     /// What `accounts:signInWithIdp` was given.
     public struct IdPRequest: Sendable {

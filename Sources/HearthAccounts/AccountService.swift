@@ -17,8 +17,9 @@ public struct Session: Sendable {
     }
 }
 
-/// Account operations (docs/design.md §6), shared by the REST endpoints and the `hearth users`
-/// CLI. Every method blocks (the store, scrypt): call from a work queue or the hashing pool.
+/// Account operations (docs/design.md §6), shared by the REST endpoints and the
+/// `hearth users` CLI. Every method blocks (the store, scrypt): call from a work queue or
+/// the hashing pool.
 public struct AccountService: Sendable {
     public let accounts: any AccountStore
     public let keys: KeyRing
@@ -137,7 +138,8 @@ public struct AccountService: Sendable {
                              issuer: IDTokenClaims.issuerPrefix + settings.projectID)
     }
 
-    /// Verified claims of an ID token (signature, algorithm, expiry; docs/protocol/auth.md §4.3).
+    /// Verified claims of an ID token (signature, algorithm, expiry; docs/protocol/auth.md
+    /// §4.3).
     public func verify(_ token: String) throws(AuthError) -> JSONValue {
         do {
             return try tokenVerifier().verify(token)
@@ -159,10 +161,11 @@ public struct AccountService: Sendable {
         return fields["kid"]?.stringValue
     }
 
-    /// Uses a refresh token: rotates it (docs/protocol/auth.md §4.1 `/v1/token`); a replayed token revokes
-    /// its whole family. A retry within `AuthSettings.refreshRetryWindowSeconds` of the
-    /// rotation, before the new token was used, answers the same pair again (its answer
-    /// was lost on the way). ID tokens keep the family's sign-in time as `auth_time`.
+    /// Uses a refresh token: rotates it (docs/protocol/auth.md §4.1 `/v1/token`); a
+    /// replayed token revokes its whole family. A retry within
+    /// `AuthSettings.refreshRetryWindowSeconds` of the rotation, before the new token was
+    /// used, answers the same pair again (its answer was lost on the way). ID tokens keep
+    /// the family's sign-in time as `auth_time`.
     public func refresh(_ token: String?) throws(AuthError) -> Session {
         guard let token, !token.isEmpty else { throw .missingRefreshToken }
         guard SecretToken.isWellFormed(token) else { throw .invalidRefreshToken }

@@ -1,8 +1,8 @@
-/// An Identity Toolkit error (docs/protocol/auth.md §4.2) as the account core raises it: Firebase's error
-/// code, an optional detail, and what kind of failure it is. No HTTP status here: the
-/// HTTP boundary (HearthServer's `AuthError.status`, `AuthError.response`) maps the kind to
-/// one and writes Firebase's error JSON. Clients split the message at the first colon, so
-/// the code always comes first.
+/// An Identity Toolkit error (docs/protocol/auth.md §4.2) as the account core raises it:
+/// Firebase's error code, an optional detail, and what kind of failure it is. No HTTP
+/// status here: the HTTP boundary (HearthServer's `AuthError.status`, `AuthError.response`)
+/// maps the kind to one and writes Firebase's error JSON. Clients split the message at the
+/// first colon, so the code always comes first.
 public struct AuthError: Error, Sendable, Equatable {
     /// What went wrong, for the boundary to answer with (HTTP: 400, 401, … 507).
     public enum Kind: Sendable, Equatable {

@@ -33,8 +33,8 @@ public struct AuthSettings: Sendable {
     public var userStatusCacheSeconds = AuthSettings.defaultUserStatusCacheSeconds
     public var recentSignInSeconds = AuthSettings.defaultRecentSignInSeconds
     /// Treat `Authorization: Bearer owner` (the Firebase emulator convention the Admin
-    /// SDKs use, docs/protocol/admin-client.md §1) as an admin credential. Off by default; the server
-    /// refuses to start with it unless it listens on a loopback address.
+    /// SDKs use, docs/protocol/admin-client.md §1) as an admin credential. Off by default;
+    /// the server refuses to start with it unless it listens on a loopback address.
     public var acceptEmulatorOwner = false
     /// Service-account JSON files whose keys may sign custom tokens.
     public var customTokenServiceAccounts: [String] = []

@@ -59,8 +59,9 @@ public final class TokenChecks: Sendable {
         }
     }
 
-    /// Whose a good token is: the rules' `auth` (docs/protocol/rules.md §3.3: `{uid, provider, token}`),
-    /// whether it is an operator's, and what a long-lived stream must re-check later.
+    /// Whose a good token is: the rules' `auth` (docs/protocol/rules.md §3.3:
+    /// `{uid, provider, token}`), whether it is an operator's, and what a long-lived stream
+    /// must re-check later.
     public struct Identity: Sendable {
         public var auth: JSONValue
         public var isAdmin: Bool

@@ -8,8 +8,8 @@ import HearthStore
 /// adapters over it, each turning its own requests into these calls and the results
 /// into its own answers.
 ///
-/// Every decision is made where the data is read (docs/design.md §3): a read's rules check and
-/// the read share one snapshot on a reader; a write's check and the write run on the
+/// Every decision is made where the data is read (docs/design.md §3): a read's rules check
+/// and the read share one snapshot on a reader; a write's check and the write run on the
 /// writer's view inside its transaction.
 public final class Database: Sendable {
     public let store: any TreeStore

@@ -62,10 +62,11 @@ public struct SubscriberGate: StreamGate {
 
 /// The issue and expiry times of a wire session's credential, shared by the gates of its
 /// listens. The SDKs send a fresh ID token of the same user before the old one expires
-/// (`auth` again, docs/protocol/wire.md §4.7): the session renews these, and its open listens then expire
-/// and are checked for revocation by the new token, not ended when the first one lapses.
-/// Atomics, not a lock: the hub reads the expiry for every event it delivers. The two are
-/// read independently; a reader between the two stores of a renewal sees one old, one new.
+/// (`auth` again, docs/protocol/wire.md §4.7): the session renews these, and its open
+/// listens then expire and are checked for revocation by the new token, not ended when the
+/// first one lapses. Atomics, not a lock: the hub reads the expiry for every event it
+/// delivers. The two are read independently; a reader between the two stores of a renewal
+/// sees one old, one new.
 public final class CredentialTimes: Sendable {
     /// Stands for nil (no time: an admin's or an emulator owner's credential).
     private static let none = Int64.min

@@ -1,4 +1,5 @@
-/// Key validation: what a single path segment / object key may be (docs/protocol/rest.md §1.7).
+/// Key validation: what a single path segment / object key may be (docs/protocol/rest.md
+/// §1.7).
 extension DataPath {
     /// The longest key, in UTF-8 bytes (docs/protocol/rest.md §1.7, Firebase "Limits").
     public static let maxKeyBytes = 768

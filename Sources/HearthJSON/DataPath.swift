@@ -1,4 +1,5 @@
-/// A validated location in the data tree: a list of keys from the root (docs/protocol/rest.md §1.7).
+/// A validated location in the data tree: a list of keys from the root
+/// (docs/protocol/rest.md §1.7).
 ///
 /// Every segment is a valid key (`DataPath.validateKey`), and there are at most
 /// `maxSegments` of them. The depth rule: Firebase's limit is "each path must be fewer than
@@ -122,7 +123,8 @@ extension DataPath {
 }
 
 extension DataPath: CustomStringConvertible {
-    /// `/a/b`, and `/` for the root (the form used in SSE `path` fields, docs/protocol/streaming.md §2).
+    /// `/a/b`, and `/` for the root (the form used in SSE `path` fields,
+    /// docs/protocol/streaming.md §2).
     public var description: String { "/" + storageKey }
 }
 

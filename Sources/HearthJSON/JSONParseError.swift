@@ -5,8 +5,8 @@
 ///
 /// `description` is deliberately short and generic: it is the text the HTTP boundary puts
 /// into `{"error":"Invalid data; couldn't parse JSON object, array, or value."}` (Firebase
-/// docs/protocol/rest.md §1.9), and it never echoes the request. `debugDescription` names the case and the
-/// offset, for logs and test failures; it echoes at most one input byte.
+/// docs/protocol/rest.md §1.9), and it never echoes the request. `debugDescription` names
+/// the case and the offset, for logs and test failures; it echoes at most one input byte.
 public enum JSONParseError: Error, Sendable, Hashable {
     /// The input ended inside a value (or was empty / only whitespace).
     case unexpectedEndOfInput(offset: Int)

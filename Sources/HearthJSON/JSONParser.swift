@@ -22,9 +22,9 @@
 public enum JSONParser {
     /// The deepest nesting of arrays and objects accepted. `[[1]]` has nesting 2.
     ///
-    /// The tree stores at most 31 levels anyway (docs/protocol/rest.md §1.7, `DataPath.maxDepth`); this limit
-    /// only keeps parsing and the recursive walks over the result (writer, `==`, deinit)
-    /// bounded, whatever the body is used for.
+    /// The tree stores at most 31 levels anyway (docs/protocol/rest.md §1.7,
+    /// `DataPath.maxDepth`); this limit only keeps parsing and the recursive walks over the
+    /// result (writer, `==`, deinit) bounded, whatever the body is used for.
     public static let maxNesting = 512
 
     /// Parses one JSON document from raw bytes.

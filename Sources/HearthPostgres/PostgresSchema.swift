@@ -190,9 +190,9 @@ enum PostgresSchema {
         END
         $$;
         """,
-        // 4: query indexes (docs/protocol/rest.md §1.3 `.indexOn`), as the SQLite engine's migration 3, with
-        // the ordered value as rank + number + string; `index_version` tells every node's
-        // writer when the set of built indexes changed.
+        // 4: query indexes (docs/protocol/rest.md §1.3 `.indexOn`), as the SQLite engine's
+        // migration 3, with the ordered value as rank + number + string; `index_version`
+        // tells every node's writer when the set of built indexes changed.
         """
         CREATE TABLE query_index (
             location  text COLLATE "C" NOT NULL,

@@ -6,8 +6,8 @@ import Glibc
 #endif
 import HearthStore
 
-/// The tree in one SQLite file (docs/design.md §4): a single writer on its own serial queue with
-/// group commit, and readers on separate connections, each confined to its own queue.
+/// The tree in one SQLite file (docs/design.md §4): a single writer on its own serial queue
+/// with group commit, and readers on separate connections, each confined to its own queue.
 ///
 /// `@unchecked Sendable`: the connections are only touched on the queue that owns them
 /// (`writerQueue` for the writer, each `Reader.queue` for a reader); the pending-write
@@ -401,9 +401,9 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     static let trimChunkRows = 2_000
 
     /// Keeps the change log within `changeLogRetention` rows and `changeLogMaxAge`
-    /// (docs/design.md §4), deleting at most `trimChunkRows` oldest rows. Runs on the writer
-    /// after a batch was acknowledged, and from `trimChangeLog()` when no writes come.
-    /// Returns the rows deleted.
+    /// (docs/design.md §4), deleting at most `trimChunkRows` oldest rows. Runs on the
+    /// writer after a batch was acknowledged, and from `trimChangeLog()` when no writes
+    /// come. Returns the rows deleted.
     ///
     /// The rows to delete are a prefix in `seq` order: those past the count, and those
     /// older than the age limit (`at` grows with `seq` while the clock moves forward; after

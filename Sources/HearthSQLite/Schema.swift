@@ -50,8 +50,9 @@ enum Schema {
         CREATE INDEX refresh_tokens_family ON refresh_tokens(family);
         CREATE INDEX refresh_tokens_uid ON refresh_tokens(uid);
         """,
-        // 3: query indexes (docs/protocol/rest.md §1.3 `.indexOn`): per indexed location and order, one row per
-        // child with its ordered value, kept by the writer in the same transactions as the data.
+        // 3: query indexes (docs/protocol/rest.md §1.3 `.indexOn`): per indexed location
+        // and order, one row per child with its ordered value, kept by the writer in the
+        // same transactions as the data.
         """
         CREATE TABLE query_index (
             location  TEXT NOT NULL,     -- storage key of the node whose children are indexed
@@ -69,8 +70,9 @@ enum Schema {
             PRIMARY KEY (location, spec)
         ) STRICT, WITHOUT ROWID;
         """,
-        // 4: priorities (docs/protocol/rest.md §1.5), beside the tree: one row per node that has one, keyed
-        // like `nodes` (the node's path), so a leaf keeps its one row in `nodes`.
+        // 4: priorities (docs/protocol/rest.md §1.5), beside the tree: one row per node
+        // that has one, keyed like `nodes` (the node's path), so a leaf keeps its one row
+        // in `nodes`.
         """
         CREATE TABLE priorities (
             path  TEXT PRIMARY KEY NOT NULL,

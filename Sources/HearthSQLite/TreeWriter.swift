@@ -61,9 +61,9 @@ struct TreeWriter {
 
     /// Replaces whatever is at `entry.path` with `entry.value` (nil deletes).
     ///
-    /// A node with no children does not exist (docs/protocol/rest.md §1.8), so deleting the last child of
-    /// a parent needs no extra work: the parent had no row of its own. Writing below a
-    /// leaf replaces that leaf, so leaves at ancestor paths are removed.
+    /// A node with no children does not exist (docs/protocol/rest.md §1.8), so deleting the
+    /// last child of a parent needs no extra work: the parent had no row of its own.
+    /// Writing below a leaf replaces that leaf, so leaves at ancestor paths are removed.
     ///
     /// `replacesRows` false says the caller counted no row at or below `entry.path` in this
     /// transaction (`SQLiteTreeStore.replacedRows`), so there is nothing there to delete.
@@ -79,8 +79,8 @@ struct TreeWriter {
                 try connection.statement(Self.deleteExactSQL).run([.text(key)])
                 try connection.statement(Self.deleteRangeSQL).run([.text(range.lower), .text(range.upper)])
             }
-            // A replaced node loses its priority and its children's (docs/protocol/rest.md §1.5: a set without
-            // a priority clears it).
+            // A replaced node loses its priority and its children's (docs/protocol/rest.md
+            // §1.5: a set without a priority clears it).
             if mayHavePriorities {
                 try connection.statement(Self.deletePriorityExactSQL).run([.text(key)])
                 try connection.statement(Self.deletePriorityRangeSQL).run([.text(range.lower), .text(range.upper)])

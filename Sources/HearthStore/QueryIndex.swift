@@ -1,8 +1,8 @@
 import HearthJSON
 
-/// Query indexes (docs/protocol/rest.md §1.3, docs/design.md §4): for a location and an order (`.indexOn` child
-/// path or `.value`), one `query_index` row per child holding its ordered value, so
-/// `orderBy` + a limit reads a handful of rows instead of every child.
+/// Query indexes (docs/protocol/rest.md §1.3, docs/design.md §4): for a location and an
+/// order (`.indexOn` child path or `.value`), one `query_index` row per child holding its
+/// ordered value, so `orderBy` + a limit reads a handful of rows instead of every child.
 ///
 /// Built lazily: the first query on a location is answered from the data (a full read, as
 /// without an index) and asks the writer to build the index; from then on the writer keeps

@@ -126,8 +126,8 @@ extension OnDisconnectRecords {
     public func claim(session: String) throws -> [OnDisconnectRecord] { [] }
 }
 
-/// The Ed25519 signing keys (docs/design.md §6): base64 raw private keys by `kid`, and which
-/// one signs. Older keys keep verifying.
+/// The Ed25519 signing keys (docs/design.md §6): base64 raw private keys by `kid`, and
+/// which one signs. Older keys keep verifying.
 public struct StoredSigningKeys: Sendable, Equatable {
     public var current: String
     public var keys: [String: String]

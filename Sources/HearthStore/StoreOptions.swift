@@ -14,8 +14,8 @@ public struct StoreOptions: Sendable {
     public static let defaultMaxBatchSize = 512
     /// Change-log rows kept for stream resume (docs/design.md §5); older rows are trimmed.
     public static let defaultChangeLogRetention = 100_000
-    /// Seconds a change-log row is kept at most (docs/design.md §5: resume works while the log
-    /// holds the missed changes). One week.
+    /// Seconds a change-log row is kept at most (docs/design.md §5: resume works while the
+    /// log holds the missed changes). One week.
     public static let defaultChangeLogMaxAge: Double = 7 * 24 * 3600
     /// Seconds between background trims of the change log.
     public static let defaultChangeLogTrimInterval: Double = 60

@@ -14,19 +14,23 @@ public protocol TreeView {
     /// True when anything is stored at or below `path`.
     func exists(at path: DataPath) throws(StoreError) -> Bool
     /// The seq of the last change committed in this state (0 before the first write), so
-    /// a snapshot read here is exactly "in sync with change N" (stream start, docs/design.md §5).
+    /// a snapshot read here is exactly "in sync with change N" (stream start,
+    /// docs/design.md §5).
     func lastChangeSeq() throws(StoreError) -> Int64
     /// Change-log records newer than `seq` in this state, oldest first, at most `limit`,
     /// and the oldest seq the log still holds (nil when it is empty): a resuming stream
     /// can tell whether it missed anything the log no longer has.
     func changes(after seq: Int64, limit: Int) throws(StoreError) -> (changes: [Change], oldestSeq: Int64?)
-    /// The children of `path` that `query` selects (docs/protocol/rest.md §1.3), as an object, or null.
+    /// The children of `path` that `query` selects (docs/protocol/rest.md §1.3), as an
+    /// object, or null.
     func query(_ query: TreeQuery, at path: DataPath) throws(StoreError) -> JSONValue
-    /// The value at `path` with its priorities (docs/protocol/rest.md §1.5 `format=export`): objects carry a
-    /// `.priority` member, leaves with one become `{".value": v, ".priority": p}`.
+    /// The value at `path` with its priorities (docs/protocol/rest.md §1.5
+    /// `format=export`): objects carry a `.priority` member, leaves with one become
+    /// `{".value": v, ".priority": p}`.
     func exportValue(at path: DataPath) throws(StoreError) -> JSONValue
-    /// The compact JSON text of the value at `path` as readers see it (docs/protocol/rest.md §1.8 arrays,
-    /// Firebase key order): `JSONWriter.write(FirebaseTree.render(value(at: path)))`.
+    /// The compact JSON text of the value at `path` as readers see it
+    /// (docs/protocol/rest.md §1.8 arrays, Firebase key order):
+    /// `JSONWriter.write(FirebaseTree.render(value(at: path)))`.
     func renderedValue(at path: DataPath) throws(StoreError) -> [UInt8]
     /// The leaf at `path`, or the leaves below it, in the byte order of their full storage
     /// paths, after the path `after` (nil: from the first), at most `limit`: a subtree of
@@ -136,8 +140,8 @@ extension WriteOperation {
     }
 
     /// The operation with server values resolved against `view` (the state before it) at
-    /// commit time `now` (docs/protocol/rest.md §1.5). A resolved value never vanishes: placeholders become
-    /// leaves.
+    /// commit time `now` (docs/protocol/rest.md §1.5). A resolved value never vanishes:
+    /// placeholders become leaves.
     public func resolvingServerValues(in view: any TreeView, now: Int64) throws(StoreError) -> WriteOperation {
         func resolve(_ entry: WriteEntry) throws(StoreError) -> WriteEntry {
             guard let value = entry.value, ServerValues.contains(value) else { return entry }

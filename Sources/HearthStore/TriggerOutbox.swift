@@ -1,5 +1,5 @@
-/// One event a write causes, computed inside the write's own transaction (docs/design.md §11).
-/// The engine stores it opaque: it knows no trigger format.
+/// One event a write causes, computed inside the write's own transaction (docs/design.md
+/// §11). The engine stores it opaque: it knows no trigger format.
 public struct OutboxEvent: Sendable, Hashable {
     /// The trigger's name.
     public var trigger: String

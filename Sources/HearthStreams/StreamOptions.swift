@@ -1,4 +1,5 @@
-/// The hub's bounds and cadences (docs/design.md §5). Every bound has a test that crosses it.
+/// The hub's bounds and cadences (docs/design.md §5). Every bound has a test that crosses
+/// it.
 public struct StreamOptions: Sendable {
     /// Open streams in all. Over → the new stream is refused (503).
     public var maxStreams: Int = StreamOptions.defaultMaxStreams

@@ -177,7 +177,8 @@ public enum Syscall {
         throw lastError
     }
 
-    /// Ignore `SIGPIPE` process-wide; writes report `EPIPE` instead (docs/linux-notes.md pitfall 6).
+    /// Ignore `SIGPIPE` process-wide; writes report `EPIPE` instead (docs/linux-notes.md
+    /// pitfall 6).
     public static func ignoreSIGPIPE() {
         _ = Glibc.signal(SIGPIPE, SIG_IGN)
     }

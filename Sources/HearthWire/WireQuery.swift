@@ -1,7 +1,7 @@
 import HearthJSON
 
-/// A listen's or get's query object (docs/protocol/wire.md §4.1), decoded: which index orders
-/// the children, the start and end bounds as (value, key name) pairs, and the limit.
+/// A listen's or get's query object (docs/protocol/wire.md §4.1), decoded: which index
+/// orders the children, the start and end bounds as (value, key name) pairs, and the limit.
 ///
 /// - `i` absent means priority order; `.key`, `.value`, or a child path.
 /// - A bound is (`sp`, `sn`) / (`ep`, `en`); a missing name means `[MIN_NAME]` for a start

@@ -2,9 +2,9 @@ import Foundation
 import Testing
 
 /// The `hearth` command line as a newcomer meets it: `--version`, operator commands that
-/// refuse a missing data directory, a `serve` that cannot bind and leaves nothing behind, usage errors that show the
-/// subcommand's own usage, a description for every subcommand, one error style, and the
-/// password prompt on a terminal.
+/// refuse a missing data directory, a `serve` that cannot bind and leaves nothing behind,
+/// usage errors that show the subcommand's own usage, a description for every subcommand,
+/// one error style, and the password prompt on a terminal.
 @Suite struct CLIEndToEndTests {
     let dir = TemporaryDirectory()
 

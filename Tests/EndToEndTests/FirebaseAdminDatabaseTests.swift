@@ -62,9 +62,10 @@ import Testing
         ])
     }
 
-    /// Every Query form the SDK sends (docs/protocol/admin-client.md §3) on a fixed dataset, with the children Firebase
-    /// would return worked out by hand; child and value orders without `.indexOn` raise
-    /// InvalidArgumentError with Firebase's message, `$key` needs no index.
+    /// Every Query form the SDK sends (docs/protocol/admin-client.md §3) on a fixed
+    /// dataset, with the children Firebase would return worked out by hand; child and value
+    /// orders without `.indexOn` raise InvalidArgumentError with Firebase's message, `$key`
+    /// needs no index.
     @Test func queries() throws {
         try expectPassing(group: "queries", [
             "child_limit_to_first", "child_limit_to_last", "child_start_at_end_at", "child_start_at",

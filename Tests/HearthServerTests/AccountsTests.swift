@@ -11,7 +11,8 @@ import Testing
 @testable import HearthAccounts
 @testable import HearthServer
 
-/// The Identity Toolkit endpoints (docs/protocol/auth.md §4) and tokens in use on REST paths.
+/// The Identity Toolkit endpoints (docs/protocol/auth.md §4) and tokens in use on REST
+/// paths.
 @Suite struct AccountsTests {
     let h: RouterHarness
     init() throws {
@@ -383,9 +384,10 @@ extension JSONValue {
     }
 }
 
-/// Refresh retries and recent sign-ins at the service, on an injected clock: a lost refresh answer is
-/// retried without signing the user out, within `AuthSettings.refreshRetryWindowSeconds`;
-/// `auth_time` survives refreshes; a password or email change needs a recent sign-in.
+/// Refresh retries and recent sign-ins at the service, on an injected clock: a lost refresh
+/// answer is retried without signing the user out, within
+/// `AuthSettings.refreshRetryWindowSeconds`; `auth_time` survives refreshes; a password or
+/// email change needs a recent sign-in.
 @Suite struct RefreshRetryAndRecentSignInTests {
     final class Clock: Sendable {
         let ms = Atomic<Int64>(1_795_560_000_000)
@@ -490,8 +492,9 @@ extension JSONValue {
 }
 
 extension AccountsTests {
-    /// A recent sign-in over HTTP: `accounts:update` answers `CREDENTIAL_TOO_OLD_LOGIN_AGAIN`
-    /// for a password change with an old sign-in, and a display-name change still works.
+    /// A recent sign-in over HTTP: `accounts:update` answers
+    /// `CREDENTIAL_TOO_OLD_LOGIN_AGAIN` for a password change with an old sign-in, and a
+    /// display-name change still works.
     @Test func aPasswordChangeWithAnOldSignInIsRefused() async throws {
         let clock = RefreshRetryAndRecentSignInTests.Clock()
         let harness = try RouterHarness(clock: { clock.now })
@@ -549,8 +552,8 @@ extension AccountsTests {
     }
 }
 
-/// Email action codes at the service, on an injected clock: codes expire, are single use, are
-/// stored hashed, and belong to the address they were sent to.
+/// Email action codes at the service, on an injected clock: codes expire, are single use,
+/// are stored hashed, and belong to the address they were sent to.
 @Suite struct ActionCodeTests {
     @Test func codesExpireAreSingleUseAndStoredHashed() throws {
         let clock = RefreshRetryAndRecentSignInTests.Clock()

@@ -10,7 +10,8 @@ import Testing
 @testable import HearthServer
 
 /// The Admin SDKs' user management endpoints (`…/projects/P/accounts…`,
-/// docs/protocol/admin-client.md §7), in-process, as `Bearer owner` with `--accept-emulator-owner`.
+/// docs/protocol/admin-client.md §7), in-process, as `Bearer owner` with
+/// `--accept-emulator-owner`.
 @Suite struct AdminAccountsTests {
     let h: RouterHarness
 

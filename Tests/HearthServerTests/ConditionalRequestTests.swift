@@ -4,7 +4,8 @@ import HearthRules
 import Testing
 @testable import HearthServer
 
-/// ETags and conditional requests (docs/protocol/rest.md §1.4), in-process through the router.
+/// ETags and conditional requests (docs/protocol/rest.md §1.4), in-process through the
+/// router.
 @Suite struct ConditionalRequestTests {
     let etagHeader = [("X-Firebase-ETag", "true")]
 

@@ -46,10 +46,11 @@ import Testing
     }
 
     @Test func aWriteTooLargeToValidateIs413NotPermissionDenied() async throws {
-        // 50,000 valid favourites (a huge but valid write): the reference rules' checks run out of
-        // the default evaluation budget (`RuleLimits.defaultMaxEvaluationSteps`). They are
-        // 300,000 nodes, past the store's default `maxNodesPerWrite`, which would refuse
-        // them first (WriteSizeLimitTests): raised here so the rules' budget is what is crossed.
+        // 50,000 valid favourites (a huge but valid write): the reference rules' checks run
+        // out of the default evaluation budget (`RuleLimits.defaultMaxEvaluationSteps`).
+        // They are 300,000 nodes, past the store's default `maxNodesPerWrite`, which would
+        // refuse them first (WriteSizeLimitTests): raised here so the rules' budget is what
+        // is crossed.
         var options = StoreOptions()
         options.maxNodesPerWrite = 1_000_000
         let h = try RouterHarness(policy: RulesAccessPolicy(rules: try RuleSet.compile(ReferenceRules.text)), storeOptions: options)

@@ -95,7 +95,8 @@ struct WireCodecTests {
     }
 }
 
-/// Outbound chunking (docs/protocol/wire.md §2.1): long messages go as a count and chunks, each valid UTF-8.
+/// Outbound chunking (docs/protocol/wire.md §2.1): long messages go as a count and chunks,
+/// each valid UTF-8.
 @Suite struct WireOutboundChunkTests {
     @Test func shortMessagesGoWhole() {
         let message = Array(#"{"t":"d","d":{}}"#.utf8)

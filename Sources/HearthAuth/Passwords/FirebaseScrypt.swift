@@ -80,7 +80,8 @@ public struct FirebaseScrypt: Sendable, CustomStringConvertible, CustomReflectab
     }
 
     /// `verify` with the user's `salt` and `passwordHash` as they appear in an export
-    /// (docs/protocol/auth.md §5.1: standard base64; padding optional). Undecodable input is a mismatch.
+    /// (docs/protocol/auth.md §5.1: standard base64; padding optional). Undecodable input
+    /// is a mismatch.
     public func verify(password: String, base64Salt: String, base64Hash: String) -> Bool {
         guard let salt = Base64.decode(base64Salt, alphabet: .standard, padding: .optional),
               let expected = Base64.decode(base64Hash, alphabet: .standard, padding: .optional)

@@ -11,8 +11,8 @@ import HearthJSON
 /// 4. `kid` names a trusted key, and the signature verifies over the exact bytes of
 ///    `header "." payload`;
 /// 5. only then is the payload parsed: a JSON object with a string `sub` of 1…
-///    `maxSubjectLength` UTF-16 code units (Firebase's Admin SDKs, docs/protocol/auth.md §4.3, count like
-///    JavaScript), numeric `exp` and `iat`;
+///    `maxSubjectLength` UTF-16 code units (Firebase's Admin SDKs,
+///    docs/protocol/auth.md §4.3, count like JavaScript), numeric `exp` and `iat`;
 /// 6. time: `exp` after now − leeway (RFC 7519 §4.1.4: "on or after" is expired), `iat` and (if present) `nbf` not after
 ///    now + leeway; the lifetime `exp − iat` at most `maxLifetime` (the most Hearth issues);
 /// 7. if configured, `aud` and `iss` equal the expected values (Firebase: the project id,

@@ -37,8 +37,8 @@ public struct RuleDiagnostic: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// A rules file that cannot be loaded: every problem found, in file order (docs/protocol/rules.md §3.6). The
-/// deploy is rejected as a whole.
+/// A rules file that cannot be loaded: every problem found, in file order
+/// (docs/protocol/rules.md §3.6). The deploy is rejected as a whole.
 public struct RulesCompileError: Error, Sendable, CustomStringConvertible {
     public var diagnostics: [RuleDiagnostic]
 

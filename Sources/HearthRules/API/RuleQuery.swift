@@ -1,6 +1,7 @@
 import HearthJSON
 
-/// The query parameters of a read, as the `query` rule variable sees them (docs/protocol/rules.md §3.3).
+/// The query parameters of a read, as the `query` rule variable sees them
+/// (docs/protocol/rules.md §3.3).
 public struct RuleQuery: Sendable, Hashable {
     public enum OrderBy: Sendable, Hashable {
         case key

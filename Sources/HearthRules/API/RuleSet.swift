@@ -17,8 +17,8 @@ public final class RuleSet: Sendable {
     }
 
     /// Compiles a rules file: relaxed JSON (comments, multi-line strings), structure
-    /// checks, and every expression parsed and type-checked (docs/protocol/rules.md §3.1, §3.6). Throws with
-    /// every problem found, each with its rule path, line and column.
+    /// checks, and every expression parsed and type-checked (docs/protocol/rules.md §3.1,
+    /// §3.6). Throws with every problem found, each with its rule path, line and column.
     public static func compile(_ text: String, limits: RuleLimits = RuleLimits()) throws(RulesCompileError) -> RuleSet {
         let source = SourceText(text)
         let json: RulesJSON

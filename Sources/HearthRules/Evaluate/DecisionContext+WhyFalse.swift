@@ -18,7 +18,8 @@ extension DecisionContext {
     mutating func whyFalse(_ ir: IR, _ frame: Frame) throws(EvaluationFailure) -> String? {
         switch ir {
         case .and(let left, let right):
-            // A conjunct that fails at run time is the false one too (docs/protocol/rules.md §3.2).
+            // A conjunct that fails at run time is the false one too
+            // (docs/protocol/rules.md §3.2).
             return (try? boolean(left, frame)) == true ? try whyFalse(right, frame) : try whyFalse(left, frame)
         case .snapshotCall(let object, let method, let arguments) where method == .hasChildren || method == .hasChild:
             guard let base = Self.newDataPath(object), !arguments.isEmpty,

@@ -1,10 +1,10 @@
 import HearthJSON
 
 extension RuleSet {
-    /// May `auth` read `path`? Grant-only cascade (docs/protocol/rules.md §3.2): every `.read` from
-    /// the root down to `path` is tried, and the first that is true grants the read of
-    /// `path` and everything below it. Rules below `path` are never consulted (rules are
-    /// not filters); no grant means deny.
+    /// May `auth` read `path`? Grant-only cascade (docs/protocol/rules.md §3.2): every
+    /// `.read` from the root down to `path` is tried, and the first that is true grants the
+    /// read of `path` and everything below it. Rules below `path` are never consulted
+    /// (rules are not filters); no grant means deny.
     ///
     /// - Parameters:
     ///   - data: the tree before the operation (`root`, `data`).

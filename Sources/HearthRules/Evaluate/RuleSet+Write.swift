@@ -2,7 +2,8 @@ import HearthJSON
 
 extension RuleSet {
     /// May `auth` make this write? `writes` holds absolute paths and their new values (nil
-    /// deletes): one entry for a PUT, every entry of a multi-path PATCH (docs/protocol/rules.md §3.2).
+    /// deletes): one entry for a PUT, every entry of a multi-path PATCH
+    /// (docs/protocol/rules.md §3.2).
     ///
     /// Every written path needs a `.write` grant on its root→path cascade. Then every
     /// `.validate` must pass: on the root→path chain and on every node present in the
@@ -125,7 +126,8 @@ extension RuleSet {
         return try validateDescendants(of: value, node: node, path: path, captures: captures, &walk, &context)
     }
 
-    /// Every node present in the written value that has rules (docs/protocol/rules.md §3.2).
+    /// Every node present in the written value that has rules (docs/protocol/rules.md
+    /// §3.2).
     private func validateDescendants(of value: JSONValue, node: RuleNode, path: DataPath, captures: [String], _ walk: inout ValidationWalk, _ context: inout DecisionContext) throws(EvaluationFailure) -> (rule: String, path: DataPath, reason: String?)? {
         guard case .object(let children) = value, !(node.children.isEmpty && node.wildcard == nil) else { return nil }
         if context.explain {

@@ -1,6 +1,7 @@
 import HearthJSON
 
-/// A RuleDataSnapshot value (docs/protocol/rules.md §3.4): a location in one of the two views of the tree.
+/// A RuleDataSnapshot value (docs/protocol/rules.md §3.4): a location in one of the two
+/// views of the tree.
 struct SnapshotRef: Sendable {
     enum View: Sendable {
         /// The tree before the operation (`root`, `data`).

@@ -1,7 +1,8 @@
 /// A type-checked, name-resolved expression: what the evaluator runs.
 ///
 /// The checker resolves every identifier, member and method at load time, so evaluation
-/// never looks a name up in a table (docs/protocol/rules.md §3.1: unknown names are compile errors anyway).
+/// never looks a name up in a table (docs/protocol/rules.md §3.1: unknown names are compile
+/// errors anyway).
 indirect enum IR: Sendable {
     case constant(RuntimeValue)
     case variable(RuleVariable)
@@ -22,7 +23,8 @@ indirect enum IR: Sendable {
     case dynamicMember(IR, String)
     /// `value[key]` on a value whose type is only known at run time (under `auth`).
     case dynamicIndex(IR, IR)
-    /// `.length` of a string (an error on anything else, docs/protocol/rules.md §3.2, §3.5).
+    /// `.length` of a string (an error on anything else, docs/protocol/rules.md §3.2,
+    /// §3.5).
     case length(IR)
     case snapshotCall(IR, SnapshotMethod, [IR])
     case stringCall(IR, StringMethod, [IR])

@@ -1,4 +1,5 @@
-/// Member access, computed member access and method calls (docs/protocol/rules.md §3.3–§3.5).
+/// Member access, computed member access and method calls (docs/protocol/rules.md
+/// §3.3–§3.5).
 extension TypeChecker {
     mutating func inferMember(_ target: Typed, name: String, at offset: Int) -> Typed? {
         switch target.type {

@@ -21,7 +21,8 @@ enum WriteEndpoint {
         _ operation: DatabaseWrite, echo: Echo, render: Bool = true,
         request: RESTRequest, caller: Caller, context: RESTContext, responder: HTTPResponder
     ) {
-        // `if-match` (docs/protocol/rest.md §1.4): compare-and-set on the ETag, decided on the writer's view.
+        // `if-match` (docs/protocol/rest.md §1.4): compare-and-set on the ETag, decided on
+        // the writer's view.
         let precondition = ETag.ifMatch(request.http).map { Database.Precondition.ifMatch($0, etagOf: ETag.of) }
         let wantsTag = ETag.wanted(request.http) || precondition != nil
         let hasServerValues = operation.hasServerValues
@@ -63,7 +64,8 @@ enum WriteEndpoint {
         }
     }
 
-    /// The request body as JSON; a missing or unparsable body is 400 (docs/protocol/rest.md §1.2).
+    /// The request body as JSON; a missing or unparsable body is 400 (docs/protocol/rest.md
+    /// §1.2).
     static func body(_ request: RESTRequest, allowEmpty: Bool = false) throws(APIError) -> JSONValue {
         if request.http.body.isEmpty {
             if allowEmpty { return .null }

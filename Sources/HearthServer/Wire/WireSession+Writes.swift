@@ -45,8 +45,9 @@ extension WireSession {
     // MARK: get (docs/protocol/wire.md §4.8)
 
     func get(number: Int64?, _ members: [JSONKey: JSONValue]) {
-        // `.info/...` is client-side; the JS SDK still asks (docs/protocol/wire.md §4.8): `ok` with null.
-        // Checked before parsing: `.info` is not a valid key, so it never reaches the data.
+        // `.info/...` is client-side; the JS SDK still asks (docs/protocol/wire.md §4.8):
+        // `ok` with null. Checked before parsing: `.info` is not a valid key, so it never
+        // reaches the data.
         if case .string(let raw)? = members["p"], raw == "/.info" || raw.hasPrefix("/.info/") || raw.hasPrefix(".info") {
             return answer(number, "ok", .null)
         }

@@ -10,10 +10,10 @@ import Synchronization
 /// One client of the Firebase wire protocol (docs/protocol/wire.md) on a
 /// WebSocket: the second adapter over the database core, beside REST + SSE.
 ///
-/// Requests are handled one at a time in arrival order (docs/protocol/wire.md §3.1): the next starts when
-/// the previous one answered. Every answer is sent through `StreamHub.afterQueuedEvents`,
-/// so the pushes of writes committed before it (including this client's own write, and a
-/// listen's first data) reach the client first (§4.2, §4.3).
+/// Requests are handled one at a time in arrival order (docs/protocol/wire.md §3.1): the
+/// next starts when the previous one answered. Every answer is sent through
+/// `StreamHub.afterQueuedEvents`, so the pushes of writes committed before it (including
+/// this client's own write, and a listen's first data) reach the client first (§4.2, §4.3).
 ///
 /// `@unchecked Sendable`: all mutable state is confined to `queue` (serial).
 final class WireSession: WebSocketHandler, @unchecked Sendable {
@@ -113,7 +113,8 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
                 session.send(message: WireOutbound.shutdown(reason: refusal).bytes)
                 return self.fail(.normal, "namespace not served")
             }
-            // The handshake first: the client sends nothing before it (docs/protocol/wire.md §2.3).
+            // The handshake first: the client sends nothing before it
+            // (docs/protocol/wire.md §2.3).
             session.send(message: WireOutbound.handshake(timestamp: self.context.clock(), host: self.host, sessionID: self.sessionID.description).bytes)
         }
     }
@@ -386,8 +387,9 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
 
     /// A failed `auth` signs the connection out: the identity it held before does
     /// not stay in force, and its listens are cancelled. Firebase's clients close and
-    /// reconnect after any failed `auth` (docs/protocol/wire.md §4.7: "until auth succeeds the connection is
-    /// unauthenticated"), so one that stays sees what a signed-out user sees.
+    /// reconnect after any failed `auth` (docs/protocol/wire.md §4.7: "until auth succeeds
+    /// the connection is unauthenticated"), so one that stays sees what a signed-out user
+    /// sees.
     private func authenticationFailed(_ number: Int64?, _ error: Authenticator.CredentialError) {
         authFailures += 1
         if authFailures > context.limits.maxAuthFailures {
