@@ -40,6 +40,7 @@ cat > "$tree/Sources/Mod/Good.swift" <<'EOF'
 /// Query indexes (docs/protocol/rest.md §1.3, §1.5; docs/design.md §4, §10).
 /// The chart goes to docs/bench/ratios-<date>.png; the structure check is scripts/check.sh.
 let fixture = "Sources/Nowhere/Planted.swift" // a path in code, not a citation
+/// The REST part as a whole (docs/protocol/rest.md §1): its subsections are its headings.
 EOF
 echo "#!/bin/sh" > "$tree/scripts/check.sh"
 cat > "$tree/README.md" <<'EOF'
@@ -60,6 +61,7 @@ let usage = """
   --force   overwrite (issue 12)
   """
 // Bad: (spec §1.3).
+// Bad: a part with no heading at all (docs/protocol/rest.md §2).
 EOF
 cat > "$tree/Tests/Py/client.py" <<'EOF'
 """A client (Good: docs/design.md §10).
@@ -80,13 +82,14 @@ Sources/Mod/Bad.swift:4
 Sources/Mod/Bad.swift:5
 Sources/Mod/Bad.swift:7
 Sources/Mod/Bad.swift:9
+Sources/Mod/Bad.swift:10
 Tests/Py/client.py:3
 Tests/Py/client.py:6
 scripts/run.sh:2"
 
 run "$tree"
 [ "$status" -eq 1 ] || fail "a tree with bad citations exited $status (expected 1): $output"
-reported=$(grep -E '^[^ :]+:[0-9]+: ' <<< "$output" | cut -d: -f1,2 | sort -u)
+reported=$(grep -E '^[^ :]+:[0-9]+: ' <<< "$output" | cut -d: -f1,2 | sort -u | sort -t: -k1,1 -k2,2n)
 if [ "$reported" != "$expected" ]; then
   fail "reported lines differ from the planted bad ones:"
   diff <(echo "$expected") <(echo "$reported") >&2 || true

@@ -10,7 +10,8 @@
 #   paths       every repository path cited in a comment or a document (`docs/x.md`,
 #               `scripts/...`, `examples/...`, `Sources/...`, `Tests/...`, `Fuzz/...`)
 #               exists; a `§N` after docs/design.md or docs/protocol/*.md names a numbered
-#               heading of that file (`## N.` or `### N ...`).
+#               heading of that file (`## N.` or `### N ...`; a part cited whole, `§3`,
+#               may have only its subsections, `## 3.1`).
 # Scanned: Sources, Tests, scripts, docs, examples, Fuzz (its fuzzing inputs aside), .ci,
 # README.md, BENCHMARKS.md, Package.swift, Dockerfile. Comments are what follows `//` in
 # Swift and C, `#` in shell, Python, configuration and Dockerfiles, `--` in Lua, and
@@ -133,7 +134,8 @@ if [ "${#files[@]}" -gt 0 ]; then
     case "$target" in docs/design.md|docs/protocol/*.md) ;; *) continue ;; esac
     for section in $sections; do
       escaped=${section//./\\.}
-      if ! grep -qE "^#+[[:space:]]+(§[[:space:]]*)?${escaped}(\.?([[:space:]]|\$)|[):])" "$target"; then
+      # The numbered heading itself, or for a part cited whole (§3) its first subsection (3.1).
+      if ! grep -qE "^#+[[:space:]]+(§[[:space:]]*)?${escaped}(\.?([[:space:]]|\$)|[):]|\.[0-9])" "$target"; then
         echo "$file:$line: cites $target §$section, which has no heading numbered $section" >> "$offences"
       fi
     done
