@@ -9,7 +9,7 @@ let package = Package(
         .executable(name: "hearth", targets: ["hearth"]),
         .library(name: "HearthServer", targets: ["HearthServer"]),
     ],
-    // Exact versions (issue 24): the repository keeps no Package.resolved, so a range would
+    // Exact versions: the repository keeps no Package.resolved, so a range would
     // let every build pick whatever is newest. swift-atomics is swift-prometheus's own
     // dependency, named here only to pin it (see HearthTesting). Move a version on purpose, in its own commit.
     dependencies: [
@@ -24,7 +24,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "CSystem"),
-        // libpq, PostgreSQL's C client (issue 17): the PostgreSQL engine's only way to the server.
+        // libpq, PostgreSQL's C client: the PostgreSQL engine's only way to the server.
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // Libraries, lowest first. Arrows point down only (docs/architecture.md).
@@ -35,43 +35,43 @@ let package = Package(
         .target(name: "HearthStore", dependencies: ["HearthJSON"]),
         // The SQLite engine (one file in a data directory). Only this module knows SQLite.
         .target(name: "HearthSQLite", dependencies: ["HearthStore", "HearthJSON", "CSQLite"]),
-        // The PostgreSQL engine (issue 17): the same store protocols as the SQLite engine,
+        // The PostgreSQL engine: the same store protocols as the SQLite engine,
         // for several Hearth nodes on one database. Only this module knows PostgreSQL.
         .target(name: "HearthPostgres", dependencies: ["HearthStore", "HearthJSON", "HearthSystem", "CLibPQ"]),
         // The one system-call wrapper (EINTR retried, typed errors), for every module that
         // talks to the kernel: HTTP's sockets, the mail sender's.
         .target(name: "HearthSystem", dependencies: ["CSystem"]),
         .target(name: "HearthHTTP", dependencies: ["HearthSystem", "CSystem", "COpenSSL"]),
-        // Mail for the email actions (issue 15): an SMTP client (plain or STARTTLS by libssl)
+        // Mail for the email actions: an SMTP client (plain or STARTTLS by libssl)
         // and a bounded queue that retries, off the request path.
         .target(name: "HearthMail", dependencies: ["HearthHTTPClient", "HearthAuth"]),
-        // A small blocking HTTP/1.1 client (issue 27: trigger deliveries; JWKS fetches):
+        // A small blocking HTTP/1.1 client (trigger deliveries; JWKS fetches):
         // outgoing connections with timeouts, TLS by libssl (shared with the mail sender).
         .target(name: "HearthHTTPClient", dependencies: ["HearthSystem", "COpenSSL"]),
         .target(name: "HearthAuth", dependencies: ["HearthJSON", "COpenSSL"]),
         .target(name: "HearthStreams", dependencies: ["HearthJSON"]),
-        // The Firebase wire protocol's codec (spec/firebase-wire-protocol.md): envelopes,
+        // The Firebase wire protocol's codec (docs/protocol/wire.md): envelopes,
         // chunking, the SDK hash, query objects. Pure; the adapter over the core uses it.
         .target(name: "HearthWire", dependencies: ["HearthJSON", "COpenSSL"]),
-        // The transport-neutral database core (issue 14): reads and writes for a caller
+        // The transport-neutral database core: reads and writes for a caller
         // behind the rules, compare-and-set, the read cache. REST + SSE and the wire
         // protocol are adapters over it.
         .target(
             name: "HearthDatabase",
             dependencies: ["HearthJSON", "HearthRules", "HearthStore", "HearthStreams", "HearthAuth",
                            .product(name: "Logging", package: "swift-log")]),
-        // Database triggers (issue 27): the declared triggers, the events a write causes
+        // Database triggers: the declared triggers, the events a write causes
         // (recorded in its transaction through the engine's outbox), RTDB CloudEvents, and
         // one deliverer per trigger over the HTTP client. Knows no HTTP server.
         .target(
             name: "HearthTriggers",
             dependencies: ["HearthJSON", "HearthStore", "HearthDatabase", "HearthHTTPClient", "COpenSSL",
                            .product(name: "Logging", package: "swift-log")]),
-        // The account core (issue 26): accounts, sign-in limits, signing keys, over the
+        // The account core: accounts, sign-in limits, signing keys, over the
         // seam's records, for any transport. Knows no HTTP; the account endpoints in
         // HearthServer map its errors to statuses.
         .target(name: "HearthAccounts", dependencies: ["HearthStore", "HearthAuth", "HearthJSON", "HearthHTTPClient", "HearthSystem"]),
-        // The operator's tools over any engine (issue 26): backup and restore of a data
+        // The operator's tools over any engine: backup and restore of a data
         // directory, copying a store between engines, Firebase users files, their files.
         // Used by the CLI; over the seam, knows no engine and no HTTP.
         .target(name: "HearthMaintenance", dependencies: ["HearthStore", "HearthAccounts", "HearthJSON", "HearthAuth"]),
@@ -89,14 +89,14 @@ let package = Package(
         .executableTarget(
             name: "hearth",
             dependencies: [
-                // Every module Sources/hearth imports, named (issue 26).
+                // Every module Sources/hearth imports, named.
                 "HearthServer", "HearthAccounts", "HearthMaintenance", "HearthRules", "HearthAuth", "HearthJSON", "HearthStore", "HearthTriggers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
 
-        // The benchmarks' load generator (issue 30): wire / SSE subscribers, a REST writer
+        // The benchmarks' load generator: wire / SSE subscribers, a REST writer
         // and idle connections from epoll threads, so the client is not the limit.
         // scripts/bench/wire.sh and streams.sh run it; syscalls only through HearthSystem.
         .executableTarget(name: "hearth-load", dependencies: ["HearthSystem"]),

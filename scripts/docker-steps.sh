@@ -631,7 +631,7 @@ for _ in $(seq 50); do grep -q "rules reloaded" "$WORK/run1.log" && break; sleep
 grep -q "rules reloaded from $(env_value HEARTH_RULES)" "$WORK/run1.log" || fail "SIGHUP did not reload the rules"
 echo "   SIGHUP reloaded the rules"
 # The README's indexed query, then a backup and a restore inside the image's libraries
-# (issue 24: Debian 12's SQLite 3.40.1 failed the backup's integrity check once an index
+# (Debian 12's SQLite 3.40.1 failed the backup's integrity check once an index
 # existed). A write acknowledged after the query comes from the same serial writer that
 # built the index, so the backup holds it.
 answer=$(curl -sS "$url/users/$user_id/favorites.json?orderBy=%22createdAt%22&limitToLast=10&auth=$token")

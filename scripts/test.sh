@@ -3,9 +3,9 @@
 # firebase-admin SDK in a virtualenv; nginx for the reverse-proxy tests and PostgreSQL for
 # the multi-node tests must be installed, see README), then builds and runs every test.
 # Then the in-process REST, SSE, wire and accounts suites (HearthServerTests) and the REST,
-# SSE, triggers and emulator-mode (issue 28: two namespaces side by side) end-to-end suites run a second time with every server on PostgreSQL (issue 17),
-# one test at a time (each server holds several connections); without PostgreSQL
-# installed (and CI unset) that pass is skipped. ObservabilityLiveTests stays on SQLite:
+# SSE, triggers and emulator-mode (two namespaces side by side) end-to-end suites run a
+# second time with every server on PostgreSQL, one test at a time (each server holds several
+# connections); without PostgreSQL installed (and CI unset) that pass is skipped. ObservabilityLiveTests stays on SQLite:
 # it counts read-cache hits, and a PostgreSQL node keeps no read cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +14,10 @@ cd "$(dirname "$0")/.."
 scripts/check-structure-test.sh
 scripts/check-structure.sh --lines
 scripts/check-structure.sh --imports
+# Then the references: the check's own test, then every cited file and section is in the
+# repository and nothing cites notes kept outside it or tells history as "issue N".
+scripts/check-references-test.sh
+scripts/check-references.sh
 HEARTH_PYTHON=$(scripts/python-env.sh)
 export HEARTH_PYTHON
 swift build

@@ -1,4 +1,4 @@
-// libFuzzer target for HearthJSON (LINUX-SWIFT-NOTES.md, "libFuzzer with Swift here").
+// libFuzzer target for HearthJSON (docs/linux-notes.md, "libFuzzer with Swift here").
 //
 //   swift build -c debug --scratch-path .build-fuzz --sanitize=fuzzer \
 //       -Xswiftc -sanitize=fuzzer,address --product FuzzJSONParser

@@ -1,6 +1,6 @@
-// libFuzzer target for WebSocketFrameParser (LINUX-SWIFT-NOTES, "libFuzzer with Swift here").
-// Only declarations: libFuzzer provides `main` in a fuzz build; a plain build links an
-// executable that does nothing.
+// libFuzzer target for WebSocketFrameParser (docs/linux-notes.md, "libFuzzer with Swift
+// here"). Only declarations: libFuzzer provides `main` in a fuzz build; a plain build links
+// an executable that does nothing.
 import HearthHTTP
 import HearthWire
 

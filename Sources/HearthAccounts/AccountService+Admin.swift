@@ -2,9 +2,10 @@ import HearthAuth
 import HearthJSON
 import HearthStore
 
-/// What the Admin SDKs' user management needs (`projects/P/accounts…`, firebase-admin-wire
-/// §7): creating users with chosen fields, looking up and listing any user, and admin
-/// updates that start no session. Blocking, like the rest of `AccountService`.
+/// What the Admin SDKs' user management needs (`projects/P/accounts…`,
+/// docs/protocol/admin-client.md §7): creating users with chosen fields, looking up and
+/// listing any user, and admin updates that start no session. Blocking, like the rest of
+/// `AccountService`.
 extension AccountService {
     /// A user as an admin creates it (`create_user`). With both an email and a password it
     /// is a password user; otherwise it has no provider and cannot sign in (Firebase's

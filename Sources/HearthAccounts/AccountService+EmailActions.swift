@@ -2,7 +2,7 @@ import HearthAuth
 import HearthJSON
 import HearthStore
 
-/// Email actions (issue 15, point 3): password reset and email verification codes, single
+/// Email actions: password reset and email verification codes, single
 /// use and expiring, stored hashed (`SecretToken`: 256 random bits, so a plain SHA-256).
 extension AccountService {
     public enum ActionKind: String, Sendable {

@@ -2,9 +2,9 @@ import HearthAuth
 import HearthJSON
 import HearthStore
 
-/// Sign-in with an identity provider's ID token (issue 29, `accounts:signInWithIdp`,
-/// spec §4.1): verify the token against the configured provider, then sign in the user
-/// linked to its account, create one, or link it to the signed-in user.
+/// Sign-in with an identity provider's ID token (`accounts:signInWithIdp`,
+/// docs/protocol/auth.md §4.1): verify the token against the configured provider, then sign
+/// in the user linked to its account, create one, or link it to the signed-in user.
 extension AccountService {
     /// What `accounts:signInWithIdp` was given.
     public struct IdPRequest: Sendable {

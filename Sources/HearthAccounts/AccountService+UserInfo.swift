@@ -1,8 +1,8 @@
 import HearthJSON
 import HearthStore
 
-/// The Identity Toolkit's view of a user (spec §4.1), shared by `accounts:lookup`,
-/// `accounts:update`, the Admin SDKs' user management and the console.
+/// The Identity Toolkit's view of a user (docs/protocol/auth.md §4.1), shared by
+/// `accounts:lookup`, `accounts:update`, the Admin SDKs' user management and the console.
 extension AccountService {
     /// A user as `accounts:lookup` shows it; never the password hash.
     public static func userInfo(_ user: UserRecord) -> JSONValue {

@@ -17,8 +17,9 @@ public struct Session: Sendable {
     }
 }
 
-/// Account operations (DESIGN.md §6), shared by the REST endpoints and the `hearth users`
-/// CLI. Every method blocks (the store, scrypt): call from a work queue or the hashing pool.
+/// Account operations (docs/design.md §6), shared by the REST endpoints and the
+/// `hearth users` CLI. Every method blocks (the store, scrypt): call from a work queue or
+/// the hashing pool.
 public struct AccountService: Sendable {
     public let accounts: any AccountStore
     public let keys: KeyRing
@@ -28,7 +29,7 @@ public struct AccountService: Sendable {
     public let clock: @Sendable () -> Int64
     /// The service accounts whose custom tokens are trusted (`customTokenServiceAccounts`).
     public let serviceAccounts: [ServiceAccountKey]
-    /// The identity providers whose ID tokens sign users in (issue 29); nil: none.
+    /// The identity providers whose ID tokens sign users in; nil: none.
     public let identityProviders: IdentityProviders?
 
     public init(accounts: any AccountStore, keys: KeyRing, settings: AuthSettings,
@@ -44,7 +45,7 @@ public struct AccountService: Sendable {
         self.clock = clock
     }
 
-    /// 28 characters, like Firebase uids (spec §4.1).
+    /// 28 characters, like Firebase uids (docs/protocol/auth.md §4.1).
     static let uidAlphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
     static func newUID() throws -> String {
@@ -137,7 +138,8 @@ public struct AccountService: Sendable {
                              issuer: IDTokenClaims.issuerPrefix + settings.projectID)
     }
 
-    /// Verified claims of an ID token (signature, algorithm, expiry; spec §4.3).
+    /// Verified claims of an ID token (signature, algorithm, expiry; docs/protocol/auth.md
+    /// §4.3).
     public func verify(_ token: String) throws(AuthError) -> JSONValue {
         do {
             return try tokenVerifier().verify(token)
@@ -159,10 +161,11 @@ public struct AccountService: Sendable {
         return fields["kid"]?.stringValue
     }
 
-    /// Uses a refresh token: rotates it (spec §4.1 `/v1/token`); a replayed token revokes
-    /// its whole family. A retry within `AuthSettings.refreshRetryWindowSeconds` of the
-    /// rotation, before the new token was used, answers the same pair again (its answer
-    /// was lost on the way). ID tokens keep the family's sign-in time as `auth_time`.
+    /// Uses a refresh token: rotates it (docs/protocol/auth.md §4.1 `/v1/token`); a
+    /// replayed token revokes its whole family. A retry within
+    /// `AuthSettings.refreshRetryWindowSeconds` of the rotation, before the new token was
+    /// used, answers the same pair again (its answer was lost on the way). ID tokens keep
+    /// the family's sign-in time as `auth_time`.
     public func refresh(_ token: String?) throws(AuthError) -> Session {
         guard let token, !token.isEmpty else { throw .missingRefreshToken }
         guard SecretToken.isWellFormed(token) else { throw .invalidRefreshToken }
@@ -232,7 +235,7 @@ public struct AccountService: Sendable {
         return Session(user: user, idToken: try idToken(for: user, now: now, signIn: signIn), refreshToken: refresh, expiresIn: settings.idTokenLifetime)
     }
 
-    // MARK: Custom tokens (issue 15)
+    // MARK: Custom tokens
 
     /// The verifier over Hearth's current keys and the configured service accounts.
     func customTokenVerifier(allowUnsigned: Bool) -> CustomTokenVerifier {
@@ -308,7 +311,7 @@ public struct AccountService: Sendable {
         public var customClaims: [JSONKey: JSONValue]?
         /// `validSince` in seconds (admin `revoke_refresh_tokens`): see `apply`.
         public var validSince: Int64?
-        /// Providers to unlink (`deleteProvider`, issue 29): identity providers' ids
+        /// Providers to unlink (`deleteProvider`): identity providers' ids
         /// (`phone` does nothing; `password` is refused: set a new one instead).
         public var deleteProviders: [String] = []
         public init() {}

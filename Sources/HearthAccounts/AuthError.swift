@@ -1,8 +1,8 @@
-/// An Identity Toolkit error (spec §4.2) as the account core raises it: Firebase's error
-/// code, an optional detail, and what kind of failure it is. No HTTP status here: the
-/// HTTP boundary (HearthServer's `AuthError.status`, `AuthError.response`) maps the kind to
-/// one and writes Firebase's error JSON. Clients split the message at the first colon, so
-/// the code always comes first.
+/// An Identity Toolkit error (docs/protocol/auth.md §4.2) as the account core raises it:
+/// Firebase's error code, an optional detail, and what kind of failure it is. No HTTP
+/// status here: the HTTP boundary (HearthServer's `AuthError.status`, `AuthError.response`)
+/// maps the kind to one and writes Firebase's error JSON. Clients split the message at the
+/// first colon, so the code always comes first.
 public struct AuthError: Error, Sendable, Equatable {
     /// What went wrong, for the boundary to answer with (HTTP: 400, 401, … 507).
     public enum Kind: Sendable, Equatable {
@@ -53,7 +53,7 @@ public struct AuthError: Error, Sendable, Equatable {
     public static let invalidIDToken = AuthError("INVALID_ID_TOKEN")
     public static let tokenExpired = AuthError("TOKEN_EXPIRED")
     public static let credentialTooOld = AuthError("CREDENTIAL_TOO_OLD_LOGIN_AGAIN")
-    /// Email actions without an SMTP server configured (issue 15): never a silent 200.
+    /// Email actions without an SMTP server configured: never a silent 200.
     public static let emailNotConfigured = AuthError(
         "EMAIL_NOT_CONFIGURED", detail: "this server sends no mail (no smtpURL); its operator can print a link with hearth users reset-link",
         kind: .notConfigured)

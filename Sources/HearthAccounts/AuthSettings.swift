@@ -1,8 +1,8 @@
 import HearthAuth
 
-/// Account settings (DESIGN.md §6). Defaults follow Firebase's.
+/// Account settings (docs/design.md §6). Defaults follow Firebase's.
 public struct AuthSettings: Sendable {
-    /// Firebase's minimum password length (spec §4.1).
+    /// Firebase's minimum password length (docs/protocol/auth.md §4.1).
     public static let defaultMinimumPasswordLength = 6
     /// ID token lifetime, seconds (`expiresIn: "3600"`).
     public static let defaultIDTokenLifetime: Int64 = 3600
@@ -23,7 +23,7 @@ public struct AuthSettings: Sendable {
     /// The longest `recentSignInSeconds` an operator may set: a day.
     public static let maximumRecentSignInSeconds = 86_400
 
-    /// The `aud` of ID tokens and the tail of their `iss` (spec §4.3).
+    /// The `aud` of ID tokens and the tail of their `iss` (docs/protocol/auth.md §4.3).
     public var projectID = "hearth"
     public var allowAnonymousSignUp = true
     public var allowEmailSignUp = true
@@ -33,12 +33,12 @@ public struct AuthSettings: Sendable {
     public var userStatusCacheSeconds = AuthSettings.defaultUserStatusCacheSeconds
     public var recentSignInSeconds = AuthSettings.defaultRecentSignInSeconds
     /// Treat `Authorization: Bearer owner` (the Firebase emulator convention the Admin
-    /// SDKs use, firebase-admin-wire §1) as an admin credential. Off by default; the server
-    /// refuses to start with it unless it listens on a loopback address.
+    /// SDKs use, docs/protocol/admin-client.md §1) as an admin credential. Off by default;
+    /// the server refuses to start with it unless it listens on a loopback address.
     public var acceptEmulatorOwner = false
-    /// Service-account JSON files whose keys may sign custom tokens (issue 15).
+    /// Service-account JSON files whose keys may sign custom tokens.
     public var customTokenServiceAccounts: [String] = []
-    /// Email actions (issue 15): the SMTP server (`smtp://host:port`,
+    /// Email actions: the SMTP server (`smtp://host:port`,
     /// `smtp+starttls://user:pass@host:587`), the sender, where the links point, and the
     /// authorities trusted for STARTTLS (else the system's). Without `smtpURL` no mail is
     /// sent and `sendOobCode` answers `EMAIL_NOT_CONFIGURED`.
@@ -46,7 +46,7 @@ public struct AuthSettings: Sendable {
     public var mailFrom: String?
     public var actionLinkBase: String?
     public var smtpCAFile: String?
-    /// The identity providers file (issue 29, `--idp-providers`); nil: no provider sign-in.
+    /// The identity providers file (`--idp-providers`); nil: no provider sign-in.
     public var identityProvidersPath: String?
     /// Where provider keys are cached on disk (the data directory; set by the server).
     public var identityProviderKeyCache: String?

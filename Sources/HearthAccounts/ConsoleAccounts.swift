@@ -1,7 +1,7 @@
 import HearthAuth
 import HearthStore
 
-/// The admin console's administrators and their sessions (issue 16, point 1): accounts of
+/// The admin console's administrators and their sessions: accounts of
 /// their own (not app users), passwords hashed as users' are, sessions as cookies whose
 /// token is stored only as a hash, each with a CSRF token, an idle and an absolute expiry.
 /// Every method blocks (the store, scrypt): call from a work queue or the hashing pool.

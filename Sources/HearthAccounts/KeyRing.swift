@@ -3,9 +3,9 @@ import HearthAuth
 import HearthStore
 import Synchronization
 
-/// The Ed25519 signing keys (DESIGN.md §6), kept by the storage engine (`SigningKeyStore`):
-/// files in the embedded engine's data directory, or a table every node of a shared engine
-/// shares. Older keys
+/// The Ed25519 signing keys (docs/design.md §6), kept by the storage engine
+/// (`SigningKeyStore`): files in the embedded engine's data directory, or a table every
+/// node of a shared engine shares. Older keys
 /// keep verifying, so `hearth keys rotate` does not sign anyone out; a key is deleted only
 /// by an operator.
 public final class KeyRing: Sendable {

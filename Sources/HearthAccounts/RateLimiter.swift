@@ -2,7 +2,7 @@ import HearthStore
 import Synchronization
 
 /// Fixed-window attempt counters per key (a client address, an account), for sign-in and
-/// sign-up (DESIGN.md §6). A key over its limit is refused until its window ends.
+/// sign-up (docs/design.md §6). A key over its limit is refused until its window ends.
 public final class RateLimiter: Sendable {
     /// Keys tracked at most by default; past the cap, expired windows are dropped, and if
     /// that is not enough every window starts over (memory stays bounded under a flood of
@@ -14,7 +14,7 @@ public final class RateLimiter: Sendable {
     public let windowSeconds: Int64
     private let clock: @Sendable () -> Int64
     private let windows = Mutex<[String: (start: Int64, count: Int)]>([:])
-    /// Counters every node shares (issue 17); nil: this process's memory.
+    /// Counters every node shares; nil: this process's memory.
     private let shared: (any LimitCounters)?
     /// Prefixes this limiter's keys among the shared counters.
     private let name: String

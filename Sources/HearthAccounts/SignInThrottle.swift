@@ -1,7 +1,7 @@
 import HearthStore
 import Synchronization
 
-/// Password guessing slowed without locking the owner out (issue 15, point 6).
+/// Password guessing slowed without locking the owner out.
 ///
 /// Every sign-in attempt for an account counts as a failure of its (account, address)
 /// pair until it succeeds (so concurrent guesses cannot all slip past before the first
@@ -47,7 +47,7 @@ public final class SignInThrottle: Sendable {
     private let state = Mutex(State())
     private let clock: @Sendable () -> Int64
     let maxTrackedKeys: Int
-    /// Counters every node shares (issue 17); nil: this process's memory.
+    /// Counters every node shares; nil: this process's memory.
     private let shared: (any LimitCounters)?
 
     /// - Parameters:

@@ -4,7 +4,7 @@ import HearthJSON
 import HearthStore
 import Synchronization
 
-/// The account core's side of authenticating a request (DESIGN.md §6): whether an ID
+/// The account core's side of authenticating a request (docs/design.md §6): whether an ID
 /// token is good and whose it is, and later whether the identity it gave still stands.
 /// Transport-neutral: HearthServer's `Authenticator` reads the credential off a request,
 /// runs the blocking checks off the I/O queue, and answers REST with 401 and the wire
@@ -23,7 +23,7 @@ public final class TokenChecks: Sendable {
     /// Whether the emulator suite's fixed admin token (`Bearer owner`) is honoured.
     let acceptEmulatorOwner: Bool
     /// The fixed token the Firebase emulator suite's admin clients send (`Bearer owner`,
-    /// firebase-admin-wire §1); honoured only when `acceptEmulatorOwner` is on.
+    /// docs/protocol/admin-client.md §1); honoured only when `acceptEmulatorOwner` is on.
     public static let emulatorOwnerToken = "owner"
 
     public init(service: AccountService, maxVerifiedTokens: Int, maxCachedUsers: Int, acceptEmulatorOwner: Bool) {
@@ -59,8 +59,9 @@ public final class TokenChecks: Sendable {
         }
     }
 
-    /// Whose a good token is: the rules' `auth` (spec §3.3: `{uid, provider, token}`),
-    /// whether it is an operator's, and what a long-lived stream must re-check later.
+    /// Whose a good token is: the rules' `auth` (docs/protocol/rules.md §3.3:
+    /// `{uid, provider, token}`), whether it is an operator's, and what a long-lived stream
+    /// must re-check later.
     public struct Identity: Sendable {
         public var auth: JSONValue
         public var isAdmin: Bool
@@ -117,7 +118,7 @@ public final class TokenChecks: Sendable {
         if acceptEmulatorOwner && ConstantTime.equals(Array(token.utf8), Array(Self.emulatorOwnerToken.utf8)) {
             return Identity(auth: .null, isAdmin: true)
         }
-        // The SDKs' unsigned mock tokens (issue 28): users in emulator mode only, never
+        // The SDKs' unsigned mock tokens: users in emulator mode only, never
         // expired (they carry `exp: 3600`), never an operator's, no account behind them.
         if acceptEmulatorOwner, let claims = EmulatorMockToken.claims(token) {
             guard let auth = RulesAuth.value(fromVerifiedClaims: claims) else { throw .invalid }
@@ -128,14 +129,14 @@ public final class TokenChecks: Sendable {
         if verified.isAdmin {
             return Identity(auth: verified.auth, isAdmin: true, expiresAt: verified.expires * 1000)
         }
-        // A Firebase project's user (issue 29): not an account here; revoking is the issuer's.
+        // A Firebase project's user: not an account here; revoking is the issuer's.
         if verified.isExternal { return Identity(auth: verified.auth, isAdmin: false, expiresAt: verified.expires * 1000) }
         guard let status = try userStatus(uid, cacheOnly: cacheOnly) else { return nil }
         guard !status.disabled, verified.issuedAt >= status.validSince else { throw .revoked }
         return Identity(auth: verified.auth, isAdmin: false, uid: uid, issuedAt: verified.issuedAt, expiresAt: verified.expires * 1000)
     }
 
-    /// What became of an identity a connection holds (issue 25).
+    /// What became of an identity a connection holds.
     public enum Standing: Equatable, Sendable {
         case good
         /// Its token's `exp` has passed.
@@ -220,7 +221,7 @@ public final class TokenChecks: Sendable {
         return facts
     }
 
-    /// The claims of an ID token of the configured Firebase project (issue 29), nil when
+    /// The claims of an ID token of the configured Firebase project, nil when
     /// none is configured; an expired one is `.expired`, any other failure `.invalid`.
     private func firebaseProjectClaims(_ token: String, fetchKeys: Bool) throws(CredentialError) -> [JSONKey: JSONValue]? {
         guard let providers = service.identityProviders, providers.provider(IdentityProvider.firebase) != nil else { return nil }

@@ -2,7 +2,8 @@ import HearthJSON
 import HearthRules
 import HearthStore
 
-/// Who is asking: the rules' `auth` variable (spec §3.3), `null` when unauthenticated.
+/// Who is asking: the rules' `auth` variable (docs/protocol/rules.md §3.3), `null` when
+/// unauthenticated.
 public struct Caller: Sendable, Equatable {
     public var auth: JSONValue
     /// An operator's token (`hearth token --admin`): the rules are not consulted.
@@ -49,8 +50,8 @@ public struct WriteAccess: Sendable, Equatable {
     }
 }
 
-/// Decides whether a request may read or write (DESIGN.md §3). The rules engine implements
-/// it (`RulesAccessPolicy`); tests may supply their own.
+/// Decides whether a request may read or write (docs/design.md §3). The rules engine
+/// implements it (`RulesAccessPolicy`); tests may supply their own.
 public protocol AccessPolicy: Sendable {
     /// Called on a reader, inside the read's transaction, before the value is read.
     func canRead(_ path: DataPath, query: RuleQuery?, caller: Caller, view: any TreeView) -> Bool
@@ -62,8 +63,8 @@ public protocol AccessPolicy: Sendable {
     /// `canRead`, also saying whether the answer could change with the data (streams
     /// re-check only those that could).
     func readAccess(_ path: DataPath, query: RuleQuery?, caller: Caller, view: any TreeView) -> ReadAccess
-    /// The `.indexOn` entries declared for `path` (spec §1.3: queries ordered by a child or
-    /// by value need one).
+    /// The `.indexOn` entries declared for `path` (docs/protocol/rest.md §1.3: queries
+    /// ordered by a child or by value need one).
     func indexes(at path: DataPath) -> [String]
     /// True when a plain read of `path` (no query) is allowed by a decision that looked at
     /// neither data nor the clock, so it holds whatever the data: the read cache may answer
@@ -71,7 +72,7 @@ public protocol AccessPolicy: Sendable {
     func readAllowedWithoutData(_ path: DataPath, caller: Caller) -> Bool
     /// The decision on `operation` (server values already resolved, or none) when it
     /// holds whatever the data and the time, so it can be made before the write queues for
-    /// the writer (issue 30); nil means "ask `writeAccess` with the writer's view".
+    /// the writer; nil means "ask `writeAccess` with the writer's view".
     func writeAccessWithoutData(_ operation: WriteOperation, caller: Caller) -> WriteAccess?
 }
 

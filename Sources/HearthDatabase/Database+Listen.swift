@@ -48,10 +48,10 @@ extension Database {
 
     /// Opens a listen on `location` (or on `query`'s window of its children) for `caller`.
     ///
-    /// The order guarantees "no change lost, none duplicated" (DESIGN.md §5): the listen
-    /// registers with the hub first, then one read transaction decides access and reads
-    /// the current value (or the query's result, or, for a location listen resuming after
-    /// change `resumeAfter`, the changes it missed while the log holds at most
+    /// The order guarantees "no change lost, none duplicated" (docs/design.md §5): the
+    /// listen registers with the hub first, then one read transaction decides access and
+    /// reads the current value (or the query's result, or, for a location listen resuming
+    /// after change `resumeAfter`, the changes it missed while the log holds at most
     /// `maxReplay` of them) with the seq it is in sync with; once started, the hub delivers
     /// only newer changes. A query listen gets its whole new window as `put /` whenever it
     /// changes. Access that depends on data is re-decided after every batch by whoever

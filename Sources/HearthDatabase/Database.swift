@@ -2,14 +2,14 @@ import HearthJSON
 import HearthRules
 import HearthStore
 
-/// The database's operations, for any transport (issue 14): reads and writes for a
+/// The database's operations, for any transport: reads and writes for a
 /// `Caller`, behind the rules gate, with server values, compare-and-set and the read
 /// cache. It returns values and `DatabaseError`s; REST + SSE and the wire protocol are
 /// adapters over it, each turning its own requests into these calls and the results
 /// into its own answers.
 ///
-/// Every decision is made where the data is read (DESIGN.md §3): a read's rules check and
-/// the read share one snapshot on a reader; a write's check and the write run on the
+/// Every decision is made where the data is read (docs/design.md §3): a read's rules check
+/// and the read share one snapshot on a reader; a write's check and the write run on the
 /// writer's view inside its transaction.
 public final class Database: Sendable {
     public let store: any TreeStore
@@ -17,11 +17,11 @@ public final class Database: Sendable {
     /// Rendered bodies of plain reads; whoever sets it must also invalidate it on every
     /// commit before any writer is acknowledged (`HearthService` does, in `onCommit`).
     public let readCache: ReadCache?
-    /// The effects of a write by a caller (issue 27: the trigger events it causes, recorded
+    /// The effects of a write by a caller (the trigger events it causes, recorded
     /// in its own transaction), asked for every write, admins' included; nil: none.
     public let effects: EffectsProvider?
 
-    /// What a write by a caller causes beside itself, computed in its transaction (issue 27).
+    /// What a write by a caller causes beside itself, computed in its transaction.
     public typealias EffectsProvider = @Sendable (Caller) -> WriteEffects?
 
     public init(store: any TreeStore, policy: any AccessPolicy, readCache: ReadCache? = nil,
@@ -106,7 +106,7 @@ public final class Database: Sendable {
     ///
     /// A write the rules allow whatever the data and the time (`writeAccessWithoutData`) is
     /// allowed here, on the caller's thread, and the writer does not ask the rules again
-    /// (issue 30: the rules were ~10 % of the single writer's time per create). A rules
+    /// (the rules were ~10 % of the single writer's time per create). A rules
     /// file swapped in between applies from the next write, as if this one had committed
     /// first. Anything else, a denial included, is decided on the writer as before, so a
     /// refused write is still answered in its turn.
@@ -136,7 +136,7 @@ public final class Database: Sendable {
         }
     }
 
-    /// The writer-side gate of a write by `caller` (DESIGN.md §3). Admins without a
+    /// The writer-side gate of a write by `caller` (docs/design.md §3). Admins without a
     /// precondition need none, nor do writes whose rules were decided already
     /// (`rulesDecided`) without one.
     func check(for caller: Caller, precondition: Precondition?, rulesDecided: Bool = false) -> WriteCheck? {
@@ -150,7 +150,7 @@ public final class Database: Sendable {
             }
             if let precondition, case .set(let entry) = operation {
                 // A compare-and-set tells whether the value matched: on a location the
-                // caller may not read it is refused before comparing (issue 25), or the
+                // caller may not read it is refused before comparing, or the
                 // answer would be an oracle on the data (a right guess commits, a wrong one
                 // is stale; an empty tag tells whether anything is there).
                 guard caller.isAdmin || policy.canRead(entry.path, query: nil, caller: caller, view: view) else {

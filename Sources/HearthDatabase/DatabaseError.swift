@@ -16,8 +16,8 @@ public enum DatabaseError: Error, Sendable {
     case stale(current: JSONValue, tag: String)
     /// The write is over `StoreOptions.maxNodesPerWrite`.
     case tooLarge(TooLarge)
-    /// The write would cause more than `limit` trigger events (issue 27,
-    /// `TriggerLimits.maxEventsPerWrite`); nothing was written.
+    /// The write would cause more than `limit` trigger events
+    /// (`TriggerLimits.maxEventsPerWrite`); nothing was written.
     case tooManyTriggerEvents(limit: Int)
     /// The data volume is full (`DiskSpace`): nothing was written.
     case storageFull

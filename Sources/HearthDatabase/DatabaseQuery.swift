@@ -2,10 +2,11 @@ import HearthJSON
 import HearthRules
 import HearthStore
 
-/// The query of a read or a listen, for every transport (issue 26): what the store selects,
+/// The query of a read or a listen, for every transport: what the store selects,
 /// what the rules see as `query.*`, and which `.indexOn` entry it needs. REST parameters
-/// (spec §1.3) and wire query objects (spec §4.1) are parsed into one by their adapters,
-/// through these builders, so both fill the same fields the same way.
+/// (docs/protocol/rest.md §1.3) and wire query objects (docs/protocol/wire.md §4.1) are
+/// parsed into one by their adapters, through these builders, so both fill the same fields
+/// the same way.
 public struct DatabaseQuery: Sendable, Hashable {
     public var tree: TreeQuery
     public var rules: RuleQuery

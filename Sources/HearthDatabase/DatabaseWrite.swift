@@ -1,7 +1,7 @@
 import HearthJSON
 import HearthStore
 
-/// A write as the core's callers see it (issue 26): what a transport asked for, built by
+/// A write as the core's callers see it: what a transport asked for, built by
 /// `DatabaseWrite.set`/`delete`/`update` (over `WriteRequest`), and what `Database.write`
 /// hands back as applied (server values resolved). Adapters read it through the answers
 /// they give (`echo(at:)`, `updatedChildren`, `base`) and never see the store's write types.

@@ -4,7 +4,7 @@ import HearthStore
 import HearthStreams
 import Synchronization
 
-/// The listen half of the database core (issue 26): what happens to open listens when data,
+/// The listen half of the database core: what happens to open listens when data,
 /// rules or credentials change, for every transport. It owns the store's commit hook (the
 /// read cache is invalidated, the hub gets the changes, listens whose access depends on
 /// data are re-decided), the review of every listen when the rules change, and the
@@ -43,7 +43,7 @@ public final class ListenAccess: Sendable {
     }
 
     /// Re-decides every open listen's read access under the current rules and data (after
-    /// the rules changed); those that lost it get `cancel` (spec §2).
+    /// the rules changed); those that lost it get `cancel` (docs/protocol/streaming.md §2).
     public func reviewAccess(in store: any TreeStore) {
         let (hub, policy) = (self.hub, self.policy)
         store.read({ view in

@@ -4,7 +4,7 @@ import Synchronization
 import HearthStore
 
 /// The wire protocol's onDisconnect operations, kept in the database as well as with their
-/// connection (issue 14, beyond Firebase): when a connection ends its operations run and
+/// connection (beyond Firebase): when a connection ends its operations run and
 /// are forgotten; when Hearth itself died with connections open, their operations run
 /// when it starts again (`runLeftovers`), so presence never sticks at "online".
 ///

@@ -5,7 +5,7 @@ import Synchronization
 /// The rendered bodies of recent plain reads (`GET <path>.json` with no query, `shallow`,
 /// `format`, `print` or ETag), keyed by the path's storage key, so a repeated read of an
 /// unchanged location is answered on the I/O thread from bytes already written: no queue
-/// hop, no store read, no tree rebuilt (issue 8: a user's 20 favourites are 140 leaf rows).
+/// hop, no store read, no tree rebuilt (a user's 20 favourites are 140 leaf rows).
 ///
 /// What makes it safe to serve:
 /// - **Only data is cached, never a decision.** Every request is still judged by the rules;
@@ -235,7 +235,7 @@ extension Database {
         Database(store: store, policy: policy, readCache: readCache, effects: effects)
     }
 
-    /// The same core with other write effects (issue 27: the triggers' events).
+    /// The same core with other write effects (the triggers' events).
     public func with(effects: EffectsProvider?) -> Database {
         Database(store: store, policy: policy, readCache: readCache, effects: effects)
     }

@@ -1,6 +1,6 @@
 import HearthStore
 
-/// Why the store does not take writes now, as a readiness check reports it (issue 26): the
+/// Why the store does not take writes now, as a readiness check reports it: the
 /// core classifies the store's failure so the transports only word it.
 public struct NotReady: Error, Sendable {
     public enum Reason: Sendable, Equatable {

@@ -4,8 +4,8 @@ import HearthStore
 import Logging
 import Synchronization
 
-/// The access policy of a rules file (spec §3). The compiled rules can be swapped at any
-/// time (`SIGHUP`); each decision uses one version from start to end.
+/// The access policy of a rules file (docs/protocol/rules.md §3). The compiled rules can be
+/// swapped at any time (`SIGHUP`); each decision uses one version from start to end.
 public final class RulesAccessPolicy: AccessPolicy {
     private let current: Mutex<RuleSet>
     private let clock: @Sendable () -> Int64

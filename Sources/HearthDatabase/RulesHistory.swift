@@ -1,7 +1,7 @@
 import HearthStore
 import Logging
 
-/// The versions the rules went through, each with who or what changed them (issue 24):
+/// The versions the rules went through, each with who or what changed them:
 /// kept with the console's records, shown on the console's Rules screen. Every way the
 /// running rules change records here: the console (its administrator's email),
 /// `PUT /.settings/rules.json` (an admin token), a `SIGHUP` reload and a file changed

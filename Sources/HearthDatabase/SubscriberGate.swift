@@ -3,7 +3,7 @@ import HearthStreams
 import Synchronization
 
 /// What the hub keeps about a stream's right to read: the caller, and what must be
-/// re-checked about its credential over time (DESIGN.md §5 "access over time").
+/// re-checked about its credential over time (docs/design.md §5 "access over time").
 public struct SubscriberGate: StreamGate {
     public let caller: Caller
     /// For revocation checks; nil for admin and unauthenticated callers.
@@ -62,10 +62,11 @@ public struct SubscriberGate: StreamGate {
 
 /// The issue and expiry times of a wire session's credential, shared by the gates of its
 /// listens. The SDKs send a fresh ID token of the same user before the old one expires
-/// (`auth` again, spec §4.7): the session renews these, and its open listens then expire
-/// and are checked for revocation by the new token, not ended when the first one lapses.
-/// Atomics, not a lock: the hub reads the expiry for every event it delivers. The two are
-/// read independently; a reader between the two stores of a renewal sees one old, one new.
+/// (`auth` again, docs/protocol/wire.md §4.7): the session renews these, and its open
+/// listens then expire and are checked for revocation by the new token, not ended when the
+/// first one lapses. Atomics, not a lock: the hub reads the expiry for every event it
+/// delivers. The two are read independently; a reader between the two stores of a renewal
+/// sees one old, one new.
 public final class CredentialTimes: Sendable {
     /// Stands for nil (no time: an admin's or an emulator owner's credential).
     private static let none = Int64.min

@@ -1,7 +1,7 @@
 import HearthJSON
 import HearthStore
 
-/// The writes a client asks for, built the same way for every transport (issue 26): REST
+/// The writes a client asks for, built the same way for every transport: REST
 /// PUT/POST/DELETE and wire `p` are sets, REST PATCH and wire `m`/`om` are updates, and a
 /// conditional set (REST `if-match`, wire `p` with `h`) carries its `Precondition`. The
 /// adapters only parse their message into a path, a body and an expected tag, and encode
@@ -46,14 +46,15 @@ extension WriteRequest {
             self.tag = tag
         }
 
-        /// REST's `if-match` (spec §1.4): `etag` names the stored value without its
-        /// priorities, as `etagOf` encodes it.
+        /// REST's `if-match` (docs/protocol/rest.md §1.4): `etag` names the stored value
+        /// without its priorities, as `etagOf` encodes it.
         public static func ifMatch(_ etag: String, etagOf: @escaping @Sendable (JSONValue) -> String) -> Precondition {
             Precondition(expected: etag, withPriorities: false, tag: etagOf)
         }
 
-        /// The wire protocol's `p` with `h` (a transaction, spec §4.3): `hash` names the
-        /// value with its priorities, as the SDKs hash a node (`nodeHash`).
+        /// The wire protocol's `p` with `h` (a transaction, docs/protocol/wire.md §4.3):
+        /// `hash` names the value with its priorities, as the SDKs hash a node
+        /// (`nodeHash`).
         public static func ifHash(_ hash: String, nodeHash: @escaping @Sendable (JSONValue) -> String) -> Precondition {
             Precondition(expected: hash, withPriorities: true, tag: nodeHash)
         }

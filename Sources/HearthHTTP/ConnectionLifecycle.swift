@@ -1,5 +1,5 @@
 /// Monotonic time in nanoseconds. The live server reads `DispatchTime.now()`; tests pass
-/// any numbers they like (STYLE habit 7: timeouts are decisions over an injected clock).
+/// any numbers they like (timeouts are decisions over an injected clock).
 typealias Nanoseconds = UInt64
 
 /// The timeout side of one connection as a pure state machine: the connection reports what

@@ -1,4 +1,4 @@
-/// Who the client is when requests come through reverse proxies (issue 7: `X-Forwarded-For`
+/// Who the client is when requests come through reverse proxies (`X-Forwarded-For`
 /// and `X-Forwarded-Proto` are believed only from configured proxy addresses).
 enum ForwardedFor {
     /// The client address: the peer, unless the peer is a trusted proxy; then the

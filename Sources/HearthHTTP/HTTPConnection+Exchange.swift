@@ -126,7 +126,7 @@ extension HTTPConnection {
         let loop = self.loop
         // Answers from other threads go through the loop's mailbox: the writer completes a
         // whole batch of writes at once, and their answers then wake the loop once, not
-        // once each (issue 30).
+        // once each.
         let responder = HTTPResponder(connectionQueue: loop.queue, answer: { answer in
             if loop.isCurrent {
                 self.deliver(answer, for: number)

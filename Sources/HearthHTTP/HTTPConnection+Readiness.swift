@@ -1,6 +1,6 @@
 import HearthSystem
 
-/// A connection's readiness in its loop's epoll set (`IOLoop.Poller`, issue 30): watched
+/// A connection's readiness in its loop's epoll set (`IOLoop.Poller`): watched
 /// one-shot, handled on the loop's queue, armed again with what it wants then.
 extension HTTPConnection {
     /// Starts reading: watched in the loop's epoll under `token`. On `loop.queue`.

@@ -1,4 +1,4 @@
-/// Every bound the HTTP layer enforces (DESIGN §7, STYLE habit 8). Each limit has a test
+/// Every bound the HTTP layer enforces (docs/design.md §7). Each limit has a test
 /// that crosses it. Times are in seconds.
 public struct HTTPLimits: Sendable, Equatable {
     /// Longest request line (method, target, version; CRLF excluded). Over → 414

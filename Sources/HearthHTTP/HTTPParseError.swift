@@ -1,6 +1,6 @@
 /// Why a request was refused by the parser. A closed set: each case knows its status; the
 /// response body carries only a generic text for that status, never these details
-/// (DESIGN §8: parser internals never reach a response).
+/// (docs/design.md §8: parser internals never reach a response).
 public enum HTTPParseError: Error, Sendable, Equatable, CaseIterable {
     /// Request line is not `method SP target SP version` (RFC 9112 §3).
     case invalidRequestLine

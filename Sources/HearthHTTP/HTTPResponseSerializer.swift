@@ -87,7 +87,8 @@ enum HTTPResponseSerializer {
     }
 
     /// The response for an error the HTTP layer answers itself: `{"error":"<generic>"}`,
-    /// never the parser's detail (DESIGN §8). Sentence case, as every REST error text.
+    /// never the parser's detail (docs/design.md §8). Sentence case, as every REST error
+    /// text.
     static func errorResponse(status: Int) -> HTTPResponse {
         errorResponse(status: status, message: "\(genericError(status))")
     }

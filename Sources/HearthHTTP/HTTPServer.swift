@@ -2,8 +2,8 @@ import Dispatch
 import Synchronization
 import HearthSystem
 
-/// An HTTP/1.1 server on POSIX sockets and Dispatch (DESIGN §3): one accept queue, a few
-/// serial I/O queues (one per core by default), one read source per connection.
+/// An HTTP/1.1 server on POSIX sockets and Dispatch (docs/design.md §3): one accept queue,
+/// a few serial I/O queues (one per core by default), one read source per connection.
 ///
 /// Call `shutdown` before releasing a started server: its queues and sources keep it alive
 /// until then.
@@ -107,11 +107,11 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    /// Graceful shutdown (DESIGN §7): stop accepting (new connects are refused when this
-    /// returns), close idle keep-alive connections, let requests in flight be answered and
-    /// written (their responses carry `Connection: close`), then close everything. At the
-    /// end of `gracePeriod` seconds whatever is left is closed. `completion` runs exactly
-    /// once, after every connection is closed.
+    /// Graceful shutdown (docs/design.md §7): stop accepting (new connects are refused when
+    /// this returns), close idle keep-alive connections, let requests in flight be answered
+    /// and written (their responses carry `Connection: close`), then close everything. At
+    /// the end of `gracePeriod` seconds whatever is left is closed. `completion` runs
+    /// exactly once, after every connection is closed.
     public func shutdown(gracePeriod: Double, completion: @escaping @Sendable () -> Void) {
         enum Step { case begin(Listener), wait, finish }
         let step: Step = state.withLock { state in

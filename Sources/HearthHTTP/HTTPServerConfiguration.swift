@@ -6,15 +6,15 @@ import Glibc
 public struct HTTPServerConfiguration: Sendable {
     /// An IPv4 or IPv6 address literal ("127.0.0.1", "0.0.0.0", "::1", "::"); brackets
     /// around IPv6 ("[::1]") are accepted. Host names are not resolved: binding should
-    /// never depend on DNS. Default: loopback only (DESIGN §1).
+    /// never depend on DNS. Default: loopback only (docs/design.md §1).
     public var host: String = "127.0.0.1"
     /// TCP port; 0 lets the kernel pick a free one (`start()` returns it).
     public var port: Int = 9000
-    /// Serial I/O queues, one per core by default (LINUX-SWIFT-NOTES pitfall 4).
+    /// Serial I/O queues, one per core by default (docs/linux-notes.md pitfall 4).
     public var ioQueueCount: Int = HTTPServerConfiguration.defaultIOQueueCount
     public var limits: HTTPLimits = HTTPLimits()
     /// Peer addresses (exact literals) whose `X-Forwarded-For`, `X-Forwarded-Proto` and
-    /// `X-Request-Id` are believed. Empty: none (DESIGN §1, deny by default).
+    /// `X-Request-Id` are believed. Empty: none (docs/design.md §1, deny by default).
     public var trustedProxies: Set<String> = []
     /// Paths (exact, without the query) never refused by `maxConnectionsPerAddress`: health
     /// checks, which a load balancer must get through even when the address it shares with

@@ -6,7 +6,7 @@ public struct HTTPStreamOptions: Sendable {
     /// the one being written is finished, `overflowBytes` follow, and the connection closes
     /// once they are written (or after `writeTimeout` if the peer never reads again). So a
     /// client that stops reading costs at most this much memory, never slows anyone else
-    /// (DESIGN.md §5), and sees whole events then the overflow bytes if it catches up.
+    /// (docs/design.md §5), and sees whole events then the overflow bytes if it catches up.
     public var maxBufferedBytes: Int
     /// The last words for a reader that fell behind (for SSE, a `cancel` event).
     public var overflowBytes: [UInt8]

@@ -5,7 +5,7 @@ import Dispatch
 import HearthSystem
 import Synchronization
 
-/// One serial I/O queue (one per core, LINUX-SWIFT-NOTES pitfall 4) and the connections
+/// One serial I/O queue (one per core, docs/linux-notes.md pitfall 4) and the connections
 /// that live on it. Nothing on this queue blocks: handlers hand blocking work elsewhere.
 ///
 /// Work for the open streams of this loop's connections comes from other threads (the
@@ -14,7 +14,7 @@ import Synchronization
 /// written at the batch's end, one send per connection (`deferringWrites`). When the loop
 /// falls behind, the pushes waiting for one connection therefore leave in one syscall
 /// instead of one each, so a backlog costs less per push the longer it is and drains
-/// rather than grows (issue 30).
+/// rather than grows.
 ///
 /// Readiness comes from the loop's own epoll instance (`Poller`), not from a Dispatch
 /// source per connection: a thread per loop waits in `epoll_wait` and runs each wait's
@@ -22,7 +22,7 @@ import Synchronization
 /// again by its handler, with what it wants then (`HTTPConnection.arm`). Dispatch's read
 /// sources re-armed themselves through its manager thread after every event, a write to
 /// the manager's eventfd and a wake-up of that thread, which preempted the I/O thread
-/// (issue 30: a fifth of the server's context switches on creates, ~6 % of its CPU).
+/// (a fifth of the server's context switches on creates, ~6 % of its CPU).
 ///
 /// `@unchecked Sendable`: every mutable property is touched only on `queue` (the
 /// connections, the timer, the shutdown flag, the read buffer's contents, the deferred

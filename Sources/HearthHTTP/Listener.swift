@@ -8,7 +8,7 @@ import Dispatch
 /// The listening socket and its accept loop. Accepts in bounded batches (the source is
 /// level-triggered: it fires again if more are waiting), spreads connections round-robin
 /// over the I/O loops, refuses connections over the cap with a 503, and backs off when
-/// the process is out of descriptors (LINUX-SWIFT-NOTES pitfall 5).
+/// the process is out of descriptors (docs/linux-notes.md pitfall 5).
 ///
 /// `@unchecked Sendable`: mutable state (`source`, `suspended`, `stopped`, `nextLoop`) is
 /// confined to `queue`.

@@ -63,7 +63,7 @@ public struct HTTPClientResponse: Sendable {
     public var isSuccess: Bool { (200..<300).contains(status) }
 }
 
-/// A small blocking HTTP/1.1 client (issue 27: trigger deliveries; also meant for JWKS
+/// A small blocking HTTP/1.1 client (trigger deliveries; also meant for JWKS
 /// fetches): one request per connection (`Connection: close`), `http` or `https` (libssl,
 /// certificate and name verified), `Content-Length`, chunked and close-delimited bodies,
 /// a timeout and a bound on the response's size. It blocks its caller: run it off request

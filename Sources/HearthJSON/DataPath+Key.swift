@@ -1,6 +1,7 @@
-/// Key validation: what a single path segment / object key may be (Firebase spec §1.7).
+/// Key validation: what a single path segment / object key may be (docs/protocol/rest.md
+/// §1.7).
 extension DataPath {
-    /// The longest key, in UTF-8 bytes (spec §1.7, Firebase "Limits").
+    /// The longest key, in UTF-8 bytes (docs/protocol/rest.md §1.7, Firebase "Limits").
     public static let maxKeyBytes = 768
 
     /// Checks one key: non-empty, at most `maxKeyBytes` bytes of UTF-8, and none of

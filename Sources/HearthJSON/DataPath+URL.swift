@@ -1,11 +1,11 @@
-/// Parsing the path of a REST request URL (Firebase spec §1.1).
+/// Parsing the path of a REST request URL (docs/protocol/rest.md §1.1).
 extension DataPath {
     /// The suffix REST URLs carry on their last segment (`/users/a.json`, `/.json`).
     public static let jsonSuffix = ".json"
 
     /// Parses the raw, still percent-encoded path of a request URL (the part before `?`).
     ///
-    /// Steps, in order (spec §1.1):
+    /// Steps, in order (docs/protocol/rest.md §1.1):
     /// 1. strip one trailing `.json` (only from the end of the whole path, i.e. the last
     ///    segment; the suffix is optional here, requiring it is the HTTP layer's call);
     /// 2. split on `/` and ignore empty segments (`//a///b/` is `/a/b`; `/.json` is root);
@@ -47,7 +47,7 @@ extension String {
     init?(validatingUTF8Bytes bytes: [UInt8]) {
         // Decoding repairs ill-formed input with U+FFFD, so the result has the very same
         // bytes exactly when the input was well-formed (one pass and one copy, where the
-        // scalar-by-scalar loop below cost ~1 % of the server's CPU on creates, issue 30).
+        // scalar-by-scalar loop below cost ~1 % of the server's CPU on creates).
         let decoded = String(decoding: bytes, as: UTF8.self)
         if decoded.utf8.elementsEqual(bytes) {
             self = decoded

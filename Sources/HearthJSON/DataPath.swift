@@ -1,4 +1,5 @@
-/// A validated location in the data tree: a list of keys from the root (Firebase spec §1.7).
+/// A validated location in the data tree: a list of keys from the root
+/// (docs/protocol/rest.md §1.7).
 ///
 /// Every segment is a valid key (`DataPath.validateKey`), and there are at most
 /// `maxSegments` of them. The depth rule: Firebase's limit is "each path must be fewer than
@@ -14,7 +15,7 @@
 /// * `init(segments:)`: already split keys, validated;
 /// * `init(uncheckedSegments:)`: keys known to be valid (read back from the store).
 public struct DataPath: Sendable, Hashable {
-    /// Paths must be *fewer than* this many levels deep (spec §1.7).
+    /// Paths must be *fewer than* this many levels deep (docs/protocol/rest.md §1.7).
     public static let maxDepth = 32
     /// The most segments a path may have: `maxDepth - 1`.
     public static let maxSegments = maxDepth - 1
@@ -104,7 +105,7 @@ public struct DataPath: Sendable, Hashable {
 
     /// The segments joined by "/", without a leading slash: `a/b`; "" for the root.
     /// Keys never contain "/", so this is unambiguous and sorts subtrees contiguously
-    /// (DESIGN.md §4).
+    /// (docs/design.md §4).
     public var storageKey: String { segments.joined(separator: "/") }
 }
 
@@ -122,7 +123,8 @@ extension DataPath {
 }
 
 extension DataPath: CustomStringConvertible {
-    /// `/a/b`, and `/` for the root (the form used in SSE `path` fields, spec §2).
+    /// `/a/b`, and `/` for the root (the form used in SSE `path` fields,
+    /// docs/protocol/streaming.md §2).
     public var description: String { "/" + storageKey }
 }
 

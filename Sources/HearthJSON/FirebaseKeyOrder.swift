@@ -1,5 +1,5 @@
 /// Firebase's order of child keys (`orderBy="$key"`, and the order in which Hearth writes
-/// object members), Firebase spec §1.3.
+/// object members), docs/protocol/rest.md §1.3.
 ///
 /// It mirrors js-sdk `nameCompare` (`packages/database/src/core/util/util.ts`):
 ///

@@ -1,19 +1,20 @@
-/// Firebase's data model applied to JSON values (spec §1.7, §1.8): what a written value
-/// becomes in the tree, and how a stored value is shown to readers.
+/// Firebase's data model applied to JSON values (docs/protocol/rest.md §1.7, §1.8): what a
+/// written value becomes in the tree, and how a stored value is shown to readers.
 ///
 /// The tree holds only non-empty objects and leaves (string, number, boolean). Writing
 /// `null`, `{}`, `[]`, or an object whose children all vanish, means "delete"; arrays are
 /// stored as objects keyed `"0"`, `"1"`, ...; on read, integer-keyed objects that are dense
 /// enough are shown as arrays again.
 public enum FirebaseTree {
-    /// The largest string, in UTF-8 bytes (spec §1.7: 10 MB, js-sdk `MAX_LEAF_SIZE_`).
+    /// The largest string, in UTF-8 bytes (docs/protocol/rest.md §1.7: 10 MB, js-sdk
+    /// `MAX_LEAF_SIZE_`).
     public static let maxStringBytes = 10 * 1024 * 1024
 
     /// The value as the tree stores it when `value` is written at `path`, or nil when the
     /// write deletes the node.
     ///
     /// * `null`, `{}` and `[]` vanish; so does an object (or array) whose children all
-    ///   vanish, recursively (spec §1.8).
+    ///   vanish, recursively (docs/protocol/rest.md §1.8).
     /// * Arrays become objects keyed by index; `null` elements leave no key, so
     ///   `[1,null,3]` is stored as `{"0":1,"2":3}`.
     /// * Every object key is validated (`DataPath.validateKey`), including the keys of
@@ -29,15 +30,15 @@ public enum FirebaseTree {
         return try normalizer.normalize(value)
     }
 
-    /// A stored value as readers see it (spec §1.8): recursively, an object whose keys are
-    /// all canonical non-negative integers (`^(0|[1-9][0-9]*)$`) and whose largest key is
-    /// less than twice its number of keys becomes an array, with `null` at missing
-    /// indices (js-sdk `ChildrenNode.val`). Everything else is unchanged. (`format=export`
-    /// must not call this.)
+    /// A stored value as readers see it (docs/protocol/rest.md §1.8): recursively, an
+    /// object whose keys are all canonical non-negative integers (`^(0|[1-9][0-9]*)$`) and
+    /// whose largest key is less than twice its number of keys becomes an array, with
+    /// `null` at missing indices (js-sdk `ChildrenNode.val`). Everything else is unchanged.
+    /// (`format=export` must not call this.)
     public static func render(_ value: JSONValue) -> JSONValue {
         switch value {
         case .object(var members):
-            // Priorities are shown only by `format=export` (spec §1.5).
+            // Priorities are shown only by `format=export` (docs/protocol/rest.md §1.5).
             if let leaf = members[".value"] { return leaf }
             members[".priority"] = nil
             if let length = arrayLength(members) {
@@ -59,7 +60,7 @@ public enum FirebaseTree {
     /// the rules, ETags and clients that do not ask for `format=export` see.
     public static func withoutPriorities(_ value: JSONValue) -> JSONValue {
         // Most values hold no priority: returned as they are, not rebuilt (every write's
-        // rules check asks, issue 30). The walk is made once, at the top.
+        // rules check asks). The walk is made once, at the top.
         holdsPriorities(value) ? strippingPriorities(value) : value
     }
 
@@ -78,9 +79,9 @@ public enum FirebaseTree {
         return members.values.contains(where: holdsPriorities)
     }
 
-    /// The `shallow=true` view (spec §1.3): an object becomes `{key: true, ...}`; a
-    /// primitive (or null) is returned as itself. An array, which a normalised tree does
-    /// not hold, is treated as its stored object form.
+    /// The `shallow=true` view (docs/protocol/rest.md §1.3): an object becomes
+    /// `{key: true, ...}`; a primitive (or null) is returned as itself. An array, which a
+    /// normalised tree does not hold, is treated as its stored object form.
     public static func shallow(_ value: JSONValue) -> JSONValue {
         switch value {
         case .object(let members):
@@ -173,14 +174,16 @@ private struct Normalizer {
         case .object(let children):
             guard !children.isEmpty else { return nil }
             if let spec = children[".sv"] {
-                // A server value stands alone and resolves to a leaf at commit (spec §1.5).
+                // A server value stands alone and resolves to a leaf at commit
+                // (docs/protocol/rest.md §1.5).
                 guard children.count == 1, ServerValues.placeholder(value) != nil else {
                     throw .invalidServerValue(under: here, detail: children.count == 1 ? JSONWriter.string(spec) : "\".sv\" must be the only key")
                 }
                 return value
             }
             if let wrapped = children[".value"] {
-                // `{".value": v, ".priority": p}`: a leaf with a priority (spec §1.5).
+                // `{".value": v, ".priority": p}`: a leaf with a priority
+                // (docs/protocol/rest.md §1.5).
                 guard children.keys.allSatisfy({ $0 == ".value" || $0 == ".priority" }) else {
                     throw .invalidPriority(under: here, detail: "\".value\" may only stand beside \".priority\"")
                 }
@@ -217,7 +220,7 @@ private struct Normalizer {
         }
     }
 
-    /// A priority: a string, a finite number, or null (none) (spec §1.5).
+    /// A priority: a string, a finite number, or null (none) (docs/protocol/rest.md §1.5).
     private func priority(_ value: JSONValue?) throws(TreeError) -> JSONValue? {
         switch value {
         case nil, .null?: return nil

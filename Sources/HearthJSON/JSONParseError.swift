@@ -5,8 +5,8 @@
 ///
 /// `description` is deliberately short and generic: it is the text the HTTP boundary puts
 /// into `{"error":"Invalid data; couldn't parse JSON object, array, or value."}` (Firebase
-/// spec §1.9), and it never echoes the request. `debugDescription` names the case and the
-/// offset, for logs and test failures; it echoes at most one input byte.
+/// docs/protocol/rest.md §1.9), and it never echoes the request. `debugDescription` names
+/// the case and the offset, for logs and test failures; it echoes at most one input byte.
 public enum JSONParseError: Error, Sendable, Hashable {
     /// The input ended inside a value (or was empty / only whitespace).
     case unexpectedEndOfInput(offset: Int)
@@ -23,7 +23,7 @@ public enum JSONParseError: Error, Sendable, Hashable {
     /// A number that does not follow the RFC 8259 grammar (leading zeros, `1.`, `-`, ...).
     case invalidNumber(offset: Int)
     /// A number whose magnitude overflows `Double` (it would become ±Infinity, which
-    /// Firebase forbids: spec §1.7).
+    /// Firebase forbids: docs/protocol/rest.md §1.7).
     case numberOutOfRange(offset: Int)
     /// Arrays and objects nested deeper than `JSONParser.maxNesting`.
     case nestingTooDeep(offset: Int)
@@ -43,7 +43,7 @@ public enum JSONParseError: Error, Sendable, Hashable {
 }
 
 extension JSONParseError: CustomStringConvertible, CustomDebugStringConvertible {
-    /// Generic text, safe to send to a client (spec §1.9).
+    /// Generic text, safe to send to a client (docs/protocol/rest.md §1.9).
     public var description: String {
         "Invalid data; couldn't parse JSON object, array, or value."
     }

@@ -1,7 +1,7 @@
 /// A strict RFC 8259 JSON parser that works directly over bytes.
 ///
 /// Why not Foundation: `JSONSerialization`/`JSONDecoder` cost far too much per request on
-/// Linux (LINUX-SWIFT-NOTES.md), and Foundation stays a test oracle only. This parser:
+/// Linux (docs/linux-notes.md), and Foundation stays a test oracle only. This parser:
 ///
 /// * accepts exactly one value with optional surrounding whitespace (space, tab, LF, CR);
 ///   a byte-order mark, comments, trailing commas, `NaN`/`Infinity` and single quotes are
@@ -11,20 +11,20 @@
 ///   surrogate escape is an error (a Swift `String` cannot hold one);
 /// * keeps numbers exact: a literal without fraction or exponent that fits `Int64` becomes
 ///   `.int`; any other number becomes `.double`, correctly rounded; a number that overflows
-///   `Double` is rejected (Firebase spec §1.7 forbids ±Infinity);
+///   `Double` is rejected (docs/protocol/rest.md §1.7 forbids ±Infinity);
 /// * lets the last of duplicate object keys win (as JavaScript's `JSON.parse` does);
 /// * is iterative, not recursive, and refuses nesting deeper than `maxNesting`, so hostile
 ///   input cannot overflow the stack here or in the recursive code that later walks the
 ///   value (writer, normalisation, `==`, deinit).
 ///
 /// Errors are `JSONParseError`s carrying a byte offset; their `description` is the generic
-/// Firebase text (spec §1.9).
+/// Firebase text (docs/protocol/rest.md §1.9).
 public enum JSONParser {
     /// The deepest nesting of arrays and objects accepted. `[[1]]` has nesting 2.
     ///
-    /// The tree stores at most 31 levels anyway (spec §1.7, `DataPath.maxDepth`); this limit
-    /// only keeps parsing and the recursive walks over the result (writer, `==`, deinit)
-    /// bounded, whatever the body is used for.
+    /// The tree stores at most 31 levels anyway (docs/protocol/rest.md §1.7,
+    /// `DataPath.maxDepth`); this limit only keeps parsing and the recursive walks over the
+    /// result (writer, `==`, deinit) bounded, whatever the body is used for.
     public static let maxNesting = 512
 
     /// Parses one JSON document from raw bytes.

@@ -1,5 +1,5 @@
 /// JSON numbers (RFC 8259 §6): exact `Int64` when possible, else a correctly rounded
-/// `Double`; overflow to ±Infinity is an error (Firebase spec §1.7).
+/// `Double`; overflow to ±Infinity is an error (docs/protocol/rest.md §1.7).
 extension JSONReader {
     /// Reads `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?` (RFC 8259 §6).
     mutating func parseNumber() throws(JSONParseError) -> JSONValue {

@@ -1,9 +1,10 @@
 /// A JSON value as Hearth stores and serves it.
 ///
 /// Numbers keep their kind: a literal without fraction or exponent that fits in `Int64`
-/// stays `.int`, everything else is `.double` (Firebase spec §1.7: NaN and ±Infinity are
-/// not representable and are rejected by the parser). Objects are unordered; writers
-/// order keys by Firebase's key order (`FirebaseKeyOrder`) so output is deterministic.
+/// stays `.int`, everything else is `.double` (docs/protocol/rest.md §1.7: NaN and
+/// ±Infinity are not representable and are rejected by the parser). Objects are unordered;
+/// writers order keys by Firebase's key order (`FirebaseKeyOrder`) so output is
+/// deterministic.
 public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)

@@ -7,7 +7,7 @@
 /// * `.int` is written in decimal.
 /// * An integral `.double` with |v| ≤ 2^53 is written as an integer, as JavaScript does:
 ///   `5.0` → `5`, `-0.0` → `0`. (It re-parses as `.int`; `FirebaseTree.normalize` makes the
-///   same identification, spec §1.8.)
+///   same identification, docs/protocol/rest.md §1.8.)
 /// * Any other `.double` is written with its shortest round-trip digits (the standard
 ///   library's `description`, which is shortest-round-trip since Swift 5), laid out like
 ///   ECMAScript `Number::toString`: plain decimals for exponents in (-7, 21), otherwise

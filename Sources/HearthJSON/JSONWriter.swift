@@ -1,9 +1,9 @@
 /// Serialises a `JSONValue` to UTF-8 JSON bytes, appending into one buffer.
 ///
 /// Deterministic: object members are written in Firebase key order (`FirebaseKeyOrder`,
-/// spec §1.3), so the same value always gives the same bytes (useful for ETags and tests).
-/// Foundation is not used: `JSONEncoder` costs ~100 µs per 3.5 KB response on this
-/// platform (LINUX-SWIFT-NOTES.md).
+/// docs/protocol/rest.md §1.3), so the same value always gives the same bytes (useful for
+/// ETags and tests). Foundation is not used: `JSONEncoder` costs ~100 µs per 3.5 KB
+/// response on this platform (docs/linux-notes.md).
 ///
 /// * Strings: `"` and `\` are escaped; `\b \f \n \r \t` use their short escapes (as
 ///   JavaScript's `JSON.stringify` does) and the other control characters U+0000–U+001F are
@@ -11,7 +11,8 @@
 ///   as UTF-8.
 /// * Numbers: see `JSONWriter+Number.swift` (integral doubles within ±2^53 as integers,
 ///   otherwise the shortest round-trip form in JavaScript's notation).
-/// * `Style.pretty` (`print=pretty`, spec §1.3): two-space indentation, one member or
+/// * `Style.pretty` (`print=pretty`, docs/protocol/rest.md §1.3): two-space indentation,
+/// one member or
 ///   element per line, `"key": value` (a space after the colon only). Production Firebase
 ///   is reported to write `"key" : value`; no client depends on the whitespace, so Hearth
 ///   uses the common `JSON.stringify(v, null, 2)` layout. Empty containers stay `{}`/`[]`.

@@ -1,4 +1,4 @@
-/// Parsing a PATCH body into the writes it stands for (Firebase spec §1.2, "PATCH
+/// Parsing a PATCH body into the writes it stands for (docs/protocol/rest.md §1.2, "PATCH
 /// multi-path").
 ///
 /// `{"users/bob/name":"Bob","users/alice/city":null}` PATCHed at `/` means: set

@@ -1,4 +1,4 @@
-/// Why a path or key was rejected (Firebase spec §1.7, §1.9).
+/// Why a path or key was rejected (docs/protocol/rest.md §1.7, §1.9).
 ///
 /// `description` is a human message for the `{"error":"Invalid path: ..."}` response. It
 /// quotes at most `PathError.maxEchoedCharacters` characters of the offending input, with

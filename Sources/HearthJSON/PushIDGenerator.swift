@@ -6,8 +6,9 @@ import Musl
 import Darwin
 #endif
 
-/// Generates Firebase push IDs (spec §1.6, js-sdk `core/util/NextPushId.ts`): 20
-/// characters from a 64-character alphabet in ASCII order, so IDs sort by creation time.
+/// Generates Firebase push IDs (docs/protocol/rest.md §1.6, js-sdk
+/// `core/util/NextPushId.ts`): 20 characters from a 64-character alphabet in ASCII order,
+/// so IDs sort by creation time.
 ///
 /// * Characters 0–7: the clock in milliseconds since the epoch, base 64, most significant
 ///   digit first (48 bits: good until the year 10889).

@@ -1,6 +1,6 @@
-/// Server values (spec §1.5): `{".sv":"timestamp"}` and `{".sv":{"increment":n}}` in a
-/// written value are placeholders that the writer resolves at commit time, before the rules
-/// see the value (`newData` holds the resolved value).
+/// Server values (docs/protocol/rest.md §1.5): `{".sv":"timestamp"}` and
+/// `{".sv":{"increment":n}}` in a written value are placeholders that the writer resolves
+/// at commit time, before the rules see the value (`newData` holds the resolved value).
 public enum ServerValues {
     /// A placeholder, as `FirebaseTree.normalize` keeps it.
     public enum Placeholder: Sendable, Equatable {
@@ -72,7 +72,8 @@ public enum ServerValues {
         }
     }
 
-    /// Integral doubles within ±2^53 are integers in the tree (spec §1.7, as `normalize`).
+    /// Integral doubles within ±2^53 are integers in the tree (docs/protocol/rest.md §1.7,
+    /// as `normalize`).
     private static func normalizedDouble(_ d: Double) -> JSONValue {
         if d.isFinite, d.magnitude <= JSONWriter.maxIntegralDoubleWrittenAsInteger, d.rounded(.towardZero) == d {
             return .int(Int64(d))

@@ -2,7 +2,7 @@ import Synchronization
 
 /// A `PushIDGenerator` that many threads may share (the server has one per process):
 /// the generator's state sits behind a `Mutex`, so IDs stay strictly increasing across
-/// all callers (spec §1.6).
+/// all callers (docs/protocol/rest.md §1.6).
 @available(macOS 15.0, *)
 public final class SharedPushIDGenerator: Sendable {
     private let generator: Mutex<PushIDGenerator>

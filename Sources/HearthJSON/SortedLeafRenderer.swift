@@ -1,7 +1,7 @@
 /// Writes the compact JSON text of a tree given as its leaves in path byte order (the
 /// order of the store's `nodes` table), byte for byte what
 /// `JSONWriter.write(FirebaseTree.render(value))` writes for the assembled value, without
-/// building `JSONValue` dictionaries first (issue 8: for a user's 20 favourites, 140
+/// building `JSONValue` dictionaries first (for a user's 20 favourites, 140
 /// leaves, assembling and re-walking dictionaries was most of a read's CPU).
 ///
 /// The tree is kept as flat arrays: one node per path segment (its key as a range of one

@@ -1,4 +1,4 @@
-/// Why a value cannot be written to the tree (Firebase spec §1.7, §1.8).
+/// Why a value cannot be written to the tree (docs/protocol/rest.md §1.7, §1.8).
 ///
 /// Locations are the *parent* under which the problem sits (always a valid path); the
 /// `description` quotes user input only through `PathError.excerpt` (at most 100

@@ -2,7 +2,7 @@ import Dispatch
 import HearthAuth
 import Synchronization
 
-/// Sends mail off the request path (issue 15): a bounded queue, one sender, each message
+/// Sends mail off the request path: a bounded queue, one sender, each message
 /// tried `maxAttempts` times with doubling waits after a temporary failure (a refused
 /// connection, a 4xx). A request that would overfill the queue is refused at once
 /// (`enqueue` returns false), so a burst never holds memory or threads.

@@ -1,4 +1,4 @@
-/// Where and how Hearth sends mail (issue 15: email actions): `smtpURL` such as
+/// Where and how Hearth sends mail (email actions): `smtpURL` such as
 /// `smtp://127.0.0.1:2525` or `smtp+starttls://user:pass@host:587`, and the sender.
 public struct SMTPSettings: Sendable, Equatable {
     public enum Security: String, Sendable, Equatable {

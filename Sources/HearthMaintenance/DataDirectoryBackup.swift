@@ -23,7 +23,7 @@ public enum DataDirectoryBackup {
         }
     }
 
-    /// Backs up a store of any engine (PostgreSQL: issue 17) to the new directory
+    /// Backs up a store of any engine (SQLite or PostgreSQL) to the new directory
     /// `destination`, in the same form as a data directory's backup, so `restore` puts it
     /// back into any engine: the store is copied through the engine protocol
     /// (`StoreTransfer`: the tree from one snapshot, then the accounts, keys and console

@@ -4,13 +4,13 @@ import HearthJSON
 import HearthStore
 
 /// `hearth users import` and `hearth users export`: the JSON format of `firebase
-/// auth:export --format=json` (spec §5.1), `{"users": [{...}, ...]}`.
+/// auth:export --format=json` (docs/protocol/auth.md §5.1), `{"users": [{...}, ...]}`.
 ///
 /// Import: every user is inserted in one transaction (all or none), read one at a time so
 /// the file's size does not matter. Firebase scrypt hashes are stored as
 /// `FirebaseScryptHash` strings (with the project's hash parameters), checked at sign-in and
 /// replaced by Hearth's own hash on the first successful one. `providerUserInfo` entries of
-/// identity providers (`google.com`, `apple.com`, `oidc.…`) become provider links (issue 29);
+/// identity providers (`google.com`, `apple.com`, `oidc.…`) become provider links;
 /// fields Hearth has no use for (phone entries, `phoneNumber`, `mfaInfo`) are dropped and counted.
 ///
 /// Export: the same format. `passwordHash` and `salt` are written only for users still
@@ -22,7 +22,7 @@ public enum FirebaseUsersFile {
     public static let maxUserBytes = 64 * 1024
     /// The longest uid accepted (Firebase's limit).
     public static let maxUIDBytes = 128
-    /// Custom claims, as JSON text (spec §6: 1000 bytes), as for tokens.
+    /// Custom claims, as JSON text (docs/protocol/limits.md §6: 1000 bytes), as for tokens.
     public static let maxCustomAttributesBytes = IDTokenClaims.maxCustomClaimsBytes
     /// The longest email accepted.
     public static let maxEmailBytes = 320

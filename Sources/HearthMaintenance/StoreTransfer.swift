@@ -2,7 +2,7 @@ import HearthJSON
 import HearthStore
 
 /// Moves everything a store holds into another, empty one, through the engine protocol
-/// only, so it works between any two engines (issue 17): `hearth copy`, and `hearth
+/// only, so it works between any two engines: `hearth copy`, and `hearth
 /// backup` / `hearth restore` of a store without a local directory (whose backup is a
 /// store in `Engines.backupFormat`, the same form as a data directory's backup).
 ///

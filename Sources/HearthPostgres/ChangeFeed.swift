@@ -3,7 +3,7 @@ import HearthStore
 import HearthSystem
 import Synchronization
 
-/// One node's view of the change feed (issue 17): delivers every committed change, from
+/// One node's view of the change feed: delivers every committed change, from
 /// any node, to this node's `onCommit` exactly once and in number order.
 ///
 /// Delivery reads `changes` rows numbered after the last one delivered, in a REPEATABLE
@@ -17,7 +17,7 @@ import Synchronization
 /// `@unchecked Sendable`: `connection` and `delivered` are touched only on `queue`; the
 /// listener connection only on the listening thread; `running` is atomic.
 final class ChangeFeed: @unchecked Sendable {
-    /// The default namespace's channel; another namespace's is its schema's name (issue 28),
+    /// The default namespace's channel; another namespace's is its schema's name,
     /// so a commit wakes only the feeds of its own namespace.
     static let defaultChannel = "hearth_changes"
     /// This feed's channel (`channel(of:)`).

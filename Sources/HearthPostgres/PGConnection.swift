@@ -2,7 +2,7 @@ import CLibPQ
 import HearthStore
 import HearthSystem
 
-/// One connection to PostgreSQL through libpq (issue 17): statements with text-format
+/// One connection to PostgreSQL through libpq: statements with text-format
 /// parameters and results, transactions, LISTEN/NOTIFY. Every failure is a `StoreError`
 /// whose kind comes from the SQLSTATE (`PGFailure`), so the layers above retry a conflict
 /// and report a lost server the same way for SQLite and PostgreSQL.

@@ -1,7 +1,7 @@
 import CLibPQ
 import HearthStore
 
-/// How a PostgreSQL failure becomes a `StoreError` (issue 17): the SQLSTATE is the
+/// How a PostgreSQL failure becomes a `StoreError`: the SQLSTATE is the
 /// failure's code and decides its kind; the message is the server's primary message only
 /// (its DETAIL may quote row values), with the values quoted by data errors (class 22)
 /// blanked, and the constraint's name appended as " (constraint NAME)" so a caller can

@@ -1,6 +1,6 @@
 import HearthStore
 
-/// `AccountStore` in the shared PostgreSQL database (issue 17): every node sees a change
+/// `AccountStore` in the shared PostgreSQL database: every node sees a change
 /// to a user or a refresh token as soon as it is acknowledged (nothing is cached). A
 /// refresh token's use locks its row (`FOR UPDATE`), so two nodes given the same token
 /// at once rotate it once: the second sees it used.

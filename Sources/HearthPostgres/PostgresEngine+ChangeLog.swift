@@ -3,7 +3,7 @@ import HearthJSON
 import HearthStore
 import Synchronization
 
-/// The change feed's reads and its trimming (DESIGN.md §3).
+/// The change feed's reads and its trimming (docs/design.md §3).
 extension PostgresEngine {
     public func changes(after: Int64, limit: Int) throws -> (changes: [Change], oldestSeq: Int64?) {
         try readSync { try $0.changes(after: after, limit: limit) }

@@ -4,7 +4,7 @@ import HearthStore
 import Synchronization
 
 /// The tree, the change feed, accounts, keys and the console's records in one PostgreSQL
-/// database that several Hearth nodes share (issue 17, docs/scaling.md).
+/// database that several Hearth nodes share (docs/scaling.md).
 ///
 /// **Writes.** Each node has one writer connection and commits queued writes in batches
 /// (group commit, as the SQLite engine). Every write transaction first updates the row

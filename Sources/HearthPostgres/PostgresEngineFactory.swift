@@ -1,6 +1,6 @@
 import HearthStore
 
-/// How the shared engine opens (issue 26): a `postgres://` or `postgresql://` URL naming its
+/// How the shared engine opens: a `postgres://` or `postgresql://` URL naming its
 /// database, several nodes on one database, which may be unreachable at start.
 public struct PostgresEngineFactory: EngineFactory {
     public init() {}

@@ -1,7 +1,7 @@
 import HearthJSON
 import HearthStore
 
-/// The users' provider links (issue 29) in `provider_links`, written in the user's own
+/// The users' provider links in `provider_links`, written in the user's own
 /// transaction and read with it.
 extension PostgresAccountStore {
     /// `UserRecord.columns` of `users u`, for a join.

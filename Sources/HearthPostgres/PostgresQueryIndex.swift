@@ -1,8 +1,8 @@
 import HearthJSON
 import HearthStore
 
-/// Query indexes in the shared database (spec §1.3 `.indexOn`; the SQLite engine's
-/// `QueryIndex`, issue 17): for a location and an order, one `query_index` row per child
+/// Query indexes in the shared database (docs/protocol/rest.md §1.3 `.indexOn`; the SQLite
+/// engine's `QueryIndex`): for a location and an order, one `query_index` row per child
 /// with its ordered value, so `orderBy` + a limit reads a handful of rows.
 ///
 /// Built lazily, as on SQLite: the first limited query on a location is answered from the

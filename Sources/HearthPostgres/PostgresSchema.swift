@@ -1,6 +1,6 @@
 import HearthStore
 
-/// The PostgreSQL engine's schema (issue 17), versioned in `hearth_meta` and migrated
+/// The PostgreSQL engine's schema, versioned in `hearth_meta` and migrated
 /// forward only, once, by whichever node takes the advisory lock first; the others wait
 /// for it and then find the schema current. The same tables as the SQLite engine's
 /// (`Schema`), plus the change feed's counter and the nodes' leases.
@@ -134,7 +134,7 @@ enum PostgresSchema {
         );
         CREATE INDEX limit_counters_last ON limit_counters(last);
         """,
-        // 3: one write applied in one round trip (BENCHMARKS.md, issue 17: eight statements
+        // 3: one write applied in one round trip (BENCHMARKS.md: eight statements
         // per write made the writer wait on the network). Counts the rows the write replaces
         // (up to max_replace + 1: -1 when over, and nothing is changed), deletes what its
         // entries replace (and leaves at ancestor paths of entries with a value), inserts
@@ -190,9 +190,9 @@ enum PostgresSchema {
         END
         $$;
         """,
-        // 4: query indexes (spec §1.3 `.indexOn`), as the SQLite engine's migration 3, with
-        // the ordered value as rank + number + string; `index_version` tells every node's
-        // writer when the set of built indexes changed.
+        // 4: query indexes (docs/protocol/rest.md §1.3 `.indexOn`), as the SQLite engine's
+        // migration 3, with the ordered value as rank + number + string; `index_version`
+        // tells every node's writer when the set of built indexes changed.
         """
         CREATE TABLE query_index (
             location  text COLLATE "C" NOT NULL,
@@ -221,7 +221,7 @@ enum PostgresSchema {
             at    bigint NOT NULL
         );
         """,
-        // 6: the triggers' outbox (issue 27), as the SQLite engine's migration 10: ids come
+        // 6: the triggers' outbox, as the SQLite engine's migration 10: ids come
         // from a sequence drawn inside the write transactions, under the `last_seq` row lock,
         // so they follow commit order across nodes. And a lease per trigger: the node that
         // delivers its events, until `lease_until` (ms) or until that node's own lease ends.
@@ -256,7 +256,7 @@ enum PostgresSchema {
             lease_until  bigint NOT NULL
         );
         """,
-        // 7: identity providers' accounts linked to users (issue 29), as SQLite's migration 11.
+        // 7: identity providers' accounts linked to users, as SQLite's migration 11.
         """
         CREATE TABLE provider_links (
             uid          text NOT NULL REFERENCES users(uid) ON DELETE CASCADE,
@@ -282,7 +282,7 @@ enum PostgresSchema {
 
     static var currentVersion: Int { migrations.count }
 
-    /// The schemas of namespaces other than the default (issue 28,
+    /// The schemas of namespaces other than the default (see
     /// `PostgresEngineFactory.location(ofNamespace:beside:)`).
     public static let namespaceSchemaPrefix = "hearth_ns_"
 

@@ -3,7 +3,7 @@ import HearthStore
 
 /// `TreeView` over one PostgreSQL connection inside a transaction: a reader's
 /// REPEATABLE READ snapshot, or the writer's transaction (which sees the batch's earlier
-/// writes). The same row layout as the SQLite engine (one row per leaf, DESIGN.md §4).
+/// writes). The same row layout as the SQLite engine (one row per leaf, docs/design.md §4).
 struct PostgresTreeView: TreeView {
     let connection: PGConnection
     /// Hears of a query an index would have served (readers pass the engine's request to

@@ -1,7 +1,7 @@
 import HearthStore
 
-/// The triggers' outbox in the shared database (migration 6, DESIGN.md §11). Events are
-/// inserted by the writer in each write's transaction (`record`), after it took the
+/// The triggers' outbox in the shared database (migration 6, docs/design.md §11). Events
+/// are inserted by the writer in each write's transaction (`record`), after it took the
 /// `last_seq` row lock, so their ids follow commit order across nodes. Delivery state
 /// changes run on an auxiliary connection; a lease per trigger lets one node at a time
 /// deliver its events.

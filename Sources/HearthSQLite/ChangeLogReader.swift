@@ -1,7 +1,7 @@
 import HearthJSON
 import HearthStore
 
-/// Reads the change log (for stream resume, DESIGN.md §5).
+/// Reads the change log (for stream resume, docs/design.md §5).
 struct ChangeLogReader {
     let connection: SQLiteConnection
 

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import HearthStore
 
-/// The SQLite engine's signing keys: files beside the database (DESIGN.md §6).
+/// The SQLite engine's signing keys: files beside the database (docs/design.md §6).
 /// `<directory>/<kid>.key` holds the base64 raw private key (mode 0600, folder 0700) and
 /// `<directory>/current` names the key that signs. Each file is written under a temporary
 /// name, flushed and renamed, the key before `current` names it.

@@ -4,7 +4,7 @@ import HearthStore
 /// SQLite 3.40.0 to 3.41.0 (Debian 12 ships 3.40.1) report "NULL value in T.C" from
 /// `PRAGMA integrity_check` and `quick_check` for a NOT NULL column C of a `WITHOUT ROWID`
 /// table T that is declared before one of T's primary-key columns, although no row holds
-/// NULL there (issue 24: a read of the same rows returns none; SQLite 3.51 checks the same
+/// NULL there (a read of the same rows returns none; SQLite 3.51 checks the same
 /// file "ok"). Hearth's `query_index` had that shape until schema 9 rebuilt it with its key
 /// first; a database or backup written before then still has it. For such a file, and for
 /// exactly those lines, the claim is checked with a query instead of believed.

@@ -89,7 +89,7 @@ final class SQLiteConnection {
 
     /// Runs one statement without parameters that the writer repeats (BEGIN, COMMIT,
     /// SAVEPOINT, RELEASE) from the statement cache: parsed once, not on every call as
-    /// `execute` does (issue 30). Reset afterwards, also when it fails.
+    /// `execute` does. Reset afterwards, also when it fails.
     func executeCached(_ sql: String) throws(StoreError) {
         let stmt = try statement(sql)
         defer { sqlite3_reset(stmt.handle) }

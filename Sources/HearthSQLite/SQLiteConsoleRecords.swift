@@ -1,7 +1,7 @@
 import CSQLite
 import HearthStore
 
-/// The admin console's administrators and sessions (issue 16), in the tree store's
+/// The admin console's administrators and sessions, in the tree store's
 /// database. Writes on its single writer, reads on a reader; calls block.
 public struct SQLiteConsoleRecords: ConsoleRecords {
     let store: SQLiteTreeStore

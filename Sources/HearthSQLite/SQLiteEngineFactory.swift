@@ -4,7 +4,7 @@ import Glibc
 import HearthJSON
 import HearthStore
 
-/// How the embedded engine opens (issue 26): `sqlite:<directory>` (the default, also for an
+/// How the embedded engine opens: `sqlite:<directory>` (the default, also for an
 /// empty `--store`), one node, its data in a local directory.
 public struct SQLiteEngineFactory: EngineFactory {
     public init() {}

@@ -1,7 +1,7 @@
 import CSQLite
 import HearthStore
 
-/// The users' provider links (issue 29) in `provider_links`, written in the user's own
+/// The users' provider links in `provider_links`, written in the user's own
 /// transaction and read with it.
 extension SQLiteAccountStore {
     /// `UserRecord.columns` of `users u`, for a join.

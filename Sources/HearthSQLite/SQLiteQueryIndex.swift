@@ -3,7 +3,8 @@ import HearthStore
 
 /// The SQLite engine's query indexes: `query_index` rows (see `QueryIndex`).
 extension QueryIndex {
-    /// The ordered value of a child: rank and comparable value (spec §1.3 type order).
+    /// The ordered value of a child: rank and comparable value (docs/protocol/rest.md §1.3
+    /// type order).
     static func sortKey(of child: JSONValue?) -> (rank: Int64, value: SQLiteValue) {
         guard let child else { return (0, .integer(0)) }
         let rank = Int64(QueryOrder.rank(child))

@@ -70,8 +70,8 @@ final class SQLiteStatement {
     /// Text and blobs are bound where they are (`SQLITE_STATIC`), not copied by SQLite as
     /// `reset(_:)` binds them: each is bound inside the closure that lends its bytes, the
     /// statement runs inside the innermost one, and the bindings are cleared before `run`
-    /// returns, while `values` still holds the bytes (issue 30: a create binds ~12 texts on the single writer, each
-    /// a `malloc`, a copy and a `free` in SQLite).
+    /// returns, while `values` still holds the bytes (a create binds ~12 texts on the
+    /// single writer, each a `malloc`, a copy and a `free` in SQLite).
     func run(_ values: [SQLiteValue] = []) throws(StoreError) {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)

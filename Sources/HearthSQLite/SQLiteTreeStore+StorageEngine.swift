@@ -8,7 +8,7 @@ import HearthStore
 
 extension SQLiteTreeStore: StorageEngine {
     public var engineName: String { "sqlite" }
-    /// One process owns the file (DESIGN.md §4).
+    /// One process owns the file (docs/design.md §4).
     public var isShared: Bool { false }
     public var accountStore: any AccountStore { accounts }
     public var consoleRecords: any ConsoleRecords { console }

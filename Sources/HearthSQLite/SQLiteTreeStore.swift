@@ -6,8 +6,8 @@ import Glibc
 #endif
 import HearthStore
 
-/// The tree in one SQLite file (DESIGN.md §4): a single writer on its own serial queue with
-/// group commit, and readers on separate connections, each confined to its own queue.
+/// The tree in one SQLite file (docs/design.md §4): a single writer on its own serial queue
+/// with group commit, and readers on separate connections, each confined to its own queue.
 ///
 /// `@unchecked Sendable`: the connections are only touched on the queue that owns them
 /// (`writerQueue` for the writer, each `Reader.queue` for a reader); the pending-write
@@ -60,7 +60,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     /// - Parameters:
     ///   - clock: milliseconds since the epoch, used as each batch's commit time.
     ///   - onCommit: called on the writer queue with each batch's changes, only after the
-    ///     batch committed and before any of its writes is acknowledged (DESIGN.md §3
+    ///     batch committed and before any of its writes is acknowledged (docs/design.md §3
     ///     step 4), with the writer's view of exactly the state the batch left. Must not block.
     ///   - watch: the locations strictly below a write's path that someone listens to (nil:
     ///     too many to compare). The writer compares their values before and after the
@@ -89,7 +89,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         self.observeCommit = observeCommit
         writerQueue.setSpecific(key: writerKey, value: 1)
         // The writer's commits sync the WAL (FULL): its frame writes can be gathered into
-        // one per commit (`WALWriteCoalescing`, issue 30). With NORMAL they may not.
+        // one per commit (`WALWriteCoalescing`). With NORMAL they may not.
         let writer = try SQLiteConnection(path: databasePath, mode: .readWriteCreate,
                                           coalescingWALWrites: options.synchronous == .full)
         try writer.execute("PRAGMA busy_timeout = \(options.busyTimeoutMilliseconds)")
@@ -120,7 +120,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     }
 
     /// The wall clock (`WallClock.milliseconds`), kept under this name for callers from
-    /// before the clock moved out of the store (issue 17).
+    /// before the clock moved out of the store.
     public static let systemMilliseconds: @Sendable () -> Int64 = WallClock.milliseconds
 
     /// Opens the engine in `directory` with the composition root's hooks.
@@ -364,8 +364,8 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
                 let key = entry.path.storageKey
                 let range = SQLiteTreeView.descendantRange(key)
                 // One probe of [key, key + "0"), which holds the key and everything below
-                // it, answers the usual cases without the exact count's two lookups (issue
-                // 30): nothing there (a create) is 0; the key itself first is a leaf, which
+                // it, answers the usual cases without the exact count's two lookups:
+                // nothing there (a create) is 0; the key itself first is a leaf, which
                 // has nothing below it, so 1 (an update of a field). Anything else (rows
                 // below, or siblings between the key and its "/", like "key-2") is counted.
                 let probe = try connection.statement(firstSQL)
@@ -401,9 +401,9 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     static let trimChunkRows = 2_000
 
     /// Keeps the change log within `changeLogRetention` rows and `changeLogMaxAge`
-    /// (DESIGN.md §4), deleting at most `trimChunkRows` oldest rows. Runs on the writer
-    /// after a batch was acknowledged, and from `trimChangeLog()` when no writes come.
-    /// Returns the rows deleted.
+    /// (docs/design.md §4), deleting at most `trimChunkRows` oldest rows. Runs on the
+    /// writer after a batch was acknowledged, and from `trimChangeLog()` when no writes
+    /// come. Returns the rows deleted.
     ///
     /// The rows to delete are a prefix in `seq` order: those past the count, and those
     /// older than the age limit (`at` grows with `seq` while the clock moves forward; after
@@ -411,7 +411,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     /// trim reads only the prefix it deletes: the first young row by an ordered walk, then
     /// one range delete. (It used to ask `seq <= ? OR at < ? ... LIMIT`, which walked the
     /// whole log whenever fewer rows than the limit matched: ~10 % of the writer's time
-    /// under a steady create load, issue 8.)
+    /// under a steady create load.)
     @discardableResult
     private func trimChangeLog(_ connection: SQLiteConnection, lastSeq: Int64, now: Int64) -> Int {
         let keepFrom = lastSeq - Int64(options.changeLogRetention)

@@ -20,7 +20,7 @@ struct SQLiteTreeView: TreeView {
     static let anyRowSQL = "SELECT 1 FROM nodes LIMIT 1"
 
     /// The half-open key range holding every descendant of `key` (keys never contain '/',
-    /// and '0' is the byte after '/', DESIGN.md §4).
+    /// and '0' is the byte after '/', docs/design.md §4).
     package static func descendantRange(_ key: String) -> (lower: String, upper: String) {
         TreeKeys.descendantRange(key)
     }

@@ -1,10 +1,10 @@
 import CSQLite
 import HearthStore
 
-/// The triggers' outbox in the tree store's database (migration 10, DESIGN.md §11). Events
-/// are inserted by the writer in each write's savepoint (`TreeWriter.record`); reads here
-/// run on a reader, changes on the single writer queue (so they serialize with writes),
-/// each in its own transaction.
+/// The triggers' outbox in the tree store's database (migration 10, docs/design.md §11).
+/// Events are inserted by the writer in each write's savepoint (`TreeWriter.record`); reads
+/// here run on a reader, changes on the single writer queue (so they serialize with
+/// writes), each in its own transaction.
 public struct SQLiteTriggerOutbox: TriggerOutbox {
     let store: SQLiteTreeStore
 

@@ -7,7 +7,7 @@ import HearthStore
 /// migration: append a new one.
 enum Schema {
     static let migrations: [String] = [
-        // 1: the tree (one row per leaf, DESIGN.md §4) and the change log.
+        // 1: the tree (one row per leaf, docs/design.md §4) and the change log.
         """
         CREATE TABLE nodes (
             path  TEXT PRIMARY KEY NOT NULL,   -- segments joined by '/', '' is the root
@@ -22,7 +22,7 @@ enum Schema {
             at   INTEGER NOT NULL              -- ms since the epoch
         ) STRICT;
         """,
-        // 2: accounts (DESIGN.md §6): users, and refresh tokens stored only as hashes.
+        // 2: accounts (docs/design.md §6): users, and refresh tokens stored only as hashes.
         """
         CREATE TABLE users (
             uid                 TEXT PRIMARY KEY NOT NULL,
@@ -50,8 +50,9 @@ enum Schema {
         CREATE INDEX refresh_tokens_family ON refresh_tokens(family);
         CREATE INDEX refresh_tokens_uid ON refresh_tokens(uid);
         """,
-        // 3: query indexes (spec §1.3 `.indexOn`): per indexed location and order, one row per
-        // child with its ordered value, kept by the writer in the same transactions as the data.
+        // 3: query indexes (docs/protocol/rest.md §1.3 `.indexOn`): per indexed location
+        // and order, one row per child with its ordered value, kept by the writer in the
+        // same transactions as the data.
         """
         CREATE TABLE query_index (
             location  TEXT NOT NULL,     -- storage key of the node whose children are indexed
@@ -69,8 +70,9 @@ enum Schema {
             PRIMARY KEY (location, spec)
         ) STRICT, WITHOUT ROWID;
         """,
-        // 4: priorities (spec §1.5), beside the tree: one row per node that has one, keyed
-        // like `nodes` (the node's path), so a leaf keeps its one row in `nodes`.
+        // 4: priorities (docs/protocol/rest.md §1.5), beside the tree: one row per node
+        // that has one, keyed like `nodes` (the node's path), so a leaf keeps its one row
+        // in `nodes`.
         """
         CREATE TABLE priorities (
             path  TEXT PRIMARY KEY NOT NULL,
@@ -78,7 +80,7 @@ enum Schema {
             value ANY NOT NULL
         ) STRICT, WITHOUT ROWID;
         """,
-        // 5: onDisconnect operations of the wire protocol's sessions (issue 14), persisted so
+        // 5: onDisconnect operations of the wire protocol's sessions, persisted so
         // that those of a session whose server died run when Hearth starts again.
         """
         CREATE TABLE on_disconnect (
@@ -92,7 +94,7 @@ enum Schema {
         // 6: refresh tokens remember their sign-in (ID tokens keep `auth_time` across
         // refreshes) and, once rotated, their successor: its hash, and the token itself
         // sealed with a key only the rotated token gives, so a retry whose answer was lost
-        // gets the same pair (issue 15).
+        // gets the same pair.
         """
         ALTER TABLE refresh_tokens ADD COLUMN signed_in_at INTEGER;      -- ms; NULL in older rows: the family's first created_at
         ALTER TABLE refresh_tokens ADD COLUMN successor_hash TEXT;       -- set when rotated
@@ -100,7 +102,7 @@ enum Schema {
         ALTER TABLE refresh_tokens ADD COLUMN provider TEXT;             -- sign_in_provider of the sign-in, when not the user's own (custom)
         ALTER TABLE refresh_tokens ADD COLUMN claims TEXT;               -- JSON object: the sign-in's own claims (a custom token's)
         """,
-        // 7: email action codes (issue 15): password reset and email verification, single
+        // 7: email action codes: password reset and email verification, single
         // use, expiring, stored hashed like refresh tokens.
         """
         CREATE TABLE oob_codes (
@@ -114,7 +116,7 @@ enum Schema {
         ) STRICT;
         CREATE INDEX oob_codes_uid ON oob_codes(uid);
         """,
-        // 8: the admin console's own administrators and their sessions (issue 16): not
+        // 8: the admin console's own administrators and their sessions: not
         // app users; sessions kept here so a restart does not sign anyone out.
         """
         CREATE TABLE console_admins (
@@ -138,7 +140,7 @@ enum Schema {
             text     TEXT NOT NULL                     -- the rules file as saved
         ) STRICT;
         """,
-        // 9: query_index again, its primary key's columns declared first (issue 24). Declared
+        // 9: query_index again, its primary key's columns declared first. Declared
         // after other NOT NULL columns, they made SQLite 3.40.0-3.41.0's integrity_check (and
         // quick_check) report "NULL value in query_index.rank" for rows that hold none, so
         // every backup of an indexed database failed its check on Debian 12's SQLite 3.40.1.
@@ -160,7 +162,7 @@ enum Schema {
         ALTER TABLE query_index_9 RENAME TO query_index;
         CREATE INDEX query_index_order ON query_index(location, spec, rank, value, key_order);
         """,
-        // 10: the triggers' outbox (issue 27, DESIGN.md §11): the events a write causes,
+        // 10: the triggers' outbox (docs/design.md §11): the events a write causes,
         // inserted in the write's own savepoint, deleted once delivered; and the dead letters,
         // events given up on, which keep their ids so a re-send puts them back as they were.
         """
@@ -189,7 +191,7 @@ enum Schema {
         ) STRICT;
         CREATE INDEX trigger_dead_trigger ON trigger_dead(trigger_name, id);
         """,
-        // 11: identity providers' accounts linked to users (issue 29): Firebase's
+        // 11: identity providers' accounts linked to users: Firebase's
         // providerUserInfo; one user per provider account, one account per provider per user.
         """
         CREATE TABLE provider_links (
@@ -203,7 +205,7 @@ enum Schema {
             UNIQUE (uid, provider_id)
         ) STRICT, WITHOUT ROWID;
         """,
-        // 12: the tree without a rowid (issue 30): each leaf lives once, in its path's
+        // 12: the tree without a rowid: each leaf lives once, in its path's
         // b-tree, where it lived twice (the table by rowid and its primary key's index), so
         // a write inserts each leaf once and dirties fewer pages (~10 % more creates per
         // second). The rows are copied in path order, in the migration's one transaction:

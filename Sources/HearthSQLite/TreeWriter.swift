@@ -6,11 +6,11 @@ import HearthStore
 struct TreeWriter {
     let connection: SQLiteConnection
     /// Whether the `priorities` table may hold rows. When false its deletes are skipped (a
-    /// create then runs 2 statements fewer, issue 30); the writer asks once per transaction
+    /// create then runs 2 statements fewer); the writer asks once per transaction
     /// (`prioritiesExist`), and `apply` sets it again when it stores one.
     private(set) var mayHavePriorities = true
     /// Ancestor keys whose `nodes` row was deleted and not written since: a later write
-    /// below them needs no delete there (issue 30: each create's ancestors' delete was
+    /// below them needs no delete there (each create's ancestors' delete was
     /// ~4 % of the server's CPU). Rows this writer inserts leave the set; a rolled-back
     /// savepoint empties it (`forgetCleared`), since the rows it deleted are back. The store
     /// carries the set from one transaction to the next (`cleared`): while it is open its
@@ -37,7 +37,7 @@ struct TreeWriter {
 
     static let insertSQL = "INSERT INTO nodes(path, kind, value) VALUES (?, ?, ?)"
     /// Leaves one INSERT statement stores at most: a write's rows go in statements of this
-    /// many (and one for the rest), not one statement per leaf (issue 30: a create's 7
+    /// many (and one for the rest), not one statement per leaf (a create's 7
     /// leaves are one statement). 96 parameters, far below SQLite's limit (32,766).
     static let rowsPerInsert = 32
     /// The INSERT of `n` rows, at index `n` (1...`rowsPerInsert`).
@@ -54,16 +54,16 @@ struct TreeWriter {
     static let deletePriorityRangeSQL = "DELETE FROM priorities WHERE path >= ? AND path < ?"
     static let deleteAllPrioritiesSQL = "DELETE FROM priorities"
     /// `DELETE FROM nodes WHERE path IN (?, …)` with `n` parameters, at index `n`: a
-    /// write's ancestors in one statement, not one each (issue 30).
+    /// write's ancestors in one statement, not one each.
     static let deleteAncestorsSQL: [String] = (0...DataPath.maxDepth).map { count in
         "DELETE FROM nodes WHERE path IN (" + Array(repeating: "?", count: count).joined(separator: ", ") + ")"
     }
 
     /// Replaces whatever is at `entry.path` with `entry.value` (nil deletes).
     ///
-    /// A node with no children does not exist (spec §1.8), so deleting the last child of
-    /// a parent needs no extra work: the parent had no row of its own. Writing below a
-    /// leaf replaces that leaf, so leaves at ancestor paths are removed.
+    /// A node with no children does not exist (docs/protocol/rest.md §1.8), so deleting the
+    /// last child of a parent needs no extra work: the parent had no row of its own.
+    /// Writing below a leaf replaces that leaf, so leaves at ancestor paths are removed.
     ///
     /// `replacesRows` false says the caller counted no row at or below `entry.path` in this
     /// transaction (`SQLiteTreeStore.replacedRows`), so there is nothing there to delete.
@@ -79,8 +79,8 @@ struct TreeWriter {
                 try connection.statement(Self.deleteExactSQL).run([.text(key)])
                 try connection.statement(Self.deleteRangeSQL).run([.text(range.lower), .text(range.upper)])
             }
-            // A replaced node loses its priority and its children's (spec §1.5: a set without
-            // a priority clears it).
+            // A replaced node loses its priority and its children's (docs/protocol/rest.md
+            // §1.5: a set without a priority clears it).
             if mayHavePriorities {
                 try connection.statement(Self.deletePriorityExactSQL).run([.text(key)])
                 try connection.statement(Self.deletePriorityRangeSQL).run([.text(range.lower), .text(range.upper)])

@@ -3,8 +3,8 @@ import Dispatch
 import HearthStore
 import Synchronization
 
-/// Checkpoints the WAL on its own connection and queue, so the writer never does (issue
-/// 30). SQLite's automatic checkpoint runs inside the COMMIT that crosses
+/// Checkpoints the WAL on its own connection and queue, so the writer never does.
+/// SQLite's automatic checkpoint runs inside the COMMIT that crosses
 /// `wal_autocheckpoint` pages: the writer copied ~1,000 pages into the database file and
 /// synced it while the next batch waited, which cost ~7 % of the create rate.
 ///

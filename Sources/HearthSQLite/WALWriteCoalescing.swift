@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// A VFS over SQLite's default one that gathers the WAL writes of a commit into one
-/// `pwrite` (issue 30).
+/// `pwrite`.
 ///
 /// SQLite writes each WAL frame as two `pwrite`s: its 24-byte header, then the page. A
 /// group commit of creates writes ~90 frames, so ~180 system calls whose offsets are not

@@ -4,7 +4,8 @@ import HearthJSON
 import HearthRules
 
 /// An error as a REST client sees it: a status and a short text, sent as
-/// `{"error":"<text>"}` (spec §1.9). Internal causes stay in the log, never in `message`.
+/// `{"error":"<text>"}` (docs/protocol/rest.md §1.9). Internal causes stay in the log,
+/// never in `message`.
 struct APIError: Error, Sendable, Equatable {
     var status: Int
     var message: String
@@ -26,7 +27,8 @@ struct APIError: Error, Sendable, Equatable {
         a.status == b.status && a.message == b.message && a.detail == b.detail
     }
 
-    // Texts observed from Firebase where known (spec §1.9), ours otherwise.
+    // Texts observed from Firebase where known (docs/protocol/rest.md §1.9), ours
+    // otherwise.
     static let invalidData = APIError(400, "Invalid data; couldn't parse JSON object, array, or value.")
     static let permissionDenied = APIError(401, "Permission denied")
     static let internalError = APIError(500, "Internal server error")

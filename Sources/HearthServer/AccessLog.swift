@@ -26,7 +26,7 @@ public struct LogField: Sendable, Equatable {
 /// Where access lines go when not through swift-log: `hearth serve` writes them straight
 /// into its log buffer in its handler's format. Through swift-log, each line built a
 /// metadata dictionary that the handler then sorted: ~5 % of the server's CPU on a create,
-/// and turning the access log off gave 6-14 % more creates per second (issue 30).
+/// and turning the access log off gave 6-14 % more creates per second.
 public typealias AccessLogSink = @Sendable (AccessLogLine) -> Void
 
 /// The access log: one line per request with method, path without the query (a query may

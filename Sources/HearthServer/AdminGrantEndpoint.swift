@@ -3,7 +3,7 @@ import HearthAuth
 import HearthHTTP
 import HearthJSON
 
-/// `POST /oauth2/v4/token` (issue 27, docs/triggers.md "Writing back: the credential"): the
+/// `POST /oauth2/v4/token` (docs/triggers.md "Writing back: the credential"): the
 /// OAuth2 JWT-bearer grant google-auth's service-account credentials make. An assertion
 /// signed by one of `adminServiceAccounts` gets a Hearth admin token (the kind `hearth token
 /// --admin` prints) as `access_token`, which firebase-admin then sends as its bearer.

@@ -30,7 +30,7 @@ public enum DataDirectoryLockError: Error, CustomStringConvertible, Equatable {
     }
 }
 
-/// The data directory's lock (issue 24): a data directory (an engine whose
+/// The data directory's lock: a data directory (an engine whose
 /// `EngineFactory.dataDirectory` names one) has one server, and what
 /// replaces its data runs alone.
 ///

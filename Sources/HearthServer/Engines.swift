@@ -4,7 +4,7 @@ import HearthSQLite
 import HearthStore
 import Logging
 
-/// The engines this server is built with, and opening one (issue 17; issue 26: each engine
+/// The engines this server is built with, and opening one (each engine
 /// registers how it opens through its `EngineFactory`). `all` is the composition root's
 /// list; this file is the one in HearthServer that names the engine modules.
 public enum Engines {
@@ -69,7 +69,7 @@ extension StoreLocation {
     }
 }
 
-/// The pauses between a node's attempts to reach its database at start (issue 24 §3): from
+/// The pauses between a node's attempts to reach its database at start: from
 /// `firstDelaySeconds`, doubling up to `maxDelaySeconds`, until `limitSeconds` after the
 /// first attempt (the last attempt is at the limit). A pure rule (`StartupBackoffTests`).
 struct StartupBackoff: Sendable {

@@ -3,7 +3,7 @@ import HearthHTTP
 import HearthStore
 import HearthStreams
 
-/// Everything `hearth serve` can be told. Defaults follow DESIGN.md §1: loopback only,
+/// Everything `hearth serve` can be told. Defaults follow docs/design.md §1: loopback only,
 /// port 9000 (the Firebase database emulator's), data in ./hearth-data, rules from
 /// ./rules.json.
 public struct HearthConfiguration: Sendable {
@@ -19,13 +19,13 @@ public struct HearthConfiguration: Sendable {
     public var port = HearthConfiguration.defaultPort
     public var dataDirectory = HearthConfiguration.defaultDataDirectory
     public var rulesPath = HearthConfiguration.defaultRulesPath
-    /// The triggers file (issue 27, docs/triggers.md); nil: no triggers.
+    /// The triggers file (docs/triggers.md); nil: no triggers.
     var triggersPath: String? = nil
-    /// Service-account JSON files whose keys may take admin tokens at `/oauth2/v4/token` (issue 27).
+    /// Service-account JSON files whose keys may take admin tokens at `/oauth2/v4/token`.
     public var adminServiceAccounts: [String] = []
     var shutdownGracePeriod = HearthConfiguration.defaultShutdownGracePeriod
     public var store = StoreOptions()
-    /// Where the data lives (`--store`, issue 17): empty for `sqlite:` in `dataDirectory`.
+    /// Where the data lives (`--store`): empty for `sqlite:` in `dataDirectory`.
     public var storeURL = ""
     /// How long a shared store's database is tried at start before giving up, seconds.
     var storeStartupWaitSeconds = Engines.defaultStartupWaitSeconds
@@ -41,7 +41,7 @@ public struct HearthConfiguration: Sendable {
     public var streams = StreamOptions()
     /// Namespaces the client SDKs may name (`/.ws?ns=`) for the default namespace; empty: any.
     public var namespaces: [String] = []
-    /// The namespaces file (issue 28, docs/namespaces.md): the other databases this server
+    /// The namespaces file (docs/namespaces.md): the other databases this server
     /// holds, each with its rules file; nil: only the default one.
     public var namespacesFile: String? = nil
     /// Per-connection bounds of the wire protocol (`/.ws`).
@@ -50,7 +50,7 @@ public struct HearthConfiguration: Sendable {
     public var logging = LoggingSettings()
     /// Peer addresses whose `X-Forwarded-For` / `X-Forwarded-Proto` are believed.
     public var trustedProxies: [String] = []
-    /// The admin console at `/console/` (issue 16): `on`, `off`, or `auto` (on unless
+    /// The admin console at `/console/`: `on`, `off`, or `auto` (on unless
     /// `trustedProxies` are set, i.e. unless Hearth is behind a public proxy).
     public var console = "auto"
     /// A console session unused this long ends.

@@ -6,7 +6,8 @@ enum JSONResponse {
     static let contentType = "application/json; charset=utf-8"
 
     /// `value` as the body, rendered the way Firebase renders it (arrays back from
-    /// integer-keyed objects, spec §1.8); `print=silent` gives 204 with no body.
+    /// integer-keyed objects, docs/protocol/rest.md §1.8); `print=silent` gives 204 with no
+    /// body.
     static func make(_ value: JSONValue, options: QueryOptions, render: Bool = true, status: Int = 200) -> HTTPResponse {
         if options.print == .silent {
             return HTTPResponse(status: 204, headers: corsHeaders())

@@ -2,7 +2,7 @@ import CSystem
 import Dispatch
 import Synchronization
 
-/// Gives memory back to the system after large requests and responses (issue 13).
+/// Gives memory back to the system after large requests and responses.
 ///
 /// A PUT of 10^6 keys parses into tens of megabytes of short-lived values; glibc keeps
 /// what is freed in its arenas, so the process stayed ~480 MB after three such writes were

@@ -1,21 +1,24 @@
 import HearthJSON
 
-/// The query parameters of an RTDB REST request (spec §1.3) that this server understands.
+/// The query parameters of an RTDB REST request (docs/protocol/rest.md §1.3) that this
+/// server understands.
 struct QueryOptions: Sendable, Equatable {
     enum Print: Sendable, Equatable { case normal, pretty, silent }
 
     var print: Print = .normal
     var shallow = false
-    /// `format=export` (spec §1.3): the stored form, with priorities. Hearth stores no
-    /// priorities, so this is the value without the array rendering (integer-keyed objects
-    /// stay objects), which is how an export must look to re-import exactly.
+    /// `format=export` (docs/protocol/rest.md §1.3): the stored form, with priorities.
+    /// Hearth stores no priorities, so this is the value without the array rendering
+    /// (integer-keyed objects stay objects), which is how an export must look to re-import
+    /// exactly.
     var export = false
     /// The raw `auth`/`access_token` credential, if any.
     var credential: String?
-    /// `auth_variable_override=<json>` (spec §1.3): an admin asks to be judged by the rules
-    /// as this `auth` (an object, or `null` for signed out). Nil when absent.
+    /// `auth_variable_override=<json>` (docs/protocol/rest.md §1.3): an admin asks to be
+    /// judged by the rules as this `auth` (an object, or `null` for signed out). Nil when
+    /// absent.
     var authOverride: JSONValue?
-    /// `orderBy` and its filters (spec §1.3), when the request is a query.
+    /// `orderBy` and its filters (docs/protocol/rest.md §1.3), when the request is a query.
     var query: DatabaseQuery?
 
     /// Parses `query` (still percent-encoded). Unknown parameters are ignored, as Firebase

@@ -13,7 +13,7 @@ struct RESTContext: Sendable {
     /// Every request copies the context (into the router, the token check's closure, the
     /// endpoints' work), so its many references live in one immutable box: a copy costs
     /// one retain, not one per field (a plain GET paid ~100 extra retain/release pairs
-    /// when they were stored inline; BENCHMARKS.md, issue 26). Setting a field (wiring
+    /// when they were stored inline; BENCHMARKS.md). Setting a field (wiring
     /// time only) replaces the box.
     private var box: Box
 
@@ -78,17 +78,17 @@ struct RESTContext: Sendable {
         get { box.fields.readCache }
         set { update { $0.readCache = newValue; $0.database = $0.database.with(readCache: newValue) } }
     }
-    /// The effects of every write (issue 27: trigger events), asked per caller.
+    /// The effects of every write (trigger events), asked per caller.
     var writeEffects: Database.EffectsProvider? {
         get { box.fields.writeEffects }
         set { update { $0.writeEffects = newValue; $0.database = $0.database.with(effects: newValue) } }
     }
-    /// The admin console (issue 16); nil when it is off.
+    /// The admin console; nil when it is off.
     var console: ConsoleAccounts? {
         get { box.fields.console }
         set { update { $0.console = newValue } }
     }
-    /// The database triggers (issue 27), when a triggers file is set: the console's Triggers screen.
+    /// The database triggers, when a triggers file is set: the console's Triggers screen.
     var triggers: TriggerDelivery? {
         get { box.fields.triggers }
         set { update { $0.triggers = newValue } }

@@ -1,7 +1,7 @@
 import HearthJSON
 
-/// The query of a GET or a stream (spec §1.3), parsed from its parameters into the core's
-/// `DatabaseQuery`.
+/// The query of a GET or a stream (docs/protocol/rest.md §1.3), parsed from its parameters
+/// into the core's `DatabaseQuery`.
 extension DatabaseQuery {
     /// Parameter names that make a REST request a query.
     static let restNames: Set<String> = [
@@ -73,7 +73,8 @@ extension DatabaseQuery {
 }
 
 extension APIError {
-    /// Firebase's advice when the rules lack the index a query needs (spec §1.3).
+    /// Firebase's advice when the rules lack the index a query needs (docs/protocol/rest.md
+    /// §1.3).
     static func missingIndex(_ index: String, at path: DataPath) -> APIError {
         .badRequest("Index not defined, add \".indexOn\": \"\(index)\", for path \"\(path.description)\", to the rules")
     }

@@ -10,7 +10,8 @@ struct RESTRequest: Sendable {
     var options: QueryOptions
     var http: HTTPRequest
 
-    /// Methods a `POST` may be turned into with `X-HTTP-Method-Override` (spec §1.2).
+    /// Methods a `POST` may be turned into with `X-HTTP-Method-Override`
+    /// (docs/protocol/rest.md §1.2).
     static let overridable: Set<String> = ["PUT", "PATCH", "DELETE", "POST"]
 
     init(_ request: HTTPRequest) throws(APIError) {

@@ -4,8 +4,9 @@ import HearthJSON
 import Logging
 
 /// Sends each request to its endpoint. Fixed routes first; every other path is an RTDB
-/// location (spec §1.1), with or without the `.json` suffix. Data stored under a key named
-/// like a fixed route (`healthz`) is reached with the suffix: `/healthz.json`.
+/// location (docs/protocol/rest.md §1.1), with or without the `.json` suffix. Data stored
+/// under a key named like a fixed route (`healthz`) is reached with the suffix:
+/// `/healthz.json`.
 struct Router: HTTPHandler {
     /// The default namespace's context (and the server-wide parts every namespace shares).
     let context: RESTContext

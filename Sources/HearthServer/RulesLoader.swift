@@ -3,7 +3,7 @@ import HearthRules
 import Glibc
 #endif
 
-/// Reads and compiles a rules file (spec §3.1).
+/// Reads and compiles a rules file (docs/protocol/rules.md §3.1).
 public enum RulesLoader {
     /// Rules files larger than this are refused (Firebase's own limit is 256 KB of rules;
     /// this leaves room while keeping a stray huge file from being read into memory).

@@ -2,7 +2,7 @@ import HearthDatabase
 import Logging
 import Synchronization
 
-/// What the log says about a store that cannot be reached (issue 24 §3): one warning when
+/// What the log says about a store that cannot be reached: one warning when
 /// an outage starts and one info when it ends, however often the periodic work that meets
 /// it (the onDisconnect take-over, every `Engines.orphanCheckInterval`) fails meanwhile. An
 /// outage that starts within `quietMilliseconds` of the last one announced is not announced

@@ -1,4 +1,4 @@
-/// Accounts and refresh tokens (DESIGN.md §6), in the same database as the tree.
+/// Accounts and refresh tokens (docs/design.md §6), in the same database as the tree.
 ///
 /// Calls block the calling thread until done: call them from a work queue, never from an
 /// I/O queue. Writes run on the engine's writer, so they never contend with tree writes
@@ -6,7 +6,7 @@
 public protocol AccountStore: Sendable {
     func user(uid: String) throws -> UserRecord?
     func user(email: String) throws -> UserRecord?
-    /// The user linked to provider `providerID`'s account `rawID` (issue 29).
+    /// The user linked to provider `providerID`'s account `rawID`.
     func user(providerID: String, rawID: String) throws -> UserRecord?
     /// Users ordered by uid, after `afterUID` (for paging), at most `limit`.
     func users(after afterUID: String?, limit: Int) throws -> [UserRecord]
@@ -72,7 +72,7 @@ public struct RefreshTokenRow: Sendable, Equatable {
     package static let columns = "hash, uid, family, created_at, used_at, revoked, signed_in_at, successor_hash, successor_sealed, provider, claims"
 }
 
-/// An email action code as stored (issue 15).
+/// An email action code as stored.
 public struct ActionCode: Sendable, Equatable {
     public var hash: String
     public var uid: String

@@ -1,4 +1,4 @@
-/// The admin console's records (issue 16) as every engine keeps them: administrators,
+/// The admin console's records as every engine keeps them: administrators,
 /// sessions, saved rules versions, and the failures `ConsoleRecords` throws.
 public enum ConsoleStore {
     public struct Admin: Sendable, Equatable {

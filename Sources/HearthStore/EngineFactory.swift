@@ -1,4 +1,4 @@
-/// How one storage engine opens (issue 26): its name, the `--store` text form it takes,
+/// How one storage engine opens: its name, the `--store` text form it takes,
 /// whether its data is shared by several nodes, where its local data lives, and opening it.
 /// Each engine module (HearthSQLite, HearthPostgres) has one; the composition root hands
 /// the list of them to whatever parses `--store` or opens a store, so nothing above the
@@ -24,7 +24,7 @@ public protocol EngineFactory: Sendable {
     /// What an operator checks when the database cannot be reached at start, with
     /// `options`; nil for an engine whose data is always at hand.
     func unreachableAdvice(_ options: StoreOptions) -> String?
-    /// Where the database of namespace `name` (issue 28; a valid name: lowercase letters,
+    /// Where the database of namespace `name` (a valid name: lowercase letters,
     /// digits, hyphens) lives beside the default namespace's at `location`: a database of
     /// its own (tree, change feed, indexes, onDisconnect records), opened like any other.
     func location(ofNamespace name: String, beside location: StoreLocation) -> StoreLocation
@@ -45,7 +45,7 @@ extension [any EngineFactory] {
     }
 }
 
-/// Where Hearth keeps its data (issue 17), from one setting (`--store`, `HEARTH_STORE`): the
+/// Where Hearth keeps its data, from one setting (`--store`, `HEARTH_STORE`): the
 /// name of an engine and an address in its terms (a directory, a URL). Which engines exist
 /// and how their text forms read is their factories' business (`EngineFactory`).
 public struct StoreLocation: Sendable, Equatable, CustomStringConvertible {

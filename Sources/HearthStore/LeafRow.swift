@@ -1,7 +1,7 @@
 import HearthJSON
 
 /// How a leaf's type is kept in the `nodes.kind` column, so numbers stay numbers and
-/// booleans stay booleans (DESIGN.md §4).
+/// booleans stay booleans (docs/design.md §4).
 package enum LeafKind: Int64 {
     case string = 1
     case int = 2
@@ -54,7 +54,7 @@ package struct LeafRow {
     }
 
     /// `base/key` (`key` alone at the root) in one allocation: `base + "/" + key` made two
-    /// per leaf, on the writer (issue 30).
+    /// per leaf, on the writer.
     private static func joined(_ base: String, _ key: String) -> String {
         if base.isEmpty { return key }
         var path = ""
@@ -120,7 +120,7 @@ package struct LeafRow {
 }
 
 /// Storage keys of the tree's rows, shared by the engines: a path's segments joined by
-/// '/', '' for the root (DESIGN.md §4).
+/// '/', '' for the root (docs/design.md §4).
 package enum TreeKeys {
     /// The half-open key range holding every descendant of `key` (keys never contain '/',
     /// and '0' is the byte after '/').

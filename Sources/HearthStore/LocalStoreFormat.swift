@@ -2,7 +2,7 @@ import HearthJSON
 
 /// An engine that keeps a whole store in one database file in a local directory (the data
 /// directory), whose file is also the form of a backup: `hearth backup` of any engine writes
-/// one, `hearth restore` reads one (issue 26: the operator's tools reach the file through
+/// one, `hearth restore` reads one (the operator's tools reach the file through
 /// this, not by naming the engine).
 public protocol LocalStoreFormat: EngineFactory {
     /// The database file's name in a data directory and in a backup directory.

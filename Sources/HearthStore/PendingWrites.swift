@@ -3,7 +3,7 @@ import HearthJSON
 import Synchronization
 
 /// The writes waiting for an engine's single writer, and the group commit's batching
-/// (DESIGN.md §3), shared by the engines: a write is refused at once when too large or
+/// (docs/design.md §3), shared by the engines: a write is refused at once when too large or
 /// after `close`; otherwise it joins the queue, and the first write into an idle queue
 /// starts a drain on the writer's queue, which commits batches until the queue is empty.
 package final class PendingWrites: Sendable {

@@ -1,8 +1,8 @@
 import HearthJSON
 
-/// Query indexes (spec §1.3, DESIGN.md §4): for a location and an order (`.indexOn` child
-/// path or `.value`), one `query_index` row per child holding its ordered value, so
-/// `orderBy` + a limit reads a handful of rows instead of every child.
+/// Query indexes (docs/protocol/rest.md §1.3, docs/design.md §4): for a location and an
+/// order (`.indexOn` child path or `.value`), one `query_index` row per child holding its
+/// ordered value, so `orderBy` + a limit reads a handful of rows instead of every child.
 ///
 /// Built lazily: the first query on a location is answered from the data (a full read, as
 /// without an index) and asks the writer to build the index; from then on the writer keeps
@@ -11,7 +11,7 @@ import HearthJSON
 /// next query).
 package enum QueryIndex {
     /// The spec string of a query order, or nil when the order has no index (`$key` and
-    /// `$priority` need none, spec §1.3).
+    /// `$priority` need none, docs/protocol/rest.md §1.3).
     package static func spec(of order: TreeQuery.OrderBy) -> String? {
         switch order {
         case .value: return ".value"

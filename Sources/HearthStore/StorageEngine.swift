@@ -1,6 +1,6 @@
 import HearthJSON
 
-/// What the composition root hands an engine to hear of its commits (DESIGN.md §3):
+/// What the composition root hands an engine to hear of its commits (docs/design.md §3):
 /// the same hooks for every engine.
 public struct EngineHooks: Sendable {
     /// Locations strictly below a write's path that someone listens to (nil: too many).
@@ -37,7 +37,7 @@ public struct EngineHooks: Sendable {
     }
 }
 
-/// One storage engine (issue 17): the tree and its change feed, accounts, the console's
+/// One storage engine: the tree and its change feed, accounts, the console's
 /// records, the wire protocol's onDisconnect operations and the signing keys. Everything
 /// above the store modules reaches the data through this protocol; only the engine's own
 /// module (HearthSQLite, HearthPostgres) knows its database.
@@ -51,7 +51,7 @@ public protocol StorageEngine: TreeStore {
     var consoleRecords: any ConsoleRecords { get }
     var onDisconnectRecords: any OnDisconnectRecords { get }
     var signingKeys: any SigningKeyStore { get }
-    /// The events writes caused (DESIGN.md §11), for the triggers' delivery.
+    /// The events writes caused (docs/design.md §11), for the triggers' delivery.
     var triggerOutbox: any TriggerOutbox { get }
     /// Rate-limit counters every node shares; nil when the process's own memory is the
     /// only place attempts arrive (one node).
@@ -84,7 +84,7 @@ extension StorageEngine {
     }
 }
 
-/// The console's administrators, sessions and rules history (issue 16).
+/// The console's administrators, sessions and rules history.
 public protocol ConsoleRecords: Sendable {
     func admin(email: String) throws -> ConsoleStore.Admin?
     func admins() throws -> [ConsoleStore.Admin]
@@ -104,7 +104,7 @@ public protocol ConsoleRecords: Sendable {
 }
 
 /// The wire protocol's onDisconnect operations, persisted so that those of a connection
-/// whose server died still run (issue 14; issue 17 for several nodes).
+/// whose server died still run, on another node when several share a database.
 public protocol OnDisconnectRecords: Sendable {
     func add(_ record: OnDisconnectRecord) throws
     func remove(session: String, positions: [Int64]) throws
@@ -126,8 +126,8 @@ extension OnDisconnectRecords {
     public func claim(session: String) throws -> [OnDisconnectRecord] { [] }
 }
 
-/// The Ed25519 signing keys (DESIGN.md §6): base64 raw private keys by `kid`, and which
-/// one signs. Older keys keep verifying.
+/// The Ed25519 signing keys (docs/design.md §6): base64 raw private keys by `kid`, and
+/// which one signs. Older keys keep verifying.
 public struct StoredSigningKeys: Sendable, Equatable {
     public var current: String
     public var keys: [String: String]
@@ -156,7 +156,7 @@ public struct LimitRecord: Sendable, Equatable {
     }
 }
 
-/// Rate-limit counters shared by every node (issue 17), so a limit holds for the whole
+/// Rate-limit counters shared by every node, so a limit holds for the whole
 /// deployment, not per node.
 public protocol LimitCounters: Sendable {
     /// Applies `update` to the records of `keys` atomically across nodes (absent ones are

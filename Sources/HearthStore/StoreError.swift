@@ -1,5 +1,5 @@
-/// What an engine reported when an operation failed, in terms every engine shares
-/// (issue 17): which engine, its own code (SQLite's extended result code, PostgreSQL's
+/// What an engine reported when an operation failed, in terms every engine shares:
+/// which engine, its own code (SQLite's extended result code, PostgreSQL's
 /// SQLSTATE), the class of failure the layers above act on, its message and the operation.
 /// Never bound arguments: they may hold user data.
 public struct EngineFailure: Sendable, Equatable, CustomStringConvertible {

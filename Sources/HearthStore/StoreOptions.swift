@@ -1,5 +1,5 @@
 /// How a storage engine runs (each reads the options that apply to it). Defaults follow
-/// DESIGN.md §4.
+/// docs/design.md §4.
 public struct StoreOptions: Sendable {
     /// SQLite's `synchronous` setting (the SQLite engine). `full` makes every acknowledged commit survive
     /// power loss (one fsync per batch thanks to group commit); `normal` may lose the last
@@ -12,10 +12,10 @@ public struct StoreOptions: Sendable {
     /// Writes queued while a commit runs are committed together, up to this many per
     /// transaction (one fsync per batch).
     public static let defaultMaxBatchSize = 512
-    /// Change-log rows kept for stream resume (DESIGN.md §5); older rows are trimmed.
+    /// Change-log rows kept for stream resume (docs/design.md §5); older rows are trimmed.
     public static let defaultChangeLogRetention = 100_000
-    /// Seconds a change-log row is kept at most (DESIGN.md §5: resume works while the log
-    /// holds the missed changes). One week.
+    /// Seconds a change-log row is kept at most (docs/design.md §5: resume works while the
+    /// log holds the missed changes). One week.
     public static let defaultChangeLogMaxAge: Double = 7 * 24 * 3600
     /// Seconds between background trims of the change log.
     public static let defaultChangeLogTrimInterval: Double = 60

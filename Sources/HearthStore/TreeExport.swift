@@ -26,7 +26,7 @@ public enum TreeExport {
     /// Leaf rows read per page by `run(engine:)`.
     public static let pageRows = 1_000
 
-    /// Exports the value at `path` of any engine's store (a PostgreSQL store, issue 17) to
+    /// Exports the value at `path` of any engine's store (a PostgreSQL store) to
     /// `sink`: the same bytes as `run(directory:)` gives for the same data, from one
     /// snapshot, paging through the leaves `pageRows` at a time, so memory stays bounded.
     public static func run(

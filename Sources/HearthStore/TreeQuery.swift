@@ -1,9 +1,9 @@
 import HearthJSON
 
-/// A query over a node's children (spec §1.3): an order, optional bounds on the ordered
-/// value, and an optional limit. Order of evaluation: sort, bound, then limit. The result
-/// is the selected children as an object (REST results have no defined order; clients
-/// re-sort), or null when none is selected.
+/// A query over a node's children (docs/protocol/rest.md §1.3): an order, optional bounds
+/// on the ordered value, and an optional limit. Order of evaluation: sort, bound, then
+/// limit. The result is the selected children as an object (REST results have no defined
+/// order; clients re-sort), or null when none is selected.
 public struct TreeQuery: Sendable, Hashable {
     public enum OrderBy: Sendable, Hashable {
         case key
@@ -17,9 +17,9 @@ public struct TreeQuery: Sendable, Hashable {
         public var value: JSONValue
         public var inclusive: Bool
         /// The tie-break among children exactly at `value` (the SDKs' `startAt(value, key)`,
-        /// spec §1.3: ties are ordered by key): a start takes them from this key on, an end
-        /// up to it, in Firebase key order, the key itself when `inclusive`. nil: all of them
-        /// or none, as `inclusive` says.
+        /// docs/protocol/rest.md §1.3: ties are ordered by key): a start takes them from
+        /// this key on, an end up to it, in Firebase key order, the key itself when
+        /// `inclusive`. nil: all of them or none, as `inclusive` says.
         public var key: String?
 
         public init(_ value: JSONValue, inclusive: Bool, key: String? = nil) {
@@ -96,7 +96,7 @@ public struct TreeQuery: Sendable, Hashable {
         }
     }
 
-    /// Sort order: by the ordered value, ties by key (spec §1.3).
+    /// Sort order: by the ordered value, ties by key (docs/protocol/rest.md §1.3).
     func order(_ a: Entry, _ b: Entry) -> Int {
         if let av = a.sortValue, let bv = b.sortValue {
             let byValue = QueryOrder.compare(av, bv)
@@ -137,9 +137,9 @@ public struct TreeQuery: Sendable, Hashable {
     }
 }
 
-/// Firebase's order of values (spec §1.3): null (or missing) < false < true < numbers
-/// (ascending) < strings (as JavaScript compares them, by UTF-16 code units) < objects.
-/// Objects compare equal to each other (ties are broken by key).
+/// Firebase's order of values (docs/protocol/rest.md §1.3): null (or missing) < false <
+/// true < numbers (ascending) < strings (as JavaScript compares them, by UTF-16 code units)
+/// < objects. Objects compare equal to each other (ties are broken by key).
 public enum QueryOrder {
     public static func rank(_ value: JSONValue) -> Int {
         switch value {

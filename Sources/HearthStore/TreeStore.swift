@@ -3,7 +3,7 @@ import HearthJSON
 /// Read access to one consistent state of the tree (a snapshot). Implemented by the store
 /// on a reader connection inside a read transaction, and on the writer connection inside
 /// the write transaction. Everything above HearthStore reads through this protocol, so a
-/// second storage engine can stand behind it (DESIGN.md §9).
+/// second storage engine can stand behind it (docs/design.md §9).
 public protocol TreeView {
     /// The value at `path` (`.null` when nothing is there), as stored: objects, never arrays.
     func value(at path: DataPath) throws(StoreError) -> JSONValue
@@ -14,19 +14,23 @@ public protocol TreeView {
     /// True when anything is stored at or below `path`.
     func exists(at path: DataPath) throws(StoreError) -> Bool
     /// The seq of the last change committed in this state (0 before the first write), so
-    /// a snapshot read here is exactly "in sync with change N" (stream start, DESIGN.md §5).
+    /// a snapshot read here is exactly "in sync with change N" (stream start,
+    /// docs/design.md §5).
     func lastChangeSeq() throws(StoreError) -> Int64
     /// Change-log records newer than `seq` in this state, oldest first, at most `limit`,
     /// and the oldest seq the log still holds (nil when it is empty): a resuming stream
     /// can tell whether it missed anything the log no longer has.
     func changes(after seq: Int64, limit: Int) throws(StoreError) -> (changes: [Change], oldestSeq: Int64?)
-    /// The children of `path` that `query` selects (spec §1.3), as an object, or null.
+    /// The children of `path` that `query` selects (docs/protocol/rest.md §1.3), as an
+    /// object, or null.
     func query(_ query: TreeQuery, at path: DataPath) throws(StoreError) -> JSONValue
-    /// The value at `path` with its priorities (spec §1.5 `format=export`): objects carry a
-    /// `.priority` member, leaves with one become `{".value": v, ".priority": p}`.
+    /// The value at `path` with its priorities (docs/protocol/rest.md §1.5
+    /// `format=export`): objects carry a `.priority` member, leaves with one become
+    /// `{".value": v, ".priority": p}`.
     func exportValue(at path: DataPath) throws(StoreError) -> JSONValue
-    /// The compact JSON text of the value at `path` as readers see it (spec §1.8 arrays,
-    /// Firebase key order): `JSONWriter.write(FirebaseTree.render(value(at: path)))`.
+    /// The compact JSON text of the value at `path` as readers see it
+    /// (docs/protocol/rest.md §1.8 arrays, Firebase key order):
+    /// `JSONWriter.write(FirebaseTree.render(value(at: path)))`.
     func renderedValue(at path: DataPath) throws(StoreError) -> [UInt8]
     /// The leaf at `path`, or the leaves below it, in the byte order of their full storage
     /// paths, after the path `after` (nil: from the first), at most `limit`: a subtree of
@@ -63,7 +67,7 @@ public struct WriteEntry: Sendable, Hashable {
 }
 
 /// A write as a client asked for it: one PUT-like replacement, or an update of several
-/// paths under `base` applied atomically (spec §1.2 multi-path PATCH).
+/// paths under `base` applied atomically (docs/protocol/rest.md §1.2 multi-path PATCH).
 public enum WriteOperation: Sendable, Hashable {
     case set(WriteEntry)
     case update(base: DataPath, entries: [WriteEntry])
@@ -76,7 +80,7 @@ public enum WriteOperation: Sendable, Hashable {
     }
 }
 
-/// What kind of event a change becomes on a stream (spec §2).
+/// What kind of event a change becomes on a stream (docs/protocol/streaming.md §2).
 public enum ChangeKind: String, Sendable {
     case put
     case patch
@@ -114,7 +118,7 @@ public struct WriteOutcome: Sendable, Hashable {
     public var seq: Int64
     /// The commit time used for this write, ms since the epoch.
     public var at: Int64
-    /// The operation as applied: server values resolved (spec §1.5).
+    /// The operation as applied: server values resolved (docs/protocol/rest.md §1.5).
     public var applied: WriteOperation
 
     public init(seq: Int64, at: Int64, applied: WriteOperation) {
@@ -136,8 +140,8 @@ extension WriteOperation {
     }
 
     /// The operation with server values resolved against `view` (the state before it) at
-    /// commit time `now` (spec §1.5). A resolved value never vanishes: placeholders become
-    /// leaves.
+    /// commit time `now` (docs/protocol/rest.md §1.5). A resolved value never vanishes:
+    /// placeholders become leaves.
     public func resolvingServerValues(in view: any TreeView, now: Int64) throws(StoreError) -> WriteOperation {
         func resolve(_ entry: WriteEntry) throws(StoreError) -> WriteEntry {
             guard let value = entry.value, ServerValues.contains(value) else { return entry }
@@ -180,7 +184,7 @@ public enum WriteFailure: Error, Sendable {
 }
 
 /// Checks a write inside the writer's transaction, on the writer's current view of the
-/// data (DESIGN.md §3), before anything is applied. Throwing rejects this write alone.
+/// data (docs/design.md §3), before anything is applied. Throwing rejects this write alone.
 public typealias WriteCheck = @Sendable (any TreeView, WriteOperation) throws -> Void
 
 /// The store as the rest of Hearth sees it.

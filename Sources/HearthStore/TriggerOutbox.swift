@@ -1,5 +1,5 @@
-/// One event a write causes, computed inside the write's own transaction (DESIGN.md §11).
-/// The engine stores it opaque: it knows no trigger format.
+/// One event a write causes, computed inside the write's own transaction (docs/design.md
+/// §11). The engine stores it opaque: it knows no trigger format.
 public struct OutboxEvent: Sendable, Hashable {
     /// The trigger's name.
     public var trigger: String
@@ -77,7 +77,7 @@ public struct OutboxTrim: Sendable, Hashable {
 /// transaction as the write, with its seq and commit time.
 public typealias WriteEffects = @Sendable (_ before: any TreeView, _ applied: WriteOperation) throws -> [OutboxEvent]
 
-/// The stored events of every trigger (DESIGN.md §11), per trigger in commit order (id
+/// The stored events of every trigger (docs/design.md §11), per trigger in commit order (id
 /// order). Mutations are serialized with the engine's writes.
 public protocol TriggerOutbox: Sendable {
     /// The oldest pending events of `trigger` (id order) whose `nextAttemptAt <= now`, at

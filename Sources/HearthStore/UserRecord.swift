@@ -3,9 +3,9 @@ public struct UserRecord: Sendable, Equatable, CustomStringConvertible {
     public enum Provider: String, Sendable {
         case anonymous
         case password
-        /// Created by a custom-token sign-in (issue 15).
+        /// Created by a custom-token sign-in.
         case custom
-        /// Created by an identity provider's sign-in (issue 29): see `providerLinks`.
+        /// Created by an identity provider's sign-in: see `providerLinks`.
         case federated
     }
 
@@ -24,7 +24,7 @@ public struct UserRecord: Sendable, Equatable, CustomStringConvertible {
     public var passwordUpdatedAt: Int64?
     /// Seconds since the epoch; ID tokens issued (`iat`) before it are refused.
     public var validSince: Int64
-    /// The identity providers' accounts linked to this user (issue 29), at most one per
+    /// The identity providers' accounts linked to this user, at most one per
     /// provider; stored in their own table, written with the user.
     public var providerLinks: [ProviderLink] = []
 
@@ -42,7 +42,7 @@ public struct UserRecord: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// One identity provider's account linked to a user (issue 29): Firebase's
+/// One identity provider's account linked to a user: Firebase's
 /// `providerUserInfo` entry. `(providerID, rawID)` belongs to one user at most.
 public struct ProviderLink: Sendable, Equatable {
     /// `google.com`, `apple.com`, `oidc.<name>`.

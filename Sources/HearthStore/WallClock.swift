@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// The wall clock, outside every engine (issue 17): milliseconds since the Unix epoch
+/// The wall clock, outside every engine: milliseconds since the Unix epoch
 /// (`CLOCK_REALTIME`). Components take a clock in `init`; this is the one they get in
 /// production, and tests pass their own.
 public enum WallClock {

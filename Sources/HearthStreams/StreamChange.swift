@@ -1,6 +1,6 @@
 import HearthJSON
 
-/// One committed write as a stream sees it (DESIGN.md §5): what the store's change log
+/// One committed write as a stream sees it (docs/design.md §5): what the store's change log
 /// holds, plus what the writer learned about subscribed locations below the write.
 public struct StreamChange: Sendable {
     public enum Kind: Sendable {
@@ -16,8 +16,9 @@ public struct StreamChange: Sendable {
     public var kind: Kind
     public var data: JSONValue
     /// Subscribed locations strictly below `path` whose value this write left as it was:
-    /// they get no event (spec §2, "a `put /` for writes above it that change it").
-    /// Empty when nothing was compared (then every touched location gets its event).
+    /// they get no event (docs/protocol/streaming.md §2, "a `put /` for writes above it
+    /// that change it"). Empty when nothing was compared (then every touched location gets
+    /// its event).
     public var unchangedBelow: [DataPath]
 
     public init(seq: Int64, path: DataPath, kind: Kind, data: JSONValue, unchangedBelow: [DataPath] = []) {

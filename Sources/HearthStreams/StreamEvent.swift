@@ -1,7 +1,8 @@
 import HearthJSON
 
-/// What one change means for one listened location (spec §2): the SSE event name, the
-/// path relative to the location, and the data, already in client form (arrays rendered).
+/// What one change means for one listened location (docs/protocol/streaming.md §2): the SSE
+/// event name, the path relative to the location, and the data, already in client form
+/// (arrays rendered).
 public struct StreamEvent: Sendable, Equatable {
     public enum Name: String, Sendable {
         case put
@@ -24,8 +25,8 @@ public struct StreamEvent: Sendable, Equatable {
     /// - At or below the location: the change as written, with a relative path.
     /// - Above it: the location's part of the written value as `put /` (for a multi-path
     ///   PATCH: `put /` when one entry covers the location, else a `patch /` of the entries
-    ///   inside it; entries never overlap, spec §1.2), unless the writer saw that the
-    ///   location's value did not change.
+    ///   inside it; entries never overlap, docs/protocol/rest.md §1.2), unless the writer
+    ///   saw that the location's value did not change.
     public static func of(_ change: StreamChange, at location: DataPath) -> StreamEvent? {
         if location.isPrefix(of: change.path) {
             let relative = "/" + change.path.segments.dropFirst(location.count).joined(separator: "/")
@@ -75,9 +76,9 @@ public struct StreamEvent: Sendable, Equatable {
     }
 }
 
-/// The bytes of server-sent events in Firebase's streaming format (spec §2; WHATWG HTML
-/// §9.2 event-stream framing): `event:` line, `id:` line for data events, one `data:` line
-/// (compact JSON has no newline), blank line.
+/// The bytes of server-sent events in Firebase's streaming format
+/// (docs/protocol/streaming.md §2; WHATWG HTML §9.2 event-stream framing): `event:` line,
+/// `id:` line for data events, one `data:` line (compact JSON has no newline), blank line.
 public enum StreamFrames {
     /// `put`/`patch` with `{"path":…,"data":…}` in Firebase's key order, and `id: <seq>`.
     public static func event(_ event: StreamEvent, id: Int64) -> [UInt8] {
@@ -98,13 +99,14 @@ public enum StreamFrames {
         out.append(contentsOf: "}\n\n".utf8)
     }
 
-    /// `keep-alive` with `data: null`, which every client ignores (spec §2).
+    /// `keep-alive` with `data: null`, which every client ignores
+    /// (docs/protocol/streaming.md §2).
     public static let keepAlive: [UInt8] = Array("event: keep-alive\ndata: null\n\n".utf8)
     /// `cancel` with `data: null`: read access is gone or the reader fell behind. `null`,
     /// not a reason string: a JSON string kills the Python Admin SDK's listener thread
-    /// (firebase-admin-wire §5).
+    /// (docs/protocol/admin-client.md §5).
     public static let cancel: [UInt8] = Array("event: cancel\ndata: null\n\n".utf8)
     /// `auth_revoked` with the exact unquoted text on which the Python Admin SDK
-    /// reconnects with a fresh credential (firebase-admin-wire §5).
+    /// reconnects with a fresh credential (docs/protocol/admin-client.md §5).
     public static let authRevoked: [UInt8] = Array("event: auth_revoked\ndata: credential is no longer valid\n\n".utf8)
 }

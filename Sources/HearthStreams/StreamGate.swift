@@ -1,5 +1,6 @@
 /// What the hub needs to know about a subscriber's right to read, without knowing rules
-/// or tokens (DESIGN.md §2: streams know paths and changes only). The server implements it.
+/// or tokens (docs/design.md §2: streams know paths and changes only). The server
+/// implements it.
 public protocol StreamGate: Sendable {
     /// When the credential behind the stream stops being valid (ms since the epoch), or
     /// nil for never. Past it the stream gets `auth_revoked` and is closed, and no event

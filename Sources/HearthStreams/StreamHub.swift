@@ -2,7 +2,7 @@ import Dispatch
 import HearthJSON
 import Synchronization
 
-/// Live change streams (DESIGN.md §5): who listens where, and the fan-out of committed
+/// Live change streams (docs/design.md §5): who listens where, and the fan-out of committed
 /// changes to them in commit order.
 ///
 /// Threads: `register`/`remove`/`review` from anywhere; `publish` and `watchedLocations`

@@ -1,4 +1,5 @@
-/// The hub's bounds and cadences (DESIGN.md §5). Every bound has a test that crosses it.
+/// The hub's bounds and cadences (docs/design.md §5). Every bound has a test that crosses
+/// it.
 public struct StreamOptions: Sendable {
     /// Open streams in all. Over → the new stream is refused (503).
     public var maxStreams: Int = StreamOptions.defaultMaxStreams
@@ -12,7 +13,7 @@ public struct StreamOptions: Sendable {
     /// Changes replayed to a client resuming with `Last-Event-ID`. Past it the client gets
     /// a fresh snapshot instead (cheaper than thousands of events).
     public var maxReplayChanges: Int = StreamOptions.defaultMaxReplayChanges
-    /// Seconds between `keep-alive` events (spec §2: about 30 s).
+    /// Seconds between `keep-alive` events (docs/protocol/streaming.md §2: about 30 s).
     public var keepAliveInterval: Double = StreamOptions.defaultKeepAliveInterval
     /// Seconds between sweeps for expired credentials.
     public var expirySweepInterval: Double = StreamOptions.defaultExpirySweepInterval

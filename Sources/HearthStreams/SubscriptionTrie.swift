@@ -1,6 +1,6 @@
 import HearthJSON
 
-/// Subscriptions indexed by location, one node per path segment (DESIGN.md §3 step 5):
+/// Subscriptions indexed by location, one node per path segment (docs/design.md §3 step 5):
 /// finding who hears of a change walks the change's path (depth), then only the subtree
 /// of subscribers below it; never the whole subscriber list.
 ///

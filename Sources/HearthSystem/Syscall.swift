@@ -10,7 +10,7 @@ public enum IOResult<Value> {
     case wouldBlock
 }
 
-/// The one wrapper every system call of Hearth goes through (STYLE habit 3): the HTTP
+/// The one wrapper every system call of Hearth goes through: the HTTP
 /// server's sockets and the mail sender's.
 ///
 /// - `EINTR` is retried (except for `close`, see `close(_:)`).
@@ -177,7 +177,8 @@ public enum Syscall {
         throw lastError
     }
 
-    /// Ignore `SIGPIPE` process-wide; writes report `EPIPE` instead (LINUX-SWIFT-NOTES 6).
+    /// Ignore `SIGPIPE` process-wide; writes report `EPIPE` instead (docs/linux-notes.md
+    /// pitfall 6).
     public static func ignoreSIGPIPE() {
         _ = Glibc.signal(SIGPIPE, SIG_IGN)
     }

@@ -29,9 +29,9 @@ public struct UndeliverableEvent: Error, Sendable, CustomStringConvertible {
     public let description: String
 }
 
-/// An RTDB CloudEvent (spec §4.6) in the HTTP binding's binary content mode: `ce-*`
-/// headers and the JSON body `{"data": before, "delta": change}`; a schedule's due time
-/// as Cloud Scheduler sends it (`ScheduledInvocation`).
+/// An RTDB CloudEvent (docs/protocol/functions.md §4.6) in the HTTP binding's binary
+/// content mode: `ce-*` headers and the JSON body `{"data": before, "delta": change}`; a
+/// schedule's due time as Cloud Scheduler sends it (`ScheduledInvocation`).
 public enum CloudEventEncoding {
     /// The request delivering the stored event `id` (committed at `at`, ms) with `payload`
     /// (`MatchedEvent.payload`) to `trigger`.

@@ -33,7 +33,7 @@ public struct TriggerStatus: Sendable, Equatable {
     }
 }
 
-/// Delivers one trigger's events (DESIGN.md §11): reads the outbox in id order (commit
+/// Delivers one trigger's events (docs/design.md §11): reads the outbox in id order (commit
 /// order) and sends the head until it is delivered, retried or dead, on its own thread so
 /// no writer waits. Woken by `wake()` (each commit) and by its own timers (the next
 /// retry); otherwise it sleeps. On a shared engine it delivers only while it holds the

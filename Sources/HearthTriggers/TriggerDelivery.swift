@@ -3,7 +3,7 @@ import HearthStore
 import Logging
 import Synchronization
 
-/// The triggers of one database (issue 27): the effects every write runs (which events it
+/// The triggers of one database: the effects every write runs (which events it
 /// causes, recorded in its own transaction) and one deliverer per trigger. Built by the
 /// composition root over the engine's outbox; `replace` swaps the declared set (SIGHUP).
 ///

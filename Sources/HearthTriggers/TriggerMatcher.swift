@@ -41,7 +41,7 @@ struct MatchedEvent: Sendable, Equatable {
     }
 }
 
-/// Matches a committed write against the triggers (DESIGN.md §11): the locations a
+/// Matches a committed write against the triggers (docs/design.md §11): the locations a
 /// trigger's pattern names at, above or below the write's paths whose value the write
 /// changes, one event each.
 public struct TriggerMatcher: Sendable {

@@ -13,7 +13,7 @@ extension TriggerLimits {
     public static let parkedReason = "parked by an operator"
 }
 
-/// What operators see of the triggers (issue 27, point 4: `hearth triggers`, the console's
+/// What operators see of the triggers (`hearth triggers`, the console's
 /// Triggers screen), from the declared set and the engine's outbox: no secrets (a
 /// trigger's header values and HMAC secret are never part of it; the URL is shown without
 /// its query).

@@ -2,7 +2,7 @@ import HearthStore
 import Logging
 import Synchronization
 
-/// The loop guard (issue 27, point 5): a function that writes back to its own trigger's
+/// The loop guard: a function that writes back to its own trigger's
 /// path (through `firebase-admin`) causes one event per event it handles, and one that
 /// writes twice (a `push` and a counter, say) multiplies them. Hearth never refuses or
 /// slows a write for it; instead each trigger records at most `eventsPerSecond` events per

@@ -2,7 +2,7 @@ import HearthJSON
 
 /// A location's value before and after a write, as readers see them
 /// (`FirebaseTree.render`: arrays, no priorities), and what Firebase's RTDB CloudEvents
-/// carry for it (spec §4.6): `data` (the value before) and `delta`.
+/// carry for it (docs/protocol/functions.md §4.6): `data` (the value before) and `delta`.
 struct ValueChange: Sendable, Equatable {
     var before: JSONValue
     var after: JSONValue
@@ -70,7 +70,7 @@ struct ValueChange: Sendable, Equatable {
     }
 }
 
-/// What a trigger fires on (spec §4.6).
+/// What a trigger fires on (docs/protocol/functions.md §4.6).
 public enum TriggerEventKind: String, Sendable, Hashable, CaseIterable {
     case written, created, updated, deleted
 

@@ -1,10 +1,10 @@
 import HearthJSON
 
-/// Compound hashes (wire spec §4.2, §3.3): the iOS and Android SDKs re-listen to a cached
-/// location with `ch: {hs: [h1…hn], ps: [p1…p(n-1)]}`, their cache cut into n ranges at the
-/// leaf paths `ps` (relative to the listen), each hashed with the SDKs' "v2" string form.
-/// The server hashes its own value over the same ranges and answers with a range merge
-/// (`rm`) of only those that differ, instead of the whole value.
+/// Compound hashes (docs/protocol/wire.md §4.2, §3.3): the iOS and Android SDKs re-listen
+/// to a cached location with `ch: {hs: [h1…hn], ps: [p1…p(n-1)]}`, their cache cut into n
+/// ranges at the leaf paths `ps` (relative to the listen), each hashed with the SDKs' "v2"
+/// string form. The server hashes its own value over the same ranges and answers with a
+/// range merge (`rm`) of only those that differ, instead of the whole value.
 ///
 /// Written from the iOS SDK's `FCompoundHash` (its builder, run here over the server's
 /// value with the client's cut points instead of its size-based split) and `FRangeMerge`

@@ -1,14 +1,15 @@
 import HearthJSON
 
-/// The long-poll transport's framing (spec §8; the JS SDK's `BrowserPollConnection` and
-/// `PacketReceiver`): what the server's scripts say, and how a client's messages, cut into
-/// numbered segments of base64 text across poll URLs, are joined again. Pure: no sessions,
-/// no HTTP.
+/// The long-poll transport's framing (docs/protocol/wire.md §8; the JS SDK's
+/// `BrowserPollConnection` and `PacketReceiver`): what the server's scripts say, and how a
+/// client's messages, cut into numbered segments of base64 text across poll URLs, are
+/// joined again. Pure: no sessions, no HTTP.
 ///
 /// The page loads each answer as a `<script>` inside a hidden same-origin iframe, while the
 /// SDK defines its callbacks (`pLPCommand<cb>`, `pRTLPCB<cb>`) on the parent window: each
 /// script calls the one it finds on its own window, else on `parent`. The Firebase server's
-/// exact script text is not in the SDK (spec §8 [U]); only the names and arguments are.
+/// exact script text is not in the SDK (docs/protocol/wire.md §8 [U]); only the names and
+/// arguments are.
 public enum LongPollScript {
     /// Longest callback id taken (`cb`: the SDK's `LUIDGenerator`, a small counter).
     public static let maxCallbackDigits = 16
@@ -68,11 +69,12 @@ public enum LongPollScript {
     }
 }
 
-/// Joins a long-poll client's messages from their segments (spec §8). The client
-/// base64-encodes each JSON message (web-safe alphabet, `.` as padding), cuts the text into
-/// segments of at most 1,840 characters, and numbers every segment from 0 across the
-/// session; a poll URL carries `seg<i>`, `ts<i>` (the segments of that message) and `d<i>`
-/// for i = 0, 1, ... Two polls can be in flight, so segments may arrive out of order.
+/// Joins a long-poll client's messages from their segments (docs/protocol/wire.md §8). The
+/// client base64-encodes each JSON message (web-safe alphabet, `.` as padding), cuts the
+/// text into segments of at most 1,840 characters, and numbers every segment from 0 across
+/// the session; a poll URL carries `seg<i>`, `ts<i>` (the segments of that message) and
+/// `d<i>` for i = 0, 1, ... Two polls can be in flight, so segments may arrive out of
+/// order.
 public struct LongPollSegments: Sendable {
     /// One segment as a poll carried it.
     public struct Segment: Sendable, Equatable {

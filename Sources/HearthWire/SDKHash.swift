@@ -1,8 +1,8 @@
 import COpenSSL
 import HearthJSON
 
-/// The hash the client SDKs compute over a node (wire protocol spec §4.4), bit for bit: a
-/// transaction's `p` carries the hash of the value the client based it on, and the server
+/// The hash the client SDKs compute over a node (docs/protocol/wire.md §4.4), bit for bit:
+/// a transaction's `p` carries the hash of the value the client based it on, and the server
 /// writes only if its own value hashes the same (`datastale` otherwise). A listen's `h` is
 /// the same hash of what the client has cached.
 ///

@@ -5,7 +5,8 @@ import HearthJSON
 /// not decode is answered when its request number can be found, and counts as a bad
 /// message.
 public enum WireError: Error, Sendable, Equatable {
-    /// Not JSON, not an object, or without the `t`/`d` envelope (spec §2.2).
+    /// Not JSON, not an object, or without the `t`/`d` envelope (docs/protocol/wire.md
+    /// §2.2).
     case malformedMessage
     /// JSON nested deeper than `JSONParser.maxNesting`: the message is refused without
     /// being decoded. `number` is its request's `r`, found by a scan of the envelope

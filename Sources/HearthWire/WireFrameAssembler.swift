@@ -1,6 +1,7 @@
-/// Joins a client's chunked messages (spec §2.1): a frame holding only a decimal number N
-/// announces that the next N frames are one message; a frame holding exactly `0` is the
-/// client's keep-alive and is not a message; any other frame is one whole message.
+/// Joins a client's chunked messages (docs/protocol/wire.md §2.1): a frame holding only a
+/// decimal number N announces that the next N frames are one message; a frame holding
+/// exactly `0` is the client's keep-alive and is not a message; any other frame is one
+/// whole message.
 public struct WireFrameAssembler: Sendable {
     public enum Output: Sendable, Equatable {
         /// A whole message's bytes.

@@ -1,6 +1,7 @@
 import HearthJSON
 
-/// One thing a client said, decoded from its envelope (spec §2.2, §2.3, §3.1).
+/// One thing a client said, decoded from its envelope (docs/protocol/wire.md §2.2, §2.3,
+/// §3.1).
 public enum WireInbound: Sendable, Equatable {
     /// Control `p`: answer with a pong (`WireOutbound.pong`).
     case ping

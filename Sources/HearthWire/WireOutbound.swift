@@ -1,7 +1,8 @@
 import HearthJSON
 
-/// What the server sends (spec §2.3, §3.1, §3.3), each as one text frame: a JSON object, so
-/// never the short numeric or empty frame a client would take as a chunk count (§2.1).
+/// What the server sends (docs/protocol/wire.md §2.3, §3.1, §3.3), each as one text frame:
+/// a JSON object, so never the short numeric or empty frame a client would take as a chunk
+/// count (§2.1).
 public enum WireOutbound: Sendable, Equatable {
     /// The handshake, first message of every connection: server time (epoch ms), the host
     /// the client must use from now on (exactly what it connected to), the session id.
@@ -11,7 +12,7 @@ public enum WireOutbound: Sendable, Equatable {
     /// Control `s`: the client closes and never reconnects. Fatal conditions only.
     case shutdown(reason: String)
     /// The response to request `number`: `status` is "ok" or a Firebase status string;
-    /// `data` must be a non-empty string on failure (spec §3.1).
+    /// `data` must be a non-empty string on failure (docs/protocol/wire.md §3.1).
     case response(number: Int64, status: String, data: JSONValue)
     /// A push (`d`, `m`, `c`, `ac`) with its body.
     case push(action: String, body: JSONValue)
@@ -37,15 +38,17 @@ public enum WireOutbound: Sendable, Equatable {
     /// The frame's text (UTF-8).
     public var bytes: [UInt8] { JSONWriter.write(json) }
 
-    /// Bytes per chunk when a message is split (spec §2.1: the SDKs cut at 16,384).
+    /// Bytes per chunk when a message is split (docs/protocol/wire.md §2.1: the SDKs cut at
+    /// 16,384).
     public static let chunkBytes = 16_384
     /// Most chunks of one message (iOS takes a count of at most 4 digits).
     public static let maxChunks = 9_999
 
-    /// The text frames that carry `message` (spec §2.1): the message itself when it is at
-    /// most `chunkBytes` long; else a frame holding the number of chunks, then the chunks,
-    /// each cut at a UTF-8 character boundary (every text frame must be valid UTF-8) and at
-    /// most `chunkBytes` long. A message that would need more than `maxChunks` goes whole.
+    /// The text frames that carry `message` (docs/protocol/wire.md §2.1): the message
+    /// itself when it is at most `chunkBytes` long; else a frame holding the number of
+    /// chunks, then the chunks, each cut at a UTF-8 character boundary (every text frame
+    /// must be valid UTF-8) and at most `chunkBytes` long. A message that would need more
+    /// than `maxChunks` goes whole.
     public static func frames(_ message: [UInt8], chunkBytes: Int = WireOutbound.chunkBytes) -> [[UInt8]] {
         guard message.count > chunkBytes, chunkBytes >= 4 else { return [message] }
         var chunks: [[UInt8]] = []

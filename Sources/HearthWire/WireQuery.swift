@@ -1,7 +1,7 @@
 import HearthJSON
 
-/// A listen's or get's query object (wire protocol spec §4.1), decoded: which index orders
-/// the children, the start and end bounds as (value, key name) pairs, and the limit.
+/// A listen's or get's query object (docs/protocol/wire.md §4.1), decoded: which index
+/// orders the children, the start and end bounds as (value, key name) pairs, and the limit.
 ///
 /// - `i` absent means priority order; `.key`, `.value`, or a child path.
 /// - A bound is (`sp`, `sn`) / (`ep`, `en`); a missing name means `[MIN_NAME]` for a start
@@ -48,7 +48,7 @@ public struct WireQuery: Sendable, Hashable {
     }
 
     /// Whether the query filters (a bound or a limit): only such listens carry a tag and
-    /// get tagged pushes; an ordering alone loads everything (spec §4.2).
+    /// get tagged pushes; an ordering alone loads everything (docs/protocol/wire.md §4.2).
     public var filters: Bool { start != nil || end != nil || limit != nil }
 
     static let minName = "[MIN_NAME]"

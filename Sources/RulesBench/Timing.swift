@@ -66,7 +66,7 @@ enum Timing {
         measure("write one favourite, validated", iterations: iterations, filter: filter) {
             rules.canWrite([(writePath, value)], data: data, auth: alice, now: now).allowed
         }
-        // What the server does before a create queues (issue 30): the same write, decided
+        // What the server does before a create queues: the same write, decided
         // without the stored tree, under an ID token's claims.
         let signedIn: JSONValue = .object([
             "uid": .string("alice"), "provider": .string("password"),

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import HearthSystem
 
-// hearth-load: the benchmarks' load generator (issue 30). See Options.usage and
+// hearth-load: the benchmarks' load generator. See Options.usage and
 // scripts/bench/wire.sh; one JSON result line on stdout, progress on stderr.
 
 func runLoad(_ arguments: [String]) -> Int32 {

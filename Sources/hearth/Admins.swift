@@ -4,7 +4,7 @@ import HearthAuth
 import HearthServer
 import HearthStore
 
-/// `hearth admins`: the admin console's administrators (issue 16). They are not app users:
+/// `hearth admins`: the admin console's administrators. They are not app users:
 /// they sign in at `/console/` and nowhere else.
 struct Admins: ParsableCommand {
     static let configuration = CommandConfiguration(

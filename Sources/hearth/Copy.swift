@@ -8,7 +8,7 @@ import HearthMaintenance
 import HearthServer
 import HearthStore
 
-/// `hearth copy`: moves a whole store to another engine (issue 17), e.g. SQLite to
+/// `hearth copy`: moves a whole store to another engine, e.g. SQLite to
 /// PostgreSQL, with the servers stopped: the tree with its priorities, users with their
 /// refresh tokens (nobody is signed out), the signing keys (ID tokens issued before keep
 /// verifying) and the console's administrators.
@@ -50,7 +50,7 @@ struct Copy: ParsableCommand {
             throw Tool.fail("no SQLite store in \(directory) (no \(format.databaseFileName))")
         }
         try Tool.run {
-            // A data directory destination is written like an import: alone (issue 24).
+            // A data directory destination is written like an import: alone.
             var lock: DataDirectoryLock?
             if let directory = try Engines.all.factory(for: server).dataDirectory(of: server) {
                 lock = try DataDirectoryLock.take(.replacesData, directory: directory, create: true)

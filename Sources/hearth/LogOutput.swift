@@ -106,7 +106,7 @@ struct HearthLogHandler: LogHandler {
             for field in fields where members[field.key] == nil { members[field.key] = .string(field.value) }
             JSONWriter.write(.object(members), into: &line)
         } else {
-            // Written as bytes (the access log's line was ~5 % of a create's CPU, issue 30).
+            // Written as bytes (the access log's line was ~5 % of a create's CPU).
             Self.appendTimestamp(into: &line)
             line.append(UInt8(ascii: " "))
             line.append(contentsOf: level.rawValue.utf8)

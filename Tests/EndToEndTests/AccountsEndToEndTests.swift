@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-/// The reference app's flow against the built binary with curl (issue: accounts §7), and
+/// The reference app's flow against the built binary with curl (sign up, sign in, refresh,
+/// the user's own favourites; README "Quickstart"), and
 /// the operator commands working on the data directory while the server runs.
 @Suite struct AccountsEndToEndTests {
     let dir = TemporaryDirectory()
@@ -51,7 +52,7 @@ import Testing
         let refreshed = try post(base + "/securetoken.googleapis.com/v1/token?key=x", "grant_type=refresh_token&refresh_token=\(refreshToken)", form: true)
         #expect(refreshed.status == 200)
         #expect(refreshed.json["refresh_token"] as? String != refreshToken)
-        // A retry with the old token (its answer lost) gets the same pair (issue 15); once
+        // A retry with the old token (its answer lost) gets the same pair; once
         // the new token has been used, the old one is a replay and refused.
         let again = try post(base + "/v1/token", "grant_type=refresh_token&refresh_token=\(refreshToken)", form: true)
         #expect(again.status == 200)

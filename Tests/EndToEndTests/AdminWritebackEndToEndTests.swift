@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Writing back from a Cloud Function outside emulator mode (issue 27, point 5): the official
+/// Writing back from a Cloud Function outside emulator mode: the official
 /// firebase-admin with `credentials.Certificate` of a service-account JSON whose `token_uri`
 /// is Hearth's `/oauth2/v4/token`, an https `databaseURL` served by nginx (the production
 /// site file, with a self-signed certificate made here), Hearth listing the account in

@@ -1,11 +1,10 @@
 import Foundation
 import Testing
 
-/// The `hearth` command line as a newcomer meets it (issue 13, "A newcomer's first ten
-/// minutes" §2): `--version`, operator commands that refuse a missing data directory, a
-/// `serve` that cannot bind and leaves nothing behind, usage errors that show the
-/// subcommand's own usage, a description for every subcommand, one error style, and the
-/// password prompt on a terminal.
+/// The `hearth` command line as a newcomer meets it: `--version`, operator commands that
+/// refuse a missing data directory, a `serve` that cannot bind and leaves nothing behind,
+/// usage errors that show the subcommand's own usage, a description for every subcommand,
+/// one error style, and the password prompt on a terminal.
 @Suite struct CLIEndToEndTests {
     let dir = TemporaryDirectory()
 
@@ -74,7 +73,7 @@ import Testing
         #expect(!(try hearth(subcommand + ["--help"]).output.contains("--ns")), "\(subcommand)")
     }
 
-    /// `restore` creates a missing data directory (issue 24) only for a restore that
+    /// `restore` creates a missing data directory only for a restore that
     /// succeeds: a missing backup, or a file that is no Hearth database, leaves nothing.
     @Test func aFailedRestoreLeavesNoDataDirectory() throws {
         let missing = dir.path + "/new"

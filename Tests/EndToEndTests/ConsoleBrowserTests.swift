@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The admin console in a real browser (issue 16): headless Chromium through
+/// The admin console in a real browser: headless Chromium through
 /// chromium-driver and selenium (`Python/console_browser.py`) against the built binary:
 /// sign in (a wrong password announced first), the Data screen with leaf values, lazy
 /// browsing, keys and values with U+202E isolated (the controls after them in order) and a

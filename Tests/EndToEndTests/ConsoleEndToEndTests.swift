@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-/// The console's administrators from the CLI and their sign-in against the built binary
-/// (issue 16, point 1): `hearth admins add|list|set-password|remove`, a session cookie from
+/// The console's administrators from the CLI and their sign-in against the built binary:
+/// `hearth admins add|list|set-password|remove`, a session cookie from
 /// `/console/api/session`, ended when the password changes while the server runs.
 @Suite struct ConsoleEndToEndTests {
     let dir = TemporaryDirectory()
@@ -48,7 +48,7 @@ import Testing
     }
 
     /// The history of the rules as the console shows it: every change, whoever made it,
-    /// with its author (issue 24): the file found at the first start, a
+    /// with its author: the file found at the first start, a
     /// `PUT /.settings/rules.json` with an admin token, a save in the console, a `SIGHUP`
     /// reload, a file changed while Hearth was stopped; a start with the file unchanged
     /// adds nothing.
@@ -89,7 +89,7 @@ import Testing
     }
 
     /// A stream of the console's REST API starts with the console's security headers and
-    /// no CORS grant, like every other console answer (issue 24).
+    /// no CORS grant, like every other console answer.
     @Test func theConsolesStreamsCarryTheSecurityHeaders() throws {
         let server = try HearthProcess.serve(dataDirectory: dir.path)
         #expect(try run(HearthProcess.binaryPath, ["admins", "add", "--email", "ops@example.com", "--data-dir", dir.path],

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
-/// `kill -9` under a stream of acknowledged writes loses none of them (DESIGN.md §4:
+/// `kill -9` under a stream of acknowledged writes loses none of them (docs/design.md §4:
 /// WAL, synchronous=FULL, acknowledgement only after commit).
 @Suite struct CrashEndToEndTests {
     let dir = TemporaryDirectory()

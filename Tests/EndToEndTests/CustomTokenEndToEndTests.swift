@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Custom tokens (issue 15, point 1) against the built binary with the official
+/// Custom tokens against the built binary with the official
 /// firebase-admin SDK (`Python/custom_tokens.py`): a service account generated here,
 /// configured with `HEARTH_CUSTOM_TOKEN_SERVICE_ACCOUNTS`; `create_custom_token` signs in
 /// through Hearth; a rules decision on the custom claim; every refusal; Hearth's own

@@ -4,7 +4,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 24, point 2: one server per data directory, and what replaces its data runs
+/// One server per data directory, and what replaces its data runs
 /// alone (`DataDirectoryLock`), with the built binary: a second server and an import or a
 /// restore beside a server are refused naming the other process's pid; account, key and
 /// administrator commands and the reading ones (export, backup) run beside a server; a

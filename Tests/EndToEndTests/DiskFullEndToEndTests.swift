@@ -26,7 +26,7 @@ final class TmpfsMount: Sendable {
     static let available: Bool = (try? TmpfsMount(megabytes: 1)) != nil
 }
 
-/// The disk fills (issue 13, "When the disk fills"): Hearth runs on an 8 MiB tmpfs and is
+/// The disk fills: Hearth runs on an 8 MiB tmpfs and is
 /// written to until the volume is full.
 @Suite(.enabled(if: TmpfsMount.available, "mounting a tmpfs is not allowed here (needs root); CI runs as root"))
 struct DiskFullEndToEndTests {
@@ -76,7 +76,7 @@ struct DiskFullEndToEndTests {
         #expect(ready.status == 503)
         #expect(ready.body.contains("the data volume is full"))
         // An account change that cannot commit answers 507 in the Identity Toolkit shape.
-        // One that fits still commits: the WAL is checkpointed off the writer (issue 30),
+        // One that fits still commits: the WAL is checkpointed off the writer,
         // and once a checkpoint has copied it the WAL starts over inside its file, which
         // has room for small writes. So sign up until one is refused; each takes room.
         var signUp = try curl("POST", base + "/v1/accounts:signUp", body: #"{"returnSecureToken":true}"#)

@@ -2,7 +2,7 @@ import Foundation
 import HearthTesting
 import Testing
 
-/// Email actions over real SMTP (issue 15, point 3), against the built binary and an
+/// Email actions over real SMTP, against the built binary and an
 /// aiosmtpd server on loopback (`SMTPSink`): the mail carries a link with the code; the
 /// code resets the password or verifies the address once; STARTTLS with AUTH; a temporary
 /// failure is retried; without SMTP a clear error and the operator's `reset-link`.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Every file Hearth writes is 0600 and every folder it makes 0700, even when the operator
-/// made the data directory 0755 and the umask is the usual 022 (issue 13, "Smaller"): the
+/// made the data directory 0755 and the umask is the usual 022: the
 /// database with its `-wal` and `-shm`, the signing keys, backups and exports.
 @Suite struct FileModesEndToEndTests {
     let dir = TemporaryDirectory()

@@ -2,10 +2,11 @@ import Foundation
 import Testing
 
 /// The official Python firebase-admin SDK's auth module against the built binary, in
-/// emulator mode (`FIREBASE_AUTH_EMULATOR_HOST`, firebase-admin-wire §7): user management
-/// through `projects/P/accounts…` and `verify_id_token` of tokens Hearth issued, with
-/// `check_revoked`. The SDK is driven by `Python/admin_auth.py`, run with `$HEARTH_PYTHON`
-/// (set by scripts/test.sh); each of its checks is one JSON line, asserted here one by one.
+/// emulator mode (`FIREBASE_AUTH_EMULATOR_HOST`, docs/protocol/admin-client.md §7): user
+/// management through `projects/P/accounts…` and `verify_id_token` of tokens Hearth issued,
+/// with `check_revoked`. The SDK is driven by `Python/admin_auth.py`, run with
+/// `$HEARTH_PYTHON` (set by scripts/test.sh); each of its checks is one JSON line, asserted
+/// here one by one.
 @Suite struct FirebaseAdminAuthTests {
     /// Not the default `hearth`: the SDK's project id and the server's must match.
     static let projectID = "demo-hearth"

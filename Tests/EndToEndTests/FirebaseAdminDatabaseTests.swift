@@ -3,7 +3,7 @@ import Testing
 
 /// The official Python firebase-admin SDK's Realtime Database API (everything in
 /// `firebase_admin.db` except `listen()`, see FirebaseAdminListenTests) against the built
-/// binary in emulator mode (firebase-admin-wire §1–§4, §6). The SDK is driven by
+/// binary in emulator mode (docs/protocol/admin-client.md §1–§4, §6). The SDK is driven by
 /// `Python/admin_database.py`, run with `$HEARTH_PYTHON` (set by scripts/test.sh). Each test
 /// runs one group of the driver's named checks against its own server; each check is
 /// asserted on its own so a failure names the SDK call, what came back and what Firebase
@@ -62,9 +62,10 @@ import Testing
         ])
     }
 
-    /// Every Query form the SDK sends (wire §3) on a fixed dataset, with the children Firebase
-    /// would return worked out by hand; child and value orders without `.indexOn` raise
-    /// InvalidArgumentError with Firebase's message, `$key` needs no index.
+    /// Every Query form the SDK sends (docs/protocol/admin-client.md §3) on a fixed
+    /// dataset, with the children Firebase would return worked out by hand; child and value
+    /// orders without `.indexOn` raise InvalidArgumentError with Firebase's message, `$key`
+    /// needs no index.
     @Test func queries() throws {
         try expectPassing(group: "queries", [
             "child_limit_to_first", "child_limit_to_last", "child_start_at_end_at", "child_start_at",

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 /// The official Python firebase-admin SDK's `db.reference(...).listen()` against the built
-/// binary, in emulator mode (firebase-admin-wire §1, §5, §6). The SDK is driven by
-/// `Python/admin_listen.py`, run with `$HEARTH_PYTHON` (set by scripts/test.sh).
+/// binary, in emulator mode (docs/protocol/admin-client.md §1, §5, §6). The SDK is driven
+/// by `Python/admin_listen.py`, run with `$HEARTH_PYTHON` (set by scripts/test.sh).
 @Suite struct FirebaseAdminListenTests {
     let dir = TemporaryDirectory()
 

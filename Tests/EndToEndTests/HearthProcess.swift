@@ -166,7 +166,7 @@ func runHearth(_ arguments: [String], input: String? = nil) throws -> (status: I
 }
 
 /// With `HEARTH_TEST_STORE=postgres` (scripts/test.sh's second pass of the REST and SSE
-/// suites, issue 17), every server `HearthProcess.serve` starts keeps its data in
+/// suites), every server `HearthProcess.serve` starts keeps its data in
 /// PostgreSQL: one fresh database per data directory, so a test that restarts a server on
 /// its directory finds its data again, as with SQLite.
 enum TestStore {

@@ -2,7 +2,7 @@ import Foundation
 import HearthTesting
 import Testing
 
-/// Sign-in with an OpenID provider against the built binary (issue 29): `hearth serve
+/// Sign-in with an OpenID provider against the built binary: `hearth serve
 /// --idp-providers FILE`, a local provider on another loopback port, a sign-in over
 /// HTTP, the rules seeing the provider, and firebase-admin finding the user by provider
 /// uid, listing its `provider_data` and unlinking it.

@@ -4,7 +4,7 @@ import Testing
 
 /// The log lines `hearth serve` writes (its `HearthLogHandler`), in both formats: an access
 /// line carries its fields in key order (human) or as members (json), with an RFC 3339
-/// UTC time to the millisecond written digit by digit (issue 30).
+/// UTC time to the millisecond written digit by digit.
 @Suite struct LogFormatEndToEndTests {
     let dir = TemporaryDirectory()
 

@@ -213,8 +213,9 @@ import Testing
 
     // MARK: Users
 
-    /// The spec's §5.2 vector user signs in over REST with the Firebase password; a wrong
-    /// one is refused; afterwards the stored hash is Hearth's own (PHC).
+    /// The user of the public scrypt vector (docs/protocol/auth.md §5.2) signs in over REST
+    /// with the Firebase password; a wrong one is refused; afterwards the stored hash is
+    /// Hearth's own (PHC).
     @Test func importedUsersSignInWithTheirFirebasePassword() throws {
         let file = dir.path + "/users.json"
         try #"{"users": [{"localId":"vectorUser","email":"user1@example.com","emailVerified":true,"passwordHash":"lSrfV15cpx95/sZS2W9c9Kp6i/LVgQNDNC/qzrCnh1SAyZvqmZqAjTdn3aoItz+VHjoZilo78198JAdRuid5lQ==","salt":"42xEC+ixf3L2lw==","createdAt":"1600000000000","providerUserInfo":[]}]}"#
@@ -250,7 +251,7 @@ import Testing
     }
 }
 
-/// The public vector of firebase/scrypt's README (spec §5.2).
+/// The public vector of firebase/scrypt's README (docs/protocol/auth.md §5.2).
 enum FirebaseScryptVector {
     static let signerKey = "jxspr8Ki0RYycVU8zykbdLGjFQ3McFUH0uiiTvC8pVMXAn210wjLNmdZJzxUECKbm0QsEmYUSDzZvpjeJ9WmXA=="
 }

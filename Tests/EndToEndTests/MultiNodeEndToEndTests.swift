@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
-/// Three `hearth serve` nodes on one PostgreSQL database (issue 17), from a throwaway
+/// Three `hearth serve` nodes on one PostgreSQL database, from a throwaway
 /// cluster the tests start themselves (`PostgresCluster`: initdb in a temporary folder,
 /// loopback, a free port, a role without superuser rights).
 @Suite(.enabled(if: PostgresTests.enabled)) struct MultiNodeEndToEndTests {
@@ -232,7 +232,7 @@ import Testing
     }
 }
 
-/// A node that loses the database while others keep it (issue 17): a real cut, made by the
+/// A node that loses the database while others keep it: a real cut, made by the
 /// cluster's superuser (the node's own login role refused and its sessions ended).
 @Suite(.enabled(if: PostgresTests.enabled)) struct NodeCutOffEndToEndTests {
     /// Node 0 is cut off while a wire-protocol client with an onDisconnect is connected to
@@ -383,7 +383,7 @@ import Testing
     }
 }
 
-/// What one node decides about a user holds on the others at once (issue 17: no
+/// What one node decides about a user holds on the others at once (no
 /// per-node cache of a user's status).
 @Suite(.enabled(if: PostgresTests.enabled)) struct MultiNodeAccountsEndToEndTests {
     @Test func aUserDisabledThroughOneNodeIsRefusedByTheOthersAtOnce() throws {
@@ -404,7 +404,7 @@ import Testing
     }
 }
 
-/// `hearth copy` moves a SQLite store to PostgreSQL with nobody signed out (issue 17).
+/// `hearth copy` moves a SQLite store to PostgreSQL with nobody signed out.
 @Suite(.enabled(if: PostgresTests.enabled)) struct StoreCopyEndToEndTests {
     @Test func aCopiedStoreServesTheSameDataAccountsAndTokens() throws {
         let dir = TemporaryDirectory()
@@ -463,8 +463,8 @@ import Testing
     }
 }
 
-/// Backup, restore and users import of a PostgreSQL store through the engine protocol
-/// (issue 17): a backup has the same form as a SQLite store's and restores into either
+/// Backup, restore and users import of a PostgreSQL store through the engine protocol:
+/// a backup has the same form as a SQLite store's and restores into either
 /// engine.
 @Suite(.enabled(if: PostgresTests.enabled)) struct PostgresBackupEndToEndTests {
     func hearth(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
@@ -501,7 +501,7 @@ import Testing
         let many = (0..<1_200).map { #""k\#($0)":{"n":\#($0),"s":"v\#($0)"}"# }.joined(separator: ",")
         #expect(try curl("PUT", node.baseURL + "/open/many.json", body: "{" + many + "}").status == 200)
 
-        // An indexed query (issue 24: backups with an index), answered the same after each
+        // An indexed query (backups with an index), answered the same after each
         // restore below.
         let ordered = "/open/many.json?orderBy=%22n%22&limitToLast=3"
         let indexedAnswer = try curl("GET", node.baseURL + ordered).body

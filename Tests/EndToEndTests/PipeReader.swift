@@ -7,12 +7,13 @@ import Glibc
 ///
 /// Not `FileHandle.readabilityHandler`: that arms a libdispatch read source per pipe, and
 /// tearing such sources down while others are set up corrupts libdispatch's epoll
-/// bookkeeping on Linux (swift-corelibs-libdispatch issue 949: a use-after-free of a
-/// muxnote, reproduced there with Foundation alone). The suite crashed that way in
-/// `_dispatch_event_loop_drain` (974ec72, and a CI run today during the PostgreSQL kill
-/// test, with three nodes' and many curls' pipes coming and going). A blocking read
-/// registers nothing with the event loop, so there is no source to tear down; the thread
-/// ends at end of file (the child and everything that inherited the pipe are gone).
+/// bookkeeping on Linux (a swift-corelibs-libdispatch bug, its tracker's #949: a
+/// use-after-free of a muxnote, reproduced there with Foundation alone). The suite crashed
+/// that way in `_dispatch_event_loop_drain` (974ec72, and a CI run today during the
+/// PostgreSQL kill test, with three nodes' and many curls' pipes coming and going). A
+/// blocking read registers nothing with the event loop, so there is no source to tear down;
+/// the thread ends at end of file (the child and everything that inherited the pipe are
+/// gone).
 enum PipeReader {
     /// The most bytes one read takes.
     static let chunkBytes = 64 * 1024

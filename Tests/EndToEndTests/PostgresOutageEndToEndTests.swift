@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
-/// PostgreSQL going away under three nodes (issue 24 §3): a private cluster (`PostgresCluster.
+/// PostgreSQL going away under three nodes: a private cluster (`PostgresCluster.
 /// startPrivate()`) is killed as a crash would (SIGKILL of the postmaster and every backend)
 /// and restarted, several times, while writers on every node increment one counter.
 @Suite(.enabled(if: PostgresTests.enabled)) struct PostgresOutageEndToEndTests {
@@ -61,7 +61,7 @@ import Testing
     /// log says exactly which writes committed: every acknowledged one, some answered
     /// "outcome unknown", none answered "not made"; and the counter equals the log's size.
     /// Every other kill comes while a batch that committed waits for its answer (so its
-    /// writes must be answered "outcome unknown": the false "not attempted" of issue 24);
+    /// writes must be answered "outcome unknown": never the false "not attempted");
     /// the others at a random moment under load.
     @Test func killedAndRestartedUnderIncrementsNoWriteAnsweredNotMadeIsApplied() throws {
         let cluster = try PostgresCluster.startPrivate()

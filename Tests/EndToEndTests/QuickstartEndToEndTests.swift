@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The README's signed-in quickstart (issue 13, "A newcomer's first ten minutes" §1), run
+/// The README's signed-in quickstart, run
 /// exactly as written: the block after the `<!-- quickstart` marker is read from README.md
 /// and run with bash against the built binary, serving the repository's own `rules.json`
 /// with the defaults the README's `hearth serve` line uses. Only the server address in the
@@ -76,7 +76,7 @@ import Testing
         #expect(try server.waitForExit() == 0)
     }
 
-    /// What a user does next (issue 24, point 1): the quickstart, whose ordered query builds
+    /// What a user does next: the quickstart, whose ordered query builds
     /// the index, then a backup while the server runs, then a restore onto a new machine
     /// (the data directory does not exist yet: the restore creates it, 0700), then a server
     /// on the restored directory answers the same indexed query the same way. On the SQLite

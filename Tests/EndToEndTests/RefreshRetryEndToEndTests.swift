@@ -2,7 +2,7 @@ import Foundation
 import HearthTesting
 import Testing
 
-/// Issue 15, point 7, against the built binary: a client that never got the answer to a
+/// Against the built binary: a client that never got the answer to a
 /// refresh retries with the token it still has and stays signed in, keeping its account
 /// and data: after a dropped response, and after Hearth was killed (SIGKILL) once the
 /// rotation had committed.
@@ -46,7 +46,7 @@ import Testing
         #expect(try refresh(base, next).status == 200)
     }
 
-    /// The kill test of the issue: 8 anonymous users, each with data; each refreshes and
+    /// The kill test: 8 anonymous users, each with data; each refreshes and
     /// the rotations commit; Hearth is killed before the apps read their answers; after
     /// the restart every app retries with its old token: 8 of 8 keep account and data.
     @Test func afterSIGKILLEveryAnonymousUserRetriesAndKeepsTheAccount() throws {

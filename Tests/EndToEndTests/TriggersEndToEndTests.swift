@@ -61,7 +61,7 @@ final class FunctionsFramework {
     }
 }
 
-/// Firebase database triggers end to end (issue 27): `hearth serve --triggers` delivers RTDB
+/// Firebase database triggers end to end: `hearth serve --triggers` delivers RTDB
 /// CloudEvents that the real `firebase-functions` SDK parses under the Functions Framework.
 @Suite struct TriggersEndToEndTests {
     static let rules = #"{"rules": {"users": {"$uid": {".read": "auth != null && auth.uid == $uid", ".write": "auth != null && auth.uid == $uid"}}}}"#
@@ -139,7 +139,7 @@ final class FunctionsFramework {
         #expect(try server.waitForExit() == 0)
     }
 
-    /// Issue 28: each namespace records its own events in its own outbox and delivers them
+    /// Each namespace records its own events in its own outbox and delivers them
     /// with its name as the instance (the default's is the project id); a trigger without
     /// an `instance` pattern fires for every database, as firebase-functions' default `*`.
     @Test func eachNamespaceDeliversItsOwnEvents() throws {

@@ -4,7 +4,7 @@ import Testing
 import Glibc
 #endif
 
-/// The loop guard end to end (issue 27, point 5): a real firebase-functions function under
+/// The loop guard end to end: a real firebase-functions function under
 /// the Functions Framework writes back into its own trigger's path through firebase-admin,
 /// 50 children per event. The server stays healthy (other writes and reads served), the
 /// guard trips (dead letters "rate limited", `hearth_trigger_rate_limited_total`), and the

@@ -5,7 +5,7 @@ import Testing
 import Glibc
 #endif
 
-/// Triggers on two nodes of one PostgreSQL database (issue 27): events written on either
+/// Triggers on two nodes of one PostgreSQL database: events written on either
 /// node reach the receiver once each, in commit order (maxConcurrency 1: across
 /// locations), from whichever node holds the
 /// trigger's lease; when a node dies, the other goes on.

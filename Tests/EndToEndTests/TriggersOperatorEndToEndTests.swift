@@ -38,8 +38,8 @@ func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
     }
 }
 
-/// `hearth triggers list|dead|resend` against a running `hearth serve --triggers` (issue 27,
-/// point 4), on the test store (SQLite, or PostgreSQL with HEARTH_TEST_STORE=postgres), and
+/// `hearth triggers list|dead|resend` against a running `hearth serve --triggers`,
+/// on the test store (SQLite, or PostgreSQL with HEARTH_TEST_STORE=postgres), and
 /// the triggers' metrics after real deliveries and failures.
 @Suite struct TriggersOperatorEndToEndTests {
     static let headerSecret = "Bearer header-secret-value-1"

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The Firebase wire protocol on `/.ws` (issue 14), spoken by our own client
+/// The Firebase wire protocol on `/.ws`, spoken by our own client
 /// (`Python/wire_client.py`, the `websockets` package) against the built binary, under the
 /// reference rules plus an open `/open` subtree. Each mode checks every answer itself and
 /// prints `ok <check>`; the test requires a clean exit and the checks it expects.
@@ -129,10 +129,10 @@ import Testing
                        "requests past the pending bound close with 1008"])
     }
 
-    /// Issue 25 against the binary: refusals answered in words (a message nested too deep,
-    /// a version other than 13, a chunk count no message fits); incomplete messages across
-    /// sockets past the address's share (settings as in WireLiveTests); one connection's
-    /// listens leaving its address room.
+    /// Bounds and refusals against the binary: refusals answered in words (a message nested
+    /// too deep, a version other than 13, a chunk count no message fits); incomplete
+    /// messages across sockets past the address's share (settings as in WireLiveTests); one
+    /// connection's listens leaving its address room.
     @Test func refusalsIncompleteMessagesAndNeighbours() throws {
         try run("refusals", expecting: ["a message nested too deep is answered", "version 8 gets 426 Upgrade Required",
                                         "a chunk count past the message limit closes with 1009 at once", "the close reason says why in words"])

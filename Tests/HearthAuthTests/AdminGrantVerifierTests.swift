@@ -2,7 +2,7 @@ import HearthJSON
 import Testing
 @testable import HearthAuth
 
-/// The admin grant (issue 27) at the unit level: the refusals decided before a signature is
+/// The admin grant at the unit level: the refusals decided before a signature is
 /// checked, and which `aud` is accepted. Signed assertions (accepted, expired, too long,
 /// wrong `aud`) are covered end to end with firebase-admin (AdminWritebackEndToEndTests).
 @Suite struct AdminGrantVerifierTests {

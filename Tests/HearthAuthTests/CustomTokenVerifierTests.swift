@@ -2,7 +2,7 @@ import HearthJSON
 import Testing
 @testable import HearthAuth
 
-/// Custom tokens (issue 15) at the unit level: Hearth-minted (EdDSA) tokens round-trip, and
+/// Custom tokens at the unit level: Hearth-minted (EdDSA) tokens round-trip, and
 /// each refusal is its own failure. RS256 and firebase-admin's tokens are covered end to end
 /// (CustomTokenEndToEndTests). A fixed clock: no sleeps.
 @Suite struct CustomTokenVerifierTests {

@@ -3,7 +3,7 @@ import Testing
 
 @Suite("FirebaseScrypt")
 struct FirebaseScryptTests {
-    /// The public vector from firebase/scrypt's README (spec §5.2).
+    /// The public vector from firebase/scrypt's README (docs/protocol/auth.md §5.2).
     static let signerKey = "jxspr8Ki0RYycVU8zykbdLGjFQ3McFUH0uiiTvC8pVMXAn210wjLNmdZJzxUECKbm0QsEmYUSDzZvpjeJ9WmXA=="
     static let saltSeparator = "Bw=="
     static let salt = "42xEC+ixf3L2lw=="

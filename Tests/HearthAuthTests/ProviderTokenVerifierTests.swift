@@ -3,7 +3,7 @@ import HearthTesting
 import Testing
 @testable import HearthAuth
 
-/// Identity providers' keys and ID tokens (issue 29), from literals and keys made here.
+/// Identity providers' keys and ID tokens, from literals and keys made here.
 @Suite struct ProviderTokenVerifierTests {
     static let provider = Result { try TestOpenIDProvider() }
 

@@ -8,7 +8,7 @@ import Testing
 @testable import HearthDatabase
 
 /// Writes the rules allow whatever the data and the time are allowed before they queue,
-/// and the writer does not ask the rules again (issue 30); every other write is decided on
+/// and the writer does not ask the rules again; every other write is decided on
 /// the writer's view as before.
 @Suite struct EarlyWriteDecisionTests {
     /// The rules policy, counting where each write was decided.

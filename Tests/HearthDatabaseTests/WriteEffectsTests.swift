@@ -7,7 +7,7 @@ import Synchronization
 import Testing
 @testable import HearthDatabase
 
-/// The core's effects hook (issue 27): asked for every write, admins' and onDisconnect
+/// The core's effects hook: asked for every write, admins' and onDisconnect
 /// operations' included, run in the write's transaction on the view before it with the
 /// operation as applied; one that throws refuses the write.
 @Suite struct WriteEffectsTests {

@@ -1,7 +1,7 @@
 import Testing
 @testable import HearthHTTP
 
-/// Who the client is behind trusted proxies (issue 7).
+/// Who the client is behind trusted proxies.
 @Suite struct ForwardedForTests {
     let trusted: Set<String> = ["127.0.0.1", "10.0.0.2"]
 

@@ -3,7 +3,7 @@ import Glibc
 import Testing
 @testable import HearthHTTP
 
-/// One client trying to exhaust the server (issue 13): unread responses, slow bodies, many
+/// One client trying to exhaust the server: unread responses, slow bodies, many
 /// connections from one address. Live, on 127.0.0.1 port 0, with small limits.
 @Suite("HTTPServer: exhaustion", .serialized)
 struct HTTPServerExhaustionTests {

@@ -1,7 +1,7 @@
 import Testing
 @testable import HearthHTTP
 
-/// Health checks are never refused by the per-address connection cap (issue 25, point 4):
+/// Health checks are never refused by the per-address connection cap:
 /// `HTTPServerConfiguration.uncappedPaths` and `HTTPLimits.uncappedConnectionsPerAddress`.
 @Suite("HTTP server: health checks past the address cap")
 struct HTTPServerUncappedPathsTests {

@@ -5,7 +5,7 @@ import Testing
 
 /// Stream output posted to a busy I/O loop waits in its mailbox (`IOLoop.post`) and leaves
 /// in one send per connection when the loop gets to it: a backlog of pushes costs one
-/// syscall, not one per push, so it drains instead of growing (issue 30).
+/// syscall, not one per push, so it drains instead of growing.
 @Suite("HTTPServer: stream batches")
 struct HTTPStreamBatchTests {
     static let events = 200

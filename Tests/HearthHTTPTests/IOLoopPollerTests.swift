@@ -7,7 +7,7 @@ import Synchronization
 import Testing
 @testable import HearthHTTP
 
-/// An I/O loop's readiness comes from its own epoll instance (`IOLoop.Poller`, issue 30):
+/// An I/O loop's readiness comes from its own epoll instance (`IOLoop.Poller`):
 /// a descriptor is reported once and stays quiet until its connection arms it again, a
 /// forgotten one is not reported at all, and stopping ends the waiting thread.
 @Suite("IOLoop: poller")

@@ -1,7 +1,7 @@
 import Testing
 @testable import HearthHTTP
 
-/// The bound on input held for incomplete requests and messages (issue 25, point 3), from
+/// The bound on input held for incomplete requests and messages, from
 /// literals: `HTTPLimits.maxIncompleteBytes`, `maxIncompleteBytesPerAddress`,
 /// `alwaysHeldBytes`.
 @Suite("Incomplete input: the bounds")

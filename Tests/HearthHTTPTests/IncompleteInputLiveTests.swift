@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 @testable import HearthHTTP
 
-/// Input held for incomplete requests and messages is bounded (issue 25, point 3), against
+/// Input held for incomplete requests and messages is bounded, against
 /// a live server with small bounds: fragments without FIN on several sockets, a request
 /// body still arriving, a message that stops arriving. A ping after a fragment, answered
 /// with a pong, shows the server has taken everything before it (no sleeps).

@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 @testable import HearthMail
 
-/// The mail queue (issue 15): bounded, retries temporary failures with doubling waits,
+/// The mail queue: bounded, retries temporary failures with doubling waits,
 /// never retries permanent ones; SMTP URLs; the message's headers. No sleeps: the waits
 /// between tries are injected and recorded.
 @Suite struct MailerTests {

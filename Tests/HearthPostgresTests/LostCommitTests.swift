@@ -2,7 +2,7 @@ import HearthStore
 import Testing
 @testable import HearthPostgres
 
-/// What a failed batch tells its writes, from literals (issue 24): "nothing was written"
+/// What a failed batch tells its writes, from literals: "nothing was written"
 /// only when the batch certainly did not commit.
 @Suite struct LostCommitTests {
     /// Only a batch that wrote and whose COMMIT was sent may have committed; it asks its mark.

@@ -5,7 +5,7 @@ import HearthTesting
 import Testing
 @testable import HearthPostgres
 
-/// Namespaces on PostgreSQL (issue 28): each is a schema of its own, so its writes take
+/// Namespaces on PostgreSQL: each is a schema of its own, so its writes take
 /// its own ordering lock and its own change numbering; a write to one namespace never
 /// waits on another's.
 @Suite(.enabled(if: PostgresTests.enabled)) struct PostgresNamespaceTests {

@@ -4,7 +4,7 @@ import HearthTesting
 import Testing
 @testable import HearthPostgres
 
-/// Schema 6 (issue 27): a database of an earlier release gains the triggers' outbox when
+/// Schema 6: a database of an earlier release gains the triggers' outbox when
 /// a node opens it, keeping its data and change numbers.
 @Suite(.enabled(if: PostgresTests.enabled)) struct PostgresOutboxMigrationTests {
     @Test func aSchema5DatabaseGainsTheOutboxAndKeepsItsData() throws {

@@ -5,7 +5,7 @@ import Testing
 @testable import HearthPostgres
 
 /// Query indexes on PostgreSQL: built by one node, kept in step by every node's writer,
-/// always answering what the in-memory query answers (issue 17, point 2).
+/// always answering what the in-memory query answers.
 @Suite(.enabled(if: PostgresTests.enabled)) struct PostgresQueryIndexTests {
     func path(_ text: String) -> DataPath { try! DataPath(string: text) }
 

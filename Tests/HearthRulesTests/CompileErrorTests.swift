@@ -2,7 +2,8 @@ import HearthJSON
 @testable import HearthRules
 import Testing
 
-/// Load-time errors name the rule path and the line and column in the file (spec §3.6).
+/// Load-time errors name the rule path and the line and column in the file
+/// (docs/protocol/rules.md §3.6).
 @Suite struct CompileErrorTests {
     /// Line and column (1-based) of the first occurrence of `needle` in `text`.
     static func position(of needle: String, in text: String, after marker: String? = nil) -> (line: Int, column: Int) {
@@ -132,7 +133,8 @@ import Testing
         var testDescription: String { "\(kind.rawValue): \(rule)" }
     }
 
-    /// Type-checker decisions the corpus does not pin (spec §3.1, §3.3–§3.5).
+    /// Type-checker decisions the corpus does not pin (docs/protocol/rules.md §3.1,
+    /// §3.3–§3.5).
     @Test(arguments: [
         Expression("newData.exists()", .read, valid: false),
         Expression("newData.exists()", .write, valid: true),
@@ -233,7 +235,7 @@ import Testing
     }
 }
 
-/// A misspelt literal or an unquoted word is named whole (issue 24: `tru` was reported as
+/// A misspelt literal or an unquoted word is named whole (`tru` was reported as
 /// "unexpected character 't'").
 @Suite struct UnexpectedWordTests {
     @Test(arguments: [

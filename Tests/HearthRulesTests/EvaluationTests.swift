@@ -2,7 +2,7 @@ import HearthJSON
 @testable import HearthRules
 import Testing
 
-/// Evaluation semantics beyond the corpus (spec §3.2–§3.5).
+/// Evaluation semantics beyond the corpus (docs/protocol/rules.md §3.2–§3.5).
 @Suite struct EvaluationTests {
     static let empty = JSONTreeSource(nil)
 

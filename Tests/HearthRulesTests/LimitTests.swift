@@ -2,7 +2,7 @@ import HearthJSON
 @testable import HearthRules
 import Testing
 
-/// Every limit is a named constant with a test that crosses it (STYLE habit 8).
+/// Every limit is a named constant with a test that crosses it.
 @Suite struct LimitTests {
     static let empty = JSONTreeSource(nil)
 

@@ -1,7 +1,7 @@
 @testable import HearthRules
 import Testing
 
-/// The linear-time regex engine behind `matches()` (spec §3.5).
+/// The linear-time regex engine behind `matches()` (docs/protocol/rules.md §3.5).
 @Suite struct RegexTests {
     struct Match: Sendable, CustomTestStringConvertible {
         let pattern: String

@@ -2,7 +2,7 @@ import HearthJSON
 @testable import HearthRules
 import Testing
 
-/// `newData`'s view of the tree (spec §3.3).
+/// `newData`'s view of the tree (docs/protocol/rules.md §3.3).
 @Suite struct WriteOverlayTests {
     static let base = JSONTreeSource(.parse(#"{"a": {"b": 1, "c": {"d": "x"}}, "leaf": 5, "big": {"k1": 1, "k2": 2, "k3": 3}}"#))
 

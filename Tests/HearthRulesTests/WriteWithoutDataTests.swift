@@ -2,7 +2,7 @@ import HearthJSON
 @testable import HearthRules
 import Testing
 
-/// `canWriteWithoutData` (issue 30): a write decided before it queues for the writer must
+/// `canWriteWithoutData`: a write decided before it queues for the writer must
 /// get the answer the writer would give on any data, and a rule that needs the data or
 /// the clock must leave the decision to the writer.
 @Suite struct WriteWithoutDataTests {
@@ -109,7 +109,7 @@ import Testing
 }
 
 /// `hasChildren([...])` on `newData` where the write replaced the node reads the node once
-/// (`RuleDataSource.valueInMemory`, issue 30): the same answers as one `hasChild` per name.
+/// (`RuleDataSource.valueInMemory`): the same answers as one `hasChild` per name.
 @Suite struct HasChildrenInMemoryTests {
     static let names = ["a", "b", "c.d", "e/f", "", "$x"]
 

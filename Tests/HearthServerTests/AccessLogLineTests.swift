@@ -6,7 +6,7 @@ import Testing
 @testable import HearthServer
 
 /// An access line's fields, in key order, the same whether they go through swift-log or
-/// straight to a sink (`AccessLogSink`, which `hearth serve` uses, issue 30).
+/// straight to a sink (`AccessLogSink`, which `hearth serve` uses).
 @Suite struct AccessLogLineTests {
     static func record(peer: String = "127.0.0.1", isStream: Bool = false) -> HTTPAccessRecord {
         HTTPAccessRecord(method: "POST", path: "/users/u1/favorites.json", status: 200, bytes: 31,

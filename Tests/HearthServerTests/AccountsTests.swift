@@ -11,7 +11,8 @@ import Testing
 @testable import HearthAccounts
 @testable import HearthServer
 
-/// The Identity Toolkit endpoints (spec §4) and tokens in use on REST paths.
+/// The Identity Toolkit endpoints (docs/protocol/auth.md §4) and tokens in use on REST
+/// paths.
 @Suite struct AccountsTests {
     let h: RouterHarness
     init() throws {
@@ -181,7 +182,7 @@ import Testing
         #expect(throws: APIError(401, "Auth token is expired")) { try auth.authenticator.caller(token: session.idToken) }
     }
 
-    /// What a connection's identity became (issue 25, `Authenticator.standing`): good until
+    /// What a connection's identity became (`Authenticator.standing`): good until
     /// its token's expiry, revoked once its user is revoked, disabled or deleted (seen
     /// through the user status cache within `userStatusCacheSeconds`, as REST sees it);
     /// from the caches alone it answers nil when the status would have to be read.
@@ -358,7 +359,7 @@ extension JSONValue {
         #expect(try auth.service.user(forIDToken: after).uid == first.user.uid)
     }
 
-    /// Issue 15: the revoking client's clock may be behind or ahead of ours; either way a
+    /// The revoking client's clock may be behind or ahead of ours; either way a
     /// token issued at or before the revocation (in its second, too) is refused after it,
     /// and one issued after it is accepted.
     @Test(arguments: [-30, -1, 0, 1, Int(TokenVerifier.defaultLeeway)])
@@ -383,9 +384,10 @@ extension JSONValue {
     }
 }
 
-/// Issue 15, points 5 and 7 at the service, on an injected clock: a lost refresh answer is
-/// retried without signing the user out, within `AuthSettings.refreshRetryWindowSeconds`;
-/// `auth_time` survives refreshes; a password or email change needs a recent sign-in.
+/// Refresh retries and recent sign-ins at the service, on an injected clock: a lost refresh
+/// answer is retried without signing the user out, within
+/// `AuthSettings.refreshRetryWindowSeconds`; `auth_time` survives refreshes; a password or
+/// email change needs a recent sign-in.
 @Suite struct RefreshRetryAndRecentSignInTests {
     final class Clock: Sendable {
         let ms = Atomic<Int64>(1_795_560_000_000)
@@ -490,8 +492,9 @@ extension JSONValue {
 }
 
 extension AccountsTests {
-    /// Issue 15 point 5 over HTTP: `accounts:update` answers `CREDENTIAL_TOO_OLD_LOGIN_AGAIN`
-    /// for a password change with an old sign-in, and a display-name change still works.
+    /// A recent sign-in over HTTP: `accounts:update` answers
+    /// `CREDENTIAL_TOO_OLD_LOGIN_AGAIN` for a password change with an old sign-in, and a
+    /// display-name change still works.
     @Test func aPasswordChangeWithAnOldSignInIsRefused() async throws {
         let clock = RefreshRetryAndRecentSignInTests.Clock()
         let harness = try RouterHarness(clock: { clock.now })
@@ -507,7 +510,7 @@ extension AccountsTests {
     }
 }
 
-/// Issue 15, point 2: the legacy v3 routes reach the v1 handlers with the same answers,
+/// The legacy v3 routes reach the v1 handlers with the same answers,
 /// under both prefixes; no auth-looking path is ever stored, even under open rules.
 @Suite struct LegacyRoutesTests {
     let h: RouterHarness
@@ -549,8 +552,8 @@ extension AccountsTests {
     }
 }
 
-/// Issue 15, point 3 at the service, on an injected clock: codes expire, are single use, are
-/// stored hashed, and belong to the address they were sent to.
+/// Email action codes at the service, on an injected clock: codes expire, are single use,
+/// are stored hashed, and belong to the address they were sent to.
 @Suite struct ActionCodeTests {
     @Test func codesExpireAreSingleUseAndStoredHashed() throws {
         let clock = RefreshRetryAndRecentSignInTests.Clock()
@@ -582,7 +585,7 @@ extension AccountsTests {
     }
 }
 
-/// Issue 15: unsigned custom tokens (firebase-admin's in emulator mode) are accepted only
+/// Unsigned custom tokens (firebase-admin's in emulator mode) are accepted only
 /// in the emulator mode and only from loopback.
 @Suite struct UnsignedCustomTokenTests {
     static func unsigned(uid: String) -> String {

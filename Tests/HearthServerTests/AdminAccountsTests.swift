@@ -10,7 +10,8 @@ import Testing
 @testable import HearthServer
 
 /// The Admin SDKs' user management endpoints (`…/projects/P/accounts…`,
-/// firebase-admin-wire §7), in-process, as `Bearer owner` with `--accept-emulator-owner`.
+/// docs/protocol/admin-client.md §7), in-process, as `Bearer owner` with
+/// `--accept-emulator-owner`.
 @Suite struct AdminAccountsTests {
     let h: RouterHarness
 
@@ -292,7 +293,7 @@ import Testing
         #expect(freshIat >= validSince)
     }
 
-    /// Issue 15: a revocation from a client whose clock is behind (here, far behind) still
+    /// A revocation from a client whose clock is behind (here, far behind) still
     /// refuses every token issued so far; it used to be stored as given and revoke nothing.
     @Test func validSinceFromALaggingClockStillRevokesAndFarAheadIsRefused() async throws {
         let uid = try await create(#"{"email":"j@example.com","password":"secret1"}"#)

@@ -2,7 +2,7 @@ import HearthJSON
 import HearthTesting
 import Testing
 
-/// `POST /oauth2/v4/token` (issue 27) at the request level: the refusals that come before an
+/// `POST /oauth2/v4/token` at the request level: the refusals that come before an
 /// assertion is checked, in OAuth2's error shape. Signed assertions are covered end to end
 /// with firebase-admin (AdminWritebackEndToEndTests).
 @Suite struct AdminGrantLiveTests {

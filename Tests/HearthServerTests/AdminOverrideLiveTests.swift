@@ -1,8 +1,9 @@
 import HearthTesting
 import Testing
 
-/// `auth_variable_override` (spec §1.3, firebase-admin-wire §2): an admin that names an
-/// identity is judged by the rules as that identity, never as an admin.
+/// `auth_variable_override` (docs/protocol/rest.md §1.3, docs/protocol/admin-client.md §2):
+/// an admin that names an identity is judged by the rules as that identity, never as an
+/// admin.
 @Suite struct AdminOverrideLiveTests {
     @Test func theOverrideIsJudgedByTheRules() async throws {
         let server = try LiveServer(rules: ReferenceRules.text) { $0.auth.acceptEmulatorOwner = true }

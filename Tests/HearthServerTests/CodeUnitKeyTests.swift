@@ -7,7 +7,7 @@ import Testing
 
 /// Keys are compared as Firebase compares them, by their exact code units: canonically
 /// equivalent keys ("caf\u{E9}" and "cafe\u{301}", "\u{212B}" and "\u{C5}") are different
-/// children everywhere (issue 13, "Data and messages that must not mislead"). Swift's
+/// children everywhere. Swift's
 /// `String` equality would merge them.
 @Suite struct CodeUnitKeyTests {
     static let nfc = "caf\u{E9}"

@@ -4,7 +4,8 @@ import HearthRules
 import Testing
 @testable import HearthServer
 
-/// ETags and conditional requests (spec §1.4), in-process through the router.
+/// ETags and conditional requests (docs/protocol/rest.md §1.4), in-process through the
+/// router.
 @Suite struct ConditionalRequestTests {
     let etagHeader = [("X-Firebase-ETag", "true")]
 
@@ -106,7 +107,7 @@ import Testing
         return nil
     }
 
-    /// `if-match` where the caller may write but not read (issue 25): 401 whatever the tag,
+    /// `if-match` where the caller may write but not read: 401 whatever the tag,
     /// the right one included, before anything is compared, and nothing is written; so the
     /// answer tells nothing of the data (a right guess used to commit, a wrong one 401, and
     /// the tag of null told whether anything was there).
@@ -127,7 +128,7 @@ import Testing
     }
 }
 
-/// Server values (spec §1.5).
+/// Server values (docs/protocol/rest.md §1.5).
 @Suite struct ServerValueTests {
     @Test func timestampsResolveAtCommitAndTheEchoShowsThem() async throws {
         let h = try RouterHarness()

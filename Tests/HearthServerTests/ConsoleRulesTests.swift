@@ -5,7 +5,7 @@ import HearthStore
 import Testing
 @testable import HearthServer
 
-/// The console's Rules API (issue 16, point 3) at the router: compile errors with line and
+/// The console's Rules API at the router: compile errors with line and
 /// column, saving through the rules settings (and only with the CSRF token), the history of
 /// saved versions (bounded), and the simulator's decisions with their trace.
 @Suite struct ConsoleRulesTests {

@@ -7,7 +7,7 @@ import Testing
 @testable import HearthServer
 import HearthAccounts
 
-/// The admin console's foundation (issue 16, point 1), at the router: administrators of
+/// The admin console's foundation, at the router: administrators of
 /// their own, cookie sessions with CSRF tokens, idle and absolute expiry on an injected
 /// clock, sign-out on the server, the security headers, and the console switch.
 @Suite struct ConsoleSessionTests {

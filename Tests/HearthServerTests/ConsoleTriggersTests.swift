@@ -8,7 +8,7 @@ import Logging
 import Testing
 @testable import HearthServer
 
-/// The console's Triggers API (issue 27, point 4) at the router: the triggers with their
+/// The console's Triggers API at the router: the triggers with their
 /// lag and no secrets, the dead letters, a resend (CSRF checked, bad bodies refused), and
 /// a clear answer without a triggers file.
 @Suite struct ConsoleTriggersTests {

@@ -8,7 +8,7 @@ import HearthStore
 import Testing
 @testable import HearthServer
 
-/// The console's Users API (issue 16, point 4) at the router: search, pages of
+/// The console's Users API at the router: search, pages of
 /// `usersPageSize`, details, disable and enable (the user's next request refused, then
 /// served), revoke, custom claims (Firebase's checks), delete, and a reset mail refused
 /// clearly without SMTP.

@@ -3,7 +3,7 @@ import HearthTesting
 import Testing
 @testable import HearthServer
 
-/// What a refusal of the data directory's lock says of the other process (issue 24): its
+/// What a refusal of the data directory's lock says of the other process: its
 /// program and first argument from /proc (never the flags after, which may hold secrets),
 /// cut at `DataDirectoryLock.maxCommandLineCharacters`.
 @Suite struct DataDirectoryLockTests {

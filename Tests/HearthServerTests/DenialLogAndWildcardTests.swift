@@ -5,7 +5,7 @@ import Logging
 import Testing
 @testable import HearthServer
 
-/// Two details of issue 13 that had no test of their own: the info-level log line of a
+/// Two details that had no test of their own: the info-level log line of a
 /// failed `.validate`, and a rules `$wildcard` capturing keys by their exact code units.
 @Suite struct DenialLogAndWildcardTests {
     func favorite(_ id: String, by uid: String) -> String {

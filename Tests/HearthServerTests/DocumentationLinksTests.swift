@@ -3,7 +3,7 @@ import Testing
 
 /// Every relative link in the README and the docs points at a file that exists, and every
 /// `#anchor` at a heading of that file (GitHub's heading ids), so a renamed heading or a
-/// moved file is caught here rather than by a reader (issue 13 §4).
+/// moved file is caught here rather than by a reader.
 @Suite struct DocumentationLinksTests {
     static let root = String(#filePath).components(separatedBy: "/Tests/")[0]
 

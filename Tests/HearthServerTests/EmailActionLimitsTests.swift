@@ -11,7 +11,7 @@ import Synchronization
 import Testing
 @testable import HearthServer
 
-/// Issue 15's limits around email actions and custom-token signers, each crossed: mail
+/// The limits around email actions and custom-token signers, each crossed: mail
 /// requests per address and per email (the sign-up limits), the mail queue refusing with
 /// 503, the service-account file size, and RSA keys too small or too large to read.
 @Suite struct EmailActionLimitsTests {

@@ -4,9 +4,9 @@ import HearthJSON
 import HearthTesting
 import Testing
 
-/// Issue 28, point 2: in emulator mode (`--accept-emulator-owner`) Hearth answers
-/// `@firebase/rules-unit-testing`'s REST calls as the database emulator does (spec
-/// firebase-protocol.md §4.7): a rules replacement with `Bearer owner` creates its
+/// In emulator mode (`--accept-emulator-owner`) Hearth answers
+/// `@firebase/rules-unit-testing`'s REST calls as the database emulator does
+/// (docs/protocol/emulator.md §4.7): a rules replacement with `Bearer owner` creates its
 /// namespace, the SDKs' unsigned mock tokens are users, and only from this machine.
 @Suite(.serialized) struct EmulatorModeLiveTests {
     static let owner = [("Authorization", "Bearer owner")]

@@ -4,7 +4,7 @@ import HearthStore
 import Testing
 @testable import HearthServer
 
-/// The exact `{"error": …}` texts a REST client gets for bad paths and keys (issue 13 §5):
+/// The exact `{"error": …}` texts a REST client gets for bad paths and keys:
 /// each prefix once (`PathError`'s text already starts "Invalid path: "), sentence case.
 @Suite struct ErrorTextTests {
     let h: RouterHarness

@@ -13,7 +13,7 @@ import HearthAccounts
 @Suite struct FirebaseUsersFileTests {
     let dir = TemporaryDirectory()
 
-    /// The public vector of firebase/scrypt (spec §5.2).
+    /// The public vector of firebase/scrypt (docs/protocol/auth.md §5.2).
     static let signerKey = "jxspr8Ki0RYycVU8zykbdLGjFQ3McFUH0uiiTvC8pVMXAn210wjLNmdZJzxUECKbm0QsEmYUSDzZvpjeJ9WmXA=="
     static let vectorUser = #"""
         {"localId":"vectorUser","email":"User1@Example.com","emailVerified":true,
@@ -50,7 +50,7 @@ import HearthAccounts
         defer { store.close() }
         let summary = try importText(Self.exportFile, into: store, scrypt: Self.scrypt())
         #expect(summary == FirebaseUsersFile.ImportSummary(imported: 4, withPassword: 1, withoutSignIn: 2, droppedProviders: 1))
-        // An identity provider's account stays linked (issue 29); the phone number is dropped.
+        // An identity provider's account stays linked; the phone number is dropped.
         let google = try #require(try store.accounts.user(uid: "google1"))
         #expect(google.providerLinks == [ProviderLink(providerID: "google.com", rawID: "123")])
         #expect(google.provider == .federated)

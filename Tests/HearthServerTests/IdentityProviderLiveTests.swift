@@ -8,7 +8,7 @@ import HearthTesting
 import Testing
 @testable import HearthAccounts
 
-/// `accounts:signInWithIdp` against a local OpenID provider (issue 29), live: the server on
+/// `accounts:signInWithIdp` against a local OpenID provider, live: the server on
 /// 127.0.0.1 port 0, the provider's keys fetched over HTTP from another loopback port.
 @Suite struct IdentityProviderLiveTests {
     static let providerID = "oidc.test"

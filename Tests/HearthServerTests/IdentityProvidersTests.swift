@@ -7,7 +7,7 @@ import Synchronization
 import Testing
 @testable import HearthAccounts
 
-/// The providers file and the key cache (issue 29), with a clock the test moves.
+/// The providers file and the key cache, with a clock the test moves.
 @Suite struct IdentityProvidersTests {
     final class ManualClock: Sendable {
         let seconds = Mutex(Int64(Date().timeIntervalSince1970))

@@ -4,7 +4,7 @@ import HearthServer
 import HearthTesting
 import Testing
 
-/// `--accept-emulator-owner` (issue 27's review): the `owner` token and unsigned custom
+/// `--accept-emulator-owner`: the `owner` token and unsigned custom
 /// tokens are honoured only on requests straight from this machine. A proxy on the same
 /// host connects from 127.0.0.1 too, so a forwarded request (X-Forwarded-For, Forwarded,
 /// X-Real-IP, ...) is some outside client's and is refused them, on REST, the rules

@@ -3,9 +3,10 @@ import HearthServer
 import HearthTesting
 import Testing
 
-/// The long-poll transport (`/.lp`, spec §8) against an in-process server, driven by
-/// `EndToEndTests/Python/lp_client.py` (written from the JS SDK's BrowserPollConnection):
-/// the session semantics of `/.ws` over polls, and each `LongPollLimits` bound crossed.
+/// The long-poll transport (`/.lp`, docs/protocol/wire.md §8) against an in-process server,
+/// driven by `EndToEndTests/Python/lp_client.py` (written from the JS SDK's
+/// BrowserPollConnection): the session semantics of `/.ws` over polls, and each
+/// `LongPollLimits` bound crossed.
 @Suite struct LongPollLiveTests {
     static func run(_ mode: String, configure: @escaping (inout LongPollLimits) -> Void = { _ in }) async throws {
         try await run(mode, server: { configure(&$0.wire.longPoll) })

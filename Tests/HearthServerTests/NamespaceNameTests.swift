@@ -2,9 +2,9 @@ import Testing
 @testable import HearthServer
 
 /// `NamespaceName.named` reads a request's `Host` on the bytes for the common hosts that
-/// name no namespace (issue 30); every host must give what reading it in full gives.
+/// name no namespace; every host must give what reading it in full gives.
 @Suite struct NamespaceNameTests {
-    /// The reading of a host before the fast path (issue 28's code), as the oracle.
+    /// The reading of a host without the fast path (its first version), as the oracle.
     static func fullReading(_ host: String) -> String? {
         let name = host.split(separator: ":", maxSplits: 1).first.map(String.init) ?? host
         let labels = name.split(separator: ".", omittingEmptySubsequences: false)

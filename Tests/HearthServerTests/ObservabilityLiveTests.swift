@@ -49,8 +49,8 @@ import Testing
         // A client behind the trusted proxy is not loopback: admins only.
         let outside = [("X-Forwarded-For", "203.0.113.9")]
         #expect(try server.request("GET", "/metrics", headers: outside).status == 401)
-        // The emulator's `owner` is no admin through a proxy (LocalOnlyCredentials; before the
-        // issue 27 review this line expected 200).
+        // The emulator's `owner` is no admin through a proxy (LocalOnlyCredentials): a
+        // forwarded request is not from this machine.
         #expect(try server.request("GET", "/metrics", headers: outside + [("Authorization", "Bearer owner")]).status == 401)
         await server.stop()
     }

@@ -4,7 +4,7 @@ import HearthTesting
 import Logging
 import Testing
 
-/// Issue 13: "warn at start when the open-file limit is below the connection cap".
+/// The server warns at start when the open-file limit is below the connection cap.
 @Suite struct OpenFileLimitLiveTests {
     /// The hard limit on open files, which is what the server can raise its own limit to.
     static var hardLimit: Int {

@@ -2,8 +2,8 @@ import HearthJSON
 import Testing
 @testable import HearthServer
 
-/// Priorities (spec §1.5): stored beside the tree, shown by `format=export`, ordered by
-/// `orderBy="$priority"`, cleared when their node is replaced.
+/// Priorities (docs/protocol/rest.md §1.5): stored beside the tree, shown by
+/// `format=export`, ordered by `orderBy="$priority"`, cleared when their node is replaced.
 @Suite struct PriorityTests {
     @Test func prioritiesAreStoredAndOnlyExportShowsThem() async throws {
         let h = try RouterHarness()

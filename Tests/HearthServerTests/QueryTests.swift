@@ -3,7 +3,7 @@ import HearthRules
 import Testing
 @testable import HearthServer
 
-/// Queries over REST (spec §1.3), in-process through the router.
+/// Queries over REST (docs/protocol/rest.md §1.3), in-process through the router.
 @Suite struct QueryTests {
     static let rules = #"""
     {"rules": {

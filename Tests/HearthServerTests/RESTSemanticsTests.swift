@@ -5,7 +5,8 @@ import HearthStore
 import Testing
 @testable import HearthServer
 
-/// Firebase REST semantics (spec §1.2–§1.9) through the router, over a real store.
+/// Firebase REST semantics (docs/protocol/rest.md §1.2–§1.9) through the router, over a
+/// real store.
 @Suite struct RESTSemanticsTests {
     let h: RouterHarness
     init() throws { h = try RouterHarness() }

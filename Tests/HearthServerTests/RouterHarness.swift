@@ -16,7 +16,7 @@ import HearthAccounts
 final class RouterHarness: Sendable {
     let directory = TemporaryDirectory(prefix: "hearth-server")
     /// SQLite in `directory`, or with `HEARTH_TEST_STORE=postgres` a fresh PostgreSQL
-    /// database (scripts/test.sh's second pass, issue 17).
+    /// database (scripts/test.sh's second pass).
     let store: any StorageEngine
     let router: Router
 

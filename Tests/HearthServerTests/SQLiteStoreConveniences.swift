@@ -7,7 +7,7 @@ import HearthAccounts
 @testable import HearthMaintenance
 
 // The tests' shorthands over a SQLite store, kept here so that HearthServer names no
-// engine (issue 26): each is the engine-neutral call it stands for.
+// engine: each is the engine-neutral call it stands for.
 
 extension AuthContext {
     /// The account machinery over `store`, with signing keys in `<dataDirectory>/keys`.

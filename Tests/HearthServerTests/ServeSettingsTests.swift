@@ -30,7 +30,7 @@ import Testing
         #expect(throws: SettingError.self) { try resolve(file: "[1]") }
     }
 
-    /// The long-poll bounds (issue 28) are serve settings: set, and refused past their
+    /// The long-poll bounds are serve settings: set, and refused past their
     /// ranges (a hold of 25 s or more would outlast the SDK's own poll timeout).
     @Test func longPollLimitsAreSettings() throws {
         let set = try resolve(env: ["HEARTH_LONG_POLL_MAX_SESSIONS": "7", "HEARTH_LONG_POLL_HOLD_SECONDS": "2.5"],

@@ -5,7 +5,7 @@ import Testing
 @testable import HearthServer
 import HearthAccounts
 
-/// Rate limits hold for every node together when the engine is shared (issue 17): two
+/// Rate limits hold for every node together when the engine is shared: two
 /// engines on one PostgreSQL database stand for two nodes, each with its own limiters.
 @Suite(.enabled(if: PostgresTests.enabled)) struct SharedLimitsTests {
     final class Clock: Sendable {

@@ -5,7 +5,7 @@ import Testing
 @testable import HearthServer
 import HearthAccounts
 
-/// Issue 15, point 6: password guessing is slowed per (account, address) and per account,
+/// Password guessing is slowed per (account, address) and per account,
 /// the owner still gets in, and `Retry-After` is the true wait. Injected clocks, no sleeps.
 @Suite struct SignInThrottleTests {
     final class Clock: Sendable {
@@ -70,10 +70,10 @@ import HearthAccounts
         #expect(throttle.trackedKeys <= 10)
     }
 
-    /// The issue's attack, over HTTP: one wrong password per second for one email, spread
-    /// over 10 addresses (each far under the per-address limit), for 30 minutes; the owner
-    /// signs in once a minute from their own address with the right password. Before, the
-    /// owner was refused about half the time; now every time they get in, and the
+    /// The slow guessing attack, over HTTP: one wrong password per second for one email,
+    /// spread over 10 addresses (each far under the per-address limit), for 30 minutes; the
+    /// owner signs in once a minute from their own address with the right password. Before,
+    /// the owner was refused about half the time; now every time they get in, and the
     /// attacker's guesses are cut to a fraction.
     @Test func theAttackerIsSlowedAndTheOwnerGetsIn() async throws {
         let clock = Clock()

@@ -2,7 +2,7 @@ import HearthStore
 import Testing
 @testable import HearthServer
 
-/// The pauses of a node waiting for its database at start, from literals (issue 24 §3).
+/// The pauses of a node waiting for its database at start, from literals.
 @Suite struct StartupBackoffTests {
     /// From `firstDelaySeconds`, doubling, capped at `maxDelaySeconds`.
     @Test func pausesDoubleUpToTheirCap() {

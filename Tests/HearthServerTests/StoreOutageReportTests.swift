@@ -1,7 +1,7 @@
 import Testing
 @testable import HearthServer
 
-/// The outage lines of the log from literals (issue 24 §3): one warning when the store
+/// The outage lines of the log from literals: one warning when the store
 /// stops answering, one info when it answers again, nothing for every failed check between,
 /// and no new announcement within `quietMilliseconds` of the last.
 @Suite struct StoreOutageReportTests {

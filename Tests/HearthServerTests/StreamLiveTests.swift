@@ -5,7 +5,8 @@ import HearthTesting
 import Synchronization
 import Testing
 
-/// Live streams against a real server on 127.0.0.1 port 0 (spec §2, DESIGN.md §5).
+/// Live streams against a real server on 127.0.0.1 port 0 (docs/protocol/streaming.md §2,
+/// docs/design.md §5).
 @Suite struct StreamLiveTests {
     func json(_ text: String) -> JSONValue { try! JSONParser.parse(Array(text.utf8)) }
 

@@ -42,7 +42,7 @@ import Testing
         #expect(result.output.contains("ok "))
     }
 
-    /// Compound hashes (issue 28): a client re-listening with `ch` (compound_client.py,
+    /// Compound hashes: a client re-listening with `ch` (compound_client.py,
     /// hashing its cache as the iOS SDK does) gets nothing when its cache is current, and
     /// one `rm` with only the ranges that changed otherwise, which turns its cache into
     /// the server's value.
@@ -66,7 +66,7 @@ import Testing
         #expect(result.output.hasSuffix("done\n"))
     }
 
-    /// An identity that lapses on an open connection (issue 25): once the client has
+    /// An identity that lapses on an open connection: once the client has
     /// listened, written and registered an onDisconnect operation, its user is revoked,
     /// disabled or deleted (as `hearth users` would, through the accounts); every later
     /// request on the same socket is judged signed out (`ac`, the listen cancelled, writes,
@@ -100,7 +100,7 @@ import Testing
         #expect(output.contains("ok the onDisconnect registered before the lapse did not run"), "\(output)")
     }
 
-    /// A failed `auth` does not leave the previous identity in force (issue 25).
+    /// A failed `auth` does not leave the previous identity in force.
     @Test func aFailedAuthSignsTheConnectionOut() async throws {
         let server = try LiveServer(rules: Self.rules)
         let result = try Self.client("failed_auth", port: server.port)
@@ -109,7 +109,7 @@ import Testing
         #expect(result.output.hasSuffix("done\n"))
     }
 
-    /// A transaction's hash is no oracle (issue 25): on a location the caller may write but
+    /// A transaction's hash is no oracle: on a location the caller may write but
     /// not read, `p` with `h` is refused whatever the hash, and nothing is written.
     @Test func aHashOnDataTheCallerCannotReadIsRefusedWithoutComparing() async throws {
         let rules = #"{"rules": {"drop": {"$k": {".write": "auth != null"}}}}"#
@@ -124,8 +124,8 @@ import Testing
         #expect(try store.readSync { try $0.value(at: DataPath(string: "/drop")) } == .object(["k": .string("secret")]))
     }
 
-    /// Incomplete messages count against the address's share of held input (issue 25,
-    /// point 3): fragments without FIN across sockets, then wire chunks.
+    /// Incomplete messages count against the address's share of held input:
+    /// fragments without FIN across sockets, then wire chunks.
     @Test func partialMessagesAcrossSocketsPassTheAddressShare() async throws {
         let logs = CapturedLogs()
         let server = try LiveServer(rules: Self.rules, logger: Logger(label: "t", factory: logs.handler)) { configuration in
@@ -141,7 +141,7 @@ import Testing
         #expect(logs.all.contains("wire: closed 127.0.0.1 with 1009: Message announced in more than 1025 chunks"))
     }
 
-    /// One connection cannot take its address's whole stream budget (issue 25, point 4):
+    /// One connection cannot take its address's whole stream budget:
     /// its listens stop at `WireSessionLimits.connectionsToFillAnAddress`'s share.
     @Test func oneConnectionLeavesItsAddressRoomForNeighbours() async throws {
         let server = try LiveServer(rules: Self.rules) { configuration in

@@ -6,7 +6,7 @@ import Testing
 @testable import HearthServer
 
 /// The wire adapter's pure parts, from literals: query objects to the core's queries, and
-/// core errors to the statuses the SDKs expect (spec §3.1, §4.1).
+/// core errors to the statuses the SDKs expect (docs/protocol/wire.md §3.1, §4.1).
 @Suite struct WireUnitTests {
     func mapped(_ text: String) throws -> WireListenQuery {
         try WireListenQuery(WireQuery(try JSONParser.parse(Array(text.utf8))))

@@ -6,7 +6,7 @@ import HearthTesting
 import Testing
 @testable import HearthServer
 
-/// What a refused write says (issue 13): a failed `.validate` keeps Firebase's 401
+/// What a refused write says: a failed `.validate` keeps Firebase's 401
 /// `{"error":"Permission denied"}` and adds a `"detail"` member naming the node and rule;
 /// a write too large to check against the rules is a 413 that says so, not a permission error.
 @Suite struct WriteDenialTests {
@@ -31,7 +31,7 @@ import Testing
         #expect(body["error"] == "Permission denied")
         let detail = try #require(body["detail"]?.stringValue)
         #expect(detail == ".validate failed at /users/alice/favorites/f1: the check of field 'createdBy' failed (rule /rules/users/$uid/favorites/$favoriteId/.validate)")
-        // Missing fields are named (issue 24), each once, from the written data.
+        // Missing fields are named, each once, from the written data.
         let partial = await h.send("PUT", "/users/alice/favorites/f3.json", #"{"id":"f3","name":"Oslo","createdAt":1,"createdBy":"alice"}"#,
                                    headers: try h.bearer("alice"))
         #expect(partial.status == 401)
@@ -46,10 +46,11 @@ import Testing
     }
 
     @Test func aWriteTooLargeToValidateIs413NotPermissionDenied() async throws {
-        // 50,000 valid favourites (the issue's case): the reference rules' checks run out of
-        // the default evaluation budget (`RuleLimits.defaultMaxEvaluationSteps`). They are
-        // 300,000 nodes, past the store's default `maxNodesPerWrite`, which would refuse
-        // them first (WriteSizeLimitTests): raised here so the rules' budget is what is crossed.
+        // 50,000 valid favourites (a huge but valid write): the reference rules' checks run
+        // out of the default evaluation budget (`RuleLimits.defaultMaxEvaluationSteps`).
+        // They are 300,000 nodes, past the store's default `maxNodesPerWrite`, which would
+        // refuse them first (WriteSizeLimitTests): raised here so the rules' budget is what
+        // is crossed.
         var options = StoreOptions()
         options.maxNodesPerWrite = 1_000_000
         let h = try RouterHarness(policy: RulesAccessPolicy(rules: try RuleSet.compile(ReferenceRules.text)), storeOptions: options)

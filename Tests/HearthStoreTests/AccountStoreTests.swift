@@ -46,7 +46,7 @@ import Testing
         #expect(try accounts.rotateRefreshToken(hash: "nope", newHash: "h5", at: 6) == .invalid)
     }
 
-    /// Issue 15: a retry with a rotated token, within the window and before its successor
+    /// A retry with a rotated token, within the window and before its successor
     /// was used, gets the sealed successor back and changes nothing; past the window, or
     /// once the successor was used, it is a replay.
     @Test func aRetryWithinTheWindowIsNotAReplay() throws {

@@ -4,7 +4,7 @@ import Testing
 @testable import HearthSQLite
 @testable import HearthStore
 
-/// Issue 24, point 1: a database with a query index backs up and restores on the SQLite
+/// A database with a query index backs up and restores on the SQLite
 /// the README and the Dockerfile install (Debian 12: 3.40.1), whose integrity check
 /// reported "NULL value in query_index.rank" for the index's rows although none holds NULL.
 @Suite struct IndexedBackupTests {

@@ -4,7 +4,7 @@ import Testing
 @testable import HearthSQLite
 @testable import HearthStore
 
-/// Schema 12 (issue 30): `nodes` without a rowid. A database of an earlier version opens
+/// Schema 12: `nodes` without a rowid. A database of an earlier version opens
 /// with every leaf kept as it was stored, and the rebuilt table passes the integrity check
 /// of the SQLite it runs on.
 @Suite struct NodesWithoutRowidMigrationTests {

@@ -4,7 +4,7 @@ import Testing
 @testable import HearthSQLite
 @testable import HearthStore
 
-/// Schema 10 (issue 27): the triggers' outbox, added to databases of every earlier version
+/// Schema 10: the triggers' outbox, added to databases of every earlier version
 /// without touching their data.
 @Suite struct OutboxMigrationTests {
     let dir = TemporaryDirectory()

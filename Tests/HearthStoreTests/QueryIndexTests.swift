@@ -5,7 +5,8 @@ import HearthTesting
 import Testing
 
 /// Query indexes: built on demand, kept in step by the writer, always answering exactly
-/// what the in-memory query answers (spec §1.3, issue: `.indexOn` as real indexes).
+/// what the in-memory query answers (docs/protocol/rest.md §1.3: `.indexOn` as real
+/// indexes).
 @Suite struct QueryIndexTests {
     let dir = TemporaryDirectory(prefix: "hearth-index")
     func path(_ text: String) -> DataPath { try! DataPath(string: text) }

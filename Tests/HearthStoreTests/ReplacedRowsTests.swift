@@ -4,7 +4,7 @@ import Testing
 @testable import HearthStore
 
 /// What a write replaces, counted before it applies (`SQLiteTreeStore.replacedRows`): an
-/// empty spot is found in one probe (issue 30), and the probe's range, which also holds
+/// empty spot is found in one probe, and the probe's range, which also holds
 /// siblings sorting between a key and its "/", never turns them into replaced rows.
 @Suite struct ReplacedRowsTests {
     let dir = TemporaryDirectory()

@@ -4,7 +4,7 @@ import Testing
 @testable import HearthStore
 
 /// `SQLiteStatement.run` binds text and blobs where they are (`SQLITE_STATIC`) instead of
-/// having SQLite copy them (issue 30): every kind of value still arrives whole, and no
+/// having SQLite copy them: every kind of value still arrives whole, and no
 /// binding outlives the call that lent its bytes.
 @Suite struct SQLiteStatementBindingTests {
     let dir = TemporaryDirectory()

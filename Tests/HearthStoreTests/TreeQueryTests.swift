@@ -2,7 +2,7 @@ import HearthJSON
 import HearthStore
 import Testing
 
-/// Query semantics in memory (spec §1.3).
+/// Query semantics in memory (docs/protocol/rest.md §1.3).
 @Suite struct TreeQueryTests {
     func json(_ text: String) -> JSONValue { try! JSONParser.parse(Array(text.utf8)) }
     func path(_ text: String) -> DataPath { try! DataPath(string: text) }

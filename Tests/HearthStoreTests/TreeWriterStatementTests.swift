@@ -5,7 +5,7 @@ import Testing
 @testable import HearthSQLite
 @testable import HearthStore
 
-/// The statements the writer leaves out (issue 30): the deletes at a new path, the
+/// The statements the writer leaves out: the deletes at a new path, the
 /// priorities' deletes while no node has a priority, and the ancestors' deletes in one
 /// statement. Each case checks that what they would have deleted is still deleted.
 @Suite struct TreeWriterStatementTests {
@@ -108,7 +108,7 @@ extension TreeWriterStatementTests {
     }
 }
 
-/// The ancestors one transaction already cleared are not deleted again (issue 30), unless
+/// The ancestors one transaction already cleared are not deleted again, unless
 /// a write since stored a leaf there or a savepoint brought the old rows back.
 extension TreeWriterStatementTests {
     func rows(_ connection: SQLiteConnection) throws -> Int64 {
@@ -166,7 +166,7 @@ extension TreeWriterStatementTests {
     }
 }
 
-/// The store carries the cleared ancestors from one transaction to the next (issue 30).
+/// The store carries the cleared ancestors from one transaction to the next.
 extension TreeWriterStatementTests {
     @Test func aLeafStoredAtAnAncestorClearedInAnEarlierTransactionIsStillReplaced() throws {
         let store = try open()

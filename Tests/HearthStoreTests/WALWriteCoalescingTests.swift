@@ -5,7 +5,7 @@ import Testing
 @testable import HearthStore
 
 /// The writer's WAL writes are gathered into a few `pwrite`s per commit
-/// (`WALWriteCoalescing`, issue 30), only where commits sync the WAL, and nothing written
+/// (`WALWriteCoalescing`), only where commits sync the WAL, and nothing written
 /// through it is lost or seen torn.
 @Suite struct WALWriteCoalescingTests {
     let dir = TemporaryDirectory()

@@ -4,7 +4,7 @@ import Testing
 @testable import HearthStore
 
 /// `StoreOptions.maxNodesPerWrite`: a write may write, and may replace or delete, at most
-/// that many stored nodes (issue 13, "When a huge write arrives").
+/// that many stored nodes.
 @Suite struct WriteSizeTests {
     static func leaves(_ count: Int) -> JSONValue {
         .object(Dictionary(uniqueKeysWithValues: (0..<count).map { (JSONKey("k\($0)"), JSONValue.int(Int64($0))) }))

@@ -32,7 +32,7 @@ public enum PostgresTests {
     public static var enabled: Bool { PostgresCluster.isAvailable || PostgresCluster.isRequired }
 }
 
-/// A throwaway PostgreSQL cluster for tests (issue 17): one per test process, started on
+/// A throwaway PostgreSQL cluster for tests: one per test process, started on
 /// first use in a fresh directory on a free loopback port, trust authentication, stopped
 /// (immediate shutdown) and deleted when the process exits. Tests get a fresh database
 /// each from `makeDatabase()`, owned by the non-superuser role `hearth`, as a deployment

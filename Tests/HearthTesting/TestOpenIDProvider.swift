@@ -2,7 +2,7 @@ import COpenSSL
 import Foundation
 import Synchronization
 
-/// A small OpenID Connect issuer for tests (issue 29): its own RSA and EC P-256 keys,
+/// A small OpenID Connect issuer for tests: its own RSA and EC P-256 keys,
 /// a discovery document, a JWKS and Google's certificate format over HTTP on 127.0.0.1
 /// (port 0), and ID tokens minted with either key. Keys rotate on request; the JWKS can
 /// be made to hang (a provider that is down), and fetches are counted.

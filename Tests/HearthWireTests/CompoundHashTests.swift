@@ -4,11 +4,11 @@ import HearthTesting
 import HearthWire
 import Testing
 
-/// Compound hashes (wire spec §4.2) against an independent implementation of the iOS SDK's
-/// `FCompoundHash`: `EndToEndTests/Python/compound_hash.py` (written from the SDK's
-/// sources, run in the test virtualenv) computes the `ch` a client with the cached value
-/// sends, with the SDK's size-based cuts; the server's hashes of the same ranges must be
-/// the same, bit for bit, and a change must show in exactly the range that holds it.
+/// Compound hashes (docs/protocol/wire.md §4.2) against an independent implementation of
+/// the iOS SDK's `FCompoundHash`: `EndToEndTests/Python/compound_hash.py` (written from the
+/// SDK's sources, run in the test virtualenv) computes the `ch` a client with the cached
+/// value sends, with the SDK's size-based cuts; the server's hashes of the same ranges must
+/// be the same, bit for bit, and a change must show in exactly the range that holds it.
 @Suite struct CompoundHashTests {
     /// The `ch` the Python client computes for `value` (`threshold` 0: the SDK's own).
     static func clientHash(_ value: String, threshold: Int) throws -> (hashes: [String], posts: [String]) {

@@ -1,7 +1,8 @@
 import HearthWire
 import Testing
 
-/// The long-poll framing from literals (spec §8; JS SDK BrowserPollConnection.ts).
+/// The long-poll framing from literals (docs/protocol/wire.md §8; JS SDK
+/// BrowserPollConnection.ts).
 @Suite struct LongPollFramingTests {
     typealias Segment = LongPollSegments.Segment
 

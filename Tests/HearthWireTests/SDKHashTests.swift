@@ -2,7 +2,7 @@ import HearthJSON
 import Testing
 @testable import HearthWire
 
-/// The vectors of wire protocol spec §4.4: each is what the official JS SDK sent as `h`.
+/// The vectors of docs/protocol/wire.md §4.4: each is what the official JS SDK sent as `h`.
 @Suite("Wire: the SDK hash")
 struct SDKHashTests {
     @Test(arguments: [

@@ -9,7 +9,7 @@ struct WireCodecTests {
     }
 
     @Test func requestsPingsAndControlMessagesDecode() throws {
-        // Captured from the JS SDK (spec §3.2, §4.7).
+        // Captured from the JS SDK (docs/protocol/wire.md §3.2, §4.7).
         #expect(try Self.decode(#"{"t":"d","d":{"r":1,"a":"s","b":{"c":{"sdk.node.12-18-0":1}}}}"#)
             == .request(number: 1, action: "s", body: .object(["c": .object(["sdk.node.12-18-0": .int(1)])])))
         #expect(try Self.decode(#"{"t":"d","d":{"r":0,"a":"q","b":{"p":"/a","h":""}}}"#)
@@ -95,7 +95,8 @@ struct WireCodecTests {
     }
 }
 
-/// Outbound chunking (spec §2.1): long messages go as a count and chunks, each valid UTF-8.
+/// Outbound chunking (docs/protocol/wire.md §2.1): long messages go as a count and chunks,
+/// each valid UTF-8.
 @Suite struct WireOutboundChunkTests {
     @Test func shortMessagesGoWhole() {
         let message = Array(#"{"t":"d","d":{}}"#.utf8)

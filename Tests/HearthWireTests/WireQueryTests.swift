@@ -15,7 +15,8 @@ struct WireQueryTests {
     }
 
     @Test func theCapturedLimitToLastQuery() throws {
-        // Captured for query(favs, orderByChild('order'), limitToLast(2)) (spec §4.1).
+        // Captured for query(favs, orderByChild('order'), limitToLast(2))
+        // (docs/protocol/wire.md §4.1).
         let query = try Self.query(#"{"l":2,"vf":"r","i":"order"}"#)
         #expect(query == WireQuery(index: .child("order"), limit: .last(2)))
         #expect(query.filters)

@@ -4,7 +4,7 @@ import HearthStore
 import Synchronization
 import Testing
 
-/// The triggers' outbox (DESIGN.md §11, docs/architecture.md "The storage contract"),
+/// The triggers' outbox (docs/design.md §11, docs/architecture.md "The storage contract"),
 /// checked the same way on every engine: a write's events commit in its transaction, ids
 /// follow commit order, the delivery state behaves as `TriggerOutbox` documents.
 @Suite struct OutboxContractTests {

@@ -1,7 +1,7 @@
 import HearthStore
 import Testing
 
-/// Provider links (issue 29) on every engine: written and read with their user, found by
+/// Provider links on every engine: written and read with their user, found by
 /// provider account, one user per provider account, kept by an import, gone with the user.
 @Suite struct ProviderLinkContractTests {
     @Test(arguments: ContractEngine.all)

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Where a create's time goes in the writer (issue 30 point 3): one wrk scenario (default
+# Where a create's time goes in the writer: one wrk scenario (default
 # create) against a fresh seeded Hearth, and the writer's own figures from /metrics over
 # the run: group commits, writes per commit, and the share of the run the writer spent
 # inside commits (hearth_commit_duration_seconds: a batch's apply, COMMIT and fsync).
 # A writer inside commits nearly all the time while the server's CPU stays well below
-# the machine's is waiting on the disk, not short of CPU (BENCHMARKS.md, issue 30).
+# the machine's is waiting on the disk, not short of CPU (BENCHMARKS.md).
 #
 #   HEARTH_BIN=/path/to/hearth scripts/bench/commit_stats.sh [create|update|...]
 #

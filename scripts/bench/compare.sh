@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Hearth vs PocketBase (the closest existing peer), in one run, on the scenarios both
-# can serve today, with the shared kit's workload (50 reader users x 20 favourites, READERS
+# can serve today, with the load harness's workload (50 reader users x 20 favourites, READERS
 # to change; 50 writer users; requests rotate over the users):
 #   list   = GET one user's whole favourites (Hearth: /users/<uid>/favorites.json;
 #            PocketBase: records?perPage=1000&skipTotal=1, filtered to the caller by its list rule)

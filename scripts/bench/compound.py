@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compound hashes (issue 28 point 4) for scripts/bench/compound.sh: a client holding N
+"""Compound hashes for scripts/bench/compound.sh: a client holding N
 cached favourites, K of them changed while it was away, re-listens over /.ws, once as
 today's clients do without `ch` (the whole value comes back as `d`) and once as iOS and
 Android do with `ch` (the compound hash of its cache; only the changed ranges come back

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Compound hashes (issue 28 point 4): the reconnect of a client holding N cached
+# Compound hashes: the reconnect of a client holding N cached
 # favourites (default 10,000), K (default 10) changed while it was away: bytes the server
 # sends for its re-listen and the time from the listen to its `ok` (in sync), without
-# `ch` (today's JS clients, and every client before issue 28: the whole value as `d`) and
+# `ch` (today's JS clients, and any client of a server without compound hashes: the whole
+# value as `d`) and
 # with `ch` (iOS and Android: only the changed ranges, as `rm`). One fresh Hearth (release
 # build, open rules, synchronous=full), RUNS runs alternating the two modes on the same
 # data; medians. The client is compound.py in the test virtualenv (scripts/python-env.sh).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hearth as the Realtime Database emulator in a test suite (issue 28): how long `hearth
+# Hearth as the Realtime Database emulator in a test suite: how long `hearth
 # serve --accept-emulator-owner` takes from exec to its first answer (GET /healthz), and
 # the wall time of a small rules-test suite run as @firebase/rules-unit-testing drives an
 # emulator: Tests/EndToEndTests/Python/rules_unit_testing.py (two test environments side

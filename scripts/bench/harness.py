@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Copied from the team's shared bench kit (shared/bench/harness.py), unchanged except
+# Copied from the team's load harness, unchanged except
 # that paths in comments and help texts now say scripts/bench/ instead of bench/, and one
 # fix in SubscriberWorker._open_one (the kit still has the bug): a subscriber's "ready"
 # waiter is registered before the connection exists, not after create_connection returns.

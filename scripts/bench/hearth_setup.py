@@ -2,7 +2,7 @@
 """Seed a running Hearth server (open to anonymous requests, empty data dir) for
 scripts/bench/harness.py and write the fixtures file (stdlib only, http.client).
 
-Written for this repo after the shared bench kit's pocketbase_setup.py; the fixtures
+Written for this repo after the team's load harness's pocketbase_setup.py; the fixtures
 have the same keys:
   readers:  [{uid, token, ids: [20 favourite keys]}]   list / get / put / update
   writers:  [{uid, token, ids: []}]                     create (so the readers' lists stay at 20)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Huge writes (issue 13): what one very large write costs the other writers, and the
+"""Huge writes: what one very large write costs the other writers, and the
 memory the server keeps afterwards. Not a test: numbers for BENCHMARKS.md.
 
 For each binary given (e.g. the commit before the limit and the current one), a fresh

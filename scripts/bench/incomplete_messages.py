@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Incomplete messages (issue 25, point 3): the server's memory (RSS) when unauthenticated
+"""Incomplete messages: the server's memory (RSS) when unauthenticated
 sockets each send most of a large WebSocket message on /.ws and never finish it, and
 whether legitimate clients are still served meanwhile. Not a test: numbers for
 BENCHMARKS.md.

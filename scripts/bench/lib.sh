@@ -126,7 +126,7 @@ build_hearth() {
   [ -x "$HEARTH_BIN" ] || { echo "no $HEARTH_BIN; run: swift build -c release" >&2; exit 1; }
 }
 
-# The load generator of the fan-out and idle-connection runs (issue 30): LOADGEN=compiled
+# The load generator of the fan-out and idle-connection runs: LOADGEN=compiled
 # (default) is hearth-load (Sources/hearth-load: epoll threads, built here in release),
 # LOADGEN=python keeps the Python asyncio clients (wire.py, harness.py sse). LOADGEN_BIN: a
 # prebuilt hearth-load. LOADGEN_THREADS (2) subscriber threads, LOADGEN_SOURCES (4) loopback
@@ -330,7 +330,7 @@ ensure_pocketbase() {
 
 # pb_prepare: PocketBase data and fixtures in $WORK/pb (pb_data/, fixtures.json, venv link)
 # and a free loopback PB_ADDR (after ensure_pocketbase). Either a fresh setup with the
-# shared kit's pocketbase_setup.sh (READERS x PER_USER favourites, default 50 x 20, WRITERS
+# load harness's pocketbase_setup.sh (READERS x PER_USER favourites, default 50 x 20, WRITERS
 # 50, the SSE user), or, with PB_SEED=<dir> (a finished setup's BENCH_WORK: pb_data/ +
 # fixtures.json, PocketBase stopped; scripts/bench/run makes one), a copy of it, so several
 # scripts measure the same data without paying for the setup each time.
@@ -361,7 +361,7 @@ ensure_plot_venv() {
   fi
 }
 
-# PostgreSQL for the benchmarks of issue 17 (nodes.sh, pgclient.sh): a throwaway cluster
+# PostgreSQL for the multi-node benchmarks (nodes.sh, pgclient.sh): a throwaway cluster
 # from $PG_BINDIR (initdb into its own temp folder, 127.0.0.1, a free port, fsync on,
 # trust for the superuser `admin`), run as the `postgres` user when this runs as root.
 # Sets PGDIR and PGPORT; stops the cluster and cleans up at exit.

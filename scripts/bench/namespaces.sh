@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Namespaces on PostgreSQL (issue 28): acknowledged writes/s with 1, 2 and 4 busy
+# Namespaces on PostgreSQL: acknowledged writes/s with 1, 2 and 4 busy
 # namespaces on NODES Hearth nodes sharing one PostgreSQL database. Each namespace is a
 # schema of its own with its own ordering lock and change numbering, so writes to
 # different namespaces should not wait on each other. The load: scripts/bench/nodes.py

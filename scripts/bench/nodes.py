@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Load for several Hearth nodes (issue 17): writes spread over the nodes, and fan-out
+"""Load for several Hearth nodes: writes spread over the nodes, and fan-out
 from one node's writes to subscribers on every node. Used by scripts/bench/nodes.sh.
 
   nodes.py writes  --ports 9001,9002 --connections 64 --seconds 10
       Closed-loop REST PUTs (HTTP/1.1 keep-alive, one request in flight per connection),
       connections spread round-robin over the ports, each writing its own key. Prints one
       JSON line: acknowledged writes/s, latency p50/p99 (ms), errors. With --namespaces N
-      (issue 28) connection i writes to namespace bench-<i % N> (`?ns=`), N busy namespaces.
+      connection i writes to namespace bench-<i % N> (`?ns=`), N busy namespaces.
 
   nodes.py fanout --ports 9001,9002 --subscribers 300 --rate 10 --seconds 10
       SSE subscribers on /bench/fan, spread round-robin over the ports; a writer PUTs to the

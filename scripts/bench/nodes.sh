@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Several Hearth nodes on one PostgreSQL (issue 17), beside one Hearth on SQLite, in one
+# Several Hearth nodes on one PostgreSQL, beside one Hearth on SQLite, in one
 # run: acknowledged writes/s (REST PUT, closed loop, NODES_CONNS connections spread over
 # the nodes) and fan-out latency (SSE subscribers spread over the nodes, writes at
 # FAN_RATE/s on the first node; "local" = subscribers on the writer's node, "remote" =

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The PostgreSQL client choice of issue 17, measured: libpq (HearthPostgres's client, C,
+# The PostgreSQL client choice, measured: libpq (HearthPostgres's client, C,
 # blocking, one thread per connection) against postgres-nio 1.33.2 (the maintained Swift
 # client, async on SwiftNIO), both with prepared statements, on one throwaway PostgreSQL
 # cluster (as scripts/bench/nodes.sh starts it). Workloads: `select` (one round trip) with

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Copied from the team's shared bench kit (shared/bench/pocketbase_setup.py), unchanged
+# Copied from the team's load harness, unchanged
 # except the path in the docstring (scripts/bench/harness.py).
 """Create the favorites collection, users, records and tokens on a running
 PocketBase (>= 0.23 API), check the access rules, and write a fixtures file

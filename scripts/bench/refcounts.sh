@@ -5,7 +5,7 @@
 # when libsqlite3 is linked dynamically), and system calls (all, and the writes, reads,
 # fdatasyncs and futex waits among them) and context switches. Counts do not depend on how
 # busy the machine is, so two builds can be compared while other work runs (a req/s figure
-# cannot). Issue 26 found its GET regression this way, issue 30 the cost of a create
+# cannot). A GET regression and the cost of a create were found this way
 # (BENCHMARKS.md).
 #
 #   HEARTH_BIN=/path/to/hearth scripts/bench/refcounts.sh get

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """One table for scripts/bench/run: Hearth vs PocketBase (and nginx) on every figure of
-issue 8, with ratios, the issue's targets, an optional BENCHMARKS.md section and a PNG chart.
+the comparison, with ratios, Hearth's targets, an optional BENCHMARKS.md section and a PNG chart.
 
   report.py --dir RESULTS_DIR [--date D] [--command CMD] [--quick]
-            [--benchmarks BENCHMARKS.md --chart-ref docs/bench/ratios-D.png]
+            [--benchmarks BENCHMARKS.md --chart-ref docs/bench/ratios-<date>.png]
             [--chart PNG] [--table-out FILE]
 
 Reads the result lines (JSONL) the bench scripts wrote into RESULTS_DIR:
@@ -18,7 +18,7 @@ A missing file only leaves its rows as "missing".
 Every figure gets one row: Hearth's value, the peer's (PocketBase, or nginx for the HTTP
 layer), and a ratio oriented so that > 1 always means Hearth is better: higher-is-better
 figures (req/s, events/s) are Hearth/peer, lower-is-better ones (latency, memory, start
-time) peer/Hearth. Rows with a target from the issue are marked met / missed:
+time) peer/Hearth. Rows with a target (Hearth's goal against its peer) are marked met / missed:
   list, get      >= 3x req/s, and a lower p99 (p99 ratio > 1)
   create, update >= 2x req/s
   stream delivery p99 at 1,000 subscribers <= 1/2 of PocketBase's (ratio >= 2)
@@ -31,7 +31,7 @@ exists; a row whose runs were all disturbed says so.
 
 Stdlib only, except the chart (--chart), which needs matplotlib (scripts/bench/run installs
 it into a cached venv outside the repo and runs this file with that venv's python).
-Written for Hearth's scripts/bench/ (not part of the shared bench kit).
+Written for Hearth's scripts/bench/ (not part of the team's load harness).
 """
 import argparse
 import json
@@ -354,7 +354,7 @@ def main():
             print("chart: %s" % a.chart, file=sys.stderr)
 
     sync = a.hearth_sync
-    lines = ["## Hearth vs PocketBase and nginx, all figures in one run (issue 8) — %s%s" % (a.date, smoke), ""]
+    lines = ["## Hearth vs PocketBase and nginx, all figures in one run — %s%s" % (a.date, smoke), ""]
     lines += ["```sh", a.command, "```", ""]
     if meta:
         lines += ["    " + m for m in meta] + [""]

@@ -27,7 +27,7 @@
       The Markdown section (stdout and RESULTS_DIR/scaling.md) from scaling.jsonl (this
       script's and harness.py's result lines), streams.jsonl (streams.sh HEARTH_ONLY=1)
       and scaling.meta.
-Written for Hearth's scripts/bench/ (not part of the shared bench kit).
+Written for Hearth's scripts/bench/ (not part of the team's load harness).
 """
 import argparse
 import json
@@ -274,7 +274,7 @@ def cmd_report(a):
         return ""
 
     smoke = " — QUICK smoke run, not a measurement" if a.quick else ""
-    L = ["## Scaling curves: data size and number of streams (issue 8) — %s%s" % (a.date, smoke), "",
+    L = ["## Scaling curves: data size and number of streams — %s%s" % (a.date, smoke), "",
          "```sh", a.command, "```", ""]
     L += ["    " + m for m in meta] + [""]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scaling curves for issue 8 (part 3), Hearth alone: how read and write throughput and
+# Scaling curves, Hearth alone: how read and write throughput and
 # stream latency change with the size of the data and with the number of open streams,
 # so users can see where one machine ends. Prints a Markdown section (stdout and
 # $RESULTS_DIR/scaling.md) to paste into BENCHMARKS.md; never edits the repo.

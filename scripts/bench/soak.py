@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Soak load generator for scripts/bench/soak.sh (issue 13); stdlib + harness.py.
+"""Soak load generator for scripts/bench/soak.sh; stdlib + harness.py.
 
   soak.py run    --url http://127.0.0.1:PORT --pid PID --data-dir DIR --out RESULTS.jsonl [knobs]
   soak.py report RESULTS.jsonl        Markdown table (one row per sample) + summary

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak (issue 13; not in CI): SOAK_STREAMS live streams held open plus a steady write load
+# Soak (not in CI): SOAK_STREAMS live streams held open plus a steady write load
 # for SOAK_MINUTES, one Hearth process throughout; every SOAK_SAMPLE_SECONDS the server's
 # RSS, open files and the latencies are sampled, so leaks and drift show as a curve.
 #   - Hearth: release binary (HEARTH_BIN, else `swift build -c release`), fresh data dir,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Live change streams, Hearth vs PocketBase's realtime, in one run (issue 5), with the
-# shared kit's SSE fan-out scenario (harness.py sse; /work/shared/bench/README.md):
+# Live change streams, Hearth vs PocketBase's realtime, in one run, with the
+# load harness's SSE fan-out scenario (harness.py sse):
 #   N subscribers, all signed in as the same user, hold one stream each on that user's
 #   favourites (Hearth: GET /users/<uid>/favorites.json, Accept: text/event-stream, Bearer
 #   token, live on the first `event: put`; PocketBase: GET /api/realtime, then POST the
@@ -26,7 +26,7 @@
 # HEARTH_SYNC=normal to match PocketBase), PocketBase synchronous=NORMAL (no fsync per
 # commit). Both sides and the load generator share the machine's 2 cores.
 #
-# Load generator (issue 30): Hearth's streams are opened and measured by hearth-load
+# Load generator: Hearth's streams are opened and measured by hearth-load
 # (LOADGEN=compiled, the default; Sources/hearth-load, built here in release; same
 # measurement and result fields as harness.py sse, plus client: "hearth-load"), or by
 # harness.py (LOADGEN=python). PocketBase's realtime (its own subscribe protocol) is always

@@ -17,7 +17,7 @@ per (writes/s, N, target), medians over runs: send->recv and ack->recv p50/p99, 
 p99, events/s, delivered %, KiB per stream, and, with --sse-pair A/B (e.g.
 hearth/pocketbase), a ratio table per (writes/s, N): latency B/A, events/s A/B, KiB per
 stream B/A (above 1 = A is faster / leaner).
-Written for Hearth's scripts/bench/ (not part of the shared bench kit).
+Written for Hearth's scripts/bench/ (not part of the team's load harness).
 """
 import argparse
 import json

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Driver and receiver for scripts/bench/triggers.sh (database triggers, issue 27). Stdlib only.
+"""Driver and receiver for scripts/bench/triggers.sh (database triggers). Stdlib only.
 
   triggers.py receiver --port P                 an HTTP receiver of Hearth's CloudEvents: answers
         204 to every POST and records (arrival time, ce-time, ce-ref); GET /__stats?prefix=R

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Database triggers (issue 27, docs/triggers.md): what they cost writes, how fast events
+# Database triggers (docs/triggers.md): what they cost writes, how fast events
 # arrive, how fast a backlog drains. Hearth alone; receivers are scripts/bench/triggers.py's
 # asyncio HTTP receiver (answers 204, records arrival times; its CPU is reported so it is
 # seen not to be the limit).
 #
-#  (a) throughput: REST creates (the shared kit's `create` scenario, harness.py + wrk,
+#  (a) throughput: REST creates (the load harness's `create` scenario, harness.py + wrk,
 #      reference rules, every request with its user's ID token) on three servers started
 #      side by side with 0, 1 and 10 triggers matching every create
 #      (/users/{uid}/favorites/{favId}); runs alternate 0, 1, 10, 0, 1, 10, ...; before

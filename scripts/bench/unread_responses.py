@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Unread responses (issue 13): the server's memory (RSS) when one client asks for a large
+"""Unread responses: the server's memory (RSS) when one client asks for a large
 answer on many connections and never reads it. Not a test: numbers for BENCHMARKS.md.
 
-The attack from the issue: an anonymous user stores FAVORITES of their own favourites
+The attack: an anonymous user stores FAVORITES of their own favourites
 (20,000 make a ~4.5 MB answer, allowed by the reference rules), then opens CONNECTIONS
 connections that each send `GET /users/<uid>/favorites.json` and never read. Without a
 bound the server keeps each unsent answer until the write timeout (30 s) closes the

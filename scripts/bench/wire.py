@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Firebase wire-protocol load generator for scripts/bench/wire.sh (stdlib only; Python 3.9+).
 
-Speaks the SDKs' protocol (spec/firebase-wire-protocol.md) over /.ws?v=5&ns=<ns> with a
+Speaks the SDKs' protocol (docs/protocol/wire.md) over /.ws?v=5&ns=<ns> with a
 small RFC 6455 client on asyncio Protocols (upgrade, unmasked server frames in, masked
 text frames out, pings answered), written like the SSE harness's raw subscriber so the two
 load generators cost about the same per connection and per event.
@@ -727,7 +727,7 @@ def cmd_report(a):
              "**%s**%s (%s)" % (f(kib_own), flag(idle, idle_d), ready), "–"] + (["–"] if has_pb else []) + ["≤ 4 KiB", v])
         written = [r for r in idle_k if r.get("write_rate")]
         if written:
-            # issue 30 point 4: writes to ONE idle connection's path (hearth-load, IDLE_RATE)
+            # Writes to ONE idle connection's path (hearth-load, IDLE_RATE)
             p99 = agg(written, "lat_send_p99_ms")
             v = "–" if p99 is None else ("**met**" if p99 <= 50.0 else "**missed**")
             if p99 is not None:

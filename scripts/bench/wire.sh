@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The Firebase wire protocol (/.ws?v=5&ns=<ns>, spec/firebase-wire-protocol.md) under load,
-# beside Hearth's SSE streams and PocketBase's realtime, in ONE run (issue 14 §6):
+# The Firebase wire protocol (/.ws?v=5&ns=<ns>, docs/protocol/wire.md) under load,
+# beside Hearth's SSE streams and PocketBase's realtime, in ONE run:
 #
 #  1. Memory: a fresh Hearth, N WebSocket connections (N in WIRE_NS), each: upgrade, wait
 #     for the handshake, `auth` with the SSE user's ID token, `q` on ITS OWN path
@@ -44,8 +44,8 @@
 # (synchronous=NORMAL). Every fan-out/memory measurement starts a FRESH server process
 # (same data dir), the SSE user's favourites emptied first (initial data null).
 #
-# The load generator of the memory and fan-out runs (1-3) is hearth-load (issue 30;
-# Sources/hearth-load, built here in release): the same measurement as wire.py fanout /
+# The load generator of the memory and fan-out runs (1-3) is hearth-load
+# (Sources/hearth-load, built here in release): the same measurement as wire.py fanout /
 # harness.py sse_once, same result fields (plus client: "hearth-load"), from 2 epoll threads
 # (LOADGEN_THREADS) and a writer thread in one process, connections spread over 4 loopback
 # source addresses (LOADGEN_SOURCES). LOADGEN=python: the Python clients (one asyncio process
@@ -54,7 +54,7 @@
 # Every client shares the machine's cores with the servers: per-event client cost is part of
 # every latency, so every row shows the client's CPU (client_cpu_pct) beside the server's.
 #
-# Issue 30's rows: fan-out at N=1,000 and 10,000, 10 writes/s, wire and SSE:
+# The fan-out rows of one node at full scale: fan-out at N=1,000 and 10,000, 10 writes/s, wire and SSE:
 #   WIRE_NS=1000,10000 WIRE_RATES=10 HEARTH_ONLY=1 SKIP=idle,stages,writes scripts/bench/wire.sh
 # ~19,000 idle listening connections, each on its own path, and writes to ONE of those paths
 # (the first connection's) at IDLE_RATE writes/s, p99 on that connection (LOADGEN=compiled):

@@ -3,7 +3,7 @@ import HearthAuth
 import HearthHTTPClient
 import HearthJSON
 
-/// One identity provider the operator configured (issue 29; docs/api.md, "Identity
+/// One identity provider the operator configured (docs/api.md, "Identity
 /// providers"): whose ID tokens `accounts:signInWithIdp` accepts, checked against which
 /// issuer, audiences and keys.
 public struct IdentityProvider: Sendable, Equatable {
@@ -48,7 +48,7 @@ public struct IdentityProvider: Sendable, Equatable {
     public static let googleKeysURL = "https://www.googleapis.com/oauth2/v3/certs"
     public static let appleIssuer = "https://appleid.apple.com"
     public static let appleKeysURL = "https://appleid.apple.com/auth/keys"
-    /// Google's certificates for Firebase project ID tokens (spec §4.3).
+    /// Google's certificates for Firebase project ID tokens (docs/protocol/auth.md §4.3).
     public static let firebaseKeysURL = "https://www.googleapis.com/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com"
     /// The largest providers file read.
     public static let maxFileBytes = 64 * 1024

@@ -5,7 +5,7 @@ import HearthHTTPClient
 import HearthJSON
 import Synchronization
 
-/// The configured identity providers and their keys (issue 29). Keys from a URL are
+/// The configured identity providers and their keys. Keys from a URL are
 /// fetched when first needed, refreshed in the background every `refreshIntervalSeconds`,
 /// fetched again at once when a token names an unknown `kid` (at most once per
 /// `unknownKeyRefreshSeconds` per provider), and kept on disk in `cacheDirectory` so a

@@ -1,7 +1,7 @@
 /// Base64 (RFC 4648 §4) and base64url (§5), strict on decode.
 ///
 /// Written here rather than taken from Foundation, which Hearth keeps off its paths
-/// (LINUX-SWIFT-NOTES.md). Decoding is strict so that each byte string has exactly one
+/// (docs/linux-notes.md). Decoding is strict so that each byte string has exactly one
 /// accepted text form: no whitespace, no characters from the other alphabet, padding only
 /// where the caller allows it, and the unused low bits of the last character must be zero.
 /// Without that, `abc` and `abd` could decode to the same bytes and a JWT would have

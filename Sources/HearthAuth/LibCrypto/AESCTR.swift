@@ -2,9 +2,10 @@ import COpenSSL
 
 /// AES-256 in counter mode through libcrypto's EVP cipher API.
 ///
-/// Only Firebase's modified scrypt needs it (spec §5.2): the 16-byte counter block starts at
-/// all zeros and libcrypto increments it as a 128-bit big-endian number, which for any
-/// input shorter than 2^64 blocks equals "64-bit nonce 0 || 64-bit BE counter from 0".
+/// Only Firebase's modified scrypt needs it (docs/protocol/auth.md §5.2): the 16-byte
+/// counter block starts at all zeros and libcrypto increments it as a 128-bit big-endian
+/// number, which for any input shorter than 2^64 blocks equals "64-bit nonce 0 || 64-bit BE
+/// counter from 0".
 enum AESCTR {
     static let keyByteCount = 32
     static let blockByteCount = 16

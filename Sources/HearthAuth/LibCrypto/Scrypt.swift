@@ -4,7 +4,7 @@ import COpenSSL
 ///
 /// Callers validate parameters first (`ScryptParameters`, `FirebaseScrypt`); this only
 /// computes. `maxMemory` is passed explicitly because libcrypto's default cap (`maxmem = 0`
-/// means 32 MiB) rejects N = 2^15, r = 8 (LINUX-SWIFT-NOTES.md).
+/// means 32 MiB) rejects N = 2^15, r = 8 (docs/linux-notes.md).
 enum Scrypt {
     /// The bytes libcrypto's scrypt allocates for these parameters: the B array
     /// (`p * 128 * r`) plus V and its scratch (`128 * r * (N + 2)`), the sum it checks

@@ -1,5 +1,5 @@
 /// Checks passwords against hashes exported from Firebase Auth (`firebase auth:export`),
-/// which use Firebase's modified scrypt (spec §5.2):
+/// which use Firebase's modified scrypt (docs/protocol/auth.md §5.2):
 ///
 ///     salt' = salt || saltSeparator
 ///     dk    = scrypt(P = password (UTF-8), S = salt', N = 2^memCost, r = rounds, p = 1, dkLen = 64)
@@ -7,7 +7,7 @@
 ///
 /// Only the first 32 bytes of the 64-byte scrypt output are used, and the output is as long
 /// as the signer key. Imported users keep these hashes until their first successful sign-in,
-/// when the caller re-hashes with `PasswordHasher` (DESIGN.md §6).
+/// when the caller re-hashes with `PasswordHasher` (docs/design.md §6).
 ///
 /// The signer key is a project-wide secret: it is not in `description` or the mirror.
 public struct FirebaseScrypt: Sendable, CustomStringConvertible, CustomReflectable {
@@ -80,7 +80,8 @@ public struct FirebaseScrypt: Sendable, CustomStringConvertible, CustomReflectab
     }
 
     /// `verify` with the user's `salt` and `passwordHash` as they appear in an export
-    /// (spec §5.1: standard base64; padding optional). Undecodable input is a mismatch.
+    /// (docs/protocol/auth.md §5.1: standard base64; padding optional). Undecodable input
+    /// is a mismatch.
     public func verify(password: String, base64Salt: String, base64Hash: String) -> Bool {
         guard let salt = Base64.decode(base64Salt, alphabet: .standard, padding: .optional),
               let expected = Base64.decode(base64Hash, alphabet: .standard, padding: .optional)

@@ -1,5 +1,5 @@
 /// Hashes and verifies user passwords with scrypt (RFC 7914) via libcrypto's
-/// `EVP_PBE_scrypt`, storing them as `PHCString`s (DESIGN.md §6).
+/// `EVP_PBE_scrypt`, storing them as `PHCString`s (docs/design.md §6).
 ///
 /// Each password gets its own random salt (`RAND_bytes`), and the parameters travel with
 /// the hash, so raising `parameters` later only affects new hashes; `needsRehash` tells the

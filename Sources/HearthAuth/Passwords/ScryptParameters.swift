@@ -19,7 +19,7 @@ public struct ScryptParameters: Sendable, Hashable, CustomStringConvertible {
     public let hashLength: Int
 
     /// N = 2^15, r = 8, p = 1, 16-byte salt, 32-byte hash: ~87 ms and 32 MiB per hash on
-    /// the reference machine (LINUX-SWIFT-NOTES.md). Raise `logN` when the hardware allows;
+    /// the reference machine (docs/linux-notes.md). Raise `logN` when the hardware allows;
     /// `PasswordHasher.needsRehash` then upgrades stored hashes as users sign in.
     public static let `default` = ScryptParameters(unchecked: 15, r: 8, p: 1, saltLength: 16, hashLength: 32)
 

@@ -2,7 +2,7 @@ import Dispatch
 import Synchronization
 
 /// Runs expensive password jobs (scrypt hashing and verification) at most `width` at a time,
-/// with a bounded backlog (DESIGN.md §6; LINUX-SWIFT-NOTES.md pitfall 4).
+/// with a bounded backlog (docs/design.md §6; docs/linux-notes.md pitfall 4).
 ///
 /// Why: one scrypt at the default parameters takes ~87 ms of CPU and 32 MiB, so a burst of
 /// sign-ins run unbounded would exhaust memory, and run on the I/O queues it would stall every

@@ -1,7 +1,7 @@
 import COpenSSL
 import HearthJSON
 
-/// A public key of an identity provider (issue 29): RSA (RS256) or EC P-256 (ES256), read
+/// A public key of an identity provider: RSA (RS256) or EC P-256 (ES256), read
 /// from a JWK (`kty` `RSA` with `n`/`e`, or `EC` with `crv` `P-256` and `x`/`y`) or from an
 /// X.509 certificate in PEM (Google's format for Firebase project keys). Verifies only the
 /// algorithm its type allows, so a key can never be used with another one.

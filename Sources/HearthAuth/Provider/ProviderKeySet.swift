@@ -1,6 +1,6 @@
 import HearthJSON
 
-/// A provider's published keys, by `kid` (issue 29).
+/// A provider's published keys, by `kid`.
 public enum ProviderKeySet {
     /// The most keys one document may hold.
     public static let maxKeys = 64

@@ -1,6 +1,6 @@
 import HearthJSON
 
-/// Verifies an identity provider's OpenID Connect ID token (issue 29): Google's, Apple's,
+/// Verifies an identity provider's OpenID Connect ID token: Google's, Apple's,
 /// any OIDC issuer's, or a Firebase project's. The checks, in order, each failure its own
 /// `ProviderTokenFailure`: a compact JWT (at most `TokenVerifier.maxTokenBytes`, no `crit`);
 /// `alg` RS256 or ES256 (checked before a key is touched); `kid` names one of `keys`, of

@@ -1,5 +1,5 @@
 /// A rotated refresh token's successor, sealed so that only the rotated token opens it
-/// (issue 15: a client whose refresh answer was lost retries with the token it still has,
+/// (a client whose refresh answer was lost retries with the token it still has,
 /// and gets the same new pair instead of being taken for a thief).
 ///
 /// The successor's 32 random bytes are XORed with SHA-256 of a fixed label and the rotated

@@ -1,5 +1,5 @@
 /// Opaque bearer secrets: refresh tokens, and any other token Hearth hands out and later
-/// looks up (DESIGN.md §6).
+/// looks up (docs/design.md §6).
 ///
 /// A token is 256 random bits, written as unpadded base64url (43 characters, safe in URLs,
 /// form bodies and JSON without escaping). Only `hash(_:)` of it is stored, so a leaked

@@ -2,7 +2,7 @@ import HearthJSON
 
 /// The OAuth2 JWT-bearer grant (RFC 7523) that google-auth's service-account credentials
 /// make, checked against the service accounts the operator listed in `adminServiceAccounts`
-/// (issue 27: a Cloud Function's firebase-admin writing back to Hearth outside emulator mode).
+/// (a Cloud Function's firebase-admin writing back to Hearth outside emulator mode).
 ///
 /// The assertion is an RS256 JWT signed with the account's private key: `iss` its
 /// `client_email`, `kid` its `private_key_id`, `aud` the token endpoint, `iat`/`exp` at most

@@ -1,7 +1,7 @@
 import HearthJSON
 
-/// Custom tokens (issue 15): what an app's own backend mints so its users sign in with
-/// `signInWithCustomToken` (spec §4.3: RS256 JWTs from firebase-admin's
+/// Custom tokens: what an app's own backend mints so its users sign in with
+/// `signInWithCustomToken` (docs/protocol/auth.md §4.3: RS256 JWTs from firebase-admin's
 /// `create_custom_token`, `aud` the Identity Toolkit URL below, `iss` = `sub` = the service
 /// account's email, `uid`, optional `claims`, at most an hour).
 ///

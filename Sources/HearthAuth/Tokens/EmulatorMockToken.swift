@@ -1,8 +1,8 @@
 import HearthJSON
 
-/// The unsigned ID tokens the Firebase SDKs make for the emulators (issue 28):
+/// The unsigned ID tokens the Firebase SDKs make for the emulators:
 /// `createMockUserToken` in the SDKs' util package, used by `@firebase/rules-unit-testing`'s
-/// `authenticatedContext(uid, claims)` (spec firebase-protocol.md §4.7). The header is
+/// `authenticatedContext(uid, claims)` (docs/protocol/emulator.md §4.7). The header is
 /// `{"alg":"none","type":"JWT"}`, the signature part empty, the claims any uid (`sub` =
 /// `user_id`) and claims, with `iat: 0` and `exp: 3600`. Nothing here decides whether such a
 /// token may be honoured: only emulator mode, from loopback, accepts it (the caller decides).

@@ -1,6 +1,7 @@
 import HearthJSON
 
-/// Builds the claims of a Firebase-shaped ID token (spec §4.3; DESIGN.md §6):
+/// Builds the claims of a Firebase-shaped ID token (docs/protocol/auth.md §4.3;
+/// docs/design.md §6):
 ///
 ///     iss = "https://securetoken.google.com/<projectId>", aud = <projectId>,
 ///     sub = user_id = <uid>, iat, exp = iat + lifetime, auth_time,
@@ -15,7 +16,8 @@ import HearthJSON
 /// every name this builder writes, so a custom claim can never override `user_id` or
 /// `email`.
 public struct IDTokenClaims: Sendable, Hashable {
-    /// ID tokens live one hour, as Firebase's do (`expiresIn: "3600"`, spec §4.1).
+    /// ID tokens live one hour, as Firebase's do (`expiresIn: "3600"`,
+    /// docs/protocol/auth.md §4.1).
     public static let defaultLifetime: Int64 = 3600
     /// The longest lifetime (`exp − iat`) Hearth issues, in seconds: Firebase never issues
     /// more than an hour. `TokenVerifier` refuses any longer-lived token, even correctly
@@ -119,8 +121,8 @@ public struct IDTokenClaims: Sendable, Hashable {
     }
 
     /// Checks custom claims as Firebase does when they are set (`accounts:update`
-    /// `customAttributes`, spec §4.1): an object, no reserved names, at most
-    /// `maxCustomClaimsBytes` of JSON. Returns the members.
+    /// `customAttributes`, docs/protocol/auth.md §4.1): an object, no reserved names, at
+    /// most `maxCustomClaimsBytes` of JSON. Returns the members.
     public static func validateCustomClaims(_ claims: JSONValue) throws(ClaimsError) -> [JSONKey: JSONValue] {
         guard let members = claims.objectValue else { throw .customClaimsNotAnObject }
         if let reserved = members.keys.strings.sorted().first(where: reservedClaimNames.contains) {

@@ -1,7 +1,7 @@
 import HearthJSON
 
-/// The JSON Web Key Set served at `/.well-known/jwks.json` (RFC 7517 §5; DESIGN.md §6), so
-/// other services can verify Hearth's ID tokens without calling it.
+/// The JSON Web Key Set served at `/.well-known/jwks.json` (RFC 7517 §5; docs/design.md
+/// §6), so other services can verify Hearth's ID tokens without calling it.
 public enum JWKS {
     /// `{"keys":[<jwk>, …]}` in the order given (current key first, by convention).
     public static func document(_ keys: [VerifyingKey]) -> JSONValue {

@@ -1,6 +1,7 @@
 import HearthJSON
 
-/// Turns verified ID-token claims into the `auth` variable of the security rules (spec §3.3):
+/// Turns verified ID-token claims into the `auth` variable of the security rules
+/// (docs/protocol/rules.md §3.3):
 /// `{"uid": <sub>, "provider": <firebase.sign_in_provider>, "token": <all claims>}`.
 ///
 /// Only ever call this with the result of `TokenVerifier.verify`: the rules trust every field.

@@ -1,6 +1,6 @@
 /// Why a token was rejected by `TokenVerifier`. One case per check, so tests can pin each
 /// rejection and the server can map them (e.g. `.expired` → `TOKEN_EXPIRED`, everything
-/// else → `INVALID_ID_TOKEN`, spec §4.1).
+/// else → `INVALID_ID_TOKEN`, docs/protocol/auth.md §4.1).
 ///
 /// Nothing from the token is echoed: descriptions are fixed texts plus claim names Hearth
 /// itself chose, so a log line never carries a bearer credential.

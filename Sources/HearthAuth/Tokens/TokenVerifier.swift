@@ -11,8 +11,8 @@ import HearthJSON
 /// 4. `kid` names a trusted key, and the signature verifies over the exact bytes of
 ///    `header "." payload`;
 /// 5. only then is the payload parsed: a JSON object with a string `sub` of 1…
-///    `maxSubjectLength` UTF-16 code units (Firebase's Admin SDKs, spec §4.3, count like
-///    JavaScript), numeric `exp` and `iat`;
+///    `maxSubjectLength` UTF-16 code units (Firebase's Admin SDKs,
+///    docs/protocol/auth.md §4.3, count like JavaScript), numeric `exp` and `iat`;
 /// 6. time: `exp` after now − leeway (RFC 7519 §4.1.4: "on or after" is expired), `iat` and (if present) `nbf` not after
 ///    now + leeway; the lifetime `exp − iat` at most `maxLifetime` (the most Hearth issues);
 /// 7. if configured, `aud` and `iss` equal the expected values (Firebase: the project id,
@@ -21,7 +21,7 @@ public struct TokenVerifier: Sendable {
     /// The longest token accepted, in bytes. Firebase ID tokens are ~1 KB; custom claims
     /// are capped at 1000 bytes (`IDTokenClaims.maxCustomClaimsBytes`), so 8 KiB is ample.
     public static let maxTokenBytes = 8 * 1024
-    /// The longest `sub` accepted (spec §4.3), in UTF-16 code units.
+    /// The longest `sub` accepted (docs/protocol/auth.md §4.3), in UTF-16 code units.
     public static let maxSubjectLength = 128
     /// Default clock-skew allowance in seconds between this server and whoever minted or
     /// checks the token: a token is accepted up to this long after its `exp`, and its `iat`

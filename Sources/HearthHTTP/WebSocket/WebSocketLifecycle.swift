@@ -6,7 +6,7 @@
 /// - `open`: after `pingInterval` without a frame from the peer, ping it (RFC 6455
 ///   §5.5.2); after a ping, `pongTimeout` without any frame means the peer is gone. Silence
 ///   alone never closes a session: Firebase clients that only receive send nothing for
-///   minutes, and their libraries answer pings by themselves (wire protocol spec §6.4).
+///   minutes, and their libraries answer pings by themselves (docs/protocol/wire.md §6.4).
 /// - `closing`: our close frame is queued. No clock runs here: once the frame is written the
 ///   connection half-closes and drains the peer's answer for at most
 ///   `HTTPLimits.lingerTimeout` (§7.1.1), as after any final HTTP response.

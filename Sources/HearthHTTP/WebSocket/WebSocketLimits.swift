@@ -1,4 +1,4 @@
-/// Every bound a WebSocket session enforces (STYLE habit 8: each has a test that crosses
+/// Every bound a WebSocket session enforces (each has a test that crosses
 /// it). Times are in seconds.
 public struct WebSocketLimits: Sendable, Equatable {
     /// Largest message, all of its fragments together. Over → close 1009, decided from the
@@ -14,7 +14,7 @@ public struct WebSocketLimits: Sendable, Equatable {
     public var maxBufferedBytes: Int = WebSocketLimits.defaultMaxBufferedBytes
     /// After this long without a frame from the peer, the server sends a ping (§5.5.2).
     /// Liveness is never judged by the peer's silence alone: Firebase clients that only
-    /// receive send nothing for minutes (wire protocol spec §6.4).
+    /// receive send nothing for minutes (docs/protocol/wire.md §6.4).
     public var pingInterval: Double = WebSocketLimits.defaultPingInterval
     /// After a ping, how long the peer has to send anything (its pong) before the
     /// connection is dropped as dead.

@@ -1,6 +1,6 @@
-/// One WebSocket session's protocol side as a pure state machine (STYLE habit 7): bytes
-/// and clock ticks in, actions out. No sockets: `HTTPConnection` carries the actions out
-/// through its bounded output, and tests feed it byte literals.
+/// One WebSocket session's protocol side as a pure state machine, so it is tested from
+/// literals: bytes and clock ticks in, actions out. No sockets: `HTTPConnection` carries
+/// the actions out through its bounded output, and tests feed it byte literals.
 ///
 /// The closing handshake (RFC 6455 §7): a peer's close is answered with a close carrying
 /// the same code (1000 when it had none) and the TCP connection is closed once that is

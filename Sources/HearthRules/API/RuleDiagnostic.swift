@@ -1,4 +1,4 @@
-/// One reason a rules file was rejected at load time (spec §3.6).
+/// One reason a rules file was rejected at load time (docs/protocol/rules.md §3.6).
 public struct RuleDiagnostic: Sendable, Hashable, CustomStringConvertible {
     /// The layer that found the problem (the corpus's `kind` of invalid rules).
     public enum Kind: String, Sendable, Hashable {
@@ -37,8 +37,8 @@ public struct RuleDiagnostic: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// A rules file that cannot be loaded: every problem found, in file order (spec §3.6). The
-/// deploy is rejected as a whole.
+/// A rules file that cannot be loaded: every problem found, in file order
+/// (docs/protocol/rules.md §3.6). The deploy is rejected as a whole.
 public struct RulesCompileError: Error, Sendable, CustomStringConvertible {
     public var diagnostics: [RuleDiagnostic]
 

@@ -1,4 +1,5 @@
-/// One node of the compiled rules tree, mirroring the data tree (spec §3.1).
+/// One node of the compiled rules tree, mirroring the data tree (docs/protocol/rules.md
+/// §3.1).
 final class RuleNode: Sendable {
     struct NamedChild: Sendable {
         let key: String
@@ -31,8 +32,9 @@ final class RuleNode: Sendable {
     }
 
     /// The rules node for data key `key`: a named child takes precedence over the wildcard
-    /// sibling (corpus §2, `cas-overlap-named-true-wildcard-false`). `captured` is true
-    /// when the wildcard matched, so the key becomes the `$name` variable.
+    /// sibling (docs/protocol/rules.md §3.2; conformance case
+    /// `cas-overlap-named-true-wildcard-false`). `captured` is true when the wildcard
+    /// matched, so the key becomes the `$name` variable.
     func child(_ key: String) -> (node: RuleNode, captured: Bool)? {
         for child in children where child.key.hasSameBytes(as: key) {
             return (child.node, false)

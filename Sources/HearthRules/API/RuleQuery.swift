@@ -1,6 +1,7 @@
 import HearthJSON
 
-/// The query parameters of a read, as the `query` rule variable sees them (spec §3.3).
+/// The query parameters of a read, as the `query` rule variable sees them
+/// (docs/protocol/rules.md §3.3).
 public struct RuleQuery: Sendable, Hashable {
     public enum OrderBy: Sendable, Hashable {
         case key
@@ -9,8 +10,8 @@ public struct RuleQuery: Sendable, Hashable {
         case child(String)
     }
 
-    /// `nil` when the read orders by nothing; `query.orderByKey` is then `true` (corpus
-    /// README "Harness conventions", medium confidence).
+    /// `nil` when the read orders by nothing; `query.orderByKey` is then `true` (a
+    /// convention of the conformance corpus, medium confidence).
     public var orderBy: OrderBy?
     public var startAt: JSONValue?
     public var endAt: JSONValue?

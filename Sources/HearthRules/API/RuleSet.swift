@@ -1,7 +1,7 @@
 import HearthJSON
 
 /// A compiled, immutable rules file: load it once, then ask it for access decisions from
-/// any thread (spec §3).
+/// any thread (docs/protocol/rules.md §3).
 ///
 /// ```swift
 /// let rules = try RuleSet.compile(fileText)
@@ -17,8 +17,8 @@ public final class RuleSet: Sendable {
     }
 
     /// Compiles a rules file: relaxed JSON (comments, multi-line strings), structure
-    /// checks, and every expression parsed and type-checked (spec §3.1, §3.6). Throws with
-    /// every problem found, each with its rule path, line and column.
+    /// checks, and every expression parsed and type-checked (docs/protocol/rules.md §3.1,
+    /// §3.6). Throws with every problem found, each with its rule path, line and column.
     public static func compile(_ text: String, limits: RuleLimits = RuleLimits()) throws(RulesCompileError) -> RuleSet {
         let source = SourceText(text)
         let json: RulesJSON

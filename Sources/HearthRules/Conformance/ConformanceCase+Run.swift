@@ -65,8 +65,9 @@ extension ConformanceCase {
     }
 }
 
-/// Firebase server values in test data: `{".sv": "timestamp"}` becomes `now` (corpus
-/// "Harness conventions"). The server resolves them itself before asking the rules.
+/// Firebase server values in test data: `{".sv": "timestamp"}` becomes `now` (a
+/// convention of the conformance corpus). The server resolves them itself before asking the
+/// rules.
 enum ServerValues {
     static func resolve(_ value: JSONValue, now: Int64) -> JSONValue {
         switch value {

@@ -1,6 +1,7 @@
 import HearthJSON
 
-/// Read-only access to a data tree, the only way rules see data (STYLE habit 9, spec §3.4).
+/// Read-only access to a data tree, the only way rules see data (docs/protocol/rules.md
+/// §3.4; the rules engine never reaches a store directly, docs/architecture.md).
 ///
 /// The server adapts the storage engine's `TreeView` to this; `JSONTreeSource` serves an in-memory
 /// tree and `WriteOverlay` the tree as it would be after a write (`newData`). Errors thrown

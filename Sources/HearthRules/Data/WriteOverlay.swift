@@ -1,8 +1,9 @@
 import HearthJSON
 
 /// The tree as it would be after a write: a base source with replacements applied on top,
-/// in order. This is what `newData` reads (spec §3.3: "existing data merged with the
-/// incoming data"; §3.2: for a multi-path update, the state after *all* parts apply).
+/// in order. This is what `newData` reads (docs/protocol/rules.md §3.3: "existing data
+/// merged with the incoming data"; §3.2: for a multi-path update, the state after *all*
+/// parts apply).
 ///
 /// Each replacement puts `value` at `path` (`nil`, `.null` or an empty object deletes).
 /// Values should be normalised (no arrays, no nulls inside); a node left without children

@@ -1,5 +1,5 @@
-/// The expression evaluator: operators and variables (spec §3.3, §3.5). Members, snapshot
-/// and string methods live in the sibling files.
+/// The expression evaluator: operators and variables (docs/protocol/rules.md §3.3, §3.5).
+/// Members, snapshot and string methods live in the sibling files.
 extension DecisionContext {
     mutating func evaluate(_ ir: IR, _ frame: Frame) throws(EvaluationFailure) -> RuntimeValue {
         try charge(1)
@@ -32,7 +32,9 @@ extension DecisionContext {
             let rhs = try evaluate(right, frame)
             return .bool(try Self.order(op, lhs, rhs))
         case .and(let left, let right):
-            // Short-circuit: an error on the untaken side is never raised (corpus §4, medium).
+            // Short-circuit: an error on the untaken side is never raised
+            // (docs/protocol/rules.md §3.2; the conformance corpus rates this medium
+            // confidence).
             guard try boolean(left, frame) else { return .bool(false) }
             return .bool(try boolean(right, frame))
         case .or(let left, let right):
@@ -108,8 +110,9 @@ extension DecisionContext {
         }
     }
 
-    /// `+ - * / %` (spec §3.5): `+` adds numbers or concatenates when either side is a
-    /// string; the others take numbers only; `x / 0` is NaN (corpus §7).
+    /// `+ - * / %` (docs/protocol/rules.md §3.5): `+` adds numbers or concatenates when
+    /// either side is a string; the others take numbers only; `x / 0` is NaN
+    /// (docs/protocol/rules.md §3.5).
     private mutating func arithmetic(_ op: BinaryOperator, _ lhs: RuntimeValue, _ rhs: RuntimeValue) throws(EvaluationFailure) -> RuntimeValue {
         if op == .add {
             let text: String
@@ -135,8 +138,9 @@ extension DecisionContext {
         }
     }
 
-    /// Strict equality, both spellings (spec §3.5): no coercion; NaN equals nothing; the
-    /// non-leaf sentinel equals nothing; strings compare by their exact bytes.
+    /// Strict equality, both spellings (docs/protocol/rules.md §3.5): no coercion; NaN
+    /// equals nothing; the non-leaf sentinel equals nothing; strings compare by their exact
+    /// bytes.
     static func strictEquals(_ lhs: RuntimeValue, _ rhs: RuntimeValue) throws(EvaluationFailure) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
@@ -149,8 +153,9 @@ extension DecisionContext {
         }
     }
 
-    /// `< <= > >=` (spec §3.5): two numbers, or two strings compared by UTF-16 code units
-    /// as JavaScript does; anything else is a runtime error. NaN compares false.
+    /// `< <= > >=` (docs/protocol/rules.md §3.5): two numbers, or two strings compared by
+    /// UTF-16 code units as JavaScript does; anything else is a runtime error. NaN compares
+    /// false.
     static func order(_ op: BinaryOperator, _ lhs: RuntimeValue, _ rhs: RuntimeValue) throws(EvaluationFailure) -> Bool {
         switch (lhs, rhs) {
         case (.number(let a), .number(let b)):

@@ -1,7 +1,8 @@
 import HearthJSON
 
-/// Member access on values known only at run time, i.e. under `auth` (spec §3.3, corpus
-/// §5): a member of null is null, without an error; a missing member is null.
+/// Member access on values known only at run time, i.e. under `auth`
+/// (docs/protocol/rules.md §3.3, §3.5): a member of null is null, without an error; a
+/// missing member is null.
 extension DecisionContext {
     static func member(of target: RuntimeValue, _ name: String) throws(EvaluationFailure) -> RuntimeValue {
         switch target {

@@ -1,6 +1,6 @@
 import HearthJSON
 
-/// RuleDataSnapshot methods (spec §3.4).
+/// RuleDataSnapshot methods (docs/protocol/rules.md §3.4).
 extension DecisionContext {
     mutating func callSnapshot(_ object: IR, _ method: SnapshotMethod, _ arguments: [IR], _ frame: Frame) throws(EvaluationFailure) -> RuntimeValue {
         guard case .snapshot(let snapshot) = try evaluate(object, frame) else {
@@ -30,7 +30,7 @@ extension DecisionContext {
             if let path = snapshot.path, names.allSatisfy(Self.isSingleKey),
                case .some(let node) = try source(snapshot.view).valueInMemory(at: path) {
                 // The node is in memory (newData where the write replaced it): one lookup
-                // of the node, then each name in it (issue 30: six lookups from the root
+                // of the node, then each name in it (six lookups from the root
                 // were ~3 % of a create's CPU). Charged as the lookups it stands for.
                 for name in names {
                     try charge(RuleLimits.dataLookupCost)
@@ -67,7 +67,7 @@ extension DecisionContext {
     }
 
     /// A method argument that must be a string at run time: `child(null)` and
-    /// `hasChild(1)` are runtime errors (corpus §4).
+    /// `hasChild(1)` are runtime errors (docs/protocol/rules.md §3.2, §3.4).
     private mutating func stringArgument(_ argument: IR, _ frame: Frame, _ method: SnapshotMethod) throws(EvaluationFailure) -> String {
         let value = try evaluate(argument, frame)
         guard case .string(let text) = value else {

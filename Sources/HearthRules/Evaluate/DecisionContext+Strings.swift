@@ -1,5 +1,5 @@
-/// String methods (spec §3.5). Comparisons are by exact UTF-8 bytes, never by Unicode
-/// canonical equivalence, so look-alike strings never match each other.
+/// String methods (docs/protocol/rules.md §3.5). Comparisons are by exact UTF-8 bytes,
+/// never by Unicode canonical equivalence, so look-alike strings never match each other.
 extension DecisionContext {
     mutating func callString(_ object: IR, _ method: StringMethod, _ arguments: [IR], _ frame: Frame) throws(EvaluationFailure) -> RuntimeValue {
         let receiver = try evaluate(object, frame)
@@ -56,9 +56,9 @@ enum ByteSearch {
         return nil
     }
 
-    /// Every non-overlapping occurrence, left to right, replaced literally (spec §3.5:
-    /// `replace` replaces all occurrences and is not a regex). An empty search string
-    /// leaves the text unchanged.
+    /// Every non-overlapping occurrence, left to right, replaced literally
+    /// (docs/protocol/rules.md §3.5: `replace` replaces all occurrences and is not a
+    /// regex). An empty search string leaves the text unchanged.
     static func replacingAll(_ needle: [UInt8], with replacement: [UInt8], in haystack: [UInt8]) -> [UInt8] {
         guard !needle.isEmpty else { return haystack }
         var result: [UInt8] = []

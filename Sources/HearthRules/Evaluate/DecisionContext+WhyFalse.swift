@@ -1,4 +1,4 @@
-/// Why a `.validate` rule was false, in words a developer can act on (issue 24): the fields
+/// Why a `.validate` rule was false, in words a developer can act on: the fields
 /// of the written data it found missing or whose check failed. Only `newData` is named,
 /// never `data` or `root`: the writer sent the new data, while the stored data may be
 /// data they cannot read, so nothing of it (not even whether a child exists) is told.
@@ -18,7 +18,8 @@ extension DecisionContext {
     mutating func whyFalse(_ ir: IR, _ frame: Frame) throws(EvaluationFailure) -> String? {
         switch ir {
         case .and(let left, let right):
-            // A conjunct that fails at run time is the false one too (spec §3.2).
+            // A conjunct that fails at run time is the false one too
+            // (docs/protocol/rules.md §3.2).
             return (try? boolean(left, frame)) == true ? try whyFalse(right, frame) : try whyFalse(left, frame)
         case .snapshotCall(let object, let method, let arguments) where method == .hasChildren || method == .hasChild:
             guard let base = Self.newDataPath(object), !arguments.isEmpty,

@@ -1,7 +1,7 @@
 import HearthJSON
 
-/// Everything one access decision evaluates against (spec §3.3), plus its work budget and
-/// optional trace. Created per decision and never shared.
+/// Everything one access decision evaluates against (docs/protocol/rules.md §3.3), plus its
+/// work budget and optional trace. Created per decision and never shared.
 struct DecisionContext {
     /// The tree before the operation: `root` and `data`.
     let before: any RuleDataSource
@@ -37,14 +37,15 @@ struct DecisionContext {
     }
 
     /// Where a rule is evaluated: the node's data path and the wildcard keys captured on
-    /// the way there (spec §3.3 `$name`; `data`/`newData` are bound to this node, corpus §3).
+    /// the way there (docs/protocol/rules.md §3.3 `$name`; `data`/`newData` are bound to
+    /// this node).
     struct Frame {
         let path: DataPath
         let captures: [String]
     }
 
-    /// Evaluates one rule. A runtime error makes it false (spec §3.2); budget and data
-    /// source failures propagate and deny the whole decision.
+    /// Evaluates one rule. A runtime error makes it false (docs/protocol/rules.md §3.2);
+    /// budget and data source failures propagate and deny the whole decision.
     mutating func run(_ rule: CompiledRule, at frame: Frame) throws(EvaluationFailure) -> Bool {
         let result: Bool
         var note: String?

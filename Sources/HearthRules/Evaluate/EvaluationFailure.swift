@@ -1,7 +1,7 @@
 /// Why an expression produced no value.
 enum EvaluationFailure: Error, Sendable {
     /// A runtime error (type error, method on null, `root.parent()`…): the rule counts as
-    /// false, for its own node only (spec §3.2, corpus §4).
+    /// false, for its own node only (docs/protocol/rules.md §3.2).
     case runtime(String)
     /// The decision's work budget ran out: the whole decision is denied.
     case budgetExceeded

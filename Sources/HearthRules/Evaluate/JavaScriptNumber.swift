@@ -1,6 +1,6 @@
 /// JavaScript's Number-to-String conversion (ECMA-262 Number::toString), used when `+`
 /// concatenates a number with a string: `1.1 + ''` is `"1.1"`, `0 + ''` is `"0"`, NaN is
-/// `"NaN"` (spec §3.5, corpus §7). Swift's `description` already gives the shortest
+/// `"NaN"` (docs/protocol/rules.md §3.5). Swift's `description` already gives the shortest
 /// round-tripping digits; this only lays them out the way JavaScript does.
 enum JavaScriptNumber {
     static func string(_ value: Double) -> String {

@@ -1,10 +1,10 @@
 import HearthJSON
 
 extension RuleSet {
-    /// May `auth` read `path`? Grant-only cascade (spec §3.2, corpus §1): every `.read` from
-    /// the root down to `path` is tried, and the first that is true grants the read of
-    /// `path` and everything below it. Rules below `path` are never consulted (rules are
-    /// not filters); no grant means deny.
+    /// May `auth` read `path`? Grant-only cascade (docs/protocol/rules.md §3.2): every
+    /// `.read` from the root down to `path` is tried, and the first that is true grants the
+    /// read of `path` and everything below it. Rules below `path` are never consulted
+    /// (rules are not filters); no grant means deny.
     ///
     /// - Parameters:
     ///   - data: the tree before the operation (`root`, `data`).
@@ -28,7 +28,7 @@ extension RuleSet {
     /// Walks the rules from the root towards `path`, evaluating `kind` (`.read` or
     /// `.write`) at each node; returns the location of the first rule that grants, or nil.
     /// A runtime error makes only that rule false, so a deeper rule may still grant
-    /// (corpus §4, medium).
+    /// (docs/protocol/rules.md §3.2; the conformance corpus rates this medium confidence).
     func cascade(_ kind: RuleKind, to path: DataPath, context: inout DecisionContext, cache: GrantCache? = nil) throws(EvaluationFailure) -> String? {
         var node = root
         var captures: [String] = []

@@ -2,7 +2,8 @@ import HearthJSON
 
 extension RuleSet {
     /// May `auth` make this write? `writes` holds absolute paths and their new values (nil
-    /// deletes): one entry for a PUT, every entry of a multi-path PATCH (spec §3.2).
+    /// deletes): one entry for a PUT, every entry of a multi-path PATCH
+    /// (docs/protocol/rules.md §3.2).
     ///
     /// Every written path needs a `.write` grant on its root→path cascade. Then every
     /// `.validate` must pass: on the root→path chain and on every node present in the
@@ -20,7 +21,7 @@ extension RuleSet {
     }
 
     /// `canWrite` decided without the stored tree or the clock, for a caller that would
-    /// rather decide a write before it queues for the single writer (issue 30): the
+    /// rather decide a write before it queues for the single writer: the
     /// decision, or nil when it needs either — an evaluated rule read `data`, `root` or
     /// `now`, or `newData` somewhere the writes do not replace (a sibling an update leaves,
     /// a parent, a delete's surroundings). A decision it returns is the one `canWrite`
@@ -46,7 +47,7 @@ extension RuleSet {
 
     /// `summarizeAllowed`: false leaves an allowed decision's explanation empty (the
     /// early check's caller reads only the answer; the summary's path and text were ~5 %
-    /// of its time, issue 30). Denials are always summarized.
+    /// of its time). Denials are always summarized.
     private func decideWrite(_ writes: [(path: DataPath, value: JSONValue?)], context: inout DecisionContext,
                              summarizeAllowed: Bool) -> RuleDecision {
         guard !writes.isEmpty else {
@@ -125,7 +126,8 @@ extension RuleSet {
         return try validateDescendants(of: value, node: node, path: path, captures: captures, &walk, &context)
     }
 
-    /// Every node present in the written value that has rules (corpus §2).
+    /// Every node present in the written value that has rules (docs/protocol/rules.md
+    /// §3.2).
     private func validateDescendants(of value: JSONValue, node: RuleNode, path: DataPath, captures: [String], _ walk: inout ValidationWalk, _ context: inout DecisionContext) throws(EvaluationFailure) -> (rule: String, path: DataPath, reason: String?)? {
         guard case .object(let children) = value, !(node.children.isEmpty && node.wildcard == nil) else { return nil }
         if context.explain {

@@ -1,15 +1,15 @@
 import HearthJSON
 
-/// A value during rule evaluation (spec §3.3–§3.5).
+/// A value during rule evaluation (docs/protocol/rules.md §3.3–§3.5).
 enum RuntimeValue: Sendable {
     case null
     case bool(Bool)
     /// All numbers are IEEE doubles, as in JavaScript: `1 == 1.0` (corpus
-    /// `op-int-equals-float-literal`), `1/0` is NaN (spec §3.5).
+    /// `op-int-equals-float-literal`), `1/0` is NaN (docs/protocol/rules.md §3.5).
     case number(Double)
     case string(String)
     /// What `val()` returns for a node that has children: an opaque value that is not
-    /// null and equals nothing (spec §3.4, corpus §6).
+    /// null and equals nothing (docs/protocol/rules.md §3.4, §3.5).
     case nonLeaf
     /// An object or array reached through `auth` (e.g. `auth.token`).
     case json(JSONValue)

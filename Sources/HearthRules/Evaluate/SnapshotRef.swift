@@ -1,6 +1,7 @@
 import HearthJSON
 
-/// A RuleDataSnapshot value (spec §3.4): a location in one of the two views of the tree.
+/// A RuleDataSnapshot value (docs/protocol/rules.md §3.4): a location in one of the two
+/// views of the tree.
 struct SnapshotRef: Sendable {
     enum View: Sendable {
         /// The tree before the operation (`root`, `data`).
@@ -49,7 +50,7 @@ struct SnapshotRef: Sendable {
         return SnapshotRef(view: view, segments: segments, reachable: reachable)
     }
 
-    /// `parent()`; nil at the root (a runtime error, spec §3.4).
+    /// `parent()`; nil at the root (a runtime error, docs/protocol/rules.md §3.4).
     func parent() -> SnapshotRef? {
         guard !segments.isEmpty else { return nil }
         let parentSegments = Array(segments.dropLast())

@@ -1,5 +1,6 @@
-/// The syntax tree of one rule expression, as written (spec §3.5). It carries positions
-/// only; names are resolved and types checked by `TypeChecker`, which lowers it to `IR`.
+/// The syntax tree of one rule expression, as written (docs/protocol/rules.md §3.5). It
+/// carries positions only; names are resolved and types checked by `TypeChecker`, which
+/// lowers it to `IR`.
 struct Expr: Sendable {
     indirect enum Kind: Sendable {
         case number(Double)

@@ -1,4 +1,4 @@
-/// Splits a rule expression into tokens (spec §3.5).
+/// Splits a rule expression into tokens (docs/protocol/rules.md §3.5).
 ///
 /// A `/` starts a regular expression literal where an operand is expected (at the start,
 /// after an operator or an opening bracket), as in JavaScript; elsewhere it divides.

@@ -1,8 +1,8 @@
-/// Recursive-descent parser for rule expressions (spec §3.5), with JavaScript precedence:
-/// `?:` < `||` < `&&` < equality < ordering < `+ -` < `* / %` < unary `! -` < member,
-/// index and call. `==`/`===` (and `!=`/`!==`) parse to the same strict operator (§3.5).
-/// Everything outside the subset (assignment, `;`, `**`, bitwise operators, unary `+`)
-/// is a syntax error with its position.
+/// Recursive-descent parser for rule expressions (docs/protocol/rules.md §3.5), with
+/// JavaScript precedence: `?:` < `||` < `&&` < equality < ordering < `+ -` < `* / %` <
+/// unary `! -` < member, index and call. `==`/`===` (and `!=`/`!==`) parse to the same
+/// strict operator (§3.5). Everything outside the subset (assignment, `;`, `**`, bitwise
+/// operators, unary `+`) is a syntax error with its position.
 struct Parser {
     /// Deeper nesting is rejected so that hostile rules cannot exhaust the stack.
     static let maxNestingDepth = 128

@@ -1,4 +1,4 @@
-/// One token of a rule expression (spec §3.5: a JavaScript-like subset).
+/// One token of a rule expression (docs/protocol/rules.md §3.5: a JavaScript-like subset).
 struct Token: Sendable, Equatable {
     enum Kind: Sendable, Equatable {
         case identifier(String)

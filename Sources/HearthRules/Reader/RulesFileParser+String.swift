@@ -1,7 +1,7 @@
 extension RulesFileParser {
     /// Reads a double-quoted string. Raw line breaks and tabs are allowed inside (rule
-    /// expressions are often wrapped over several lines, spec §3.1); other control
-    /// characters are not. Records the file offset of every decoded byte.
+    /// expressions are often wrapped over several lines, docs/protocol/rules.md §3.1);
+    /// other control characters are not. Records the file offset of every decoded byte.
     mutating func parseString(path: String) throws(SyntaxError) -> RulesString {
         let start = index
         index += 1  // opening quote

@@ -1,7 +1,8 @@
-/// Reads Firebase's relaxed JSON for rules files (spec §3.1): standard JSON plus `//` and
-/// `/* */` comments, and string literals that may span lines. Everything else that strict
-/// JSON forbids stays forbidden: unquoted keys, single quotes, trailing commas, duplicate
-/// keys (a duplicated rule would be ambiguous), and anything after the top-level value.
+/// Reads Firebase's relaxed JSON for rules files (docs/protocol/rules.md §3.1): standard
+/// JSON plus `//` and `/* */` comments, and string literals that may span lines. Everything
+/// else that strict JSON forbids stays forbidden: unquoted keys, single quotes, trailing
+/// commas, duplicate keys (a duplicated rule would be ambiguous), and anything after the
+/// top-level value.
 ///
 /// The parser keeps the byte offset of every value so later stages can report positions.
 /// It stops at the first syntax error: after one, the structure is unknown.

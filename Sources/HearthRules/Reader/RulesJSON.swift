@@ -1,8 +1,9 @@
 /// A JSON value of the rules file together with where it was written.
 ///
 /// The reader keeps positions so that every structure and expression error can name its
-/// line and column in the file (spec §3.6). `offset` is a byte offset into the file, or
-/// `nil` when the rules came from an already parsed `JSONValue` (no file to point into).
+/// line and column in the file (docs/protocol/rules.md §3.6). `offset` is a byte offset
+/// into the file, or `nil` when the rules came from an already parsed `JSONValue` (no file
+/// to point into).
 struct RulesJSON: Sendable {
     enum Kind: Sendable {
         case object([Member])

@@ -1,8 +1,9 @@
 import HearthJSON
 
 /// Turns the parsed rules file into the compiled `RuleNode` tree, checking its structure
-/// (spec §3.1, §3.6; corpus `invalid-rules.json`) and compiling every expression. It keeps
-/// going after a problem so that one load reports all of them.
+/// (docs/protocol/rules.md §3.1, §3.6; the conformance corpus's `invalid-rules.json`) and
+/// compiling every expression. It keeps going after a problem so that one load reports all
+/// of them.
 struct RulesTreeBuilder {
     private let source: SourceText?
     private(set) var diagnostics: [RuleDiagnostic] = []
@@ -140,7 +141,7 @@ struct RulesTreeBuilder {
     }
 
     /// `.indexOn`: a string or an array of strings, each a child name, a nested path such
-    /// as `ratings/pos`, or `.value` (spec §3.1).
+    /// as `ratings/pos`, or `.value` (docs/protocol/rules.md §3.1).
     private mutating func readIndexOn(_ json: RulesJSON, rulesPath: String) -> [String] {
         var entries: [(String, Int?)] = []
         switch json.kind {

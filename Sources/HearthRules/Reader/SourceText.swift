@@ -1,6 +1,6 @@
 /// The rules file as bytes, with a line table so that byte offsets found by the reader and
-/// the expression compiler can be reported as 1-based line and column (spec §3.6: a deploy
-/// error names where the problem is).
+/// the expression compiler can be reported as 1-based line and column
+/// (docs/protocol/rules.md §3.6: a deploy error names where the problem is).
 struct SourceText: Sendable {
     let bytes: [UInt8]
     /// Byte offset at which each line starts; `lineStarts[0] == 0`.

@@ -1,7 +1,9 @@
-/// A `matches()` regular expression, compiled once at load time (spec §3.5).
+/// A `matches()` regular expression, compiled once at load time (docs/protocol/rules.md
+/// §3.5).
 ///
 /// `matches` is a search: it succeeds if the pattern matches anywhere in the string, unless
-/// `^`/`$` anchor it (corpus README §8, medium confidence). Only the `i` flag exists.
+/// `^`/`$` anchor it (docs/protocol/rules.md §3.5; the conformance corpus rates this medium
+/// confidence). Only the `i` flag exists.
 final class CompiledRegex: Sendable {
     let pattern: String
     let anchoredStart: Bool
@@ -28,7 +30,8 @@ final class CompiledRegex: Sendable {
 }
 
 enum RegexCompiler {
-    /// Compiles a regex literal; the only accepted flag is `i` (spec §3.5).
+    /// Compiles a regex literal; the only accepted flag is `i` (docs/protocol/rules.md
+    /// §3.5).
     static func compile(pattern: String, flags: String) throws(RegexError) -> CompiledRegex {
         guard flags.isEmpty || flags == "i" else {
             throw RegexError(offset: 0, message: "unsupported regular expression flags '\(flags)'; only 'i' is allowed", flagError: true)

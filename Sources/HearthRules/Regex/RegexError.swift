@@ -1,5 +1,5 @@
-/// A regular expression that Firebase's subset does not accept (spec §3.5), found at load
-/// time. `offset` is a byte offset into the pattern text.
+/// A regular expression that Firebase's subset does not accept (docs/protocol/rules.md
+/// §3.5), found at load time. `offset` is a byte offset into the pattern text.
 struct RegexError: Error, Sendable {
     let offset: Int
     let message: String

@@ -1,7 +1,7 @@
-/// Syntax tree of a regular expression in Firebase's subset (spec §3.5): literals, `.`,
-/// classes, `\d \D \w \W \s \S`, escapes, groups, `|`, and `* + ?` / `{n}` / `{n,}` /
-/// `{n,m}` counts. Anchors are not nodes: they are only allowed at the very start and end
-/// and are kept as flags on the compiled regex.
+/// Syntax tree of a regular expression in Firebase's subset (docs/protocol/rules.md §3.5):
+/// literals, `.`, classes, `\d \D \w \W \s \S`, escapes, groups, `|`, and `* + ?` / `{n}` /
+/// `{n,}` / `{n,m}` counts. Anchors are not nodes: they are only allowed at the very start
+/// and end and are kept as flags on the compiled regex.
 indirect enum RegexNode: Sendable, Equatable {
     case empty
     case scalar(UInt32)

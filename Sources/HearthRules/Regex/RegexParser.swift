@@ -1,8 +1,8 @@
 /// Parses the pattern of a `matches()` regular expression literal into a `RegexNode`,
-/// enforcing Firebase's restrictions (spec §3.5, corpus README §8): `^` only first and `$`
-/// only last, no anchors combined with alternation, no empty alternatives. Features outside
-/// the subset (backreferences, lookaround, word boundaries) are rejected rather than
-/// guessed at.
+/// enforcing Firebase's restrictions (docs/protocol/rules.md §3.5, §3.6): `^` only first
+/// and `$` only last, no anchors combined with alternation, no empty alternatives. Features
+/// outside the subset (backreferences, lookaround, word boundaries) are rejected rather
+/// than guessed at.
 struct RegexParser {
     /// Largest count allowed in `{n}`, `{n,}` or `{n,m}` (RE2's limit).
     static let maxRepeatCount = 1000

@@ -1,6 +1,6 @@
 /// A regular expression compiled to instructions for a Pike VM (Thompson's construction):
 /// matching costs O(input length × program size) whatever the pattern, so no pattern can
-/// make a rule evaluation blow up (no backtracking, spec §3.5).
+/// make a rule evaluation blow up (no backtracking, docs/protocol/rules.md §3.5).
 struct RegexProgram: Sendable {
     enum Instruction: Sendable {
         /// Consume one scalar equal to this one (already case-folded under `i`).

@@ -1,5 +1,5 @@
 /// A set of Unicode scalars as sorted, non-overlapping ranges: character classes,
-/// `\d \w \s` and their negations (spec §3.5).
+/// `\d \w \s` and their negations (docs/protocol/rules.md §3.5).
 struct ScalarSet: Sendable, Equatable {
     private(set) var ranges: [ClosedRange<UInt32>]
 

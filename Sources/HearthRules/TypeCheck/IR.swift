@@ -1,7 +1,8 @@
 /// A type-checked, name-resolved expression: what the evaluator runs.
 ///
 /// The checker resolves every identifier, member and method at load time, so evaluation
-/// never looks a name up in a table (spec §3.1: unknown names are compile errors anyway).
+/// never looks a name up in a table (docs/protocol/rules.md §3.1: unknown names are compile
+/// errors anyway).
 indirect enum IR: Sendable {
     case constant(RuntimeValue)
     case variable(RuleVariable)
@@ -12,7 +13,7 @@ indirect enum IR: Sendable {
     case negate(IR)
     /// `+ - * / %` (the operator decides concatenation versus addition at run time).
     case arithmetic(BinaryOperator, IR, IR)
-    /// Strict equality (spec §3.5); `negated` for `!=`/`!==`.
+    /// Strict equality (docs/protocol/rules.md §3.5); `negated` for `!=`/`!==`.
     case equal(IR, IR, negated: Bool)
     case ordering(BinaryOperator, IR, IR)
     case and(IR, IR)
@@ -22,7 +23,8 @@ indirect enum IR: Sendable {
     case dynamicMember(IR, String)
     /// `value[key]` on a value whose type is only known at run time (under `auth`).
     case dynamicIndex(IR, IR)
-    /// `.length` of a string (an error on anything else, spec §3.5 and corpus §4).
+    /// `.length` of a string (an error on anything else, docs/protocol/rules.md §3.2,
+    /// §3.5).
     case length(IR)
     case snapshotCall(IR, SnapshotMethod, [IR])
     case stringCall(IR, StringMethod, [IR])

@@ -1,4 +1,4 @@
-/// RuleDataSnapshot methods (spec §3.4), resolved at load time.
+/// RuleDataSnapshot methods (docs/protocol/rules.md §3.4), resolved at load time.
 enum SnapshotMethod: String, Sendable, CaseIterable {
     case val, child, parent, hasChild, hasChildren, exists, getPriority, isNumber, isString, isBoolean
 
@@ -19,7 +19,8 @@ enum SnapshotMethod: String, Sendable, CaseIterable {
     }
 }
 
-/// String methods (spec §3.5). `length` is a property, not a method, and is not listed.
+/// String methods (docs/protocol/rules.md §3.5). `length` is a property, not a method, and
+/// is not listed.
 enum StringMethod: String, Sendable, CaseIterable {
     case contains, beginsWith, endsWith, replace, toLowerCase, toUpperCase, matches
 
@@ -39,7 +40,8 @@ enum StringMethod: String, Sendable, CaseIterable {
     }
 }
 
-/// Members of the `query` variable (spec §3.3); any other member is a compile error.
+/// Members of the `query` variable (docs/protocol/rules.md §3.3); any other member is a
+/// compile error.
 enum QueryField: String, Sendable, CaseIterable {
     case orderByKey, orderByValue, orderByPriority, orderByChild, startAt, endAt, equalTo, limitToFirst, limitToLast
 
@@ -53,13 +55,14 @@ enum QueryField: String, Sendable, CaseIterable {
     }
 }
 
-/// The predefined variables (spec §3.3).
+/// The predefined variables (docs/protocol/rules.md §3.3).
 enum RuleVariable: String, Sendable {
     case auth, root, data, newData, now, query
 }
 
 /// Which of the three expression rules an expression belongs to; it decides the scope:
-/// `newData` only in `.write`/`.validate`, `query` only in `.read` (spec §3.3).
+/// `newData` only in `.write`/`.validate`, `query` only in `.read` (docs/protocol/rules.md
+/// §3.3).
 public enum RuleKind: String, Sendable, CaseIterable {
     case read = ".read"
     case write = ".write"

@@ -1,4 +1,5 @@
-/// The static types of the rules language, as inferred at load time (spec §3.1, §3.5).
+/// The static types of the rules language, as inferred at load time (docs/protocol/rules.md
+/// §3.1, §3.5).
 ///
 /// `primitive` and `any` are the two "fuzzy" types whose exact type is only known at run
 /// time: `primitive` is what `val()` returns (string, number, boolean, null or the

@@ -1,4 +1,5 @@
-/// Member access, computed member access and method calls (spec §3.3–§3.5).
+/// Member access, computed member access and method calls (docs/protocol/rules.md
+/// §3.3–§3.5).
 extension TypeChecker {
     mutating func inferMember(_ target: Typed, name: String, at offset: Int) -> Typed? {
         switch target.type {
@@ -111,7 +112,7 @@ extension TypeChecker {
     }
 
     /// `hasChildren()` or `hasChildren([...])` with one non-empty array literal of strings
-    /// (spec §3.4).
+    /// (docs/protocol/rules.md §3.4).
     private mutating func inferHasChildren(_ target: Typed, _ arguments: [Expr], at offset: Int) -> Typed? {
         if arguments.isEmpty {
             return Typed(ir: .snapshotCall(target.ir, .hasChildren, []), type: .boolean)

@@ -1,6 +1,6 @@
-/// Load-time type checker (spec §3.1, §3.5, §3.6): infers a static type for every node,
-/// rejects what Firebase rejects at deploy time, resolves every name, and lowers the
-/// syntax tree to `IR`.
+/// Load-time type checker (docs/protocol/rules.md §3.1, §3.5, §3.6): infers a static type
+/// for every node, rejects what Firebase rejects at deploy time, resolves every name, and
+/// lowers the syntax tree to `IR`.
 ///
 /// It reports every independent problem in an expression, not just the first: a node
 /// whose child failed is skipped silently so that one mistake is not reported many times.
@@ -24,7 +24,7 @@ struct TypeChecker {
         self.scope = scope
     }
 
-    /// Checks a whole rule: it must be statically boolean (spec §3.1).
+    /// Checks a whole rule: it must be statically boolean (docs/protocol/rules.md §3.1).
     /// Every error found in one expression.
     struct Failures: Error {
         let errors: [ExpressionError]

@@ -3,7 +3,7 @@ import HearthAuth
 import HearthHTTP
 import HearthJSON
 
-/// The JSON shapes shared by the account endpoints (spec §4.1).
+/// The JSON shapes shared by the account endpoints (docs/protocol/auth.md §4.1).
 enum AccountResponses {
     static func sessionFields(_ session: Session) -> [JSONKey: JSONValue] {
         var fields: [JSONKey: JSONValue] = [

@@ -4,9 +4,9 @@ import HearthAuth
 import HearthHTTP
 import HearthJSON
 
-/// Routes `/v1/accounts:<op>` and `/identitytoolkit.googleapis.com/v1/accounts:<op>` (spec
-/// §4.1) to one endpoint file per operation. Work that hashes a password runs on the
-/// bounded hashing pool; the rest on the work queue.
+/// Routes `/v1/accounts:<op>` and `/identitytoolkit.googleapis.com/v1/accounts:<op>`
+/// (docs/protocol/auth.md §4.1) to one endpoint file per operation. Work that hashes a
+/// password runs on the bounded hashing pool; the rest on the work queue.
 struct AccountsRoute {
     let context: AuthContext
 

@@ -3,10 +3,11 @@ import HearthAuth
 import HearthHTTP
 import HearthJSON
 
-/// The Admin SDKs' user management (firebase-admin-wire §7): `POST …/projects/P/accounts`
-/// (create), `…/accounts:lookup`, `:update`, `:delete`, `:batchDelete` and
-/// `GET …/accounts:batchGet`, under `/identitytoolkit.googleapis.com/v1/projects/P/` (where
-/// an SDK in emulator mode sends them) and `/v1/projects/P/`.
+/// The Admin SDKs' user management (docs/protocol/admin-client.md §7):
+/// `POST …/projects/P/accounts` (create), `…/accounts:lookup`, `:update`, `:delete`,
+/// `:batchDelete` and `GET …/accounts:batchGet`, under
+/// `/identitytoolkit.googleapis.com/v1/projects/P/` (where an SDK in emulator mode sends
+/// them) and `/v1/projects/P/`.
 ///
 /// Admin only: the caller must present an admin credential (`Authorization: Bearer owner`
 /// with `--accept-emulator-owner`, or a `hearth token --admin` token). Without a valid

@@ -6,8 +6,8 @@ import HearthJSON
 /// `POST …/projects/P/accounts:lookup` (Admin SDK `get_user`, `get_user_by_email`,
 /// `get_users`): `{"localId":[…],"email":[…]}`. Answers `users` in the order asked; with
 /// no match `users` is left out (the SDK's `UserNotFoundError`). `federatedUserId`
-/// (`[{providerId, rawId}]`, `get_user_by_provider_uid`) matches linked provider accounts
-/// (issue 29); phone numbers match no one. Never password hashes or salts.
+/// (`[{providerId, rawId}]`, `get_user_by_provider_uid`) matches linked provider accounts;
+/// phone numbers match no one. Never password hashes or salts.
 enum AdminLookupEndpoint {
     /// Identifiers accepted in one lookup, like Firebase (and the SDKs' `get_users`).
     static let maxIdentifiers = 100

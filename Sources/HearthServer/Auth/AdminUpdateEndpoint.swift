@@ -8,7 +8,7 @@ import HearthJSON
 /// `photoUrl`, `deleteAttribute` (`DISPLAY_NAME`, `PHOTO_URL`), `emailVerified`,
 /// `disableUser`, `validSince` (seconds), `customAttributes` (a JSON object as a string,
 /// checked by `CustomClaimsPolicy`; `"{}"` clears). Answers the user with `localId`; no
-/// session. `deleteProvider` unlinks identity providers (issue 29); `["phone"]` is accepted
+/// session. `deleteProvider` unlinks identity providers; `["phone"]` is accepted
 /// and does nothing (there are none), `password` is refused.
 enum AdminUpdateEndpoint {
     static func handle(_ body: AuthRequestBody, route: AccountsRoute, responder: HTTPResponder) {

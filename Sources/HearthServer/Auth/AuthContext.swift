@@ -18,7 +18,7 @@ struct AuthContext: Sendable {
     let perAddress: RateLimiter
     /// Sign-ups per email (sign-ins are throttled by `throttle`).
     let perAccount: RateLimiter
-    /// Wrong passwords per (account, address) and per account (issue 15).
+    /// Wrong passwords per (account, address) and per account.
     let throttle: SignInThrottle
     /// The email actions' sender and mail; nil without `smtpURL`.
     var mailer: Mailer? = nil

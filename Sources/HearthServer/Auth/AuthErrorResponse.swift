@@ -2,9 +2,9 @@ import HearthAccounts
 import HearthHTTP
 import HearthJSON
 
-/// The HTTP side of the account core's `AuthError` (spec §4.2): its status and Firebase's
-/// error JSON, `{"error":{"code":400,"message":"CODE[ : detail]","errors":[{"message":…,
-/// "domain":"global","reason":"invalid"}]}}`.
+/// The HTTP side of the account core's `AuthError` (docs/protocol/auth.md §4.2): its status
+/// and Firebase's error JSON,
+/// `{"error":{"code":400,"message":"CODE[ : detail]","errors":[{"message":…, "domain":"global","reason":"invalid"}]}}`.
 extension AuthError {
     public var status: Int {
         switch kind {

@@ -4,7 +4,7 @@ import HearthJSON
 
 /// The fields of an Identity Toolkit or Secure Token request. JSON objects are accepted
 /// with camelCase or snake_case keys (the emulator takes both), and `/v1/token` also takes
-/// an `application/x-www-form-urlencoded` body (spec §4.1).
+/// an `application/x-www-form-urlencoded` body (docs/protocol/auth.md §4.1).
 struct AuthRequestBody: Sendable {
     private var fields: [JSONKey: JSONValue]
 

@@ -5,9 +5,10 @@ import HearthHTTP
 import HearthJSON
 
 /// Turns a request's credential (`Authorization: Bearer <idToken>` or `?auth=<idToken>`)
-/// into the rules' `auth` (spec §3.3: `{uid, provider, token}`), or refuses it with 401.
-/// Admin tokens (`hearth token --admin`) make a caller that bypasses the rules. The HTTP
-/// and queue side over the account core's `TokenChecks`, which decides tokens.
+/// into the rules' `auth` (docs/protocol/rules.md §3.3: `{uid, provider, token}`), or
+/// refuses it with 401. Admin tokens (`hearth token --admin`) make a caller that bypasses
+/// the rules. The HTTP and queue side over the account core's `TokenChecks`, which decides
+/// tokens.
 public final class Authenticator: Sendable {
     /// The custom claim that marks an operator's token (minted only by the CLI).
     public static let adminClaim = OperatorIdentity.claim

@@ -3,7 +3,7 @@ import HearthAuth
 import HearthHTTP
 import HearthJSON
 
-/// `accounts:signInWithCustomToken` (v3: `verifyCustomToken`; issue 15): a custom token
+/// `accounts:signInWithCustomToken` (v3: `verifyCustomToken`): a custom token
 /// from the app's own backend signs its user in, creating the account on first use.
 /// Limited per address like the other sign-ins.
 enum CustomTokenEndpoint {

@@ -3,7 +3,7 @@ import HearthAuth
 import HearthHTTP
 import HearthJSON
 
-/// `accounts:delete` (spec §4.1).
+/// `accounts:delete` (docs/protocol/auth.md §4.1).
 enum DeleteAccountEndpoint {
     static func handle(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) {
         let service = route.context.service

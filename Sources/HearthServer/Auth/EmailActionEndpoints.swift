@@ -3,7 +3,7 @@ import HearthAuth
 import HearthHTTP
 import HearthJSON
 
-/// The email actions (issue 15, point 3; spec §4.1): `accounts:sendOobCode` mails a
+/// The email actions (docs/protocol/auth.md §4.1): `accounts:sendOobCode` mails a
 /// password-reset or verification link, `accounts:resetPassword` uses a reset code, and
 /// `accounts:update` with an `oobCode` uses a verification code. Mail leaves through the
 /// bounded `Mailer`, never on the request path.

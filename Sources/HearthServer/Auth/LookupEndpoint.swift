@@ -3,7 +3,8 @@ import HearthAuth
 import HearthHTTP
 import HearthJSON
 
-/// `accounts:lookup` (spec §4.1): the signed-in user, never their password hash.
+/// `accounts:lookup` (docs/protocol/auth.md §4.1): the signed-in user, never their password
+/// hash.
 enum LookupEndpoint {
     static func handle(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) {
         let service = route.context.service

@@ -3,7 +3,8 @@ import HearthAuth
 import HearthHTTP
 import HearthJSON
 
-/// `accounts:signInWithPassword` (spec §4.1): one error for unknown email and wrong password.
+/// `accounts:signInWithPassword` (docs/protocol/auth.md §4.1): one error for unknown email
+/// and wrong password.
 enum SignInEndpoint {
     static func handle(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) {
         let service = route.context.service

@@ -3,7 +3,7 @@ import HearthAuth
 import HearthHTTP
 import HearthJSON
 
-/// `accounts:signInWithIdp` (v3: `verifyAssertion`; issue 29): an identity provider's ID
+/// `accounts:signInWithIdp` (v3: `verifyAssertion`): an identity provider's ID
 /// token, in `postBody` (`id_token=…&providerId=…&nonce=…`, form-encoded as the SDKs send
 /// it), signs its user in, creates one, or (with `idToken`) links it to the signed-in user.
 /// Limited per address like the other sign-ins.

@@ -3,8 +3,9 @@ import HearthAuth
 import HearthHTTP
 import HearthJSON
 
-/// `accounts:signUp` (spec §4.1): anonymous when neither email nor password is given;
-/// with an `idToken`, links that account to email/password keeping its uid.
+/// `accounts:signUp` (docs/protocol/auth.md §4.1): anonymous when neither email nor
+/// password is given; with an `idToken`, links that account to email/password keeping its
+/// uid.
 enum SignUpEndpoint {
     static func handle(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) {
         let service = route.context.service

@@ -2,9 +2,9 @@ import HearthAccounts
 import HearthHTTP
 import HearthJSON
 
-/// `POST /v1/token` and `/securetoken.googleapis.com/v1/token` (spec §4.1): exchanges a
-/// refresh token (rotated on every use) for a new ID token. Form-encoded or JSON; the
-/// answer uses snake_case.
+/// `POST /v1/token` and `/securetoken.googleapis.com/v1/token` (docs/protocol/auth.md
+/// §4.1): exchanges a refresh token (rotated on every use) for a new ID token. Form-encoded
+/// or JSON; the answer uses snake_case.
 struct TokenEndpoint {
     let context: AuthContext
 

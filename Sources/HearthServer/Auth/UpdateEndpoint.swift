@@ -3,8 +3,8 @@ import HearthAuth
 import HearthHTTP
 import HearthJSON
 
-/// `accounts:update` (spec §4.1): email, password, display name, photo; a new password
-/// revokes earlier tokens and returns a new session.
+/// `accounts:update` (docs/protocol/auth.md §4.1): email, password, display name, photo; a
+/// new password revokes earlier tokens and returns a new session.
 enum UpdateEndpoint {
     static func handle(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) {
         let service = route.context.service

@@ -1,4 +1,4 @@
-/// The admin console's files, compiled into the binary (issue 16: no CDN, no build step at
+/// The admin console's files, compiled into the binary (no CDN, no build step at
 /// run time): plain HTML, CSS and JavaScript modules, one module per screen and one small
 /// API client. The CSP forbids inline script and style, so there is none.
 enum ConsoleAssets {

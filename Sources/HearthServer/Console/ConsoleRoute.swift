@@ -4,7 +4,7 @@ import HearthAuth
 import HearthHTTP
 import HearthJSON
 
-/// The admin console (issue 16) at `/console/`: its static files (compiled into the binary,
+/// The admin console at `/console/`: its static files (compiled into the binary,
 /// `ConsoleAssets`) and its API under `/console/api/`. Every answer carries a strict
 /// Content-Security-Policy (no inline script), `X-Frame-Options: DENY` and `nosniff`.
 ///

@@ -4,7 +4,7 @@ import HearthHTTP
 import HearthJSON
 import HearthRules
 
-/// The console's Rules screen (issue 16, point 3): the rules file, its compile errors with
+/// The console's Rules screen: the rules file, its compile errors with
 /// line and column before saving, saving through the same path as
 /// `PUT /.settings/rules.json`, the last versions of the rules (whoever changed them,
 /// `RulesHistory`), and the simulator with the trace of the rules that decided

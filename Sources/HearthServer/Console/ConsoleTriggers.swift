@@ -3,7 +3,7 @@ import HearthHTTP
 import HearthJSON
 import HearthTriggers
 
-/// The console's Triggers screen (issue 27, point 4): each trigger's event, ref, url (no
+/// The console's Triggers screen: each trigger's event, ref, url (no
 /// header values, no HMAC secret, no query), lag (pending events, the oldest's commit
 /// time), last error; its dead letters, and resending them. Blocking work (the outbox):
 /// called on the auth work queue (`ConsoleRoute.api`); the resend passed its CSRF check.

@@ -2,7 +2,7 @@ import HearthAccounts
 import HearthHTTP
 import HearthJSON
 
-/// The console's Users screen (issue 16, point 4): find a user by email or uid, page
+/// The console's Users screen: find a user by email or uid, page
 /// through all of them, see one, disable or enable, sign out everywhere, delete, set custom
 /// claims, and send a password-reset mail (when SMTP is configured). `<uid>` in the paths
 /// is percent-encoded (it may hold `/`, `%`, anything a uid may). Blocking work: called

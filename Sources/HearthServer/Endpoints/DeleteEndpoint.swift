@@ -1,7 +1,7 @@
 import HearthHTTP
 import HearthJSON
 
-/// `DELETE <path>.json`: remove the node; answers `null` (spec §1.2).
+/// `DELETE <path>.json`: remove the node; answers `null` (docs/protocol/rest.md §1.2).
 enum DeleteEndpoint {
     static func handle(_ request: RESTRequest, caller: Caller, context: RESTContext, responder: HTTPResponder) {
         WriteEndpoint.submit(

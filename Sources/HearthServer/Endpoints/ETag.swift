@@ -2,9 +2,10 @@ import HearthAuth
 import HearthHTTP
 import HearthJSON
 
-/// Conditional requests (spec §1.4). An ETag is opaque: the first 20 bytes of the SHA-256
-/// of the stored value's compact JSON (Firebase key order, so equal values have equal
-/// tags), in base64. It changes exactly when something at or below the path changes.
+/// Conditional requests (docs/protocol/rest.md §1.4). An ETag is opaque: the first 20 bytes
+/// of the SHA-256 of the stored value's compact JSON (Firebase key order, so equal values
+/// have equal tags), in base64. It changes exactly when something at or below the path
+/// changes.
 enum ETag {
     static func of(_ storedValue: JSONValue) -> String {
         Base64.encode(SHA256.hash(JSONWriter.write(storedValue)).prefix(20))
@@ -40,10 +41,10 @@ enum ETag {
 }
 
 /// A write whose `if-match` no longer matches: 412 with the current tag and the current
-/// value as the body (spec §1.4; the Python SDK's `set_if_unchanged` and `transaction`
-/// retry from it). Only a caller who may read the path gets here: for any other the core
-/// refuses the compare-and-set before comparing (401), so neither the body nor the outcome
-/// tells anything of the data.
+/// value as the body (docs/protocol/rest.md §1.4; the Python SDK's `set_if_unchanged` and
+/// `transaction` retry from it). Only a caller who may read the path gets here: for any
+/// other the core refuses the compare-and-set before comparing (401), so neither the body
+/// nor the outcome tells anything of the data.
 struct PreconditionFailed: Error, Sendable {
     let response: HTTPResponse
 

@@ -2,7 +2,7 @@ import HearthHTTP
 import HearthJSON
 
 /// `PATCH <path>.json`: update the named children; keys may be slash paths, applied
-/// atomically, all or nothing (spec §1.2). Answers with the request data.
+/// atomically, all or nothing (docs/protocol/rest.md §1.2). Answers with the request data.
 enum PatchEndpoint {
     static func handle(_ request: RESTRequest, caller: Caller, context: RESTContext, responder: HTTPResponder) throws(APIError) {
         let body = try WriteEndpoint.body(request)

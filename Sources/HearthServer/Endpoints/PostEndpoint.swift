@@ -1,8 +1,9 @@
 import HearthHTTP
 import HearthJSON
 
-/// `POST <path>.json`: store the body under a new push ID (spec §1.6) and answer
-/// `{"name":"<pushId>"}`. Any JSON value is a valid body, `""` included (spec §1.2).
+/// `POST <path>.json`: store the body under a new push ID (docs/protocol/rest.md §1.6) and
+/// answer `{"name":"<pushId>"}`. Any JSON value is a valid body, `""` included
+/// (docs/protocol/rest.md §1.2).
 enum PostEndpoint {
     static func handle(_ request: RESTRequest, caller: Caller, context: RESTContext, responder: HTTPResponder) throws(APIError) {
         let body = try WriteEndpoint.body(request)

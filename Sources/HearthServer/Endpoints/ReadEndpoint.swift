@@ -1,9 +1,10 @@
 import HearthHTTP
 import HearthJSON
 
-/// `GET <path>.json` (spec §1.2, §1.3 `shallow`, §1.4 ETags), through the database core:
-/// the core decides read access on the snapshot the value is read from; this adapter
-/// chooses the rendering (query, shallow, export, print, ETags) and the HTTP answer.
+/// `GET <path>.json` (docs/protocol/rest.md §1.2, §1.3 `shallow`, §1.4 ETags), through the
+/// database core: the core decides read access on the snapshot the value is read from; this
+/// adapter chooses the rendering (query, shallow, export, print, ETags) and the HTTP
+/// answer.
 enum ReadEndpoint {
     static func handle(_ request: RESTRequest, caller: Caller, context: RESTContext, responder: HTTPResponder) {
         let wantsTag = ETag.wanted(request.http)

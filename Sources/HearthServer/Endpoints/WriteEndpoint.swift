@@ -21,7 +21,8 @@ enum WriteEndpoint {
         _ operation: DatabaseWrite, echo: Echo, render: Bool = true,
         request: RESTRequest, caller: Caller, context: RESTContext, responder: HTTPResponder
     ) {
-        // `if-match` (spec §1.4): compare-and-set on the ETag, decided on the writer's view.
+        // `if-match` (docs/protocol/rest.md §1.4): compare-and-set on the ETag, decided on
+        // the writer's view.
         let precondition = ETag.ifMatch(request.http).map { Database.Precondition.ifMatch($0, etagOf: ETag.of) }
         let wantsTag = ETag.wanted(request.http) || precondition != nil
         let hasServerValues = operation.hasServerValues
@@ -38,7 +39,7 @@ enum WriteEndpoint {
                 // The completion runs on the single writer: render a structured echo (a
                 // whole subtree for a PUT) elsewhere so the writer moves on to the next batch.
                 // A fixed answer (POST's `{"name":…}`, DELETE's null) is small: rendered here,
-                // it saves every create a hop through a global queue's thread (issue 30).
+                // it saves every create a hop through a global queue's thread.
                 let structured: Bool
                 switch (echo, body) {
                 case (.fixed, _): structured = false
@@ -63,7 +64,8 @@ enum WriteEndpoint {
         }
     }
 
-    /// The request body as JSON; a missing or unparsable body is 400 (spec §1.2).
+    /// The request body as JSON; a missing or unparsable body is 400 (docs/protocol/rest.md
+    /// §1.2).
     static func body(_ request: RESTRequest, allowEmpty: Bool = false) throws(APIError) -> JSONValue {
         if request.http.body.isEmpty {
             if allowEmpty { return .null }

@@ -1,4 +1,4 @@
-/// A namespace's name (issue 28): what `?ns=` or the host's first label names. Firebase's
+/// A namespace's name: what `?ns=` or the host's first label names. Firebase's
 /// database instance names: lowercase letters, digits and hyphens, here 1 to
 /// `maxBytes` of them, not starting with a hyphen.
 public enum NamespaceName {
@@ -22,7 +22,7 @@ public enum NamespaceName {
     public static func isValid(_ name: String) -> Bool { problem(name) == nil }
 
     /// The namespace a request names: its `ns` query parameter (raw, as the SDKs send it,
-    /// firebase-wire-protocol.md §1.1), else the first label of a `Host` of three or more
+    /// docs/protocol/wire.md §1.1), else the first label of a `Host` of three or more
     /// dot-separated labels that is not an IP address (`<ns>.<domain>`, what the SDKs
     /// derive from a database URL without `?ns=`), else nil.
     static func named(query: String?, host: String?) -> (name: String, fromHost: Bool)? {
@@ -44,7 +44,7 @@ public enum NamespaceName {
     /// the bytes: an ASCII host (not starting with `:`) whose part before any `:` has fewer
     /// than three dot-separated labels or only digits in each (`localhost`,
     /// `127.0.0.1:8080`). False means "read it in full". Splitting every request's `Host`
-    /// into `Character`s cost ~2 % of the server's CPU on creates (issue 30).
+    /// into `Character`s cost ~2 % of the server's CPU on creates.
     static func namesNoNamespace(_ host: String) -> Bool {
         var labels = 1
         var allDigits = true

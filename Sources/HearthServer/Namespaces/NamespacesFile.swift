@@ -1,7 +1,7 @@
 import Foundation
 import HearthJSON
 
-/// The operator's list of namespaces (issue 28, `--namespaces-file`, docs/namespaces.md):
+/// The operator's list of namespaces (`--namespaces-file`, docs/namespaces.md):
 ///
 /// ```json
 /// {"default": "my-app",

@@ -1,7 +1,7 @@
 import HearthJSON
 
 /// One setting of `hearth serve`: its names in each layer, its default and what it does.
-/// Layers, highest first (issue 7): command-line flag, `HEARTH_*` environment variable,
+/// Layers, highest first: command-line flag, `HEARTH_*` environment variable,
 /// the JSON config file (`--config`), the default.
 public struct Setting: Sendable {
     public enum Kind: Sendable {

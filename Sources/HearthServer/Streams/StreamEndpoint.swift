@@ -2,7 +2,8 @@ import HearthHTTP
 import HearthJSON
 import HearthStreams
 
-/// `GET <path>.json` with `Accept: text/event-stream` (spec §2, DESIGN.md §5).
+/// `GET <path>.json` with `Accept: text/event-stream` (docs/protocol/streaming.md §2,
+/// docs/design.md §5).
 ///
 /// Order matters for "no change lost, none duplicated": the stream registers with the hub
 /// first, then one read transaction decides access and reads either the snapshot or the

@@ -5,8 +5,8 @@ import HearthWire
 import Logging
 import Synchronization
 
-/// Named bounds of the long-poll transport (`/.lp`, spec §8); each has a test that crosses
-/// it (LongPollLiveTests).
+/// Named bounds of the long-poll transport (`/.lp`, docs/protocol/wire.md §8); each has a
+/// test that crosses it (LongPollLiveTests).
 public struct LongPollLimits: Sendable, Equatable {
     /// Bytes one session may hold for its client: messages waiting for the next poll, and
     /// the segments of client messages not whole yet (or the chunks of a message announced
@@ -47,10 +47,10 @@ public struct LongPollLimits: Sendable, Equatable {
     public init() {}
 }
 
-/// One long-poll client's transport (spec §8): the `WireChannel` of its `WireSession`.
-/// Messages for the client wait in a bounded outbox until a poll takes them; a poll with
-/// nothing to take is held (`pollHoldSeconds`); the client's messages arrive as segments
-/// on its polls and go to the session whole, in order.
+/// One long-poll client's transport (docs/protocol/wire.md §8): the `WireChannel` of its
+/// `WireSession`. Messages for the client wait in a bounded outbox until a poll takes them;
+/// a poll with nothing to take is held (`pollHoldSeconds`); the client's messages arrive as
+/// segments on its polls and go to the session whole, in order.
 final class LongPollChannel: WireChannel {
     let id: String
     let password: String
@@ -250,9 +250,9 @@ final class LongPollChannel: WireChannel {
         if let (responder, body) = answer { responder.respond(Self.script(body)) }
     }
 
-    /// Bytes the session holds for a message announced in chunks (spec §2.1; the JS SDK
-    /// never chunks on a long poll, but a client may): past `maxPendingBytes` the session
-    /// ends, as it does for segments.
+    /// Bytes the session holds for a message announced in chunks (docs/protocol/wire.md
+    /// §2.1; the JS SDK never chunks on a long poll, but a client may): past
+    /// `maxPendingBytes` the session ends, as it does for segments.
     func holding(_ bytes: Int) {
         guard bytes > limits.maxPendingBytes else { return }
         logger.notice("long poll: ended session \(id.prefix(8))…: over \(limits.maxPendingBytes) bytes of a chunked message")

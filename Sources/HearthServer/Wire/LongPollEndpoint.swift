@@ -1,9 +1,9 @@
 import HearthHTTP
 import HearthWire
 
-/// `GET /.lp`: the JS SDK's long-polling transport (spec §8), for browsers whose WebSocket
-/// failed (a proxy that refuses the upgrade). The same `WireSession` as `/.ws` behind a
-/// `LongPollChannel`. Every request is a `<script>` load:
+/// `GET /.lp`: the JS SDK's long-polling transport (docs/protocol/wire.md §8), for browsers
+/// whose WebSocket failed (a proxy that refuses the upgrade). The same `WireSession` as
+/// `/.ws` behind a `LongPollChannel`. Every request is a `<script>` load:
 ///
 /// * `start=t&ser=…&cb=<digits>&v=5[&ls=…][&ns=…]`: a new session; answered with
 ///   `pLPCommand<cb>('start', id, pw)` and the handshake.

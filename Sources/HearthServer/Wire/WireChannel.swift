@@ -3,11 +3,12 @@ import HearthWire
 
 /// Where one wire-protocol session's messages go and what ends it: the seam between
 /// `WireSession` (the protocol) and a transport. A WebSocket (`/.ws`, `WebSocketSession`)
-/// is one; a long poll (`/.lp`, `LongPollChannel`) is the other (spec §8).
+/// is one; a long poll (`/.lp`, `LongPollChannel`) is the other (docs/protocol/wire.md §8).
 ///
 /// Usable from any thread; sends from one thread keep their order.
 protocol WireChannel: AnyObject, Sendable {
-    /// Sends one whole message (a JSON envelope, spec §2.2); the transport frames it.
+    /// Sends one whole message (a JSON envelope, docs/protocol/wire.md §2.2); the transport
+    /// frames it.
     func send(message: [UInt8])
     /// Bytes the session holds for a message it has not got whole yet, counted against
     /// the transport's bounds on incomplete input (0 once whole).
@@ -18,7 +19,8 @@ protocol WireChannel: AnyObject, Sendable {
 }
 
 extension WebSocketSession: WireChannel {
-    /// One text frame, or the SDKs' chunking for a long message (spec §2.1).
+    /// One text frame, or the SDKs' chunking for a long message (docs/protocol/wire.md
+    /// §2.1).
     func send(message: [UInt8]) {
         for frame in WireOutbound.frames(message) { send(text: frame) }
     }

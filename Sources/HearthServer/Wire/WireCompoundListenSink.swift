@@ -3,10 +3,10 @@ import HearthStreams
 import HearthWire
 import Synchronization
 
-/// A location listen that carried a compound hash (`ch`, spec §4.2: iOS and Android
-/// re-listening with cached data). Its first event, the current value, goes out as one
-/// range merge (`rm`, §3.3) of only the ranges whose hash differs from the client's, or
-/// as nothing when none does (the `ok` that follows tells the client its cache is
+/// A location listen that carried a compound hash (`ch`, docs/protocol/wire.md §4.2: iOS
+/// and Android re-listening with cached data). Its first event, the current value, goes out
+/// as one range merge (`rm`, §3.3) of only the ranges whose hash differs from the client's,
+/// or as nothing when none does (the `ok` that follows tells the client its cache is
 /// current); every later event goes out as for any listen. A value that is not an object,
 /// a malformed `ch`, one with more than `CompoundHash.maxCutPaths` cuts, or one whose
 /// answer would pass `CompoundHash.workBudget` gets the whole value (`d`), which is always

@@ -6,7 +6,7 @@ import HearthWire
 import Logging
 import Synchronization
 
-/// Named bounds of one wire-protocol connection (issue 14: every limit named and tested;
+/// Named bounds of one wire-protocol connection (every limit named and tested;
 /// the serve settings `wireMax…` set them).
 public struct WireSessionLimits: Sendable, Equatable {
     /// Listens open at once on one connection; past it a `q` is answered `max_listens`
@@ -68,8 +68,8 @@ final class WireContext: Sendable {
     let namespaces: Set<String>
     /// Where onDisconnect operations are kept and run.
     let onDisconnect: OnDisconnectLedger
-    /// Open sessions by id, for a reconnecting client's `ls` (spec §4.5), and for closing
-    /// them all when the node lost its lease.
+    /// Open sessions by id, for a reconnecting client's `ls` (docs/protocol/wire.md §4.5),
+    /// and for closing them all when the node lost its lease.
     let sessions: WireSessionRegistry
     /// Open long-poll transports by id (`/.lp`): one registry for every namespace, so the
     /// session bound holds server-wide and shutdown ends them all.
@@ -94,7 +94,8 @@ final class WireContext: Sendable {
 }
 
 /// The open sessions of this server by session id (`s` of their handshake), so that a
-/// client reconnecting with `ls=<old id>` can end its old session at once (spec §4.5, §6.3).
+/// client reconnecting with `ls=<old id>` can end its old session at once
+/// (docs/protocol/wire.md §4.5, §6.3).
 final class WireSessionRegistry: Sendable {
     private let open = Mutex<[WireSessionID: WireSession]>([:])
 

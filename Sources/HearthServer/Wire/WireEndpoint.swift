@@ -1,8 +1,8 @@
 import HearthHTTP
 import HearthJSON
 
-/// `GET /.ws?v=5&ns=<namespace>`: the official SDKs' WebSocket (wire spec §1), over the
-/// core of the namespace the router picked (issue 28; docs/namespaces.md); a name served
+/// `GET /.ws?v=5&ns=<namespace>`: the official SDKs' WebSocket (docs/protocol/wire.md §1),
+/// over the core of the namespace the router picked (docs/namespaces.md); a name served
 /// nowhere gets the protocol's shutdown (`refusal`). A plain GET without the upgrade gets a
 /// clear 400.
 enum WireEndpoint {
@@ -16,7 +16,8 @@ enum WireEndpoint {
         return WireSessionID(high: generator.next(), low: generator.next())
     }
 
-    /// A query parameter's raw value (the SDKs do not percent-encode them, spec §1.1).
+    /// A query parameter's raw value (the SDKs do not percent-encode them,
+    /// docs/protocol/wire.md §1.1).
     static func parameter(_ name: String, in query: String?) -> String? {
         guard let query else { return nil }
         for pair in query.split(separator: "&") {
@@ -31,9 +32,10 @@ enum WireEndpoint {
             return responder.respond(APIError(404, "The wire protocol is not served here").response)
         }
         guard request.method == "GET" else { return responder.respond(APIError.methodNotAllowed(request.method).response) }
-        // `s=`: a browser on long polling trying to move its session onto a WebSocket (spec
-        // §8). Not served: refused before the upgrade, so the SDK drops that attempt and
-        // stays on `/.lp`, rather than sending on a socket bound to no session.
+        // `s=`: a browser on long polling trying to move its session onto a WebSocket
+        // (docs/protocol/wire.md §8). Not served: refused before the upgrade, so the SDK
+        // drops that attempt and stays on `/.lp`, rather than sending on a socket bound to
+        // no session.
         guard parameter("s", in: request.query) == nil else {
             return responder.respond(APIError(400, "Moving a long-poll session onto a WebSocket is not served; it stays on /.lp").response)
         }
@@ -45,7 +47,7 @@ enum WireEndpoint {
             responder.respond(refusal.response)
         case .success(let head):
             // The host the client must use from now on: exactly the one it connected to
-            // (iOS stores it, spec §2.3).
+            // (iOS stores it, docs/protocol/wire.md §2.3).
             let host = request.headers["Host"] ?? "localhost"
             beginSession(request, wire: wire, refusal: refusal) {
                 let session = WireSession(context: wire, host: host, address: request.remoteAddress, sessionID: sessionID(),

@@ -1,8 +1,8 @@
 import HearthJSON
 import HearthWire
 
-/// A wire query object (spec §4.1) parsed into the core's `DatabaseQuery` (the store's
-/// selection, the rules' `query.*` variables, the `.indexOn` entry it needs).
+/// A wire query object (docs/protocol/wire.md §4.1) parsed into the core's `DatabaseQuery`
+/// (the store's selection, the rules' `query.*` variables, the `.indexOn` entry it needs).
 ///
 /// Bounds: a key name in a bound (`sn`/`en`) breaks ties among children exactly at the
 /// value, in key order (`startAt(value, key)`, the usual way to page): a start takes them

@@ -5,7 +5,7 @@ import HearthStreams
 import HearthWire
 
 extension WireSession {
-    // MARK: Listens (spec §4.2)
+    // MARK: Listens (docs/protocol/wire.md §4.2)
 
     func listen(number: Int64?, _ members: [JSONKey: JSONValue]) {
         guard let path = requestPath(number, members, action: "listen") else { return }
@@ -19,9 +19,10 @@ extension WireSession {
             return invalid(number, "bad query")
         }
         let tag: Int64? = mapped == nil ? nil : { if case .int(let t)? = members["t"] { return t } else { return nil } }()
-        // A query that filters carries its tag (the SDKs always send one, spec §4.2): its
-        // pushes are told from the path's default listen by it. Int64.min is the sink's
-        // "no tag" (it keeps the sink inline); no SDK counts there.
+        // A query that filters carries its tag (the SDKs always send one,
+        // docs/protocol/wire.md §4.2): its pushes are told from the path's default listen
+        // by it. Int64.min is the sink's "no tag" (it keeps the sink inline); no SDK counts
+        // there.
         if mapped != nil && (tag == nil || tag == WireListenSink.noTag) {
             return invalid(number, "a query with bounds or a limit needs its tag t")
         }
@@ -33,7 +34,8 @@ extension WireSession {
         var warnings: JSONValue = JSONValue.object([JSONKey: JSONValue]())
         if context.database.missingIndex(mapped?.listen, at: path) != nil {
             // The SDK logs its "unspecified index" warning; Hearth serves the query anyway
-            // (spec §4.2 item 5), as REST refuses it only to match Firebase's REST.
+            // (docs/protocol/wire.md §4.2 item 5), as REST refuses it only to match
+            // Firebase's REST.
             warnings = .object(["w": .array([.string("no_index")])])
         }
         let okData = warnings
@@ -42,7 +44,8 @@ extension WireSession {
         let gate = SubscriberGate(caller: credential.caller, uid: credential.uid, times: times, query: mapped?.listen.rules)
         let listenSink = WireListenSink(session: self, path: path, tag: tag)
         // A compound hash (iOS, Android) on a location listen: only the ranges that
-        // changed are sent. Queries get their whole window, always correct (spec §4.2).
+        // changed are sent. Queries get their whole window, always correct
+        // (docs/protocol/wire.md §4.2).
         var sink: any StreamEventSink = listenSink
         if mapped == nil, let compound = WireCompoundListenSink.parse(members["ch"]) {
             sink = WireCompoundListenSink(listen: listenSink, hashes: compound.hashes, posts: compound.posts)

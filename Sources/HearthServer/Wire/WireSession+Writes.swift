@@ -5,7 +5,7 @@ import HearthStreams
 import HearthWire
 
 extension WireSession {
-    // MARK: Writes (spec §4.3, §4.4)
+    // MARK: Writes (docs/protocol/wire.md §4.3, §4.4)
 
     func put(number: Int64?, _ members: [JSONKey: JSONValue]) {
         guard let data = members["d"] else { return invalid(number, "put needs p and d") }
@@ -42,11 +42,12 @@ extension WireSession {
         }
     }
 
-    // MARK: get (spec §4.8)
+    // MARK: get (docs/protocol/wire.md §4.8)
 
     func get(number: Int64?, _ members: [JSONKey: JSONValue]) {
-        // `.info/...` is client-side; the JS SDK still asks (spec §4.8): `ok` with null.
-        // Checked before parsing: `.info` is not a valid key, so it never reaches the data.
+        // `.info/...` is client-side; the JS SDK still asks (docs/protocol/wire.md §4.8):
+        // `ok` with null. Checked before parsing: `.info` is not a valid key, so it never
+        // reaches the data.
         if case .string(let raw)? = members["p"], raw == "/.info" || raw.hasPrefix("/.info/") || raw.hasPrefix(".info") {
             return answer(number, "ok", .null)
         }
@@ -69,7 +70,7 @@ extension WireSession {
         })
     }
 
-    // MARK: onDisconnect (spec §4.5)
+    // MARK: onDisconnect (docs/protocol/wire.md §4.5)
 
     func registerOnDisconnect(number: Int64?, merge: Bool, _ members: [JSONKey: JSONValue]) {
         guard let data = members["d"] else { return invalid(number, "onDisconnect needs p and d") }

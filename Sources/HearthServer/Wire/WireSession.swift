@@ -7,13 +7,13 @@ import HearthWire
 import Logging
 import Synchronization
 
-/// One client of the Firebase wire protocol (spec/firebase-wire-protocol.md) on a
+/// One client of the Firebase wire protocol (docs/protocol/wire.md) on a
 /// WebSocket: the second adapter over the database core, beside REST + SSE.
 ///
-/// Requests are handled one at a time in arrival order (spec §3.1): the next starts when
-/// the previous one answered. Every answer is sent through `StreamHub.afterQueuedEvents`,
-/// so the pushes of writes committed before it (including this client's own write, and a
-/// listen's first data) reach the client first (§4.2, §4.3).
+/// Requests are handled one at a time in arrival order (docs/protocol/wire.md §3.1): the
+/// next starts when the previous one answered. Every answer is sent through
+/// `StreamHub.afterQueuedEvents`, so the pushes of writes committed before it (including
+/// this client's own write, and a listen's first data) reach the client first (§4.2, §4.3).
 ///
 /// `@unchecked Sendable`: all mutable state is confined to `queue` (serial).
 final class WireSession: WebSocketHandler, @unchecked Sendable {
@@ -113,7 +113,8 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
                 session.send(message: WireOutbound.shutdown(reason: refusal).bytes)
                 return self.fail(.normal, "namespace not served")
             }
-            // The handshake first: the client sends nothing before it (spec §2.3).
+            // The handshake first: the client sends nothing before it
+            // (docs/protocol/wire.md §2.3).
             session.send(message: WireOutbound.handshake(timestamp: self.context.clock(), host: self.host, sessionID: self.sessionID.description).bytes)
         }
     }
@@ -183,7 +184,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
             return handle(number: number, action: action, body: body)
         }
         // Every request is judged by an identity still valid now, as REST judges a token on
-        // every request (issue 25): its expiry, and its user's status within
+        // every request: its expiry, and its user's status within
         // AuthSettings.userStatusCacheSeconds. Decided here from the caches when they can
         // tell; else on the work queue (a database read), then back in order.
         let (authenticator, held) = (context.authenticator, credential)
@@ -273,7 +274,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         end()
     }
 
-    // MARK: Requests (spec §3.2)
+    // MARK: Requests (docs/protocol/wire.md §3.2)
 
     private func handle(number: Int64?, action: String, body: JSONValue) {
         let members: [JSONKey: JSONValue]
@@ -326,7 +327,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     /// The request's `p`, or nil after answering: without one the request is malformed
     /// (`invalid_action`, a bad message); one that is no valid path (`.info` or `.settings`
     /// written to, `..`, control characters, a key over 768 bytes, too deep) is
-    /// `invalid_data` with the reason, as bad data is (issue 25).
+    /// `invalid_data` with the reason, as bad data is.
     func requestPath(_ number: Int64?, _ members: [JSONKey: JSONValue], action: String) -> DataPath? {
         guard case .string(let text)? = members["p"] else {
             invalid(number, "\(action) needs p")
@@ -361,7 +362,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         answer(number, status, .string(text))
     }
 
-    // MARK: Auth (spec §4.7)
+    // MARK: Auth (docs/protocol/wire.md §4.7)
 
     private func authenticate(number: Int64?, token: String) {
         // A token the server verified before (the cache, as REST's): decided here, without
@@ -384,10 +385,11 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         answer(number, "ok", .object(["auth": credential.caller.auth, "expires": expires]))
     }
 
-    /// A failed `auth` signs the connection out (issue 25): the identity it held before does
+    /// A failed `auth` signs the connection out: the identity it held before does
     /// not stay in force, and its listens are cancelled. Firebase's clients close and
-    /// reconnect after any failed `auth` (spec §4.7: "until auth succeeds the connection is
-    /// unauthenticated"), so one that stays sees what a signed-out user sees.
+    /// reconnect after any failed `auth` (docs/protocol/wire.md §4.7: "until auth succeeds
+    /// the connection is unauthenticated"), so one that stays sees what a signed-out user
+    /// sees.
     private func authenticationFailed(_ number: Int64?, _ error: Authenticator.CredentialError) {
         authFailures += 1
         if authFailures > context.limits.maxAuthFailures {

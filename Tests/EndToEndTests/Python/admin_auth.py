@@ -2,7 +2,7 @@
 
 Used by Tests/EndToEndTests/FirebaseAdminAuthTests.swift; checks that the SDK's user
 management (firebase_admin/_user_mgt.py) and verify_id_token (_token_gen.py) work with
-Hearth's `projects/P/accounts…` endpoints and ID tokens (firebase-admin-wire §7).
+Hearth's `projects/P/accounts…` endpoints and ID tokens (docs/protocol/admin-client.md §7).
 
 Needs FIREBASE_AUTH_EMULATOR_HOST=127.0.0.1:PORT (emulator mode: every request carries
 `Authorization: Bearer owner`). Arguments: MODE PROJECT_ID. Modes:

@@ -2,7 +2,7 @@
 
 Used by Tests/EndToEndTests/FirebaseAdminDatabaseTests.swift; checks that every call of
 firebase_admin.db except listen() (covered by admin_listen.py) behaves against Hearth as it
-does against Firebase (docs: firebase-admin-wire.md §3, §4, §6).
+does against Firebase (docs/protocol/admin-client.md §3, §4, §6).
 
 Needs FIREBASE_DATABASE_EMULATOR_HOST=127.0.0.1:PORT (emulator mode: every request carries
 `Authorization: Bearer owner`, which `hearth serve --accept-emulator-owner` takes as admin).

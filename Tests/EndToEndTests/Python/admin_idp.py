@@ -1,4 +1,4 @@
-"""Reads a provider-linked user with the official firebase-admin SDK (issue 29).
+"""Reads a provider-linked user with the official firebase-admin SDK.
 
 Used by Tests/EndToEndTests/IdentityProviderEndToEndTests.swift. Needs
 FIREBASE_AUTH_EMULATOR_HOST=127.0.0.1:PORT. Arguments: PROJECT_ID PROVIDER_ID RAW_ID.

@@ -1,4 +1,4 @@
-"""Writing back from a Cloud Function outside emulator mode (issue 27, point 5).
+"""Writing back from a Cloud Function outside emulator mode.
 
 Used by Tests/EndToEndTests/AdminWritebackEndToEndTests.swift:
 

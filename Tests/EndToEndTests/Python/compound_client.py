@@ -1,4 +1,4 @@
-"""Compound hashes over /.ws (spec §4.2, §3.3), as an iOS or Android client with a disk
+"""Compound hashes over /.ws (docs/protocol/wire.md §4.2, §3.3), as an iOS or Android client with a disk
 cache uses them: it listens, keeps what it got, and later re-listens with `ch` (the
 compound hash of its cache, compound_hash.py) and applies the `rm` range merges it gets
 (compound_hash.apply_rm, written from FRangeMerge). Prints `ok <check>` per passed check,

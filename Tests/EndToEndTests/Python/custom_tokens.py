@@ -1,4 +1,4 @@
-"""Custom tokens (issue 15, point 1) with the official firebase-admin SDK against Hearth.
+"""Custom tokens with the official firebase-admin SDK against Hearth.
 
 Used by Tests/EndToEndTests/CustomTokenEndToEndTests.swift. Modes:
 

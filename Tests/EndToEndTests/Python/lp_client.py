@@ -1,4 +1,4 @@
-"""A Firebase long-polling client (spec/firebase-wire-protocol.md §8), written from the JS
+"""A Firebase long-polling client (docs/protocol/wire.md §8), written from the JS
 SDK's BrowserPollConnection.ts and PacketReceiver.ts: the start request with its callback
 id, the script answers (`pLPCommand<cb>('start', id, pw)`, `pRTLPCB<cb>(n, [msgs])`,
 `pLPCommand<cb>('close'[, n])`) re-ordered by response number, one poll kept open at all
@@ -521,7 +521,7 @@ def mode_shutdown():
 
 
 def mode_namespace():
-    """Issue 28 on /.lp: a session opened with ns=env-a reads and writes that namespace only
+    """Namespaces on /.lp: a session opened with ns=env-a reads and writes that namespace only
     (its polls, like this client's, need not repeat ns); an unlisted name gets the shutdown."""
     rest("PUT", "/x.json?ns=env-a", "a")
     rest("PUT", "/x.json", "default")

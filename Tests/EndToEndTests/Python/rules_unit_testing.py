@@ -1,5 +1,5 @@
 """What `@firebase/rules-unit-testing` (5.0.2) does against a database emulator
-(spec/firebase-protocol.md §4.7), driven against Hearth in emulator mode
+(docs/protocol/emulator.md §4.7), driven against Hearth in emulator mode
 (`--accept-emulator-owner`): two test environments side by side, each its own namespace
 (the library gives each `projectId` its own), over our wire client (wire_client.py).
 

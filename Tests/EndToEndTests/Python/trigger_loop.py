@@ -1,5 +1,5 @@
 """A Cloud Function that writes back into its own trigger's path on every event, through
-firebase-admin pointed at Hearth: the runaway loop of issue 27, point 5. Served by the
+firebase-admin pointed at Hearth: the runaway loop the loop guard stops. Served by the
 Functions Framework:
 
     functions-framework --source trigger_loop.py --target loop --signature-type cloudevent --port P

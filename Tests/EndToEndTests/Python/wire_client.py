@@ -1,4 +1,4 @@
-"""Our own Firebase wire-protocol client (spec/firebase-wire-protocol.md), driving a Hearth
+"""Our own Firebase wire-protocol client (docs/protocol/wire.md), driving a Hearth
 binary over /.ws with the `websockets` package. Each mode runs one scenario, checks every
 answer itself, prints `ok <check>` per passed check and exits 1 on the first failure.
 
@@ -73,7 +73,7 @@ class Client:
         return json.loads(self.ws.recv(timeout=WAIT))
 
     def read_loop(self):
-        """Joins chunked messages as the SDKs do (spec §2.1): a frame of at most 6 characters
+        """Joins chunked messages as the SDKs do (docs/protocol/wire.md §2.1): a frame of at most 6 characters
         that is a number announces that many frames, concatenated into one message."""
         self.chunked = 0
         try:
@@ -475,7 +475,7 @@ def mode_auth():
 
 
 def mode_external_token():
-    """A Firebase project's ID token (issue 29) in `auth`: EXTERNAL_TOKEN for EXTERNAL_UID."""
+    """A Firebase project's ID token in `auth`: EXTERNAL_TOKEN for EXTERNAL_UID."""
     token, uid = os.environ["EXTERNAL_TOKEN"], os.environ["EXTERNAL_UID"]
     c = Client()
     answer = c.call("auth", {"cred": token})
@@ -487,7 +487,7 @@ def mode_external_token():
 
 
 def mode_lapse():
-    """An identity that lapses on an open connection (issue 25). Once this prints
+    """An identity that lapses on an open connection. Once this prints
     `ready <uid>`, the Swift test deletes, disables or revokes the user and answers `go`.
     Every later request is judged by the identity as it is now: `ac` comes before the
     first answer, the listen is cancelled with `c`, writes, reads and onDisconnect
@@ -521,7 +521,7 @@ def mode_lapse():
 
 
 def mode_failed_auth():
-    """A failed `auth` signs the connection out (issue 25; spec §4.7): the identity it held
+    """A failed `auth` signs the connection out (docs/protocol/wire.md §4.7): the identity it held
     does not stay in force, and its listens are cancelled."""
     token, uid = sign_up()
     c = Client()
@@ -559,7 +559,7 @@ def mode_owner_only_direct():
 
 def mode_bad_paths():
     """A path that is not valid in a write, a read, a listen or an onDisconnect request is
-    answered `invalid_data` with the reason (issue 25), not a generic `invalid_action`; the
+    answered `invalid_data` with the reason, not a generic `invalid_action`; the
     connection stays usable."""
     c = Client()
     bad = {".info": "/.info/connected", ".settings": "/.settings/rules", "..": "/open/../x",
@@ -576,7 +576,7 @@ def mode_bad_paths():
 
 
 def mode_oracle():
-    """A compare-and-set where the caller may write but not read (issue 25): `p` with `h`
+    """A compare-and-set where the caller may write but not read: `p` with `h`
     is refused before comparing, whatever the hash (the right one, a wrong one, the empty
     hash on data and on nothing), so the answer tells nothing of the data. Rules:
     /drop/$k .write auth != null, no .read. The Swift test checks nothing was written."""
@@ -710,7 +710,7 @@ def raw_upgrade(version):
 
 
 def mode_refusals():
-    """Issue 25 point 5: what the server refuses is answered, in words."""
+    """What the server refuses is answered, in words."""
     c = Client()
     deep = "[" * 600 + "]" * 600
     c.send_raw('{"t":"d","d":{"r":1,"a":"p","b":{"p":"/open/deep","d":' + deep + '}}}')
@@ -732,7 +732,7 @@ def mode_refusals():
 
 
 def mode_partials():
-    """Run with HEARTH_MAX_INCOMPLETE_BYTES_PER_ADDRESS=1 MiB (issue 25 point 3): messages
+    """Run with HEARTH_MAX_INCOMPLETE_BYTES_PER_ADDRESS=1 MiB: messages
     left incomplete on several sockets count together against the address's share, be they
     WebSocket fragments without FIN or wire chunks; the socket that passes it is closed
     with 1008 and a reason; small requests are served throughout.
@@ -779,7 +779,7 @@ def mode_partials():
 
 
 def mode_neighbours():
-    """Run with HEARTH_MAX_STREAMS_PER_ADDRESS=8 (issue 25 point 4): one connection's
+    """Run with HEARTH_MAX_STREAMS_PER_ADDRESS=8: one connection's
     listens stop at a quarter of its address's streams (2), so a neighbour behind the same
     address still listens, over the wire and over SSE."""
     greedy = Client()
@@ -797,7 +797,7 @@ def mode_neighbours():
 
 
 def mode_cross_node():
-    """Several nodes on one database (issue 17): a wire listener on this node (PORT) sees,
+    """Several nodes on one database: a wire listener on this node (PORT) sees,
     in order, writes made through the wire protocol on another node (argv[3]) and through
     REST on a third (argv[4])."""
     global PORT
@@ -835,7 +835,7 @@ def mode_start_over():
 
 
 def mode_lease_cut():
-    """Several nodes (issue 17): registers an onDisconnect on this node (PORT), then waits
+    """Several nodes: registers an onDisconnect on this node (PORT), then waits
     while the Swift test cuts this node off from the database. The node must close the
     connection once its lease may run out; the client then says so through another node
     (argv[3]), so a listener there sees "closed" before the onDisconnect's write."""

@@ -1,5 +1,5 @@
 // swift-tools-version:6.1
-// The PostgreSQL client choice of issue 17, measured: libpq (what HearthPostgres uses,
+// The PostgreSQL client choice, measured: libpq (what HearthPostgres uses,
 // through a system-library target) against postgres-nio, the maintained Swift client, on
 // the round trips Hearth's writer makes. Built and run only by scripts/bench/pgclient.sh,
 // never by the main package or CI.

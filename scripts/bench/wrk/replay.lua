@@ -1,4 +1,4 @@
--- Copied from the team's shared bench kit (shared/bench/wrk/replay.lua), unchanged except
+-- Copied from the team's load harness, unchanged except
 -- the paths in these comments (scripts/bench/...).
 -- Peer-neutral wrk script: replays a pre-rendered pool of raw HTTP/1.1
 -- requests (method, path, auth header, body all baked in by

@@ -1,4 +1,4 @@
-// The PostgreSQL client comparison of issue 17 (scripts/bench/pgclient.sh runs it).
+// The PostgreSQL client comparison (scripts/bench/pgclient.sh runs it).
 //
 //   pgclient-bench CLIENT WORKLOAD CONNECTIONS SECONDS HOST PORT DATABASE
 //
