@@ -11,7 +11,8 @@ public struct RuleQuery: Sendable, Hashable {
     }
 
     /// `nil` when the read orders by nothing; `query.orderByKey` is then `true` (a
-    /// convention of the conformance corpus, medium confidence).
+    /// convention of the conformance corpus, medium confidence:
+    /// Tests/HearthRulesTests/Fixtures/README.md, "Harness conventions").
     public var orderBy: OrderBy?
     public var startAt: JSONValue?
     public var endAt: JSONValue?

@@ -1,6 +1,6 @@
 import HearthJSON
 
-/// Runs every case of a `cases.json` corpus file (conformance README "Case format"). A file
+/// Runs every case of a `cases.json` corpus file (Tests/HearthRulesTests/Fixtures/README.md, "Case format"). A file
 /// that is not JSON, or an entry that is malformed, is reported as a failure.
 public func runConformance(casesJSON: [UInt8], explain: Bool = false) -> ConformanceReport {
     let entries: [JSONValue]

@@ -66,7 +66,8 @@ extension ConformanceCase {
 }
 
 /// Firebase server values in test data: `{".sv": "timestamp"}` becomes `now` (a
-/// convention of the conformance corpus). The server resolves them itself before asking the
+/// convention of the conformance corpus: Tests/HearthRulesTests/Fixtures/README.md,
+/// "Harness conventions"). The server resolves them itself before asking the
 /// rules.
 enum ServerValues {
     static func resolve(_ value: JSONValue, now: Int64) -> JSONValue {

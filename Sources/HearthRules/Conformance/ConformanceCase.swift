@@ -1,7 +1,7 @@
 import HearthJSON
 
-/// One case of the shared rules conformance corpus (`conformance/README.md`, "Case
-/// format"), read from its JSON form.
+/// One case of the rules conformance corpus (`Tests/HearthRulesTests/Fixtures/README.md`,
+/// "Case format"), read from its JSON form.
 public struct ConformanceCase: Sendable {
     public enum Operation: Sendable, Equatable {
         case read(query: RuleQuery?)

@@ -45,7 +45,8 @@ extension DecisionContext {
         case .exists:
             return .bool(try exists(snapshot))
         case .getPriority:
-            // Priorities are not stored (corpus "Not covered"): always null.
+            // The corpus does not cover priorities (Tests/HearthRulesTests/Fixtures/README.md,
+            // "Not covered"); rules see none: always null.
             return .null
         case .isNumber:
             switch try leaf(snapshot) {
