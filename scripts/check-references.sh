@@ -47,7 +47,7 @@ FORBIDDEN=(
   'firebase-wire-protocol(\.md)?'                  'cites the wire protocol notes outside the repository: cite docs/protocol/wire.md §N'
   'firebase-admin-wire(\.md)?'                     'cites the firebase-admin traces outside the repository: cite docs/protocol/admin-client.md §N'
   'LINUX-SWIFT-NOTES'                              'cites LINUX-SWIFT-NOTES, which is not in the repository: cite docs/linux-notes.md'
-  'STYLE habit|STYLE\.md'                          'cites the style guide, which is not in the repository: say the rule itself'
+  'STYLE habit|STYLE\.md'                          'cites the style guide under its outside name: cite docs/style.md habit N'
   'corpus README'                                  'cites the conformance corpus README, which is not in the repository'
   '[Ss]hared (bench )?kit|shared/bench|shared/conformance' 'cites the shared kit: say what the file is without a path outside the repository'
   '/work/'                                         'names a path outside the repository'
