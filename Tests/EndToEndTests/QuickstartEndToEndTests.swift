@@ -38,7 +38,7 @@ import Testing
         let server = try HearthProcess(arguments: ["serve", "--port", "0"], dataDirectory: folder.path + "/hearth-data",
                                        currentDirectory: folder.path)
         try server.waitUntilListening()
-        let (lines, bodies) = try Self.run(script, against: server)
+        let (lines, bodies) = try Self.runBlock(script, against: server)
         return (server, lines, bodies)
     }
 
@@ -46,7 +46,7 @@ import Testing
     /// pointed at the server's address), bounded by `timeout` so a block that never ends
     /// fails here instead of hanging: the output's lines and its JSON object lines, after
     /// checking that it succeeded without a curl error or an `"error"` answer.
-    static func run(_ script: String, against server: HearthProcess, objects: Int? = 5,
+    static func runBlock(_ script: String, against server: HearthProcess, objects: Int? = 5,
                     sourceLocation: SourceLocation = #_sourceLocation) throws -> (lines: [String], bodies: [NSDictionary]) {
         let runnable = "H=\(server.baseURL)\n" + script.dropFirst(Self.addressLine.count + 1)
         let (status, output) = try Spawn.run("/usr/bin/timeout", [String(Self.blockSeconds), "/bin/bash", "-c", runnable],
@@ -93,8 +93,8 @@ import Testing
         #expect(bodies[4]["registered"] as? Bool == true)
 
         // The same block again, against the same server: a new anonymous user, a new email
-        // account, every answer a success (run(_:against:) checks there is no "error").
-        let second = try Self.run(Self.block(after: Self.marker, in: Self.readme()), against: server).bodies
+        // account, every answer a success (runBlock(_:against:) checks there is no "error").
+        let second = try Self.runBlock(Self.block(after: Self.marker, in: Self.readme()), against: server).bodies
         let secondUID = try #require(second[0]["createdBy"] as? String)
         #expect(secondUID != uid)
         #expect(second[1] == ["oslo": second[0]])
@@ -120,8 +120,10 @@ import Testing
         let script = try Self.block(after: Self.curlMarker, in: Self.readme())
         #expect(script.hasPrefix(Self.addressLine + "\n"))
         #expect(script.contains("text/event-stream"))
-        let lines = try Self.run(script, against: server, objects: nil).lines
-        #expect(lines.contains("event: put"), "\(lines)")
+        // The answers have no newline after them, so the stream's first event follows the
+        // previous answer on its line.
+        let output = try Self.runBlock(script, against: server, objects: nil).lines.joined(separator: "\n")
+        #expect(output.contains("event: put\nid: "), "\(output)")
         // The multi-path PATCH renamed the favourite the block's first PUT wrote.
         #expect(try curl("GET", server.baseURL + "/users/alice/favorites/oslo/name.json").body == #""Bergen""#)
         server.signal(SIGTERM)
