@@ -15,8 +15,9 @@ struct Hearth: AsyncParsableCommand {
             admin console (/console/), under Firebase's security rules; it delivers database \
             triggers to Cloud Functions and holds several databases (namespaces). Data is in \
             SQLite (./hearth-data) on one node, or in PostgreSQL (--store postgres://...) for \
-            several. The other commands manage users, tokens, triggers, rules and backups; \
-            'hearth <command> --help' describes each.
+            several. The other commands manage accounts, tokens and keys, triggers, rules, and \
+            the data itself (backup, restore, export, import, copy); 'hearth <command> --help' \
+            describes each.
             """,
         version: version,
         subcommands: [Serve.self, Rules.self, Users.self, Admins.self, Triggers.self, Token.self, Keys.self, Backup.self, Restore.self, ExportData.self, ImportData.self, Copy.self, ConfigDocs.self],
