@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """One table for scripts/bench/run: Hearth vs PocketBase (and nginx) on every figure of
-issue 8, with ratios, the issue's targets, an optional BENCHMARKS.md section and a PNG chart.
+issue 8, with ratios, the issue's targets, an optional section of docs/bench/history.md and a PNG chart.
 
   report.py --dir RESULTS_DIR [--date D] [--command CMD] [--quick]
             [--benchmarks docs/bench/history.md --chart-ref ratios-D.png]
