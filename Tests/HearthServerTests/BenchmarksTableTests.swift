@@ -49,6 +49,48 @@ import Testing
         }
     }
 
+    /// The files that may name a benchmark section: sources, docs, scripts, the README.
+    static func citingFiles() throws -> [String] {
+        var files = ["README.md"]
+        for folder in ["Sources", "docs", "scripts"] {
+            let paths = try FileManager.default.subpathsOfDirectory(atPath: root + "/" + folder)
+            files += paths.filter { path in [".swift", ".md", ".sh", ".py", "bench/run"].contains { path.hasSuffix($0) } }
+                .map { folder + "/" + $0 }
+        }
+        return files.filter { $0 != "docs/bench/history.md" }.sorted()
+    }
+
+    /// The section names a text cites as `docs/bench/history.md, "Name"` (or `("Name")`,
+    /// and `and "Other"` after it), with comment markers and line breaks inside a name
+    /// joined into single spaces.
+    static func citedSections(in text: String) -> [String] {
+        let joined = text.replacing(/\n\s*(?:\/\/\/?|#)?\s*/, with: " ")
+        var names: [String] = []
+        for match in joined.matches(of: /docs\/bench\/history\.md,? \(?"([^"]+)"(?: and "([^"]+)")?/) {
+            names.append(String(match.output.1))
+            if let other = match.output.2 { names.append(String(other)) }
+        }
+        return names
+    }
+
+    /// Every benchmark section a source, doc or script names is a heading of the history
+    /// (a heading that contains the name), and none is still cited in BENCHMARKS.md, which
+    /// has no dated sections any more.
+    @Test func everyCitedSectionIsInTheHistory() throws {
+        let history = try String(contentsOfFile: Self.root + "/docs/bench/history.md", encoding: .utf8)
+        let headings = history.components(separatedBy: "\n").filter { $0.hasPrefix("#") }.map { $0.lowercased() }
+        var cited = 0
+        for file in try Self.citingFiles() {
+            let text = try String(contentsOfFile: Self.root + "/" + file, encoding: .utf8)
+            for name in Self.citedSections(in: text) {
+                cited += 1
+                #expect(headings.contains { $0.contains(name.lowercased()) }, "\(file): no heading \"\(name)\" in docs/bench/history.md")
+            }
+            #expect(text.firstMatch(of: /BENCHMARKS(\.md)?,? \(?"/) == nil, "\(file) cites a section of BENCHMARKS.md")
+        }
+        #expect(cited >= 15, "\(cited) citations found")
+    }
+
     @Test func theCheckerReadsATable() {
         let markdown = """
             # B
@@ -62,5 +104,7 @@ import Testing
             """
         #expect(Self.rows(of: markdown) == [["a", "1", "`scripts/bench/run` and `scripts/bench/wire.sh`"]])
         #expect(Self.scripts(in: "`HEARTH_ONLY=1 scripts/bench/wire.sh` then scripts/bench/report.py") == ["scripts/bench/wire.sh", "scripts/bench/report.py"])
+        #expect(Self.citedSections(in: "a (docs/bench/history.md, \"How it got\n    // there\": x) b docs/bench/history.md (\"C\") and docs/bench/history.md, \"D\" and \"E\".")
+                == ["How it got there", "C", "D", "E"])
     }
 }
