@@ -225,7 +225,7 @@ final class HTTPConnection: @unchecked Sendable {
     /// Brings `ServerCounters.unsent` up to date with this connection's output: the
     /// whole buffer while any of it is unsent, since the written part is only released
     /// when it is drained (counting only the unsent tail let RSS reach ~7× the bound with
-    /// 1,000 readers that stopped reading a 4.5 MB answer; BENCHMARKS "Unread responses").
+    /// 1,000 readers that stopped reading a 4.5 MB answer; docs/bench/history.md, "Unread responses").
     private func accountUnsent() {
         let waiting = closed || outputOffset == output.count ? 0 : output.count
         guard waiting != accountedUnsent else { return }

@@ -58,7 +58,7 @@ public struct HTTPLimits: Sendable, Equatable {
     /// is refused and closed, its bytes released at once: an HTTP request with 503 and
     /// `Retry-After`, a WebSocket with close 1013 (try again later). Without it 80 sockets
     /// each holding most of a 16 MiB message took RSS from 258 MB to 1.5 GB
-    /// (BENCHMARKS "Incomplete messages").
+    /// (docs/bench/history.md, "Incomplete messages").
     public var maxIncompleteBytes: Int = HTTPLimits.defaultMaxIncompleteBytes
     /// The same bytes per client address (the forwarded client's behind a trusted proxy):
     /// past it a connection of that address holding more than `alwaysHeldBytes` is refused

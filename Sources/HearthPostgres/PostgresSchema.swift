@@ -134,8 +134,8 @@ enum PostgresSchema {
         );
         CREATE INDEX limit_counters_last ON limit_counters(last);
         """,
-        // 3: one write applied in one round trip (BENCHMARKS.md: eight statements
-        // per write made the writer wait on the network). Counts the rows the write replaces
+        // 3: one write applied in one round trip (docs/bench/history.md, "How it got
+        // there": eight statements per write made the writer wait on the network). Counts the rows the write replaces
         // (up to max_replace + 1: -1 when over, and nothing is changed), deletes what its
         // entries replace (and leaves at ancestor paths of entries with a value), inserts
         // the new leaves and priorities, and logs the change as number seq.

@@ -13,7 +13,7 @@ struct RESTContext: Sendable {
     /// Every request copies the context (into the router, the token check's closure, the
     /// endpoints' work), so its many references live in one immutable box: a copy costs
     /// one retain, not one per field (a plain GET paid ~100 extra retain/release pairs
-    /// when they were stored inline; BENCHMARKS.md). Setting a field (wiring
+    /// when they were stored inline; docs/bench/history.md, "the GET regression found and fixed"). Setting a field (wiring
     /// time only) replaces the box.
     private var box: Box
 

@@ -25,7 +25,7 @@ public struct StoreOptions: Sendable {
     /// Most stored nodes (leaves and priorities) one write may write, and most it may
     /// replace or delete: the writer applies a write in one transaction, and every other
     /// write waits for it (a PUT of 10^6 leaves held it for about 5 s). 100,000 nodes take
-    /// the writer a few hundred milliseconds (BENCHMARKS.md, "Huge writes"); larger data
+    /// the writer a few hundred milliseconds (docs/bench/history.md, "Huge writes"); larger data
     /// goes in parts, or through `hearth import`.
     public static let defaultMaxNodesPerWrite = 100_000
 

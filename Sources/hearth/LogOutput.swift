@@ -10,7 +10,7 @@ import Glibc
 /// Standard error, buffered: log lines (one per request with the access log) are gathered
 /// and written with one `write(2)` every `flushInterval`, or at once when `flushBytes` pile
 /// up or a line is an error. Writing each line as it came cost half of the server's
-/// throughput on `/healthz` (27.5k vs 52.9k req/s, BENCHMARKS.md); at most
+/// throughput on `/healthz` (27.5k vs 52.9k req/s, docs/bench/history.md, "Access log cost"); at most
 /// `flushInterval` of lines is lost if the process is killed.
 final class LogOutput: Sendable {
     static let flushInterval = 0.05

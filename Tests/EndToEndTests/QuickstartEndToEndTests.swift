@@ -9,6 +9,7 @@ import Testing
 @Suite struct QuickstartEndToEndTests {
     static let root = String(#filePath).components(separatedBy: "/Tests/")[0]
     static let marker = "<!-- quickstart"
+    static let curlMarker = "<!-- curl examples"
     static let addressLine = "H=http://127.0.0.1:9000"
 
     /// The first fenced block after the line that starts with `marker`.
@@ -22,11 +23,13 @@ import Testing
 
     static func object(_ line: String) -> NSDictionary? { json(line) as? NSDictionary }
 
+    static func readme() throws -> String { try String(contentsOfFile: Self.root + "/README.md", encoding: .utf8) }
+
     /// Starts the server as the README does (the defaults: ./rules.json, ./hearth-data) in
     /// `folder`, holding a copy of the repository's rules.json, and runs the quickstart
     /// block against it: the server, the output's lines and its JSON object lines.
     static func runQuickstart(in folder: TemporaryDirectory) throws -> (server: HearthProcess, lines: [String], bodies: [NSDictionary]) {
-        let readme = try String(contentsOfFile: Self.root + "/README.md", encoding: .utf8)
+        let readme = try Self.readme()
         #expect(readme.contains("swift run -c release hearth serve      # http://127.0.0.1:9000, data in ./hearth-data, rules from ./rules.json"))
         let script = try Self.block(after: Self.marker, in: readme)
         #expect(script.hasPrefix(Self.addressLine + "\n"))
@@ -35,18 +38,37 @@ import Testing
         let server = try HearthProcess(arguments: ["serve", "--port", "0"], dataDirectory: folder.path + "/hearth-data",
                                        currentDirectory: folder.path)
         try server.waitUntilListening()
-        let runnable = "H=\(server.baseURL)\n" + script.dropFirst(Self.addressLine.count + 1)
-        let (status, output) = try Spawn.run("/bin/bash", ["-c", runnable], input: nil, captureStderr: true)
-        #expect(status == 0, "\(output)")
-        #expect(!output.contains("curl:"), "\(output)")
-        #expect(!output.contains("\"error\""), "\(output)")
-        let lines = output.components(separatedBy: "\n")
-        let bodies = lines.filter { $0.hasPrefix("{") }.compactMap(Self.object)
-        try #require(bodies.count == 5, "\(output)")
+        let (lines, bodies) = try Self.runBlock(script, against: server)
         return (server, lines, bodies)
     }
 
-    @Test func theReadmeQuickstartRunsAsWritten() throws {
+    /// Runs a README block with bash against `server` (its first line, `addressLine`,
+    /// pointed at the server's address), bounded by `timeout` so a block that never ends
+    /// fails here instead of hanging: the output's lines and its JSON object lines, after
+    /// checking that it succeeded without a curl error or an `"error"` answer.
+    static func runBlock(_ script: String, against server: HearthProcess, objects: Int? = 5,
+                    sourceLocation: SourceLocation = #_sourceLocation) throws -> (lines: [String], bodies: [NSDictionary]) {
+        let runnable = "H=\(server.baseURL)\n" + script.dropFirst(Self.addressLine.count + 1)
+        let (status, output) = try Spawn.run("/usr/bin/timeout", [String(Self.blockSeconds), "/bin/bash", "-c", runnable],
+                                             input: nil, captureStderr: true)
+        #expect(status == 0, "\(output)", sourceLocation: sourceLocation)
+        #expect(!output.contains("curl:"), "\(output)", sourceLocation: sourceLocation)
+        #expect(!output.contains("\"error\""), "\(output)", sourceLocation: sourceLocation)
+        let lines = output.components(separatedBy: "\n")
+        let bodies = lines.filter { $0.hasPrefix("{") }.compactMap(Self.object)
+        if let objects { try #require(bodies.count == objects, "\(output)", sourceLocation: sourceLocation) }
+        return (lines, bodies)
+    }
+
+    /// How long a README block may run before `timeout` ends it (exit status 124): far
+    /// above what the blocks take (their streams end after 3 s), so only a block that does
+    /// not end reaches it.
+    static let blockSeconds = 120
+
+    /// The quickstart pasted twice in a row against the same server, as a newcomer who
+    /// tries it again does: both runs succeed (no `EMAIL_EXISTS`), each with its own
+    /// anonymous user and its own email account.
+    @Test func theReadmeQuickstartRunsAsWrittenTwice() throws {
         let folder = TemporaryDirectory()
         let (server, lines, bodies) = try Self.runQuickstart(in: folder)
         // The write succeeded: the answer is the stored favourite, server timestamp resolved.
@@ -62,16 +84,48 @@ import Testing
         let event = try #require(lines.firstIndex(of: "event: put"), "\(lines)")
         let data = try #require(lines[event...].first { $0.hasPrefix("data: ") })
         #expect(Self.object(String(data.dropFirst("data: ".count))) == ["path": "/", "data": expected])
-        // Email sign-up and sign-in answer with ID tokens.
+        // Email sign-up and sign-in answer with ID tokens, for the address made from the uid.
+        let email = "ann.\(uid)@example.com".lowercased()
         for body in bodies[3...] {
             #expect((body["idToken"] as? String)?.isEmpty == false)
-            #expect(body["email"] as? String == "ann@example.com")
+            #expect(body["email"] as? String == email)
         }
         #expect(bodies[4]["registered"] as? Bool == true)
-        // createdBy is the anonymous account the quickstart signed up.
+
+        // The same block again, against the same server: a new anonymous user, a new email
+        // account, every answer a success (runBlock(_:against:) checks there is no "error").
+        let second = try Self.runBlock(Self.block(after: Self.marker, in: Self.readme()), against: server).bodies
+        let secondUID = try #require(second[0]["createdBy"] as? String)
+        #expect(secondUID != uid)
+        #expect(second[1] == ["oslo": second[0]])
+        #expect(second[3]["email"] as? String == "ann.\(secondUID)@example.com".lowercased())
+        #expect(second[4]["registered"] as? Bool == true)
+
+        // createdBy is the anonymous account each run signed up; each run's email account exists.
         let users = try run(HearthProcess.binaryPath, ["users", "list", "--data-dir", folder.path + "/hearth-data"])
         #expect(users.output.contains("\(uid)\t-\tanonymous\tenabled"), "\(users.output)")
+        #expect(users.output.contains("\(secondUID)\t-\tanonymous\tenabled"), "\(users.output)")
+        #expect(users.output.contains(email) && users.output.contains("ann.\(secondUID)@example.com".lowercased()), "\(users.output)")
 
+        server.signal(SIGTERM)
+        #expect(try server.waitForExit() == 0)
+    }
+
+    /// The "Use it with curl" block pasted whole into a shell, against a server with the
+    /// open rules file it asks for: every command answers, and the block ends by itself
+    /// (its live stream has `--max-time`) instead of running until `timeout` stops it.
+    @Test func theReadmeCurlExamplesRunWholeAndEnd() throws {
+        let folder = TemporaryDirectory()
+        let server = try HearthProcess.serve(dataDirectory: folder.path)
+        let script = try Self.block(after: Self.curlMarker, in: Self.readme())
+        #expect(script.hasPrefix(Self.addressLine + "\n"))
+        #expect(script.contains("text/event-stream"))
+        // The answers have no newline after them, so the stream's first event follows the
+        // previous answer on its line.
+        let output = try Self.runBlock(script, against: server, objects: nil).lines.joined(separator: "\n")
+        #expect(output.contains("event: put\nid: "), "\(output)")
+        // The multi-path PATCH renamed the favourite the block's first PUT wrote.
+        #expect(try curl("GET", server.baseURL + "/users/alice/favorites/oslo/name.json").body == #""Bergen""#)
         server.signal(SIGTERM)
         #expect(try server.waitForExit() == 0)
     }

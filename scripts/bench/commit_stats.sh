@@ -4,7 +4,7 @@
 # the run: group commits, writes per commit, and the share of the run the writer spent
 # inside commits (hearth_commit_duration_seconds: a batch's apply, COMMIT and fsync).
 # A writer inside commits nearly all the time while the server's CPU stays well below
-# the machine's is waiting on the disk, not short of CPU (BENCHMARKS.md).
+# the machine's is waiting on the disk, not short of CPU (docs/bench/history.md, "one node at full scale").
 #
 #   HEARTH_BIN=/path/to/hearth scripts/bench/commit_stats.sh [create|update|...]
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Huge writes: what one very large write costs the other writers, and the
-memory the server keeps afterwards. Not a test: numbers for BENCHMARKS.md.
+memory the server keeps afterwards. Not a test: numbers for docs/bench/history.md.
 
 For each binary given (e.g. the commit before the limit and the current one), a fresh
 server on 127.0.0.1 (port 0, temp data dir, open rules, synchronous=full) and:

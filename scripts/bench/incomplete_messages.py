@@ -2,7 +2,7 @@
 """Incomplete messages: the server's memory (RSS) when unauthenticated
 sockets each send most of a large WebSocket message on /.ws and never finish it, and
 whether legitimate clients are still served meanwhile. Not a test: numbers for
-BENCHMARKS.md.
+docs/bench/history.md.
 
 For each binary given (e.g. the commit before the bound and the current one), a fresh
 server (unread_responses.Server: 127.0.0.1, port 0, temp data dir, the reference rules,

@@ -272,7 +272,7 @@ start_nginx() {
   exit 1
 }
 
-# machine_facts: one line per fact, for the results' .meta file and BENCHMARKS.md.
+# machine_facts: one line per fact, for the results' .meta file and the history section.
 machine_facts() {
   echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
   echo "machine: nproc=$(nproc), $(free -g | awk '/Mem:/{print $2}') GiB RAM, $(uname -sr)"

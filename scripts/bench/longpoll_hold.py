@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Long-poll sessions held by a client that stops polling: the server's memory (RSS) per
-held session. Not a test: numbers for BENCHMARKS.md.
+held session. Not a test: numbers for docs/bench/history.md.
 
 For each binary given (e.g. the commit before the bound and the current one), a fresh
 server on 127.0.0.1 (port 0, temp data dir, open rules, access log off) and three

@@ -6,7 +6,7 @@
 # fdatasyncs and futex waits among them) and context switches. Counts do not depend on how
 # busy the machine is, so two builds can be compared while other work runs (a req/s figure
 # cannot). A GET regression and the cost of a create were found this way
-# (BENCHMARKS.md).
+# (docs/bench/history.md).
 #
 #   HEARTH_BIN=/path/to/hearth scripts/bench/refcounts.sh get
 #

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """One table for scripts/bench/run: Hearth vs PocketBase (and nginx) on every figure of
-the comparison, with ratios, Hearth's targets, an optional BENCHMARKS.md section and a PNG chart.
+the comparison, with ratios, Hearth's targets, an optional section of docs/bench/history.md and a PNG chart.
 
   report.py --dir RESULTS_DIR [--date D] [--command CMD] [--quick]
-            [--benchmarks BENCHMARKS.md --chart-ref docs/bench/ratios-<date>.png]
+            [--benchmarks docs/bench/history.md --chart-ref ratios-D.png]
             [--chart PNG] [--table-out FILE]
 
 Reads the result lines (JSONL) the bench scripts wrote into RESULTS_DIR:
@@ -320,8 +320,8 @@ def main():
     ap.add_argument("--quiet", type=float, default=float(os.environ.get("BENCH_QUIET_PCT", 10)))
     ap.add_argument("--hearth-sync", default=os.environ.get("HEARTH_SYNC", "full"))
     ap.add_argument("--chart", help="write the ratio chart (PNG) here (needs matplotlib)")
-    ap.add_argument("--chart-ref", help="path of the chart relative to BENCHMARKS.md, for the section")
-    ap.add_argument("--benchmarks", help="append the section to this BENCHMARKS.md")
+    ap.add_argument("--chart-ref", help="path of the chart relative to the --benchmarks file, for the section")
+    ap.add_argument("--benchmarks", help="append the section to this file (docs/bench/history.md)")
     ap.add_argument("--table-out", help="also write the printed section here")
     a = ap.parse_args()
 

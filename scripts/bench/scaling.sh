@@ -2,7 +2,7 @@
 # Scaling curves, Hearth alone: how read and write throughput and
 # stream latency change with the size of the data and with the number of open streams,
 # so users can see where one machine ends. Prints a Markdown section (stdout and
-# $RESULTS_DIR/scaling.md) to paste into BENCHMARKS.md; never edits the repo.
+# $RESULTS_DIR/scaling.md) to paste into docs/bench/history.md; never edits the repo.
 #
 #   scripts/bench/scaling.sh                 # the full curves (~15 min on a quiet 2-core machine)
 #   QUICK=1 scripts/bench/scaling.sh         # smoke run: tiny sizes, seconds per cell (~3 min)
@@ -60,7 +60,7 @@
 set -euo pipefail
 T_START=$(date +%s)
 
-# the exact command, for BENCHMARKS.md: the knobs that were set, then the script
+# the exact command, for the history section: the knobs that were set, then the script
 KNOBS="QUICK SIZES STREAM_NS STREAM_WRITES DURATION WARMUP CONNS THREADS RUNS READERS SIZE_STREAMS SSE_SECONDS SSE_PROCS
   SSE_ATTEMPTS SKIP_BUILD HEARTH_BIN HEARTH_REV HEARTH_SYNC BENCH_QUIET_PCT BENCH_QUIET_WAIT BENCH_RETRIES"
 CMDLINE=

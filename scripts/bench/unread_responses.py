@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Unread responses: the server's memory (RSS) when one client asks for a large
-answer on many connections and never reads it. Not a test: numbers for BENCHMARKS.md.
+answer on many connections and never reads it. Not a test: numbers for docs/bench/history.md.
 
 The attack: an anonymous user stores FAVORITES of their own favourites
 (20,000 make a ~4.5 MB answer, allowed by the reference rules), then opens CONNECTIONS

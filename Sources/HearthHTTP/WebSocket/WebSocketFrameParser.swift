@@ -217,6 +217,6 @@ public struct WebSocketFrameParser: Sendable {
     /// Receive-buffer capacity an idle session keeps (more is released once everything was
     /// consumed): an idle connection should not hold what its largest message needed (a
     /// wire client's ~1 KB sign-in cost ~1 KiB per connection for as long as it stayed
-    /// open, BENCHMARKS "Wire protocol").
+    /// open, docs/bench/history.md, "Wire protocol").
     static let keptIdleCapacity = 256
 }
