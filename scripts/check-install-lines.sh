@@ -51,7 +51,9 @@ bare_sudo() {
   done < <(grep -nwE 'sudo|sudoedit' "$1" || true)
 }
 for file in "${scripts[@]}"; do
-  [ "$file" = scripts/check-install-lines.sh ] && continue   # this file names what it looks for
+  case $file in   # the check and its test name what they look for
+    scripts/check-install-lines.sh | scripts/check-install-lines-test.sh) continue ;;
+  esac
   while IFS=: read -r number text; do
     problem "$file:$number runs sudo (scripts run as the user who started them; print \\$PREFIX in a message instead): $text"
   done < <(bare_sudo "$file" "\\$PREFIX")
