@@ -29,6 +29,8 @@
 # package mirror: CI runs it (.ci/run), the README's test command does not.
 #   RUNTIME_ROOT_CACHE=DIR   where roots are cached (default /var/cache/hearth-runtime-roots)
 set -euo pipefail
+BINARY=""
+[ $# -eq 0 ] || BINARY=$(realpath -m -- "$1")   # before the cd: relative to where it was called
 cd "$(dirname "$0")/.."
 REPO=$PWD
 DOC=$REPO/docs/deploying.md
@@ -74,9 +76,7 @@ read -r -a image_packages <<<"$(apt_packages "${run_stage#RUN }")"
 echo "   the Dockerfile's run stage installs the same"
 
 # ---- the binary ----------------------------------------------------------------------------
-if [ $# -gt 0 ]; then
-  BINARY=$(readlink -f "$1")
-else
+if [ -z "$BINARY" ]; then
   phase "swift build -c release --static-swift-stdlib --product hearth (as docs/deploying.md)"
   swift build -c release --static-swift-stdlib --product hearth
   BINARY=$REPO/.build/release/hearth
@@ -95,7 +95,7 @@ ROOT=$WORK/root
 SERVER_PID=""
 cleanup() {
   local status=$?
-  kill_server "$SERVER_PID"
+  kill_server "$SERVER_PID" "${HEARTH_PID:-}"
   [ "$status" = 0 ] || [ ! -f "$WORK/serve.log" ] || { echo "--- hearth serve's log"; tail -n 30 "$WORK/serve.log"; }
   remove_work "$WORK"
   exit "$status"
@@ -104,6 +104,10 @@ trap cleanup EXIT
 
 {
   flock 9   # one build of a root at a time; a second run waits and then reuses it
+  # Roots of other package lists, past their week, go.
+  for stale in "$CACHE"/*/ready; do
+    [ -e "$stale" ] && [ -n "$(find "$stale" -mtime "+$CACHE_DAYS")" ] && rm -rf "$(dirname "$stale")"
+  done
   if [ -f "$cached/ready" ] && [ -z "$(find "$cached/ready" -mtime "+$CACHE_DAYS")" ]; then
     phase "minimal root from the cache ($cached)"
   else
@@ -171,13 +175,13 @@ done
 # ---- 4: run it --------------------------------------------------------------------------------
 # The root as its own machine: a new mount and PID namespace with /proc (a static Swift
 # binary reads its arguments from /proc), chrooted, as SERVICE_UID, with a bare environment.
-in_root() {
-  unshare --pid --fork --kill-child --mount-proc=/proc --root="$ROOT" --wd=/ \
-    setpriv --reuid="$SERVICE_UID" --regid="$SERVICE_UID" --clear-groups \
-    /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/nonexistent "$@"
-}
+# An array, not a function: `"${IN_ROOT[@]}" hearth serve &` makes $! unshare itself, whose
+# one child is then hearth (setpriv and env exec into it).
+IN_ROOT=(unshare --pid --fork --kill-child --mount-proc=/proc "--root=$ROOT" --wd=/
+  setpriv "--reuid=$SERVICE_UID" "--regid=$SERVICE_UID" --clear-groups
+  /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/nonexistent)
 phase "hearth --version inside the root"
-version=$(in_root hearth --version 2>&1) || fail "hearth --version inside the root: $version"
+version=$("${IN_ROOT[@]}" hearth --version 2>&1) || fail "hearth --version inside the root: $version"
 echo "   $version"
 
 phase "hearth serve --port 0 inside the root (uid $SERVICE_UID)"
@@ -185,9 +189,9 @@ mkdir -p "$ROOT/etc/hearth" "$ROOT/srv/hearth-data"
 cp rules.json "$ROOT/etc/hearth/rules.json"
 chown "$SERVICE_UID:$SERVICE_UID" "$ROOT/srv/hearth-data"
 chmod 0700 "$ROOT/srv/hearth-data"
-in_root hearth serve --port 0 --data-dir /srv/hearth-data --rules /etc/hearth/rules.json >"$WORK/serve.log" 2>&1 &
+"${IN_ROOT[@]}" hearth serve --port 0 --data-dir /srv/hearth-data --rules /etc/hearth/rules.json >"$WORK/serve.log" 2>&1 &
 SERVER_PID=$!
-# hearth is unshare's child (setpriv and env exec into it), PID 1 of its namespace.
+# hearth: unshare's child, PID 1 of its namespace.
 HEARTH_PID=""
 deadline=$((SECONDS + START_SECONDS))
 until HEARTH_PID=$(cat "/proc/$SERVER_PID/task/$SERVER_PID/children" 2>/dev/null | awk '{print $1}'); [ -n "$HEARTH_PID" ]; do
@@ -202,10 +206,11 @@ until url=$(sed -n 's/.*listening on \(http:\/\/127\.0\.0\.1:[0-9]*\).*/\1/p' "$
   sleep 0.1
 done
 echo "   listening on $url"
+[ "$(cat "/proc/$HEARTH_PID/comm" 2>/dev/null)" = hearth ] || fail "unshare's child $HEARTH_PID is not hearth"
 health=$(curl -sS "$url/healthz") || fail "GET /healthz"
 [ "$health" = '{"status":"ok"}' ] || fail "GET /healthz answered $health"
 echo "   GET /healthz: $health"
-admin=$(in_root hearth token --admin --data-dir /srv/hearth-data) || fail "hearth token --admin inside the root"
+admin=$("${IN_ROOT[@]}" hearth token --admin --data-dir /srv/hearth-data) || fail "hearth token --admin inside the root"
 status=$(curl -sS -o /dev/null -w '%{http_code}' -X PUT -H "Authorization: Bearer $admin" "$url/runtime-check.json" \
   -d '{"packages":"checked"}')
 [ "$status" = 200 ] || fail "PUT /runtime-check.json with an admin token answered $status"
@@ -224,7 +229,7 @@ for package in "${PACKAGES[@]}"; do
   [ "${#sonames[@]}" -gt 0 ] || continue
   mapfile -t files < <(chroot "$ROOT" dpkg -L "$package" | grep -E '/lib[^/]*\.so[.0-9]*$' || true)
   for file in "${files[@]}"; do if [ -e "$ROOT$file" ] || [ -L "$ROOT$file" ]; then mv "$ROOT$file" "$ROOT$file.hidden"; fi; done
-  absent=" $(missing | tr '\n' ' ')"
+  absent=" $(missing | sort -u | tr '\n' ' ')"
   for file in "${files[@]}"; do if [ -e "$ROOT$file.hidden" ] || [ -L "$ROOT$file.hidden" ]; then mv "$ROOT$file.hidden" "$ROOT$file"; fi; done
   for soname in "${sonames[@]}"; do
     [[ $absent == *" $soname "* ]] || fail "without $package's files, ldd did not report $soname missing (it reported:$absent)"

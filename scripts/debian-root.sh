@@ -56,10 +56,13 @@ dpkg_owner() {
   return 1
 }
 
-# PID: a server started in the background (unshare --kill-child in front of it) that still
-# runs is killed, taking the chrooted process along, and reaped.
+# JOB [TARGET]: while JOB, a server started in the background as `unshare --pid --fork
+# ...`, still runs, kills TARGET, the server, PID 1 of that namespace (its end takes the
+# namespace's every process along: unshare's --kill-child does not reach a child that
+# changed its uid), then JOB, and reaps it.
 kill_server() {
   [ -n "$1" ] && kill -0 "$1" 2>/dev/null || return 0
+  [ -z "${2:-}" ] || kill -KILL "$2" 2>/dev/null || true
   kill -KILL "$1" 2>/dev/null || true
   wait "$1" 2>/dev/null || true
 }

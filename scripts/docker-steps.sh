@@ -70,7 +70,7 @@ mkdir -p "$STAGE_DIR"
 SERVER_PID=""
 cleanup() {
   local status=$?
-  kill_server "$SERVER_PID"
+  kill_server "$SERVER_PID" "${PID1:-}"
   if [ "$status" != 0 ]; then
     for log in "$WORK"/run*.log; do
       [ -f "$log" ] && { echo "--- $log"; tail -n 30 "$log"; }
