@@ -48,7 +48,7 @@ bare_sudo() {
   local number text
   while IFS=: read -r number text; do
     if grep -qwE 'sudo|sudoedit' <<<"${text//"$2"/}"; then printf '%s:%s\n' "$number" "$text"; fi
-  done < <(grep -nwE 'sudo|sudoedit' "$1" || true)
+  done < <(grep -InwE 'sudo|sudoedit' "$1" || true)
 }
 for file in "${scripts[@]}"; do
   case $file in   # the check and its test name what they look for
