@@ -9,7 +9,7 @@
 #     code span begins with it. The scripts (scripts/, .ci/) never run sudo at all: a
 #     line there may only print the convention (`\$(command -v sudo)` in a message);
 #  2. in every shell code block (```sh, ```bash, ```shell), a command that needs root
-#     (apt-get, useradd, systemctl, certbot, or install/cp/tee/ln/mkdir/chown... on a
+#     (apt-get, useradd, runuser, systemctl, certbot, or install/cp/tee/ln/mkdir/chown... on a
 #     system path) begins with the prefix;
 #  3. every block that uses the prefix (an install block) passes `bash -n`, and writes no
 #     file by a redirection to a system path (a redirection is the calling shell's, sudo
@@ -102,7 +102,7 @@ for block in "$WORK"/blocks/*; do
 done
 
 # ---- 2: root commands carry the prefix ----------------------------------------------------------
-root_commands='apt-get|apt|dpkg|useradd|groupadd|usermod|userdel|systemctl|certbot'
+root_commands='apt-get|apt|dpkg|useradd|groupadd|usermod|userdel|runuser|systemctl|certbot'
 system_path=' /(etc|usr|srv|var|opt|lib)/'
 file_commands='install|cp|mv|ln|tee|mkdir|chown|chmod|rm'
 shell_blocks=()
