@@ -9,8 +9,8 @@
 #     code span begins with it. The scripts (scripts/, .ci/) never run sudo at all: a
 #     line there may only print the convention (`\$(command -v sudo)` in a message);
 #  2. in every shell code block (```sh, ```bash, ```shell), a command that needs root
-#     (apt-get, useradd, runuser, systemctl, certbot, or install/cp/tee/ln/mkdir/chown... on a
-#     system path) begins with the prefix;
+#     (apt-get, useradd, runuser, systemctl, certbot, or install/cp/tee/ln/mkdir/chown...
+#     on a system path) begins with the prefix;
 #  3. every block that uses the prefix (an install block) passes `bash -n`, and writes no
 #     file by a redirection to a system path (a redirection is the calling shell's, sudo
 #     does not reach it: `| $(command -v sudo) tee FILE` does);
