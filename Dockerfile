@@ -30,6 +30,8 @@ RUN install -D -m 0755 "$(swift build -c release --static-swift-stdlib --product
  && install -D -m 0644 rules.json /staging/etc/hearth/rules.json
 
 # ---- run: Debian slim plus the C libraries Hearth links (sqlite3, libcrypto, libssl, libpq) ----
+# Exactly the runtime packages of docs/deploying.md's table (scripts/check-runtime-packages.sh
+# fails when the two differ).
 FROM debian:bookworm-slim
 # libssl3 carries libcrypto.so.3 and libssl.so.3. ca-certificates: the authorities that
 # verify an smtp+starttls:// mail server (the only outgoing TLS Hearth makes).

@@ -32,6 +32,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
 DOCKERFILE=$REPO/Dockerfile
+# shellcheck source=scripts/debian-root.sh
+source "$REPO/scripts/debian-root.sh"   # say, phase, fail, need_root_and, debian_mirror, apt_packages, dpkg_owner, kill_server, stop_server, remove_work
 
 # Shared libraries the binaries may link, and where each comes from in the run image.
 ALLOWED_LIBS=(
@@ -53,15 +55,7 @@ LIBPQ_DEPENDENCY_PACKAGES=(libgssapi-krb5-2 libkrb5-3 libk5crypto3 libkrb5suppor
   libldap-2.5-0 libsasl2-2 libgnutls30 libp11-kit0 libidn2-0 libunistring2 libtasn1-6 libnettle8 libhogweed6 libgmp10 libffi8)
 STOP_TIMEOUT=20   # what docs/deploying.md tells `docker stop -t` / --stop-timeout
 
-say() { printf '== %s\n' "$*"; }
-fail() { printf 'docker-steps: FAIL: %s\n' "$*" >&2; exit 1; }
-phase_start=$SECONDS
-phase() { say "$1 (+$((SECONDS - phase_start)) s)"; }
-
-[ "$(id -u)" = 0 ] || fail "needs root (debootstrap, chroot, unshare), as CI runs it"
-for tool in debootstrap curl python3 swift unshare setpriv chroot; do
-  command -v "$tool" >/dev/null || fail "$tool is not installed"
-done
+need_root_and debootstrap curl python3 swift unshare setpriv chroot
 
 WORK=${DOCKER_STEPS_WORK:-}
 if [ -z "$WORK" ]; then WORK=$(mktemp -d /tmp/hearth-docker-steps.XXXXXX); fi
@@ -76,10 +70,7 @@ mkdir -p "$STAGE_DIR"
 SERVER_PID=""
 cleanup() {
   local status=$?
-  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-    kill -KILL "$SERVER_PID" 2>/dev/null || true   # unshare --kill-child takes PID 1 along
-    wait "$SERVER_PID" 2>/dev/null || true
-  fi
+  kill_server "$SERVER_PID" "${PID1:-}"
   if [ "$status" != 0 ]; then
     for log in "$WORK"/run*.log; do
       [ -f "$log" ] && { echo "--- $log"; tail -n 30 "$log"; }
@@ -87,10 +78,8 @@ cleanup() {
   fi
   if [ "${DOCKER_STEPS_KEEP:-0}" = 1 ]; then
     echo "kept $WORK"
-  elif grep -q " $WORK/" /proc/self/mountinfo; then
-    echo "not removing $WORK: something is still mounted below it" >&2
   else
-    rm -rf "$WORK"
+    remove_work "$WORK"
   fi
   exit "$status"
 }
@@ -219,23 +208,6 @@ ENTRYPOINT=() CMD=()
 STOP_SIGNAL=SIGTERM
 TOOLCHAIN=$(dirname "$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")")  # /opt/swift
 
-# apt-get install's package names in a RUN line (what follows `install`, up to && or ;).
-apt_packages() {
-  python3 - "$1" <<'PY'
-import shlex, sys
-words = shlex.split(sys.argv[1].replace("&&", " && ").replace(";", " ; "))
-out, on = [], False
-for word in words:
-    if word in ("&&", ";", "||", "|"):
-        on = False
-    elif on and not word.startswith("-"):
-        out.append(word)
-    elif word == "install" and "apt-get" in words:
-        on = True
-print(" ".join(out))
-PY
-}
-
 # A build-stage path as it is on this machine.
 build_path() {
   local path=$1
@@ -294,9 +266,7 @@ df_from() {
       *) fail "Dockerfile line $line: the run stage is expected to be debian:<suite>[-slim]" ;;
     esac
     local mirror
-    mirror=$(sed -n 's/^URIs: *\(http[^ ]*debian\)$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
-    [ -n "$mirror" ] || mirror=$(sed -n 's/^deb \(http[^ ]*debian\) .*/\1/p' /etc/apt/sources.list 2>/dev/null | head -n 1)
-    mirror=${mirror:-http://deb.debian.org/debian}
+    mirror=$(debian_mirror)
     echo "debootstrap --variant=minbase $suite ($mirror)"
     debootstrap --variant=minbase "$suite" "$ROOT" "$mirror" >"$WORK/debootstrap.log" 2>&1 \
       || { tail -n 20 "$WORK/debootstrap.log"; fail "debootstrap failed"; }
@@ -503,15 +473,6 @@ done
 # ---------------------------------------------------------------------------------------
 phase "shared libraries (ldd inside the run image)"
 allowed_packages=("${BASE_LIB_PACKAGES[@]}" "${RUN_APT_PACKAGES[@]}" "${LIBPQ_DEPENDENCY_PACKAGES[@]}")
-dpkg_owner() {   # the package that installed a library file in the root (usrmerge aware)
-  local path=$1 real
-  real=$(chroot "$ROOT" readlink -f "$path")
-  local candidate
-  for candidate in "$path" "$real" "${real#/usr}" "/usr$path"; do
-    chroot "$ROOT" dpkg -S "$candidate" 2>/dev/null | head -n 1 | cut -d: -f1 && return 0
-  done
-  return 1
-}
 checked=0
 while IFS= read -r -d '' binary; do
   if ! head -c 4 "$binary" | grep -q $'\x7fELF'; then continue; fi
@@ -530,7 +491,7 @@ while IFS= read -r -d '' binary; do
     for name in "${ALLOWED_LIBS[@]}"; do [ "$name" = "$soname" ] && allowed=yes; done
     [ "$allowed" = yes ] || fail "$soname is not on the allow list (scripts/docker-steps.sh ALLOWED_LIBS): the run stage must install it, or the link must go"
     if [[ $path == /* ]]; then
-      owner=$(dpkg_owner "$path") || fail "$path ($soname) belongs to no package in the run image"
+      owner=$(dpkg_owner "$ROOT" "$path") || fail "$path ($soname) belongs to no package in the run image"
       ok=no
       for package in "${allowed_packages[@]}"; do [ "$package" = "$owner" ] && ok=yes; done
       [ "$ok" = yes ] || fail "$soname comes from $owner, which is neither a base package (${BASE_LIB_PACKAGES[*]}) nor one the run stage installs (${RUN_APT_PACKAGES[*]})"
@@ -594,16 +555,9 @@ wait_healthy() {
   done
 }
 stop_container() {    # docker stop: STOPSIGNAL to PID 1, wait, expect exit 0
-  local log=$1 started=$SECONDS status=0
-  kill "-$signal_name" "$PID1"
-  local waited=0
-  while kill -0 "$SERVER_PID" 2>/dev/null; do
-    [ "$waited" -lt $((STOP_TIMEOUT * 10)) ] || fail "still running ${STOP_TIMEOUT} s after $STOP_SIGNAL"
-    sleep 0.1; waited=$((waited + 1))
-  done
-  wait "$SERVER_PID" || status=$?
+  local log=$1 started=$SECONDS
+  stop_server "$signal_name" "$PID1" "$SERVER_PID" "$STOP_TIMEOUT"
   SERVER_PID=""
-  [ "$status" = 0 ] || fail "exit status $status after $STOP_SIGNAL (see $log)"
   grep -q "received signal" "$log" || fail "no 'received signal' in $log"
   echo "   $STOP_SIGNAL -> exit 0 after $((SECONDS - started)) s"
 }

@@ -47,7 +47,7 @@ ensure_tools() {
     if [ "$(id -u)" = 0 ]; then
       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
     else
-      echo "please install: sudo apt-get install -y ${need[*]}" >&2; exit 1
+      echo "please install: \$(command -v sudo) apt-get install -y ${need[*]}" >&2; exit 1
     fi
   fi
   PATH=$PATH:/usr/sbin
