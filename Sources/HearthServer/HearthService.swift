@@ -97,7 +97,8 @@ public final class HearthService: Sendable {
         namespaces = try Self.namespaces(namespacesFile, primary: primary, opener: opener, configuration: configuration,
                                          directoryLock: directoryLock)
         namespacesBox.value = namespaces
-        http = Self.httpServer(configuration, router: Router(context: primary.context, namespaces: namespaces), metrics: metrics,
+        http = Self.httpServer(configuration, router: Router(context: primary.context, namespaces: namespaces,
+                                                                     consoleSwitch: configuration.consoleSwitch), metrics: metrics,
                                trimmer: trimmer, logger: logger, accessLogSink: accessLogSink, unsent: unsent)
         httpBox.value = http
     }
@@ -132,6 +133,7 @@ public final class HearthService: Sendable {
         if configuration.auth.acceptEmulatorOwner {
             logger.warning("emulator mode (--accept-emulator-owner) is on: `Bearer owner` is an admin, and unsigned tokens are accepted, for clients on this machine (refused through a proxy and from web pages of other origins); never use it with data that matters")
         }
+        logger.notice("\(configuration.consoleSwitch.logLine)")
         logger.notice("listening on http://\(shownHost):\(port)")
         return port
     }
