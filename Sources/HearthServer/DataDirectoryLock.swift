@@ -32,7 +32,7 @@ public enum DataDirectoryLockError: Error, CustomStringConvertible, Equatable {
             return "cannot create data directory \(directory): \(reason)"
         case .notWritable(let directory, let creating, let code, let user):
             let why = String(cString: strerror(code))
-            let another = "or choose another directory with --data-dir (HEARTH_DATA_DIR)"
+            let another = "choose another directory with --data-dir (HEARTH_DATA_DIR)"
             if code == EROFS {
                 return "data directory \(directory) is on a read-only file system (\(why)): \(another) on a writable one "
                     + "(under the shipped systemd unit only /var/lib/hearth is writable)"
@@ -41,11 +41,11 @@ public enum DataDirectoryLockError: Error, CustomStringConvertible, Equatable {
                 let parent = (directory as NSString).deletingLastPathComponent
                 return "cannot create data directory \(directory): its parent \(parent.isEmpty ? "." : parent) is not writable by \(user), "
                     + "the user Hearth runs as (\(why)). Create the directory for that user, as root: "
-                    + "install -d -m 0700 -o \(user.owner) \(directory); \(another)"
+                    + "install -d -m 0700 -o \(user.owner) \(directory); or \(another)"
             }
             return "data directory \(directory) is not writable by \(user), the user Hearth runs as (\(why)). "
                 + "Give it to that user, as root: chown -R \(user.owner) \(directory) && chmod 0700 \(directory); "
-                + "or run Hearth as the user who owns it; \(another)"
+                + "or run Hearth as the user who owns it; or \(another)"
         }
     }
 

@@ -130,3 +130,25 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: missing))
     }
 }
+
+extension StartupErrorsEndToEndTests {
+    /// A data directory on a read-only file system: the server runs in a mount namespace of
+    /// its own (`unshare -m`; `-r` too when not root) where the directory is bind-mounted
+    /// read-only, so the kernel answers EROFS; the message says to choose a writable one.
+    @Test func aReadOnlyDataDirectorySaysToChooseAWritableOne() throws {
+        let unshare = "/usr/bin/unshare"
+        try #require(FileManager.default.isExecutableFile(atPath: unshare), "this test needs unshare for a read-only bind mount")
+        let data = dir.path + "/data"
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: false)
+        let rules = try HearthProcess.writeRules(HearthProcess.openRules, in: dir.path)
+        let remount = #"mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@""#
+        let child = try HearthProcess(arguments: ["serve", "--port", "0", "--data-dir", data, "--rules", rules], dataDirectory: data,
+                                      launcher: [unshare, getuid() == 0 ? "-m" : "-rm", "--", "/bin/sh", "-c", remount, data])
+        #expect(try child.waitForExit() == 1, "\(child.log)")
+        #expect(child.log.contains("data directory \(data) is on a read-only file system (Read-only file system): "
+                                   + "choose another directory with --data-dir (HEARTH_DATA_DIR) on a writable one"), "\(child.log)")
+        #expect(!child.log.contains("listening on http://"), "\(child.log)")
+        // Outside the child's namespace the directory stayed writable and empty.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: data).isEmpty)
+    }
+}

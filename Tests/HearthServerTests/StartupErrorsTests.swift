@@ -34,7 +34,8 @@ import Glibc
                 + "(Permission denied). Create the directory for that user, as root: install -d -m 0700 -o 1234 /srv/h/data; "
                 + "or choose another directory with --data-dir (HEARTH_DATA_DIR)")
         #expect(DataDirectoryLockError.notWritable(directory: "d", creating: false, errno: EROFS, user: hearth).description
-                .hasPrefix("data directory d is on a read-only file system (Read-only file system): or choose another directory"))
+                == "data directory d is on a read-only file system (Read-only file system): choose another directory with "
+                + "--data-dir (HEARTH_DATA_DIR) on a writable one (under the shipped systemd unit only /var/lib/hearth is writable)")
     }
 
     /// Only permissions and a read-only file system get the advice; other failures keep
