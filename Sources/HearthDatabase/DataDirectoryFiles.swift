@@ -15,11 +15,15 @@ public enum DataDirectoryFiles {
         do {
             try LocalFiles.makeDirectory(directory)
         } catch {
-            throw Failure(description: error.description)
+            if case .io(_, _, let code) = error { throw Failure(description: error.description, errno: code) }
+            throw Failure(description: error.description, errno: nil)
         }
     }
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
+        /// The `errno` of the call that failed, when one did (what a caller tells apart:
+        /// a permission or a read-only file system from other failures).
+        public let errno: Int32?
     }
 }

@@ -9,6 +9,10 @@ public enum DataDirectoryLockError: Error, CustomStringConvertible, Equatable {
     case inUse(directory: String, pid: Int32, command: String?, holderServes: Bool, wanted: DataDirectoryLock.Use)
     case system(directory: String, SystemError)
     case create(directory: String, reason: String)
+    /// The directory, or its parent when it was to be created, refuses this process: no
+    /// permission (`EACCES`, `EPERM`) or a read-only file system (`EROFS`). `user`: whom
+    /// the process runs as, whose the directory must be.
+    case notWritable(directory: String, creating: Bool, errno: Int32, user: ProcessUser)
 
     public var description: String {
         switch self {
@@ -26,7 +30,30 @@ public enum DataDirectoryLockError: Error, CustomStringConvertible, Equatable {
             return "cannot lock data directory \(directory): \(error)"
         case .create(let directory, let reason):
             return "cannot create data directory \(directory): \(reason)"
+        case .notWritable(let directory, let creating, let code, let user):
+            let why = String(cString: strerror(code))
+            let another = "choose another directory with --data-dir (HEARTH_DATA_DIR)"
+            if code == EROFS {
+                return "data directory \(directory) is on a read-only file system (\(why)): \(another) on a writable one "
+                    + "(under the shipped systemd unit only /var/lib/hearth is writable)"
+            }
+            if creating {
+                let parent = (directory as NSString).deletingLastPathComponent
+                return "cannot create data directory \(directory): its parent \(parent.isEmpty ? "." : parent) is not writable by \(user), "
+                    + "the user Hearth runs as (\(why)). Create the directory for that user, as root: "
+                    + "install -d -m 0700 -o \(user.owner) \(directory); or \(another)"
+            }
+            return "data directory \(directory) is not writable by \(user), the user Hearth runs as (\(why)). "
+                + "Give it to that user, as root: chown -R \(user.owner) \(directory) && chmod 0700 \(directory); "
+                + "or run Hearth as the user who owns it; or \(another)"
         }
+    }
+
+    /// The refusal naming the fix for an `errno` of permissions or a read-only file
+    /// system; nil for any other.
+    static func notWritable(_ directory: String, creating: Bool, errno code: Int32?) -> DataDirectoryLockError? {
+        guard let code, [EACCES, EPERM, EROFS].contains(code) else { return nil }
+        return .notWritable(directory: directory, creating: creating, errno: code, user: ProcessUser.current())
     }
 }
 
@@ -71,14 +98,14 @@ public final class DataDirectoryLock: Sendable {
             do {
                 try DataDirectoryFiles.makeDirectory(directory)
             } catch {
-                throw .create(directory: directory, reason: error.description)
+                throw DataDirectoryLockError.notWritable(directory, creating: true, errno: error.errno) ?? .create(directory: directory, reason: error.description)
             }
         }
         let file: RecordLock
         do {
             file = try RecordLock(path: directory + "/" + fileName, mode: DataDirectoryFiles.fileMode)
         } catch {
-            throw .system(directory: directory, error)
+            throw DataDirectoryLockError.notWritable(directory, creating: false, errno: error.errno) ?? .system(directory: directory, error)
         }
         let steps: [(byte: Int, exclusive: Bool)] = switch use {
         case .server: [(serverByte, true), (dataByte, false)]

@@ -56,8 +56,10 @@ public struct HearthConfiguration: Sendable {
     /// A console session unused this long ends.
     public var consoleIdleSeconds = ConsoleAccounts.defaultIdleSeconds
 
+    /// Whether `/console/` is served, and which setting decided it.
+    var consoleSwitch: ConsoleSwitch { ConsoleSwitch(console: console, trustedProxies: trustedProxies) }
     /// Whether `/console/` is served.
-    var consoleEnabled: Bool { console == "on" || (console == "auto" && trustedProxies.isEmpty) }
+    var consoleEnabled: Bool { consoleSwitch.isOn }
     /// I/O queues serving connections; nil: one per core. Not a serve setting: tests pin
     /// it to 1 to put every connection on one queue.
     public var ioQueueCount: Int? = nil

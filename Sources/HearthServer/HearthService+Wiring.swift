@@ -7,6 +7,7 @@ import HearthAuth
 import Dispatch
 import HearthStore
 import HearthStreams
+import HearthSystem
 import HearthMail
 import HearthTriggers
 import Logging
@@ -26,6 +27,8 @@ public enum StartupError: Error, CustomStringConvertible {
     case storeUnreachable(reason: String, waitedSeconds: Int, advice: String)
     case storeSetting(String)
     case listen(host: String, port: Int, reason: String)
+    /// Another process listens on the port (`EADDRINUSE`).
+    case portInUse(host: String, port: Int)
     case unsafe(String)
     case dataDirectory(DataDirectoryLockError)
     /// The namespaces file is unreadable or invalid.
@@ -34,7 +37,10 @@ public enum StartupError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .rules(let error):
-            return error.description
+            guard case .missing(let path) = error else { return error.description }
+            return "\(error.description). Point --rules (HEARTH_RULES) at your rules file, or create \(path); "
+                + #"the strictest start is {"rules": {".read": false, ".write": false}} (no client reads or writes; "#
+                + "docs/rules.md), and 'hearth rules check \(path)' checks a file before a start"
         case .triggers(let reason):
             return reason
         case .keys(let reason):
@@ -55,6 +61,9 @@ public enum StartupError: Error, CustomStringConvertible {
             return reason
         case .listen(let host, let port, let reason):
             return "cannot listen on \(host):\(port): \(reason)"
+        case .portInUse(let host, let port):
+            return "cannot listen on \(host):\(port): port \(port) is already in use by another process. Stop that process, "
+                + "or choose another port with --port (HEARTH_PORT); --port 0 picks a free one, shown in the 'listening on' line"
         case .unsafe(let reason):
             return reason
         case .dataDirectory(let error):
@@ -151,6 +160,8 @@ extension HearthService {
     static func bind(_ configuration: HearthConfiguration) throws(StartupError) -> BoundSocket {
         do {
             return try BoundSocket(host: configuration.host, port: configuration.port)
+        } catch let error as SystemError where error.errno == EADDRINUSE {
+            throw .portInUse(host: configuration.host, port: configuration.port)
         } catch {
             throw .listen(host: configuration.host, port: configuration.port, reason: "\(error)")
         }
@@ -204,10 +215,13 @@ extension HearthService {
 
     /// The opener of every namespace over the configured engine, and the data directory's
     /// lock (taken before any store is opened).
+    /// `lock`: the data directory's lock when `lockServedDataDirectory` already took it;
+    /// else it is taken here (creating the directory).
     static func opener(_ configuration: HearthConfiguration, wireSessions: WireSessionRegistry, metrics: ServerMetrics,
-                       logger: Logger) throws(StartupError) -> (NamespaceOpener, DataDirectoryLock?) {
+                       logger: Logger, lock taken: DataDirectoryLock? = nil) throws(StartupError) -> (NamespaceOpener, DataDirectoryLock?) {
         let (location, engine) = try Self.engine(for: configuration)
-        let lock = try lockDataDirectory(of: location, engine: engine)
+        var lock = taken
+        if lock == nil { lock = try lockDataDirectory(of: location, engine: engine) }
         let storeOpening: NamespaceOpener.StoreOpening = { name, hooks throws(StartupError) in
             guard !name.isEmpty else {
                 let store = try openStore(location, engine: engine, hooks: hooks, configuration: configuration, logger: logger)
@@ -226,6 +240,18 @@ extension HearthService {
                                      readCacheBytes: readCacheBytes(configuration, engine: engine), wireSessions: wireSessions,
                                      metrics: metrics, logger: logger)
         return (opener, lock)
+    }
+
+    /// The data directory's lock taken before the port is bound, when the directory has a
+    /// lock file (a server has used it; a running one always has): a second server on the
+    /// same directory and port is then refused naming the first one's pid, not the port.
+    /// Nothing is created: with no lock file, nil, and the lock is taken after the bind
+    /// (`opener`), so a serve that cannot listen leaves no trace.
+    static func lockServedDataDirectory(_ configuration: HearthConfiguration) throws(StartupError) -> DataDirectoryLock? {
+        let (location, engine) = try Self.engine(for: configuration)
+        guard let directory = engine.dataDirectory(of: location),
+              access(directory + "/" + DataDirectoryLock.fileName, F_OK) == 0 else { return nil }
+        return try lockDataDirectory(of: location, engine: engine)
     }
 
     /// One server per data directory: a second one is refused before it opens the

@@ -54,13 +54,22 @@ public final class HearthService: Sendable {
         let triggerDefinitions = try Self.loadTriggers(configuration)
         let namespacesFile = try Self.loadNamespaces(configuration)
         let adminGrant = try Self.adminGrant(configuration)
+        // A served directory's lock before the port: a second server on both says the
+        // directory is served (by which pid), the clearer of the two refusals.
+        let servedLock = try Self.lockServedDataDirectory(configuration)
         // Bind before the store and the keys exist: a serve that cannot listen creates
         // neither the data directory nor anything in it.
-        socket = try Self.bind(configuration)
+        do throws(StartupError) {
+            socket = try Self.bind(configuration)
+        } catch {
+            servedLock?.release()
+            throw error
+        }
         let metrics = ServerMetrics()
         self.metrics = metrics
         var opener: NamespaceOpener
-        (opener, directoryLock) = try Self.opener(configuration, wireSessions: WireSessionRegistry(), metrics: metrics, logger: logger)
+        (opener, directoryLock) = try Self.opener(configuration, wireSessions: WireSessionRegistry(), metrics: metrics, logger: logger,
+                                                  lock: servedLock)
         opener.triggerDefinitions = triggerDefinitions
         // One ledger of unsent bytes for the HTTP server and the long-poll outboxes, so
         // `maxUnsentBytes` bounds both.
@@ -88,7 +97,8 @@ public final class HearthService: Sendable {
         namespaces = try Self.namespaces(namespacesFile, primary: primary, opener: opener, configuration: configuration,
                                          directoryLock: directoryLock)
         namespacesBox.value = namespaces
-        http = Self.httpServer(configuration, router: Router(context: primary.context, namespaces: namespaces), metrics: metrics,
+        http = Self.httpServer(configuration, router: Router(context: primary.context, namespaces: namespaces,
+                                                                     consoleSwitch: configuration.consoleSwitch), metrics: metrics,
                                trimmer: trimmer, logger: logger, accessLogSink: accessLogSink, unsent: unsent)
         httpBox.value = http
     }
@@ -123,6 +133,7 @@ public final class HearthService: Sendable {
         if configuration.auth.acceptEmulatorOwner {
             logger.warning("emulator mode (--accept-emulator-owner) is on: `Bearer owner` is an admin, and unsigned tokens are accepted, for clients on this machine (refused through a proxy and from web pages of other origins); never use it with data that matters")
         }
+        logger.notice("\(configuration.consoleSwitch.logLine)")
         logger.notice("listening on http://\(shownHost):\(port)")
         return port
     }

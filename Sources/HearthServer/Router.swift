@@ -13,6 +13,9 @@ struct Router: HTTPHandler {
     /// The namespaces: which core a request's `ns` (or host) picks; nil: only
     /// `context`'s.
     var namespaces: NamespaceRegistry? = nil
+    /// Whether the admin console is on and why; while it is off, console paths answer a
+    /// 404 saying so (nil: they are database locations, as for a router in a namespace).
+    var consoleSwitch: ConsoleSwitch? = nil
 
     func handle(_ request: HTTPRequest, responder: HTTPResponder) {
         // Every answer says its Content-Type is meant (JSON, the long poll's scripts): a
@@ -37,6 +40,12 @@ struct Router: HTTPHandler {
         }
         if let console = context.console, ConsoleRoute.matches(request.path) {
             return ConsoleRoute(accounts: console, context: context, namespaces: namespaces).handle(request, responder: responder)
+        }
+        if context.console == nil, let consoleSwitch, ConsoleRoute.matches(request.path), !request.path.hasSuffix(".json") {
+            // Answered here, before a namespace is picked or the database read: a browser
+            // pointed at the console learns why it is missing. A `.json` path names a
+            // database location (`/console/x.json`) and stays one.
+            return responder.respond(ConsoleRoute.error(404, consoleSwitch.offMessage))
         }
         if request.method == "OPTIONS" {
             return responder.respond(Self.preflight(request, emulatorMode: context.auth.authenticator.acceptEmulatorOwner))

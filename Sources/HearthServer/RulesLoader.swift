@@ -11,12 +11,16 @@ public enum RulesLoader {
 
     public enum LoadError: Error, CustomStringConvertible {
         case unreadable(path: String, reason: String)
+        /// No file at `path` (`ENOENT`): a start-up names how to make one.
+        case missing(path: String)
         case invalid(path: String, RulesCompileError)
 
         public var description: String {
             switch self {
             case .unreadable(let path, let reason):
                 return "cannot read rules file \(path): \(reason)"
+            case .missing(let path):
+                return "cannot read rules file \(path): \(String(cString: strerror(ENOENT)))"
             case .invalid(let path, let error):
                 let lines = error.diagnostics.map { "  \(path):\($0.line):\($0.column): \($0.rulePath): \($0.message)" }
                 return "rules file \(path) is invalid (\(error.diagnostics.count) error\(error.diagnostics.count == 1 ? "" : "s")):\n"
@@ -42,7 +46,9 @@ public enum RulesLoader {
     /// The file's text (UTF-8), read with plain POSIX calls.
     public static func readText(_ path: String) throws(LoadError) -> String {
         guard let file = fopen(path, "rb") else {
-            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+            let code = errno
+            if code == ENOENT { throw .missing(path: path) }
+            throw .unreadable(path: path, reason: String(cString: strerror(code)))
         }
         defer { fclose(file) }
         var bytes: [UInt8] = []

@@ -11,6 +11,10 @@ struct Admins: ParsableCommand {
         abstract: "Manage the admin console's administrators (not app users).",
         subcommands: [List.self, Add.self, Remove.self, SetPassword.self])
 
+    /// How `add` and `set-password` take the password, and the shortest one accepted.
+    static let passwordInput = "On a terminal the password is asked for twice, without echo; otherwise it is the first line of "
+        + "standard input. It needs at least \(ConsoleAccounts.defaultMinimumPasswordLength) characters."
+
     /// `writes`: the command changes administrators, so it holds the data directory's lock
     /// for account writers (`DataDirectoryLock`).
     static func withConsole(_ data: AccountsDataOption, writes: Bool = true, _ body: (ConsoleAccounts) throws -> Void) throws {
@@ -41,7 +45,7 @@ struct Admins: ParsableCommand {
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add an administrator.",
-            discussion: "On a terminal the password is asked for twice, without echo; otherwise it is the first line of standard input.")
+            discussion: Admins.passwordInput)
         @OptionGroup var data: AccountsDataOption
         @Option(help: "The administrator's email address.") var email: String
         func run() throws {
@@ -65,7 +69,7 @@ struct Admins: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "set-password",
             abstract: "Set an administrator's password; their console sessions end.",
-            discussion: "On a terminal the password is asked for twice, without echo; otherwise it is the first line of standard input.")
+            discussion: Admins.passwordInput)
         @OptionGroup var data: AccountsDataOption
         @Argument(help: "The administrator's email address.") var email: String
         func run() throws {

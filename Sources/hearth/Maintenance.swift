@@ -79,6 +79,7 @@ struct Restore: ParsableCommand {
                 } catch {
                     lock?.release()
                     if created { DataDirectoryBackup.removeCreatedDirectory(directory) }
+                    if !force, case .exists(let path)? = error as? MaintenanceError { throw Tool.fail(Self.refusal(existing: path)) }
                     throw error
                 }
                 print("restored \(source) into \(directory)\(created ? " (created)" : "")")
@@ -93,6 +94,12 @@ struct Restore: ParsableCommand {
                 print("restored \(summary) from \(source) into \(location)")
             }
         }
+    }
+
+    /// Why a restore onto an existing database was refused, and how to go ahead.
+    static func refusal(existing path: String) -> String {
+        "\(path) already exists; refusing to overwrite it. To replace it with the backup, run the same command "
+            + "with --force (the server must be stopped; 'hearth backup' keeps a copy of what is there now)"
     }
 }
 

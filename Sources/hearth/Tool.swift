@@ -7,22 +7,31 @@ import Glibc
 /// Error reporting shared by the commands: `Error: <message>` on standard error (the form
 /// and casing swift-argument-parser uses for its own errors), exit status 1.
 enum Tool {
-    /// Runs `body`; any error but an `ExitCode` is reported with `fail`.
+    /// Runs `body`; any error but an `ExitCode` or a `Failure` is reported with `fail`.
     static func run(_ body: () throws -> Void) throws {
         do {
             try body()
         } catch let error as ExitCode {
+            throw error
+        } catch let error as Failure {
             throw error
         } catch {
             throw fail("\(error)")
         }
     }
 
-    /// Writes `message` (its first letter capitalised) to standard error; returns the exit
-    /// code to throw.
-    static func fail(_ message: String) -> ExitCode {
-        standardError("Error: \(sentence(message))\n")
-        return ExitCode(1)
+    /// A command's failure: swift-argument-parser prints it as `Error: <description>` on
+    /// standard error and exits 1, once parsing is over. Nothing is written when it is
+    /// thrown, so a failure found while validating (a missing data directory) stays silent
+    /// when the command line also asks for `--help`: the parser then prints the help alone.
+    struct Failure: Error, CustomStringConvertible {
+        /// The message, its first letter capitalised (`sentence`).
+        let description: String
+    }
+
+    /// The error to throw for `message` (printed with its first letter capitalised).
+    static func fail(_ message: String) -> Failure {
+        Failure(description: sentence(message))
     }
 
     /// `text` with its first letter capitalised: library errors describe themselves in

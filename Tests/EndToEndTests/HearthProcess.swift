@@ -34,11 +34,16 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set in init; `
     }
 
     /// - Parameter umask: run the binary under this umask (through `sh`), e.g. "022".
+    /// - Parameter launcher: a command that runs the binary (its path and arguments come
+    ///   after it), e.g. `setpriv` to run it as another user.
     init(arguments: [String], dataDirectory: String, environment: [String: String] = [:], currentDirectory: String? = nil,
-         umask: String? = nil) throws {
+         umask: String? = nil, launcher: [String] = []) throws {
         self.dataDirectory = dataDirectory
         if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
-        if let umask {
+        if let executable = launcher.first {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = Array(launcher.dropFirst()) + [Self.binaryPath] + arguments
+        } else if let umask {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", #"umask "$0" && exec "$@""#, umask, Self.binaryPath] + arguments
         } else {

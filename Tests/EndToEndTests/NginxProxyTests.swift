@@ -265,9 +265,12 @@ final class NginxProcess: @unchecked Sendable {  // set up in init; output is be
     /// A certificate and its key (PEM files) for an https listen.
     struct TLSFiles { var certificate: String; var key: String }
 
-    static func start(in directory: String, upstreamPort: Int, tls: TLSFiles? = nil, refuseUpgrade: Bool = false) throws -> NginxProcess {
+    /// `siteText`: the site to run instead of the shipped one (the shipped one with a block
+    /// a document adds), its marked lines rewritten the same way.
+    static func start(in directory: String, upstreamPort: Int, tls: TLSFiles? = nil, refuseUpgrade: Bool = false,
+                      siteText given: String? = nil) throws -> NginxProcess {
         let binary = try executable()
-        let siteText = try String(contentsOfFile: siteFile, encoding: .utf8)
+        let siteText = try given ?? String(contentsOfFile: siteFile, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
         var lastLog = ""
         for _ in 0..<5 {

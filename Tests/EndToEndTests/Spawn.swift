@@ -8,10 +8,15 @@ import Glibc
 /// with many short children at once, was seen to crash in `_dispatch_event_loop_drain`).
 /// Synchronous: writes `input`, reads stdout to its end, reaps the child.
 enum Spawn {
-    static func run(_ executable: String, _ arguments: [String], input: String?, captureStderr: Bool = false) throws -> (status: Int32, output: String) {
+    /// `currentDirectory`: the child's working directory (nil: this process's);
+    /// `environment`: its whole environment (nil: this process's).
+    static func run(_ executable: String, _ arguments: [String], input: String?, captureStderr: Bool = false,
+                    currentDirectory: String? = nil, environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
+        if let environment { process.environment = environment }
         let (stdin, stdout) = (Pipe(), Pipe())
         process.standardInput = stdin
         process.standardOutput = stdout

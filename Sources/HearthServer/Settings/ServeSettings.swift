@@ -60,7 +60,7 @@ public enum ServeSettings {
             $0.auth.identityProvidersPath = $1.string
         },
         Setting("consoleEnabled", env: "HEARTH_CONSOLE", flag: nil, .choice(["auto", "on", "off"]), default: "auto",
-                "The admin console at `/console/`: `auto` serves it unless `trustedProxies` are set (behind a public proxy, turn it `on` deliberately).") {
+                "The admin console at `/console/`: `auto` serves it unless `trustedProxies` are set (behind a public proxy, turn it `on` deliberately). The start-up log says which and why; while it is off, `/console/` answers 404 saying so.") {
             $0.console = $1.string
         },
         Setting("consoleIdleSeconds", env: "HEARTH_CONSOLE_IDLE_SECONDS", flag: nil,
