@@ -18,11 +18,15 @@ final class RuleNode: Sendable {
     let write: CompiledRule?
     let validate: CompiledRule?
     let indexOn: [String]
+    /// With coverage: the site of each `indexOn` entry, in the same order; else empty.
+    let indexOnSites: [Int]
     let children: [NamedChild]
     let wildcard: Wildcard?
 
-    init(rulesPath: String, read: CompiledRule?, write: CompiledRule?, validate: CompiledRule?, indexOn: [String], children: [NamedChild], wildcard: Wildcard?) {
+    init(rulesPath: String, read: CompiledRule?, write: CompiledRule?, validate: CompiledRule?, indexOn: [String], indexOnSites: [Int] = [],
+         children: [NamedChild], wildcard: Wildcard?) {
         self.rulesPath = rulesPath
+        self.indexOnSites = indexOnSites
         self.read = read
         self.write = write
         self.validate = validate
@@ -62,4 +66,13 @@ struct CompiledRule: Sendable {
     let body: Body
     /// The rule's place in the file, e.g. `/rules/users/$uid/.read`, for explanations.
     let location: String
+    /// With coverage, for a constant rule: its coverage site (an expression's sites are
+    /// probes in its IR).
+    let site: Int?
+
+    init(body: Body, location: String, site: Int? = nil) {
+        self.body = body
+        self.location = location
+        self.site = site
+    }
 }

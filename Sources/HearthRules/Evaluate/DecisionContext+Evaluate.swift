@@ -2,6 +2,7 @@
 /// Members, snapshot and string methods live in the sibling files.
 extension DecisionContext {
     mutating func evaluate(_ ir: IR, _ frame: Frame) throws(EvaluationFailure) -> RuntimeValue {
+        if case .probe(let site, let inner) = ir { return try probe(site, inner, frame) }
         try charge(1)
         switch ir {
         case .constant(let value):
@@ -62,6 +63,22 @@ extension DecisionContext {
             }
             try charge(regex.cost(forInputBytes: text.utf8.count))
             return .bool(regex.matches(text))
+        case .probe(let site, let inner):
+            return try probe(site, inner, frame)
+        }
+    }
+
+    /// A coverage probe: evaluates `inner` without extra charge and records its result,
+    /// or `error` for a runtime error (budget and data failures end the decision
+    /// uncounted).
+    private mutating func probe(_ site: Int, _ inner: IR, _ frame: Frame) throws(EvaluationFailure) -> RuntimeValue {
+        do {
+            let value = try evaluate(inner, frame)
+            hits?.record(site, CoverageResult(value))
+            return value
+        } catch {
+            if case .runtime = error { hits?.record(site, .error) }
+            throw error
         }
     }
 

@@ -7,7 +7,8 @@ extension DecisionContext {
     /// itself fail (the budget ran out).
     mutating func reason(_ rule: CompiledRule, _ frame: Frame) -> String? {
         guard case .expression(let ir) = rule.body else { return nil }
-        return try? whyFalse(ir, frame)
+        // Re-evaluating to explain must not count as coverage.
+        return try? whyFalse(hits == nil ? ir : ir.withoutProbes, frame)
     }
 
     /// The most field names one reason lists.
@@ -70,6 +71,8 @@ extension DecisionContext {
         switch ir {
         case .constant, .variable, .wildcard, .queryField:
             return
+        case .probe(_, let inner):
+            newDataFields(inner, into: &fields)
         case .not(let operand), .negate(let operand), .length(let operand), .matches(let operand, _), .dynamicMember(let operand, _):
             newDataFields(operand, into: &fields)
         case .arithmetic(_, let left, let right), .equal(let left, let right, _), .ordering(_, let left, let right),

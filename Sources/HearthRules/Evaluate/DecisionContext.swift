@@ -20,8 +20,13 @@ struct DecisionContext {
     /// Set when an evaluated rule read `data`, `root` or `now`: what `newData` reads of the
     /// stored tree its data source sees (`RuleSet.canWriteWithoutData`).
     var usedStoredDataOrTime = false
+    /// With coverage: this decision's probe hits, added to the rule set's counts when the
+    /// context goes away (or early, when many are waiting).
+    let hits: PendingHits?
 
-    init(before: any RuleDataSource, after: (any RuleDataSource)?, auth: JSONValue, now: Int64, query: RuleQuery?, limits: RuleLimits, explain: Bool) {
+    init(before: any RuleDataSource, after: (any RuleDataSource)?, auth: JSONValue, now: Int64, query: RuleQuery?, limits: RuleLimits, explain: Bool,
+         coverage: RuleCoverage? = nil) {
+        self.hits = coverage.map(PendingHits.init)
         self.before = before
         self.after = after
         self.auth = RuntimeValue(auth)
@@ -52,6 +57,7 @@ struct DecisionContext {
         switch rule.body {
         case .constant(let value):
             result = value
+            if let site = rule.site { hits?.record(site, value ? .true : .false) }
         case .expression(let ir):
             do {
                 let value = try evaluate(ir, frame)

@@ -28,7 +28,11 @@ extension RuleSet {
     /// makes on any stored tree at any time. Values holding server values (`.sv`) must be
     /// resolved first, so callers decide those on the writer. An allowed decision comes
     /// without an explanation (its caller needs only the answer); a denial has its summary.
+    ///
+    /// With coverage it returns nil: the write is then decided (and counted) once, by
+    /// `canWrite`.
     public func canWriteWithoutData(_ writes: [(path: DataPath, value: JSONValue?)], auth: JSONValue) -> RuleDecision? {
+        guard coverage == nil else { return nil }
         let data = UnreadableData()
         let (decision, usedStoredDataOrTime) = decideWrite(writes, data: data, auth: auth, now: 0, explain: false, summarizeAllowed: false)
         return usedStoredDataOrTime || data.wasRead ? nil : decision
@@ -40,7 +44,7 @@ extension RuleSet {
         // stored form is used so that every node that will exist is validated.
         let writes = writes.map { (path: $0.path, value: $0.value.flatMap(OverlayTrie.present)) }
         let overlay = WriteOverlay(base: data, writes: writes)
-        var context = DecisionContext(before: data, after: overlay, auth: auth, now: now, query: nil, limits: limits, explain: explain)
+        var context = DecisionContext(before: data, after: overlay, auth: auth, now: now, query: nil, limits: limits, explain: explain, coverage: coverage)
         let decision = decideWrite(writes, context: &context, summarizeAllowed: summarizeAllowed)
         return (decision, context.usedStoredDataOrTime)
     }

@@ -24,6 +24,9 @@ struct Expr: Sendable {
     let kind: Kind
     /// Byte offset of the expression's first character within the rule text.
     let offset: Int
+    /// Byte offset just past its last character: `offset..<end` is the text the author
+    /// wrote for this node (without enclosing parentheses), which coverage reports colour.
+    let end: Int
 }
 
 enum UnaryOperator: String, Sendable {

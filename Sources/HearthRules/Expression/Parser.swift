@@ -10,6 +10,8 @@ struct Parser {
     private let tokens: [Token]
     private var position = 0
     private var depth = 0
+    /// End offset of the last token consumed: where the node just parsed ends.
+    private var lastEnd = 0
 
     private init(tokens: [Token]) {
         self.tokens = tokens
@@ -30,9 +32,15 @@ struct Parser {
 
     private var current: Token { tokens[position] }
 
+    /// A node starting at `start` and ending with the last token consumed.
+    private func node(_ kind: Expr.Kind, from start: Int) -> Expr {
+        Expr(kind: kind, offset: start, end: lastEnd)
+    }
+
     private mutating func advance() -> Token {
         let token = tokens[position]
         if position < tokens.count - 1 { position += 1 }
+        lastEnd = token.end
         return token
     }
 
@@ -79,7 +87,7 @@ struct Parser {
         let consequent = try parseConditional()
         try expect(.colon)
         let alternate = try parseConditional()
-        return Expr(kind: .conditional(test, consequent, alternate), offset: test.offset)
+        return node(.conditional(test, consequent, alternate), from: test.offset)
     }
 
     private mutating func parseOr() throws(ExpressionError) -> Expr {
@@ -87,7 +95,7 @@ struct Parser {
         while isPunct(.or) {
             _ = advance()
             let right = try parseAnd()
-            left = Expr(kind: .logical(.or, left, right), offset: left.offset)
+            left = node(.logical(.or, left, right), from: left.offset)
         }
         return left
     }
@@ -97,7 +105,7 @@ struct Parser {
         while isPunct(.and) {
             _ = advance()
             let right = try parseEquality()
-            left = Expr(kind: .logical(.and, left, right), offset: left.offset)
+            left = node(.logical(.and, left, right), from: left.offset)
         }
         return left
     }
@@ -113,7 +121,7 @@ struct Parser {
             }
             _ = advance()
             let right = try parseOrdering()
-            left = Expr(kind: .binary(op, left, right), offset: left.offset)
+            left = node(.binary(op, left, right), from: left.offset)
         }
     }
 
@@ -130,7 +138,7 @@ struct Parser {
             }
             _ = advance()
             let right = try parseAdditive()
-            left = Expr(kind: .binary(op, left, right), offset: left.offset)
+            left = node(.binary(op, left, right), from: left.offset)
         }
     }
 
@@ -145,7 +153,7 @@ struct Parser {
             }
             _ = advance()
             let right = try parseMultiplicative()
-            left = Expr(kind: .binary(op, left, right), offset: left.offset)
+            left = node(.binary(op, left, right), from: left.offset)
         }
     }
 
@@ -161,7 +169,7 @@ struct Parser {
             }
             _ = advance()
             let right = try parseUnary()
-            left = Expr(kind: .binary(op, left, right), offset: left.offset)
+            left = node(.binary(op, left, right), from: left.offset)
         }
     }
 
@@ -173,7 +181,7 @@ struct Parser {
             defer { depth -= 1 }
             _ = advance()
             let operand = try parseUnary()
-            return Expr(kind: .unary(token.kind == .punct(.not) ? .not : .negate, operand), offset: token.start)
+            return node(.unary(token.kind == .punct(.not) ? .not : .negate, operand), from: token.start)
         case .punct(.plus):
             throw ExpressionError(offset: token.start, message: "unary '+' is not supported")
         default:
@@ -196,16 +204,16 @@ struct Parser {
                     throw unexpected(expecting: "a property or method name after '.'")
                 }
                 let nameToken = advance()
-                expression = Expr(kind: .member(expression, name: name, nameOffset: nameToken.start), offset: expression.offset)
+                expression = node(.member(expression, name: name, nameOffset: nameToken.start), from: expression.offset)
             case .punct(.leftBracket):
                 _ = advance()
                 let key = try parseConditional()
                 try expect(.rightBracket)
-                expression = Expr(kind: .index(expression, key), offset: expression.offset)
+                expression = node(.index(expression, key), from: expression.offset)
             case .punct(.leftParen):
                 _ = advance()
                 let arguments = try parseList(closing: .rightParen)
-                expression = Expr(kind: .call(expression, arguments), offset: expression.offset)
+                expression = node(.call(expression, arguments), from: expression.offset)
             default:
                 return expression
             }
@@ -233,20 +241,20 @@ struct Parser {
         switch token.kind {
         case .number(let value):
             _ = advance()
-            return Expr(kind: .number(value), offset: token.start)
+            return node(.number(value), from: token.start)
         case .string(let value):
             _ = advance()
-            return Expr(kind: .string(value), offset: token.start)
+            return node(.string(value), from: token.start)
         case .regex(let pattern, let flags):
             _ = advance()
-            return Expr(kind: .regex(pattern: pattern, flags: flags), offset: token.start)
+            return node(.regex(pattern: pattern, flags: flags), from: token.start)
         case .identifier(let name):
             _ = advance()
             switch name {
-            case "true": return Expr(kind: .bool(true), offset: token.start)
-            case "false": return Expr(kind: .bool(false), offset: token.start)
-            case "null": return Expr(kind: .null, offset: token.start)
-            default: return Expr(kind: .identifier(name), offset: token.start)
+            case "true": return node(.bool(true), from: token.start)
+            case "false": return node(.bool(false), from: token.start)
+            case "null": return node(.null, from: token.start)
+            default: return node(.identifier(name), from: token.start)
             }
         case .punct(.leftParen):
             try enter()
@@ -260,7 +268,7 @@ struct Parser {
             defer { depth -= 1 }
             _ = advance()
             let elements = try parseList(closing: .rightBracket)
-            return Expr(kind: .array(elements), offset: token.start)
+            return node(.array(elements), from: token.start)
         default:
             throw unexpected(expecting: "a value")
         }

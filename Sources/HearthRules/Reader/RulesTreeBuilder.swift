@@ -5,23 +5,39 @@ import HearthJSON
 /// compiling every expression. It keeps going after a problem so that one load reports all
 /// of them.
 struct RulesTreeBuilder {
-    private let source: SourceText?
+    let source: SourceText?
     private(set) var diagnostics: [RuleDiagnostic] = []
+    /// Coverage sites, when compiling with probes (nil: a plain compile).
+    var sites: [CoverageSite]?
+    /// Sites found, kept or not (past `maxSites` they are only counted).
+    var siteCount = 0
+    /// At most this many sites (`RuleLimits.maxCoverageSites`).
+    let maxSites: Int
 
-    private init(source: SourceText?) {
+    private init(source: SourceText?, coverage: Bool, maxSites: Int) {
         self.source = source
+        self.sites = coverage ? [] : nil
+        self.maxSites = maxSites
     }
 
     static func build(_ json: RulesJSON, source: SourceText?) -> Result<RuleNode, RulesCompileError> {
-        var builder = RulesTreeBuilder(source: source)
+        build(json, source: source, coverage: false, maxSites: 0).map(\.root)
+    }
+
+    /// `build`; with `coverage`, also the coverage sites, every expression probed.
+    static func build(_ json: RulesJSON, source: SourceText?, coverage: Bool, maxSites: Int) -> Result<(root: RuleNode, sites: [CoverageSite]), RulesCompileError> {
+        var builder = RulesTreeBuilder(source: source, coverage: coverage, maxSites: maxSites)
         let root = builder.buildFile(json)
-        if let root, builder.diagnostics.isEmpty { return .success(root) }
+        if builder.siteCount > maxSites {
+            builder.report(.structure, "", at: nil, "the rules have \(builder.siteCount) expressions and sub-expressions, more than the \(maxSites) coverage can record")
+        }
+        if let root, builder.diagnostics.isEmpty { return .success((root, builder.sites ?? [])) }
         return .failure(RulesCompileError(diagnostics: builder.diagnostics))
     }
 
     // MARK: - Diagnostics
 
-    private mutating func report(_ kind: RuleDiagnostic.Kind, _ rulePath: String, at offset: Int?, _ message: String) {
+    mutating func report(_ kind: RuleDiagnostic.Kind, _ rulePath: String, at offset: Int?, _ message: String) {
         var line = 0
         var column = 0
         if let source, let offset {
@@ -32,7 +48,7 @@ struct RulesTreeBuilder {
 
     /// An expression error: the offset inside the decoded expression is mapped back through
     /// the string's source table to the file (escapes and line breaks included).
-    private mutating func reportExpression(_ error: ExpressionError, in text: RulesString, rulePath: String) {
+    mutating func reportExpression(_ error: ExpressionError, in text: RulesString, rulePath: String) {
         if let source, let fileOffset = text.fileOffset(forDecodedByte: error.offset) {
             let (line, column) = source.location(ofByte: fileOffset)
             diagnostics.append(RuleDiagnostic(kind: .expression, rulePath: rulePath, line: line, column: column, message: error.message))
@@ -73,6 +89,7 @@ struct RulesTreeBuilder {
         var write: CompiledRule?
         var validate: CompiledRule?
         var indexOn: [String] = []
+        var indexOnSites: [Int] = []
         var children: [RuleNode.NamedChild] = []
         var wildcard: RuleNode.Wildcard?
         guard case .object(let members) = json.kind else {
@@ -90,7 +107,7 @@ struct RulesTreeBuilder {
                 case RuleKind.validate.rawValue:
                     validate = compileRule(member.value, kind: .validate, location: childPath, wildcards: wildcards)
                 case ".indexOn":
-                    indexOn = readIndexOn(member.value, rulesPath: childPath)
+                    (indexOn, indexOnSites) = readIndexOn(member.value, rulesPath: childPath)
                 default:
                     report(.structure, childPath, at: member.keyOffset, "unknown rule type \"\(key)\"; expected .read, .write, .validate or .indexOn")
                 }
@@ -119,7 +136,8 @@ struct RulesTreeBuilder {
                 children.append(RuleNode.NamedChild(key: key, node: buildNode(member.value, rulesPath: childPath, wildcards: wildcards)))
             }
         }
-        return RuleNode(rulesPath: rulesPath, read: read, write: write, validate: validate, indexOn: indexOn, children: children, wildcard: wildcard)
+        return RuleNode(rulesPath: rulesPath, read: read, write: write, validate: validate, indexOn: indexOn, indexOnSites: indexOnSites,
+                        children: children, wildcard: wildcard)
     }
 
     private mutating func checkChildNode(_ member: RulesJSON.Member, rulesPath: String) -> Bool {
@@ -142,11 +160,13 @@ struct RulesTreeBuilder {
 
     /// `.indexOn`: a string or an array of strings, each a child name, a nested path such
     /// as `ratings/pos`, or `.value` (docs/protocol/rules.md §3.1).
-    private mutating func readIndexOn(_ json: RulesJSON, rulesPath: String) -> [String] {
+    private mutating func readIndexOn(_ json: RulesJSON, rulesPath: String) -> (entries: [String], sites: [Int]) {
         var entries: [(String, Int?)] = []
+        var strings: [RulesString] = []
         switch json.kind {
         case .string(let text):
             entries = [(text.value, json.offset)]
+            strings = [text]
         case .array(let elements):
             for element in elements {
                 guard case .string(let text) = element.kind else {
@@ -154,37 +174,46 @@ struct RulesTreeBuilder {
                     continue
                 }
                 entries.append((text.value, element.offset))
+                strings.append(text)
             }
         default:
             report(.structure, rulesPath, at: json.offset, ".indexOn must be a string or an array of strings, not \(json.typeDescription)")
-            return []
+            return ([], [])
         }
         var result: [String] = []
-        for (entry, offset) in entries {
+        var sites: [Int] = []
+        for ((entry, offset), text) in zip(entries, strings) {
             let segments = entry.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
             if entry == ".value" || segments.allSatisfy(DataPath.isValidKey) {
                 result.append(entry)
+                if let site = addIndexOnSite(text, at: offset, rule: rulesPath) { sites.append(site) }
             } else {
                 report(.structure, rulesPath, at: offset, "invalid .indexOn entry \"\(entry)\": expected a child name, a nested path or .value")
             }
         }
-        return result
+        return (result, sites)
     }
 
     // MARK: - Expressions
 
+    /// The rule's syntax tree, or nil with its error reported.
+    mutating func parseRule(_ text: RulesString, location: String) -> Expr? {
+        do {
+            return try Parser.parse(text.value)
+        } catch {
+            reportExpression(error, in: text, rulePath: location)
+            return nil
+        }
+    }
+
     private mutating func compileRule(_ json: RulesJSON, kind: RuleKind, location: String, wildcards: [String]) -> CompiledRule? {
         switch json.kind {
         case .bool(let value):
-            return CompiledRule(body: .constant(value), location: location)
+            return CompiledRule(body: .constant(value), location: location, site: addConstantSite(value, at: json.offset, kind: kind, rule: location))
+        case .string(let text) where sites != nil:
+            return compileProbed(text, kind: kind, location: location, wildcards: wildcards)
         case .string(let text):
-            let expression: Expr
-            do {
-                expression = try Parser.parse(text.value)
-            } catch {
-                reportExpression(error, in: text, rulePath: location)
-                return nil
-            }
+            guard let expression = parseRule(text, location: location) else { return nil }
             switch TypeChecker.checkRule(expression, scope: TypeChecker.Scope(kind: kind, wildcards: wildcards)) {
             case .success(.constant(.bool(let value))):
                 return CompiledRule(body: .constant(value), location: location)

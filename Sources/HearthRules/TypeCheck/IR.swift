@@ -29,4 +29,7 @@ indirect enum IR: Sendable {
     case snapshotCall(IR, SnapshotMethod, [IR])
     case stringCall(IR, StringMethod, [IR])
     case matches(IR, CompiledRegex)
+    /// Coverage only (`RuleSet.compile(_:coverage:)`): evaluates the inner node and records
+    /// its result for coverage site `site`. A plain compile never emits it.
+    case probe(Int, IR)
 }

@@ -19,6 +19,14 @@ struct TypeChecker {
 
     let scope: Scope
     private(set) var errors: [ExpressionError] = []
+    /// When compiling for coverage: the span (`offset..<end` in the rule text) of every
+    /// node wrapped in `IR.probe`, indexed by the probe's number. Nil: no probes.
+    private(set) var probeSpans: [ProbeSpan]?
+
+    struct ProbeSpan {
+        let range: Range<Int>
+        let isBoolean: Bool
+    }
 
     init(scope: Scope) {
         self.scope = scope
@@ -31,10 +39,18 @@ struct TypeChecker {
     }
 
     static func checkRule(_ expression: Expr, scope: Scope) -> Result<IR, Failures> {
+        checkRule(expression, scope: scope, probing: false).map(\.ir)
+    }
+
+    /// `checkRule`; with `probing`, every node the author wrote is wrapped in
+    /// `IR.probe(n, …)` and `probes[n]` is its span in the rule text. Probes whose node the
+    /// lowering dropped (the `query` in `query.orderByKey`) have a span but never appear.
+    static func checkRule(_ expression: Expr, scope: Scope, probing: Bool) -> Result<(ir: IR, probes: [ProbeSpan]), Failures> {
         var checker = TypeChecker(scope: scope)
+        if probing { checker.probeSpans = [] }
         let typed = checker.infer(expression)
         if let typed, checker.errors.isEmpty {
-            if typed.type == .boolean { return .success(typed.ir) }
+            if typed.type == .boolean { return .success((typed.ir, checker.probeSpans ?? [])) }
             checker.fail(expression.offset, "a rule must be a boolean expression, but this is a \(typed.type.display)")
         }
         return .failure(Failures(errors: checker.errors))
@@ -45,6 +61,14 @@ struct TypeChecker {
     }
 
     mutating func infer(_ expression: Expr) -> Typed? {
+        guard probeSpans != nil else { return inferNode(expression) }
+        guard let typed = inferNode(expression) else { return nil }
+        let probe = probeSpans?.count ?? 0
+        probeSpans?.append(ProbeSpan(range: expression.offset..<expression.end, isBoolean: typed.type == .boolean))
+        return Typed(ir: .probe(probe, typed.ir), type: typed.type)
+    }
+
+    private mutating func inferNode(_ expression: Expr) -> Typed? {
         let offset = expression.offset
         switch expression.kind {
         case .number(let value):

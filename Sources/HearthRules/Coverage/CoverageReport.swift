@@ -1,0 +1,66 @@
+import HearthJSON
+
+/// A snapshot of a rule set's coverage: every site with its counts, and the share of
+/// sites evaluated at least once. `json` is the `coverage.json` format
+/// (docs/protocol/emulator.md §4.9).
+public struct CoverageReport: Sendable {
+    public struct Entry: Sendable {
+        public let site: CoverageSite
+        /// Indexed by `CoverageResult.rawValue`.
+        public let counts: [UInt32]
+        public var level: CoverageLevel { RuleCoverage.level(of: site, counts: counts) }
+        public var evaluations: UInt64 { counts.reduce(0) { $0 + UInt64($1) } }
+    }
+
+    public let sourceText: String?
+    public let entries: [Entry]
+
+    public init(_ coverage: RuleCoverage) {
+        sourceText = coverage.sourceText
+        entries = zip(coverage.sites, coverage.counts()).map { Entry(site: $0, counts: $1) }
+    }
+
+    /// Sites evaluated at least once.
+    public var evaluatedCount: Int { entries.filter { $0.evaluations > 0 }.count }
+
+    /// Percent of sites evaluated at least once (100 for rules without any site).
+    public var percent: Double {
+        entries.isEmpty ? 100 : Double(evaluatedCount) * 100 / Double(entries.count)
+    }
+
+    public var json: JSONValue {
+        let expressions: [JSONValue] = entries.map { entry in
+            var counts: [JSONKey: JSONValue] = [:]
+            for result in CoverageResult.allCases {
+                let count = entry.counts[result.rawValue]
+                let always: Bool
+                switch result {
+                case .true, .false, .error: always = entry.site.kind != .indexOn
+                case .used: always = entry.site.kind == .indexOn
+                default: always = false
+                }
+                if always || count > 0 { counts[JSONKey(result.name)] = .int(Int64(count)) }
+            }
+            let site = entry.site
+            return .object([
+                "rule": .string(site.rule),
+                "kind": .string(site.kind.rawValue),
+                "path": .string(site.path),
+                "text": .string(site.text),
+                "wholeRule": .bool(site.isWholeRule),
+                "span": .object(["start": .int(Int64(site.start)), "end": .int(Int64(site.end)),
+                                 "line": .int(Int64(site.line)), "column": .int(Int64(site.column))]),
+                "evaluations": .int(Int64(clamping: entry.evaluations)),
+                "coverage": .string(entry.level.rawValue),
+                "counts": .object(counts),
+            ])
+        }
+        return .object([
+            "rules": sourceText.map(JSONValue.string) ?? .null,
+            "sites": .int(Int64(entries.count)),
+            "evaluated": .int(Int64(evaluatedCount)),
+            "percent": .double((percent * 10).rounded() / 10),
+            "expressions": .array(expressions),
+        ])
+    }
+}
