@@ -66,6 +66,9 @@ public protocol AccessPolicy: Sendable {
     /// The `.indexOn` entries declared for `path` (docs/protocol/rest.md §1.3: queries
     /// ordered by a child or by value need one).
     func indexes(at path: DataPath) -> [String]
+    /// A query at `path` ordered by `index` (a child path or `.value`) was asked for,
+    /// whether or not `indexes(at:)` declares it: rules coverage counts it.
+    func queried(index: String, at path: DataPath)
     /// True when a plain read of `path` (no query) is allowed by a decision that looked at
     /// neither data nor the clock, so it holds whatever the data: the read cache may answer
     /// it without a read transaction. False means "ask `canRead` with a view".
@@ -89,6 +92,9 @@ extension AccessPolicy {
 
     /// No declared indexes.
     public func indexes(at path: DataPath) -> [String] { [] }
+
+    /// Nothing recorded.
+    public func queried(index: String, at path: DataPath) {}
 
     /// Without more knowledge, every read needs the data.
     public func readAllowedWithoutData(_ path: DataPath, caller: Caller) -> Bool { false }

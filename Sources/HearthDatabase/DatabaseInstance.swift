@@ -50,17 +50,19 @@ public final class DatabaseInstance: Sendable {
     /// Opens one database.
     /// - Parameters:
     ///   - rules: the running rules and their text (recorded in the history as found at startup).
+    ///   - recordsRulesCoverage: decide with the rules compiled for coverage and count
+    ///     every evaluation (`RulesAccessPolicy.coverage`).
     ///   - hub: its live streams.
     ///   - readCacheBytes: the read cache's budget (0: none; a shared engine keeps none).
     ///   - signals: the store's other hooks (`Signals`).
     ///   - open: opens the store with the hooks given.
     ///   - registrantStands: given the open store, whether an onDisconnect operation's
     ///     registrant may still act; it may throw (the store is then closed).
-    public init(rules: RuleSet, rulesText: String, hub: StreamHub, readCacheBytes: Int, signals: Signals = Signals(),
+    public init(rules: RuleSet, rulesText: String, hub: StreamHub, readCacheBytes: Int, signals: Signals = Signals(), recordsRulesCoverage: Bool = false,
                 clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds, logger: Logger,
                 open: (EngineHooks) throws -> any StorageEngine,
                 registrantStands: (any StorageEngine) throws -> @Sendable (Caller) -> Bool) throws {
-        let policy = RulesAccessPolicy(rules: rules, clock: clock, logger: logger)
+        let policy = RulesAccessPolicy(rules: rules, clock: clock, logger: logger, recordsCoverage: recordsRulesCoverage)
         let readCache = ReadCache(maxBytes: readCacheBytes)
         let listens = ListenAccess(hub: hub, policy: policy, readCache: readCache.isEnabled ? readCache : nil)
         let observers = CommitObservers()

@@ -69,9 +69,11 @@ public struct DatabaseQuery: Sendable, Hashable {
 extension Database {
     /// The `.indexOn` entry `query` needs at `path` that the current rules do not define,
     /// or nil. REST refuses such a query (as Firebase's REST does); the wire protocol
-    /// serves it with a warning.
+    /// serves it with a warning. Every query that needs an index comes here (REST, streams,
+    /// the wire protocol): the policy is told it was asked for (rules coverage).
     public func missingIndex(_ query: DatabaseQuery?, at path: DataPath) -> String? {
-        guard let index = query?.requiredIndex, !policy.indexes(at: path).contains(index) else { return nil }
-        return index
+        guard let index = query?.requiredIndex else { return nil }
+        policy.queried(index: index, at: path)
+        return policy.indexes(at: path).contains(index) ? nil : index
     }
 }

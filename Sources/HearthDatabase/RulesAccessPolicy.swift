@@ -6,26 +6,66 @@ import Synchronization
 
 /// The access policy of a rules file (docs/protocol/rules.md §3). The compiled rules can be
 /// swapped at any time (`SIGHUP`); each decision uses one version from start to end.
+///
+/// With `recordsCoverage`, it decides with the rules compiled for coverage
+/// (`RuleSet.withCoverage()`), so every decision — REST, streams, the wire protocol, listens
+/// re-checked after a write — counts in `coverage`; replacing the rules starts the counts
+/// afresh.
 public final class RulesAccessPolicy: AccessPolicy {
-    private let current: Mutex<RuleSet>
+    private let current: Mutex<Versions>
     private let clock: @Sendable () -> Int64
     private let logger: Logger?
+    public let recordsCoverage: Bool
 
-    public init(rules: RuleSet, clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds, logger: Logger? = nil) {
-        self.current = Mutex(rules)
+    /// The rules as loaded, and the ones decisions use (the same, or compiled with
+    /// coverage).
+    private struct Versions {
+        let loaded: RuleSet
+        let deciding: RuleSet
+        /// Why coverage is not recorded although asked for (too many sites).
+        let coverageRefusal: String?
+    }
+
+    public init(rules: RuleSet, clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds, logger: Logger? = nil,
+                recordsCoverage: Bool = false) {
+        self.recordsCoverage = recordsCoverage
+        self.current = Mutex(Self.versions(rules, recordsCoverage: recordsCoverage, logger: logger))
         self.clock = clock
         self.logger = logger
     }
 
-    public var rules: RuleSet { current.withLock { $0 } }
+    private static func versions(_ rules: RuleSet, recordsCoverage: Bool, logger: Logger?) -> Versions {
+        guard recordsCoverage else { return Versions(loaded: rules, deciding: rules, coverageRefusal: nil) }
+        do {
+            return Versions(loaded: rules, deciding: try rules.withCoverage(), coverageRefusal: nil)
+        } catch {
+            logger?.warning("rules coverage is not recorded for these rules: \(error)")
+            return Versions(loaded: rules, deciding: rules, coverageRefusal: error.description)
+        }
+    }
 
-    /// Replaces the rules atomically; requests already deciding keep the old ones.
+    /// The rules as loaded (without coverage probes).
+    public var rules: RuleSet { current.withLock { $0.loaded } }
+
+    /// The rules decisions are made with.
+    private var deciding: RuleSet { current.withLock { $0.deciding } }
+
+    /// The running rules' coverage: nil when not recording (`recordsCoverage` off, or the
+    /// rules have too many sites: `coverageRefusal`).
+    public var coverage: RuleCoverage? { deciding.coverage }
+
+    /// Why coverage is not recorded for the running rules although `recordsCoverage` is on.
+    public var coverageRefusal: String? { current.withLock { $0.coverageRefusal } }
+
+    /// Replaces the rules atomically; requests already deciding keep the old ones. Coverage
+    /// counts start afresh.
     public func replace(_ rules: RuleSet) {
-        current.withLock { $0 = rules }
+        let versions = Self.versions(rules, recordsCoverage: recordsCoverage, logger: logger)
+        current.withLock { $0 = versions }
     }
 
     public func canRead(_ path: DataPath, query: RuleQuery?, caller: Caller, view: any TreeView) -> Bool {
-        let decision = rules.canRead(path, data: StoreRuleSource(view: view), auth: caller.auth, now: clock(), query: query)
+        let decision = deciding.canRead(path, data: StoreRuleSource(view: view), auth: caller.auth, now: clock(), query: query)
         if !decision.allowed { logger?.debug("denied: \(decision.explanation.last ?? "")") }
         return decision.allowed
     }
@@ -34,13 +74,23 @@ public final class RulesAccessPolicy: AccessPolicy {
         rules.indexes(at: path)
     }
 
+    /// Counts a query ordered by `index` at `path` for the `.indexOn` entry declared there
+    /// (coverage only).
+    public func queried(index: String, at path: DataPath) {
+        deciding.recordIndexUse(index, at: path)
+    }
+
     public func readAccess(_ path: DataPath, query: RuleQuery?, caller: Caller, view: any TreeView) -> ReadAccess {
-        let decision = rules.canRead(path, data: StoreRuleSource(view: view), auth: caller.auth, now: clock(), query: query)
+        let decision = deciding.canRead(path, data: StoreRuleSource(view: view), auth: caller.auth, now: clock(), query: query)
         if !decision.allowed { logger?.debug("denied: \(decision.explanation.last ?? "")") }
         return ReadAccess(allowed: decision.allowed, dependsOnDataOrTime: decision.dependsOnDataOrTime)
     }
 
+    /// Recording coverage, always false: each read is then decided (and counted) once,
+    /// with its data.
     public func readAllowedWithoutData(_ path: DataPath, caller: Caller) -> Bool {
+        let rules = deciding
+        guard rules.coverage == nil else { return false }
         let decision = rules.canRead(path, data: NoRuleData(), auth: caller.auth, now: clock(), query: nil)
         return decision.allowed && !decision.dependsOnDataOrTime
     }
@@ -56,12 +106,12 @@ public final class RulesAccessPolicy: AccessPolicy {
     }
 
     public func writeAccessWithoutData(_ operation: WriteOperation, caller: Caller) -> WriteAccess? {
-        guard let decision = rules.canWriteWithoutData(Self.ruleWrites(operation), auth: caller.auth) else { return nil }
+        guard let decision = deciding.canWriteWithoutData(Self.ruleWrites(operation), auth: caller.auth) else { return nil }
         return WriteAccess(allowed: decision.allowed, denial: decision.denial)
     }
 
     public func writeAccess(_ operation: WriteOperation, caller: Caller, view: any TreeView) -> WriteAccess {
-        let decision = rules.canWrite(Self.ruleWrites(operation), data: StoreRuleSource(view: view), auth: caller.auth, now: clock())
+        let decision = deciding.canWrite(Self.ruleWrites(operation), data: StoreRuleSource(view: view), auth: caller.auth, now: clock())
         switch decision.denial {
         case nil:
             break

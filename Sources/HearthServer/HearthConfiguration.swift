@@ -63,6 +63,10 @@ public struct HearthConfiguration: Sendable {
     /// I/O queues serving connections; nil: one per core. Not a serve setting: tests pin
     /// it to 1 to put every connection on one queue.
     public var ioQueueCount: Int? = nil
+    /// Count rule evaluations for `/.inspect/coverage` (always in emulator mode).
+    public var recordRulesCoverage = false
+    /// Whether the namespaces record rules coverage: asked for, or in emulator mode.
+    var recordsRulesCoverage: Bool { recordRulesCoverage || auth.acceptEmulatorOwner }
     /// Bytes of rendered plain-read bodies kept (`ReadCache`); 0 turns the cache off.
     var readCacheBytes = ReadCache.defaultMaxBytes
     /// Seconds between checks that open streams' accounts were not disabled, deleted or

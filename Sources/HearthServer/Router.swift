@@ -35,6 +35,8 @@ struct Router: HTTPHandler {
             return transport(request, responder: responder, WireEndpoint.handle)
         case LongPollEndpoint.path:
             return transport(request, responder: responder, LongPollEndpoint.handle)
+        case CoverageEndpoint.htmlPath, CoverageEndpoint.jsonPath, CoveragePage.stylesheetPath:
+            return fixedRoute(request, responder) { inspectCoverage(request, responder: responder) }
         default:
             break
         }
@@ -241,7 +243,7 @@ struct Router: HTTPHandler {
     }
 
     /// Runs `body` on the work queue when `request` carries an admin's credential; 401 otherwise.
-    private func asAdmin(_ request: HTTPRequest, _ parameters: [String: String], responder: HTTPResponder,
+    func asAdmin(_ request: HTTPRequest, _ parameters: [String: String], responder: HTTPResponder,
                          _ body: @escaping @Sendable () -> Void) {
         var options = QueryOptions.defaults
         options.credential = parameters["auth"]
@@ -261,7 +263,7 @@ struct Router: HTTPHandler {
     }
 
     /// The query parameters, percent-decoded.
-    private static func parameters(of request: HTTPRequest) -> [String: String] {
+    static func parameters(of request: HTTPRequest) -> [String: String] {
         Dictionary((request.query ?? "").split(separator: "&").map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1)
             return (String(parts[0]), parts.count > 1 ? PercentEncoding.decode(parts[1].utf8, plusIsSpace: true) ?? "" : "")

@@ -105,7 +105,8 @@ struct NamespaceOpener: Sendable {
         let instance: DatabaseInstance
         do {
             instance = try DatabaseInstance(
-                rules: rules, rulesText: rulesText, hub: hub, readCacheBytes: readCacheBytes, signals: signals, clock: clock, logger: logger,
+                rules: rules, rulesText: rulesText, hub: hub, readCacheBytes: readCacheBytes, signals: signals,
+                recordsRulesCoverage: configuration.recordsRulesCoverage, clock: clock, logger: logger,
                 open: { hooks throws(StartupError) in try openStore(name, hooks) },
                 registrantStands: { store throws(StartupError) in
                     let parts = try serverParts(store)

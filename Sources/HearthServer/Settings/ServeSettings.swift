@@ -112,6 +112,10 @@ public enum ServeSettings {
                 "Treat `Authorization: Bearer owner` (Firebase emulator convention) as admin; Hearth must listen on loopback, and only requests straight from this machine (no proxy forwarding header) are honoured.") {
             $0.auth.acceptEmulatorOwner = $1.boolean
         },
+        Setting("recordRulesCoverage", env: "HEARTH_RECORD_RULES_COVERAGE", flag: nil, .boolean, default: "false",
+                "Count every rule evaluation for the rules coverage report (`/.inspect/coverage`, admins only; docs/rules.md). Always on in emulator mode (`acceptEmulatorOwner`).") {
+            $0.recordRulesCoverage = $1.boolean
+        },
         Setting("maxConnections", env: "HEARTH_MAX_CONNECTIONS", flag: nil, .integer(1...1_000_000),
                 default: String(HTTPLimits.defaultMaxConnections), "Open connections at most (then 503).") {
             $0.limits.maxConnections = $1.integer
