@@ -6,7 +6,7 @@
 # shards, several processes at once (scripts/test-shards.sh): the end-to-end suites in five
 # shards by their names' first letters, the in-process server suites, and the rest.
 # Then the in-process REST, SSE, wire and accounts suites (HearthServerTests) and the REST,
-# SSE, triggers and emulator-mode (two namespaces side by side) end-to-end suites run a
+# SSE, triggers, emulator-mode (two namespaces side by side) and rules coverage end-to-end suites run a
 # second time with every server on PostgreSQL, in two shards of at most
 # PG_PARALLEL_WIDTH tests each (each server holds several connections); without PostgreSQL
 # installed (and CI unset) that pass is skipped. ObservabilityLiveTests stays on SQLite:
@@ -53,7 +53,7 @@ if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || [ -n "${HEARTH_PG_BIND
   echo "== the server suites and the REST, SSE and triggers end-to-end suites again, on PostgreSQL"
   HEARTH_TEST_STORE=postgres scripts/test-shards.sh "$binary" "$PG_PARALLEL_WIDTH" --subset --skip 'ObservabilityLiveTests' \
     'filter:HearthServerTests' \
-    'filter:EndToEndTests\.(RESTEndToEndTests|StreamEndToEndTests|TriggersEndToEndTests|TriggersNamespaceEndToEndTests|EmulatorEndToEndTests)'
+    'filter:EndToEndTests\.(RESTEndToEndTests|StreamEndToEndTests|TriggersEndToEndTests|TriggersNamespaceEndToEndTests|EmulatorEndToEndTests|CoverageEndToEndTests)'
 else
   echo "== PostgreSQL is not installed: the server, REST, SSE and triggers suites on PostgreSQL are skipped"
 fi

@@ -90,15 +90,16 @@ final class HearthProcess: @unchecked Sendable {  // `process` is set in init; `
     }
 
     /// Starts `hearth serve` on port 0 in `dataDirectory` with `rules` and waits for its
-    /// `listening on` line.
-    static func serve(dataDirectory: String, rules: String = openRules, environment: [String: String] = [:]) throws -> HearthProcess {
+    /// `listening on` line; `options`: more `serve` options (`--accept-emulator-owner`).
+    static func serve(dataDirectory: String, rules: String = openRules, environment: [String: String] = [:],
+                      options: [String] = []) throws -> HearthProcess {
         var environment = environment
         if environment["HEARTH_STORE"] == nil, let url = try TestStore.postgresURL(for: dataDirectory) {
             environment["HEARTH_STORE"] = url
         }
         let rulesPath = try writeRules(rules, in: dataDirectory)
         let child = try HearthProcess(
-            arguments: ["serve", "--port", "0", "--data-dir", dataDirectory, "--rules", rulesPath],
+            arguments: ["serve", "--port", "0", "--data-dir", dataDirectory, "--rules", rulesPath] + options,
             dataDirectory: dataDirectory, environment: environment)
         try child.waitUntilListening()
         return child

@@ -1,8 +1,10 @@
 import HearthJSON
 
 /// Runs every case of a `cases.json` corpus file (Tests/HearthRulesTests/Fixtures/README.md, "Case format"). A file
-/// that is not JSON, or an entry that is malformed, is reported as a failure.
-public func runConformance(casesJSON: [UInt8], explain: Bool = false) -> ConformanceReport {
+/// that is not JSON, or an entry that is malformed, is reported as a failure. With
+/// `ruleSet` (`hearth rules test --rules`), every case is decided by it, and a case need
+/// not carry `rules`.
+public func runConformance(casesJSON: [UInt8], explain: Bool = false, ruleSet: RuleSet? = nil) -> ConformanceReport {
     let entries: [JSONValue]
     switch parseCorpus(casesJSON) {
     case .success(let list): entries = list
@@ -11,7 +13,8 @@ public func runConformance(casesJSON: [UInt8], explain: Bool = false) -> Conform
     var results: [ConformanceResult] = []
     for (index, entry) in entries.enumerated() {
         do {
-            results.append(try ConformanceCase(json: entry).run(explain: explain))
+            let defaultRules: ConformanceCase.RulesSource? = ruleSet.map { _ in .json(.null) }
+            results.append(try ConformanceCase(json: entry, defaultRules: defaultRules).run(explain: explain, with: ruleSet))
         } catch {
             results.append(ConformanceResult(id: "(entry \(index))", passed: false, detail: error.description))
         }

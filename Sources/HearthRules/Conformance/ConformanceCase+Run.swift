@@ -4,12 +4,16 @@ extension ConformanceCase {
     /// Runs the case: compiles its rules, builds the database from `data`, resolves
     /// `{".sv":"timestamp"}` to `now`, normalises values as the server would, asks the
     /// rule set, and compares with `expect`.
-    public func run(explain: Bool = false) -> ConformanceResult {
+    ///
+    /// With `ruleSet`, the case is decided by it instead of its own rules (one rules file
+    /// for every case, e.g. compiled with coverage).
+    public func run(explain: Bool = false, with given: RuleSet? = nil) -> ConformanceResult {
         let ruleSet: RuleSet
         do {
-            switch rules {
-            case .text(let text): ruleSet = try RuleSet.compile(text)
-            case .json(let json): ruleSet = try RuleSet.compile(json: json)
+            switch (given, rules) {
+            case (let given?, _): ruleSet = given
+            case (nil, .text(let text)): ruleSet = try RuleSet.compile(text)
+            case (nil, .json(let json)): ruleSet = try RuleSet.compile(json: json)
             }
         } catch {
             return ConformanceResult(id: id, passed: false, detail: "rules did not compile: \(error)")

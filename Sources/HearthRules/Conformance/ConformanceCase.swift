@@ -29,8 +29,9 @@ public struct ConformanceCase: Sendable {
     public let operation: Operation
     public let expectAllowed: Bool
 
-    /// Reads a case; throws a message naming the missing or malformed field.
-    public init(json: JSONValue) throws(ConformanceError) {
+    /// Reads a case; throws a message naming the missing or malformed field. With
+    /// `defaultRules` (`hearth rules test --rules`), a case without `rules` has those.
+    public init(json: JSONValue, defaultRules: RulesSource? = nil) throws(ConformanceError) {
         guard case .object(let fields) = json else { throw ConformanceError("a case must be an object") }
         guard case .string(let id)? = fields["id"] else { throw ConformanceError("a case needs a string \"id\"") }
         self.id = id
@@ -40,6 +41,8 @@ public struct ConformanceCase: Sendable {
             rules = .text(text)
         } else if let object = fields["rules"] {
             rules = .json(object)
+        } else if let defaultRules {
+            rules = defaultRules
         } else {
             throw ConformanceError("\(id): no \"rules\"")
         }
