@@ -1,7 +1,10 @@
 // Hand-run timing of rule checks (release build); not a test: numbers depend on the machine.
 // Conformance cases run through `hearth rules test`, not here.
 //
-//   swift run -c release RulesBench [--rules rules.json] [--iterations 200000] [--only NAME]
+//   swift run -c release RulesBench [--rules rules.json] [--iterations 200000] [--only NAME] [--coverage]
+//
+// --coverage: each check also with the rules compiled for coverage (probes on), the two
+// alternating, and the overhead of the probes.
 import HearthJSON
 import HearthRules
 
@@ -14,7 +17,7 @@ struct RulesBench {
         }
         let iterations = value("--iterations").flatMap(Int.init) ?? 100_000
         let rulesPath = value("--rules") ?? "rules.json"
-        try Timing.run(rulesText: try readText(rulesPath), iterations: iterations, only: value("--only"))
+        try Timing.run(rulesText: try readText(rulesPath), iterations: iterations, only: value("--only"), coverage: arguments.contains("--coverage"))
     }
 
     static func readText(_ path: String) throws -> String {

@@ -21,17 +21,33 @@ enum Timing {
         return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
     }
 
-    static func measure(_ name: String, iterations: Int, filter: String?, _ body: () -> Bool) {
-        if let filter, !name.contains(filter) { return }
+    @discardableResult
+    static func measure(_ name: String, iterations: Int, filter: String?, _ body: () -> Bool) -> Double {
+        if let filter, !name.contains(filter) { return 0 }
         for _ in 0..<min(1000, iterations) { _ = body() }  // warm up
         var allowed = 0
         let start = nanoseconds()
         for _ in 0..<iterations where body() { allowed += 1 }
         let elapsed = Double(nanoseconds() - start) / Double(iterations)
         print("\(name): \(String(format2: elapsed / 1000)) µs per check (\(allowed)/\(iterations) allowed)")
+        return elapsed
     }
 
-    static func run(rulesText: String, iterations: Int, only filter: String?) throws {
+    /// Each check with the plain rules and with the rules compiled for coverage, in
+    /// `rounds` alternating rounds (the machine's speed drifts), and the probes' overhead
+    /// from the sums.
+    static func compare(_ name: String, plain: RuleSet, probed: RuleSet, iterations: Int, filter: String?, rounds: Int = 5,
+                        _ body: (RuleSet) -> Bool) {
+        if let filter, !name.contains(filter) { return }
+        var (off, on) = (0.0, 0.0)
+        for _ in 0..<rounds {
+            off += measure(name + ", coverage off", iterations: iterations, filter: nil) { body(plain) }
+            on += measure(name + ", coverage on", iterations: iterations, filter: nil) { body(probed) }
+        }
+        print("\(name): coverage on costs \(String(format2: (on / off - 1) * 100)) % (\(String(format2: off / Double(rounds) / 1000)) → \(String(format2: on / Double(rounds) / 1000)) µs)")
+    }
+
+    static func run(rulesText: String, iterations: Int, only filter: String?, coverage: Bool = false) throws {
         let rules = try RuleSet.compile(rulesText)
         var favorites: [JSONKey: JSONValue] = [:]
         for index in 0..<20 { favorites["f\(index)"] = favorite("f\(index)", owner: "alice") }
@@ -50,6 +66,23 @@ enum Timing {
         ]
 
         print("iterations: \(iterations)")
+        if coverage {
+            let probed = try rules.withCoverage()
+            compare("read, granted", plain: rules, probed: probed, iterations: iterations, filter: filter) {
+                $0.canRead(readPath, data: data, auth: alice, now: now, query: nil).allowed
+            }
+            compare("read, denied (other uid)", plain: rules, probed: probed, iterations: iterations, filter: filter) {
+                $0.canRead(otherPath, data: data, auth: alice, now: now, query: nil).allowed
+            }
+            compare("write one favourite, validated", plain: rules, probed: probed, iterations: iterations, filter: filter) {
+                $0.canWrite([(writePath, value)], data: data, auth: alice, now: now).allowed
+            }
+            compare("update 3 paths (2 sets, 1 delete), validated", plain: rules, probed: probed, iterations: iterations, filter: filter) {
+                $0.canWrite(updates, data: data, auth: alice, now: now).allowed
+            }
+            print("sites: \(probed.coverage?.sites.count ?? 0)")
+            return
+        }
         if filter == nil || filter == "regex" {
             let regexRules = try RuleSet.compile(#"{"rules": {"s": {".write": true, ".validate": "newData.val().matches(/^(a+)+$/)"}}}"#)
             let big: JSONValue = .string(String(repeating: "a", count: 1_000_000) + "b")

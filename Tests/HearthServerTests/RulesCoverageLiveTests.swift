@@ -118,7 +118,7 @@ import Testing
         #expect(page.head.header("Content-Security-Policy")?.contains("script-src 'self'") == true)
         #expect(!page.body.contains("<script") && !page.body.contains("style=") && page.body.contains(CoveragePage.stylesheetPath))
         #expect(page.body.contains(#"<span class="cov cov-partial" data-site="#))
-        #expect(page.body.contains("/rules/open/.write — evaluated 1 times: true 1"))
+        #expect(page.body.contains("/rules/open/.write — evaluated 1 time: true 1"))
         #expect(page.body.contains(#"title="/rules/never/.read — never evaluated""#))
         let css = try server.exchange("GET", CoveragePage.stylesheetPath)
         #expect(css.head.status == 200 && css.head.header("Content-Type") == "text/css; charset=utf-8" && css.body.contains(".cov-none"))

@@ -57,7 +57,7 @@ public enum CoveragePage {
             let count = entry.counts[result.rawValue]
             return count > 0 ? "\(result.name) \(count)" : nil
         }
-        let summary = counts.isEmpty ? "never evaluated" : "evaluated \(entry.evaluations) times: " + counts.joined(separator: ", ")
+        let summary = counts.isEmpty ? "never evaluated" : "evaluated \(entry.evaluations) time\(entry.evaluations == 1 ? "" : "s"): " + counts.joined(separator: ", ")
         return "\(entry.site.rule) — \(summary)"
     }
 
