@@ -152,8 +152,12 @@ final class PendingHits {
     let coverage: RuleCoverage
     private var hits: [Int] = []
 
+    /// Room reserved up front: a typical decision's hits without regrowing the buffer.
+    static let initialCapacity = 64
+
     init(_ coverage: RuleCoverage) {
         self.coverage = coverage
+        hits.reserveCapacity(Self.initialCapacity)
     }
 
     func record(_ site: Int, _ result: CoverageResult) {
