@@ -168,6 +168,22 @@ import Testing
         }
     }
 
+    @Test func longTextsAreCutInTheReportAtTheLimit() throws {
+        let long = Array(repeating: "auth.uid == 'é'", count: 20).joined(separator: " || ")
+        let rules = Self.covered(#"{"rules": {".read": "\#(long)"}}"#)
+        let report = CoverageReport(try #require(rules.coverage))
+        guard case .array(let expressions)? = report.json.objectValue?["expressions"],
+              case .string(let whole)? = expressions.first?.objectValue?["text"] else {
+            Issue.record("no expressions")
+            return
+        }
+        #expect(long.utf8.count > CoverageReport.maxTextBytes)
+        #expect(whole.utf8.count <= CoverageReport.maxTextBytes && whole.hasSuffix("…") && long.hasPrefix(String(whole.dropLast())))
+        let exact = String(repeating: "a", count: CoverageReport.maxTextBytes)
+        #expect(CoverageReport.shortened(exact) == exact)
+        #expect(CoverageReport.shortened(exact + "b").utf8.count == CoverageReport.maxTextBytes)
+    }
+
     static func hasProbe(_ ir: IR) -> Bool {
         if case .probe = ir { return true }
         return ir.withoutProbes.renumberingProbes { _ in 0 } .description != ir.renumberingProbes { _ in 0 } .description

@@ -14,6 +14,11 @@ public struct CoverageReport: Sendable {
 
     public let sourceText: String?
     public let entries: [Entry]
+    /// The most bytes of an expression's `text` in `json`; a longer one is cut at a
+    /// character and ends with `…` (its `span` still locates all of it in `rules`). Nested
+    /// sites repeat their children's text, so whole texts would make the document grow with
+    /// the square of a long expression.
+    public static let maxTextBytes = 200
 
     public init(_ coverage: RuleCoverage) {
         sourceText = coverage.sourceText
@@ -26,6 +31,19 @@ public struct CoverageReport: Sendable {
     /// Percent of sites evaluated at least once (100 for rules without any site).
     public var percent: Double {
         entries.isEmpty ? 100 : Double(evaluatedCount) * 100 / Double(entries.count)
+    }
+
+    /// `text` cut to at most `maxTextBytes` bytes (then ending in `…`), at a character.
+    static func shortened(_ text: String) -> String {
+        guard text.utf8.count > maxTextBytes else { return text }
+        var kept = ""
+        var bytes = 0
+        for character in text {
+            bytes += character.utf8.count
+            if bytes > maxTextBytes - 3 { break }
+            kept.append(character)
+        }
+        return kept + "…"
     }
 
     public var json: JSONValue {
@@ -46,7 +64,7 @@ public struct CoverageReport: Sendable {
                 "rule": .string(site.rule),
                 "kind": .string(site.kind.rawValue),
                 "path": .string(site.path),
-                "text": .string(site.text),
+                "text": .string(Self.shortened(site.text)),
                 "wholeRule": .bool(site.isWholeRule),
                 "span": .object(["start": .int(Int64(site.start)), "end": .int(Int64(site.end)),
                                  "line": .int(Int64(site.line)), "column": .int(Int64(site.column))]),

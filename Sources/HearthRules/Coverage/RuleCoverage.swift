@@ -52,7 +52,7 @@ public struct CoverageSite: Sendable, Hashable {
     /// rules were compiled from parsed JSON (then `line` is 0).
     public let start: Int
     public let end: Int
-    /// 1-based line and column (Unicode scalars) of `start`; 0 without a file.
+    /// 1-based line and column (Unicode scalars) of `start`; both 0 without a file.
     public let line: Int
     public let column: Int
     /// The whole rule's decoded text (shared by its sites, not copied) and this site's

@@ -23,8 +23,9 @@ extension RulesTreeBuilder {
         guard sites != nil else { return nil }
         let literal = value ? "true" : "false"
         let start = offset ?? 0
+        let (line, column) = offset.map { _ in location(start) } ?? (0, 0)
         return append(CoverageSite(rule: rule, kind: CoverageRuleKind(kind), start: start, end: start + literal.utf8.count,
-                                   line: offset.map { location($0).line } ?? 0, column: offset.map { location($0).column } ?? 0,
+                                   line: line, column: column,
                                    expression: literal, written: 0..<literal.utf8.count, isWholeRule: true, isBoolean: true))
     }
 
@@ -33,8 +34,9 @@ extension RulesTreeBuilder {
         guard sites != nil else { return nil }
         let start = offset ?? 0
         let end = text.sourceOffsets?.last.map { $0 + 1 } ?? start
+        let (line, column) = offset.map { _ in location(start) } ?? (0, 0)
         return append(CoverageSite(rule: rule, kind: .indexOn, start: start, end: end,
-                                   line: offset.map { location($0).line } ?? 0, column: offset.map { location($0).column } ?? 0,
+                                   line: line, column: column,
                                    expression: text.value, written: 0..<text.value.utf8.count, isWholeRule: true, isBoolean: false))
     }
 
@@ -47,15 +49,19 @@ extension RulesTreeBuilder {
             site = CoverageSite(rule: rule, kind: kind, start: start, end: end, line: line, column: column,
                                 expression: text.value, written: range, isWholeRule: isWholeRule, isBoolean: isBoolean)
         } else {
-            site = CoverageSite(rule: rule, kind: kind, start: range.lowerBound, end: range.upperBound, line: 0,
-                                column: SourceText(text.value).location(ofByte: range.lowerBound).column,
+            site = CoverageSite(rule: rule, kind: kind, start: range.lowerBound, end: range.upperBound, line: 0, column: 0,
                                 expression: text.value, written: range, isWholeRule: isWholeRule, isBoolean: isBoolean)
         }
         return append(site) ?? 0
     }
 
-    private func location(_ offset: Int) -> (line: Int, column: Int) {
-        source?.location(ofByte: offset) ?? (0, 0)
+    /// Line and column of a site's start; sites come in file order, so each is counted on
+    /// from the one before.
+    private mutating func location(_ offset: Int) -> (line: Int, column: Int) {
+        guard let source else { return (0, 0) }
+        let (line, column) = source.location(ofByte: offset, after: lastPlace)
+        lastPlace = SourceText.Place(offset: offset, line: line, column: column)
+        return (line, column)
     }
 
     /// Past `maxSites` sites are counted (for the error) but not kept, so a huge file

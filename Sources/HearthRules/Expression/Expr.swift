@@ -27,6 +27,23 @@ struct Expr: Sendable {
     /// Byte offset just past its last character: `offset..<end` is the text the author
     /// wrote for this node (without enclosing parentheses), which coverage reports colour.
     let end: Int
+    /// Nodes on the longest path from this one to a leaf (a leaf: 1), bounded by
+    /// `Parser.maxExpressionHeight`.
+    let height: Int
+}
+
+extension Expr.Kind {
+    /// The height of the tallest child (0 for a leaf).
+    var childHeight: Int {
+        switch self {
+        case .number, .string, .bool, .null, .regex, .identifier: return 0
+        case .array(let items): return items.map(\.height).max() ?? 0
+        case .unary(_, let operand), .member(let operand, _, _): return operand.height
+        case .binary(_, let left, let right), .logical(_, let left, let right), .index(let left, let right): return max(left.height, right.height)
+        case .conditional(let test, let yes, let no): return max(test.height, yes.height, no.height)
+        case .call(let callee, let arguments): return max(callee.height, arguments.map(\.height).max() ?? 0)
+        }
+    }
 }
 
 enum UnaryOperator: String, Sendable {

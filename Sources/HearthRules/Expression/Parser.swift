@@ -6,6 +6,11 @@
 struct Parser {
     /// Deeper nesting is rejected so that hostile rules cannot exhaust the stack.
     static let maxNestingDepth = 128
+    /// The most nodes on one path from an expression's root to a leaf. A chain such as
+    /// `a || b || c ...` nests without parentheses (each operator holds the chain before
+    /// it), and the type checker and the evaluator recurse once or twice per level, so a
+    /// chain of thousands would exhaust the stack; longer ones are refused.
+    static let maxExpressionHeight = 512
 
     private let tokens: [Token]
     private var position = 0
@@ -32,9 +37,14 @@ struct Parser {
 
     private var current: Token { tokens[position] }
 
-    /// A node starting at `start` and ending with the last token consumed.
-    private func node(_ kind: Expr.Kind, from start: Int) -> Expr {
-        Expr(kind: kind, offset: start, end: lastEnd)
+    /// A node starting at `start` and ending with the last token consumed; refused past
+    /// `maxExpressionHeight`.
+    private func node(_ kind: Expr.Kind, from start: Int) throws(ExpressionError) -> Expr {
+        let height = kind.childHeight + 1
+        guard height <= Self.maxExpressionHeight else {
+            throw ExpressionError(offset: start, message: "expression too large: more than \(Self.maxExpressionHeight) operations inside one another")
+        }
+        return Expr(kind: kind, offset: start, end: lastEnd, height: height)
     }
 
     private mutating func advance() -> Token {
@@ -87,7 +97,7 @@ struct Parser {
         let consequent = try parseConditional()
         try expect(.colon)
         let alternate = try parseConditional()
-        return node(.conditional(test, consequent, alternate), from: test.offset)
+        return try node(.conditional(test, consequent, alternate), from: test.offset)
     }
 
     private mutating func parseOr() throws(ExpressionError) -> Expr {
@@ -95,7 +105,7 @@ struct Parser {
         while isPunct(.or) {
             _ = advance()
             let right = try parseAnd()
-            left = node(.logical(.or, left, right), from: left.offset)
+            left = try node(.logical(.or, left, right), from: left.offset)
         }
         return left
     }
@@ -105,7 +115,7 @@ struct Parser {
         while isPunct(.and) {
             _ = advance()
             let right = try parseEquality()
-            left = node(.logical(.and, left, right), from: left.offset)
+            left = try node(.logical(.and, left, right), from: left.offset)
         }
         return left
     }
@@ -121,7 +131,7 @@ struct Parser {
             }
             _ = advance()
             let right = try parseOrdering()
-            left = node(.binary(op, left, right), from: left.offset)
+            left = try node(.binary(op, left, right), from: left.offset)
         }
     }
 
@@ -138,7 +148,7 @@ struct Parser {
             }
             _ = advance()
             let right = try parseAdditive()
-            left = node(.binary(op, left, right), from: left.offset)
+            left = try node(.binary(op, left, right), from: left.offset)
         }
     }
 
@@ -153,7 +163,7 @@ struct Parser {
             }
             _ = advance()
             let right = try parseMultiplicative()
-            left = node(.binary(op, left, right), from: left.offset)
+            left = try node(.binary(op, left, right), from: left.offset)
         }
     }
 
@@ -169,7 +179,7 @@ struct Parser {
             }
             _ = advance()
             let right = try parseUnary()
-            left = node(.binary(op, left, right), from: left.offset)
+            left = try node(.binary(op, left, right), from: left.offset)
         }
     }
 
@@ -181,7 +191,7 @@ struct Parser {
             defer { depth -= 1 }
             _ = advance()
             let operand = try parseUnary()
-            return node(.unary(token.kind == .punct(.not) ? .not : .negate, operand), from: token.start)
+            return try node(.unary(token.kind == .punct(.not) ? .not : .negate, operand), from: token.start)
         case .punct(.plus):
             throw ExpressionError(offset: token.start, message: "unary '+' is not supported")
         default:
@@ -204,16 +214,16 @@ struct Parser {
                     throw unexpected(expecting: "a property or method name after '.'")
                 }
                 let nameToken = advance()
-                expression = node(.member(expression, name: name, nameOffset: nameToken.start), from: expression.offset)
+                expression = try node(.member(expression, name: name, nameOffset: nameToken.start), from: expression.offset)
             case .punct(.leftBracket):
                 _ = advance()
                 let key = try parseConditional()
                 try expect(.rightBracket)
-                expression = node(.index(expression, key), from: expression.offset)
+                expression = try node(.index(expression, key), from: expression.offset)
             case .punct(.leftParen):
                 _ = advance()
                 let arguments = try parseList(closing: .rightParen)
-                expression = node(.call(expression, arguments), from: expression.offset)
+                expression = try node(.call(expression, arguments), from: expression.offset)
             default:
                 return expression
             }
@@ -241,20 +251,20 @@ struct Parser {
         switch token.kind {
         case .number(let value):
             _ = advance()
-            return node(.number(value), from: token.start)
+            return try node(.number(value), from: token.start)
         case .string(let value):
             _ = advance()
-            return node(.string(value), from: token.start)
+            return try node(.string(value), from: token.start)
         case .regex(let pattern, let flags):
             _ = advance()
-            return node(.regex(pattern: pattern, flags: flags), from: token.start)
+            return try node(.regex(pattern: pattern, flags: flags), from: token.start)
         case .identifier(let name):
             _ = advance()
             switch name {
-            case "true": return node(.bool(true), from: token.start)
-            case "false": return node(.bool(false), from: token.start)
-            case "null": return node(.null, from: token.start)
-            default: return node(.identifier(name), from: token.start)
+            case "true": return try node(.bool(true), from: token.start)
+            case "false": return try node(.bool(false), from: token.start)
+            case "null": return try node(.null, from: token.start)
+            default: return try node(.identifier(name), from: token.start)
             }
         case .punct(.leftParen):
             try enter()
@@ -268,7 +278,7 @@ struct Parser {
             defer { depth -= 1 }
             _ = advance()
             let elements = try parseList(closing: .rightBracket)
-            return node(.array(elements), from: token.start)
+            return try node(.array(elements), from: token.start)
         default:
             throw unexpected(expecting: "a value")
         }

@@ -11,6 +11,8 @@ struct RulesTreeBuilder {
     var sites: [CoverageSite]?
     /// Sites found, kept or not (past `maxSites` they are only counted).
     var siteCount = 0
+    /// The last site located in the file, to locate the next from there.
+    var lastPlace: SourceText.Place?
     /// At most this many sites (`RuleLimits.maxCoverageSites`).
     let maxSites: Int
 

@@ -19,6 +19,20 @@ struct SourceText: Sendable {
     /// Line and column of the byte at `offset`. Columns count Unicode scalars, so a
     /// column matches what an editor shows for non-ASCII text too.
     func location(ofByte offset: Int) -> (line: Int, column: Int) {
+        location(ofByte: offset, after: nil)
+    }
+
+    /// A place in the file: its byte offset, line and column.
+    struct Place {
+        let offset: Int
+        let line: Int
+        let column: Int
+    }
+
+    /// `location(ofByte:)`, counting the column on from `previous` when it is earlier on
+    /// the same line: locating many offsets in file order (coverage sites) then costs the
+    /// line's length once, not once per offset (a minified file is one long line).
+    func location(ofByte offset: Int, after previous: Place?) -> (line: Int, column: Int) {
         let clamped = max(0, min(offset, bytes.count))
         var low = 0
         var high = lineStarts.count - 1
@@ -28,6 +42,9 @@ struct SourceText: Sendable {
         }
         var column = 1
         var index = lineStarts[low]
+        if let previous, previous.line == low + 1, previous.offset <= clamped, previous.offset >= index {
+            (column, index) = (previous.column, previous.offset)
+        }
         while index < clamped {
             if bytes[index] & 0xC0 != 0x80 { column += 1 }
             index += 1
