@@ -86,13 +86,8 @@ public final class RulesAccessPolicy: AccessPolicy {
         return ReadAccess(allowed: decision.allowed, dependsOnDataOrTime: decision.dependsOnDataOrTime)
     }
 
-    /// Recording coverage, always false: each read is then decided (and counted) once,
-    /// with its data.
     public func readAllowedWithoutData(_ path: DataPath, caller: Caller) -> Bool {
-        let rules = deciding
-        guard rules.coverage == nil else { return false }
-        let decision = rules.canRead(path, data: NoRuleData(), auth: caller.auth, now: clock(), query: nil)
-        return decision.allowed && !decision.dependsOnDataOrTime
+        deciding.readAllowedWithoutData(path, auth: caller.auth, now: clock())
     }
 
     public func canWrite(_ operation: WriteOperation, caller: Caller, view: any TreeView) -> Bool {
@@ -123,16 +118,6 @@ public final class RulesAccessPolicy: AccessPolicy {
         }
         return WriteAccess(allowed: decision.allowed, denial: decision.denial)
     }
-}
-
-/// A data source for decisions that must not need data: any read fails (the rule then
-/// counts as false, and the decision reports that it used data, so callers fall back).
-struct NoRuleData: RuleDataSource {
-    struct NeedsData: Error {}
-
-    func leaf(at path: DataPath) throws -> JSONValue? { throw NeedsData() }
-    func childKeys(at path: DataPath) throws -> [String] { throw NeedsData() }
-    func exists(at path: DataPath) throws -> Bool { throw NeedsData() }
 }
 
 /// The store's view of the data, as the rules read it (`data`, `root`; `newData` is an

@@ -151,7 +151,7 @@ import Testing
         #expect(plain.coverage == nil)
         #expect(plain.canWriteWithoutData([(path("a"), 1)], auth: .null)?.allowed == true)
         let probed = try plain.withCoverage()
-        #expect(probed.canWriteWithoutData([(path("a"), 1)], auth: .null) == nil)
+        #expect(probed.canWriteWithoutData([(path("a"), 1)], auth: .null)?.allowed == true)
         for rule in [plain.root.read, plain.root.write] {
             if case .expression(let ir)? = rule?.body { #expect(!Self.hasProbe(ir)) }
             #expect(rule?.site == nil)
@@ -166,6 +166,37 @@ import Testing
             let expected = try testCase.decide(with: compiled.0, explain: true)
             #expect(try testCase.decide(with: compiled.1, explain: true) == expected, "\(testCase.id)")
         }
+    }
+
+    /// Decisions made without the data count only when their caller uses them: an allowed
+    /// one (it asks nothing more); otherwise it decides again with the data, and that counts.
+    @Test func decisionsWithoutDataCountOnlyWhenUsed() {
+        let rules = Self.covered(#"{"rules": {"open": {".read": "auth == null", ".write": "auth == null"}, "owned": {".read": "data.exists()", ".write": "!data.exists()"}}}"#)
+        #expect(rules.readAllowedWithoutData(path("open"), auth: .null, now: testNow))
+        #expect(!rules.readAllowedWithoutData(path("open"), auth: auth("alice"), now: testNow))
+        #expect(!rules.readAllowedWithoutData(path("owned"), auth: .null, now: testNow))
+        #expect(Self.counts(rules, "auth == null", rule: "/rules/open/.read") == ["true": 1])
+        #expect(Self.counts(rules, "data.exists()", rule: "/rules/owned/.read").isEmpty)
+        #expect(rules.canWriteWithoutData([(path("open"), 1)], auth: .null)?.allowed == true)
+        #expect(rules.canWriteWithoutData([(path("open"), 1)], auth: auth("alice"))?.allowed == false)
+        #expect(rules.canWriteWithoutData([(path("owned"), 1)], auth: .null) == nil)
+        #expect(Self.counts(rules, "auth == null", rule: "/rules/open/.write") == ["true": 1])
+        #expect(Self.counts(rules, "!data.exists()", rule: "/rules/owned/.write").isEmpty)
+    }
+
+    /// A deferred buffer never flushes early: past the limit it stops, and the decision
+    /// made without data is thrown away (decided again with the data, counted then).
+    @Test func aDecisionWithoutDataPastThePendingLimitIsNotUsed() {
+        let rules = Self.covered(#"{"rules": {"s": {".write": true, "$k": {".validate": "newData.isNumber()"}}}}"#)
+        var value: [JSONKey: JSONValue] = [:]
+        for index in 0..<(PendingHits.maxPendingHits / 2 + 1) { value[JSONKey("k\(index)")] = .int(Int64(index)) }
+        #expect(rules.canWriteWithoutData([(path("s"), .object(value))], auth: .null) == nil)
+        #expect(rules.coverage?.flushCount == 0)
+        #expect(Self.counts(rules, "newData.isNumber()").isEmpty)
+        var small: [JSONKey: JSONValue] = [:]
+        for index in 0..<(PendingHits.maxPendingHits / 2 - 1) { small[JSONKey("k\(index)")] = .int(Int64(index)) }
+        #expect(rules.canWriteWithoutData([(path("s"), .object(small))], auth: .null)?.allowed == true)
+        #expect(rules.coverage?.flushCount == 1)
     }
 
     @Test func longTextsAreCutInTheReportAtTheLimit() throws {

@@ -102,6 +102,21 @@ import Testing
         await server.stop()
     }
 
+    /// In emulator mode without a credential only from this machine, to a loopback host,
+    /// from no foreign page; anyone else needs the owner (an admin).
+    @Test func emulatorModeReadersAreLocal() async throws {
+        let server = try Self.emulator()
+        func status(host: String = "127.0.0.1", _ headers: [(String, String)] = []) throws -> Int {
+            try liveExchange(port: server.port, "GET", "/.inspect/coverage.json", headers: headers, host: host).head.status
+        }
+        #expect(try status() == 200 && status(host: "localhost:9000") == 200 && status(host: "[::1]") == 200)
+        #expect(try status(host: "rebound.example:9000") == 401)
+        #expect(try status([("X-Forwarded-For", "203.0.113.9")]) == 401)
+        #expect(try status([("Origin", "https://evil.example")]) == 401)
+        #expect(try status(host: "rebound.example:9000", Self.owner) == 200)
+        await server.stop()
+    }
+
     @Test func anUnknownNamespaceIs404() async throws {
         let server = try Self.emulator()
         let answer = try server.request("GET", "/.inspect/coverage.json?ns=nosuch")

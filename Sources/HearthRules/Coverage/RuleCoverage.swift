@@ -146,23 +146,43 @@ public final class RuleCoverage: Sendable {
 /// The hits of one decision, added to the shared counts once when the decision ends (its
 /// `DecisionContext` goes away), or early when `maxPendingHits` are waiting, so one huge
 /// decision holds a bounded buffer. Never shared between threads.
+///
+/// A `deferred` buffer belongs to a decision its caller may throw away (one made without
+/// the data, `canWriteWithoutData`): it is never flushed early, `discard()` drops it, and
+/// past `maxPendingHits` it stops recording and says `overflowed`, so the caller throws the
+/// decision away and decides again (counted then).
 final class PendingHits {
     /// Hits held before an early flush.
     static let maxPendingHits = 4096
     let coverage: RuleCoverage
+    let deferred: Bool
+    private(set) var overflowed = false
     private var hits: [Int] = []
 
     /// Room reserved up front: a typical decision's hits without regrowing the buffer.
     static let initialCapacity = 64
 
-    init(_ coverage: RuleCoverage) {
+    init(_ coverage: RuleCoverage, deferred: Bool = false) {
         self.coverage = coverage
+        self.deferred = deferred
         hits.reserveCapacity(Self.initialCapacity)
     }
 
     func record(_ site: Int, _ result: CoverageResult) {
+        guard !overflowed else { return }
         hits.append(RuleCoverage.hit(site, result))
-        if hits.count >= Self.maxPendingHits { flush() }
+        guard hits.count >= Self.maxPendingHits else { return }
+        if deferred {
+            overflowed = true
+            hits.removeAll()
+        } else {
+            flush()
+        }
+    }
+
+    /// Drops the hits held (the decision is not used).
+    func discard() {
+        hits.removeAll()
     }
 
     func flush() {

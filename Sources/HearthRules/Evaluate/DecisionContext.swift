@@ -25,8 +25,8 @@ struct DecisionContext {
     let hits: PendingHits?
 
     init(before: any RuleDataSource, after: (any RuleDataSource)?, auth: JSONValue, now: Int64, query: RuleQuery?, limits: RuleLimits, explain: Bool,
-         coverage: RuleCoverage? = nil) {
-        self.hits = coverage.map(PendingHits.init)
+         coverage: RuleCoverage? = nil, deferredCoverage: Bool = false) {
+        self.hits = coverage.map { PendingHits($0, deferred: deferredCoverage) }
         self.before = before
         self.after = after
         self.auth = RuntimeValue(auth)

@@ -15,6 +15,25 @@ extension RuleSet {
     ///   - explain: also list every rule evaluated in the decision's explanation.
     public func canRead(_ path: DataPath, data: any RuleDataSource, auth: JSONValue, now: Int64, query: RuleQuery?, explain: Bool = false) -> RuleDecision {
         var context = DecisionContext(before: data, after: nil, auth: auth, now: now, query: query, limits: limits, explain: explain, coverage: coverage)
+        return decideRead(path, context: &context)
+    }
+
+    /// True when a plain read of `path` is allowed by a decision that looked at neither
+    /// data nor the clock, so it holds whatever the data (a read cache may then answer
+    /// without asking again); false means "ask `canRead` with the data". With coverage its
+    /// evaluations count only when it answers true: otherwise the caller asks `canRead`,
+    /// which counts.
+    public func readAllowedWithoutData(_ path: DataPath, auth: JSONValue, now: Int64) -> Bool {
+        let data = UnreadableData()
+        var context = DecisionContext(before: data, after: nil, auth: auth, now: now, query: nil, limits: limits, explain: false,
+                                      coverage: coverage, deferredCoverage: true)
+        let decision = decideRead(path, context: &context)
+        let allowed = decision.allowed && !decision.dependsOnDataOrTime && !data.wasRead && context.hits?.overflowed != true
+        if !allowed { context.hits?.discard() }
+        return allowed
+    }
+
+    private func decideRead(_ path: DataPath, context: inout DecisionContext) -> RuleDecision {
         do {
             if let granted = try cascade(.read, to: path, context: &context) {
                 return context.decision(true, "read of \(path.description) allowed by \(granted)")

@@ -17,7 +17,7 @@ extension RuleSet {
     ///   - now: server time in ms; `{".sv":"timestamp"}` must already be resolved to it.
     ///   - explain: also list every rule evaluated in the decision's explanation.
     public func canWrite(_ writes: [(path: DataPath, value: JSONValue?)], data: any RuleDataSource, auth: JSONValue, now: Int64, explain: Bool = false) -> RuleDecision {
-        decideWrite(writes, data: data, auth: auth, now: now, explain: explain).decision
+        decideWrite(writes, data: data, auth: auth, now: now, explain: explain)
     }
 
     /// `canWrite` decided without the stored tree or the clock, for a caller that would
@@ -29,24 +29,33 @@ extension RuleSet {
     /// resolved first, so callers decide those on the writer. An allowed decision comes
     /// without an explanation (its caller needs only the answer); a denial has its summary.
     ///
-    /// With coverage it returns nil: the write is then decided (and counted) once, by
-    /// `canWrite`.
+    /// With coverage its evaluations count only when it returns an allowed decision (its
+    /// caller then asks nothing more); otherwise the caller decides on the writer with
+    /// `canWrite`, which counts.
     public func canWriteWithoutData(_ writes: [(path: DataPath, value: JSONValue?)], auth: JSONValue) -> RuleDecision? {
-        guard coverage == nil else { return nil }
         let data = UnreadableData()
-        let (decision, usedStoredDataOrTime) = decideWrite(writes, data: data, auth: auth, now: 0, explain: false, summarizeAllowed: false)
-        return usedStoredDataOrTime || data.wasRead ? nil : decision
+        var decided: RuleDecision?
+        _ = decideWrite(writes, data: data, auth: auth, now: 0, explain: false, summarizeAllowed: false) { decision, context in
+            let usable = !(context.usedStoredDataOrTime || data.wasRead || context.hits?.overflowed == true)
+            if !(usable && decision.allowed) { context.hits?.discard() }
+            decided = usable ? decision : nil
+        }
+        return decided
     }
 
+    /// `finish` sees the decision and its context before the context ends (and its
+    /// coverage hits are added); given one, the hits are held for it to discard.
     private func decideWrite(_ writes: [(path: DataPath, value: JSONValue?)], data: any RuleDataSource, auth: JSONValue, now: Int64, explain: Bool,
-                             summarizeAllowed: Bool = true) -> (decision: RuleDecision, usedStoredDataOrTime: Bool) {
+                             summarizeAllowed: Bool = true, finish: ((RuleDecision, DecisionContext) -> Void)? = nil) -> RuleDecision {
         // Values should arrive normalised; if one does not (an array, a null inside), the
         // stored form is used so that every node that will exist is validated.
         let writes = writes.map { (path: $0.path, value: $0.value.flatMap(OverlayTrie.present)) }
         let overlay = WriteOverlay(base: data, writes: writes)
-        var context = DecisionContext(before: data, after: overlay, auth: auth, now: now, query: nil, limits: limits, explain: explain, coverage: coverage)
+        var context = DecisionContext(before: data, after: overlay, auth: auth, now: now, query: nil, limits: limits, explain: explain,
+                                      coverage: coverage, deferredCoverage: finish != nil)
         let decision = decideWrite(writes, context: &context, summarizeAllowed: summarizeAllowed)
-        return (decision, context.usedStoredDataOrTime)
+        finish?(decision, context)
+        return decision
     }
 
     /// `summarizeAllowed`: false leaves an allowed decision's explanation empty (the
@@ -180,9 +189,10 @@ extension RuleSet {
     }
 }
 
-/// The stored tree for `canWriteWithoutData`: every read fails (the rule reading it
-/// evaluates as it would on a failed read) and is remembered, so the decision is dropped.
-private final class UnreadableData: RuleDataSource {
+/// The stored tree for `canWriteWithoutData` and `readAllowedWithoutData`: every read fails
+/// (the rule reading it evaluates as it would on a failed read) and is remembered, so the
+/// decision is dropped.
+final class UnreadableData: RuleDataSource {
     struct Unread: Error {}
     private(set) var wasRead = false
 

@@ -5,7 +5,7 @@ import HearthRules
 /// `GET /.inspect/coverage?ns=NS` (HTML) and `/.inspect/coverage.json?ns=NS` (the format of
 /// docs/protocol/emulator.md §4.9): the rules coverage of a namespace's running rules, as
 /// the Firebase emulator serves it. In emulator mode, for any request straight from this
-/// machine (`LocalOnlyCredentials`); otherwise for an admin credential, and only while
+/// machine to a loopback host (`isLocalReader`); otherwise for an admin credential, and only while
 /// `recordRulesCoverage` is on (409 otherwise). `/.inspect/coverage.css` is the page's
 /// stylesheet (the page has no script and no inline style: the console's CSP).
 enum CoverageEndpoint {
@@ -37,6 +37,15 @@ enum CoverageEndpoint {
         response.headers.add("Cache-Control", "no-store")
         for (name, value) in ConsoleRoute.securityHeaders { response.headers.set(name, value) }
         return response
+    }
+
+    /// In emulator mode, whether `request` may read coverage without a credential: straight
+    /// from this machine (`LocalOnlyCredentials`) and addressed to a loopback host, so a
+    /// page that rebinds its own name to 127.0.0.1 cannot read the rules through it.
+    static func isLocalReader(_ request: HTTPRequest) -> Bool {
+        guard LocalOnlyCredentials.isDirectLocal(request) else { return false }
+        guard let host = request.headers["Host"] else { return true }
+        return LoopbackOrigin.isLoopback(origin: "http://" + host)
     }
 
     static var stylesheet: HTTPResponse {
@@ -74,7 +83,7 @@ extension Router {
             guard let coverage = policy.coverage else { return responder.respond(APIError.internalError.response) }
             responder.respond(CoverageEndpoint.response(CoverageReport(coverage), html: html, namespace: name))
         }
-        if context.auth.authenticator.acceptEmulatorOwner && LocalOnlyCredentials.isDirectLocal(request) { return answer() }
+        if context.auth.authenticator.acceptEmulatorOwner && CoverageEndpoint.isLocalReader(request) { return answer() }
         asAdmin(request, Self.parameters(of: request), responder: responder, answer)
     }
 }
