@@ -24,11 +24,11 @@ extension RuleSet {
     /// evaluations count only when it answers true: otherwise the caller asks `canRead`,
     /// which counts.
     public func readAllowedWithoutData(_ path: DataPath, auth: JSONValue, now: Int64) -> Bool {
-        let data = UnreadableData()
-        var context = DecisionContext(before: data, after: nil, auth: auth, now: now, query: nil, limits: limits, explain: false,
+        var context = DecisionContext(before: AbsentData(), after: nil, auth: auth, now: now, query: nil, limits: limits, explain: false,
                                       coverage: coverage, deferredCoverage: true)
         let decision = decideRead(path, context: &context)
-        let allowed = decision.allowed && !decision.dependsOnDataOrTime && !data.wasRead && context.hits?.overflowed != true
+        // Data is read only through `data` or `root`, which mark the decision as depending on it.
+        let allowed = decision.allowed && !decision.dependsOnDataOrTime && context.hits?.overflowed != true
         if !allowed { context.hits?.discard() }
         return allowed
     }
@@ -127,4 +127,14 @@ extension DecisionContext {
     func decision(_ allowed: Bool, _ summary: String, denial: RuleDenial? = nil) -> RuleDecision {
         RuleDecision(allowed: allowed, explanation: explain ? trace + [summary] : [summary], dependsOnDataOrTime: usedDataOrTime, denial: denial)
     }
+}
+
+/// No data at all, for `readAllowedWithoutData`: any read fails (the rule then counts as
+/// false, and the decision says it used data). A struct: the read cache asks on every hit.
+private struct AbsentData: RuleDataSource {
+    struct NeedsData: Error {}
+
+    func leaf(at path: DataPath) throws -> JSONValue? { throw NeedsData() }
+    func childKeys(at path: DataPath) throws -> [String] { throw NeedsData() }
+    func exists(at path: DataPath) throws -> Bool { throw NeedsData() }
 }

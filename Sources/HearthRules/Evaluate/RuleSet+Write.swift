@@ -17,7 +17,7 @@ extension RuleSet {
     ///   - now: server time in ms; `{".sv":"timestamp"}` must already be resolved to it.
     ///   - explain: also list every rule evaluated in the decision's explanation.
     public func canWrite(_ writes: [(path: DataPath, value: JSONValue?)], data: any RuleDataSource, auth: JSONValue, now: Int64, explain: Bool = false) -> RuleDecision {
-        decideWrite(writes, data: data, auth: auth, now: now, explain: explain)
+        decideWrite(writes, data: data, auth: auth, now: now, explain: explain).decision
     }
 
     /// `canWrite` decided without the stored tree or the clock, for a caller that would
@@ -34,28 +34,24 @@ extension RuleSet {
     /// `canWrite`, which counts.
     public func canWriteWithoutData(_ writes: [(path: DataPath, value: JSONValue?)], auth: JSONValue) -> RuleDecision? {
         let data = UnreadableData()
-        var decided: RuleDecision?
-        _ = decideWrite(writes, data: data, auth: auth, now: 0, explain: false, summarizeAllowed: false) { decision, context in
-            let usable = !(context.usedStoredDataOrTime || data.wasRead || context.hits?.overflowed == true)
-            if !(usable && decision.allowed) { context.hits?.discard() }
-            decided = usable ? decision : nil
-        }
-        return decided
+        let (decision, context) = decideWrite(writes, data: data, auth: auth, now: 0, explain: false, summarizeAllowed: false, deferredCoverage: true)
+        let usable = !(context.usedStoredDataOrTime || data.wasRead || context.hits?.overflowed == true)
+        if !(usable && decision.allowed) { context.hits?.discard() }
+        return usable ? decision : nil
     }
 
-    /// `finish` sees the decision and its context before the context ends (and its
-    /// coverage hits are added); given one, the hits are held for it to discard.
+    /// The decision and its context (whose coverage hits are added when it goes away;
+    /// `deferredCoverage`: held until then, for the caller to discard).
     private func decideWrite(_ writes: [(path: DataPath, value: JSONValue?)], data: any RuleDataSource, auth: JSONValue, now: Int64, explain: Bool,
-                             summarizeAllowed: Bool = true, finish: ((RuleDecision, DecisionContext) -> Void)? = nil) -> RuleDecision {
+                             summarizeAllowed: Bool = true, deferredCoverage: Bool = false) -> (decision: RuleDecision, context: DecisionContext) {
         // Values should arrive normalised; if one does not (an array, a null inside), the
         // stored form is used so that every node that will exist is validated.
         let writes = writes.map { (path: $0.path, value: $0.value.flatMap(OverlayTrie.present)) }
         let overlay = WriteOverlay(base: data, writes: writes)
         var context = DecisionContext(before: data, after: overlay, auth: auth, now: now, query: nil, limits: limits, explain: explain,
-                                      coverage: coverage, deferredCoverage: finish != nil)
+                                      coverage: coverage, deferredCoverage: deferredCoverage)
         let decision = decideWrite(writes, context: &context, summarizeAllowed: summarizeAllowed)
-        finish?(decision, context)
-        return decision
+        return (decision, context)
     }
 
     /// `summarizeAllowed`: false leaves an allowed decision's explanation empty (the
@@ -189,10 +185,9 @@ extension RuleSet {
     }
 }
 
-/// The stored tree for `canWriteWithoutData` and `readAllowedWithoutData`: every read fails
-/// (the rule reading it evaluates as it would on a failed read) and is remembered, so the
-/// decision is dropped.
-final class UnreadableData: RuleDataSource {
+/// The stored tree for `canWriteWithoutData`: every read fails (the rule reading it
+/// evaluates as it would on a failed read) and is remembered, so the decision is dropped.
+private final class UnreadableData: RuleDataSource {
     struct Unread: Error {}
     private(set) var wasRead = false
 
