@@ -15,7 +15,9 @@
 // tracing) against a small fixed tree, under a tight budget so that slow rules show up as
 // denials, not timeouts. Properties checked:
 // * the traced and untraced decisions agree, and every explanation ends with a summary;
-// * asking twice gives the same answer (decisions are pure).
+// * asking twice gives the same answer (decisions are pure);
+// * the same rules compiled for coverage decide exactly as the plain ones (answer and
+//   explanation), and every coverage site's span lies inside the file.
 
 import HearthJSON
 import HearthRules
@@ -25,7 +27,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeRawBufferPointer(start: data, count: size), as: UTF8.self)
     let limits = RuleLimits(maxEvaluationSteps: 20_000, maxValidatedNodes: 1_000)
     do {
-        exercise(try RuleSet.compile(text, limits: limits))
+        let rules = try RuleSet.compile(text, limits: limits)
+        exercise(rules)
+        checkCoverage(rules, fileBytes: text.utf8.count)
     } catch {
         checkDiagnostics(error, text: text)
     }
@@ -37,6 +41,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     ])])
     if let rules = try? RuleSet.compile(json: asExpression, limits: limits) {
         exercise(rules)
+        checkCoverage(rules, fileBytes: nil)
     }
     return 0
 }
@@ -108,3 +113,33 @@ func exercise(_ rules: RuleSet) {
         precondition(again.allowed == plain.allowed, "write decision not repeatable")
     }
 }
+
+/// The rules compiled for coverage against the plain ones: the same decisions, and sites
+/// that point into the file (`fileBytes`; nil when compiled from parsed JSON).
+func checkCoverage(_ rules: RuleSet, fileBytes: Int?) {
+    guard let probed = try? rules.withCoverage(), let coverage = probed.coverage else { return }
+    let data = fixedTree()
+    let alice: JSONValue = .object(["uid": "alice", "provider": "password", "token": .object(["admin": .bool(true)])])
+    let now: Int64 = 1_700_000_000_000
+    for target in ["", "users/alice/favorites/f1", "public", "nowhere"] {
+        for who in [alice, JSONValue.null] {
+            let plain = rules.canRead(path(target), data: data, auth: who, now: now, query: nil, explain: true)
+            precondition(probed.canRead(path(target), data: data, auth: who, now: now, query: nil, explain: true) == plain,
+                         "coverage probes changed a read decision")
+            precondition(probed.readAllowedWithoutData(path(target), auth: who, now: now)
+                         == rules.readAllowedWithoutData(path(target), auth: who, now: now), "coverage changed a read without data")
+        }
+    }
+    let writes: [(path: DataPath, value: JSONValue?)] = [(path("users/alice/name"), "Al"), (path("public"), .object(["a": .int(1)]))]
+    precondition(probed.canWrite(writes, data: data, auth: alice, now: now, explain: true)
+                 == rules.canWrite(writes, data: data, auth: alice, now: now, explain: true), "coverage probes changed a write decision")
+    precondition(probed.canWriteWithoutData(writes, auth: alice) == rules.canWriteWithoutData(writes, auth: alice),
+                 "coverage changed a write decided without data")
+    let report = CoverageReport(coverage)
+    for entry in report.entries {
+        precondition(entry.site.start <= entry.site.end, "a site ends before it starts")
+        if let fileBytes { precondition(entry.site.end <= fileBytes && entry.site.line >= 1, "a site outside the file") }
+    }
+    _ = report.json
+}
+
