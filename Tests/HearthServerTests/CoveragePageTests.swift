@@ -3,7 +3,8 @@ import HearthRules
 @testable import HearthServer
 import Testing
 
-/// The coverage page from literals: nesting, escaping, hover text and the two style modes.
+/// The coverage page from literals: nesting, escaping, hover text and the two style modes;
+/// the setting that turns recording on.
 @Suite struct CoveragePageTests {
     @Test func spansNestAndTheTextIsEscaped() throws {
         let text = #"{"rules": {"a": {".read": "auth.uid < '<b>' || true"}}}"#
@@ -35,5 +36,18 @@ import Testing
         let page = CoveragePage.html(CoverageReport(try #require(rules.coverage)), title: "t", styles: .inline)
         #expect(page.contains("<style>") && page.contains(".cov-none") && !page.contains("<link"))
         #expect(page.contains("0 of 1 expressions evaluated (0.0 %)"))
+    }
+
+    /// `recordRulesCoverage` from the environment or the config file; emulator mode records
+    /// whatever it says.
+    @Test func recordingFollowsTheSettingAndEmulatorMode() throws {
+        func resolve(_ env: [String: String], file: String? = nil) throws -> HearthConfiguration {
+            try ServeSettings.resolve(flags: [:], environment: { env[$0] }, configFile: file.map { try! JSONParser.parse(Array($0.utf8)) })
+        }
+        #expect(try !resolve([:]).recordsRulesCoverage)
+        #expect(try resolve(["HEARTH_RECORD_RULES_COVERAGE": "true"]).recordsRulesCoverage)
+        #expect(try resolve([:], file: #"{"recordRulesCoverage": true}"#).recordsRulesCoverage)
+        #expect(try resolve(["HEARTH_ACCEPT_EMULATOR_OWNER": "true"]).recordsRulesCoverage)
+        #expect(throws: SettingError.self) { try resolve(["HEARTH_RECORD_RULES_COVERAGE": "sometimes"]) }
     }
 }
