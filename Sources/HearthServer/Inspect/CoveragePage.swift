@@ -27,7 +27,7 @@ public enum CoveragePage {
     .cov-none { background: #ffd6d6; }
     .cov-partial { background: #fff0b3; }
     .cov-full { background: #d4f5d4; }
-    .cov:hover { outline: 1px solid #555; }
+    .cov:hover:not(:has(.cov:hover)) { outline: 1px solid #555; }
     table.sites { border-collapse: collapse; margin-top: 1em; }
     table.sites td, table.sites th { border: 1px solid #ddd; padding: .2em .5em; text-align: left; }
     """

@@ -64,11 +64,14 @@ def main():
 
         def hover():
             denied = span("auth.uid == $uid", "/rules/users/$uid/.write")
-            ActionChains(driver).move_to_element(denied).perform()
-            title = denied.get_attribute('title')
-            outline = denied.value_of_css_property('outline-style')
-            return title == '/rules/users/$uid/.write — evaluated 2 times: true 1, false 1' and outline == 'solid', \
-                {'title': title, 'outline': outline}
+            leaf = denied.find_element(By.XPATH, "./span[normalize-space(text())='$uid']")
+            ActionChains(driver).move_to_element(leaf).perform()
+            titles = [denied.get_attribute('title'), leaf.get_attribute('title')]
+            # Only the innermost expression under the mouse is outlined.
+            outlines = [denied.value_of_css_property('outline-style'), leaf.value_of_css_property('outline-style')]
+            expected = ['/rules/users/$uid/.write — evaluated 2 times: true 1, false 1',
+                        '/rules/users/$uid/.write — evaluated 2 times: string 2']
+            return titles == expected and outlines == ['none', 'solid'], {'titles': titles, 'outlines': outlines}
 
         def summary():
             text = driver.find_element(By.ID, 'summary').text
