@@ -72,6 +72,7 @@ extension Database {
     /// serves it with a warning.
     public func missingIndex(_ query: DatabaseQuery?, at path: DataPath) -> String? {
         guard let index = query?.requiredIndex, !policy.indexes(at: path).contains(index) else { return nil }
+        if profiler.isRecording { profiler.unindexed(at: path, index: index) }
         return index
     }
 }

@@ -10,11 +10,19 @@ public final class RulesAccessPolicy: AccessPolicy {
     private let current: Mutex<RuleSet>
     private let clock: @Sendable () -> Int64
     private let logger: Logger?
+    /// Told of denials and rule timings while it records.
+    private let profiler: Profiler?
 
-    public init(rules: RuleSet, clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds, logger: Logger? = nil) {
+    public init(rules: RuleSet, clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds, logger: Logger? = nil,
+                profiler: Profiler? = nil) {
         self.current = Mutex(rules)
         self.clock = clock
         self.logger = logger
+        self.profiler = profiler
+    }
+
+    public func pattern(of path: DataPath) -> String {
+        rules.pattern(of: path)
     }
 
     public var rules: RuleSet { current.withLock { $0 } }
@@ -25,9 +33,7 @@ public final class RulesAccessPolicy: AccessPolicy {
     }
 
     public func canRead(_ path: DataPath, query: RuleQuery?, caller: Caller, view: any TreeView) -> Bool {
-        let decision = rules.canRead(path, data: StoreRuleSource(view: view), auth: caller.auth, now: clock(), query: query)
-        if !decision.allowed { logger?.debug("denied: \(decision.explanation.last ?? "")") }
-        return decision.allowed
+        readAccess(path, query: query, caller: caller, view: view).allowed
     }
 
     public func indexes(at path: DataPath) -> [String] {
@@ -35,8 +41,12 @@ public final class RulesAccessPolicy: AccessPolicy {
     }
 
     public func readAccess(_ path: DataPath, query: RuleQuery?, caller: Caller, view: any TreeView) -> ReadAccess {
-        let decision = rules.canRead(path, data: StoreRuleSource(view: view), auth: caller.auth, now: clock(), query: query)
-        if !decision.allowed { logger?.debug("denied: \(decision.explanation.last ?? "")") }
+        let decision = rules.canRead(path, data: StoreRuleSource(view: view), auth: caller.auth, now: clock(), query: query,
+                                     timing: profiler?.timing)
+        if !decision.allowed {
+            logger?.debug("denied: \(decision.explanation.last ?? "")")
+            if let profiler, profiler.isRecording { profiler.denied("read", at: path, rule: Self.denyingRule(decision.denial)) }
+        }
         return ReadAccess(allowed: decision.allowed, dependsOnDataOrTime: decision.dependsOnDataOrTime)
     }
 
@@ -56,12 +66,21 @@ public final class RulesAccessPolicy: AccessPolicy {
     }
 
     public func writeAccessWithoutData(_ operation: WriteOperation, caller: Caller) -> WriteAccess? {
-        guard let decision = rules.canWriteWithoutData(Self.ruleWrites(operation), auth: caller.auth) else { return nil }
+        guard let decision = rules.canWriteWithoutData(Self.ruleWrites(operation), auth: caller.auth, timing: profiler?.timing) else {
+            return nil
+        }
         return WriteAccess(allowed: decision.allowed, denial: decision.denial)
     }
 
     public func writeAccess(_ operation: WriteOperation, caller: Caller, view: any TreeView) -> WriteAccess {
-        let decision = rules.canWrite(Self.ruleWrites(operation), data: StoreRuleSource(view: view), auth: caller.auth, now: clock())
+        let decision = rules.canWrite(Self.ruleWrites(operation), data: StoreRuleSource(view: view), auth: caller.auth, now: clock(),
+                                      timing: profiler?.timing)
+        if !decision.allowed, let profiler, profiler.isRecording {
+            var path = operation.entries.first?.path ?? .root
+            if case .update(let base, _) = operation { path = base }
+            if case .validationFailed(_, let failed, _)? = decision.denial { path = failed }
+            profiler.denied("write", at: path, rule: Self.denyingRule(decision.denial))
+        }
         switch decision.denial {
         case nil:
             break
@@ -72,6 +91,20 @@ public final class RulesAccessPolicy: AccessPolicy {
             logger?.debug("denied: \(decision.explanation.last ?? "")")
         }
         return WriteAccess(allowed: decision.allowed, denial: decision.denial)
+    }
+}
+
+extension RulesAccessPolicy {
+    /// A denial as the profiler names it: the failed `.validate` rule's location, or why
+    /// no rule allowed it.
+    static func denyingRule(_ denial: RuleDenial?) -> String {
+        switch denial {
+        case .validationFailed(let rule, _, _)?: return rule
+        case .limitExceeded(.evaluationSteps, _)?: return "evaluation budget exceeded"
+        case .limitExceeded(.validatedNodes, _)?: return "too many nodes to validate"
+        case .aborted?: return "aborted"
+        case .notGranted?, nil: return "no rule granted"
+        }
     }
 }
 

@@ -66,6 +66,10 @@ struct Router: HTTPHandler {
             return responder.respond(AuthError.notFound.response)
         }
         let isRules = request.path == "/.settings/rules.json" || request.path == "/.settings/rules"
+        if request.path == Self.profilePath, let namespaces, case .create(let name) = namespaces.resolve(query: request.query, host: nil) {
+            // Profiling never creates a namespace (emulator mode would).
+            return responder.respond(APIError(404, "Namespace \"\(name)\" is not served here").response)
+        }
         if isRules, request.method == "PUT", let namespaces, let name = NamespaceName.named(query: request.query, host: nil)?.name,
            namespaces.wouldCreate(name) {
             return createNamespace(name, request, registry: namespaces, responder: responder)
@@ -127,6 +131,9 @@ struct Router: HTTPHandler {
         if isRules {
             return rulesSettings(request, responder: responder)
         }
+        if request.path == Self.profilePath {
+            return profile(request, responder: responder)
+        }
         let rest: RESTRequest
         do {
             rest = try RESTRequest(request)
@@ -144,7 +151,9 @@ struct Router: HTTPHandler {
             return responder.respond(Authenticator.CredentialError.invalid.apiError.response)
         }
         let routerContext = context
+        let (profiler, authStart) = (context.database.profiler, context.database.profiler.isRecording ? Profiler.now : 0)
         context.auth.authenticator.decide(token: token, work: context.auth.work) { result in
+            if authStart != 0 { profiler.recordAuth(transport: "rest", nanoseconds: Profiler.since(authStart)) }
             switch result {
             case .success(let credential): Router(context: routerContext).dispatch(rest, credential: credential, responder: responder)
             case .failure(let error): responder.respond(error.apiError.response)
@@ -162,6 +171,8 @@ struct Router: HTTPHandler {
             credential = Authenticator.Credential(caller: Caller(auth: override), expiresAt: credential.expiresAt)
         }
         let caller = credential.caller
+        let profiler = context.database.profiler
+        let responder = profiler.isRecording ? ProfileRecording.recording(rest, in: profiler, responder) : responder
         do {
             switch rest.method {
             case .get where rest.http.method == "GET" && StreamEndpoint.wantsStream(rest.http):
@@ -241,7 +252,7 @@ struct Router: HTTPHandler {
     }
 
     /// Runs `body` on the work queue when `request` carries an admin's credential; 401 otherwise.
-    private func asAdmin(_ request: HTTPRequest, _ parameters: [String: String], responder: HTTPResponder,
+    func asAdmin(_ request: HTTPRequest, _ parameters: [String: String], responder: HTTPResponder,
                          _ body: @escaping @Sendable () -> Void) {
         var options = QueryOptions.defaults
         options.credential = parameters["auth"]
@@ -261,7 +272,7 @@ struct Router: HTTPHandler {
     }
 
     /// The query parameters, percent-decoded.
-    private static func parameters(of request: HTTPRequest) -> [String: String] {
+    static func parameters(of request: HTTPRequest) -> [String: String] {
         Dictionary((request.query ?? "").split(separator: "&").map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1)
             return (String(parts[0]), parts.count > 1 ? PercentEncoding.decode(parts[1].utf8, plusIsSpace: true) ?? "" : "")

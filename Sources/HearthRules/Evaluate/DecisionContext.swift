@@ -20,6 +20,8 @@ struct DecisionContext {
     /// Set when an evaluated rule read `data`, `root` or `now`: what `newData` reads of the
     /// stored tree its data source sees (`RuleSet.canWriteWithoutData`).
     var usedStoredDataOrTime = false
+    /// Told of each rule's evaluation time (a profiler); nil almost always.
+    var timing: (any RuleTiming)?
 
     init(before: any RuleDataSource, after: (any RuleDataSource)?, auth: JSONValue, now: Int64, query: RuleQuery?, limits: RuleLimits, explain: Bool) {
         self.before = before
@@ -47,6 +49,16 @@ struct DecisionContext {
     /// Evaluates one rule. A runtime error makes it false (docs/protocol/rules.md §3.2);
     /// budget and data source failures propagate and deny the whole decision.
     mutating func run(_ rule: CompiledRule, at frame: Frame) throws(EvaluationFailure) -> Bool {
+        guard let timing else { return try runUntimed(rule, at: frame) }
+        let start = ContinuousClock.now
+        defer {
+            let elapsed = (ContinuousClock.now - start).components
+            timing.ruleEvaluated(rule.location, nanoseconds: elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
+        }
+        return try runUntimed(rule, at: frame)
+    }
+
+    private mutating func runUntimed(_ rule: CompiledRule, at frame: Frame) throws(EvaluationFailure) -> Bool {
         let result: Bool
         var note: String?
         switch rule.body {

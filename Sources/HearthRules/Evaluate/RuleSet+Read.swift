@@ -13,8 +13,11 @@ extension RuleSet {
     ///   - now: server time in milliseconds since the epoch.
     ///   - query: the read's query parameters, or nil for a plain read.
     ///   - explain: also list every rule evaluated in the decision's explanation.
-    public func canRead(_ path: DataPath, data: any RuleDataSource, auth: JSONValue, now: Int64, query: RuleQuery?, explain: Bool = false) -> RuleDecision {
+    ///   - timing: told each evaluated rule's time (a profiler).
+    public func canRead(_ path: DataPath, data: any RuleDataSource, auth: JSONValue, now: Int64, query: RuleQuery?, explain: Bool = false,
+                        timing: (any RuleTiming)? = nil) -> RuleDecision {
         var context = DecisionContext(before: data, after: nil, auth: auth, now: now, query: query, limits: limits, explain: explain)
+        context.timing = timing
         do {
             if let granted = try cascade(.read, to: path, context: &context) {
                 return context.decision(true, "read of \(path.description) allowed by \(granted)")

@@ -16,8 +16,10 @@ extension RuleSet {
     ///   - auth: the `auth` variable (`.null` when signed out).
     ///   - now: server time in ms; `{".sv":"timestamp"}` must already be resolved to it.
     ///   - explain: also list every rule evaluated in the decision's explanation.
-    public func canWrite(_ writes: [(path: DataPath, value: JSONValue?)], data: any RuleDataSource, auth: JSONValue, now: Int64, explain: Bool = false) -> RuleDecision {
-        decideWrite(writes, data: data, auth: auth, now: now, explain: explain).decision
+    ///   - timing: told each evaluated rule's time (a profiler).
+    public func canWrite(_ writes: [(path: DataPath, value: JSONValue?)], data: any RuleDataSource, auth: JSONValue, now: Int64, explain: Bool = false,
+                         timing: (any RuleTiming)? = nil) -> RuleDecision {
+        decideWrite(writes, data: data, auth: auth, now: now, explain: explain, timing: timing).decision
     }
 
     /// `canWrite` decided without the stored tree or the clock, for a caller that would
@@ -28,19 +30,22 @@ extension RuleSet {
     /// makes on any stored tree at any time. Values holding server values (`.sv`) must be
     /// resolved first, so callers decide those on the writer. An allowed decision comes
     /// without an explanation (its caller needs only the answer); a denial has its summary.
-    public func canWriteWithoutData(_ writes: [(path: DataPath, value: JSONValue?)], auth: JSONValue) -> RuleDecision? {
+    public func canWriteWithoutData(_ writes: [(path: DataPath, value: JSONValue?)], auth: JSONValue,
+                                    timing: (any RuleTiming)? = nil) -> RuleDecision? {
         let data = UnreadableData()
-        let (decision, usedStoredDataOrTime) = decideWrite(writes, data: data, auth: auth, now: 0, explain: false, summarizeAllowed: false)
+        let (decision, usedStoredDataOrTime) = decideWrite(writes, data: data, auth: auth, now: 0, explain: false, timing: timing,
+                                                           summarizeAllowed: false)
         return usedStoredDataOrTime || data.wasRead ? nil : decision
     }
 
     private func decideWrite(_ writes: [(path: DataPath, value: JSONValue?)], data: any RuleDataSource, auth: JSONValue, now: Int64, explain: Bool,
-                             summarizeAllowed: Bool = true) -> (decision: RuleDecision, usedStoredDataOrTime: Bool) {
+                             timing: (any RuleTiming)?, summarizeAllowed: Bool = true) -> (decision: RuleDecision, usedStoredDataOrTime: Bool) {
         // Values should arrive normalised; if one does not (an array, a null inside), the
         // stored form is used so that every node that will exist is validated.
         let writes = writes.map { (path: $0.path, value: $0.value.flatMap(OverlayTrie.present)) }
         let overlay = WriteOverlay(base: data, writes: writes)
         var context = DecisionContext(before: data, after: overlay, auth: auth, now: now, query: nil, limits: limits, explain: explain)
+        context.timing = timing
         let decision = decideWrite(writes, context: &context, summarizeAllowed: summarizeAllowed)
         return (decision, context.usedStoredDataOrTime)
     }

@@ -1,0 +1,10 @@
+import HearthJSON
+
+extension Database {
+    /// Starts a profiling window of `seconds` on this database (`Profiler.start`), paths
+    /// collapsed by the running rules' wildcards.
+    public func startProfile(seconds: Int) throws(Profiler.StartError) {
+        let policy = self.policy
+        try profiler.start(seconds: seconds) { policy.pattern(of: $0) }
+    }
+}
