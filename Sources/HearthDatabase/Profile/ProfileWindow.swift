@@ -125,6 +125,8 @@ struct ProfileWindow {
         rules[location]!.totalNanoseconds += nanoseconds
     }
 
+    func operationSamples(_ key: Key) -> Int { operations[key]?.samples.count ?? 0 }
+
     private mutating func next() -> UInt64 {
         seed &+= 0x9E37_79B9_7F4A_7C15
         var z = seed
@@ -157,5 +159,13 @@ struct ProfileWindow {
         guard !sorted.isEmpty else { return 0 }
         let rank = (p * sorted.count + 99) / 100
         return sorted[min(max(rank, 1), sorted.count) - 1]
+    }
+}
+
+extension ProfileWindow {
+    /// How many times the row of `kind` at `pattern` keeps (tests: never over
+    /// `Limits.samplesPerRow`).
+    func sampleCount(_ kind: Profiler.Kind, _ pattern: String) -> Int {
+        operationSamples(Key(first: kind.rawValue, second: pattern, third: ""))
     }
 }
