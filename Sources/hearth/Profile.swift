@@ -1,4 +1,5 @@
 import ArgumentParser
+import Dispatch
 import Foundation
 import HearthAccounts
 import HearthHTTPClient
@@ -39,11 +40,18 @@ struct Profile: ParsableCommand {
 
     func run() throws {
         try Tool.run {
+            // Ctrl-C (or SIGTERM) ends the window early; the report is printed all the same.
+            let waiter = SignalWaiter(for: [SIGINT, SIGTERM], onHangup: {})
+            let interrupted = DispatchSemaphore(value: 0)
+            Task {
+                _ = await waiter.next()
+                interrupted.signal()
+            }
             let started = try send("start", extra: "&duration=\(duration)")
             let node = started.objectValue?["node"]?.objectValue
             let name = node?["hostname"]?.stringValue ?? "?"
-            FileHandle.standardError.write(Data("profiling \(namespace ?? "the default namespace") on \(name) for \(duration) s…\n".utf8))
-            Thread.sleep(forTimeInterval: Double(duration))
+            FileHandle.standardError.write(Data("profiling \(namespace ?? "the default namespace") on \(name) for \(duration) s (Ctrl-C stops early)\n".utf8))
+            _ = interrupted.wait(timeout: .now() + .seconds(duration))
             let report = try send("stop", extra: "")
             if json {
                 print(String(decoding: JSONWriter.write(report, style: .pretty), as: UTF8.self))

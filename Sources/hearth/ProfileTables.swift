@@ -14,8 +14,8 @@ enum ProfileTables {
         let node = top["node"]?.objectValue ?? [:]
         var out = "Profile of namespace \(text(top["namespace"])) on \(text(node["hostname"])) (\(text(node["address"])))"
         if let id = node["id"]?.stringValue { out += ", node \(id)" }
-        let seconds = (int(top["endedAt"]) - int(top["startedAt"])) / 1000
-        out += ": \(seconds) s of \(int(top["requestedSeconds"])) s requested\n"
+        let seconds = Double(int(top["endedAt"]) - int(top["startedAt"])) / 1000
+        out += ": \(String(format: "%.1f", seconds)) s of \(int(top["requestedSeconds"])) s requested\n"
         if node["sharedEngine"] == .bool(true) { out += "Only this node's operations: every node of a shared engine profiles itself.\n" }
         let operations = rows("operations")
         out += table("Speed (by operation and path)", ["Operation", "Path", "Count", "Mean ms", "p50 ms", "p99 ms"],
