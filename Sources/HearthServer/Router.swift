@@ -153,7 +153,7 @@ struct Router: HTTPHandler {
         let routerContext = context
         let (profiler, authStart) = (context.database.profiler, context.database.profiler.isRecording ? Profiler.now : 0)
         context.auth.authenticator.decide(token: token, work: context.auth.work) { result in
-            if authStart != 0 { profiler.recordAuth(transport: "rest", nanoseconds: Profiler.since(authStart)) }
+            if authStart != 0 { profiler.recordAuth(.rest, nanoseconds: Profiler.since(authStart)) }
             switch result {
             case .success(let credential): Router(context: routerContext).dispatch(rest, credential: credential, responder: responder)
             case .failure(let error): responder.respond(error.apiError.response)

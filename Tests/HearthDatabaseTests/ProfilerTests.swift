@@ -56,7 +56,7 @@ import Testing
         profiler.record(.write, at: Self.path("/a"), nanoseconds: 6_000, bytesIn: 3, bytesOut: 2)
         profiler.record(.update, at: Self.path("/b"), nanoseconds: 1_000, bytesIn: 5)
         profiler.record(.listenBroadcast, at: Self.path("/b"), nanoseconds: 3_000, bytesOut: 90, count: 3)
-        profiler.recordAuth(transport: "rest", nanoseconds: 500)
+        profiler.recordAuth(.rest, nanoseconds: 500)
         let report = try #require(profiler.stop())
         let reads = try #require(report.operation(.read, "/a"))
         #expect(reads.count == 100 && reads.bytesOut == 1000 && reads.bytesIn == 0)
@@ -83,7 +83,7 @@ import Testing
         profiler.record(.read, at: Self.path("/a"), nanoseconds: 1)
         profiler.denied("read", at: Self.path("/a"), rule: "no rule granted")
         profiler.unindexed(at: Self.path("/a"), index: "x")
-        profiler.ruleEvaluated("/rules/.read", nanoseconds: 1)
+        profiler.rulesEvaluated([RuleTime(location: "/rules/.read", nanoseconds: 1)])
         #expect(profiler.stop() == nil)
         try profiler.start(seconds: 1, patterns: Self.literalPatterns)
         let empty = try #require(profiler.stop())
@@ -135,9 +135,7 @@ import Testing
         for i in 0..<(Profiler.Limits.maxUnindexed + over) {
             profiler.unindexed(at: Self.path("/u\(i)"), index: "score")
         }
-        for i in 0..<(Profiler.Limits.maxRules + over) {
-            profiler.ruleEvaluated("/rules/r\(i)/.read", nanoseconds: 1)
-        }
+        profiler.rulesEvaluated((0..<(Profiler.Limits.maxRules + over)).map { RuleTime(location: "/rules/r\($0)/.read", nanoseconds: 1) })
         let report = try #require(profiler.stop())
         let reads = report.operations.filter { $0.kind == "read" }
         #expect(reads.count == Profiler.Limits.maxPatterns - 1 + 1)

@@ -127,11 +127,18 @@ public final class Profiler: RuleTiming {
         recordingWindow { $0.operation(kind, at: path, nanoseconds: nanoseconds, bytesIn: bytesIn, bytesOut: bytesOut, count: count) }
     }
 
-    /// One token verification (`Kind.auth`), by the transport that asked (`rest`, `wire`).
-    public func recordAuth(transport: String, nanoseconds: Int64, bytesIn: Int = 0, bytesOut: Int = 0) {
+    /// The transports whose token verifications are counted (`Kind.auth`), by the path their
+    /// rows show.
+    public enum AuthTransport: String, Sendable {
+        case rest = "(rest)"
+        case wire = "(wire)"
+    }
+
+    /// One token verification (`Kind.auth`), by the transport that asked.
+    public func recordAuth(_ transport: AuthTransport, nanoseconds: Int64, bytesIn: Int = 0, bytesOut: Int = 0) {
         guard isRecording else { return }
         recordingWindow {
-            $0.operation(.auth, pattern: "(\(transport))", concrete: "(\(transport))", nanoseconds: nanoseconds,
+            $0.operation(.auth, pattern: transport.rawValue, concrete: transport.rawValue, nanoseconds: nanoseconds,
                          bytesIn: bytesIn, bytesOut: bytesOut, count: 1)
         }
     }
@@ -149,9 +156,11 @@ public final class Profiler: RuleTiming {
         recordingWindow { $0.unindexed(at: path, index: index) }
     }
 
-    public func ruleEvaluated(_ location: String, nanoseconds: Int64) {
+    public func rulesEvaluated(_ timings: [RuleTime]) {
         guard isRecording else { return }
-        recordingWindow { $0.rule(location, nanoseconds: nanoseconds) }
+        recordingWindow { window in
+            for timing in timings { window.rule(timing.location, nanoseconds: timing.nanoseconds) }
+        }
     }
 
     /// Self while recording, for the rules' `timing:`; nil otherwise.

@@ -4,9 +4,21 @@ import HearthJSON
 /// Passed per decision (`RuleSet.canRead(…, timing:)`); nil, the default, costs one nil
 /// check per evaluated rule.
 public protocol RuleTiming: Sendable {
-    /// One evaluation of the rule at `location` (`/rules/users/$uid/.write`) took
-    /// `nanoseconds`.
-    func ruleEvaluated(_ location: String, nanoseconds: Int64)
+    /// The rules one decision evaluated, in order: each rule's location
+    /// (`/rules/users/$uid/.write`) and how long that evaluation took. Told once per
+    /// decision, at its end.
+    func rulesEvaluated(_ timings: [RuleTime])
+}
+
+/// One evaluation of one rule, for `RuleTiming`.
+public struct RuleTime: Sendable, Equatable {
+    public let location: String
+    public let nanoseconds: Int64
+
+    public init(location: String, nanoseconds: Int64) {
+        self.location = location
+        self.nanoseconds = nanoseconds
+    }
 }
 
 extension RuleSet {

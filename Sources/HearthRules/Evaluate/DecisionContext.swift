@@ -22,6 +22,8 @@ struct DecisionContext {
     var usedStoredDataOrTime = false
     /// Told of each rule's evaluation time (a profiler); nil almost always.
     var timing: (any RuleTiming)?
+    /// The rules evaluated so far and their times, while `timing` is set; told at the end.
+    var ruleTimes: [RuleTime] = []
 
     init(before: any RuleDataSource, after: (any RuleDataSource)?, auth: JSONValue, now: Int64, query: RuleQuery?, limits: RuleLimits, explain: Bool) {
         self.before = before
@@ -49,13 +51,18 @@ struct DecisionContext {
     /// Evaluates one rule. A runtime error makes it false (docs/protocol/rules.md §3.2);
     /// budget and data source failures propagate and deny the whole decision.
     mutating func run(_ rule: CompiledRule, at frame: Frame) throws(EvaluationFailure) -> Bool {
-        guard let timing else { return try runUntimed(rule, at: frame) }
+        guard timing != nil else { return try runUntimed(rule, at: frame) }
         let start = ContinuousClock.now
         defer {
             let elapsed = (ContinuousClock.now - start).components
-            timing.ruleEvaluated(rule.location, nanoseconds: elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
+            ruleTimes.append(RuleTime(location: rule.location, nanoseconds: elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000))
         }
         return try runUntimed(rule, at: frame)
+    }
+
+    /// Tells `timing` the rules this decision evaluated (at its end).
+    func reportRuleTimes() {
+        if let timing, !ruleTimes.isEmpty { timing.rulesEvaluated(ruleTimes) }
     }
 
     private mutating func runUntimed(_ rule: CompiledRule, at frame: Frame) throws(EvaluationFailure) -> Bool {

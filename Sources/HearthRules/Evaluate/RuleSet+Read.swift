@@ -109,6 +109,7 @@ extension DataPath {
 
 extension DecisionContext {
     func decision(_ allowed: Bool, _ summary: String, denial: RuleDenial? = nil) -> RuleDecision {
-        RuleDecision(allowed: allowed, explanation: explain ? trace + [summary] : [summary], dependsOnDataOrTime: usedDataOrTime, denial: denial)
+        reportRuleTimes()
+        return RuleDecision(allowed: allowed, explanation: explain ? trace + [summary] : [summary], dependsOnDataOrTime: usedDataOrTime, denial: denial)
     }
 }

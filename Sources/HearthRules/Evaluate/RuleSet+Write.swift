@@ -77,6 +77,7 @@ extension RuleSet {
                 }
             }
             if !summarizeAllowed && !context.explain {
+                context.reportRuleTimes()
                 return RuleDecision(allowed: true, explanation: [], dependsOnDataOrTime: context.usedDataOrTime)
             }
             return context.decision(true, "\(operation) allowed by \(grants.joined(separator: ", "))")

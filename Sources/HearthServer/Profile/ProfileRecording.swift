@@ -96,7 +96,7 @@ struct WireProfiling {
         if let path {
             profiler.record(kind, at: path, nanoseconds: Profiler.since(start), bytesIn: bytesIn, bytesOut: bytesOut)
         } else {
-            profiler.recordAuth(transport: "wire", nanoseconds: Profiler.since(start), bytesIn: bytesIn, bytesOut: bytesOut)
+            profiler.recordAuth(.wire, nanoseconds: Profiler.since(start), bytesIn: bytesIn, bytesOut: bytesOut)
         }
     }
 }
