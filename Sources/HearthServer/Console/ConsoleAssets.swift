@@ -49,9 +49,9 @@ enum ConsoleAssets {
     static let css = """
         :root { font-family: system-ui, sans-serif; color: #1d1d1f; background: #fafafa; }
         body { margin: 0; }
-        header { display: flex; align-items: center; gap: 1rem; padding: 0.5rem 1rem; background: #2d2a26; color: #fff; }
+        header { display: flex; flex-wrap: wrap; align-items: center; gap: 1rem; padding: 0.5rem 1rem; background: #2d2a26; color: #fff; }
         header h1 { font-size: 1.1rem; margin: 0; }
-        header nav { display: flex; gap: 0.5rem; flex: 1; }
+        header nav { display: flex; flex-wrap: wrap; gap: 0.5rem; flex: 1; }
         header nav a { color: #fff; }
         #who { margin-left: auto; }
         main { padding: 1rem; max-width: 60rem; }
