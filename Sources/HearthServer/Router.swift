@@ -171,8 +171,7 @@ struct Router: HTTPHandler {
             credential = Authenticator.Credential(caller: Caller(auth: override), expiresAt: credential.expiresAt)
         }
         let caller = credential.caller
-        let profiler = context.database.profiler
-        let responder = profiler.isRecording ? ProfileRecording.recording(rest, in: profiler, responder) : responder
+        let responder = context.database.profiler.isRecording ? ProfileRecording.recording(rest, in: context.database, responder) : responder
         do {
             switch rest.method {
             case .get where rest.http.method == "GET" && StreamEndpoint.wantsStream(rest.http):

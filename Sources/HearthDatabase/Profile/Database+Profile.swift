@@ -7,4 +7,10 @@ extension Database {
         let policy = self.policy
         try profiler.start(seconds: seconds) { policy.pattern(of: $0) }
     }
+
+    /// `path`'s pattern under the running rules (`RuleSet.pattern(of:)`), for
+    /// `Profiler.record(_:pattern:at:…)`.
+    public func profilePattern(of path: DataPath) -> String {
+        policy.pattern(of: path)
+    }
 }

@@ -56,12 +56,11 @@ struct ProfileWindow {
     }
 
     mutating func operation(_ kind: Profiler.Kind, at path: DataPath, nanoseconds: Int64, bytesIn: Int, bytesOut: Int, count: Int) {
-        let perOperation = nanoseconds / Int64(max(count, 1))
-        let concrete = slowestAccepts(perOperation) ? path.description : nil
-        operation(kind, pattern: patterns(path), concrete: concrete, nanoseconds: nanoseconds, bytesIn: bytesIn, bytesOut: bytesOut, count: count)
+        operation(kind, pattern: patterns(path), path: path, nanoseconds: nanoseconds, bytesIn: bytesIn, bytesOut: bytesOut, count: count)
     }
 
-    mutating func operation(_ kind: Profiler.Kind, pattern: String, concrete: String?, nanoseconds: Int64, bytesIn: Int, bytesOut: Int, count: Int) {
+    /// `path`: the concrete path, for the slowest operations (nil: `pattern` is shown).
+    mutating func operation(_ kind: Profiler.Kind, pattern: String, path: DataPath?, nanoseconds: Int64, bytesIn: Int, bytesOut: Int, count: Int) {
         let count = max(count, 1)
         var key = Key(first: kind.rawValue, second: pattern, third: "")
         if operations[key] == nil && operations.count >= Limits.maxPatterns + Self.otherRows(in: operations) {
@@ -81,8 +80,8 @@ struct ProfileWindow {
             if slot < Limits.samplesPerRow { row.samples[slot] = perOperation }
         }
         operations[key] = row
-        if let concrete, slowestAccepts(perOperation) {
-            slowest.append(ProfileReport.Slow(kind: kind.rawValue, path: concrete, nanoseconds: perOperation))
+        if slowestAccepts(perOperation) {
+            slowest.append(ProfileReport.Slow(kind: kind.rawValue, path: path?.description ?? pattern, nanoseconds: perOperation))
             slowest.sort { $0.nanoseconds > $1.nanoseconds }
             if slowest.count > Limits.maxSlowest { slowest.removeLast() }
         }

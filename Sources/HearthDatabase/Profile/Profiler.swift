@@ -127,6 +127,14 @@ public final class Profiler: RuleTiming {
         recordingWindow { $0.operation(kind, at: path, nanoseconds: nanoseconds, bytesIn: bytesIn, bytesOut: bytesOut, count: count) }
     }
 
+    /// `record` with the path's pattern computed by the caller (`Database.profilePattern`),
+    /// before the operation: on the single writer's completion a write's record then
+    /// only takes the lock.
+    public func record(_ kind: Kind, pattern: String, at path: DataPath, nanoseconds: Int64, bytesIn: Int = 0, bytesOut: Int = 0) {
+        guard isRecording else { return }
+        recordingWindow { $0.operation(kind, pattern: pattern, path: path, nanoseconds: nanoseconds, bytesIn: bytesIn, bytesOut: bytesOut, count: 1) }
+    }
+
     /// The transports whose token verifications are counted (`Kind.auth`), by the path their
     /// rows show.
     public enum AuthTransport: String, Sendable {
@@ -138,7 +146,7 @@ public final class Profiler: RuleTiming {
     public func recordAuth(_ transport: AuthTransport, nanoseconds: Int64, bytesIn: Int = 0, bytesOut: Int = 0) {
         guard isRecording else { return }
         recordingWindow {
-            $0.operation(.auth, pattern: transport.rawValue, concrete: transport.rawValue, nanoseconds: nanoseconds,
+            $0.operation(.auth, pattern: transport.rawValue, path: nil, nanoseconds: nanoseconds,
                          bytesIn: bytesIn, bytesOut: bytesOut, count: 1)
         }
     }

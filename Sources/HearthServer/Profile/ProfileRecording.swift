@@ -16,11 +16,13 @@ enum ProfileRecording {
     }
 
     /// `responder`, recording `request` when it answers: the time from here to the answer
-    /// (a stream: to its head), the request's body and the answer's body.
-    static func recording(_ request: RESTRequest, in profiler: Profiler, _ responder: HTTPResponder) -> HTTPResponder {
+    /// (a stream: to its head), the request's body and the answer's body. The path's
+    /// pattern is found here, before the operation: a write answers on the single writer.
+    static func recording(_ request: RESTRequest, in database: Database, _ responder: HTTPResponder) -> HTTPResponder {
         let (start, kind, path, bytesIn) = (Profiler.now, kind(of: request), request.path, request.http.body.count)
+        let (profiler, pattern) = (database.profiler, database.profilePattern(of: request.path))
         return responder.transformingHeads { response in
-            profiler.record(kind, at: path, nanoseconds: Profiler.since(start), bytesIn: bytesIn, bytesOut: response.body.count)
+            profiler.record(kind, pattern: pattern, at: path, nanoseconds: Profiler.since(start), bytesIn: bytesIn, bytesOut: response.body.count)
         }
     }
 
