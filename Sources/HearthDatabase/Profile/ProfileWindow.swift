@@ -19,6 +19,23 @@ struct ProfileWindow {
         /// A uniform sample of the per-operation times (reservoir sampling).
         var samples: [Int64] = []
         var offered = 0
+
+        /// Counts `count` operations taking `nanoseconds` in all; `slot` picks the sample
+        /// an offer past the bound replaces (reservoir sampling), from a random number.
+        mutating func add(count: Int, nanoseconds: Int64, bytesIn: Int, bytesOut: Int, random: UInt64) {
+            self.count += count
+            totalNanoseconds += nanoseconds
+            self.bytesIn += bytesIn
+            self.bytesOut += bytesOut
+            offered += 1
+            let perOperation = nanoseconds / Int64(count)
+            if samples.count < Limits.samplesPerRow {
+                samples.append(perOperation)
+            } else {
+                let slot = Int(random % UInt64(offered))
+                if slot < Limits.samplesPerRow { samples[slot] = perOperation }
+            }
+        }
     }
 
     struct RuleRow {
@@ -67,19 +84,9 @@ struct ProfileWindow {
             key = Key(first: kind.rawValue, second: Profiler.otherRow, third: "")
         }
         let perOperation = nanoseconds / Int64(count)
-        var row = operations[key, default: OperationRow()]
-        row.count += count
-        row.totalNanoseconds += nanoseconds
-        row.bytesIn += bytesIn
-        row.bytesOut += bytesOut
-        row.offered += 1
-        if row.samples.count < Limits.samplesPerRow {
-            row.samples.append(perOperation)
-        } else {
-            let slot = Int(next() % UInt64(row.offered))
-            if slot < Limits.samplesPerRow { row.samples[slot] = perOperation }
-        }
-        operations[key] = row
+        // In place: a row copied out and back would copy its samples on every operation.
+        operations[key, default: OperationRow()].add(count: count, nanoseconds: nanoseconds, bytesIn: bytesIn, bytesOut: bytesOut,
+                                                     random: next())
         if slowestAccepts(perOperation) {
             slowest.append(ProfileReport.Slow(kind: kind.rawValue, path: path?.description ?? pattern, nanoseconds: perOperation))
             slowest.sort { $0.nanoseconds > $1.nanoseconds }
