@@ -41,12 +41,10 @@ public final class RulesAccessPolicy: AccessPolicy {
     }
 
     public func readAccess(_ path: DataPath, query: RuleQuery?, caller: Caller, view: any TreeView) -> ReadAccess {
-        let decision = rules.canRead(path, data: StoreRuleSource(view: view), auth: caller.auth, now: clock(), query: query,
-                                     timing: profiler?.timing)
-        if !decision.allowed {
-            logger?.debug("denied: \(decision.explanation.last ?? "")")
-            if let profiler, profiler.isRecording { profiler.denied("read", at: path, rule: Self.denyingRule(decision.denial)) }
-        }
+        let times = profiler?.isRecording == true ? RuleTimes() : nil
+        let decision = rules.canRead(path, data: StoreRuleSource(view: view), auth: caller.auth, now: clock(), query: query, timing: times)
+        if let times { profiled(decision, of: "read", at: path, times) }
+        if !decision.allowed { logger?.debug("denied: \(decision.explanation.last ?? "")") }
         return ReadAccess(allowed: decision.allowed, dependsOnDataOrTime: decision.dependsOnDataOrTime)
     }
 
@@ -69,17 +67,19 @@ public final class RulesAccessPolicy: AccessPolicy {
         guard let decision = rules.canWriteWithoutData(Self.ruleWrites(operation), auth: caller.auth, timing: profiler?.timing) else {
             return nil
         }
+        // A denial here is decided again on the writer, and counted there.
         return WriteAccess(allowed: decision.allowed, denial: decision.denial)
     }
 
     public func writeAccess(_ operation: WriteOperation, caller: Caller, view: any TreeView) -> WriteAccess {
+        let times = profiler?.isRecording == true ? RuleTimes() : nil
         let decision = rules.canWrite(Self.ruleWrites(operation), data: StoreRuleSource(view: view), auth: caller.auth, now: clock(),
-                                      timing: profiler?.timing)
-        if !decision.allowed, let profiler, profiler.isRecording {
+                                      timing: times)
+        if let times {
             var path = operation.entries.first?.path ?? .root
             if case .update(let base, _) = operation { path = base }
             if case .validationFailed(_, let failed, _)? = decision.denial { path = failed }
-            profiler.denied("write", at: path, rule: Self.denyingRule(decision.denial))
+            profiled(decision, of: "write", at: path, times)
         }
         switch decision.denial {
         case nil:
@@ -95,17 +95,41 @@ public final class RulesAccessPolicy: AccessPolicy {
 }
 
 extension RulesAccessPolicy {
-    /// A denial as the profiler names it: the failed `.validate` rule's location, or why
-    /// no rule allowed it.
-    static func denyingRule(_ denial: RuleDenial?) -> String {
+    /// Tells the profiler the rules `decision` evaluated and, when it denied `operation`
+    /// (`read`, `write`) at `path`, the rule that denied.
+    private func profiled(_ decision: RuleDecision, of operation: String, at path: DataPath, _ times: RuleTimes) {
+        guard let profiler else { return }
+        let evaluated = times.all
+        profiler.rulesEvaluated(evaluated)
+        if !decision.allowed { profiler.denied(operation, at: path, rule: Self.denyingRule(decision.denial, of: operation, evaluated)) }
+    }
+
+    /// A denial as the profiler names it: the failed `.validate` rule's location; for a
+    /// missing grant, the last `.read` / `.write` rule evaluated on the path (false), or
+    /// `no rule granted` when the path has none; or what stopped the decision.
+    static func denyingRule(_ denial: RuleDenial?, of operation: String, _ evaluated: [RuleTime]) -> String {
         switch denial {
         case .validationFailed(let rule, _, _)?: return rule
         case .limitExceeded(.evaluationSteps, _)?: return "evaluation budget exceeded"
         case .limitExceeded(.validatedNodes, _)?: return "too many nodes to validate"
         case .aborted?: return "aborted"
-        case .notGranted?, nil: return "no rule granted"
+        case .notGranted?, nil:
+            let suffix = "/." + operation
+            return evaluated.last { !$0.result && $0.location.hasSuffix(suffix) }?.location ?? "no rule granted"
         }
     }
+}
+
+/// The rules one decision evaluated, for the profiler (a decision runs on one thread; the
+/// lock makes the type `Sendable`, as `RuleTiming` asks, and is never contended).
+final class RuleTimes: RuleTiming {
+    private let list = Mutex<[RuleTime]>([])
+
+    func rulesEvaluated(_ timings: [RuleTime]) {
+        list.withLock { $0 += timings }
+    }
+
+    var all: [RuleTime] { list.withLock { $0 } }
 }
 
 /// A data source for decisions that must not need data: any read fails (the rule then

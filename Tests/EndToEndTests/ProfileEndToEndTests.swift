@@ -48,7 +48,7 @@ import Testing
         #expect(Self.count(report, "read", "/items") == 1)
         #expect((report["operations"] as? [Any])?.count == 4, "\(log)")
         let denials = report["denials"] as? [[String: Any]] ?? []
-        #expect(denials.count == 1 && denials.first?["rule"] as? String == "no rule granted"
+        #expect(denials.count == 1 && denials.first?["rule"] as? String == "/rules/users/$uid/.write"
                 && denials.first?["path"] as? String == "/users/$uid/$other", "\(denials)")
         let unindexed = report["unindexedQueries"] as? [[String: Any]] ?? []
         #expect(unindexed.count == 1 && unindexed.first?["indexOn"] as? String == "name" && unindexed.first?["path"] as? String == "/items")

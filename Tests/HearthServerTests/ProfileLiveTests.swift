@@ -76,7 +76,7 @@ import Testing
         #expect(report.objectValue?["operations"]?.arrayValue?.count == 9, "\(stopped.body)")
         let denials = report.objectValue?["denials"]?.arrayValue ?? []
         #expect(Set(denials) == [
-            .object(["operation": "write", "rule": "no rule granted", "path": "/users/$uid/favorites/$favId", "count": 1]),
+            .object(["operation": "write", "rule": "/rules/users/$uid/.write", "path": "/users/$uid/favorites/$favId", "count": 1]),
             .object(["operation": "write", "rule": "/rules/users/$uid/favorites/$favId/.validate",
                      "path": "/users/$uid/favorites/$favId", "count": 1]),
         ], "\(denials)")

@@ -14,10 +14,14 @@ public protocol RuleTiming: Sendable {
 public struct RuleTime: Sendable, Equatable {
     public let location: String
     public let nanoseconds: Int64
+    /// What the rule evaluated to (a runtime error is false; an aborted decision's last
+    /// rule is false too).
+    public let result: Bool
 
-    public init(location: String, nanoseconds: Int64) {
+    public init(location: String, nanoseconds: Int64, result: Bool = true) {
         self.location = location
         self.nanoseconds = nanoseconds
+        self.result = result
     }
 }
 

@@ -53,11 +53,14 @@ struct DecisionContext {
     mutating func run(_ rule: CompiledRule, at frame: Frame) throws(EvaluationFailure) -> Bool {
         guard timing != nil else { return try runUntimed(rule, at: frame) }
         let start = ContinuousClock.now
+        var result = false
         defer {
             let elapsed = (ContinuousClock.now - start).components
-            ruleTimes.append(RuleTime(location: rule.location, nanoseconds: elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000))
+            ruleTimes.append(RuleTime(location: rule.location, nanoseconds: elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000,
+                                      result: result))
         }
-        return try runUntimed(rule, at: frame)
+        result = try runUntimed(rule, at: frame)
+        return result
     }
 
     /// Tells `timing` the rules this decision evaluated (at its end).
