@@ -7,36 +7,15 @@ the administrator EMAIL/PASSWORD exists.
 
 Prints one JSON line per check {"name", "ok", "details"}, then `done`.
 """
-import json
 import sys
 import urllib.error
 import urllib.request
 
-from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+
+from browser_support import WAIT, chromium, outcome, wait_for
 
 BASE, EMAIL, PASSWORD, ADMIN, PROFILE = sys.argv[1:6]
-WAIT = 20
-
-
-def outcome(name, run):
-    """Runs the check `run` (returning (ok, details)) and prints its line."""
-    try:
-        ok, details = run()
-    except Exception as error:  # pylint: disable=broad-except
-        ok, details = False, f'{type(error).__name__}: {error}'
-    print(json.dumps({'name': name, 'ok': bool(ok), 'details': details}, default=str), flush=True)
-
-
-def wait_for(driver, condition, what):
-    try:
-        return WebDriverWait(driver, WAIT).until(condition)
-    except TimeoutException:
-        raise AssertionError(f'timed out waiting for {what}')
 
 
 def http(method, path, body=None, token=None):
@@ -59,11 +38,7 @@ def rows(driver, table):
 
 
 def main():
-    options = Options()
-    options.binary_location = '/usr/bin/chromium'
-    for argument in ('--headless=new', '--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', f'--user-data-dir={PROFILE}'):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service('/usr/bin/chromedriver'), options=options)
+    driver = chromium(PROFILE)
     status = lambda: driver.find_element(By.ID, 'profile-status').text  # noqa: E731
     alert = lambda: driver.find_element(By.CSS_SELECTOR, '[role="alert"]').text  # noqa: E731
     button = lambda label: driver.find_element(By.XPATH, f"//main//button[normalize-space(text())='{label}']")  # noqa: E731
