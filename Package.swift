@@ -91,6 +91,7 @@ let package = Package(
             dependencies: [
                 // Every module Sources/hearth imports, named.
                 "HearthServer", "HearthAccounts", "HearthMaintenance", "HearthRules", "HearthAuth", "HearthJSON", "HearthStore", "HearthTriggers",
+                "HearthHTTPClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -77,6 +77,9 @@ public protocol AccessPolicy: Sendable {
     /// holds whatever the data and the time, so it can be made before the write queues for
     /// the writer; nil means "ask `writeAccess` with the writer's view".
     func writeAccessWithoutData(_ operation: WriteOperation, caller: Caller) -> WriteAccess?
+    /// `path` with its keys collapsed by the rules' wildcards (`RuleSet.pattern(of:)`), for
+    /// the profiler's tables.
+    func pattern(of path: DataPath) -> String
 }
 
 extension AccessPolicy {
@@ -89,6 +92,9 @@ extension AccessPolicy {
     public func writeAccess(_ operation: WriteOperation, caller: Caller, view: any TreeView) -> WriteAccess {
         WriteAccess(allowed: canWrite(operation, caller: caller, view: view))
     }
+
+    /// Without rules, every path is its own pattern.
+    public func pattern(of path: DataPath) -> String { path.description }
 
     /// No declared indexes.
     public func indexes(at path: DataPath) -> [String] { [] }

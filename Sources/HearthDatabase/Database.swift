@@ -23,11 +23,15 @@ public final class Database: Sendable {
 
     /// What a write by a caller causes beside itself, computed in its transaction.
     public typealias EffectsProvider = @Sendable (Caller) -> WriteEffects?
+    /// What this database does during a chosen window (docs/profiling.md); off, each
+    /// transport's hook costs one atomic load.
+    public let profiler: Profiler
 
     public init(store: any TreeStore, policy: any AccessPolicy, readCache: ReadCache? = nil,
-                effects: EffectsProvider? = nil) {
+                effects: EffectsProvider? = nil, profiler: Profiler = Profiler()) {
         self.store = store
         self.policy = policy
+        self.profiler = profiler
         self.readCache = readCache.flatMap { $0.isEnabled ? $0 : nil }
         self.effects = effects
     }

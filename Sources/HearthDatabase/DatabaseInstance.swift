@@ -55,14 +55,15 @@ public final class DatabaseInstance: Sendable {
     ///   - hub: its live streams.
     ///   - readCacheBytes: the read cache's budget (0: none; a shared engine keeps none).
     ///   - signals: the store's other hooks (`Signals`).
+    ///   - profiler: its profiler (the stream hub's fan-out may report to it too).
     ///   - open: opens the store with the hooks given.
     ///   - registrantStands: given the open store, whether an onDisconnect operation's
     ///     registrant may still act; it may throw (the store is then closed).
     public init(rules: RuleSet, rulesText: String, hub: StreamHub, readCacheBytes: Int, signals: Signals = Signals(), recordsRulesCoverage: Bool = false,
-                clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds, logger: Logger,
+                clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds, logger: Logger, profiler: Profiler = Profiler(),
                 open: (EngineHooks) throws -> any StorageEngine,
                 registrantStands: (any StorageEngine) throws -> @Sendable (Caller) -> Bool) throws {
-        let policy = RulesAccessPolicy(rules: rules, clock: clock, logger: logger, recordsCoverage: recordsRulesCoverage)
+        let policy = RulesAccessPolicy(rules: rules, clock: clock, logger: logger, recordsCoverage: recordsRulesCoverage, profiler: profiler)
         let readCache = ReadCache(maxBytes: readCacheBytes)
         let listens = ListenAccess(hub: hub, policy: policy, readCache: readCache.isEnabled ? readCache : nil)
         let observers = CommitObservers()
@@ -86,7 +87,7 @@ public final class DatabaseInstance: Sendable {
             }
             return nil
         }
-        let database = Database(store: store, policy: policy, readCache: readCache, effects: effects)
+        let database = Database(store: store, policy: policy, readCache: readCache, effects: effects, profiler: profiler)
         (self.policy, self.readCache, self.listens, self.observers, self.store, self.database) =
             (policy, readCache, listens, observers, store, database)
         self.logger = logger

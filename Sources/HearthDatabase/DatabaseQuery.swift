@@ -74,6 +74,8 @@ extension Database {
     public func missingIndex(_ query: DatabaseQuery?, at path: DataPath) -> String? {
         guard let index = query?.requiredIndex else { return nil }
         policy.queried(index: index, at: path)
-        return policy.indexes(at: path).contains(index) ? nil : index
+        guard !policy.indexes(at: path).contains(index) else { return nil }
+        if profiler.isRecording { profiler.unindexed(at: path, index: index) }
+        return index
     }
 }

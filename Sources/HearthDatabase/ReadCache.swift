@@ -232,11 +232,11 @@ public final class ReadCache: Sendable {
 extension Database {
     /// The same core over the same store and policy, with `readCache` (nil: none).
     public func with(readCache: ReadCache?) -> Database {
-        Database(store: store, policy: policy, readCache: readCache, effects: effects)
+        Database(store: store, policy: policy, readCache: readCache, effects: effects, profiler: profiler)
     }
 
     /// The same core with other write effects (the triggers' events).
     public func with(effects: EffectsProvider?) -> Database {
-        Database(store: store, policy: policy, readCache: readCache, effects: effects)
+        Database(store: store, policy: policy, readCache: readCache, effects: effects, profiler: profiler)
     }
 }

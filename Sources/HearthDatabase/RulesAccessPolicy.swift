@@ -16,6 +16,8 @@ public final class RulesAccessPolicy: AccessPolicy {
     private let clock: @Sendable () -> Int64
     private let logger: Logger?
     public let recordsCoverage: Bool
+    /// Told of denials and rule timings while it records.
+    private let profiler: Profiler?
 
     /// The rules as loaded, and the ones decisions use (the same, or compiled with
     /// coverage).
@@ -27,8 +29,9 @@ public final class RulesAccessPolicy: AccessPolicy {
     }
 
     public init(rules: RuleSet, clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds, logger: Logger? = nil,
-                recordsCoverage: Bool = false) {
+                recordsCoverage: Bool = false, profiler: Profiler? = nil) {
         self.recordsCoverage = recordsCoverage
+        self.profiler = profiler
         self.current = Mutex(Self.versions(rules, recordsCoverage: recordsCoverage, logger: logger))
         self.clock = clock
         self.logger = logger
@@ -65,9 +68,11 @@ public final class RulesAccessPolicy: AccessPolicy {
     }
 
     public func canRead(_ path: DataPath, query: RuleQuery?, caller: Caller, view: any TreeView) -> Bool {
-        let decision = deciding.canRead(path, data: StoreRuleSource(view: view), auth: caller.auth, now: clock(), query: query)
-        if !decision.allowed { logger?.debug("denied: \(decision.explanation.last ?? "")") }
-        return decision.allowed
+        readAccess(path, query: query, caller: caller, view: view).allowed
+    }
+
+    public func pattern(of path: DataPath) -> String {
+        rules.pattern(of: path)
     }
 
     public func indexes(at path: DataPath) -> [String] {
@@ -81,7 +86,9 @@ public final class RulesAccessPolicy: AccessPolicy {
     }
 
     public func readAccess(_ path: DataPath, query: RuleQuery?, caller: Caller, view: any TreeView) -> ReadAccess {
-        let decision = deciding.canRead(path, data: StoreRuleSource(view: view), auth: caller.auth, now: clock(), query: query)
+        let times = profiler?.isRecording == true ? RuleTimes() : nil
+        let decision = deciding.canRead(path, data: StoreRuleSource(view: view), auth: caller.auth, now: clock(), query: query, timing: times)
+        if let times { profiled(decision, of: "read", at: path, times) }
         if !decision.allowed { logger?.debug("denied: \(decision.explanation.last ?? "")") }
         return ReadAccess(allowed: decision.allowed, dependsOnDataOrTime: decision.dependsOnDataOrTime)
     }
@@ -101,12 +108,23 @@ public final class RulesAccessPolicy: AccessPolicy {
     }
 
     public func writeAccessWithoutData(_ operation: WriteOperation, caller: Caller) -> WriteAccess? {
-        guard let decision = deciding.canWriteWithoutData(Self.ruleWrites(operation), auth: caller.auth) else { return nil }
+        guard let decision = deciding.canWriteWithoutData(Self.ruleWrites(operation), auth: caller.auth, timing: profiler?.timing) else {
+            return nil
+        }
+        // A denial here is decided again on the writer, and counted there.
         return WriteAccess(allowed: decision.allowed, denial: decision.denial)
     }
 
     public func writeAccess(_ operation: WriteOperation, caller: Caller, view: any TreeView) -> WriteAccess {
-        let decision = deciding.canWrite(Self.ruleWrites(operation), data: StoreRuleSource(view: view), auth: caller.auth, now: clock())
+        let times = profiler?.isRecording == true ? RuleTimes() : nil
+        let decision = deciding.canWrite(Self.ruleWrites(operation), data: StoreRuleSource(view: view), auth: caller.auth, now: clock(),
+                                         timing: times)
+        if let times {
+            var path = operation.entries.first?.path ?? .root
+            if case .update(let base, _) = operation { path = base }
+            if case .validationFailed(_, let failed, _)? = decision.denial { path = failed }
+            profiled(decision, of: "write", at: path, times)
+        }
         switch decision.denial {
         case nil:
             break
@@ -118,6 +136,44 @@ public final class RulesAccessPolicy: AccessPolicy {
         }
         return WriteAccess(allowed: decision.allowed, denial: decision.denial)
     }
+}
+
+extension RulesAccessPolicy {
+    /// Tells the profiler the rules `decision` evaluated and, when it denied `operation`
+    /// (`read`, `write`) at `path`, the rule that denied.
+    private func profiled(_ decision: RuleDecision, of operation: String, at path: DataPath, _ times: RuleTimes) {
+        guard let profiler else { return }
+        let evaluated = times.all
+        profiler.rulesEvaluated(evaluated)
+        if !decision.allowed { profiler.denied(operation, at: path, rule: Self.denyingRule(decision.denial, of: operation, evaluated)) }
+    }
+
+    /// A denial as the profiler names it: the failed `.validate` rule's location; for a
+    /// missing grant, the last `.read` / `.write` rule evaluated on the path (false), or
+    /// `no rule granted` when the path has none; or what stopped the decision.
+    static func denyingRule(_ denial: RuleDenial?, of operation: String, _ evaluated: [RuleTime]) -> String {
+        switch denial {
+        case .validationFailed(let rule, _, _)?: return rule
+        case .limitExceeded(.evaluationSteps, _)?: return "evaluation budget exceeded"
+        case .limitExceeded(.validatedNodes, _)?: return "too many nodes to validate"
+        case .aborted?: return "aborted"
+        case .notGranted?, nil:
+            let suffix = "/." + operation
+            return evaluated.last { !$0.result && $0.location.hasSuffix(suffix) }?.location ?? "no rule granted"
+        }
+    }
+}
+
+/// The rules one decision evaluated, for the profiler (a decision runs on one thread; the
+/// lock makes the type `Sendable`, as `RuleTiming` asks, and is never contended).
+final class RuleTimes: RuleTiming {
+    private let list = Mutex<[RuleTime]>([])
+
+    func rulesEvaluated(_ timings: [RuleTime]) {
+        list.withLock { $0 += timings }
+    }
+
+    var all: [RuleTime] { list.withLock { $0 } }
 }
 
 /// The store's view of the data, as the rules read it (`data`, `root`; `newData` is an

@@ -68,6 +68,10 @@ struct Router: HTTPHandler {
             return responder.respond(AuthError.notFound.response)
         }
         let isRules = request.path == "/.settings/rules.json" || request.path == "/.settings/rules"
+        if request.path == Self.profilePath, let namespaces, case .create(let name) = namespaces.resolve(query: request.query, host: nil) {
+            // Profiling never creates a namespace (emulator mode would).
+            return responder.respond(APIError(404, "Namespace \"\(name)\" is not served here").response)
+        }
         if isRules, request.method == "PUT", let namespaces, let name = NamespaceName.named(query: request.query, host: nil)?.name,
            namespaces.wouldCreate(name) {
             return createNamespace(name, request, registry: namespaces, responder: responder)
@@ -129,6 +133,9 @@ struct Router: HTTPHandler {
         if isRules {
             return rulesSettings(request, responder: responder)
         }
+        if request.path == Self.profilePath {
+            return profile(request, responder: responder)
+        }
         let rest: RESTRequest
         do {
             rest = try RESTRequest(request)
@@ -146,7 +153,9 @@ struct Router: HTTPHandler {
             return responder.respond(Authenticator.CredentialError.invalid.apiError.response)
         }
         let routerContext = context
+        let (profiler, authStart) = (context.database.profiler, context.database.profiler.isRecording ? Profiler.now : 0)
         context.auth.authenticator.decide(token: token, work: context.auth.work) { result in
+            if authStart != 0 { profiler.recordAuth(.rest, nanoseconds: Profiler.since(authStart)) }
             switch result {
             case .success(let credential): Router(context: routerContext).dispatch(rest, credential: credential, responder: responder)
             case .failure(let error): responder.respond(error.apiError.response)
@@ -164,6 +173,7 @@ struct Router: HTTPHandler {
             credential = Authenticator.Credential(caller: Caller(auth: override), expiresAt: credential.expiresAt)
         }
         let caller = credential.caller
+        let responder = context.database.profiler.isRecording ? ProfileRecording.recording(rest, in: context.database, responder) : responder
         do {
             switch rest.method {
             case .get where rest.http.method == "GET" && StreamEndpoint.wantsStream(rest.http):

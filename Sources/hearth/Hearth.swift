@@ -16,11 +16,11 @@ struct Hearth: AsyncParsableCommand {
             triggers to Cloud Functions and holds several databases (namespaces). Data is in \
             SQLite (./hearth-data) on one node, or in PostgreSQL (--store postgres://...) for \
             several. The other commands manage accounts, tokens and keys, triggers, rules, and \
-            the data itself (backup, restore, export, import, copy); 'hearth <command> --help' \
+            the data itself (backup, restore, export, import, copy), and profile a running database; 'hearth <command> --help' \
             describes each.
             """,
         version: version,
-        subcommands: [Serve.self, Rules.self, Users.self, Admins.self, Triggers.self, Token.self, Keys.self, Backup.self, Restore.self, ExportData.self, ImportData.self, Copy.self, ConfigDocs.self],
+        subcommands: [Serve.self, Rules.self, Users.self, Admins.self, Triggers.self, Token.self, Keys.self, Profile.self, Backup.self, Restore.self, ExportData.self, ImportData.self, Copy.self, ConfigDocs.self],
         defaultSubcommand: nil
     )
 }

@@ -82,7 +82,7 @@ public final class LoopbackSocket {
     }
 
     /// Reads until `delimiter`; returns the bytes before it (consumed with it), nil at end.
-    func read(until delimiter: [UInt8]) -> [UInt8]? {
+    public func read(until delimiter: [UInt8]) -> [UInt8]? {
         var searchFrom = 0
         while true {
             if buffer.count >= delimiter.count {
@@ -102,7 +102,7 @@ public final class LoopbackSocket {
     }
 
     /// Reads exactly `count` bytes, or nil at end.
-    func read(count: Int) -> [UInt8]? {
+    public func read(count: Int) -> [UInt8]? {
         while buffer.count < count { if !fill() { return nil } }
         let found = Array(buffer[0..<count])
         buffer.removeFirst(count)

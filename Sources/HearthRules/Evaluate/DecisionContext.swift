@@ -23,6 +23,10 @@ struct DecisionContext {
     /// With coverage: this decision's probe hits, added to the rule set's counts when the
     /// context goes away (or early, when many are waiting).
     let hits: PendingHits?
+    /// Told of each rule's evaluation time (a profiler); nil almost always.
+    var timing: (any RuleTiming)?
+    /// The rules evaluated so far and their times, while `timing` is set; told at the end.
+    var ruleTimes: [RuleTime] = []
 
     init(before: any RuleDataSource, after: (any RuleDataSource)?, auth: JSONValue, now: Int64, query: RuleQuery?, limits: RuleLimits, explain: Bool,
          coverage: RuleCoverage? = nil, deferredCoverage: Bool = false) {
@@ -52,6 +56,24 @@ struct DecisionContext {
     /// Evaluates one rule. A runtime error makes it false (docs/protocol/rules.md §3.2);
     /// budget and data source failures propagate and deny the whole decision.
     mutating func run(_ rule: CompiledRule, at frame: Frame) throws(EvaluationFailure) -> Bool {
+        guard timing != nil else { return try runUntimed(rule, at: frame) }
+        let start = ContinuousClock.now
+        var result = false
+        defer {
+            let elapsed = (ContinuousClock.now - start).components
+            ruleTimes.append(RuleTime(location: rule.location, nanoseconds: elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000,
+                                      result: result))
+        }
+        result = try runUntimed(rule, at: frame)
+        return result
+    }
+
+    /// Tells `timing` the rules this decision evaluated (at its end).
+    func reportRuleTimes() {
+        if let timing, !ruleTimes.isEmpty { timing.rulesEvaluated(ruleTimes) }
+    }
+
+    private mutating func runUntimed(_ rule: CompiledRule, at frame: Frame) throws(EvaluationFailure) -> Bool {
         let result: Bool
         var note: String?
         switch rule.body {

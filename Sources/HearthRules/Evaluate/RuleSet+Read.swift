@@ -13,8 +13,11 @@ extension RuleSet {
     ///   - now: server time in milliseconds since the epoch.
     ///   - query: the read's query parameters, or nil for a plain read.
     ///   - explain: also list every rule evaluated in the decision's explanation.
-    public func canRead(_ path: DataPath, data: any RuleDataSource, auth: JSONValue, now: Int64, query: RuleQuery?, explain: Bool = false) -> RuleDecision {
+    ///   - timing: told each evaluated rule's time (a profiler).
+    public func canRead(_ path: DataPath, data: any RuleDataSource, auth: JSONValue, now: Int64, query: RuleQuery?, explain: Bool = false,
+                        timing: (any RuleTiming)? = nil) -> RuleDecision {
         var context = DecisionContext(before: data, after: nil, auth: auth, now: now, query: query, limits: limits, explain: explain, coverage: coverage)
+        context.timing = timing
         return decideRead(path, context: &context)
     }
 
@@ -23,9 +26,10 @@ extension RuleSet {
     /// without asking again); false means "ask `canRead` with the data". With coverage its
     /// evaluations count only when it answers true: otherwise the caller asks `canRead`,
     /// which counts.
-    public func readAllowedWithoutData(_ path: DataPath, auth: JSONValue, now: Int64) -> Bool {
+    public func readAllowedWithoutData(_ path: DataPath, auth: JSONValue, now: Int64, timing: (any RuleTiming)? = nil) -> Bool {
         var context = DecisionContext(before: AbsentData(), after: nil, auth: auth, now: now, query: nil, limits: limits, explain: false,
                                       coverage: coverage, deferredCoverage: true)
+        context.timing = timing
         let decision = decideRead(path, context: &context)
         // Data is read only through `data` or `root`, which mark the decision as depending on it.
         let allowed = decision.allowed && !decision.dependsOnDataOrTime && context.hits?.overflowed != true
@@ -125,7 +129,8 @@ extension DataPath {
 
 extension DecisionContext {
     func decision(_ allowed: Bool, _ summary: String, denial: RuleDenial? = nil) -> RuleDecision {
-        RuleDecision(allowed: allowed, explanation: explain ? trace + [summary] : [summary], dependsOnDataOrTime: usedDataOrTime, denial: denial)
+        reportRuleTimes()
+        return RuleDecision(allowed: allowed, explanation: explain ? trace + [summary] : [summary], dependsOnDataOrTime: usedDataOrTime, denial: denial)
     }
 }
 

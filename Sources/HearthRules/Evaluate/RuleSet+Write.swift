@@ -16,8 +16,10 @@ extension RuleSet {
     ///   - auth: the `auth` variable (`.null` when signed out).
     ///   - now: server time in ms; `{".sv":"timestamp"}` must already be resolved to it.
     ///   - explain: also list every rule evaluated in the decision's explanation.
-    public func canWrite(_ writes: [(path: DataPath, value: JSONValue?)], data: any RuleDataSource, auth: JSONValue, now: Int64, explain: Bool = false) -> RuleDecision {
-        decideWrite(writes, data: data, auth: auth, now: now, explain: explain).decision
+    ///   - timing: told each evaluated rule's time (a profiler).
+    public func canWrite(_ writes: [(path: DataPath, value: JSONValue?)], data: any RuleDataSource, auth: JSONValue, now: Int64, explain: Bool = false,
+                         timing: (any RuleTiming)? = nil) -> RuleDecision {
+        decideWrite(writes, data: data, auth: auth, now: now, explain: explain, timing: timing).decision
     }
 
     /// `canWrite` decided without the stored tree or the clock, for a caller that would
@@ -32,9 +34,11 @@ extension RuleSet {
     /// With coverage its evaluations count only when it returns an allowed decision (its
     /// caller then asks nothing more); otherwise the caller decides on the writer with
     /// `canWrite`, which counts.
-    public func canWriteWithoutData(_ writes: [(path: DataPath, value: JSONValue?)], auth: JSONValue) -> RuleDecision? {
+    public func canWriteWithoutData(_ writes: [(path: DataPath, value: JSONValue?)], auth: JSONValue,
+                                    timing: (any RuleTiming)? = nil) -> RuleDecision? {
         let data = UnreadableData()
-        let (decision, context) = decideWrite(writes, data: data, auth: auth, now: 0, explain: false, summarizeAllowed: false, deferredCoverage: true)
+        let (decision, context) = decideWrite(writes, data: data, auth: auth, now: 0, explain: false, timing: timing,
+                                              summarizeAllowed: false, deferredCoverage: true)
         let usable = !(context.usedStoredDataOrTime || data.wasRead || context.hits?.overflowed == true)
         if !(usable && decision.allowed) { context.hits?.discard() }
         return usable ? decision : nil
@@ -43,13 +47,15 @@ extension RuleSet {
     /// The decision and its context (whose coverage hits are added when it goes away;
     /// `deferredCoverage`: held until then, for the caller to discard).
     private func decideWrite(_ writes: [(path: DataPath, value: JSONValue?)], data: any RuleDataSource, auth: JSONValue, now: Int64, explain: Bool,
-                             summarizeAllowed: Bool = true, deferredCoverage: Bool = false) -> (decision: RuleDecision, context: DecisionContext) {
+                             timing: (any RuleTiming)?, summarizeAllowed: Bool = true,
+                             deferredCoverage: Bool = false) -> (decision: RuleDecision, context: DecisionContext) {
         // Values should arrive normalised; if one does not (an array, a null inside), the
         // stored form is used so that every node that will exist is validated.
         let writes = writes.map { (path: $0.path, value: $0.value.flatMap(OverlayTrie.present)) }
         let overlay = WriteOverlay(base: data, writes: writes)
         var context = DecisionContext(before: data, after: overlay, auth: auth, now: now, query: nil, limits: limits, explain: explain,
                                       coverage: coverage, deferredCoverage: deferredCoverage)
+        context.timing = timing
         let decision = decideWrite(writes, context: &context, summarizeAllowed: summarizeAllowed)
         return (decision, context)
     }
@@ -81,6 +87,7 @@ extension RuleSet {
                 }
             }
             if !summarizeAllowed && !context.explain {
+                context.reportRuleTimes()
                 return RuleDecision(allowed: true, explanation: [], dependsOnDataOrTime: context.usedDataOrTime)
             }
             return context.decision(true, "\(operation) allowed by \(grants.joined(separator: ", "))")

@@ -18,6 +18,7 @@ enum ConsoleAssets {
         "users.js": File(contentType: "text/javascript; charset=utf-8", body: usersJS),
         "health.js": File(contentType: "text/javascript; charset=utf-8", body: healthJS),
         "triggers.js": File(contentType: "text/javascript; charset=utf-8", body: triggersJS),
+        "profile.js": File(contentType: "text/javascript; charset=utf-8", body: profileJS),
     ]
 
     static let indexHTML = """
@@ -33,7 +34,7 @@ enum ConsoleAssets {
         <body>
         <header>
           <h1>Hearth</h1>
-          <nav id="nav" aria-label="Screens" hidden><button type="button" data-screen="data">Data</button><button type="button" data-screen="rules">Rules</button><button type="button" data-screen="users">Users</button><button type="button" data-screen="triggers">Triggers</button><button type="button" data-screen="health">Health</button></nav>
+          <nav id="nav" aria-label="Screens" hidden><button type="button" data-screen="data">Data</button><button type="button" data-screen="rules">Rules</button><button type="button" data-screen="users">Users</button><button type="button" data-screen="triggers">Triggers</button><button type="button" data-screen="profile">Profile</button><button type="button" data-screen="health">Health</button></nav>
           <label id="namespace-picker" hidden>Database <select id="namespace"></select></label>
           <span id="who"></span>
           <button id="sign-out" type="button" hidden>Sign out</button>
@@ -48,9 +49,9 @@ enum ConsoleAssets {
     static let css = """
         :root { font-family: system-ui, sans-serif; color: #1d1d1f; background: #fafafa; }
         body { margin: 0; }
-        header { display: flex; align-items: center; gap: 1rem; padding: 0.5rem 1rem; background: #2d2a26; color: #fff; }
+        header { display: flex; flex-wrap: wrap; align-items: center; gap: 1rem; padding: 0.5rem 1rem; background: #2d2a26; color: #fff; }
         header h1 { font-size: 1.1rem; margin: 0; }
-        header nav { display: flex; gap: 0.5rem; flex: 1; }
+        header nav { display: flex; flex-wrap: wrap; gap: 0.5rem; flex: 1; }
         header nav a { color: #fff; }
         #who { margin-left: auto; }
         main { padding: 1rem; max-width: 60rem; }
@@ -91,8 +92,8 @@ enum ConsoleAssets {
         .chart h3 { font-size: 0.95rem; margin: 0 0 0.25rem; }
         .chart .now { font-family: ui-monospace, monospace; font-size: 1.2rem; }
         .chart svg { width: 100%; height: 3rem; }
-        table.users, table.triggers { border-collapse: collapse; margin: 0.5rem 0; }
-        table.triggers th, table.triggers td { text-align: left; padding: 0.2rem 0.6rem; border-bottom: 1px solid #ddd; overflow-wrap: anywhere; }
+        table.users, table.triggers, table.profile { border-collapse: collapse; margin: 0.5rem 0; }
+        table.triggers th, table.triggers td, table.profile th, table.profile td { text-align: left; padding: 0.2rem 0.6rem; border-bottom: 1px solid #ddd; overflow-wrap: anywhere; }
         table.users th, table.users td { text-align: left; padding: 0.2rem 0.6rem; border-bottom: 1px solid #ddd; }
         dl.user { display: grid; grid-template-columns: max-content 1fr; gap: 0.2rem 1rem; }
         dl.user dt { font-weight: 600; }
@@ -204,6 +205,9 @@ enum ConsoleAssets {
           triggers() { return this.request('GET', this.scoped('triggers')); }
           resendDeadLetters(ids) { return this.request('POST', this.scoped('triggers/resend'), { ids }); }
           parkEvents(ids) { return this.request('POST', this.scoped('triggers/park'), { ids }); }
+          profile(action, duration) {
+            return this.request('POST', this.scoped(`profile?action=${action}` + (duration ? `&duration=${duration}` : '')));
+          }
 
           // Live changes under `path` (server-sent events, the session's cookie).
           watch(path, onChange) {
@@ -261,6 +265,7 @@ enum ConsoleAssets {
         import { RulesScreen } from './rules.js';
         import { UsersScreen } from './users.js';
         import { TriggersScreen } from './triggers.js';
+        import { ProfileScreen } from './profile.js';
         import { HealthScreen } from './health.js';
 
         const api = new ConsoleAPI();
@@ -301,9 +306,9 @@ enum ConsoleAssets {
         let screen = null;
         let shown = null;
         const nav = document.getElementById('nav');
-        const screens = { data: DataScreen, rules: RulesScreen, users: UsersScreen, triggers: TriggersScreen, health: HealthScreen };
+        const screens = { data: DataScreen, rules: RulesScreen, users: UsersScreen, triggers: TriggersScreen, profile: ProfileScreen, health: HealthScreen };
         // The screens that show one namespace's database (the others are the server's).
-        const perNamespace = new Set(['data', 'rules', 'triggers']);
+        const perNamespace = new Set(['data', 'rules', 'triggers', 'profile']);
         const picker = document.getElementById('namespace-picker');
         const namespaceSelect = document.getElementById('namespace');
 

@@ -143,7 +143,7 @@ struct ConsoleRoute {
 
     private func signedIn(_ request: HTTPRequest, _ endpoint: String, session: ConsoleAccounts.Session,
                           respond: @escaping @Sendable (HTTPResponse) -> Void, raw: HTTPResponder) {
-        let perNamespace = ["rest", "rules", "triggers"].contains { endpoint == $0 || endpoint.hasPrefix($0 + "/") }
+        let perNamespace = ["rest", "rules", "triggers", "profile"].contains { endpoint == $0 || endpoint.hasPrefix($0 + "/") }
         guard perNamespace else {
             // Administrators, sessions, app users and metrics are the server's.
             guard Self.namespaceParameters(request.query).isEmpty else {
@@ -162,6 +162,7 @@ struct ConsoleRoute {
         if endpoint == "rules" || endpoint.hasPrefix("rules/") {
             return route.rules(request, endpoint, session: session, respond: respond)
         }
+        if endpoint == "profile" { return route.profile(request, respond: respond) }
         route.triggers(request, endpoint, respond: respond)
     }
 

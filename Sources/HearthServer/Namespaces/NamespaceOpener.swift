@@ -97,8 +97,9 @@ struct NamespaceOpener: Sendable {
         -> (namespace: Namespace, server: ServerParts) {
         let (rules, rulesText): (RuleSet, String)
         if let loaded { (rules, rulesText) = loaded } else { (rules, rulesText) = try HearthService.loadRules(rulesPath, logger: logger) }
+        let profiler = Profiler()
         let hub = StreamHub(options: configuration.streams, clock: clock,
-                            broadcastEvents: StreamContext.broadcastEvents)
+                            broadcastEvents: ProfileRecording.broadcastEvents(recordingIn: profiler))
         let signals = HearthService.signals(SharedEngineSignals(logger: logger, hub: hub, wireSessions: wireSessions),
                                             metrics: metrics.database(name), logger: logger)
         var made: ServerParts? = nil
@@ -106,7 +107,7 @@ struct NamespaceOpener: Sendable {
         do {
             instance = try DatabaseInstance(
                 rules: rules, rulesText: rulesText, hub: hub, readCacheBytes: readCacheBytes, signals: signals,
-                recordsRulesCoverage: configuration.recordsRulesCoverage, clock: clock, logger: logger,
+                recordsRulesCoverage: configuration.recordsRulesCoverage, clock: clock, logger: logger, profiler: profiler,
                 open: { hooks throws(StartupError) in try openStore(name, hooks) },
                 registrantStands: { store throws(StartupError) in
                     let parts = try serverParts(store)

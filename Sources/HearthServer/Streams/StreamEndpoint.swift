@@ -51,7 +51,7 @@ enum StreamEndpoint {
                     onClose: { pending.cancel() })
                 responder.openStream(head(), options: options) { stream in
                     guard let stream else { return pending.cancel() }
-                    pending.start(SSEEventSink(stream: stream))
+                    pending.start(SSEEventSink(stream: stream, path: request.path))
                 }
             }
         }

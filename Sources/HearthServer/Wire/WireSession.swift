@@ -37,7 +37,10 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     private var assembler: WireFrameAssembler
     /// What `assembler` holds as the connection last heard (`WebSocketSession.holding`).
     private var reportedHeld = 0
-    private var inbox: [WireInbound] = []
+    private var inbox: [(request: WireInbound, bytes: Int)] = []
+    /// The running request's size, and its recording while the profiler records.
+    private var requestBytes = 0
+    private var profiling: WireProfiling?
     private var busy = false
     var closed = false
     var credential = Authenticator.Credential(caller: .unauthenticated)
@@ -169,7 +172,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
             guard inbox.count < context.limits.maxPendingRequests else {
                 return fail(.policyViolation, "Over \(context.limits.maxPendingRequests) requests waiting; read the answers before sending more")
             }
-            inbox.append(inbound)
+            inbox.append((inbound, whole.count))
             next()
         }
     }
@@ -178,7 +181,8 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     private func next() {
         guard !busy, !closed, !inbox.isEmpty else { return }
         busy = true
-        let request = inbox.removeFirst()
+        let (request, bytes) = inbox.removeFirst()
+        requestBytes = bytes
         guard case .request(let number, let action, let body) = request else { return done() }
         guard Self.actionsJudgedByIdentity.contains(action), credential.caller != .unauthenticated else {
             return handle(number: number, action: action, body: body)
@@ -231,6 +235,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     /// The running request answered: on to the next.
     func done() {
         busy = false
+        profiling = nil
         next()
     }
 
@@ -239,6 +244,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     func answer(_ number: Int64?, _ status: String, _ data: JSONValue) {
         if let number, let session {
             let bytes = WireOutbound.response(number: number, status: status, data: data).bytes
+            profiling?.answered(context.database.profiler, bytesOut: bytes.count)
             if listens.isEmpty {
                 // No listen, no pushes for this client to precede the answer: send it now
                 // rather than through the hub's one fan-out queue.
@@ -279,6 +285,9 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     private func handle(number: Int64?, action: String, body: JSONValue) {
         let members: [JSONKey: JSONValue]
         if case .object(let object) = body { members = object } else { members = [:] }
+        if context.database.profiler.isRecording {
+            profiling = WireProfiling(context.database.profiler, action: action, body: body, bytesIn: requestBytes)
+        }
         switch action {
         case "s", "appcheck", "unappeck", "unappcheck":
             answer(number, "ok", .string(""))

@@ -9,34 +9,14 @@ on both.
 
 Prints one JSON line per check {"name", "ok", "details"}, then `done`.
 """
-import json
 import sys
 
-from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select, WebDriverWait
+from selenium.webdriver.support.ui import Select
+
+from browser_support import chromium, outcome, wait_for
 
 SINGLE, MULTI, EMAIL, PASSWORD, PROFILE = sys.argv[1:6]
-WAIT = 20
-
-
-def outcome(name, run):
-    """Runs the check `run` (returning (ok, details)) and prints its line."""
-    try:
-        ok, details = run()
-    except Exception as error:  # pylint: disable=broad-except
-        ok, details = False, f'{type(error).__name__}: {error}'
-    print(json.dumps({'name': name, 'ok': bool(ok), 'details': details}, default=str), flush=True)
-
-
-def wait_for(driver, condition, what):
-    try:
-        return WebDriverWait(driver, WAIT).until(condition)
-    except TimeoutException:
-        raise AssertionError(f'timed out waiting for {what}')
 
 
 def leaf(driver, path):
@@ -61,11 +41,7 @@ def signed_in(driver, base):
 
 
 def main():
-    options = Options()
-    options.binary_location = '/usr/bin/chromium'
-    for argument in ('--headless=new', '--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', f'--user-data-dir={PROFILE}'):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service('/usr/bin/chromedriver'), options=options)
+    driver = chromium(PROFILE)
     picker = lambda: driver.find_element(By.ID, 'namespace-picker')  # noqa: E731
     choose = lambda label: Select(driver.find_element(By.ID, 'namespace')).select_by_visible_text(label)  # noqa: E731
     rules_text = lambda: driver.find_element(By.ID, 'rules-text').get_property('value')  # noqa: E731

@@ -1,0 +1,56 @@
+import HearthJSON
+
+/// Told how long each rule took to evaluate, while a caller wants to know (a profiler).
+/// Passed per decision (`RuleSet.canRead(…, timing:)`); nil, the default, costs one nil
+/// check per evaluated rule.
+public protocol RuleTiming: Sendable {
+    /// The rules one decision evaluated, in order: each rule's location
+    /// (`/rules/users/$uid/.write`) and how long that evaluation took. Told once per
+    /// decision, at its end.
+    func rulesEvaluated(_ timings: [RuleTime])
+}
+
+/// One evaluation of one rule, for `RuleTiming`.
+public struct RuleTime: Sendable, Equatable {
+    public let location: String
+    public let nanoseconds: Int64
+    /// What the rule evaluated to (a runtime error is false; an aborted decision's last
+    /// rule is false too).
+    public let result: Bool
+
+    public init(location: String, nanoseconds: Int64, result: Bool = true) {
+        self.location = location
+        self.nanoseconds = nanoseconds
+        self.result = result
+    }
+}
+
+extension RuleSet {
+    /// The segment a data key gets in a path pattern when no rules node covers it.
+    public static let uncoveredKeyPattern = "$other"
+
+    /// `path` with its keys collapsed by the rules' wildcards: `/users/alice/favorites/x`
+    /// is `/users/$uid/favorites/$favId` under rules naming those variables. A named child
+    /// wins over a wildcard sibling, as in every decision; each key below the deepest rules
+    /// node on the path becomes `$other` (`uncoveredKeyPattern`), so the number of patterns
+    /// stays that of the rules' shape, not of the data's keys. The root is `/`.
+    public func pattern(of path: DataPath) -> String {
+        var node: RuleNode? = root
+        var pattern = ""
+        for key in path.segments {
+            pattern += "/"
+            guard let next = node?.child(key) else {
+                node = nil
+                pattern += Self.uncoveredKeyPattern
+                continue
+            }
+            if next.captured, let wildcard = node?.wildcard {
+                pattern += wildcard.name
+            } else {
+                pattern += key
+            }
+            node = next.node
+        }
+        return pattern.isEmpty ? "/" : pattern
+    }
+}
