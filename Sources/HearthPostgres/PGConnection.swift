@@ -141,6 +141,7 @@ final class PGConnection {
     /// statements separated by semicolons (a migration). Results are discarded; when a
     /// statement fails, the ones after it do not run.
     func execute(_ sql: String) throws(StoreError) {
+        try runDeferred()
         _ = try take(exchange { PQsendQuery(handle, sql) }, operation: "execute")
     }
 
@@ -148,6 +149,7 @@ final class PGConnection {
     /// returns its rows (text format). The statement is prepared on first use on this
     /// connection and run by name afterwards.
     func query(_ sql: String, _ params: [PGValue] = []) throws(StoreError) -> PGResult {
+        try runDeferred()
         let encoded = try PGParameters(params)
         let name = try statementName(for: sql)
         let raw = exchange {
@@ -169,6 +171,18 @@ final class PGConnection {
             }
             throw error
         }
+    }
+
+    /// Work that must reach the server before the next statement on this session (the
+    /// writer's queued writes, `PostgresTreeWriter`): run once, by the next `query` or
+    /// `execute`, before it; its failure is that statement's. Its owner clears it (sets nil)
+    /// when it sends the work itself or drops it.
+    var beforeNextStatement: (() throws(StoreError) -> Void)?
+
+    private func runDeferred() throws(StoreError) {
+        guard let work = beforeNextStatement else { return }
+        beforeNextStatement = nil
+        try work()
     }
 
     /// The name `sql` is prepared under, preparing it now if needed; nil once the cache is full.

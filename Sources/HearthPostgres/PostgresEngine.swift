@@ -245,13 +245,26 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
             // The row lock that orders every node's write transactions (see the type's doc).
             last = try connection.query("UPDATE hearth_meta SET value = value WHERE key = 'last_seq' RETURNING value").int64(0, 0)
             try indexes.refresh(connection)
-            for item in batch {
-                let result = applyOne(item, connection: connection, view: view, time: time, seq: last + 1)
+            let writer = PostgresTreeWriter(connection: connection, maxReplaced: options.maxNodesPerWrite, at: time, lastSeq: last)
+            defer { connection.beforeNextStatement = nil }
+            for (ticket, item) in batch.enumerated() {
+                let result = applyOne(item, ticket: ticket, writer: writer, connection: connection, view: view, time: time)
                 // A store failure aborted the transaction: nothing of the batch commits.
                 if case .failure(.store(let error)) = result { throw error }
-                if case .success = result { (last, wrote) = (last + 1, true) }
                 results.append(result)
             }
+            try writer.flush()
+            // The numbers of the writes queued: each took the next one, unless too large.
+            for (ticket, seq) in writer.outcomes {
+                guard case .success(var (change, operation)) = results[ticket] else { continue }
+                guard let seq else {
+                    results[ticket] = .failure(.tooLarge(.replaces(limit: options.maxNodesPerWrite)))
+                    continue
+                }
+                change.seq = seq
+                results[ticket] = .success((change, operation))
+            }
+            (last, wrote) = (writer.lastSeq, writer.lastSeq > last)
             if wrote {
                 // The new last number, and this batch's mark (see `outcomeOfLostCommit`).
                 _ = try connection.query("""
@@ -268,6 +281,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
             // then the batch's mark says it did not commit, and its writes are not acknowledged.
             try connection.commit()
         } catch {
+            connection.beforeNextStatement = nil  // the queued writes go with the transaction
             indexes.invalidate()
             let failure: WriteFailure
             switch FailedBatch.after(commitSent: committing, wrote: wrote) {
@@ -370,19 +384,28 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         }
     }
 
-    /// One write inside the batch's transaction: checked on the writer's view, then
-    /// applied and logged in one round trip (`hearth_apply`). A rejected write changed
+    /// One write inside the batch's transaction: checked on the writer's view, then queued
+    /// on `writer`, which sends the batch's writes together (`PostgresTreeWriter`). A write
+    /// with trigger events, watched locations or query indexes to maintain is sent at once,
+    /// as what follows needs its number and the tree after it. A rejected write changed
     /// nothing; a store failure aborted the transaction (the caller rolls the batch back).
-    private func applyOne(_ item: PendingWrite, connection: PGConnection, view: PostgresTreeView,
-                          time: Int64, seq: Int64) -> Result<(Change, WriteOperation), WriteFailure> {
+    /// A queued write's success is provisional: its number, or its failure as too large,
+    /// comes from `writer`'s outcomes.
+    private func applyOne(_ item: PendingWrite, ticket: Int, writer: PostgresTreeWriter, connection: PGConnection,
+                          view: PostgresTreeView, time: Int64) -> Result<(Change, WriteOperation), WriteFailure> {
         do {
             let operation = try item.checked(on: view, at: time)
             let events = try item.events(on: view, applied: operation)
             let watched = try WatchedValues(below: operation, watch: hooks.watch, view: view)
-            var change = Change.record(of: operation, seq: seq, at: time)
-            if try PostgresTreeWriter.apply(operation, as: change, maxReplaced: options.maxNodesPerWrite, connection: connection) < 0 {
-                throw WriteFailure.tooLarge(.replaces(limit: options.maxNodesPerWrite))
+            var change = Change.record(of: operation, seq: 0, at: time)
+            try writer.add(operation, as: change, ticket: ticket)
+            if events.isEmpty && watched.isEmpty && indexes.count == 0 { return .success((change, operation)) }
+            try writer.flush()
+            guard let outcome = writer.outcome(of: ticket) else {
+                throw StoreError.corrupt("the batch writer lost a write's outcome")
             }
+            guard let seq = outcome.seq else { throw WriteFailure.tooLarge(.replaces(limit: options.maxNodesPerWrite)) }
+            change.seq = seq
             for entry in operation.entries { try indexes.written(entry.path, connection: connection) }
             try PostgresTriggerOutbox.record(events, of: change, connection: connection)
             change.unchangedBelow = try watched.unchanged(on: view)

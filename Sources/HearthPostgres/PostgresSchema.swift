@@ -278,6 +278,86 @@ enum PostgresSchema {
             last_due_at  bigint NOT NULL
         );
         """,
+        // 9: a batch's writes applied in one round trip (docs/design.md §3): each write's
+        // entries, ancestors, leaves and priorities are slices of the arrays (the *_ends
+        // arrays hold where each write's slice ends, 1-based, inclusive). The writes run in
+        // order as `hearth_apply` runs one; a write that would replace more than max_replace
+        // rows is skipped (-1 in the answer) and takes no number: the others are numbered
+        // from base_seq + 1 in order, and logged together at the end. The answer holds each
+        // write's replaced row count. `hearth_apply` stays for nodes of the previous
+        // release until they are replaced.
+        """
+        CREATE FUNCTION hearth_apply_batch(
+            max_replace bigint, base_seq bigint, change_at bigint,
+            entry_ends int[], entries text[], ancestor_ends int[], ancestors text[],
+            leaf_ends int[], leaf_paths text[], leaf_kinds smallint[], leaf_ints bigint[], leaf_doubles float8[], leaf_strings text[],
+            prio_ends int[], prio_paths text[], prio_kinds smallint[], prio_ints bigint[], prio_doubles float8[], prio_strings text[],
+            change_paths text[], change_kinds text[], change_data text[]
+        ) RETURNS bigint[] LANGUAGE plpgsql AS $$
+        DECLARE
+            counts bigint[] := '{}';
+            seqs bigint[] := '{}';
+            seq bigint := base_seq;
+            n bigint;
+            p text;
+            e0 int := 1; a0 int := 1; l0 int := 1; q0 int := 1;
+        BEGIN
+            FOR w IN 1..coalesce(cardinality(change_paths), 0) LOOP
+                n := 0;
+                FOR k IN e0..entry_ends[w] LOOP
+                    p := entries[k];
+                    IF p = '' THEN
+                        n := n + (SELECT count(*) FROM (SELECT 1 FROM nodes LIMIT greatest(0, max_replace + 1 - n)) AS s);
+                    ELSE
+                        n := n + (SELECT count(*) FROM nodes WHERE path = p);
+                        n := n + (SELECT count(*) FROM (SELECT 1 FROM nodes WHERE path >= p || '/' AND path < p || '0'
+                                  LIMIT greatest(0, max_replace + 1 - n)) AS s);
+                    END IF;
+                    EXIT WHEN n > max_replace;
+                END LOOP;
+                IF n > max_replace THEN
+                    counts := array_append(counts, (-1)::bigint);
+                    seqs := array_append(seqs, NULL::bigint);
+                ELSE
+                    FOR k IN e0..entry_ends[w] LOOP
+                        p := entries[k];
+                        IF p = '' THEN
+                            DELETE FROM nodes;
+                            DELETE FROM priorities;
+                        ELSE
+                            DELETE FROM nodes WHERE path = p;
+                            DELETE FROM nodes WHERE path >= p || '/' AND path < p || '0';
+                            DELETE FROM priorities WHERE path = p;
+                            DELETE FROM priorities WHERE path >= p || '/' AND path < p || '0';
+                        END IF;
+                    END LOOP;
+                    IF ancestor_ends[w] >= a0 THEN
+                        DELETE FROM nodes WHERE path = ANY(ancestors[a0:ancestor_ends[w]]);
+                    END IF;
+                    IF leaf_ends[w] >= l0 THEN
+                        INSERT INTO nodes(path, kind, ival, dval, sval)
+                        SELECT * FROM unnest(leaf_paths[l0:leaf_ends[w]], leaf_kinds[l0:leaf_ends[w]], leaf_ints[l0:leaf_ends[w]],
+                                             leaf_doubles[l0:leaf_ends[w]], leaf_strings[l0:leaf_ends[w]]);
+                    END IF;
+                    IF prio_ends[w] >= q0 THEN
+                        INSERT INTO priorities(path, kind, ival, dval, sval)
+                        SELECT * FROM unnest(prio_paths[q0:prio_ends[w]], prio_kinds[q0:prio_ends[w]], prio_ints[q0:prio_ends[w]],
+                                             prio_doubles[q0:prio_ends[w]], prio_strings[q0:prio_ends[w]])
+                        ON CONFLICT (path) DO UPDATE SET kind = excluded.kind, ival = excluded.ival, dval = excluded.dval, sval = excluded.sval;
+                    END IF;
+                    seq := seq + 1;
+                    counts := array_append(counts, n);
+                    seqs := array_append(seqs, seq);
+                END IF;
+                e0 := entry_ends[w] + 1; a0 := ancestor_ends[w] + 1; l0 := leaf_ends[w] + 1; q0 := prio_ends[w] + 1;
+            END LOOP;
+            INSERT INTO changes(seq, path, kind, data, at)
+            SELECT s, cp, ck, cd, change_at FROM unnest(seqs, change_paths, change_kinds, change_data) AS u(s, cp, ck, cd)
+            WHERE s IS NOT NULL ORDER BY s;
+            RETURN counts;
+        END
+        $$;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -1,15 +1,60 @@
-import Dispatch
 import HearthJSON
 import HearthStore
-import Synchronization
 
-/// Applies a write to the tree inside the writer's transaction: the arrays for
-/// `hearth_apply` (the SQLite engine's `TreeWriter` does the same in several statements).
-enum PostgresTreeWriter {
-    /// The rows replaced (-1 when more than `maxReplaced`: then nothing changed).
-    static func apply(_ operation: WriteOperation, as change: Change, maxReplaced: Int, connection: PGConnection) throws(StoreError) -> Int64 {
-        var entries: [String] = [], ancestors: Set<String> = []
-        var rows: [LeafRow] = [], priorities: [LeafRow] = []
+/// Applies a batch's writes to the tree inside the writer's transaction with as few
+/// statements as the batch allows: writes are queued and sent together, in order, as one
+/// call of `hearth_apply_batch` (migration 9), which runs each write's deletes and inserts
+/// in turn and logs the changes of those it applied. The queue is sent before any other
+/// statement on the connection (`PGConnection.beforeNextStatement`): a check, a fence or an
+/// index update that reads the tree sees every earlier write of the batch, as when each
+/// write was its own call. The SQLite engine's `TreeWriter` does the same per write.
+///
+/// A write that would replace more than `maxReplaced` rows changes nothing and takes no
+/// change number: the numbers of the writes after it close up (`flush` tells the caller
+/// which number each write got).
+final class PostgresTreeWriter {
+    /// Writes sent in one statement at most: a longer queue is sent in several.
+    static let maxWritesPerStatement = 128
+    /// Leaf and priority rows sent in one statement at most, unless one write alone has more
+    /// (it goes alone): bounds the parameters the writer holds and the server parses.
+    static let maxRowsPerStatement = 20_000
+
+    /// What became of a queued write: the change number it took, or nil when it would have
+    /// replaced more than `maxReplaced` rows (nothing of it was applied).
+    typealias Outcome = (ticket: Int, seq: Int64?)
+
+    private let connection: PGConnection
+    private let maxReplaced: Int
+    private let at: Int64
+    /// The last change number taken (the batch's first write takes this + 1).
+    private(set) var lastSeq: Int64
+    /// Statements sent (tests count them).
+    private(set) var statements = 0
+    private var queue = Queue()
+    /// The outcomes of the writes sent, in the order they were queued.
+    private(set) var outcomes: [Outcome] = []
+
+    /// The arrays of `hearth_apply_batch`, for the writes queued.
+    private struct Queue {
+        var tickets: [Int] = []
+        var entries: [String?] = [], entryEnds: [String?] = []
+        var ancestors: [String?] = [], ancestorEnds: [String?] = []
+        var leaves = Columns(), leafEnds: [String?] = []
+        var priorities = Columns(), priorityEnds: [String?] = []
+        var changePaths: [String?] = [], changeKinds: [String?] = [], changeData: [String?] = []
+        var rows: Int { leaves.paths.count + priorities.paths.count }
+    }
+
+    init(connection: PGConnection, maxReplaced: Int, at: Int64, lastSeq: Int64) {
+        (self.connection, self.maxReplaced, self.at, self.lastSeq) = (connection, maxReplaced, at, lastSeq)
+    }
+
+    /// Queues `operation`, logged as `change` (its number is given at `flush`); `ticket`
+    /// names it in the outcomes.
+    func add(_ operation: WriteOperation, as change: Change, ticket: Int) throws(StoreError) {
+        var ancestors: Set<String> = []
+        var leaves: [LeafRow] = [], priorities: [LeafRow] = []
+        var entries: [String?] = []
         for entry in operation.entries {
             entries.append(entry.path.storageKey)
             guard let value = entry.value else { continue }
@@ -18,34 +63,85 @@ enum PostgresTreeWriter {
                 ancestor = parent
                 ancestors.insert(ancestor.storageKey)
             }
-            LeafRow.flatten(value, at: entry.path.storageKey, into: &rows, priorities: &priorities)
+            LeafRow.flatten(value, at: entry.path.storageKey, into: &leaves, priorities: &priorities)
         }
-        let parameters: [PGValue] = [.text(PGArray.literal(entries)), .text(PGArray.literal(ancestors.sorted())), .int(Int64(maxReplaced))]
-            + columns(rows) + columns(priorities)
-            + [.int(change.seq), .text(change.path.storageKey), .text(change.kind.rawValue),
-               .text(String(decoding: JSONWriter.write(change.data), as: UTF8.self)), .int(change.at)]
-        let result = try connection.query("""
-            SELECT hearth_apply($1::text[], $2::text[], $3, $4::text[], $5::smallint[], $6::bigint[], $7::float8[], $8::text[],
-                                $9::text[], $10::smallint[], $11::bigint[], $12::float8[], $13::text[], $14, $15, $16, $17, $18)
-            """, parameters)
-        return result.int64(0, 0)
+        if !queue.tickets.isEmpty && (queue.tickets.count >= Self.maxWritesPerStatement
+                                      || queue.rows + leaves.count + priorities.count > Self.maxRowsPerStatement) {
+            try flush()
+        }
+        queue.tickets.append(ticket)
+        queue.entries += entries
+        queue.entryEnds.append(String(queue.entries.count))
+        queue.ancestors += ancestors.sorted().map { Optional($0) }
+        queue.ancestorEnds.append(String(queue.ancestors.count))
+        queue.leaves.append(leaves)
+        queue.leafEnds.append(String(queue.leaves.paths.count))
+        queue.priorities.append(priorities)
+        queue.priorityEnds.append(String(queue.priorities.paths.count))
+        queue.changePaths.append(change.path.storageKey)
+        queue.changeKinds.append(change.kind.rawValue)
+        queue.changeData.append(String(decoding: JSONWriter.write(change.data), as: UTF8.self))
+        connection.beforeNextStatement = { [weak self] () throws(StoreError) in try self?.flush() }
     }
 
-    /// The five column arrays of `rows` (path, kind, int, double, string), as parameters.
-    static func columns(_ rows: [LeafRow]) -> [PGValue] {
-        var paths: [String?] = [], kinds: [String?] = [], ints: [String?] = [], doubles: [String?] = [], strings: [String?] = []
-        for row in rows {
-            switch row.value {
-            case .string(let s): ints.append(nil); doubles.append(nil); strings.append(s)
-            case .int(let i): ints.append(String(i)); doubles.append(nil); strings.append(nil)
-            case .double(let d): ints.append(nil); doubles.append(PGArray.doubleText(d)); strings.append(nil)
-            case .bool(let b): ints.append(b ? "1" : "0"); doubles.append(nil); strings.append(nil)
-            case .null, .array, .object: continue
-            }
-            paths.append(row.path)
-            kinds.append(String(row.kind.rawValue))
+    /// Sends the queued writes (nothing when none are queued).
+    func flush() throws(StoreError) {
+        connection.beforeNextStatement = nil
+        guard !queue.tickets.isEmpty else { return }
+        let sent = queue
+        queue = Queue()
+        let literal = PGArray.literal as ([String?]) -> String
+        let parameters: [PGValue] = [.int(Int64(maxReplaced)), .int(lastSeq), .int(at),
+                                     .text(literal(sent.entryEnds)), .text(literal(sent.entries)),
+                                     .text(literal(sent.ancestorEnds)), .text(literal(sent.ancestors)),
+                                     .text(literal(sent.leafEnds))] + sent.leaves.parameters
+            + [.text(literal(sent.priorityEnds))] + sent.priorities.parameters
+            + [.text(literal(sent.changePaths)), .text(literal(sent.changeKinds)), .text(literal(sent.changeData))]
+        statements += 1
+        let result = try connection.query("""
+            SELECT unnest(hearth_apply_batch($1, $2, $3, $4::int[], $5::text[], $6::int[], $7::text[],
+                $8::int[], $9::text[], $10::smallint[], $11::bigint[], $12::float8[], $13::text[],
+                $14::int[], $15::text[], $16::smallint[], $17::bigint[], $18::float8[], $19::text[],
+                $20::text[], $21::text[], $22::text[]))
+            """, parameters)
+        guard result.rowCount == sent.tickets.count else {
+            throw .corrupt("hearth_apply_batch answered \(result.rowCount) outcomes for \(sent.tickets.count) writes")
         }
-        return [paths, kinds, ints, doubles, strings].map { .text(PGArray.literal($0)) }
+        for (row, ticket) in sent.tickets.enumerated() {
+            if result.int64(row, 0) < 0 {
+                outcomes.append((ticket, nil))
+            } else {
+                lastSeq += 1
+                outcomes.append((ticket, lastSeq))
+            }
+        }
+    }
+
+    /// The outcome of the write sent last, when it is `ticket`'s.
+    func outcome(of ticket: Int) -> Outcome? {
+        outcomes.last.flatMap { $0.ticket == ticket ? $0 : nil }
+    }
+
+    /// A set of leaf rows as the five column arrays of the batch function (rows whose value
+    /// is not a leaf are left out, as they have no row).
+    struct Columns {
+        var paths: [String?] = [], kinds: [String?] = [], ints: [String?] = [], doubles: [String?] = [], strings: [String?] = []
+
+        mutating func append(_ rows: [LeafRow]) {
+            for row in rows {
+                switch row.value {
+                case .string(let s): ints.append(nil); doubles.append(nil); strings.append(s)
+                case .int(let i): ints.append(String(i)); doubles.append(nil); strings.append(nil)
+                case .double(let d): ints.append(nil); doubles.append(PGArray.doubleText(d)); strings.append(nil)
+                case .bool(let b): ints.append(b ? "1" : "0"); doubles.append(nil); strings.append(nil)
+                case .null, .array, .object: continue
+                }
+                paths.append(row.path)
+                kinds.append(String(row.kind.rawValue))
+            }
+        }
+
+        var parameters: [PGValue] { [paths, kinds, ints, doubles, strings].map { .text(PGArray.literal($0)) } }
     }
 }
 

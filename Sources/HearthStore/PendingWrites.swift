@@ -139,6 +139,9 @@ package struct WatchedValues {
         before = values
     }
 
+    /// Whether no location below the write is watched (nothing to compare after it).
+    package var isEmpty: Bool { paths.isEmpty }
+
     /// The watched locations whose value is the same on `view` now.
     package func unchanged(on view: any TreeView) throws(StoreError) -> [DataPath] {
         var same: [DataPath] = []

@@ -1,0 +1,178 @@
+import Dispatch
+import HearthJSON
+import HearthStore
+import HearthTesting
+import Synchronization
+import Testing
+@testable import HearthPostgres
+
+/// A batch's writes sent together (`PostgresTreeWriter`, `hearth_apply_batch`): the same
+/// outcomes, tree and feed as one write per transaction, in order; the statement limits;
+/// a database of the previous schema keeps working.
+@Suite(.enabled(if: PostgresTests.enabled)) struct PostgresBatchWriteTests {
+    static func path(_ text: String) -> DataPath { try! DataPath(string: text) }
+
+    /// Writes that overlap: sets and updates of the same paths, deletes, a write then a
+    /// delete of the same path, a write below a leaf, priorities, one write too large
+    /// (`maxNodesPerWrite` 50) in the middle; more than `maxWritesPerStatement` in all.
+    static var operations: [WriteOperation] {
+        var ops: [WriteOperation] = []
+        var big: [JSONKey: JSONValue] = [:]
+        for i in 0..<40 { big[JSONKey("k\(i)")] = .int(Int64(i)) }
+        ops.append(.set(WriteEntry(path: path("/big"), value: .object(big))))
+        var more: [WriteEntry] = []
+        for i in 40..<60 { more.append(WriteEntry(path: path("/big/k\(i)"), value: .int(Int64(i)))) }
+        ops.append(.update(base: path("/big"), entries: more))
+        for i in 0..<300 {
+            switch i % 6 {
+            case 0: ops.append(.set(WriteEntry(path: path("/a/\(i % 7)"), value: .int(Int64(i)))))
+            case 1: ops.append(.update(base: path("/a"), entries: [WriteEntry(path: path("/a/b/\(i % 5)"), value: .string("s\(i)")),
+                                                                    WriteEntry(path: path("/a/\((i + 1) % 7)"), value: nil)]))
+            case 2: ops.append(.set(WriteEntry(path: path("/d"), value: ["x": .int(Int64(i)), "y": [".value": true, ".priority": .int(Int64(i))]])))
+            case 3: ops.append(.set(WriteEntry(path: path("/d"), value: nil)))
+            case 4: ops.append(.set(WriteEntry(path: path("/a/b/\(i % 5)/deeper"), value: .double(Double(i) + 0.5))))
+            default: ops.append(.set(WriteEntry(path: path("/a"), value: nil)))
+            }
+            if i == 150 { ops.append(.set(WriteEntry(path: path("/big"), value: 1))) }  // replaces 60 rows: too large
+        }
+        return ops
+    }
+
+    static var options: StoreOptions {
+        var options = StoreOptions()
+        options.maxNodesPerWrite = 50
+        return options
+    }
+
+    /// A write's outcome without its time: its number, or how it failed.
+    static func summary(_ result: Result<WriteOutcome, WriteFailure>) -> String {
+        switch result {
+        case .success(let outcome): return "seq \(outcome.seq)"
+        case .failure(.tooLarge): return "too large"
+        case .failure(let failure): return "failed: \(failure)"
+        }
+    }
+
+    @Test func aBatchOfOverlappingWritesCommitsInOrderAsOneWriteAtATimeWould() throws {
+        let operations = Self.operations
+        #expect(operations.count > PostgresTreeWriter.maxWritesPerStatement * 2)
+
+        // One write per transaction, on a database of its own: what the batch must match.
+        let alone = try PostgresEngine(url: try PostgresCluster.shared().makeDatabase(), options: Self.options)
+        defer { alone.close() }
+        let expected = operations.map { operation in Self.summary(Result { () throws(WriteFailure) in try alone.writeSync(operation, check: nil) }) }
+        #expect(expected.filter { $0 == "too large" }.count == 1)
+
+        // The same writes queued while the writer is held inside a first batch: they commit as one batch.
+        let url = try PostgresCluster.shared().makeDatabase()
+        let batches = Mutex<[Int]>([])
+        let heard = PostgresEngineTests.Heard()
+        var hooks = heard.hooks
+        hooks.observeCommit = { writes, _ in batches.withLock { $0.append(writes) } }
+        let (held, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let first = Atomic<Bool>(true)
+        let engine = try PostgresEngine(url: url, options: Self.options, clock: WallClock.milliseconds, hooks: hooks, beforeCommit: {
+            if first.exchange(false, ordering: .relaxed) { held.signal(); release.wait() }
+        })
+        defer { engine.close() }
+        let otherNode = PostgresEngineTests.Heard()
+        let other = try PostgresEngine(url: url, hooks: otherNode.hooks)
+        defer { other.close() }
+        engine.write(.set(WriteEntry(path: Self.path("/first"), value: 0)), check: nil, effects: nil) { _ in }
+        held.wait()
+        let results = Mutex<[Int: Result<WriteOutcome, WriteFailure>]>([:])
+        let done = DispatchGroup()
+        for (index, operation) in operations.enumerated() {
+            done.enter()
+            engine.write(operation, check: nil, effects: nil) { result in
+                results.withLock { $0[index] = result }
+                done.leave()
+            }
+        }
+        release.signal()
+        done.wait()
+        #expect(batches.withLock { $0 } == [1, operations.count], "the writes committed as one batch")
+        // Numbers: the first write's 1, then as alone's, one further on.
+        let got = results.withLock { all in (0..<operations.count).map { Self.summary(all[$0]!) } }
+        let shifted = expected.map { $0.hasPrefix("seq ") ? "seq \(Int($0.dropFirst(4))! + 1)" : $0 }
+        #expect(got == shifted)
+        try engine.writeSync(.set(WriteEntry(path: Self.path("/first"), value: nil)), check: nil)
+        try alone.writeSync(.set(WriteEntry(path: Self.path("/first"), value: nil)), check: nil)
+        #expect(try engine.readSync { try $0.exportValue(at: .root) } == alone.readSync { try $0.exportValue(at: .root) })
+        // The feed: every change, in order, the same on both nodes and as alone's log.
+        let count = expected.filter { $0.hasPrefix("seq ") }.count + 2
+        #expect(heard.wait(for: count) && otherNode.wait(for: count))
+        #expect(heard.all.map(\.seq) == Array(1...Int64(count)))
+        #expect(otherNode.all == heard.all.map { var change = $0; change.unchangedBelow = []; return change })
+        let log = Array(try engine.changes(after: 1, limit: 1_000).changes.dropLast())
+        let aloneLog = Array(try alone.changes(after: 0, limit: 1_000).changes.dropLast())
+        #expect(log.map { [$0.path.storageKey, $0.kind.rawValue] } == aloneLog.map { [$0.path.storageKey, $0.kind.rawValue] })
+        #expect(log.map(\.data) == aloneLog.map(\.data))
+    }
+
+    @Test func aQueueLongerThanAStatementsLimitsIsSentInSeveral() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let connection = try PGConnection(url: url)
+        try PostgresSchema.migrate(connection)
+        try connection.execute("BEGIN")
+        let writer = PostgresTreeWriter(connection: connection, maxReplaced: 1_000_000, at: 1, lastSeq: 0)
+        let writes = PostgresTreeWriter.maxWritesPerStatement * 2 + 1
+        for i in 0..<writes {
+            let operation = WriteOperation.set(WriteEntry(path: Self.path("/w/\(i % 10)"), value: .int(Int64(i))))
+            try writer.add(operation, as: Change.record(of: operation, seq: 0, at: 1), ticket: i)
+        }
+        #expect(writer.statements == 2, "a full queue is sent before the next write joins it")
+        // Any other statement sends the queue first, so it sees every write.
+        #expect(try connection.query("SELECT count(*) FROM changes").int64(0, 0) == Int64(writes))
+        #expect(writer.statements == 3)
+        #expect(writer.outcomes.map(\.ticket) == Array(0..<writes))
+        #expect(writer.outcomes.map(\.seq) == (1...Int64(writes)).map { $0 })
+        #expect(try connection.query("SELECT ival FROM nodes WHERE path = 'w/0'").int64(0, 0) == Int64((writes - 1) / 10 * 10))
+
+        // Rows: two writes of just over half the limit each go in two statements.
+        let half = PostgresTreeWriter.maxRowsPerStatement / 2 + 1
+        for ticket in 0..<2 {
+            var value: [JSONKey: JSONValue] = [:]
+            for i in 0..<half { value[JSONKey("k\(i)")] = .int(Int64(i)) }
+            let operation = WriteOperation.set(WriteEntry(path: Self.path("/rows/\(ticket)"), value: .object(value)))
+            try writer.add(operation, as: Change.record(of: operation, seq: 0, at: 1), ticket: writes + ticket)
+        }
+        try writer.flush()
+        #expect(writer.statements == 5)
+        #expect(try connection.query("SELECT count(*) FROM nodes WHERE path >= 'rows/' AND path < 'rows0'").int64(0, 0) == Int64(2 * half))
+        #expect(writer.lastSeq == Int64(writes + 2))
+        try connection.execute("ROLLBACK")
+    }
+
+    /// A database a node of the previous release made and wrote (schema 8, `hearth_apply`):
+    /// a new node migrates it, reads its data, and numbers on; a node of the previous
+    /// release still running can still write.
+    @Test func aSchema8DatabaseKeepsItsDataAndNumbersAndTheOldFunction() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let connection = try PGConnection(url: url)
+        try connection.execute("BEGIN")
+        for migration in PostgresSchema.migrations.prefix(8) { try connection.execute(migration) }
+        _ = try connection.query("INSERT INTO hearth_meta(key, value) VALUES ('schema_version', 8)")
+        let oldApply = """
+            SELECT hearth_apply($1::text[], '{}'::text[], 1000, $2::text[], '{2}'::smallint[], $3::bigint[], '{NULL}'::float8[], '{NULL}'::text[],
+                                '{}'::text[], '{}'::smallint[], '{}'::bigint[], '{}'::float8[], '{}'::text[], $4, $5, 'put', $6, 1)
+            """
+        _ = try connection.query(oldApply, [.text("{\"a\"}"), .text("{\"a\"}"), .text("{5}"), .int(1), .text("a"), .text("5")])
+        _ = try connection.query("UPDATE hearth_meta SET value = 1 WHERE key = 'last_seq'")
+        try connection.execute("COMMIT")
+
+        let engine = try PostgresEngine(url: url)
+        defer { engine.close() }
+        #expect(try connection.query("SELECT value FROM hearth_meta WHERE key = 'schema_version'").int64(0, 0) == 9)
+        #expect(try engine.readSync { try $0.value(at: .root) } == ["a": 5])
+        #expect(try engine.writeSync(.set(WriteEntry(path: Self.path("/b"), value: 2)), check: nil).seq == 2)
+        // The previous release's writer, beside the new one.
+        try connection.execute("BEGIN")
+        _ = try connection.query("UPDATE hearth_meta SET value = 3 WHERE key = 'last_seq'")
+        _ = try connection.query(oldApply, [.text("{\"c\"}"), .text("{\"c\"}"), .text("{7}"), .int(3), .text("c"), .text("7")])
+        try connection.execute("COMMIT")
+        #expect(try engine.writeSync(.set(WriteEntry(path: Self.path("/d"), value: 4)), check: nil).seq == 4)
+        #expect(try engine.readSync { try $0.value(at: .root) } == ["a": 5, "b": 2, "c": 7, "d": 4])
+        #expect(try engine.changes(after: 0, limit: 10).changes.map(\.seq) == [1, 2, 3, 4])
+    }
+}
