@@ -37,7 +37,9 @@ final class PostgresTreeWriter {
     /// The arrays of `hearth_apply_batch`, for the writes queued.
     private struct Queue {
         var tickets: [Int] = []
-        var entries: [String?] = [], entryEnds: [String?] = []
+        var entries: [String?] = [], entryEnds: [String?] = [], entryWrites: [String?] = []
+        /// Whether no entry is the root, equal to or below another write's (`Disjoint`).
+        var disjoint = Disjoint()
         var ancestors: [String?] = [], ancestorEnds: [String?] = []
         var leaves = Columns(), leafEnds: [String?] = []
         var priorities = Columns(), priorityEnds: [String?] = []
@@ -70,6 +72,8 @@ final class PostgresTreeWriter {
             try flush()
         }
         queue.tickets.append(ticket)
+        queue.disjoint.add(operation.entries.map(\.path), write: queue.tickets.count)
+        queue.entryWrites += entries.map { _ in String(queue.tickets.count) }
         queue.entries += entries
         queue.entryEnds.append(String(queue.entries.count))
         queue.ancestors += ancestors.sorted().map { Optional($0) }
@@ -92,6 +96,7 @@ final class PostgresTreeWriter {
         queue = Queue()
         let literal = PGArray.literal as ([String?]) -> String
         let parameters: [PGValue] = [.int(Int64(maxReplaced)), .int(lastSeq), .int(at),
+                                     .text(sent.disjoint.holds ? "true" : "false"), .text(literal(sent.entryWrites)),
                                      .text(literal(sent.entryEnds)), .text(literal(sent.entries)),
                                      .text(literal(sent.ancestorEnds)), .text(literal(sent.ancestors)),
                                      .text(literal(sent.leafEnds))] + sent.leaves.parameters
@@ -99,10 +104,10 @@ final class PostgresTreeWriter {
             + [.text(literal(sent.changePaths)), .text(literal(sent.changeKinds)), .text(literal(sent.changeData))]
         statements += 1
         let result = try connection.query("""
-            SELECT unnest(hearth_apply_batch($1, $2, $3, $4::int[], $5::text[], $6::int[], $7::text[],
-                $8::int[], $9::text[], $10::smallint[], $11::bigint[], $12::float8[], $13::text[],
-                $14::int[], $15::text[], $16::smallint[], $17::bigint[], $18::float8[], $19::text[],
-                $20::text[], $21::text[], $22::text[]))
+            SELECT unnest(hearth_apply_batch($1, $2, $3, $4::boolean, $5::int[], $6::int[], $7::text[], $8::int[], $9::text[],
+                $10::int[], $11::text[], $12::smallint[], $13::bigint[], $14::float8[], $15::text[],
+                $16::int[], $17::text[], $18::smallint[], $19::bigint[], $20::float8[], $21::text[],
+                $22::text[], $23::text[], $24::text[]))
             """, parameters)
         guard result.rowCount == sent.tickets.count else {
             throw .corrupt("hearth_apply_batch answered \(result.rowCount) outcomes for \(sent.tickets.count) writes")
@@ -120,6 +125,33 @@ final class PostgresTreeWriter {
     /// The outcome of the write sent last, when it is `ticket`'s.
     func outcome(of ticket: Int) -> Outcome? {
         outcomes.last.flatMap { $0.ticket == ticket ? $0 : nil }
+    }
+
+    /// Whether the queued writes' entries are unrelated across writes: none is the root,
+    /// and none is equal to, above or below an entry of another write. Then no write reads
+    /// or replaces what another writes, and `hearth_apply_batch` applies them all at once.
+    struct Disjoint {
+        private(set) var holds = true
+        /// Entry path → the write that has it; ancestor of an entry → the write below it.
+        private var entries: [String: Int] = [:], above: [String: Int] = [:]
+
+        mutating func add(_ paths: [DataPath], write: Int) {
+            for path in paths where holds {
+                let key = path.storageKey
+                if path == .root || entries[key].map({ $0 != write }) == true || above[key].map({ $0 != write }) == true {
+                    holds = false
+                    return
+                }
+                entries[key] = write
+                var ancestor = path
+                while let parent = ancestor.parent, holds {
+                    ancestor = parent
+                    let key = ancestor.storageKey
+                    if entries[key].map({ $0 != write }) == true { holds = false }
+                    if above[key] == nil { above[key] = write } else if above[key] != write { above[key] = -1 }
+                }
+            }
+        }
     }
 
     /// A set of leaf rows as the five column arrays of the batch function (rows whose value

@@ -53,15 +53,69 @@ import Testing
         }
     }
 
-    @Test func aBatchOfOverlappingWritesCommitsInOrderAsOneWriteAtATimeWould() throws {
-        let operations = Self.operations
-        #expect(operations.count > PostgresTreeWriter.maxWritesPerStatement * 2)
+    /// Writes on unrelated paths (`PostgresTreeWriter.Disjoint`): applied set-based, after
+    /// `prepared` (which the writes delete, replace and write below), with a too-large one
+    /// among them when `tooLarge` (then one by one).
+    static func disjointOperations(tooLarge: Bool) -> (prepared: [WriteOperation], batch: [WriteOperation]) {
+        var prepared: [WriteOperation] = []
+        var batch: [WriteOperation] = []
+        var big: [JSONKey: JSONValue] = [:]
+        for i in 0..<40 { big[JSONKey("k\(i)")] = .int(Int64(i)) }
+        prepared.append(.set(WriteEntry(path: path("/big"), value: .object(big))))
+        prepared.append(.update(base: path("/big"), entries: (40..<60).map { WriteEntry(path: path("/big/k\($0)"), value: .int(Int64($0))) }))
+        for i in 0..<100 {
+            prepared.append(.set(WriteEntry(path: path("/p\(i)"), value: i % 2 == 0 ? .int(Int64(i)) : ["x": 1, "y": [".value": "s", ".priority": 2]])))
+            switch i % 5 {
+            case 0: batch.append(.set(WriteEntry(path: path("/p\(i)/below"), value: .string("under a leaf"))))
+            case 1: batch.append(.set(WriteEntry(path: path("/p\(i)"), value: nil)))
+            case 2: batch.append(.update(base: path("/p\(i)"), entries: [WriteEntry(path: path("/p\(i)/x"), value: .double(0.5)),
+                                                                        WriteEntry(path: path("/p\(i)/z"), value: [".value": true, ".priority": "p"])]))
+            case 3: batch.append(.set(WriteEntry(path: path("/p\(i)"), value: ["a": ["b": .int(Int64(i))]])))
+            default: batch.append(.set(WriteEntry(path: path("/q\(i)/new"), value: .int(Int64(i)))))
+            }
+            if tooLarge && i == 50 { batch.append(.set(WriteEntry(path: path("/big"), value: 1))) }
+        }
+        return (prepared, batch)
+    }
 
+    @Test func aBatchOfOverlappingWritesCommitsInOrderAsOneWriteAtATimeWould() throws {
+        #expect(Self.operations.count > PostgresTreeWriter.maxWritesPerStatement * 2)
+        try Self.checkOneBatch(prepared: [], Self.operations, tooLarge: 1)
+    }
+
+    @Test(arguments: [false, true]) func aBatchOfUnrelatedWritesIsAppliedAtOnceAsOneWriteAtATimeWould(tooLarge: Bool) throws {
+        let (prepared, batch) = Self.disjointOperations(tooLarge: tooLarge)
+        var disjoint = PostgresTreeWriter.Disjoint()
+        for (index, operation) in batch.enumerated() { disjoint.add(operation.entries.map(\.path), write: index) }
+        #expect(disjoint.holds)
+        try Self.checkOneBatch(prepared: prepared, batch, tooLarge: tooLarge ? 1 : 0)
+    }
+
+    @Test func writesOnRelatedPathsAreNotDisjoint() {
+        func holds(_ writes: [[String]]) -> Bool {
+            var disjoint = PostgresTreeWriter.Disjoint()
+            for (index, paths) in writes.enumerated() { disjoint.add(paths.map { Self.path($0) }, write: index) }
+            return disjoint.holds
+        }
+        #expect(holds([["/a/b"], ["/a/c"], ["/b"], ["/a/d", "/a/d/e"]]))
+        #expect(!holds([["/a/b"], ["/a/b"]]), "the same path")
+        #expect(!holds([["/a/b"], ["/a"]]), "above another write's")
+        #expect(!holds([["/a"], ["/a/b/c"]]), "below another write's")
+        #expect(!holds([["/x"], ["/"]]), "the root")
+        #expect(!holds([["/a/b"], ["/a/c"], ["/a"]]), "above two writes'")
+    }
+
+    /// `operations` queued while the writer is held inside a first batch, so they commit as
+    /// one batch, against the same operations one per transaction on another database:
+    /// the same outcomes (numbers one further on), tree and change log; both nodes hear
+    /// every change in order.
+    static func checkOneBatch(prepared: [WriteOperation], _ operations: [WriteOperation], tooLarge: Int) throws {
         // One write per transaction, on a database of its own: what the batch must match.
         let alone = try PostgresEngine(url: try PostgresCluster.shared().makeDatabase(), options: Self.options)
         defer { alone.close() }
+        for operation in prepared { try alone.writeSync(operation, check: nil) }
         let expected = operations.map { operation in Self.summary(Result { () throws(WriteFailure) in try alone.writeSync(operation, check: nil) }) }
-        #expect(expected.filter { $0 == "too large" }.count == 1)
+        #expect(expected.filter { $0 == "too large" }.count == tooLarge)
 
         // The same writes queued while the writer is held inside a first batch: they commit as one batch.
         let url = try PostgresCluster.shared().makeDatabase()
@@ -70,14 +124,17 @@ import Testing
         var hooks = heard.hooks
         hooks.observeCommit = { writes, _ in batches.withLock { $0.append(writes) } }
         let (held, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-        let first = Atomic<Bool>(true)
+        let armed = Atomic<Bool>(false)  // the batch after `prepared` is held
         let engine = try PostgresEngine(url: url, options: Self.options, clock: WallClock.milliseconds, hooks: hooks, beforeCommit: {
-            if first.exchange(false, ordering: .relaxed) { held.signal(); release.wait() }
+            if armed.exchange(false, ordering: .relaxed) { held.signal(); release.wait() }
         })
         defer { engine.close() }
         let otherNode = PostgresEngineTests.Heard()
         let other = try PostgresEngine(url: url, hooks: otherNode.hooks)
         defer { other.close() }
+        for operation in prepared { try engine.writeSync(operation, check: nil) }
+        let before = prepared.count
+        armed.store(true, ordering: .relaxed)
         engine.write(.set(WriteEntry(path: Self.path("/first"), value: 0)), check: nil, effects: nil) { _ in }
         held.wait()
         let results = Mutex<[Int: Result<WriteOutcome, WriteFailure>]>([:])
@@ -91,8 +148,8 @@ import Testing
         }
         release.signal()
         done.wait()
-        #expect(batches.withLock { $0 } == [1, operations.count], "the writes committed as one batch")
-        // Numbers: the first write's 1, then as alone's, one further on.
+        #expect(batches.withLock { $0 }.suffix(2) == [1, operations.count], "the writes committed as one batch")
+        // Numbers: as alone's, one further on (the holding write's).
         let got = results.withLock { all in (0..<operations.count).map { Self.summary(all[$0]!) } }
         let shifted = expected.map { $0.hasPrefix("seq ") ? "seq \(Int($0.dropFirst(4))! + 1)" : $0 }
         #expect(got == shifted)
@@ -100,12 +157,14 @@ import Testing
         try alone.writeSync(.set(WriteEntry(path: Self.path("/first"), value: nil)), check: nil)
         #expect(try engine.readSync { try $0.exportValue(at: .root) } == alone.readSync { try $0.exportValue(at: .root) })
         // The feed: every change, in order, the same on both nodes and as alone's log.
-        let count = expected.filter { $0.hasPrefix("seq ") }.count + 2
+        let count = before + expected.filter { $0.hasPrefix("seq ") }.count + 2
         #expect(heard.wait(for: count) && otherNode.wait(for: count))
         #expect(heard.all.map(\.seq) == Array(1...Int64(count)))
-        #expect(otherNode.all == heard.all.map { var change = $0; change.unchangedBelow = []; return change })
-        let log = Array(try engine.changes(after: 1, limit: 1_000).changes.dropLast())
+        #expect(otherNode.all.suffix(count - before) == heard.all.suffix(count - before).map { var change = $0; change.unchangedBelow = []; return change })
+        var log = try engine.changes(after: 0, limit: 1_000).changes.dropLast()
+        log.remove(at: before)  // the holding write
         let aloneLog = Array(try alone.changes(after: 0, limit: 1_000).changes.dropLast())
+        #expect(log.count == aloneLog.count)
         #expect(log.map { [$0.path.storageKey, $0.kind.rawValue] } == aloneLog.map { [$0.path.storageKey, $0.kind.rawValue] })
         #expect(log.map(\.data) == aloneLog.map(\.data))
     }
