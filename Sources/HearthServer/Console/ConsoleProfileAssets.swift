@@ -1,3 +1,5 @@
+import HearthDatabase
+
 extension ConsoleAssets {
     /// The Profile screen: a duration, Start (a window on this node for the chosen
     /// namespace, `POST /console/api/profile`), Stop now; at the window's end (or on Stop)
@@ -26,7 +28,7 @@ extension ConsoleAssets {
 
           open() {
             this.main.replaceChildren();
-            this.duration = element('input', { type: 'number', min: '1', max: '3600', value: '10', id: 'profile-duration' });
+            this.duration = element('input', { type: 'number', min: '1', max: '\(Profiler.Limits.maxDurationSeconds)', value: '10', id: 'profile-duration' });
             this.start = element('button', { type: 'button', textContent: 'Start' });
             this.stop = element('button', { type: 'button', textContent: 'Stop now', disabled: true });
             this.status = element('p', { id: 'profile-status' });
