@@ -5,6 +5,15 @@ extension HTTPConnection {
     /// rather than one per connection (a fan-out to 10,000 streams costs a hop per core).
     /// The loops are few (one per core): found by identity in a short list, not hashed.
     static func onTheirQueues(_ connections: [HTTPConnection], _ body: @escaping @Sendable (HTTPConnection) -> Void) {
+        for (loop, group) in byLoop(connections) {
+            loop.post {
+                for connection in group { body(connection) }
+            }
+        }
+    }
+
+    /// `connections` sorted by the loop each lives on, in their order within each loop.
+    static func byLoop(_ connections: [HTTPConnection]) -> [(loop: IOLoop, connections: [HTTPConnection])] {
         var groups: [(loop: IOLoop, connections: [HTTPConnection])] = []
         var last = -1
         for connection in connections {
@@ -18,11 +27,7 @@ extension HTTPConnection {
             }
             groups[last].connections.append(connection)
         }
-        for (loop, group) in groups {
-            loop.post {
-                for connection in group { body(connection) }
-            }
-        }
+        return groups
     }
 
     /// Runs `body` on this connection's loop: at once when already there, else posted in

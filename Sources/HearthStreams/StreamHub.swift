@@ -9,11 +9,21 @@ import Synchronization
 /// from the store's writer queue; all per-subscriber state changes happen on one serial
 /// fan-out queue, so each subscriber sees its events in commit order, and the writer only
 /// pays for matching (a walk of the trie) before it acknowledges its writes.
+///
+/// The fan-out queue does no per-listener work for a location whose listeners are all
+/// live and unchanged since its last event: their sinks were prepared once by the
+/// transport (`PreparedBroadcast`, kept in a `SteadyGroup`), and the event is handed to
+/// that whole; the transport's I/O queues then each send to their own connections. Any
+/// change of the location's listeners (one joins, starts, ends, or its credential
+/// expires) drops the group, and the next event takes the per-listener path and makes a
+/// new one.
 public final class StreamHub: Sendable {
     public let options: StreamOptions
     private let clock: @Sendable () -> Int64
     private let broadcastEvents: @Sendable (StreamEvent, Int64, [any StreamEventSink]) -> Void
+    private let prepareBroadcast: PrepareBroadcast
     private let fanout = DispatchQueue(label: "hearth.streams.fanout")
+    private let steady = SteadyGroups()
 
     private struct Registry: ~Copyable {
         var trie = SubscriptionTrie()
@@ -31,16 +41,20 @@ public final class StreamHub: Sendable {
     ///   - clock: ms since the epoch, compared with `StreamGate.expiresAt`.
     ///   - broadcastEvents: hands one event to the typed sinks of one location at once, so
     ///     a transport can encode it once for all of them; the default delivers to each.
+    ///   - prepareBroadcast: prepares the live sinks of one location for every event until
+    ///     they change; the default hands each event to `broadcastEvents` with those sinks.
     public init(
         options: StreamOptions = StreamOptions(),
         clock: @escaping @Sendable () -> Int64,
         broadcastEvents: @escaping @Sendable (StreamEvent, Int64, [any StreamEventSink]) -> Void = { event, seq, sinks in
             for sink in sinks { sink.deliver(event, seq: seq) }
-        }
+        },
+        prepareBroadcast: PrepareBroadcast? = nil
     ) {
         self.options = options
         self.clock = clock
         self.broadcastEvents = broadcastEvents
+        self.prepareBroadcast = prepareBroadcast ?? { sinks in SinksBroadcast(sinks: sinks, broadcastEvents: broadcastEvents) }
     }
 
     // MARK: Opening and closing
@@ -96,6 +110,7 @@ public final class StreamHub: Sendable {
             subscription.pending = nil
             subscription.deliveredThrough = through
             subscription.eventSink = sink
+            self.steady.drop(at: subscription.location)
             if subscription.refresh != nil && subscription.dirty { self.refresh(subscription) }
         }
     }
@@ -123,6 +138,7 @@ public final class StreamHub: Sendable {
             subscription.ended = true
             subscription.eventSink = nil
             subscription.pending = nil
+            self.steady.drop(at: subscription.location)
         }
     }
 
@@ -142,6 +158,7 @@ public final class StreamHub: Sendable {
         if subscription.ended { return }
         subscription.ended = true
         subscription.pending = nil
+        steady.drop(at: subscription.location)
         unregister(subscription)
         ended.add(1, ordering: .relaxed)
         if let events = subscription.eventSink {
@@ -171,6 +188,7 @@ public final class StreamHub: Sendable {
             for (change, locations) in zip(changes, matches) {
                 for match in locations {
                     guard let event = StreamEvent.of(change, at: match.location) else { continue }
+                    if self.deliverSteady(event, seq: change.seq, to: match, now: now) { continue }
                     var eventSinks: [any StreamEventSink] = []
                     eventSinks.reserveCapacity(match.subscribers.count)
                     for subscription in match.subscribers {
@@ -208,6 +226,31 @@ public final class StreamHub: Sendable {
                 }
             }
         }
+    }
+
+    /// Hands `event` to the location's steady group, made now if every listener there is
+    /// live (on the fan-out queue). False: the per-listener path must deliver it (a
+    /// listener is starting, ending, a query, or expired; or the event is not newer than
+    /// what one of them has).
+    private func deliverSteady(_ event: StreamEvent, seq: Int64, to match: SubscriptionTrie.Match, now: Int64) -> Bool {
+        var group = steady.groups[match.location]
+        if let known = group, known.generation != match.generation {
+            steady.drop(at: match.location)
+            group = nil
+        }
+        if group == nil {
+            guard let made = SteadyGroup.make(match, for: seq, now: now, prepare: prepareBroadcast) else { return false }
+            group = made
+        }
+        guard var group, seq > group.deliveredThrough, now < group.expiresAt else {
+            steady.drop(at: match.location)
+            return false
+        }
+        group.deliveredThrough = seq
+        steady.groups[match.location] = group
+        delivered.add(group.members.count, ordering: .relaxed)
+        group.broadcast.send(event, seq: seq)
+        return true
     }
 
     /// Re-reads a query stream's result; sends `put /` when it changed (on the fan-out queue).
@@ -329,4 +372,16 @@ public final class StreamHub: Sendable {
     public var eventsDelivered: Int { delivered.load(ordering: .relaxed) }
     /// Streams the hub ended (cancel, auth_revoked) since start.
     public var streamsEnded: Int { ended.load(ordering: .relaxed) }
+}
+
+/// The hub's steady groups by location.
+///
+/// `@unchecked Sendable`: `groups` is read and written only on the hub's fan-out queue.
+final class SteadyGroups: @unchecked Sendable {
+    var groups: [DataPath: SteadyGroup] = [:]
+
+    /// Gives up the group at `location`, if any; its members keep what it delivered.
+    func drop(at location: DataPath) {
+        groups.removeValue(forKey: location)?.release()
+    }
 }

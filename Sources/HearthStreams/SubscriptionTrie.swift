@@ -9,22 +9,50 @@ struct SubscriptionTrie {
     final class Node {
         let location: DataPath
         var children: [JSONKey: Node] = [:]
-        var subscribers: [ObjectIdentifier: Subscription] = [:]
+        private(set) var subscribers: [ObjectIdentifier: Subscription] = [:]
+        /// `subscribers` as an array, made by the first match after a change and shared by
+        /// every match until the next one: a change at a location with 10,000 listeners
+        /// copies no list and retains one buffer, not 10,000 subscriptions.
+        private var list: [Subscription]?
+        /// Changes with every change of `subscribers`; unique across the trie's nodes and
+        /// their lifetimes, so the hub can tell that a location's set is the one it saw.
+        private(set) var generation: UInt64
 
-        init(location: DataPath) {
+        init(location: DataPath, generation: UInt64) {
             self.location = location
+            self.generation = generation
+        }
+
+        func set(_ id: ObjectIdentifier, _ subscription: Subscription?, generation: UInt64) {
+            subscribers[id] = subscription
+            list = nil
+            self.generation = generation
+        }
+
+        var subscriberList: [Subscription] {
+            if let list { return list }
+            let made = Array(subscribers.values)
+            list = made
+            return made
         }
     }
 
-    /// The subscribers of one location, copied out of the trie.
+    /// The subscribers of one location, as the trie held them at `generation`.
     struct Match {
         let location: DataPath
         let subscribers: [Subscription]
+        let generation: UInt64
     }
 
-    private let root = Node(location: .root)
+    private let root = Node(location: .root, generation: 0)
+    private var lastGeneration: UInt64 = 0
 
-    func insert(_ subscription: Subscription) {
+    private mutating func nextGeneration() -> UInt64 {
+        lastGeneration += 1
+        return lastGeneration
+    }
+
+    mutating func insert(_ subscription: Subscription) {
         var node = root
         let segments = subscription.location.segments
         for (depth, key) in segments.enumerated() {
@@ -34,16 +62,16 @@ struct SubscriptionTrie {
                 // A leaf shares its subscription's path (one array fewer per own-path listen).
                 let location = depth == segments.count - 1
                     ? subscription.location : DataPath(uncheckedSegments: Array(segments[0...depth]))
-                let next = Node(location: location)
+                let next = Node(location: location, generation: nextGeneration())
                 node.children[key] = next
                 node = next
             }
         }
-        node.subscribers[ObjectIdentifier(subscription)] = subscription
+        node.set(ObjectIdentifier(subscription), subscription, generation: nextGeneration())
     }
 
     /// Removes `subscription` and prunes nodes left empty.
-    func remove(_ subscription: Subscription) {
+    mutating func remove(_ subscription: Subscription) {
         var trail: [(Node, String)] = []
         var node = root
         for key in subscription.location.segments {
@@ -51,7 +79,8 @@ struct SubscriptionTrie {
             trail.append((node, key))
             node = next
         }
-        node.subscribers[ObjectIdentifier(subscription)] = nil
+        guard node.subscribers[ObjectIdentifier(subscription)] != nil else { return }
+        node.set(ObjectIdentifier(subscription), nil, generation: nextGeneration())
         while let (parent, key) = trail.popLast() {
             guard let child = parent.children[key], child.subscribers.isEmpty, child.children.isEmpty else { break }
             parent.children[key] = nil
@@ -66,7 +95,7 @@ struct SubscriptionTrie {
         var depth = 0
         while true {
             if !node.subscribers.isEmpty {
-                result.append(Match(location: node.location, subscribers: Array(node.subscribers.values)))
+                result.append(Match(location: node.location, subscribers: node.subscriberList, generation: node.generation))
             }
             guard depth < path.count, let next = node.children[path.segments[depth]] else { break }
             node = next
@@ -76,7 +105,7 @@ struct SubscriptionTrie {
             var stack = Array(node.children.values)
             while let below = stack.popLast() {
                 if !below.subscribers.isEmpty {
-                    result.append(Match(location: below.location, subscribers: Array(below.subscribers.values)))
+                    result.append(Match(location: below.location, subscribers: below.subscriberList, generation: below.generation))
                 }
                 stack.append(contentsOf: below.children.values)
             }

@@ -99,7 +99,8 @@ struct NamespaceOpener: Sendable {
         if let loaded { (rules, rulesText) = loaded } else { (rules, rulesText) = try HearthService.loadRules(rulesPath, logger: logger) }
         let profiler = Profiler()
         let hub = StreamHub(options: configuration.streams, clock: clock,
-                            broadcastEvents: ProfileRecording.broadcastEvents(recordingIn: profiler))
+                            broadcastEvents: ProfileRecording.broadcastEvents(recordingIn: profiler),
+                            prepareBroadcast: ProfileRecording.prepareBroadcast(recordingIn: profiler))
         let signals = HearthService.signals(SharedEngineSignals(logger: logger, hub: hub, wireSessions: wireSessions),
                                             metrics: metrics.database(name), logger: logger)
         var made: ServerParts? = nil

@@ -48,21 +48,49 @@ enum ProfileRecording {
             }
             let start = Profiler.now
             StreamContext.broadcastEvents(event, seq, sinks)
-            let elapsed = Profiler.since(start)
-            var bytes = 0
-            var sse: Int?
-            var pushes: [Int64: Int] = [:]
-            for sink in sinks {
-                if sink is SSEEventSink {
-                    if sse == nil { sse = StreamFrames.event(event, id: seq).count }
-                    bytes += sse!
-                } else if let listen = (sink as? WireListenSink) ?? (sink as? WireCompoundListenSink)?.listen {
-                    if pushes[listen.rawTag] == nil { pushes[listen.rawTag] = listen.push(event).count }
-                    bytes += pushes[listen.rawTag]!
-                }
-            }
-            profiler.record(.listenBroadcast, at: location, nanoseconds: elapsed, bytesOut: bytes, count: sinks.count)
+            record(event, seq: seq, to: sinks, at: location, elapsed: Profiler.since(start), in: profiler)
         }
+    }
+
+    /// `StreamContext.prepareBroadcast`, whose broadcasts record as `broadcastEvents` does.
+    static func prepareBroadcast(recordingIn profiler: Profiler) -> PrepareBroadcast {
+        { sinks in
+            RecordedBroadcast(inner: StreamContext.prepareBroadcast(sinks), sinks: sinks,
+                              location: sinks.lazy.compactMap(location(of:)).first, profiler: profiler)
+        }
+    }
+
+    /// A prepared broadcast that records each event while the profiler records.
+    private struct RecordedBroadcast: PreparedBroadcast {
+        let inner: any PreparedBroadcast
+        let sinks: [any StreamEventSink]
+        let location: DataPath?
+        let profiler: Profiler
+
+        func send(_ event: StreamEvent, seq: Int64) {
+            guard profiler.isRecording, let location else { return inner.send(event, seq: seq) }
+            let start = Profiler.now
+            inner.send(event, seq: seq)
+            ProfileRecording.record(event, seq: seq, to: sinks, at: location, elapsed: Profiler.since(start), in: profiler)
+        }
+    }
+
+    /// One `listen-broadcast` row: `event`'s bytes as each sink's transport encodes it.
+    private static func record(_ event: StreamEvent, seq: Int64, to sinks: [any StreamEventSink], at location: DataPath,
+                               elapsed: Int64, in profiler: Profiler) {
+        var bytes = 0
+        var sse: Int?
+        var pushes: [Int64: Int] = [:]
+        for sink in sinks {
+            if sink is SSEEventSink {
+                if sse == nil { sse = StreamFrames.event(event, id: seq).count }
+                bytes += sse!
+            } else if let listen = (sink as? WireListenSink) ?? (sink as? WireCompoundListenSink)?.listen {
+                if pushes[listen.rawTag] == nil { pushes[listen.rawTag] = listen.push(event).count }
+                bytes += pushes[listen.rawTag]!
+            }
+        }
+        profiler.record(.listenBroadcast, at: location, nanoseconds: elapsed, bytesOut: bytes, count: sinks.count)
     }
 
     /// Where a sink listens (every sink of one broadcast listens at one location).

@@ -50,4 +50,51 @@ struct StreamContext: Sendable {
             WebSocketSession.broadcast(texts: WireOutbound.frames(group.sink.push(event)), to: group.sessions)
         }
     }
+
+    /// `broadcastEvents`' sorting done once for the live sinks of one location: the SSE
+    /// streams as one group, the wire listens as one group per tag (each with its own
+    /// push), both sorted by I/O loop; long polls and other sinks one by one.
+    static let prepareBroadcast: PrepareBroadcast = { sinks in
+        var streams: [HTTPEventStream] = []
+        var tagged: [(tag: Int64, sink: WireListenSink, sessions: [WebSocketSession])] = []
+        var longPolls: [WireListenSink] = []
+        var others: [any StreamEventSink] = []
+        for sink in sinks {
+            if let listen = sink as? WireListenSink {
+                guard let channel = listen.pushSession else { continue }
+                guard let session = channel as? WebSocketSession else {
+                    longPolls.append(listen)
+                    continue
+                }
+                if let known = tagged.lastIndex(where: { $0.tag == listen.rawTag }) {
+                    tagged[known].sessions.append(session)
+                } else {
+                    tagged.append((listen.rawTag, listen, [session]))
+                }
+            } else if let sse = sink as? SSEEventSink {
+                streams.append(sse.stream)
+            } else {
+                others.append(sink)
+            }
+        }
+        return PreparedStreams(sse: streams.isEmpty ? nil : .streams(streams),
+                               wire: tagged.map { ($0.sink, .sessions($0.sessions)) },
+                               longPolls: longPolls, others: others)
+    }
+}
+
+/// The live sinks of one location, sorted by `StreamContext.prepareBroadcast`.
+struct PreparedStreams: PreparedBroadcast {
+    let sse: HTTPBroadcastGroup?
+    /// One group per tag, with a listen of that tag to encode its push.
+    let wire: [(sink: WireListenSink, group: HTTPBroadcastGroup)]
+    let longPolls: [WireListenSink]
+    let others: [any StreamEventSink]
+
+    func send(_ event: StreamEvent, seq: Int64) {
+        sse?.send([StreamFrames.event(event, id: seq)])
+        for (sink, group) in wire { group.send(WireOutbound.frames(sink.push(event))) }
+        for listen in longPolls { listen.pushSession?.send(message: listen.push(event)) }
+        for sink in others { sink.deliver(event, seq: seq) }
+    }
 }

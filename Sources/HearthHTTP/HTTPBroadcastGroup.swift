@@ -1,0 +1,63 @@
+/// Open streams, or WebSocket sessions, that get the same bytes event after event (the
+/// listeners of one location), sorted once by the I/O loop each lives on. Every send then
+/// takes one hop per loop, and each loop walks its own connections, so a fan-out is
+/// spread over every core the server has and nothing is grouped again per event.
+///
+/// Usable from any thread; sends from one thread keep their order on each connection, and
+/// keep their order with that thread's other sends to the same connections (every one is
+/// posted to the connection's loop in turn).
+public struct HTTPBroadcastGroup: Sendable {
+    private enum Kind: Sendable {
+        /// Bytes go out as they are (an SSE stream's events).
+        case events
+        /// Each message goes out as one WebSocket text frame.
+        case webSocket
+    }
+
+    private let kind: Kind
+    private let loops: [(loop: IOLoop, connections: [HTTPConnection])]
+
+    /// The connections' count.
+    public let count: Int
+
+    private init(_ kind: Kind, _ connections: [HTTPConnection]) {
+        self.kind = kind
+        self.loops = HTTPConnection.byLoop(connections)
+        self.count = connections.count
+    }
+
+    /// A group of open event streams.
+    public static func streams(_ streams: [HTTPEventStream]) -> HTTPBroadcastGroup {
+        HTTPBroadcastGroup(.events, streams.map(\.connection))
+    }
+
+    /// A group of WebSocket sessions.
+    public static func sessions(_ sessions: [WebSocketSession]) -> HTTPBroadcastGroup {
+        HTTPBroadcastGroup(.webSocket, sessions.map(\.connection))
+    }
+
+    /// Sends `messages`, in order, to every connection: for streams each is written as it
+    /// is; for sessions each is framed once as a text message (UTF-8).
+    public func send(_ messages: [[UInt8]]) {
+        if messages.isEmpty || count == 0 { return }
+        switch kind {
+        case .events:
+            for (loop, connections) in loops {
+                loop.post {
+                    for connection in connections {
+                        for bytes in messages { connection.streamSend(bytes) }
+                    }
+                }
+            }
+        case .webSocket:
+            let frames = messages.map { WebSocketFrameWriter.frame(.text, $0) }
+            for (loop, connections) in loops {
+                loop.post {
+                    for connection in connections {
+                        for frame in frames { connection.webSocketSend(frame) }
+                    }
+                }
+            }
+        }
+    }
+}
