@@ -28,6 +28,7 @@ import multiprocessing as mp
 import os
 import random
 import re
+import statistics
 import string
 import sys
 import time
@@ -676,6 +677,12 @@ def f(v, nd=None):
     return s
 
 
+def per_push_us(rows):
+    """Server CPU µs per delivered push of each run in `rows` (runs with the figures)."""
+    return [r["server_cpu_pct"] / 100.0 * r["window_s"] / r["events_delivered"] * 1e6
+            for r in rows or [] if r.get("server_cpu_pct") and r.get("window_s") and r.get("events_delivered")]
+
+
 def cmd_report(a):
     wire = load_lines(a.wire)
     sse = load_lines(a.sse)
@@ -788,6 +795,12 @@ def cmd_report(a):
                 + ["%s; %s; %s / %s / %s" % (deliv(k), f(agg(k, "write_rate_achieved")), f(agg(k, "server_cpu_pct"), 0),
                                              f(agg(k, "client_cpu_pct"), 0), f(agg(k, "foreign_cpu_pct"), 0)) if k else "–"
                    for k in ([wk, hrk] + ([prk] if has_pb else []))] + ["(context)", ""])
+            # Server CPU seconds over delivered pushes: what one push costs the server,
+            # kernel sends included (on loopback the kernel's delivery to the receiving
+            # socket runs in the sender's system call too).
+            row(["N=%s, %g writes/s: server CPU per delivered push, µs" % (f(n, 0), rate)]
+                + [f(statistics.median(us)) if (us := per_push_us(k)) else "–" for k in ([wk, hrk] + ([prk] if has_pb else []))]
+                + ["(context)", ""])
     ww = [r for r in wire if r["kind"] == "wire_writes"]
     wwk, _, wwd = pick(ww)
     rc = [r for r in rest if r.get("kind") == "http" and r.get("scenario") == "create"]
