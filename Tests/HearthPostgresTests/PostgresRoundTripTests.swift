@@ -59,6 +59,35 @@ import Testing
         #expect(try engine.changes(after: 0, limit: 10).changes.map(\.seq) == [1, 2])
     }
 
+    /// The feed's read (after a batch of this node's, or a wake-up): the snapshot and the
+    /// changes in it in one round trip, then the COMMIT after they were handed on.
+    @Test func aFeedReadTakesTwoRoundTrips() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let engine = try PostgresEngine(url: url)
+        defer { engine.close() }
+        let heard = Mutex<[Int64]>([])
+        // Not started: no listener, only the reads asked for here.
+        let feed = try ChangeFeed(url: url, onCommit: { changes, _ in heard.withLock { $0 += changes.map(\.seq) } })
+        for seq in 1...3 {
+            try engine.writeSync(.set(WriteEntry(path: Self.path("/f/\(seq)"), value: .int(Int64(seq)))), check: nil)
+            let before = feed.exchangesForTesting()
+            feed.deliver(through: Int64(seq), local: [])
+            #expect(feed.exchangesForTesting() - before == 2)
+        }
+        #expect(heard.withLock { $0 } == [1, 2, 3])
+        #expect(feed.deliveredSeq == 3)
+    }
+
+    /// A wake-up whose numbers were all delivered already (a node's own batch) needs no
+    /// read; a poll (no payload), a newer number or a payload that is not a number does.
+    @Test func aWakeUpForChangesDeliveredAlreadyNeedsNoRead() {
+        #expect(ChangeFeed.announcesNothingNew(["5"], delivered: 5))
+        #expect(ChangeFeed.announcesNothingNew(["3", "5"], delivered: 5))
+        #expect(!ChangeFeed.announcesNothingNew(["5", "6"], delivered: 5))
+        #expect(!ChangeFeed.announcesNothingNew([], delivered: 5))
+        #expect(!ChangeFeed.announcesNothingNew(["x"], delivered: 5))
+    }
+
     /// The mark's statement is sent as text: only plain ids are written into it.
     @Test func theMarkStatementTakesOnlyPlainIDs() throws {
         let id = PostgresEngine.randomID()
