@@ -85,21 +85,38 @@ final class ChangeFeed: @unchecked Sendable {
         var listener = firstListener
         firstListener = nil
         while running.load(ordering: .sequentiallyConsistent) {
+            var payloads: [String] = []
             do {
                 if listener == nil || listener?.isBroken == true {
                     let fresh = try PGConnection(url: url)
                     try fresh.listen(self.channel)
                     listener = fresh
                 }
-                _ = try listener?.waitForNotification(timeoutMilliseconds: Self.pollMilliseconds)
+                payloads = try listener?.waitForNotification(timeoutMilliseconds: Self.pollMilliseconds) ?? []
             } catch {
                 listener = nil
                 // Cannot reach the database: poll (below) until it is back, a pause apart.
                 Syscall.sleep(seconds: Double(Self.pollMilliseconds) / 1000)
             }
-            if running.load(ordering: .sequentiallyConsistent) { queue.sync { catchUp(local: []) } }
+            guard running.load(ordering: .sequentiallyConsistent) else { break }
+            queue.sync {
+                // A wake-up for changes delivered already (this node's own batches, which
+                // its writer delivered before acknowledging them) needs no read.
+                if !Self.announcesNothingNew(payloads, delivered: delivered) { catchUp(local: []) }
+            }
         }
         stopped.signal()
+    }
+
+    /// Whether the wake-ups' `payloads` (each a batch's last number) are all at most
+    /// `delivered`; false for none (a poll) or one that is not a number.
+    static func announcesNothingNew(_ payloads: [String], delivered: Int64) -> Bool {
+        !payloads.isEmpty && payloads.allSatisfy { Int64($0).map { $0 <= delivered } ?? false }
+    }
+
+    /// Exchanges on the feed's reading connection so far (`PGConnection.exchanges`).
+    func exchangesForTesting() -> Int {
+        queue.sync { connection?.exchanges ?? 0 }
     }
 
     /// Delivers every change up to at least `seq` (the writer's batch, whose live records
@@ -128,10 +145,14 @@ final class ChangeFeed: @unchecked Sendable {
             guard let connection else { return }
             let byNumber = Dictionary(local.map { ($0.seq, $0) }, uniquingKeysWith: { first, _ in first })
             while true {
-                try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                // One round trip: the snapshot and what is new in it (then the COMMIT, after
+                // the changes were handed on with a view of that snapshot).
+                let read = connection.runEach(["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PostgresTreeView.oldestChangeSQL,
+                                               PostgresTreeView.changesSQL(after: delivered, limit: Self.batchRows)])
                 do {
+                    if let failure = read.failure { throw failure }
                     let view = PostgresTreeView(connection: connection)
-                    let (changes, oldest) = try view.changes(after: delivered, limit: Self.batchRows)
+                    let (changes, oldest) = try PostgresTreeView.changes(read.results[2], oldest: read.results[1])
                     if let oldest, oldest > delivered + 1, let first = changes.first, first.seq == oldest {
                         // Trimmed before this node read them: numbers are gap-free, so
                         // everything from `delivered + 1` to just before the oldest is gone.

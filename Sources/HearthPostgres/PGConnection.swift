@@ -14,32 +14,9 @@ import HearthSystem
 /// Parameterised statements are prepared once per connection and SQL text (up to
 /// `preparedLimit` of them) and run by name after that: one round trip, no re-planning.
 final class PGConnection {
-    /// A transaction's isolation level.
-    enum Isolation: Sendable {
-        case readCommitted, repeatableRead, serializable
-
-        var sql: String {
-            switch self {
-            case .readCommitted: return "READ COMMITTED"
-            case .repeatableRead: return "REPEATABLE READ"
-            case .serializable: return "SERIALIZABLE"
-            }
-        }
-    }
-
     /// Distinct SQL texts prepared per connection; statements past this run unprepared, so
     /// a caller that builds SQL text (it should not) cannot grow the server's memory.
     static let preparedLimit = 256
-
-    /// libpq settings added to the store's URL unless it names them: without them a server
-    /// that vanished (a partition, a host that died without closing its sockets) is
-    /// noticed only after TCP's defaults, hours on Linux, while a statement hangs. With
-    /// them: a connection attempt gives up after `connectTimeoutSeconds`, data unacknowledged for 30 s ends
-    /// the connection, and an idle connection is probed after 10 s (3 probes, 5 s apart).
-    static let connectionDefaults: [(key: String, value: String)] = [
-        ("connect_timeout", String(connectTimeoutSeconds)), ("tcp_user_timeout", "30000"),
-        ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"), ("keepalives_count", "3"),
-    ]
 
     /// How long a connection attempt may take, s (libpq's `connect_timeout`).
     static let connectTimeoutSeconds = 4
@@ -66,25 +43,6 @@ final class PGConnection {
     /// The server's side of the keepalives (seconds: idle, interval, count): a node that
     /// vanished is noticed by the server too, and its sessions end.
     static let serverKeepalives = (idle: 10, interval: 5, count: 3)
-
-    /// `url` (a `postgres://` URL or a `key=value` connection string) with the
-    /// `connectionDefaults` it does not name itself.
-    static func withDefaults(_ url: String) -> String {
-        let isURI = url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")
-        let named: Set<String>
-        if isURI {
-            let query = url.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
-            named = Set(query.split(separator: "&").map { String($0.split(separator: "=", maxSplits: 1).first ?? "") })
-        } else {
-            named = Set(url.split(separator: " ").compactMap { $0.contains("=") ? String($0.split(separator: "=", maxSplits: 1)[0]) : nil })
-        }
-        let added = connectionDefaults.filter { !named.contains($0.key) }
-        if added.isEmpty { return url }
-        if isURI {
-            return url + (url.contains("?") ? "&" : "?") + added.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
-        }
-        return url + " " + added.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-    }
 
     /// The `PGconn *`; never NULL, finished in `deinit`.
     private let handle: OpaquePointer
@@ -210,36 +168,96 @@ final class PGConnection {
     /// connection's socket is shut down, so libpq finds it closed and the connection broken
     /// (`isBroken`; `reset()` reconnects), and the answer is nil (a failure saying so).
     private func exchange(_ send: () -> Int32) -> OpaquePointer? {
-        guard send() == 1 else { return nil }
+        var kept: OpaquePointer? = nil
+        let answered = exchangeEach(send) { next in
+            if let previous = kept {
+                // PQexec keeps a failure over what follows it.
+                if Self.failed(previous) && !Self.failed(next) { PQclear(next); return }
+                PQclear(previous)
+            }
+            kept = next
+        }
+        if !answered, let kept {
+            PQclear(kept)
+            return nil
+        }
+        return kept
+    }
+
+    /// Sends with `send` and hands each result to `take`, in order, as it arrives (`take`
+    /// owns it), waiting at most `exchangeTimeout` for each of the server's bytes. False
+    /// when nothing could be sent or the wait ran out (the connection is then given up).
+    private func exchangeEach(_ send: () -> Int32, _ take: (OpaquePointer) -> Void) -> Bool {
+        exchanges += 1
+        guard send() == 1 else { return false }
         let clock = ContinuousClock()
         var deadline = clock.now.advanced(by: .milliseconds(Int64(exchangeTimeout)))
-        var kept: OpaquePointer? = nil
         while true {
             while PQisBusy(handle) == 1 {
                 guard waitReadable(until: deadline, clock) else {
                     timedOut = true
                     giveUp()
-                    if let kept { PQclear(kept) }
-                    return nil
+                    return false
                 }
                 if PQconsumeInput(handle) != 1 { break }
                 // Bytes came: the server is answering, so the wait starts over.
                 deadline = clock.now.advanced(by: .milliseconds(Int64(exchangeTimeout)))
             }
-            guard let next = PQgetResult(handle) else { return kept }
-            let failed: Bool
-            switch PQresultStatus(next) {
-            case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY: failed = false
-            default: failed = true
-            }
-            if let previous = kept {
-                // PQexec keeps a failure over what follows it.
-                let previousFailed = ![PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY].contains(PQresultStatus(previous))
-                if previousFailed && !failed { PQclear(next); continue }
-                PQclear(previous)
-            }
-            kept = next
+            guard let next = PQgetResult(handle) else { return true }
+            take(next)
         }
+    }
+
+    private static func failed(_ result: OpaquePointer) -> Bool {
+        ![PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY].contains(PQresultStatus(result))
+    }
+
+    /// Exchanges with the server so far (each statement, prepare, BEGIN or COMMIT sent
+    /// alone is one; `runEach` is one for all its statements): tests count round trips.
+    private(set) var exchanges = 0
+
+    /// What `runEach` got back: the results of the statements that succeeded, in order,
+    /// and the failure of the one after them, if any (the server runs none after a failed one).
+    struct Answers {
+        var results: [PGResult]
+        var failure: StoreError?
+        /// Whether the failure is the server's answer to the statement after `results` on a
+        /// connection still up: then the server certainly ran none of the statements after it.
+        var refusedByServer = false
+    }
+
+    /// Runs `statements` (no parameters: only integers and checked names may be written
+    /// into them) with the simple query protocol in one exchange, one round trip for all,
+    /// and returns each one's result. In a transaction (BEGIN first, or one already open)
+    /// they run in it in turn, each seeing what the ones before it did; when one fails, the
+    /// server runs none after it. A lost connection or an exchange timeout ends the answers
+    /// where they stopped, with the failure saying so: statements after the last answered
+    /// one may have run or not.
+    func runEach(_ statements: [String]) -> Answers {
+        var answers = Answers(results: [], failure: nil)
+        do {
+            try runDeferred()
+        } catch {
+            answers.failure = error
+            return answers
+        }
+        let sql = statements.joined(separator: ";\n")
+        var failed: OpaquePointer? = nil
+        let answered = exchangeEach({ PQsendQuery(handle, sql) }) { next in
+            if failed != nil || Self.failed(next) {
+                if failed == nil { failed = next } else { PQclear(next) }
+                return
+            }
+            answers.results.append(PGResult(next))
+        }
+        if let failed {
+            answers.failure = failure(failed, operation: "execute")
+            answers.refusedByServer = PGFailure.field(failed, PGFailure.sqlstateField) != nil && PQstatus(handle) == CONNECTION_OK
+            PQclear(failed)
+        } else if !answered || answers.results.count < statements.count {
+            answers.failure = failure(nil, operation: "execute")
+        }
+        return answers
     }
 
     /// Whether the socket became readable before `deadline` (false: it did not, or there is none).
@@ -417,17 +435,6 @@ final class PGConnection {
         let (seconds, attoseconds) = left.components
         let ms = seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000  // rounded up
         return Int32(clamping: ms)
-    }
-
-    static func validate(channel: String) throws(StoreError) {
-        let bytes = Array(channel.utf8)
-        let valid = !bytes.isEmpty && bytes.count <= 63 && bytes.enumerated().allSatisfy { index, byte in
-            byte == UInt8(ascii: "_") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
-                || (index > 0 && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte))
-        }
-        guard valid else {
-            throw PGFailure.make(code: "42602", kind: .other, message: "invalid channel name (want [a-z_][a-z0-9_]*, at most 63 bytes)", operation: "listen")
-        }
     }
 
     // MARK: Connection state

@@ -241,10 +241,12 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         let (node, token) = (nodeID, Self.randomID())
         var committing = false
         do throws(StoreError) {
-            try connection.execute("BEGIN")
-            // The row lock that orders every node's write transactions (see the type's doc).
-            last = try connection.query("UPDATE hearth_meta SET value = value WHERE key = 'last_seq' RETURNING value").int64(0, 0)
-            try indexes.refresh(connection)
+            // One round trip: BEGIN, the row lock that orders every node's write transactions
+            // (see the type's doc) and, after it, the version of the list of query indexes.
+            let opened = connection.runEach(["BEGIN", Self.orderingLockSQL, PostgresIndexMaintainer.versionSQL])
+            if let failure = opened.failure { throw failure }
+            last = opened.results[1].int64(0, 0)
+            try indexes.refresh(connection, version: opened.results[2])
             let writer = PostgresTreeWriter(connection: connection, maxReplaced: options.maxNodesPerWrite, at: time, lastSeq: last)
             defer { connection.beforeNextStatement = nil }
             for (ticket, item) in batch.enumerated() {
@@ -265,21 +267,20 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
                 results[ticket] = .success((change, operation))
             }
             (last, wrote) = (writer.lastSeq, writer.lastSeq > last)
-            if wrote {
-                // The new last number, and this batch's mark (see `outcomeOfLostCommit`).
-                _ = try connection.query("""
-                    WITH mark AS (
-                        INSERT INTO hearth_batches(node, token, at) VALUES ($2, $3, $4)
-                        ON CONFLICT (node) DO UPDATE SET token = excluded.token, at = excluded.at)
-                    UPDATE hearth_meta SET value = $1 WHERE key = 'last_seq'
-                    """, [.int(last), .text(node), .text(token), .int(time)])
-                _ = try connection.query("SELECT pg_notify('\(feed.channel)', $1)", [.text(String(last))])
-            }
+            // One round trip: the new last number, this batch's mark (see
+            // `outcomeOfLostCommit`) and the wake-up, then COMMIT.
+            let closing = (wrote ? [try Self.markSQL(last: last, node: node, token: token, at: time, channel: feed.channel)] : []) + ["COMMIT"]
             beforeCommit?()
-            committing = true
-            // Throws also when the server answers ROLLBACK (a failure swallowed earlier):
+            let answers = connection.runEach(closing)
+            committing = FailedBatch.commitMayHaveRun(answered: answers.results.count, commitAt: closing.count - 1,
+                                                      refusedByServer: answers.refusedByServer)
+            if let failure = answers.failure { throw failure }
+            // The server answers ROLLBACK to a COMMIT when a failure was swallowed earlier:
             // then the batch's mark says it did not commit, and its writes are not acknowledged.
-            try connection.commit()
+            if answers.results.last?.commandStatus == "ROLLBACK" {
+                throw PGFailure.make(code: "25P02", kind: .other,
+                                     message: "the transaction failed earlier and was rolled back instead of committed", operation: "commit")
+            }
         } catch {
             connection.beforeNextStatement = nil  // the queued writes go with the transaction
             indexes.invalidate()
@@ -302,46 +303,6 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
             return
         }
         finish(batch, results: results, last: last, time: time, started: started, connection: connection)
-    }
-
-    /// What a batch whose transaction failed can tell its writes (a pure decision,
-    /// `LostCommitTests`).
-    enum FailedBatch: Equatable {
-        /// The COMMIT was never sent: nothing of the batch committed; "nothing was written".
-        case notWritten
-        /// The COMMIT was sent (whatever its answer, or none): the batch may have committed,
-        /// and only its mark in `hearth_batches` can tell (`outcomeOfLostCommit`).
-        case askTheMark
-
-        /// `commitSent`: the COMMIT was handed to libpq (it may have reached the server even
-        /// if libpq reported a failure); `wrote`: the batch changed something (and marked itself).
-        static func after(commitSent: Bool, wrote: Bool) -> FailedBatch {
-            commitSent && wrote ? .askTheMark : .notWritten
-        }
-    }
-
-    /// What became of a batch whose COMMIT was sent but not answered (`outcomeOfLostCommit`).
-    enum LostCommit: Equatable {
-        case committed, notCommitted
-        case unknown(String)
-
-        /// The failure the batch's writes get; nil when it committed (they are acknowledged).
-        var failure: WriteFailure? {
-            switch self {
-            case .committed:
-                return nil
-            case .notCommitted:
-                return .store(.engine(EngineFailure(
-                    engine: "postgres", code: "connection", kind: .unavailable,
-                    message: "the commit was not answered, and the database says the batch did not commit; nothing was written",
-                    operation: "commit")))
-            case .unknown(let reason):
-                return .outcomeUnknown(.engine(EngineFailure(
-                    engine: "postgres", code: "connection", kind: .unavailable,
-                    message: "the commit was not answered, and whether the batch committed is unknown (\(reason))",
-                    operation: "commit")))
-            }
-        }
     }
 
     /// Asks the database, on a new session, whether the batch marked `token` committed.
@@ -475,6 +436,11 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
 
     /// Batches whose connection dropped during COMMIT and that had committed after all.
     let lostCommitsResolved = Atomic<Int>(0)
+
+    /// Exchanges with the database on the writer's connection so far (`PGConnection.exchanges`).
+    func writerExchangesForTesting() -> Int {
+        writerQueue.sync { writer?.exchanges ?? 0 }
+    }
 
     /// `outcomeOfLostCommit` on the writer queue.
     func outcomeOfLostCommitForTesting(node: String, token: String) -> LostCommit {

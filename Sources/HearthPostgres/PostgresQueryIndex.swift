@@ -102,7 +102,15 @@ final class PostgresIndexMaintainer {
     /// Re-reads the built indexes if another node (or a build here) changed them. Call
     /// inside the write transaction, after the ordering lock.
     func refresh(_ connection: PGConnection) throws(StoreError) {
-        let current = try connection.query("SELECT value FROM hearth_meta WHERE key = 'index_version'")
+        try refresh(connection, version: connection.query(Self.versionSQL))
+    }
+
+    /// The statement reading the shared version of the list of indexes.
+    static let versionSQL = "SELECT value FROM hearth_meta WHERE key = 'index_version'"
+
+    /// `refresh(_:)` with the version already read (`versionSQL`'s result, sent with other
+    /// statements after the ordering lock): a round trip only when the list changed.
+    func refresh(_ connection: PGConnection, version current: PGResult) throws(StoreError) {
         let now = current.rowCount > 0 ? current.int64(0, 0) : 0
         if now == version { return }
         built = [:]

@@ -16,6 +16,18 @@ import Testing
         #expect(PostgresEngine.FailedBatch.after(commitSent: commitSent, wrote: wrote) == expected)
     }
 
+    /// A COMMIT sent last in one exchange with other statements: it certainly did not run
+    /// only when the server refused a statement before it on a connection still up.
+    @Test(arguments: [
+        (0, false, true),  // nothing answered, the connection lost: it may have run
+        (0, true, false),  // the server refused the first statement: none after it ran
+        (1, false, true),  // the COMMIT's own answer was lost
+        (1, true, true),  // the COMMIT itself failed: it was sent, the mark decides
+    ])
+    func aCommitSentWithOtherStatementsMayHaveRunUnlessOneBeforeItWasRefused(answered: Int, refusedByServer: Bool, expected: Bool) {
+        #expect(PostgresEngine.FailedBatch.commitMayHaveRun(answered: answered, commitAt: 1, refusedByServer: refusedByServer) == expected)
+    }
+
     /// A mark found: acknowledged. No mark: nothing was written (`.store`, safe to retry).
     /// The lookup failed (the database still down): outcome unknown, never "not written".
     @Test func theMarksAnswerDecidesTheWritesAnswer() {

@@ -46,6 +46,32 @@ import Testing
                 "a write that cannot commit is answered within 10 s")
     }
 
+    /// Several statements in one exchange: each one's result in order; a failed one ends
+    /// the answers (the server runs none after it) and says so while the connection is up;
+    /// a wait that runs out ends them where they stopped, not as the server's refusal.
+    @Test func statementsSentTogetherAnswerEachInOneExchange() throws {
+        let db = try PGConnection(url: PostgresCluster.shared().makeDatabase(), exchangeTimeoutMilliseconds: 300)
+        try db.execute("CREATE TABLE t (v int)")
+        let before = db.exchanges
+        let all = db.runEach(["BEGIN", "INSERT INTO t VALUES (1)", "SELECT 2, 'two'", "COMMIT"])
+        #expect(db.exchanges - before == 1)
+        #expect(all.failure == nil && all.results.count == 4)
+        #expect(all.results[2].int64(0, 0) == 2 && all.results[2].text(0, 1) == "two")
+        #expect(all.results[3].commandStatus == "COMMIT")
+        let refused = db.runEach(["BEGIN", "INSERT INTO t VALUES (3)", "SELECT 1 / 0", "INSERT INTO t VALUES (4)", "COMMIT"])
+        #expect(refused.results.count == 2)
+        #expect(refused.refusedByServer)
+        guard case .engine(let failure)? = refused.failure else { Issue.record("no failure: \(String(describing: refused.failure))"); return }
+        #expect(failure.code == "22012")
+        #expect(db.isInTransaction, "the COMMIT after the failed statement did not run")
+        try db.execute("ROLLBACK")
+        #expect(try db.query("SELECT array_agg(v)::text FROM t").text(0, 0) == "{1}")
+        let slow = db.runEach(["SELECT 1", "SELECT pg_sleep(30)", "SELECT 2"])
+        #expect(slow.results.count < 3 && !slow.refusedByServer)
+        #expect((slow.failure.flatMap { error -> EngineFailure? in if case .engine(let f) = error { return f }; return nil })?.kind == .unavailable)
+        #expect(db.isBroken)
+    }
+
     /// The exchange timeout bounds the wait for the server's next bytes, not the whole
     /// answer: rows that keep arriving (here 15 of 200 KB, one every 100 ms: 1.5 s in all)
     /// are read whole under a 1 s timeout. Work known to be long (a migration) waits inside

@@ -315,10 +315,11 @@ import Testing
             guard dropNext.exchange(false, ordering: .relaxed) else { return }
             first(cluster, name)
             // The writer's session is the one idle in this batch's transaction, just after
-            // its NOTIFY; the termination waits until it is gone.
+            // its writes (the mark, the NOTIFY and the COMMIT go together next); the
+            // termination waits until it is gone.
             try? cluster.sql("""
                 SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity
-                WHERE datname = '\(name)' AND state = 'idle in transaction' AND query LIKE 'SELECT pg_notify%'
+                WHERE datname = '\(name)' AND state = 'idle in transaction' AND query LIKE '%hearth_apply_batch(%'
                 """)
         }
         try engine.writeSync(.set(WriteEntry(path: Self.path("/before"), value: 1)), check: nil)
