@@ -13,12 +13,15 @@
 # connects as a role without superuser rights. Each configuration gets a fresh database.
 #
 # Knobs (env): RUNS (3) SECONDS_PER (10) NODES_CONNS (64) FAN_SUBS (300) FAN_RATE (10)
+#   CONFIGS ("sqlite 1,postgres 1,postgres 2,postgres 3": engine and node count, in this
+#   order on odd runs and the reverse on even ones) MODES ("writes fanout")
 #   SKIP_BUILD=1 HEARTH_BIN PG_BINDIR (highest /usr/lib/postgresql/*/bin) KEEP_WORK=1
 # Results: $RESULTS (.jsonl) and a table on stdout.
 set -euo pipefail
 source "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 bench_init nodes
 SECONDS_PER=${SECONDS_PER:-10}; NODES_CONNS=${NODES_CONNS:-64}; FAN_SUBS=${FAN_SUBS:-300}; FAN_RATE=${FAN_RATE:-10}
+CONFIGS=${CONFIGS:-sqlite 1,postgres 1,postgres 2,postgres 3}; MODES=${MODES:-writes fanout}
 PG_BINDIR=${PG_BINDIR:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
 [ -x "$PG_BINDIR/initdb" ] || { echo "no PostgreSQL (initdb) in $PG_BINDIR; apt-get install postgresql" >&2; exit 1; }
 build_hearth
@@ -54,10 +57,13 @@ start_nodes() {  # start_nodes STORE COUNT -> PORTS
 }
 stop_nodes() { for pid in "${NODE_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done; NODE_PIDS=(); }
 
-configs=("sqlite 1" "postgres 1" "postgres 2" "postgres 3")
+IFS=, read -r -a configs <<<"$CONFIGS"
 for run in $(seq 1 "$RUNS"); do
   order=("${configs[@]}")
-  if [ $((run % 2)) = 0 ]; then order=("postgres 3" "postgres 2" "postgres 1" "sqlite 1"); fi
+  if [ $((run % 2)) = 0 ]; then
+    order=()
+    for ((i = ${#configs[@]} - 1; i >= 0; i--)); do order+=("${configs[$i]}"); done
+  fi
   for config in "${order[@]}"; do
     read -r engine count <<<"$config"
     if [ "$engine" = sqlite ]; then
@@ -69,7 +75,7 @@ for run in $(seq 1 "$RUNS"); do
     fi
     log "run $run: $engine, $count node(s)"
     start_nodes "$store" "$count"
-    for mode in writes fanout; do
+    for mode in $MODES; do
       if [ "$mode" = writes ]; then
         line=$(python3 "$BENCH_DIR/nodes.py" writes --ports "$PORTS" --connections "$NODES_CONNS" --seconds "$SECONDS_PER")
       else
@@ -97,6 +103,6 @@ for engine, nodes in (("sqlite", 1), ("postgres", 1), ("postgres", 2), ("postgre
     wps = med([r["writes_per_s"] for r in w])
     fmt = lambda k: med([r.get(k) for r in f])
     remote = "–" if nodes == 1 else f"{fmt('remote_p50_ms')} / {fmt('remote_p99_ms')}"
-    print(f"| {engine} | {nodes} | {wps:.0f} ({', '.join(str(round(r['writes_per_s'])) for r in w)}) | {wps / base:.2f}× | "
+    print(f"| {engine} | {nodes} | {wps:.0f} ({', '.join(str(round(r['writes_per_s'])) for r in w)}) | {f'{wps / base:.2f}×' if base else '–'} | "
           f"{med([r['p50_ms'] for r in w])} / {med([r['p99_ms'] for r in w])} | {fmt('local_p50_ms')} / {fmt('local_p99_ms')} | {remote} | {fmt('delivered_pct')} |")
 EOF2
