@@ -3,6 +3,7 @@
 
   soak.py run    --url http://127.0.0.1:PORT --pid PID --data-dir DIR --out RESULTS.jsonl [knobs]
   soak.py report RESULTS.jsonl        Markdown table (one row per sample) + summary
+  perf script ... | soak.py syncs RESULTS.jsonl >> RESULTS.jsonl   the server's syncs (SOAK_PERF=1)
 
 `run` signs up --users anonymous accounts on a running Hearth (reference rules.json),
 opens --streams SSE streams spread round-robin over them (GET /users/<uid>/favorites.json,
@@ -101,6 +102,73 @@ def runq_wait_s(pid):
     except OSError:
         return None
     return total / 1e9
+
+
+def data_fds(pid, data_dir):
+    """{fd: file name} of the server's open files in its data dir (which fd is the WAL)."""
+    out, root = {}, os.path.realpath(data_dir)
+    try:
+        for fd in os.listdir("/proc/%d/fd" % pid):
+            try:
+                target = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+            except OSError:
+                continue
+            if target.startswith(root + "/"):
+                out[fd] = os.path.basename(target)
+    except OSError:
+        pass
+    return out
+
+
+SYNC_NOTE_MS = 20.0  # server syncs at least this long are kept for the report, one by one
+
+
+def cmd_syncs(a):
+    """`perf script -F tid,time,event,trace` of the server's fsync / fdatasync / madvise /
+    munmap tracepoints (soak.sh, SOAK_PERF=1) on stdin -> one "syncs" line on stdout:
+    every sync of at least SYNC_NOTE_MS [monotonic start, ms, call, fd], and per minute of
+    the soak (from the first minute line's times in RESULTS) the syncs' count and p50 / p99
+    / max by fd, and the madvise / munmap counts (malloc trimming shows as those)."""
+    import re
+    pat = re.compile(r"\s*(\d+)\s+([\d.]+):\s+syscalls:sys_(enter|exit)_(\w+):\s*(.*)")
+    pend, syncs, other = {}, [], {}
+    for line in sys.stdin:
+        m = pat.match(line)
+        if not m:
+            continue
+        tid, t, phase, name, rest = m.groups()
+        t = float(t)
+        if name in ("fsync", "fdatasync"):
+            if phase == "enter":
+                pend[tid] = (t, name, str(int(rest.split()[-1], 16)) if rest else "?")
+            elif tid in pend:
+                t0, call, fd = pend.pop(tid)
+                syncs.append((t0, (t - t0) * 1000.0, call, fd))
+        elif phase == "enter":
+            other.setdefault(name, []).append(t)
+    t0, rate = None, None
+    with open(a.results) as f:
+        for line in f:
+            r = json.loads(line)
+            if r["kind"] == "start":
+                rate = r["rate"]
+            elif r["kind"] == "minute" and r["slowest"] and len(r["slowest"][0]) > 4 and t0 is None and rate:
+                x = r["slowest"][0]         # [.., seq, .., .., scheduled send (monotonic), ..]
+                t0 = x[4] - x[1] / rate
+    per = {}
+    for st, d, call, fd in syncs:
+        if t0 is not None and st >= t0:
+            per.setdefault(int((st - t0) // 60.0) + 1, {}).setdefault(fd, []).append(d)
+    minutes = {}
+    for m, by in sorted(per.items()):
+        minutes[m] = {fd: [len(v), round(harness.pct(sorted(v), 50), 2), round(harness.pct(sorted(v), 99), 2),
+                           round(max(v), 2)] for fd, v in by.items()}
+        for name, ts in other.items():
+            minutes[m][name] = sum(1 for t in ts if t0 + 60 * (m - 1) <= t < t0 + 60 * m)
+    print(json.dumps({"kind": "syncs", "note_ms": SYNC_NOTE_MS, "t0": t0,
+                      "long": [[round(st, 4), round(d, 2), call, fd] for st, d, call, fd in syncs if d >= SYNC_NOTE_MS],
+                      "per_minute": minutes, "totals": {"syncs": len(syncs), **{k: len(v) for k, v in other.items()}}},
+                     sort_keys=True))
 
 
 def utc_ms(wall):
@@ -858,6 +926,7 @@ class Soak:
             "writer_conns": a.writer_conns, "reconnect": a.reconnect, "token_max_age_s": a.token_max_age,
             "wire": a.wire, "wire_subscribed": ready_wire,
             "streams_subscribed": ready, "open_all_s": round(t_open, 2),
+            "data_fds": data_fds(self.pid, self.a.data_dir),
             "fresh": {**fresh, **fresh_m}, "signed_up": signed_up, "idle": {**idle, **idle_m},
             "errors": self.iv["errors"]})
         self.log("fresh server: RSS %.1f MiB, %s fds; with %d idle streams: RSS %.1f MiB, %s fds" % (
@@ -999,8 +1068,32 @@ def report_minutes(minutes, start):
               "late by the client, not the server." % (STALL_GOAL_MS / 4, ", ".join(str(r["minute"]) for r in lagged)))
 
 
+def report_syncs(minutes, start, syncs):
+    """SOAK_PERF=1: the server's syncs per minute by file, and for each slow write the
+    syncs of SYNC_NOTE_MS or more that were in flight between its send and its slowest event."""
+    names = {fd: "%s (fd %s)" % (n, fd) for fd, n in ((start or {}).get("data_fds") or {}).items()}
+    print()
+    print("- Server syncs (perf, fsync / fdatasync by file: count, p50 / p99 / max ms; madvise / munmap calls) per minute:")
+    for m, by in sorted(syncs["per_minute"].items(), key=lambda kv: int(kv[0])):
+        parts = ["%s %d, %s / %s / %s" % (names.get(fd, "fd " + fd), v[0], fv(v[1]), fv(v[2]), fv(v[3]))
+                 for fd, v in sorted(by.items()) if isinstance(v, list)]
+        calls = ["%s %d" % (k, v) for k, v in sorted(by.items()) if not isinstance(v, list)]
+        print("    minute %s: %s%s" % (m, "; ".join(parts), ("; " + ", ".join(calls)) if calls else ""))
+    long = syncs["long"]
+    for r in minutes:
+        for x in r["slowest"][:2]:
+            if x[3] is None or x[3] < STALL_GOAL_MS or len(x) < 6:
+                continue
+            t_from, t_to = x[4], x[4] + x[3] / 1000.0
+            hit = ["%s %s %s ms from %+.0f ms" % (c[2], names.get(c[3], "fd " + c[3]), fv(c[1]), (c[0] - t_from) * 1000)
+                   for c in long if c[0] < t_to and c[0] + c[1] / 1000.0 > t_from]
+            print("- Minute %d, write %d scheduled %s: %s ms; load generator late %s ms; server syncs >= %g ms in "
+                  "flight: %s." % (r["minute"], x[1], x[0], fv(x[3]), fv(x[5]), syncs["note_ms"],
+                                   ", ".join(hit) if hit else "none"))
+
+
 def cmd_report(a):
-    start = end = None
+    start = end = syncs = None
     samples, minutes = [], []
     with open(a.results) as f:
         for line in f:
@@ -1013,6 +1106,8 @@ def cmd_report(a):
                 samples.append(r)
             elif r["kind"] == "minute":
                 minutes.append(r)
+            elif r["kind"] == "syncs":
+                syncs = r
             elif r["kind"] == "end":
                 end = r
     if not samples:
@@ -1043,6 +1138,8 @@ def cmd_report(a):
     first, last = body[0], body[-1]
     if minutes:
         report_minutes(minutes, start)
+    if minutes and syncs:
+        report_syncs(minutes, start, syncs)
     print()
     if start:
         fr, idle = start["fresh"], start["idle"]
@@ -1146,6 +1243,9 @@ def main():
     p = sp.add_parser("report")
     p.add_argument("results")
     p.set_defaults(fn=cmd_report)
+    p = sp.add_parser("syncs", help="perf script output on stdin -> a syncs line (soak.sh, SOAK_PERF=1)")
+    p.add_argument("results")
+    p.set_defaults(fn=cmd_syncs)
     a = ap.parse_args()
     if a.cmd == "run" and (a.rate <= 0 or a.minutes <= 0 or a.sample_seconds <= 0 or a.users < 1 or a.streams < 1):
         sys.exit("rate, minutes, sample-seconds, users and streams must be positive")

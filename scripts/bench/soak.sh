@@ -25,7 +25,10 @@
 #     writes with their scheduled send time in UTC (to line up with the server's log,
 #     perf or strace); server / load generator / other CPU %; the load generator's
 #     event-loop lag. The report says whether delivery max < 100 ms held in every minute
-#     (the stall goal). A stall soak: SOAK_MINUTES=10 SOAK_SAMPLE_SECONDS=60 SOAK_RATE=10
+#     (the stall goal). SOAK_PERF=1: `perf record` of the server's fsync / fdatasync /
+#     madvise / munmap tracepoints (a few hundred bytes a second, no stacks) throughout;
+#     the report then gives the syncs per minute by file and, for each minute's slowest
+#     writes, the syncs of 20 ms or more in flight meanwhile. A stall soak: SOAK_MINUTES=10 SOAK_SAMPLE_SECONDS=60 SOAK_RATE=10
 #     SOAK_STREAMS=1000 SOAK_WIRE=1000.
 #   - ID tokens live one hour, so the generator behaves as a client must: a token older than
 #     SOAK_TOKEN_MAX_AGE s is refreshed (POST /v1/token) before use, and a stream that ends
@@ -41,7 +44,7 @@
 # Knobs (env): SOAK_STREAMS (1000) SOAK_WIRE (0 wire-protocol listeners) SOAK_USERS (100) SOAK_RATE (20 writes/s) SOAK_MINUTES
 #   (60) SOAK_SAMPLE_SECONDS (60) SOAK_KEYS (50 favourites per user) SOAK_WRITER_CONNS (16
 #   keep-alive connections for the writes) SOAK_SETTLE (10) SOAK_TOKEN_MAX_AGE (3000)
-#   SOAK_RECONNECT (1) SOAK_CHURN (0: open streams the client drops per minute, each then
+#   SOAK_RECONNECT (1) SOAK_PERF (0) SOAK_CHURN (0: open streams the client drops per minute, each then
 #   reconnecting with Last-Event-ID, as on a flaky network) SOAK_NICE (0: niceness of the load generator) HEARTH_BIN
 #   HEARTH_REV (what to record as the binary's commit when it was built elsewhere)
 #   HEARTH_SYNC (full) SKIP_BUILD=1 RESULTS (/tmp/hearth-bench-soak-<date>.jsonl)
@@ -58,7 +61,7 @@ SOAK_STREAMS=${SOAK_STREAMS:-1000}; SOAK_USERS=${SOAK_USERS:-100}; SOAK_RATE=${S
 SOAK_MINUTES=${SOAK_MINUTES:-60}; SOAK_SAMPLE_SECONDS=${SOAK_SAMPLE_SECONDS:-60}; SOAK_KEYS=${SOAK_KEYS:-50}
 SOAK_WRITER_CONNS=${SOAK_WRITER_CONNS:-16}; SOAK_SETTLE=${SOAK_SETTLE:-10}
 SOAK_TOKEN_MAX_AGE=${SOAK_TOKEN_MAX_AGE:-3000}; SOAK_RECONNECT=${SOAK_RECONNECT:-1}; SOAK_CHURN=${SOAK_CHURN:-0}
-SOAK_NICE=${SOAK_NICE:-0}; SOAK_WIRE=${SOAK_WIRE:-0}
+SOAK_NICE=${SOAK_NICE:-0}; SOAK_WIRE=${SOAK_WIRE:-0}; SOAK_PERF=${SOAK_PERF:-0}
 LISTENERS=$((SOAK_STREAMS + SOAK_WIRE))
 
 # bench_init without its wrk/nginx requirement: temp dir, results file, cleanup trap, fd limit
@@ -103,6 +106,17 @@ start_hearth "$WORK/hearth-data"
 echo "hearth access: $ACCESS_NOTE" | tee -a "$RESULTS.meta" >&2
 
 log "soak: $SOAK_STREAMS SSE streams, $SOAK_WIRE wire listeners, $SOAK_RATE writes/s, $SOAK_MINUTES min, a sample every ${SOAK_SAMPLE_SECONDS}s"
+PERF_PID=
+if [ "$SOAK_PERF" = 1 ]; then
+  command -v perf >/dev/null || { echo "SOAK_PERF=1 needs perf (apt-get install linux-perf)" >&2; exit 1; }
+  # CLOCK_MONOTONIC: the clock of the generator's send times; bounded like the generator
+  timeout --signal=INT "$(python3 -c 'import sys; print(int(float(sys.argv[1]) * 60) + 1500)' "$SOAK_MINUTES")" \
+    perf record -q -k CLOCK_MONOTONIC -o "$WORK/syncs.perf" -p "$HEARTH_PID" \
+      -e syscalls:sys_enter_fsync,syscalls:sys_exit_fsync,syscalls:sys_enter_fdatasync,syscalls:sys_exit_fdatasync \
+      -e syscalls:sys_enter_madvise,syscalls:sys_enter_munmap >"$WORK/perf.log" 2>&1 &
+  PERF_PID=$!
+  _PIDS+=("$PERF_PID")
+fi
 limit=$(python3 -c 'import sys; print(int(float(sys.argv[1]) * 60) + 900 + 300)' "$SOAK_MINUTES")
 reconnect_flag=; [ "$SOAK_RECONNECT" = 1 ] || reconnect_flag=--no-reconnect
 rc=0
@@ -112,6 +126,13 @@ timeout --signal=TERM --kill-after=30 "$limit" nice -n "$SOAK_NICE" python3 "$BE
   --sample-seconds "$SOAK_SAMPLE_SECONDS" --keys "$SOAK_KEYS" --writer-conns "$SOAK_WRITER_CONNS" \
   --settle "$SOAK_SETTLE" --token-max-age "$SOAK_TOKEN_MAX_AGE" --churn-per-min "$SOAK_CHURN" $reconnect_flag || rc=$?
 [ "$rc" = 0 ] || echo "soak.py exited with status $rc; reporting what was sampled" >&2
+if [ -n "$PERF_PID" ]; then
+  kill -INT "$PERF_PID" 2>/dev/null || true; wait "$PERF_PID" 2>/dev/null || true
+  perf script -i "$WORK/syncs.perf" -F tid,time,event,trace 2>/dev/null \
+    | python3 "$BENCH_DIR/soak.py" syncs "$RESULTS" >>"$RESULTS.syncs" || echo "perf: no syncs read ($(tail -1 "$WORK/perf.log"))" >&2
+  cat "$RESULTS.syncs" >>"$RESULTS" 2>/dev/null || true
+  rm -f "$RESULTS.syncs"
+fi
 kill -0 "$HEARTH_PID" 2>/dev/null || echo "hearth (pid $HEARTH_PID) is no longer running!" | tee -a "$RESULTS.meta" >&2
 stop_hearth
 
