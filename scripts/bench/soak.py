@@ -3,10 +3,13 @@
 
   soak.py run    --url http://127.0.0.1:PORT --pid PID --data-dir DIR --out RESULTS.jsonl [knobs]
   soak.py report RESULTS.jsonl        Markdown table (one row per sample) + summary
+  perf script ... | soak.py syncs RESULTS.jsonl >> RESULTS.jsonl   the server's syncs (SOAK_PERF=1)
 
 `run` signs up --users anonymous accounts on a running Hearth (reference rules.json),
 opens --streams SSE streams spread round-robin over them (GET /users/<uid>/favorites.json,
-Accept: text/event-stream, Authorization: Bearer <ID token>), then writes open loop at
+Accept: text/event-stream, Authorization: Bearer <ID token>) and --wire wire-protocol
+listeners on the same locations (/.ws with wire.py's RFC 6455 client: `auth` with the
+user's ID token, `q` on /users/<uid>/favorites), then writes open loop at
 --rate writes/s for --minutes: write i goes to user i mod U and PUTs favourite
 f<(i div U) mod --keys> with every field the rules require (so the first U x keys writes
 create favourites, later ones update them) and a marker "<run prefix><i>." in its note.
@@ -24,6 +27,13 @@ Every --sample-seconds it appends one JSON line to --out:
   streams: open (response head read, not ended), subscribed, lost (given up), ends by
     reason (auth_revoked / cancel / closed / status), reconnects;
   client event-loop lag (max): how late the load generator itself ran.
+Every whole minute it appends one "minute" line for the writes scheduled in that minute
+(written --settle s, 30 at most, after the minute, when their events are in): write-ack
+p99 / p99.9 / max, delivery p99 / p99.9 / max for SSE and wire listeners apart, the five
+slowest writes (scheduled send in UTC and on CLOCK_MONOTONIC, to line up with the server's
+log or `perf record -k CLOCK_MONOTONIC`; the load generator's own lag meanwhile), CPU
+split and run-queue wait (/proc/PID/task/*/schedstat) of the server and the generator.
+`report` says whether delivery max < STALL_GOAL_MS held in every minute.
 ID tokens live one hour (Hearth's fixed lifetime, like Firebase's), so the generator does
 what a client must: it refreshes a user's token (POST /v1/token) once it is --token-max-age
 seconds old, and a stream that ends (auth_revoked when its token expires, cancel, close)
@@ -32,7 +42,9 @@ reconnects with the current token and Last-Event-ID, so the server replays what 
 Every loop is bounded in count and time; only loopback addresses are accepted.
 """
 import argparse
+import array
 import asyncio
+import collections
 import json
 import os
 import random
@@ -45,6 +57,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the repo
 import harness  # noqa: E402  (proc stats, pct, HttpConn, SSEConn, _raise_nofile)
+import wire  # noqa: E402  (WSClient, request: the wire-protocol client of wire.py)
 
 
 def ms(v):
@@ -54,6 +67,12 @@ def ms(v):
 def lat_stats(vals):
     vals = sorted(vals)
     return (ms(harness.pct(vals, 50)), ms(harness.pct(vals, 99)), ms(vals[-1] if vals else None))
+
+
+def tail_stats(vals):
+    """(count, p99, p99.9, max) in ms of a list of seconds."""
+    vals = sorted(vals)
+    return (len(vals), ms(harness.pct(vals, 99)), ms(harness.pct(vals, 99.9)), ms(vals[-1] if vals else None))
 
 
 def parse_event(ev):
@@ -67,6 +86,94 @@ def parse_event(ev):
             d = line[5:]
             data.append(d[1:] if d.startswith(b" ") else d)
     return name, eid, b"\n".join(data)
+
+
+def runq_wait_s(pid):
+    """Seconds the process's threads have waited on a run queue (ready, no CPU), summed
+    over /proc/PID/task/*/schedstat; None when unreadable."""
+    total = 0
+    try:
+        for tid in os.listdir("/proc/%d/task" % pid):
+            try:
+                with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                    total += int(f.read().split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+    except OSError:
+        return None
+    return total / 1e9
+
+
+def data_fds(pid, data_dir):
+    """{fd: file name} of the server's open files in its data dir (which fd is the WAL)."""
+    out, root = {}, os.path.realpath(data_dir)
+    try:
+        for fd in os.listdir("/proc/%d/fd" % pid):
+            try:
+                target = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+            except OSError:
+                continue
+            if target.startswith(root + "/"):
+                out[fd] = os.path.basename(target)
+    except OSError:
+        pass
+    return out
+
+
+SYNC_NOTE_MS = 20.0  # server syncs at least this long are kept for the report, one by one
+
+
+def cmd_syncs(a):
+    """`perf script -F tid,time,event,trace` of the server's fsync / fdatasync / madvise /
+    munmap tracepoints (soak.sh, SOAK_PERF=1) on stdin -> one "syncs" line on stdout:
+    every sync of at least SYNC_NOTE_MS [monotonic start, ms, call, fd], and per minute of
+    the soak (from the first minute line's times in RESULTS) the syncs' count and p50 / p99
+    / max by fd, and the madvise / munmap counts (malloc trimming shows as those)."""
+    import re
+    pat = re.compile(r"\s*(\d+)\s+([\d.]+):\s+syscalls:sys_(enter|exit)_(\w+):\s*(.*)")
+    pend, syncs, other = {}, [], {}
+    for line in sys.stdin:
+        m = pat.match(line)
+        if not m:
+            continue
+        tid, t, phase, name, rest = m.groups()
+        t = float(t)
+        if name in ("fsync", "fdatasync"):
+            if phase == "enter":
+                pend[tid] = (t, name, str(int(rest.split()[-1], 16)) if rest else "?")
+            elif tid in pend:
+                t0, call, fd = pend.pop(tid)
+                syncs.append((t0, (t - t0) * 1000.0, call, fd))
+        elif phase == "enter":
+            other.setdefault(name, []).append(t)
+    t0, rate = None, None
+    with open(a.results) as f:
+        for line in f:
+            r = json.loads(line)
+            if r["kind"] == "start":
+                rate = r["rate"]
+            elif r["kind"] == "minute" and r["slowest"] and len(r["slowest"][0]) > 4 and t0 is None and rate:
+                x = r["slowest"][0]         # [.., seq, .., .., scheduled send (monotonic), ..]
+                t0 = x[4] - x[1] / rate
+    per = {}
+    for st, d, call, fd in syncs:
+        if t0 is not None and st >= t0:
+            per.setdefault(int((st - t0) // 60.0) + 1, {}).setdefault(fd, []).append(d)
+    minutes = {}
+    for m, by in sorted(per.items()):
+        minutes[m] = {fd: [len(v), round(harness.pct(sorted(v), 50), 2), round(harness.pct(sorted(v), 99), 2),
+                           round(max(v), 2)] for fd, v in by.items()}
+        for name, ts in other.items():
+            minutes[m][name] = sum(1 for t in ts if t0 + 60 * (m - 1) <= t < t0 + 60 * m)
+    print(json.dumps({"kind": "syncs", "note_ms": SYNC_NOTE_MS, "t0": t0,
+                      "long": [[round(st, 4), round(d, 2), call, fd] for st, d, call, fd in syncs if d >= SYNC_NOTE_MS],
+                      "per_minute": minutes, "totals": {"syncs": len(syncs), **{k: len(v) for k, v in other.items()}}},
+                     sort_keys=True))
+
+
+def utc_ms(wall):
+    """A wall-clock time as UTC HH:MM:SS.mmm (to line up with the server's log, perf, strace)."""
+    return time.strftime("%H:%M:%S", time.gmtime(wall)) + ".%03d" % int((wall % 1.0) * 1000)
 
 
 def proc_status(pid):
@@ -156,6 +263,7 @@ class User:
 
 class Stream:
     """One logical subscriber: its connection (harness.SSEConn) and its reconnects."""
+    kind = "sse"
 
     def __init__(self, soak, user, idx):
         self.soak, self.user, self.idx = soak, user, idx
@@ -193,15 +301,7 @@ class Stream:
                 # first is a fresh snapshot (a resume the change log could not serve)
                 s.iv["resync_snapshots"] += 1
                 return
-            i = data.find(s.prefix)
-            if i >= 0:
-                j = k = i + len(s.prefix)
-                while k < len(data) and 48 <= data[k] <= 57:
-                    k += 1
-                if k > j:
-                    s.on_delivery(int(data[j:k]), now)
-                    return
-            s.iv["other_events"] += 1
+            s.deliver_marked(data, now, "sse")
         elif name == "keep-alive":
             s.iv["keepalives"] += 1
         elif name in ("cancel", "auth_revoked"):
@@ -287,6 +387,116 @@ class Stream:
         return c is not None and c.in_body and not c.dead
 
 
+class MinuteAcc:
+    """The latencies of the writes scheduled in one minute of the soak (write acks, events
+    by listener kind) and, per write, its slowest event: the minute's slowest writes and
+    their times are what to look for in the server's log, perf or strace output."""
+
+    def __init__(self):
+        self.lat = {"write": array.array("d"), "sse": array.array("d"), "wire": array.array("d")}
+        self.slowest = {}           # seq -> (slowest event's latency, its listener kind, its arrival)
+
+    def add(self, kind, lat, seq, now):
+        self.lat[kind].append(lat)
+        if kind != "write":
+            prev = self.slowest.get(seq)
+            if prev is None or lat > prev[0]:
+                self.slowest[seq] = (lat, kind, now)
+
+
+class WireConn(wire.WSClient):
+    """One wire-protocol connection of a WireListener: after the upgrade and the server's
+    handshake it sends `auth` (r 1, the user's ID token) and `q` (r 2) on the user's
+    favourites, pipelined as the JS SDK does; live at the q's `ok` (its data came first)."""
+
+    def __init__(self, owner):
+        s = owner.soak
+        super().__init__(s.host, s.port, s.a.wire_ns)
+        self.owner = owner
+        self.live = False
+
+    @property
+    def in_body(self):
+        """Stream.on_lost's test for "the attempt got through": here, the q's ok."""
+        return self.live
+
+    def message(self, payload, now):
+        o = self.owner
+        if self.live:
+            o.on_data(payload, now)
+            return
+        try:
+            m = json.loads(payload)
+        except ValueError:
+            return self.failed("not JSON")
+        d = m.get("d") or {}
+        if m.get("t") == "c":
+            if d.get("t") == "h":
+                self.send(wire.request(1, "auth", {"cred": o.token}))
+                self.send(wire.request(2, "q", {"p": "/users/%s/favorites" % o.user.uid, "h": ""}))
+            return
+        if "r" in d:
+            b = d.get("b") or {}
+            if b.get("s") != "ok":
+                return self.failed("%s answered %s" % ({1: "auth", 2: "q"}.get(d["r"], d["r"]), b.get("s")))
+            if d["r"] == 2:
+                self.live = True
+                o.on_live(self)
+
+    def failed(self, msg):
+        self.owner.end_reason = msg
+        if self.tr is not None:
+            self.tr.close()
+
+    def lost(self):
+        self.owner.on_lost(self)
+
+
+class WireListener(Stream):
+    """One logical wire-protocol listener on the same location as the SSE streams (the
+    user's favourites, signed in with the user's ID token), with Stream's reconnect policy:
+    a connection that ends is opened again with the current token; the wire protocol has
+    no Last-Event-ID, so what was written while it was away is in the next `q`'s data
+    (not counted as events) and its events count as missing."""
+    kind = "wire"
+
+    def __init__(self, soak, user, idx):
+        super().__init__(soak, user, idx)
+        self.token = ""
+
+    def on_live(self, conn):
+        self.fails = 0
+        if not self.subscribed:
+            self.subscribed = True
+            if self.ready is not None and not self.ready.done():
+                self.ready.set_result(True)
+
+    def on_data(self, payload, now):
+        s = self.soak
+        if payload.find(b'"a":"c"') >= 0 or payload.find(b'"a":"ac"') >= 0:
+            self.end_reason = "auth_revoked" if b'"a":"ac"' in payload else "cancel"
+            return
+        s.deliver_marked(payload, now, "wire")
+
+    async def connect(self):
+        s = self.soak
+        self.token = await s.token(self.user)
+        loop = asyncio.get_running_loop()
+
+        def factory():
+            self.conn = WireConn(self)
+            return self.conn
+        try:
+            _, conn = await asyncio.wait_for(loop.create_connection(factory, s.host, s.port), 10.0)
+        except Exception as e:  # noqa
+            c, self.conn = self.conn, None
+            if c is not None and c.tr is not None:
+                c.tr.close()
+            s.note_error("wire connect: %s" % type(e).__name__)
+            return None
+        return conn
+
+
 class Soak:
     def __init__(self, a):
         self.a = a
@@ -305,12 +515,17 @@ class Soak:
         self.inflight = 0
         self.t0 = None
         self.errors_total = 0
+        self.wall_offset = time.time() - time.monotonic()
+        self.minutes = {}           # minute of the scheduled send -> MinuteAcc
+        self.minutes_emitted = 0    # minutes 0 ..< this are reported
+        self.lag_minute = 0.0
+        self.lag_log = collections.deque(maxlen=20000)  # (monotonic end, lag) of late lag ticks
         self.new_interval()
 
     def new_interval(self):
-        self.iv = {"wlat": [], "dlat": [], "writes_sent": 0, "writes_ok": 0, "write_errors": {},
+        self.iv = {"wlat": [], "dlat": [], "dlat_sse": [], "dlat_wire": [], "writes_sent": 0, "writes_ok": 0, "write_errors": {},
                    "ends": {}, "reconnects": 0, "lost": 0, "late": 0, "resync_snapshots": 0,
-                   "keepalives": 0, "other_events": 0, "errors": {}, "lag_max": 0.0}
+                   "keepalives": 0, "other_events": 0, "errors": {}, "lag_max": 0.0, "after_minute": 0}
 
     def note_error(self, kind):
         self.errors_total += 1
@@ -397,9 +612,34 @@ class Soak:
                 "fds": count_fds(self.pid), "data_dir_bytes": dir_bytes(self.a.data_dir)}
 
     # -- writes
-    def on_delivery(self, seq, now):
+    def minute(self, t_sched):
+        m = int((t_sched - self.t0) // 60.0)
+        acc = self.minutes.get(m)
+        if acc is None:
+            acc = self.minutes[m] = MinuteAcc()
+            if m < self.minutes_emitted:    # arrived after its minute was reported
+                self.iv["after_minute"] += 1
+        return acc
+
+    def deliver_marked(self, data, now, kind):
+        """An event's bytes: the write's number after the run's marker in its note is a
+        delivery; an event without one is counted as other."""
+        i = data.find(self.prefix)
+        if i >= 0:
+            j = k = i + len(self.prefix)
+            while k < len(data) and 48 <= data[k] <= 57:
+                k += 1
+            if k > j:
+                self.on_delivery(int(data[j:k]), now, kind)
+                return
+        self.iv["other_events"] += 1
+
+    def on_delivery(self, seq, now, kind):
         t_sched = self.t0 + seq / self.a.rate
-        self.iv["dlat"].append(now - t_sched)
+        lat = now - t_sched
+        self.iv["dlat"].append(lat)
+        self.iv["dlat_" + kind].append(lat)
+        self.minute(t_sched).add(kind, lat, seq, now)
         w = self.writes.get(seq)
         if w is not None:
             w[2] += 1
@@ -437,6 +677,7 @@ class Soak:
         if isinstance(st, int) and 200 <= st < 300:
             self.iv["writes_ok"] += 1
             self.iv["wlat"].append(now - t_sched)
+            self.minute(t_sched).add("write", now - t_sched, seq, now)
         else:
             kind = "HTTP %d" % st if isinstance(st, int) else st
             self.iv["write_errors"][kind] = self.iv["write_errors"].get(kind, 0) + 1
@@ -504,15 +745,86 @@ class Soak:
         while not self.stopping:
             t = time.monotonic()
             await asyncio.sleep(0.1)
-            self.iv["lag_max"] = max(self.iv["lag_max"], time.monotonic() - t - 0.1)
+            now = time.monotonic()
+            lag = now - t - 0.1
+            if lag > 0.005:
+                self.lag_log.append((now, lag))
+            self.iv["lag_max"] = max(self.iv["lag_max"], lag)
+            self.lag_minute = max(self.lag_minute, lag)
+
+    def lag_between(self, t_from, t_to):
+        """The load generator's worst event-loop lag in a tick that overlapped [t_from, t_to]:
+        an event that waited for the client's own loop (or for a CPU) is stamped that late."""
+        worst = 0.0
+        for t_end, lag in reversed(self.lag_log):
+            if t_end < t_from:
+                break
+            if t_end - 0.1 - lag <= t_to:
+                worst = max(worst, lag)
+        return worst
+
+    def cpu_snap(self):
+        """CPU seconds so far: server, load generator, machine (busy, niced); and the time.
+        Cheap (three small /proc reads), so it runs on the event loop at each minute."""
+        return (harness.proc_cpu_s(self.pid), harness.self_cpu_s(), cpu_split_s(), time.monotonic(),
+                runq_wait_s(self.pid), runq_wait_s(os.getpid()))
+
+    async def minute_ticker(self, nmin):
+        """At each whole minute of the soak: a CPU reading; --settle s (30 at most) later, one
+        "minute" line for the minute before, its writes' events in by then."""
+        prev = self.cpu_snap()
+        for k in range(1, nmin + 1):
+            d = self.t0 + 60.0 * k - time.monotonic()
+            if d > 0:
+                await asyncio.sleep(d)
+            cur, lag = self.cpu_snap(), self.lag_minute
+            self.lag_minute = 0.0
+            await asyncio.sleep(min(self.a.settle, 30.0))
+            self.emit_minute(k - 1, prev, cur, lag)
+            prev = cur
+
+    def emit_minute(self, m, c0, c1, lag):
+        acc = self.minutes.pop(m, None) or MinuteAcc()
+        self.minutes_emitted = m + 1
+        wall = max(1e-6, c1[3] - c0[3])
+        srv = (c1[0] - c0[0]) if c1[0] is not None and c0[0] is not None else 0.0
+        gen, busy, niced = c1[1] - c0[1], c1[2][0] - c0[2][0], c1[2][1] - c0[2][1]
+        if os.nice(0) > 0:
+            niced = max(0.0, niced - gen)
+        rec = {"kind": "minute", "minute": m + 1, "client_lag_max_ms": ms(lag), "loadavg": os.getloadavg()[0],
+               "server_cpu_pct": round(100 * srv / wall, 1), "loadgen_cpu_pct": round(100 * gen / wall, 1),
+               "other_cpu_pct": round(max(0.0, 100 * (busy - srv - gen) / wall), 1),
+               "niced_cpu_pct": round(100 * niced / wall, 1),
+               "server_runq_ms": ms(c1[4] - c0[4]) if c1[4] is not None and c0[4] is not None else None,
+               "loadgen_runq_ms": ms(c1[5] - c0[5]) if c1[5] is not None and c0[5] is not None else None}
+        for kind, vals in (("write", acc.lat["write"]), ("sse", acc.lat["sse"]), ("wire", acc.lat["wire"]),
+                           ("deliv", list(acc.lat["sse"]) + list(acc.lat["wire"]))):
+            n, p99, p999, mx = tail_stats(vals)
+            rec.update({kind + "_n": n, kind + "_p99_ms": p99, kind + "_p999_ms": p999, kind + "_max_ms": mx})
+        worst = sorted(acc.slowest.items(), key=lambda kv: -kv[1][0])[:5]
+        # [scheduled send UTC, seq, listener kind, latency ms, scheduled send (monotonic s, the
+        #  clock of perf record -k CLOCK_MONOTONIC), load generator lag ms meanwhile]
+        rec["slowest"] = [[utc_ms(self.wall_offset + self.t0 + seq / self.a.rate), seq, kind, ms(lat),
+                           round(self.t0 + seq / self.a.rate, 4),
+                           ms(self.lag_between(self.t0 + seq / self.a.rate, arrival))]
+                          for seq, (lat, kind, arrival) in worst]
+        self.out(rec)
+        self.log("minute %d: writes %d ack p99 %s max %s ms; delivery sse p99.9 %s max %s, wire p99.9 %s max %s ms; "
+                 "slowest write scheduled %s" % (
+                     m + 1, rec["write_n"], rec["write_p99_ms"], rec["write_max_ms"], rec["sse_p999_ms"],
+                     rec["sse_max_ms"], rec["wire_p999_ms"], rec["wire_max_ms"],
+                     rec["slowest"][0][0] if rec["slowest"] else "–"))
 
     async def sample(self, k, t_prev, cpu_prev, final=False):
         now = time.monotonic()
         iv = self.iv
         self.new_interval()
-        facts = self.server_facts()
+        # walking the data dir and every process's /proc entry takes milliseconds: in a
+        # thread, so the event loop stays free to stamp events as they arrive
+        facts = await asyncio.to_thread(self.server_facts)
         m = await self.metrics()
-        cpu_now = (harness.proc_cpu_s(self.pid), harness.self_cpu_s(), cpu_split_s(), now, proc_cpu_table())
+        table = await asyncio.to_thread(proc_cpu_table)
+        cpu_now = (harness.proc_cpu_s(self.pid), harness.self_cpu_s(), cpu_split_s(), now, table)
         acc = self.account(now - self.a.settle, final)
         wall = max(1e-6, cpu_now[3] - cpu_prev[3])
         srv = (cpu_now[0] - cpu_prev[0]) if cpu_now[0] is not None and cpu_prev[0] is not None else 0.0
@@ -536,6 +848,12 @@ class Soak:
                "write_rate": round(iv["writes_sent"] / max(1e-6, now - t_prev), 2),
                "write_p50_ms": wp50, "write_p99_ms": wp99, "write_max_ms": wmax,
                "events_received": len(iv["dlat"]), "deliv_p50_ms": dp50, "deliv_p99_ms": dp99, "deliv_max_ms": dmax,
+               "deliv_p999_ms": tail_stats(iv["dlat"])[2],
+               "sse_events": len(iv["dlat_sse"]), "sse_max_ms": tail_stats(iv["dlat_sse"])[3],
+               "wire_events": len(iv["dlat_wire"]), "wire_max_ms": tail_stats(iv["dlat_wire"])[3],
+               "sse_open": sum(1 for s in self.streams if s.kind == "sse" and s.is_open()),
+               "wire_open": sum(1 for s in self.streams if s.kind == "wire" and s.is_open()),
+               "events_after_minute": iv["after_minute"],
                **acc, "events_late": iv["late"], "resync_snapshots": iv["resync_snapshots"],
                "keepalives": iv["keepalives"], "other_events": iv["other_events"], "errors": iv["errors"],
                "token_refreshes_total": self.token_refreshes,
@@ -570,9 +888,9 @@ class Soak:
             self.users.append(await self.sign_up())
         self.log("signed up %d anonymous users in %.1fs" % (len(self.users), time.monotonic() - t))
         signed_up = self.server_facts()
-        for i in range(a.streams):
+        for i in range(a.streams + a.wire):
             u = self.users[i % len(self.users)]
-            s = Stream(self, u, i)
+            s = Stream(self, u, i) if i < a.streams else WireListener(self, u, i - a.streams)
             u.streams.append(s)
             self.streams.append(s)
         # open every stream (bounded concurrency, each waits for its snapshot)
@@ -596,7 +914,9 @@ class Soak:
         await asyncio.gather(*[open_one(s) for s in self.streams])
         t_open = time.monotonic() - t
         ready = sum(1 for s in self.streams if s.subscribed)
-        self.log("%d of %d streams subscribed in %.1fs" % (ready, a.streams, t_open))
+        ready_wire = sum(1 for s in self.streams if s.subscribed and s.kind == "wire")
+        self.log("%d of %d SSE streams and %d of %d wire listeners subscribed in %.1fs" % (
+            ready - ready_wire, a.streams, ready_wire, a.wire, t_open))
         await asyncio.sleep(2.0)
         idle = self.server_facts()
         idle_m = await self.metrics()
@@ -604,7 +924,9 @@ class Soak:
             "kind": "start", "prefix": self.prefix_s, "users": a.users, "streams": a.streams, "rate": a.rate,
             "minutes": a.minutes, "sample_seconds": a.sample_seconds, "keys": a.keys, "settle_s": a.settle,
             "writer_conns": a.writer_conns, "reconnect": a.reconnect, "token_max_age_s": a.token_max_age,
+            "wire": a.wire, "wire_subscribed": ready_wire,
             "streams_subscribed": ready, "open_all_s": round(t_open, 2),
+            "data_fds": data_fds(self.pid, self.a.data_dir),
             "fresh": {**fresh, **fresh_m}, "signed_up": signed_up, "idle": {**idle, **idle_m},
             "errors": self.iv["errors"]})
         self.log("fresh server: RSS %.1f MiB, %s fds; with %d idle streams: RSS %.1f MiB, %s fds" % (
@@ -619,6 +941,8 @@ class Soak:
         lag = asyncio.ensure_future(self.lag_ticker())
         churn = asyncio.ensure_future(self.churn()) if a.churn_per_min > 0 else None
         wtask = asyncio.ensure_future(self.writer(count))
+        nmin = int(duration // 60.0)
+        ticker = asyncio.ensure_future(self.minute_ticker(nmin)) if nmin > 0 else None
         t_prev = time.monotonic()
         cpu_prev = (harness.proc_cpu_s(self.pid), harness.self_cpu_s(), cpu_split_s(), t_prev, proc_cpu_table())
         nsamples = max(1, int(round(duration / a.sample_seconds)))
@@ -636,6 +960,11 @@ class Soak:
         if not wtask.done():
             self.stopping = True
             wtask.cancel()
+        if ticker is not None:          # the last minute's line, --settle s after its end at most
+            try:
+                await asyncio.wait_for(ticker, max(1.0, self.t0 + duration + 35.0 - time.monotonic()))
+            except asyncio.TimeoutError:
+                self.note_error("minute ticker late")
         t_prev, cpu_prev = await self.sample(nsamples + 1, t_prev, cpu_prev, final=True)
         # close every stream, let the server notice, and look at what is left
         self.stopping = True
@@ -690,9 +1019,82 @@ def slope_per_hour(xs, ys):
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx * 3600.0
 
 
+STALL_GOAL_MS = 100.0  # the goal the soak checks: no event later than this in any minute
+
+
+def report_minutes(minutes, start):
+    """Per minute of scheduled sends: write-ack and delivery tails by listener kind, the
+    slowest write, CPU split; then whether delivery max < STALL_GOAL_MS held every minute."""
+    wire_n = start.get("wire", 0) if start else 0
+    print()
+    print("Per minute (the writes scheduled in that minute; delivery = event on a listener − the write's "
+          "scheduled send; %s SSE streams, %s wire listeners):" % (
+              start["streams"] if start else "?", wire_n))
+    print()
+    print("| min | writes | write ack p99 / max ms | SSE events | SSE p99 / p99.9 / max ms | wire events |"
+          " wire p99 / p99.9 / max ms | slowest write: scheduled (UTC), kind, ms | server CPU % | load gen CPU % |"
+          " other CPU % (niced) | server / load gen run-queue wait ms | load gen lag max ms | load avg |")
+    print("|" + "---|" * 14)
+    for r in minutes:
+        sl = r["slowest"][0] if r["slowest"] else None
+        print("| %d | %d | %s / %s | %d | %s / %s / %s | %d | %s / %s / %s | %s | %s | %s | %s (%s) | %s / %s | %s | %.2f |" % (
+            r["minute"], r["write_n"], fv(r["write_p99_ms"]), fv(r["write_max_ms"]),
+            r["sse_n"], fv(r["sse_p99_ms"]), fv(r["sse_p999_ms"]), fv(r["sse_max_ms"]),
+            r["wire_n"], fv(r["wire_p99_ms"]), fv(r["wire_p999_ms"]), fv(r["wire_max_ms"]),
+            ("%s, %s, %s%s" % (sl[0], sl[2], fv(sl[3]), (" (load gen %s ms late)" % fv(sl[5])) if len(sl) > 5 and sl[5]
+                                else "")) if sl else "–",
+            fv(r["server_cpu_pct"]), fv(r["loadgen_cpu_pct"]), fv(r["other_cpu_pct"]), fv(r["niced_cpu_pct"]),
+            fv(r.get("server_runq_ms")), fv(r.get("loadgen_runq_ms")), fv(r["client_lag_max_ms"]), r["loadavg"]))
+    print()
+    bad = [r for r in minutes if r["deliv_max_ms"] is None or r["deliv_max_ms"] >= STALL_GOAL_MS]
+    wbad = [r for r in minutes if r["write_max_ms"] is None or r["write_max_ms"] >= STALL_GOAL_MS]
+    worst = max((r["deliv_max_ms"] or 0) for r in minutes)
+    print("- Run-queue wait = time the process's threads were ready but had no CPU (/proc/PID/task/*/schedstat):"
+          " high server values in a minute with a slow event point at the shared machine, not at Hearth.")
+    if not bad:
+        print("- Stall goal, delivery max < %g ms in every minute: HELD in all %d minutes (worst minute's max %s ms)." % (
+            STALL_GOAL_MS, len(minutes), fv(worst)))
+    else:
+        print("- Stall goal, delivery max < %g ms in every minute: NOT HELD in %d of %d minutes: %s." % (
+            STALL_GOAL_MS, len(bad), len(minutes), "; ".join(
+                "minute %d max %s ms (slowest writes scheduled %s)" % (
+                    r["minute"], fv(r["deliv_max_ms"]), ", ".join("%s %s ms" % (x[0], fv(x[3])) for x in r["slowest"][:3]))
+                for r in bad)))
+    print("- Write ack max < %g ms: held in %d of %d minutes (worst %s ms)." % (
+        STALL_GOAL_MS, len(minutes) - len(wbad), len(minutes), fv(max((r["write_max_ms"] or 0) for r in minutes))))
+    lagged = [r for r in minutes if (r["client_lag_max_ms"] or 0) >= STALL_GOAL_MS / 4]
+    if lagged:
+        print("- The load generator's own event loop ran >= %g ms late in minute(s) %s: events there may be stamped "
+              "late by the client, not the server." % (STALL_GOAL_MS / 4, ", ".join(str(r["minute"]) for r in lagged)))
+
+
+def report_syncs(minutes, start, syncs):
+    """SOAK_PERF=1: the server's syncs per minute by file, and for each slow write the
+    syncs of SYNC_NOTE_MS or more that were in flight between its send and its slowest event."""
+    names = {fd: "%s (fd %s)" % (n, fd) for fd, n in ((start or {}).get("data_fds") or {}).items()}
+    print()
+    print("- Server syncs (perf, fsync / fdatasync by file: count, p50 / p99 / max ms; madvise / munmap calls) per minute:")
+    for m, by in sorted(syncs["per_minute"].items(), key=lambda kv: int(kv[0])):
+        parts = ["%s %d, %s / %s / %s" % (names.get(fd, "fd " + fd), v[0], fv(v[1]), fv(v[2]), fv(v[3]))
+                 for fd, v in sorted(by.items()) if isinstance(v, list)]
+        calls = ["%s %d" % (k, v) for k, v in sorted(by.items()) if not isinstance(v, list)]
+        print("    minute %s: %s%s" % (m, "; ".join(parts), ("; " + ", ".join(calls)) if calls else ""))
+    long = syncs["long"]
+    for r in minutes:
+        for x in r["slowest"][:2]:
+            if x[3] is None or x[3] < STALL_GOAL_MS or len(x) < 6:
+                continue
+            t_from, t_to = x[4], x[4] + x[3] / 1000.0
+            hit = ["%s %s %s ms from %+.0f ms" % (c[2], names.get(c[3], "fd " + c[3]), fv(c[1]), (c[0] - t_from) * 1000)
+                   for c in long if c[0] < t_to and c[0] + c[1] / 1000.0 > t_from]
+            print("- Minute %d, write %d scheduled %s: %s ms; load generator late %s ms; server syncs >= %g ms in "
+                  "flight: %s." % (r["minute"], x[1], x[0], fv(x[3]), fv(x[5]), syncs["note_ms"],
+                                   ", ".join(hit) if hit else "none"))
+
+
 def cmd_report(a):
-    start = end = None
-    samples = []
+    start = end = syncs = None
+    samples, minutes = [], []
     with open(a.results) as f:
         for line in f:
             if not line.strip():
@@ -702,6 +1104,10 @@ def cmd_report(a):
                 start = r
             elif r["kind"] == "sample":
                 samples.append(r)
+            elif r["kind"] == "minute":
+                minutes.append(r)
+            elif r["kind"] == "syncs":
+                syncs = r
             elif r["kind"] == "end":
                 end = r
     if not samples:
@@ -730,13 +1136,17 @@ def cmd_report(a):
               (fv(r["server_cpu_pct"]), "%s (%s)" % (fv(r["other_cpu_pct"]), fv(r.get("niced_cpu_pct")))))))
     body = [r for r in samples if not r["final"]]
     first, last = body[0], body[-1]
+    if minutes:
+        report_minutes(minutes, start)
+    if minutes and syncs:
+        report_syncs(minutes, start, syncs)
     print()
     if start:
         fr, idle = start["fresh"], start["idle"]
         su = start.get("signed_up") or {}
-        print("- Start: %d users, %d of %d streams subscribed in %.1f s; fresh server RSS %s MiB, %s fds; after the "
+        print("- Start: %d users, %d of %d listeners (SSE and wire) subscribed in %.1f s; fresh server RSS %s MiB, %s fds; after the "
               "sign-ups %s MiB, %s fds; with the streams open and idle: RSS %s MiB, %s fds, %s threads." % (
-                  start["users"], start["streams_subscribed"], start["streams"], start["open_all_s"],
+                  start["users"], start["streams_subscribed"], start["streams"] + start.get("wire", 0), start["open_all_s"],
                   f1(fr["rss_kib"], 1024.0), fr["fds"], f1(su.get("rss_kib"), 1024.0), su.get("fds", "–"),
                   f1(idle["rss_kib"], 1024.0), idle["fds"], idle["threads"]))
     rss = [(r["t_s"], r["rss_kib"] / 1024.0) for r in body if r["rss_kib"]]
@@ -808,6 +1218,8 @@ def main():
     p.add_argument("--data-dir", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--streams", type=int, default=1000)
+    p.add_argument("--wire", type=int, default=0, help="wire-protocol listeners beside the SSE streams")
+    p.add_argument("--wire-ns", default="soak", help="the ns parameter of the wire connections' URL")
     p.add_argument("--users", type=int, default=100)
     p.add_argument("--rate", type=float, default=20.0)
     p.add_argument("--minutes", type=float, default=60.0)
@@ -831,6 +1243,9 @@ def main():
     p = sp.add_parser("report")
     p.add_argument("results")
     p.set_defaults(fn=cmd_report)
+    p = sp.add_parser("syncs", help="perf script output on stdin -> a syncs line (soak.sh, SOAK_PERF=1)")
+    p.add_argument("results")
+    p.set_defaults(fn=cmd_syncs)
     a = ap.parse_args()
     if a.cmd == "run" and (a.rate <= 0 or a.minutes <= 0 or a.sample_seconds <= 0 or a.users < 1 or a.streams < 1):
         sys.exit("rate, minutes, sample-seconds, users and streams must be positive")

@@ -7,6 +7,9 @@
 #     a free port (lib.sh start_hearth, as streams.sh).
 #   - SOAK_USERS anonymous accounts; SOAK_STREAMS streams spread round-robin over them, each
 #     GET /users/<uid>/favorites.json, Accept: text/event-stream, the user's ID token.
+#   - SOAK_WIRE wire-protocol listeners beside them (0: none), round-robin over the same
+#     users: /.ws (wire.py's RFC 6455 client), `auth` with the user's ID token, `q` on
+#     /users/<uid>/favorites, so both kinds hear the same writes; one that ends reconnects.
 #   - Writes open loop at SOAK_RATE/s: write i PUTs favourite f<(i div U) mod SOAK_KEYS> of
 #     user i mod U with every field the rules require (the first U x SOAK_KEYS writes create
 #     favourites, the rest update them), so every write is an event on that user's streams.
@@ -17,6 +20,16 @@
 #     expected (writes scheduled up to SOAK_SETTLE s before the sample; expected = that
 #     user's subscribed streams); streams open, ends by reason, reconnects, lost; errors;
 #     server / load generator / other processes' CPU % (the machine may be shared).
+#   - Per minute (one "minute" JSON line, the writes scheduled in that minute): write-ack
+#     p99 / max; delivery p99 / p99.9 / max for SSE and wire listeners apart; the slowest
+#     writes with their scheduled send time in UTC (to line up with the server's log,
+#     perf or strace); server / load generator / other CPU %; the load generator's
+#     event-loop lag. The report says whether delivery max < 100 ms held in every minute
+#     (the stall goal). SOAK_PERF=1: `perf record` of the server's fsync / fdatasync /
+#     madvise / munmap tracepoints (a few hundred bytes a second, no stacks) throughout;
+#     the report then gives the syncs per minute by file and, for each minute's slowest
+#     writes, the syncs of 20 ms or more in flight meanwhile. A stall soak: SOAK_MINUTES=10 SOAK_SAMPLE_SECONDS=60 SOAK_RATE=10
+#     SOAK_STREAMS=1000 SOAK_WIRE=1000.
 #   - ID tokens live one hour, so the generator behaves as a client must: a token older than
 #     SOAK_TOKEN_MAX_AGE s is refreshed (POST /v1/token) before use, and a stream that ends
 #     (auth_revoked at its token's expiry, cancel, close) reconnects with Last-Event-ID and
@@ -28,10 +41,10 @@
 # Bounded: the generator stops itself after SOAK_MINUTES + setup/drain allowances, and
 # `timeout` stops it 15 minutes after that at the latest.
 #
-# Knobs (env): SOAK_STREAMS (1000) SOAK_USERS (100) SOAK_RATE (20 writes/s) SOAK_MINUTES
+# Knobs (env): SOAK_STREAMS (1000) SOAK_WIRE (0 wire-protocol listeners) SOAK_USERS (100) SOAK_RATE (20 writes/s) SOAK_MINUTES
 #   (60) SOAK_SAMPLE_SECONDS (60) SOAK_KEYS (50 favourites per user) SOAK_WRITER_CONNS (16
 #   keep-alive connections for the writes) SOAK_SETTLE (10) SOAK_TOKEN_MAX_AGE (3000)
-#   SOAK_RECONNECT (1) SOAK_CHURN (0: open streams the client drops per minute, each then
+#   SOAK_RECONNECT (1) SOAK_PERF (0) SOAK_CHURN (0: open streams the client drops per minute, each then
 #   reconnecting with Last-Event-ID, as on a flaky network) SOAK_NICE (0: niceness of the load generator) HEARTH_BIN
 #   HEARTH_REV (what to record as the binary's commit when it was built elsewhere)
 #   HEARTH_SYNC (full) SKIP_BUILD=1 RESULTS (/tmp/hearth-bench-soak-<date>.jsonl)
@@ -48,7 +61,8 @@ SOAK_STREAMS=${SOAK_STREAMS:-1000}; SOAK_USERS=${SOAK_USERS:-100}; SOAK_RATE=${S
 SOAK_MINUTES=${SOAK_MINUTES:-60}; SOAK_SAMPLE_SECONDS=${SOAK_SAMPLE_SECONDS:-60}; SOAK_KEYS=${SOAK_KEYS:-50}
 SOAK_WRITER_CONNS=${SOAK_WRITER_CONNS:-16}; SOAK_SETTLE=${SOAK_SETTLE:-10}
 SOAK_TOKEN_MAX_AGE=${SOAK_TOKEN_MAX_AGE:-3000}; SOAK_RECONNECT=${SOAK_RECONNECT:-1}; SOAK_CHURN=${SOAK_CHURN:-0}
-SOAK_NICE=${SOAK_NICE:-0}
+SOAK_NICE=${SOAK_NICE:-0}; SOAK_WIRE=${SOAK_WIRE:-0}; SOAK_PERF=${SOAK_PERF:-0}
+LISTENERS=$((SOAK_STREAMS + SOAK_WIRE))
 
 # bench_init without its wrk/nginx requirement: temp dir, results file, cleanup trap, fd limit
 for tool in curl python3 timeout; do
@@ -62,13 +76,13 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 NOFILE=$(ulimit -n)
-if [ $((SOAK_STREAMS + SOAK_WRITER_CONNS + 200)) -gt "$NOFILE" ]; then
-  echo "open-file limit $NOFILE (hard limit $(ulimit -Hn)) is too low for $SOAK_STREAMS streams" >&2; exit 1
+if [ $((LISTENERS + SOAK_WRITER_CONNS + 200)) -gt "$NOFILE" ]; then
+  echo "open-file limit $NOFILE (hard limit $(ulimit -Hn)) is too low for $LISTENERS listeners" >&2; exit 1
 fi
-export HEARTH_MAX_STREAMS=${HEARTH_MAX_STREAMS:-$((2 * SOAK_STREAMS + 100))}
+export HEARTH_MAX_STREAMS=${HEARTH_MAX_STREAMS:-$((2 * LISTENERS + 100))}
 export HEARTH_MAX_STREAMS_PER_ADDRESS=${HEARTH_MAX_STREAMS_PER_ADDRESS:-$HEARTH_MAX_STREAMS}
 export HEARTH_MAX_CONNECTIONS=${HEARTH_MAX_CONNECTIONS:-$((NOFILE - 100))}
-export HEARTH_MAX_CONNECTIONS_PER_ADDRESS=${HEARTH_MAX_CONNECTIONS_PER_ADDRESS:-$((2 * SOAK_STREAMS + SOAK_WRITER_CONNS + 200))}
+export HEARTH_MAX_CONNECTIONS_PER_ADDRESS=${HEARTH_MAX_CONNECTIONS_PER_ADDRESS:-$((2 * LISTENERS + SOAK_WRITER_CONNS + 200))}
 build_hearth
 if ! "$HEARTH_BIN" users --help >/dev/null 2>&1; then
   echo "$HEARTH_BIN has no accounts; the soak needs signed-in users" >&2; exit 1
@@ -77,7 +91,7 @@ fi
 {
   # machine_facts is written for the wrk scripts; its wrk line does not apply here
   THREADS=- CONNS=- DURATION=- WARMUP=- RUNS=- machine_facts | grep -v -e '^wrk' -e '^nginx'
-  echo "soak settings: $SOAK_STREAMS streams over $SOAK_USERS users, $SOAK_RATE writes/s for $SOAK_MINUTES min," \
+  echo "soak settings: $SOAK_STREAMS SSE streams and $SOAK_WIRE wire listeners over $SOAK_USERS users, $SOAK_RATE writes/s for $SOAK_MINUTES min," \
        "sample every ${SOAK_SAMPLE_SECONDS}s, $SOAK_KEYS favourites per user, $SOAK_WRITER_CONNS writer connections," \
        "reconnect=$SOAK_RECONNECT, churn $SOAK_CHURN/min, token refresh at ${SOAK_TOKEN_MAX_AGE}s, load generator nice $SOAK_NICE, fd limit $NOFILE"
   echo "hearth limits: HEARTH_MAX_STREAMS=$HEARTH_MAX_STREAMS HEARTH_MAX_STREAMS_PER_ADDRESS=$HEARTH_MAX_STREAMS_PER_ADDRESS" \
@@ -91,16 +105,34 @@ start_hearth "$WORK/hearth-data"
 [ "${AUTH_MODE:-0}" = 1 ] || { echo "this Hearth build has no accounts; the soak needs auth mode" >&2; exit 1; }
 echo "hearth access: $ACCESS_NOTE" | tee -a "$RESULTS.meta" >&2
 
-log "soak: $SOAK_STREAMS streams, $SOAK_RATE writes/s, $SOAK_MINUTES min, a sample every ${SOAK_SAMPLE_SECONDS}s"
+log "soak: $SOAK_STREAMS SSE streams, $SOAK_WIRE wire listeners, $SOAK_RATE writes/s, $SOAK_MINUTES min, a sample every ${SOAK_SAMPLE_SECONDS}s"
+PERF_PID=
+if [ "$SOAK_PERF" = 1 ]; then
+  command -v perf >/dev/null || { echo "SOAK_PERF=1 needs perf (apt-get install linux-perf)" >&2; exit 1; }
+  # CLOCK_MONOTONIC: the clock of the generator's send times; bounded like the generator
+  timeout --signal=INT "$(python3 -c 'import sys; print(int(float(sys.argv[1]) * 60) + 1500)' "$SOAK_MINUTES")" \
+    perf record -q -k CLOCK_MONOTONIC -o "$WORK/syncs.perf" -p "$HEARTH_PID" \
+      -e syscalls:sys_enter_fsync,syscalls:sys_exit_fsync,syscalls:sys_enter_fdatasync,syscalls:sys_exit_fdatasync \
+      -e syscalls:sys_enter_madvise,syscalls:sys_enter_munmap >"$WORK/perf.log" 2>&1 &
+  PERF_PID=$!
+  _PIDS+=("$PERF_PID")
+fi
 limit=$(python3 -c 'import sys; print(int(float(sys.argv[1]) * 60) + 900 + 300)' "$SOAK_MINUTES")
 reconnect_flag=; [ "$SOAK_RECONNECT" = 1 ] || reconnect_flag=--no-reconnect
 rc=0
 timeout --signal=TERM --kill-after=30 "$limit" nice -n "$SOAK_NICE" python3 "$BENCH_DIR/soak.py" run \
   --url "$HEARTH_URL" --pid "$HEARTH_PID" --data-dir "$WORK/hearth-data" --out "$RESULTS" \
-  --streams "$SOAK_STREAMS" --users "$SOAK_USERS" --rate "$SOAK_RATE" --minutes "$SOAK_MINUTES" \
+  --streams "$SOAK_STREAMS" --wire "$SOAK_WIRE" --users "$SOAK_USERS" --rate "$SOAK_RATE" --minutes "$SOAK_MINUTES" \
   --sample-seconds "$SOAK_SAMPLE_SECONDS" --keys "$SOAK_KEYS" --writer-conns "$SOAK_WRITER_CONNS" \
   --settle "$SOAK_SETTLE" --token-max-age "$SOAK_TOKEN_MAX_AGE" --churn-per-min "$SOAK_CHURN" $reconnect_flag || rc=$?
 [ "$rc" = 0 ] || echo "soak.py exited with status $rc; reporting what was sampled" >&2
+if [ -n "$PERF_PID" ]; then
+  kill -INT "$PERF_PID" 2>/dev/null || true; wait "$PERF_PID" 2>/dev/null || true
+  perf script -i "$WORK/syncs.perf" -F tid,time,event,trace 2>/dev/null \
+    | python3 "$BENCH_DIR/soak.py" syncs "$RESULTS" >>"$RESULTS.syncs" || echo "perf: no syncs read ($(tail -1 "$WORK/perf.log"))" >&2
+  cat "$RESULTS.syncs" >>"$RESULTS" 2>/dev/null || true
+  rm -f "$RESULTS.syncs"
+fi
 kill -0 "$HEARTH_PID" 2>/dev/null || echo "hearth (pid $HEARTH_PID) is no longer running!" | tee -a "$RESULTS.meta" >&2
 stop_hearth
 
@@ -113,7 +145,7 @@ fi
 [ -s "$RESULTS" ] || { echo "no results" >&2; exit 1; }
 {
   echo
-  echo "### Soak: $SOAK_STREAMS streams, $SOAK_RATE writes/s, $SOAK_MINUTES min — $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "### Soak: $SOAK_STREAMS SSE streams + $SOAK_WIRE wire listeners, $SOAK_RATE writes/s, $SOAK_MINUTES min — $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo
   sed 's/^/    /' "$RESULTS.meta"
   echo
