@@ -29,9 +29,9 @@ final class TriggerReceiver: Sendable {
     func stop() { listener.withLock { $0 }?.stop() }
 }
 
-/// Waits (60 s safety net) until `condition` holds.
-func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
-    let deadline = ContinuousClock.now + .seconds(60)
+/// Waits until `condition` holds, at most `seconds` (a safety net, 60 by default).
+func waitUntil(_ what: String, within seconds: Int = 60, _ condition: () throws -> Bool) throws {
+    let deadline = ContinuousClock.now + .seconds(seconds)
     while try !condition() {
         guard ContinuousClock.now < deadline else { throw LiveClientError("timed out waiting for \(what)") }
         Thread.sleep(forTimeInterval: 0.02)

@@ -8,11 +8,18 @@ struct PikeVM {
     let anchoredEnd: Bool
 
     func run(_ input: String) -> Bool {
-        var text = input
-        return text.withUTF8 { bytes in run(bytes) }
+        var steps = 0
+        return run(input, steps: &steps)
     }
 
-    private func run(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    /// `run`, also adding to `steps` the live instructions it advanced over the input: at
+    /// most (scalars + 1) × instructions, whatever the pattern (what makes it linear).
+    func run(_ input: String, steps: inout Int) -> Bool {
+        var text = input
+        return text.withUTF8 { bytes in run(bytes, steps: &steps) }
+    }
+
+    private func run(_ bytes: UnsafeBufferPointer<UInt8>, steps: inout Int) -> Bool {
         let instructions = program.instructions
         let starts = program.closureStarts
         let entries = program.closureEntries
@@ -71,6 +78,7 @@ struct PikeVM {
             }
             next.removeAll(keepingCapacity: true)
             matchedHere = false
+            steps += current.count
             for pc in current {
                 let consumes: Bool
                 switch instructions[Int(pc)] {
