@@ -50,13 +50,13 @@ import Glibc
 
         // The first event (the function may still be starting: the deliverer retries nothing
         // with retry false, so write until one is delivered).
-        try waitUntil("the loop running") {
+        try waitUntil("the loop running", within: 300) {
             _ = try liveRequest(port: server.port, "PUT", "/loop/seed.json", body: "\(Int.random(in: 0..<1_000_000))")
             let metrics = try liveRequest(port: server.port, "GET", "/metrics").body
             return Self.metric(metrics, "hearth_trigger_delivered_total") > 0
         }
         // Tripped, and for a while: more events refused than the burst lets through at once.
-        try waitUntil("the guard tripping") {
+        try waitUntil("the guard tripping", within: 300) {
             Self.metric(try liveRequest(port: server.port, "GET", "/metrics").body, "hearth_trigger_rate_limited_total") >= Double(Self.burst)
         }
         // The server serves everyone else meanwhile.
@@ -69,8 +69,10 @@ import Glibc
         function.waitUntilExit()
         let elapsed = ContinuousClock.now - started
         var metrics = ""
-        // Up to thousands of events are pending when the function dies, each then tried
-        // once and dead-lettered: on a loaded machine that takes longer than a minute.
+        // Every wait here is bounded generously: the function (Python) and the server share
+        // a machine that, in CI, runs other suites' servers and functions at once. Up to
+        // thousands of events are pending when the function dies, each then tried once and
+        // dead-lettered.
         try waitUntil("an empty outbox", within: 300) {
             metrics = try liveRequest(port: server.port, "GET", "/metrics").body
             return metrics.contains(#"hearth_trigger_pending{namespace="(default)",trigger="loop"} 0.0"#)

@@ -99,7 +99,9 @@ struct IncompleteInputLiveTests {
     /// buffer grows to twice its size while it arrives), so it is never refused alone.
     @Test func theLargestMessageFitsTheDefaultShare() async throws {
         try await IncompleteInputLiveTests.withEcho(HTTPLimits()) { port, server in
-            let client = try RawClient(port: port)
+            // A debug build checks and echoes 16 MiB: on a loaded machine that is longer
+            // than the client's usual 10 s safety net.
+            let client = try RawClient(port: port, timeout: 120)
             #expect(try client.openWebSocket()?.status == 101)
             let size = WebSocketLimits.defaultMaxMessageBytes - 16
             try client.send(clientFrame(0x1, [UInt8](repeating: UInt8(ascii: "m"), count: size), mask: [0, 0, 0, 0]))
