@@ -89,6 +89,16 @@ for i in "${!pids[@]}"; do
 done
 echo "== ${#pids[@]} shards ended (the binary lists $total tests)"
 if [ "${#failed[@]}" -gt 0 ]; then
+  # The failing tests and their recorded issues again, last: a CI log is often read from
+  # its tail, and a shard's whole output can run to thousands of lines.
+  echo "== what failed"
+  for i in "${!pids[@]}"; do
+    for name in "${failed[@]}"; do
+      [ "$name" = "${names[$i]}" ] || continue
+      echo "-- ${names[$i]}"
+      grep -a -E '✘|recorded an issue|Fatal error|Crash|signal [0-9]+' "$work/$((i + 1)).log" | head -n 60 || echo "(no failing test named: the process itself failed; its log is above)"
+    done
+  done
   echo "test-shards: failed: ${failed[*]}" >&2
   exit 1
 fi

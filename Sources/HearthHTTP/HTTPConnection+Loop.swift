@@ -1,18 +1,8 @@
 /// How work reaches a connection from other threads: posted to its I/O loop's mailbox
 /// (`IOLoop.post`), where stream output queued by a batch is written once at its end.
 extension HTTPConnection {
-    /// Runs `body` for each of `connections` on its I/O loop, one posted block per loop
-    /// rather than one per connection (a fan-out to 10,000 streams costs a hop per core).
-    /// The loops are few (one per core): found by identity in a short list, not hashed.
-    static func onTheirQueues(_ connections: [HTTPConnection], _ body: @escaping @Sendable (HTTPConnection) -> Void) {
-        for (loop, group) in byLoop(connections) {
-            loop.post {
-                for connection in group { body(connection) }
-            }
-        }
-    }
-
-    /// `connections` sorted by the loop each lives on, in their order within each loop.
+    /// `connections` sorted by the loop each lives on, in their order within each loop. The
+    /// loops are few (one per core): found by identity in a short list, not hashed.
     static func byLoop(_ connections: [HTTPConnection]) -> [(loop: IOLoop, connections: [HTTPConnection])] {
         var groups: [(loop: IOLoop, connections: [HTTPConnection])] = []
         var last = -1

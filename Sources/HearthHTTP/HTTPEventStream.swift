@@ -28,12 +28,4 @@ public final class HTTPEventStream: Sendable {
     public func close() {
         connection.perform { $0.close() }
     }
-
-    /// Sends the same bytes to many streams with one queue hop per I/O queue instead of
-    /// one per stream: fan-out of one event to 10,000 subscribers costs two hops, not 10,000.
-    public static func broadcast(_ bytes: [UInt8], to streams: [HTTPEventStream]) {
-        if streams.isEmpty { return }
-        if streams.count == 1 { return streams[0].send(bytes) }
-        HTTPConnection.onTheirQueues(streams.map(\.connection)) { $0.streamSend(bytes) }
-    }
 }

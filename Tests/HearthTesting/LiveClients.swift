@@ -10,12 +10,13 @@ public struct LiveClientError: Error, CustomStringConvertible {
 
 /// A blocking loopback TCP connection for live tests. The receive timeout is only a
 /// safety net so a broken server fails a test instead of hanging it; every wait is for
-/// bytes or the end of the stream, never a sleep.
+/// bytes or the end of the stream, never a sleep. The net is wide: with every shard's
+/// servers on two cores, a sign-up's answer once took longer than 20 s.
 public final class LoopbackSocket {
     public let fd: Int32
     public internal(set) var buffer: [UInt8] = []
 
-    public init(port: Int, timeoutSeconds: Int = 20, receiveBuffer: Int? = nil) throws {
+    public init(port: Int, timeoutSeconds: Int = 60, receiveBuffer: Int? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw LiveClientError("socket: errno \(errno)") }
         Self.setTimeouts(fd, seconds: timeoutSeconds)
@@ -37,7 +38,7 @@ public final class LoopbackSocket {
     }
 
     /// Takes over a connected descriptor (an accepted connection, `LoopbackListener`).
-    public init(adopting fd: Int32, timeoutSeconds: Int = 20) {
+    public init(adopting fd: Int32, timeoutSeconds: Int = 60) {
         self.fd = fd
         Self.setTimeouts(fd, seconds: timeoutSeconds)
     }

@@ -33,17 +33,6 @@ public final class WebSocketSession: Sendable {
         perform { $0.webSocketSend(WebSocketFrameWriter.frame(.text, bytes)) }
     }
 
-    /// Sends the same text messages (each UTF-8), in order, to every session in `sessions`:
-    /// each is framed once and the sends take one hop per I/O queue, not one per session
-    /// (a push fanned out to thousands of listeners of one location).
-    public static func broadcast(texts: [[UInt8]], to sessions: [WebSocketSession]) {
-        if sessions.isEmpty || texts.isEmpty { return }
-        let frames = texts.map { WebSocketFrameWriter.frame(.text, $0) }
-        HTTPConnection.onTheirQueues(sessions.map(\.connection)) { connection in
-            for frame in frames { connection.webSocketSend(frame) }
-        }
-    }
-
     /// Bytes the application holds for a message it has not got whole yet (say, the wire
     /// protocol's chunks): counted with the connection's own under
     /// `HTTPLimits.maxIncompleteBytes` and its address's share, and timed by

@@ -98,9 +98,12 @@ struct NamespaceOpener: Sendable {
         let (rules, rulesText): (RuleSet, String)
         if let loaded { (rules, rulesText) = loaded } else { (rules, rulesText) = try HearthService.loadRules(rulesPath, logger: logger) }
         let profiler = Profiler()
+        // One sorting of a location's sinks for both of the hub's paths: kept while they
+        // are all live, made afresh for each event while one is not.
+        let prepare = ProfileRecording.prepareBroadcast(recordingIn: profiler)
         let hub = StreamHub(options: configuration.streams, clock: clock,
-                            broadcastEvents: ProfileRecording.broadcastEvents(recordingIn: profiler),
-                            prepareBroadcast: ProfileRecording.prepareBroadcast(recordingIn: profiler))
+                            broadcastEvents: { event, seq, sinks in prepare(sinks).send(event, seq: seq) },
+                            prepareBroadcast: prepare)
         let signals = HearthService.signals(SharedEngineSignals(logger: logger, hub: hub, wireSessions: wireSessions),
                                             metrics: metrics.database(name), logger: logger)
         var made: ServerParts? = nil

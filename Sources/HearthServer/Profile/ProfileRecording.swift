@@ -38,21 +38,9 @@ enum ProfileRecording {
         }
     }
 
-    /// `StreamContext.broadcastEvents`, also recording each event sent to each listener
+    /// `StreamContext.prepareBroadcast`, also recording each event sent to each listener
     /// (`listen-broadcast`) while `profiler` records: its bytes as encoded for its
     /// transport, and the hand-off's time shared among the listeners.
-    static func broadcastEvents(recordingIn profiler: Profiler) -> @Sendable (StreamEvent, Int64, [any StreamEventSink]) -> Void {
-        { event, seq, sinks in
-            guard profiler.isRecording, let location = sinks.lazy.compactMap(location(of:)).first else {
-                return StreamContext.broadcastEvents(event, seq, sinks)
-            }
-            let start = Profiler.now
-            StreamContext.broadcastEvents(event, seq, sinks)
-            record(event, seq: seq, to: sinks, at: location, elapsed: Profiler.since(start), in: profiler)
-        }
-    }
-
-    /// `StreamContext.prepareBroadcast`, whose broadcasts record as `broadcastEvents` does.
     static func prepareBroadcast(recordingIn profiler: Profiler) -> PrepareBroadcast {
         { sinks in
             RecordedBroadcast(inner: StreamContext.prepareBroadcast(sinks), sinks: sinks,

@@ -6,57 +6,20 @@ import HearthWire
 struct StreamContext: Sendable {
     let hub: StreamHub
 
-    /// Hands one event to the typed sinks of one location, encoding it once per transport:
-    /// as SSE for all the HTTP streams among them, and as one wire-protocol push per
-    /// distinct tag for the wire listens (untagged listens of one location share theirs).
-    /// Either way the sends take one hop per I/O queue.
-    static let broadcastEvents: @Sendable (StreamEvent, Int64, [any StreamEventSink]) -> Void = { event, seq, sinks in
-        var streams: [HTTPEventStream] = []
-        // Every sink here listens at the one location of the event (the hub's contract),
-        // so a listen's push depends only on its tag: untagged listens share one, and each
-        // tag gets its own. The group of the previous listen is tried first, so the
-        // per-listen cost is an integer comparison, not a hash.
-        var groups: [(tag: Int64, sink: WireListenSink, sessions: [WebSocketSession])] = []
-        var index: [Int64: Int] = [:]
-        var last = -1
-        for sink in sinks {
-            if let listen = sink as? WireListenSink {
-                guard let channel = listen.pushSession else { continue }
-                guard let session = channel as? WebSocketSession else {
-                    channel.send(message: listen.push(event))  // a long poll: queued per session
-                    continue
-                }
-                let tag = listen.rawTag
-                if last < 0 || groups[last].tag != tag {
-                    if let known = index[tag] {
-                        last = known
-                    } else {
-                        last = groups.count
-                        index[tag] = last
-                        groups.append((tag, listen, []))
-                        if last == 0 { groups[0].sessions.reserveCapacity(sinks.count) }
-                    }
-                }
-                groups[last].sessions.append(session)
-            } else if let sse = sink as? SSEEventSink {
-                if streams.isEmpty { streams.reserveCapacity(sinks.count) }
-                streams.append(sse.stream)
-            } else {
-                sink.deliver(event, seq: seq)
-            }
-        }
-        if !streams.isEmpty { HTTPEventStream.broadcast(StreamFrames.event(event, id: seq), to: streams) }
-        for group in groups {
-            WebSocketSession.broadcast(texts: WireOutbound.frames(group.sink.push(event)), to: group.sessions)
-        }
-    }
-
-    /// `broadcastEvents`' sorting done once for the live sinks of one location: the SSE
-    /// streams as one group, the wire listens as one group per tag (each with its own
-    /// push), both sorted by I/O loop; long polls and other sinks one by one.
+    /// Sorts the sinks of one location for their transports, so that each event is encoded
+    /// once per transport: the SSE streams as one group; the wire listens as one group per
+    /// distinct tag, each with its own push (untagged listens of one location share
+    /// theirs); both sorted by I/O loop, so a send takes one hop per loop. Long polls and
+    /// other sinks get each event one by one. The hub keeps the result for a location whose
+    /// listeners are all live (a steady group) and sorts afresh for each event otherwise.
     static let prepareBroadcast: PrepareBroadcast = { sinks in
         var streams: [HTTPEventStream] = []
-        var tagged: [(tag: Int64, sink: WireListenSink, sessions: [WebSocketSession])] = []
+        var tagged: [(sink: WireListenSink, sessions: [WebSocketSession])] = []
+        // Every sink here listens at the one location (the hub's contract), so a listen's
+        // push depends only on its tag. The previous listen's group is tried first, then
+        // the index: linear in the sinks however many distinct tags they carry.
+        var index: [Int64: Int] = [:]
+        var last = -1
         var longPolls: [WireListenSink] = []
         var others: [any StreamEventSink] = []
         for sink in sinks {
@@ -66,12 +29,20 @@ struct StreamContext: Sendable {
                     longPolls.append(listen)
                     continue
                 }
-                if let known = tagged.lastIndex(where: { $0.tag == listen.rawTag }) {
-                    tagged[known].sessions.append(session)
-                } else {
-                    tagged.append((listen.rawTag, listen, [session]))
+                let tag = listen.rawTag
+                if last < 0 || tagged[last].sink.rawTag != tag {
+                    if let known = index[tag] {
+                        last = known
+                    } else {
+                        last = tagged.count
+                        index[tag] = last
+                        tagged.append((listen, []))
+                        if last == 0 { tagged[0].sessions.reserveCapacity(sinks.count) }
+                    }
                 }
+                tagged[last].sessions.append(session)
             } else if let sse = sink as? SSEEventSink {
+                if streams.isEmpty { streams.reserveCapacity(sinks.count) }
                 streams.append(sse.stream)
             } else {
                 others.append(sink)
