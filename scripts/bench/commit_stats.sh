@@ -16,7 +16,8 @@ bench_init "commit-stats-$SCEN"
 SECS=${SECS:-10}; CONNS=${CONNS:-64}; THREADS=${THREADS:-2}
 build_hearth
 start_hearth_with_plan "$SCEN"
-metrics() { curl -fsS "$HEARTH_URL/metrics" | grep -E '^hearth_(write_batch_size|commit_duration_seconds)_(sum|count) '; }
+# Each series carries its namespace's label (one namespace here); summed over labels below.
+metrics() { curl -fsS "$HEARTH_URL/metrics" | grep -E '^hearth_(write_batch_size|commit_duration_seconds)_(sum|count)[{ ]'; }
 metrics >"$WORK/before"
 ticks0=$(awk '{print $14 + $15}' "/proc/$HEARTH_PID/stat")
 wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" -s "$BENCH_DIR/wrk/replay.lua" "$HEARTH_URL/" -- "$WORK/plan.bin" >"$WORK/wrk.out" 2>&1
@@ -26,7 +27,13 @@ stop_hearth
 python3 - "$WORK/before" "$WORK/after" "$WORK/wrk.out" "$SECS" "$((ticks1 - ticks0))" "$(getconf CLK_TCK)" "$SCEN" <<'EOF'
 import re, sys
 def read(path):
-    return {line.split()[0]: float(line.split()[1]) for line in open(path) if line.strip()}
+    totals = {}
+    for line in open(path):
+        if line.strip():
+            name, value = line.rsplit(None, 1)
+            name = name.split("{")[0]
+            totals[name] = totals.get(name, 0.0) + float(value)
+    return totals
 before, after = read(sys.argv[1]), read(sys.argv[2])
 d = {k: after[k] - before.get(k, 0.0) for k in after}
 wrk = open(sys.argv[3]).read()

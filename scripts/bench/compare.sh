@@ -7,7 +7,7 @@
 #   get    = GET one favourite          update = PATCH one favourite's note
 #   create = POST a new favourite (as one of the writer users)
 # wrk -t2 -c64 -d10s via scripts/bench/harness.py, warm-up, several runs, median; the two
-# servers alternate run by run, so slow drifts in machine load hit both alike.
+# servers alternate run by run (ORDER=blocks: one after the other), so slow drifts in machine load hit both alike.
 # Prints a markdown table with ratios Hearth/PocketBase.
 #
 # NOT LIKE FOR LIKE YET, in Hearth's favour: PocketBase authenticates every request (JWT)
@@ -24,6 +24,8 @@
 #   HEARTH_RULES_FILE  READERS (50: reader users x 20 favourites on both servers; writers
 #   stay at 50)  PB_SEED (a finished PocketBase setup to copy instead of a fresh one; lib.sh
 #   pb_prepare)
+#   ORDER (alternate: the two servers take turns run by run; blocks: PocketBase's RUNS
+#   back to back, then Hearth's, as the load harness's run_pocketbase.sh runs one server)
 #   PB_VERSION (0.40.6) PB_VENV (venv cache, default /tmp/hearth-bench-pb-venv)
 #   RESULTS KEEP_WORK=1 BENCH_QUIET_PCT (10) BENCH_QUIET_WAIT (300)
 # Everything on 127.0.0.1, free ports; all processes stopped and temp files removed at
@@ -32,6 +34,8 @@ set -euo pipefail
 source "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 bench_init compare
 SCENARIOS=${SCENARIOS:-list,get,update,create}
+ORDER=${ORDER:-alternate}
+case $ORDER in alternate|blocks) ;; *) echo "ORDER: alternate or blocks" >&2; exit 2;; esac
 READERS=${READERS:-50}
 PB_VERSION=${PB_VERSION:-0.40.6}
 PB_VENV=${PB_VENV:-${TMPDIR:-/tmp}/hearth-bench-pb-venv}
@@ -90,6 +94,14 @@ for tgt, fx in ((sys.argv[3], sys.argv[4]), (sys.argv[5], sys.argv[6])):
 EOF
 
 for s in ${SCENARIOS//,/ }; do
+  if [ "$ORDER" = blocks ]; then
+    # The load harness's own order (its run_pocketbase.sh): one server's RUNS back to back
+    # in one `harness.py wrk` call, then the other's.
+    log "$s: PocketBase's $RUNS runs, then Hearth's (${DURATION}s each)"
+    run_wrk "$WORK/pocketbase.json" "$WORK/pb/fixtures.json" "$s" "$PB_PID"
+    run_wrk "$WORK/hearth.json" "$WORK/hearth-fixtures.json" "$s" "$HEARTH_PID"
+    continue
+  fi
   log "$s: Hearth and PocketBase, alternating run by run ($RUNS x ${DURATION}s each)"
   for r in $(seq 1 "$RUNS"); do
     RUNS=1 run_wrk "$WORK/hearth.json" "$WORK/hearth-fixtures.json" "$s" "$HEARTH_PID"
