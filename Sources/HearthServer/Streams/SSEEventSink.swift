@@ -3,8 +3,8 @@ import HearthJSON
 import HearthStreams
 
 /// A stream's typed events as server-sent events on its HTTP response (the SSE encoding;
-/// `StreamContext.broadcastEvents` encodes an event once for all the SSE sinks of a
-/// location).
+/// `StreamContext.prepareBroadcast` encodes an event once for all the SSE sinks of a
+/// location, and `StreamContext.keepAlives` sends the tick to all of them at once).
 struct SSEEventSink: StreamEventSink {
     let stream: HTTPEventStream
     /// Where the stream listens (the profiler's `listen-broadcast` rows).
