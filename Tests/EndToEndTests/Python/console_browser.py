@@ -69,8 +69,10 @@ def stale(element):
 
 
 def until(driver, condition, what):
+    """Waits for `condition`; one that met an element the page has just drawn again
+    (stale) is asked again, as the screens re-render on their own refresh."""
     try:
-        return WebDriverWait(driver, WAIT).until(lambda d: condition(d))
+        return WebDriverWait(driver, WAIT, ignored_exceptions=(StaleElementReferenceException,)).until(lambda d: condition(d))
     except TimeoutException:
         raise AssertionError(f'timed out waiting for {what}')
 
@@ -396,14 +398,22 @@ def main():
 
         def triggers():
             driver.find_element(By.XPATH, "//nav//button[normalize-space(text())='Triggers']").click()
-            until(driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'tr.dead-row'), 'a dead letter')
-            rows = [[c.text for c in r.find_elements(By.TAG_NAME, 'td')] for r in driver.find_elements(By.CSS_SELECTOR, 'tr.trigger-row')]
-            listed = next((r for r in rows if r and r[0] == 'motd_written'), [])
-            row = driver.find_element(By.CSS_SELECTOR, 'tr.dead-row')
-            cells = [c.text for c in row.find_elements(By.TAG_NAME, 'td')]
             secrets = [s for s in os.environ.get('CONSOLE_TRIGGER_SECRETS', '').split(',') if s]
-            hidden = bool(secrets) and all(secret not in driver.page_source for secret in secrets)
-            row.find_element(By.XPATH, ".//button[normalize-space(text())='Resend']").click()
+            read = {}
+
+            def read_and_resend(d):
+                # Read and click in one try: the triggers table is redrawn on its refresh.
+                if not d.find_elements(By.CSS_SELECTOR, 'tr.dead-row'):
+                    return False
+                rows = [[c.text for c in r.find_elements(By.TAG_NAME, 'td')] for r in d.find_elements(By.CSS_SELECTOR, 'tr.trigger-row')]
+                read['listed'] = next((r for r in rows if r and r[0] == 'motd_written'), [])
+                row = d.find_element(By.CSS_SELECTOR, 'tr.dead-row')
+                read['cells'] = [c.text for c in row.find_elements(By.TAG_NAME, 'td')]
+                read['hidden'] = bool(secrets) and all(secret not in d.page_source for secret in secrets)
+                row.find_element(By.XPATH, ".//button[normalize-space(text())='Resend']").click()
+                return True
+            until(driver, read_and_resend, 'a dead letter, resent')
+            listed, cells, hidden = read['listed'], read['cells'], read['hidden']
             until(driver, lambda d: alert().startswith('Resent 1'), 'the resend announced')
             until(driver, lambda d: 'None.' in d.find_element(By.ID, 'dead-letters').text, 'no dead letter left')
             ok = (listed[:3] == ['motd_written', 'written', '/motd'] and listed[3].endswith('/motd-receiver') and listed[6] == '1'
@@ -418,9 +428,19 @@ def main():
                     if row.find_element(By.TAG_NAME, 'td').text == 'motd_parked':
                         return row.find_element(By.CSS_SELECTOR, 'td.oldest')
                 return None
-            until(driver, lambda d: oldest(d) is not None and 'connection refused' in oldest(d).text, 'the failing oldest event')
-            shown = oldest(driver).text
-            oldest(driver).find_element(By.CSS_SELECTOR, 'button.park').click()
+            read = {}
+
+            def read_and_park(d):
+                # Read and click in one try: the triggers table is redrawn on its refresh,
+                # so a cell found before may be gone by the next call.
+                cell = oldest(d)
+                if cell is None or 'connection refused' not in cell.text:
+                    return False
+                read['shown'] = cell.text
+                cell.find_element(By.CSS_SELECTOR, 'button.park').click()
+                return True
+            until(driver, read_and_park, 'the failing oldest event, parked')
+            shown = read['shown']
             until(driver, lambda d: alert().startswith('Parked event'), 'the park announced')
             until(driver, lambda d: 'parked by an operator' in d.find_element(By.ID, 'dead-letters').text, 'the parked dead letter')
             until(driver, lambda d: oldest(d) is not None and oldest(d).text == '–', 'no pending event left')
