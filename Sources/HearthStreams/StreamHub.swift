@@ -22,7 +22,6 @@ public final class StreamHub: Sendable {
     private let clock: @Sendable () -> Int64
     private let broadcastEvents: @Sendable (StreamEvent, Int64, [any StreamEventSink]) -> Void
     private let prepareBroadcast: PrepareBroadcast
-    private let sendKeepAlive: @Sendable ([any StreamEventSink]) -> Void
     private let fanout = DispatchQueue(label: "hearth.streams.fanout")
     private let steady = SteadyGroups()
 
@@ -44,22 +43,18 @@ public final class StreamHub: Sendable {
     ///     a transport can encode it once for all of them; the default delivers to each.
     ///   - prepareBroadcast: prepares the live sinks of one location for every event until
     ///     they change; the default hands each event to `broadcastEvents` with those sinks.
-    ///   - keepAlives: hands the keep-alive tick to every live sink at once, so a transport
-    ///     can send it with one hop per I/O loop; the default calls each one's `keepAlive`.
     public init(
         options: StreamOptions = StreamOptions(),
         clock: @escaping @Sendable () -> Int64,
         broadcastEvents: @escaping @Sendable (StreamEvent, Int64, [any StreamEventSink]) -> Void = { event, seq, sinks in
             for sink in sinks { sink.deliver(event, seq: seq) }
         },
-        prepareBroadcast: PrepareBroadcast? = nil,
-        keepAlives: (@Sendable ([any StreamEventSink]) -> Void)? = nil
+        prepareBroadcast: PrepareBroadcast? = nil
     ) {
         self.options = options
         self.clock = clock
         self.broadcastEvents = broadcastEvents
         self.prepareBroadcast = prepareBroadcast ?? { sinks in SinksBroadcast(sinks: sinks, broadcastEvents: broadcastEvents) }
-        self.sendKeepAlive = keepAlives ?? { sinks in for sink in sinks { sink.keepAlive() } }
     }
 
     // MARK: Opening and closing
@@ -318,17 +313,11 @@ public final class StreamHub: Sendable {
     }
 
     /// Sends `keep-alive` to every live stream (the timer does this every
-    /// `keepAliveInterval`): one hand-off of all their sinks to the transport, so the tick
-    /// holds the fan-out queue (and the events behind it) for one pass over the streams.
+    /// `keepAliveInterval`).
     public func sendKeepAlives() {
         let all = registry.withLock { Array($0.all.values) }
         fanout.async {
-            var sinks: [any StreamEventSink] = []
-            sinks.reserveCapacity(all.count)
-            for subscription in all where !subscription.ended {
-                if let sink = subscription.eventSink { sinks.append(sink) }
-            }
-            if !sinks.isEmpty { self.sendKeepAlive(sinks) }
+            for subscription in all where !subscription.ended { subscription.eventSink?.keepAlive() }
         }
     }
 

@@ -209,25 +209,6 @@ struct TestGate: StreamGate {
         #expect(sink.text == "event: keep-alive\ndata: null\n\n")
     }
 
-    /// The tick reaches the transport in one hand-off with every live sink and no other,
-    /// so a transport can send it with one hop per I/O loop.
-    @Test func keepAlivesReachTheTransportInOneHandOff() throws {
-        final class HandOffs: Sendable {
-            let counts = Mutex<[Int]>([])
-        }
-        let (handOffs, now) = (HandOffs(), self.now)
-        let hub = StreamHub(clock: { now.withLock { $0 } }, keepAlives: { sinks in
-            handOffs.counts.withLock { $0.append(sinks.count) }
-            for sink in sinks { sink.keepAlive() }
-        })
-        let sinks = try (0..<5).map { try live(hub, "p/\($0)").1 }
-        _ = try hub.register(location: path("q"), gate: TestGate(), address: "a")  // not started
-        hub.sendKeepAlives()
-        hub.drain()
-        #expect(handOffs.counts.withLock { $0 } == [5])
-        #expect(sinks.allSatisfy { $0.text == "event: keep-alive\ndata: null\n\n" })
-    }
-
     @Test func theKeepAliveTimerFires() async throws {
         let hub = hub { $0.keepAliveInterval = 0.01 }
         let (_, sink) = try live(hub, "p")

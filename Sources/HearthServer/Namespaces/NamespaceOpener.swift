@@ -103,7 +103,7 @@ struct NamespaceOpener: Sendable {
         let prepare = ProfileRecording.prepareBroadcast(recordingIn: profiler)
         let hub = StreamHub(options: configuration.streams, clock: clock,
                             broadcastEvents: { event, seq, sinks in prepare(sinks).send(event, seq: seq) },
-                            prepareBroadcast: prepare, keepAlives: StreamContext.keepAlives)
+                            prepareBroadcast: prepare)
         let signals = HearthService.signals(SharedEngineSignals(logger: logger, hub: hub, wireSessions: wireSessions),
                                             metrics: metrics.database(name), logger: logger)
         var made: ServerParts? = nil

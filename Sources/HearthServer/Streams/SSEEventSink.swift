@@ -4,7 +4,7 @@ import HearthStreams
 
 /// A stream's typed events as server-sent events on its HTTP response (the SSE encoding;
 /// `StreamContext.prepareBroadcast` encodes an event once for all the SSE sinks of a
-/// location, and `StreamContext.keepAlives` sends the tick to all of them at once).
+/// location).
 struct SSEEventSink: StreamEventSink {
     let stream: HTTPEventStream
     /// Where the stream listens (the profiler's `listen-broadcast` rows).

@@ -54,20 +54,6 @@ struct StreamContext: Sendable {
     }
 }
 
-extension StreamContext {
-    /// The keep-alive tick for every live sink: the SSE streams get the keep-alive event
-    /// with one hop per I/O loop, each loop writing it to its own streams (10,000 streams:
-    /// two posted blocks, not 10,000); other sinks get the tick one by one.
-    static let keepAlives: @Sendable ([any StreamEventSink]) -> Void = { sinks in
-        var streams: [HTTPEventStream] = []
-        streams.reserveCapacity(sinks.count)
-        for sink in sinks {
-            if let sse = sink as? SSEEventSink { streams.append(sse.stream) } else { sink.keepAlive() }
-        }
-        if !streams.isEmpty { HTTPBroadcastGroup.streams(streams).send([StreamFrames.keepAlive]) }
-    }
-}
-
 /// The live sinks of one location, sorted by `StreamContext.prepareBroadcast`.
 struct PreparedStreams: PreparedBroadcast {
     let sse: HTTPBroadcastGroup?
