@@ -135,7 +135,7 @@ public final class Database: Sendable {
     static func fenced(_ check: WriteCheck?, by fence: WriteFence?) -> WriteCheck? {
         guard let fence else { return check }
         return { view, operation in
-            guard try view.holds(fence) else { throw DatabaseError.unavailable }
+            guard try view.holds(fence) else { throw DatabaseError.unavailable(cause: "this node does not hold its lease on the shared store") }
             try check?(view, operation)
         }
     }

@@ -21,9 +21,11 @@ public enum DatabaseError: Error, Sendable {
     case tooManyTriggerEvents(limit: Int)
     /// The data volume is full (`DiskSpace`): nothing was written.
     case storageFull
-    /// The store is closed, locked by another process or cannot be reached: the operation
-    /// was not carried out (a write: nothing was written). Try again later.
-    case unavailable
+    /// The store is closed, locked by another process or cannot be reached, or this node
+    /// does not hold its lease on a shared store: the operation was not carried out (a
+    /// write: nothing was written). Try again later. `cause` says which, for the log only,
+    /// never for a client.
+    case unavailable(cause: String)
     /// The store could not be reached after a write's COMMIT was sent, nor asked afterwards
     /// whether it committed: the write may have been written (`WriteFailure.outcomeUnknown`).
     case outcomeUnknown
@@ -40,8 +42,8 @@ public enum DatabaseError: Error, Sendable {
         case let database as DatabaseError:
             return database
         case let store as StoreError:
-            if store.isBusy || store.isConflict || store == .closed { return .unavailable }
-            if case .engine(let failure) = store, failure.kind == .unavailable { return .unavailable }
+            if store.isBusy || store.isConflict || store == .closed { return .unavailable(cause: "\(store)") }
+            if case .engine(let failure) = store, failure.kind == .unavailable { return .unavailable(cause: "\(store)") }
             if store.isDiskFull { return .storageFull }
             return .internalError(reason: "store error: \(store)")
         case let failure as WriteFailure:

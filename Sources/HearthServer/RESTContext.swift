@@ -37,6 +37,8 @@ struct RESTContext: Sendable {
         var adminGrant: AdminGrantVerifier?
         var database: Database
         var namespaceLabel = ServerMetrics.defaultLabel
+        /// Why requests were answered 503 for an unavailable store, for the operator.
+        let unavailable: UnavailableLog
     }
 
     private mutating func update(_ change: (inout Fields) -> Void) {
@@ -107,7 +109,7 @@ struct RESTContext: Sendable {
     init(database: Database, pushIDs: SharedPushIDGenerator, logger: Logger, auth: AuthContext, streams: StreamHub) {
         box = Box(Fields(pushIDs: pushIDs, logger: logger, auth: auth, streams: streams, rulesSettings: nil, wire: nil,
                          metricsText: nil, readCache: nil, writeEffects: nil, console: nil, triggers: nil,
-                         adminGrant: nil, database: database))
+                         adminGrant: nil, database: database, unavailable: UnavailableLog(logger: logger)))
     }
 
     /// What a failed request was doing: a store outage answers each differently.
@@ -131,11 +133,17 @@ struct RESTContext: Sendable {
         case .storageFull:
             // Logged once per full episode by HearthService's storage observer.
             return .insufficientStorage
-        case .unavailable:
+        case .unavailable(let cause):
             switch operation {
-            case .read: return .readUnavailable
-            case .write: return .writeNotWritten
-            case .other: return .unavailable
+            case .read:
+                box.fields.unavailable.refused("a read", cause: cause)
+                return .readUnavailable
+            case .write:
+                box.fields.unavailable.refused("a write", cause: cause)
+                return .writeNotWritten
+            case .other:
+                box.fields.unavailable.refused("a request", cause: cause)
+                return .unavailable
             }
         case .outcomeUnknown:
             return .writeOutcomeUnknown

@@ -114,7 +114,8 @@ import Testing
             }
         }
         group.wait()
-        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+        // A failure shows each node's log, where the server says why it refused.
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })\n\((0..<3).map { "node \($0):\n\(nodes[$0].log)" }.joined(separator: "\n"))")
         for node in 0..<3 {
             #expect(try curl("GET", nodes[node].baseURL + "/counter.json").body == String(clients * perClient))
         }
@@ -332,6 +333,8 @@ import Testing
         let held = try curl("PUT", silent.baseURL + "/held.json", body: "2", maxSeconds: 15)
         #expect(held.status == 503, "\(held)")
         #expect(held.headers["retry-after"] == "1", "\(held)")
+        // The client is told to try again; the operator reads why in the log.
+        try silent.waitForLog("a write was answered 503, the store being unavailable: ", count: 1)
         let ready = try curl("GET", silent.baseURL + "/readyz", maxSeconds: 2)
         #expect(ready.status == 503, "\(ready)")
         try silent.waitForLog("could not renew its database lease in time", count: 1)

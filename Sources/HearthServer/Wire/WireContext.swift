@@ -74,6 +74,8 @@ final class WireContext: Sendable {
     /// Open long-poll transports by id (`/.lp`): one registry for every namespace, so the
     /// session bound holds server-wide and shutdown ends them all.
     let longPolls: LongPollRegistry
+    /// Why requests were answered `unavailable` for an unavailable store, for the operator.
+    let unavailable: UnavailableLog
 
     init(database: Database, hub: StreamHub, authenticator: Authenticator, work: DispatchQueue,
          clock: @escaping @Sendable () -> Int64, logger: Logger, limits: WireSessionLimits = WireSessionLimits(),
@@ -87,6 +89,7 @@ final class WireContext: Sendable {
         self.work = work
         self.clock = clock
         self.logger = logger
+        self.unavailable = UnavailableLog(logger: logger)
         self.limits = limits
         self.namespaces = namespaces
         self.onDisconnect = onDisconnect

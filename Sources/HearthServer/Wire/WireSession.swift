@@ -366,7 +366,11 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     }
 
     func failed(_ number: Int64?, _ error: DatabaseError) {
-        if case .internalError(let reason) = error { context.logger.error("\(reason)") }
+        switch error {
+        case .internalError(let reason): context.logger.error("\(reason)")
+        case .unavailable(let cause): context.unavailable.refused("a wire-protocol request", cause: cause)
+        default: break
+        }
         let (status, text) = Self.status(of: error)
         answer(number, status, .string(text))
     }
