@@ -12,13 +12,17 @@ public protocol PreparedBroadcast: Sendable {
 /// Prepares the sinks of one location (all live, all at that location) for repeated events.
 public typealias PrepareBroadcast = @Sendable ([any StreamEventSink]) -> any PreparedBroadcast
 
-/// The hub's default preparation: every event goes to `broadcastEvents` with the same
-/// sinks, so the hub's own per-listener work is still done once per change of listeners.
-struct SinksBroadcast: PreparedBroadcast {
+/// The hub's default preparation: nothing is sorted, and every event is delivered to each
+/// sink in turn.
+/// (`@usableFromInline`: it is `StreamHub.init`'s default argument.)
+@usableFromInline struct SinksBroadcast: PreparedBroadcast {
     let sinks: [any StreamEventSink]
-    let broadcastEvents: @Sendable (StreamEvent, Int64, [any StreamEventSink]) -> Void
 
-    func send(_ event: StreamEvent, seq: Int64) { broadcastEvents(event, seq, sinks) }
+    @usableFromInline init(sinks: [any StreamEventSink]) { self.sinks = sinks }
+
+    @usableFromInline func send(_ event: StreamEvent, seq: Int64) {
+        for sink in sinks { sink.deliver(event, seq: seq) }
+    }
 }
 
 /// The listeners of one location while every one of them is live (started, not a query,

@@ -20,7 +20,6 @@ import Synchronization
 public final class StreamHub: Sendable {
     public let options: StreamOptions
     private let clock: @Sendable () -> Int64
-    private let broadcastEvents: @Sendable (StreamEvent, Int64, [any StreamEventSink]) -> Void
     private let prepareBroadcast: PrepareBroadcast
     private let fanout = DispatchQueue(label: "hearth.streams.fanout")
     private let steady = SteadyGroups()
@@ -39,22 +38,19 @@ public final class StreamHub: Sendable {
 
     /// - Parameters:
     ///   - clock: ms since the epoch, compared with `StreamGate.expiresAt`.
-    ///   - broadcastEvents: hands one event to the typed sinks of one location at once, so
-    ///     a transport can encode it once for all of them; the default delivers to each.
-    ///   - prepareBroadcast: prepares the live sinks of one location for every event until
-    ///     they change; the default hands each event to `broadcastEvents` with those sinks.
+    ///   - prepareBroadcast: prepares the sinks of one location, all at once, so a
+    ///     transport can sort them and encode each event once for all of them. A steady
+    ///     group keeps what it made for every event until the location's listeners change;
+    ///     the per-listener path prepares the sinks an event reaches and sends it once.
+    ///     The default (`SinksBroadcast`) delivers to each sink in turn.
     public init(
         options: StreamOptions = StreamOptions(),
         clock: @escaping @Sendable () -> Int64,
-        broadcastEvents: @escaping @Sendable (StreamEvent, Int64, [any StreamEventSink]) -> Void = { event, seq, sinks in
-            for sink in sinks { sink.deliver(event, seq: seq) }
-        },
-        prepareBroadcast: PrepareBroadcast? = nil
+        prepareBroadcast: @escaping PrepareBroadcast = { sinks in SinksBroadcast(sinks: sinks) }
     ) {
         self.options = options
         self.clock = clock
-        self.broadcastEvents = broadcastEvents
-        self.prepareBroadcast = prepareBroadcast ?? { sinks in SinksBroadcast(sinks: sinks, broadcastEvents: broadcastEvents) }
+        self.prepareBroadcast = prepareBroadcast
     }
 
     // MARK: Opening and closing
@@ -221,7 +217,7 @@ public final class StreamHub: Sendable {
                         // Counted before the hand-off: a reader that has the event also
                         // sees it counted (ObservabilityLiveTests raced here under load).
                         self.delivered.add(eventSinks.count, ordering: .relaxed)
-                        self.broadcastEvents(event, change.seq, eventSinks)
+                        self.prepareBroadcast(eventSinks).send(event, seq: change.seq)
                     }
                 }
             }

@@ -5,12 +5,16 @@ import Testing
 
 /// The hub's steady groups: a location whose listeners are all live gets its events
 /// through one prepared broadcast, made once per change of its listeners; every change of
-/// them (a join, a start, an end, an expiry, an older change) takes the per-listener path.
+/// them (a join, a start, an end, an expiry, an older change) takes the per-listener path,
+/// which prepares the sinks each event reaches for that event alone. The hub has one hook
+/// for both paths, so `prepared` lists every preparation in order: a steady group's is
+/// followed by no other for as long as it serves.
 @Suite struct StreamHubSteadyTests {
     func path(_ text: String) -> DataPath { try! DataPath(string: text) }
     func put(_ seq: Int64, _ at: String) -> StreamChange { StreamChange(seq: seq, path: path(at), kind: .put, data: .int(seq)) }
 
-    /// Counts the preparations and the events sent through prepared broadcasts.
+    /// Counts the preparations (each one's number of sinks) and the events sent through
+    /// prepared broadcasts.
     final class Preparations: Sendable {
         private let state = Mutex<(prepared: [Int], sent: Int)>(([], 0))
         var prepared: [Int] { state.withLock { $0.prepared } }
@@ -72,9 +76,12 @@ import Testing
         hub.drain()
         #expect(first.ids == [1, 2, 3, 4, 5, 6])
         #expect(second.ids == [5, 6])
-        // Prepared for the first listener, then again for both once change 5 was newer
-        // than everything either had.
-        #expect(counts.prepared == [1, 2])
+        // A group for the first listener (changes 1 and 2); the first alone for change 3
+        // (the second not started) and change 4 (the second's snapshot has it already),
+        // one event each; then a group for both once change 5 was newer than everything
+        // either had (changes 5 and 6).
+        #expect(counts.prepared == [1, 1, 1, 2])
+        #expect(counts.sent == 6)
     }
 
     @Test func aRemovedListenerGetsNothingMoreAndTheRestKeepTheirEvents() throws {
@@ -106,7 +113,9 @@ import Testing
         #expect(expiring.finished)
         #expect(expiring.text.hasSuffix(String(decoding: StreamFrames.authRevoked, as: UTF8.self)))
         #expect(lasting.ids == [1, 2, 3])
-        #expect(counts.prepared == [2, 1])
+        // The group of both (change 1); change 2, past the expiry, on the per-listener path
+        // to the one left; then a group of that one (change 3).
+        #expect(counts.prepared == [2, 1, 1])
     }
 
     @Test func aChangeNotNewerThanWhatTheGroupDeliveredIsNotSentAgain() throws {
@@ -126,14 +135,15 @@ import Testing
         hub.publish([put(1, "rooms/a/x"), put(2, "rooms/a/y")]) { _ in true }
         hub.drain()
         #expect(live.ids == [1, 2])
-        #expect(counts.prepared.isEmpty)
+        // No group: one preparation per event, of the one started listener.
+        #expect(counts.prepared == [1, 1])
         let late = RecordingSink()
         hub.start(waiting, events: late, initial: [], through: 0)
         hub.publish([put(3, "rooms/a/z")]) { _ in true }
         hub.drain()
         #expect(late.ids == [1, 2, 3])  // the held changes, then the group's
         #expect(live.ids == [1, 2, 3])
-        #expect(counts.prepared == [2])
+        #expect(counts.prepared == [1, 1, 2])
     }
 
     @Test func eachLocationOfAChangeHasItsOwnGroup() throws {

@@ -101,9 +101,7 @@ struct NamespaceOpener: Sendable {
         // One sorting of a location's sinks for both of the hub's paths: kept while they
         // are all live, made afresh for each event while one is not.
         let prepare = ProfileRecording.prepareBroadcast(recordingIn: profiler)
-        let hub = StreamHub(options: configuration.streams, clock: clock,
-                            broadcastEvents: { event, seq, sinks in prepare(sinks).send(event, seq: seq) },
-                            prepareBroadcast: prepare)
+        let hub = StreamHub(options: configuration.streams, clock: clock, prepareBroadcast: prepare)
         let signals = HearthService.signals(SharedEngineSignals(logger: logger, hub: hub, wireSessions: wireSessions),
                                             metrics: metrics.database(name), logger: logger)
         var made: ServerParts? = nil

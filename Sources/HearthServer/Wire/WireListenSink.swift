@@ -12,7 +12,7 @@ import HearthWire
 struct WireListenSink: StreamEventSink {
     let session: WireSession
     let path: DataPath
-    /// The tag, `noTag` for none (what `StreamContext.broadcastEvents` groups listens by).
+    /// The tag, `noTag` for none (what `StreamContext.prepareBroadcast` groups listens by).
     let rawTag: Int64
 
     static let noTag = Int64.min
@@ -30,7 +30,7 @@ struct WireListenSink: StreamEventSink {
     }
 
     /// The `d` or `m` push of `event` for this listen. The same for every untagged listen
-    /// on one location, so `StreamContext.broadcastEvents` encodes it once for all of them.
+    /// on one location, so `StreamContext.prepareBroadcast` encodes it once for all of them.
     func push(_ event: StreamEvent) -> [UInt8] {
         var target = path
         if event.path != "/", let relative = try? DataPath(string: event.path), let below = try? path.appending(relative) {
