@@ -134,17 +134,13 @@ struct RESTContext: Sendable {
             // Logged once per full episode by HearthService's storage observer.
             return .insufficientStorage
         case .unavailable(let cause):
-            switch operation {
-            case .read:
-                box.fields.unavailable.refused("a read", cause: cause)
-                return .readUnavailable
-            case .write:
-                box.fields.unavailable.refused("a write", cause: cause)
-                return .writeNotWritten
-            case .other:
-                box.fields.unavailable.refused("a request", cause: cause)
-                return .unavailable
+            let (what, answer): (String, APIError) = switch operation {
+            case .read: ("a read", .readUnavailable)
+            case .write: ("a write", .writeNotWritten)
+            case .other: ("a request", .unavailable)
             }
+            box.fields.unavailable.refused(what, cause: cause)
+            return answer
         case .outcomeUnknown:
             return .writeOutcomeUnknown
         case .tooManyListens:

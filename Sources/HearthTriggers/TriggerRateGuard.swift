@@ -1,3 +1,4 @@
+import HearthDatabase
 import HearthStore
 import Logging
 import Synchronization
@@ -34,8 +35,7 @@ public final class TriggerRateGuard: Sendable {
         var tokens: Double
         var refilledAt: Int64
         var limited = 0
-        var loggedAt: Int64?
-        var limitedSinceLog = 0
+        var log = LogInterval(milliseconds: TriggerRateGuard.logIntervalMilliseconds)
         var outstanding: Set<Int64> = []
     }
     private struct State {
@@ -80,13 +80,10 @@ public final class TriggerRateGuard: Sendable {
                     return event
                 }
                 bucket.limited += 1
-                bucket.limitedSinceLog += 1
-                if bucket.loggedAt.map({ now - $0 >= Self.logIntervalMilliseconds }) ?? true {
+                if let count = bucket.log.occurred(at: now) {
                     logLines.append("trigger \(event.trigger) records events faster than \(eventsPerSecond)/s (burst \(burst)): "
-                                    + "\(bucket.limitedSinceLog) event(s) go to the dead letters (\"\(Self.reason)\"); "
+                                    + "\(count) event(s) go to the dead letters (\"\(Self.reason)\"); "
                                     + "a function writing back to its own trigger's path?")
-                    bucket.loggedAt = now
-                    bucket.limitedSinceLog = 0
                 }
                 let mark = state.nextMark
                 state.nextMark += 1

@@ -1,20 +1,25 @@
+import HearthTesting
+import Logging
+import Synchronization
 import Testing
 @testable import HearthServer
 
-/// The log lines for requests answered 503 because the store is unavailable, from
-/// literals: the first at once, then at most one per `intervalMilliseconds`, each
-/// counting the answers it stands for.
+/// The warning for requests answered 503 for an unavailable store: its cause, then at
+/// most one line per `UnavailableLog.intervalMilliseconds`, counting the answers since.
 @Suite struct UnavailableLogTests {
-    @Test func theFirstAnswerIsLoggedAtOnceAndTheRestOncePerInterval() {
-        let interval = UnavailableThrottle.intervalMilliseconds
-        var throttle = UnavailableThrottle()
-        #expect(throttle.answered(at: 1_000) == 1)
-        for step in 1...99 { #expect(throttle.answered(at: 1_000 + Int64(step)) == nil) }
-        // One millisecond short of the interval: still quiet.
-        #expect(throttle.answered(at: 1_000 + interval - 1) == nil)
-        // At the interval: one line for the 100 answers since the first line.
-        #expect(throttle.answered(at: 1_000 + interval) == 101)
-        // A lone answer long after is logged at once, for itself.
-        #expect(throttle.answered(at: 1_000 + 10 * interval) == 1)
+    @Test func theCauseIsLoggedAtOnceThenOncePerIntervalWithACount() {
+        let logs = CapturedLogs()
+        let now = Mutex<Int64>(0)
+        let log = UnavailableLog(logger: Logger(label: "test", factory: logs.handler(label:)), clock: { now.withLock { $0 } })
+        log.refused("a write", cause: "no answer within 5000 ms")
+        for _ in 0..<5 { log.refused("a read", cause: "closed") }
+        now.withLock { $0 = UnavailableLog.intervalMilliseconds - 1 }
+        log.refused("a read", cause: "closed")
+        #expect(logs.lines.withLock { $0.map(\.message) } == ["a write was answered 503, the store being unavailable: no answer within 5000 ms"])
+        now.withLock { $0 = UnavailableLog.intervalMilliseconds }
+        log.refused("a write", cause: "locked")
+        #expect(logs.lines.withLock { $0.map(\.message) }.last
+                == "a write was answered 503, the store being unavailable: locked (7 such answers since the last line)")
+        #expect(logs.lines.withLock { $0.count } == 2)
     }
 }
