@@ -180,13 +180,15 @@ final class FunctionsFramework {
     @Test func eventsSurviveSigkillAndAReceiverOutage() throws {
         let python = try pythonInterpreter()
         let dir = TemporaryDirectory(), work = TemporaryDirectory()
-        let port = try freeLoopbackPort()  // nobody listens yet
+        let refusing = try RefusingPort()  // nobody listens yet
+        let port = refusing.port
         let triggers = try Self.triggersFile(port: port, in: work.path, maxConcurrency: 1)
         let count = 4
         let server = try Self.serveWithFavorites(dir.path, triggers: triggers, count: count)
         server.signal(SIGKILL)
         _ = try server.waitForExit()
         let restarted = try Self.serve(dir.path, triggers: triggers)
+        refusing.release()
         let functions = try FunctionsFramework(python: python, directory: work.path, failFirst: true, port: port)
         // Per event: created and written (two triggers), each failed once then delivered.
         let calls = try functions.waitFor(count * 2 * 2, "every event twice")

@@ -139,8 +139,9 @@ func waitUntil(_ what: String, within seconds: Int = 60, _ condition: () throws 
     /// while nobody delivers (no server), with the oldest pending event's age.
     @Test func resendAllAndTheBacklogWithoutAServer() throws {
         let directory = TemporaryDirectory()
-        let port = try freeLoopbackPort()  // nobody listens: every attempt is refused
-        let triggers = try Self.triggersFile(port: port, in: directory.path)
+        let refusing = try RefusingPort()  // nobody listens: every attempt is refused
+        defer { refusing.release() }  // held (and refusing) to the end
+        let triggers = try Self.triggersFile(port: refusing.port, in: directory.path)
         let server = try HearthProcess.serve(dataDirectory: directory.path, environment: ["HEARTH_TRIGGERS": triggers])
         let store = try Self.storeArguments(directory.path)
         for index in 0..<3 {

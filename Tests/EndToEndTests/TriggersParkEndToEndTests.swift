@@ -101,7 +101,8 @@ import Glibc
     @Test func deliveryResumesAfterAReceiverOutage() throws {
         let python = try pythonInterpreter()
         let dir = TemporaryDirectory(), work = TemporaryDirectory()
-        let port = try freeLoopbackPort()  // nobody listens yet
+        let refusing = try RefusingPort()  // nobody listens yet
+        let port = refusing.port
         let triggers = try TriggersEndToEndTests.triggersFile(port: port, in: work.path)
         let count = 3
         let server = try TriggersEndToEndTests.serveWithFavorites(dir.path, triggers: triggers, count: count)
@@ -113,6 +114,7 @@ import Glibc
         // Refused attempts are not counted: the backoff did not grow.
         #expect(written.count == 13 && written[4] == String(count) && written[11] == "0" && written[12] == "connection refused", "\(written)")
 
+        refusing.release()
         let functions = try FunctionsFramework(python: python, directory: work.path, port: port)
         // Per favorite: created and written.
         let calls = try functions.waitFor(count * 2, "every event")

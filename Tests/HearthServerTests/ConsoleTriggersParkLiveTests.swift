@@ -10,10 +10,9 @@ import Testing
 /// reaches the namespace named only; resending it brings it back under the same id.
 @Suite struct ConsoleTriggersParkLiveTests {
     /// Namespaces `env-b` beside the default; a retried trigger on `/items/{id}` whose
-    /// receiver port nobody listens on, so its events stay pending.
-    static func server() throws -> LiveServer {
-        let port = try freeLoopbackPort()
-        return try LiveServer(rules: ConsoleNamespaceLiveTests.open) { configuration in
+    /// receiver is `port`, on which nobody listens (a `RefusingPort`), so its events stay pending.
+    static func server(refusing port: Int) throws -> LiveServer {
+        try LiveServer(rules: ConsoleNamespaceLiveTests.open) { configuration in
             configuration.auth.acceptEmulatorOwner = true
             let folder = (configuration.rulesPath as NSString).deletingLastPathComponent
             try? writeFile(folder + "/b.json", ConsoleNamespaceLiveTests.open)
@@ -31,7 +30,9 @@ import Testing
     }
 
     @Test func theOldestPendingEventIsShownAndParkedInItsNamespaceOnly() async throws {
-        let server = try Self.server()
+        let refusing = try RefusingPort()
+        defer { refusing.release() }  // held (and refusing) to the end
+        let server = try Self.server(refusing: refusing.port)
         let console = try ConsoleClient(server)
         #expect(try server.request("PUT", "/items/b.json?ns=env-b", "1").status == 200)
         var oldest: [JSONKey: JSONValue] = [:]

@@ -26,6 +26,29 @@ public func bindLoopback(listen: Bool) throws -> (fd: Int32, port: Int) {
     return (fd, Int(UInt16(bigEndian: address.sin_port)))
 }
 
+/// A loopback port nobody listens on, for as long as this is held: a socket bound to it
+/// without `listen`, so a connection to it is refused, and no server of a test running
+/// beside (binding port 0) can be given the port meanwhile. A port from
+/// `freeLoopbackPort()` is free again at once: a trigger's "refused" attempts could reach
+/// another test's server on it, and wait for that server's answer instead.
+public final class RefusingPort: Sendable {
+    public let port: Int
+    private let fd: Mutex<Int32?>
+
+    public init() throws {
+        let (fd, port) = try bindLoopback(listen: false)
+        self.fd = Mutex(fd)
+        self.port = port
+    }
+
+    /// Gives the port up, for a receiver that is to listen on it next.
+    public func release() {
+        if let fd = fd.withLock({ fd in defer { fd = nil }; return fd }) { close(fd) }
+    }
+
+    deinit { release() }
+}
+
 /// A port that was free a moment ago, for a program that cannot bind port 0 and report it.
 public func freeLoopbackPort() throws -> Int {
     let (fd, port) = try bindLoopback(listen: false)

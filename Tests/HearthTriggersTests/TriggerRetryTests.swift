@@ -133,8 +133,9 @@ import Testing
     /// Nobody listens: attempts go on at the short interval, none counted (the backoff of
     /// a base of 20 ms would otherwise have grown past 10 s by the twelfth).
     @Test func refusedAttemptsAreNotCountedAndDoNotBackOff() async throws {
-        let port = try freeLoopbackPort()
-        let delivery = delivery(port: port)
+        let refusing = try RefusingPort()
+        defer { refusing.release() }  // held (and refusing) to the end
+        let delivery = delivery(port: refusing.port)
         defer { delivery.close() }
         try record(["x"], delivery)
         try await waitUntil("twelve refused attempts") { (delivery.status().first?.status.failedAttempts ?? 0) >= 12 }
