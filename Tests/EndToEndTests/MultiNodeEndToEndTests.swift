@@ -64,7 +64,14 @@ import Testing
         #expect(transcripts[0] == transcripts[2], "node 0 and node 2 disagree")
         // Numbered 1...30 with no gap, after the snapshot's event.
         let ids = transcripts[0].dropFirst().map { $0.split(separator: " ")[1] }
-        #expect(ids.map(String.init) == (1...(3 * perNode)).map(String.init))
+        // A mismatch shows the snapshot, the change log as the database holds it (which
+        // write took each number) and each node's log.
+        #expect(ids.map(String.init) == (1...(3 * perNode)).map(String.init), """
+            snapshot: \(transcripts[0].first ?? "none")
+            changes (seq|path|kind|data):
+            \((try? PostgresCluster.shared().value("SELECT seq, path, kind, left(data, 60) FROM changes ORDER BY seq", in: nodes.url)) ?? "unreadable")
+            \((0..<3).map { "node \($0):\n\(nodes[$0].log)" }.joined(separator: "\n"))
+            """)
     }
 
     /// The SDKs' wire protocol across nodes: a listener on one node gets, once each and in

@@ -260,10 +260,15 @@ public func pollUntil(_ what: String, _ condition: () throws -> Bool) throws {
 /// `pollUntil` for async tests: between looks it suspends rather than blocking its thread,
 /// so tests waiting at once do not hold the cooperative pool's few threads (other tests'
 /// tasks, and this test's own callbacks, go on running meanwhile).
-public func waitUntil(_ what: String, _ condition: () throws -> Bool) async throws {
+/// `showing`, read only when the wait runs out, says what the test saw instead (the state
+/// behind a timeout, for the reader of a failed run).
+public func waitUntil(_ what: String, showing state: @autoclosure () -> String = "", _ condition: () throws -> Bool) async throws {
     let deadline = ContinuousClock.now + .seconds(60)
     while try !condition() {
-        guard ContinuousClock.now < deadline else { throw LiveClientError("timed out waiting for \(what)") }
+        guard ContinuousClock.now < deadline else {
+            let seen = state()
+            throw LiveClientError("timed out waiting for \(what)" + (seen.isEmpty ? "" : "; instead: \(seen)"))
+        }
         try await Task.sleep(for: .milliseconds(10))
     }
 }

@@ -124,8 +124,10 @@ public final class PostgresCluster: Sendable {
 
     /// Runs `query` as the superuser with psql and returns its output unaligned, without
     /// headers (one row per line, columns separated by `|`), trimmed.
-    public func value(_ query: String) throws(PostgresClusterError) -> String {
-        let output = try Self.run(tools.psql, ["-X", "-q", "-A", "-t", "-h", "127.0.0.1", "-p", String(port), "-U", Self.admin, "-d", "postgres",
+    /// `database`: a name or a URL from `makeDatabase()`; the maintenance database when nil.
+    public func value(_ query: String, in database: String? = nil) throws(PostgresClusterError) -> String {
+        let name = database.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "postgres"
+        let output = try Self.run(tools.psql, ["-X", "-q", "-A", "-t", "-h", "127.0.0.1", "-p", String(port), "-U", Self.admin, "-d", name,
                                                "-v", "ON_ERROR_STOP=1", "-c", query], as: nil, directory: directory)
         return output.trimmingCharacters(in: .whitespacesAndNewlines)
     }

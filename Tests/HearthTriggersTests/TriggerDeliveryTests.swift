@@ -150,14 +150,18 @@ import Testing
     /// A receiver that is down never refuses a write: past the bound, the newest pending
     /// events go to the dead letters, counted.
     @Test func pastThePendingBoundTheNewestAreDeadLetters() async throws {
-        let port = try freeLoopbackPort()  // nobody listens: every attempt is refused
+        let refusing = try RefusingPort()  // nobody listens: every attempt is refused
+        defer { refusing.release() }  // held (and refusing) to the end
         let bound = 3
-        let (delivery, database) = delivery([Self.trigger("fav", port: port)], maxPending: bound)
+        let (delivery, database) = delivery([Self.trigger("fav", port: refusing.port)], maxPending: bound)
         defer { delivery.close() }
         for index in 0..<(bound + 2) {
             try await write(database, "/users/u1/favorites/f\(index)", .int(Int64(index)))
         }
-        try await waitUntil("the excess moved") { try store.triggerOutbox.deadLetters(trigger: "fav", limit: 10).count == 2 }
+        try await waitUntil("the excess moved", showing: "\((try? store.triggerOutbox.pendingCount(trigger: "fav")) ?? -1) pending, "
+                            + "\((try? store.triggerOutbox.deadLetters(trigger: "fav", limit: 10).count) ?? -1) dead, \(delivery.status())") {
+            try store.triggerOutbox.deadLetters(trigger: "fav", limit: 10).count == 2
+        }
         #expect(try store.triggerOutbox.pendingCount(trigger: "fav") == bound)
         let dead = try store.triggerOutbox.deadLetters(trigger: "fav", limit: 10)
         #expect(dead.allSatisfy { $0.reason.hasPrefix("backlog") })
@@ -168,6 +172,10 @@ import Testing
 
     /// The byte budget with a receiver that fails every event (retry false): its dead
     /// letters are bounded, the oldest deleted first, counted; every write committed.
+    /// Each write waits for its event's attempt, so no more than one event (well under the
+    /// budget) is ever pending: what goes is dead letters only. (Written all at once, the
+    /// budget may rightly drop the newest pending ones before they are attempted, as
+    /// `aHungReceiverDoesNotHoldTheBudgetBack` shows.)
     @Test func pastTheByteBudgetTheOldestDeadLettersAreDeleted() async throws {
         let receiver = try Receiver(answers: Array(repeating: 500, count: 8))
         defer { receiver.listener.stop() }
@@ -175,8 +183,12 @@ import Testing
         let (delivery, database) = delivery([Self.trigger("once", port: receiver.listener.port, retry: false)], maxStoredBytes: budget)
         defer { delivery.close() }
         let big = JSONValue.string(String(repeating: "x", count: 1000))
-        for index in 0..<8 { try await write(database, "/users/u1/favorites/f\(index)", big) }
-        try await waitUntil("eight attempts") { receiver.received.count == 8 }
+        for index in 0..<8 {
+            try await write(database, "/users/u1/favorites/f\(index)", big)
+            try await waitUntil("attempt \(index + 1)", showing: "\(receiver.received.count) attempts, \(delivery.status())") {
+                receiver.received.count == index + 1
+            }
+        }
         try await waitUntil("the outbox within its budget") {
             try store.triggerOutbox.pendingCount(trigger: "once") == 0
                 && (try store.triggerOutbox.storedBytes(trigger: "once")["once"]?.total ?? 0) <= budget
