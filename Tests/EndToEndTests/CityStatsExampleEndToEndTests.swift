@@ -106,7 +106,9 @@ import Glibc
     @Test func theExampleKeepsTheNumberOfUsersPerCity() throws {
         let python = try pythonInterpreter()
         let dir = TemporaryDirectory(), work = TemporaryDirectory()
-        let functionPort = try freeLoopbackPort()
+        // Held (refusing) until the function starts: events sent before go nowhere else.
+        let functionHeld = try RefusingPort()
+        let functionPort = functionHeld.port
         let rules = try String(contentsOfFile: Self.example + "/rules.json", encoding: .utf8)
         let server = try HearthProcess.serve(dataDirectory: dir.path, rules: rules, environment: [
             "HEARTH_TRIGGERS": try Self.triggersFile(port: functionPort, in: work.path),
@@ -115,6 +117,7 @@ import Glibc
         let portText = try #require(server.baseURL.split(separator: ":").last)
         let port = try #require(Int(portText))
         let functionLog = work.path + "/function.log"
+        functionHeld.release()
         let function = try Self.startFunction(python: python, port: functionPort, hearthPort: port, log: functionLog)
         defer {
             function.signal(SIGKILL)

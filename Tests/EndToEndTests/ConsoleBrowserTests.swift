@@ -36,10 +36,12 @@ import Testing
         let secrets = ["Bearer console-header-secret", "console-hmac-secret-0123"]
         let triggers = dir.path + "/triggers.json"
         // And one retried to a port nobody listens on: its event stays pending until parked.
+        let refusing = try RefusingPort()  // refusing to the end
+        defer { refusing.release() }
         try """
             {"triggers": [{"name": "motd_written", "event": "written", "ref": "/motd", "url": "http://127.0.0.1:\(receiver.port)/motd-receiver",
               "headers": {"Authorization": "\(secrets[0])"}, "hmacSecret": "\(secrets[1])"},
-              {"name": "motd_parked", "event": "written", "ref": "/motd", "url": "http://127.0.0.1:\(try freeLoopbackPort())/", "retry": true}]}
+              {"name": "motd_parked", "event": "written", "ref": "/motd", "url": "http://127.0.0.1:\(refusing.port)/", "retry": true}]}
             """.write(toFile: triggers, atomically: true, encoding: .utf8)
         // No user-status cache: a user disabled in the console is refused at the next request.
         let server = try HearthProcess.serve(dataDirectory: dir.path, environment: ["HEARTH_USER_STATUS_CACHE_SECONDS": "0",

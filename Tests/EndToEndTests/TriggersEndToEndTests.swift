@@ -268,7 +268,9 @@ final class FunctionsFramework {
     /// whole with 413; one at the limit is taken.
     @Test func aWriteCausingTooManyEventsIsRefused() throws {
         let dir = TemporaryDirectory(), work = TemporaryDirectory()
-        let server = try Self.serve(dir.path, triggers: Self.triggersFile(port: try freeLoopbackPort(), in: work.path))
+        let refusing = try RefusingPort()  // refusing to the end
+        defer { refusing.release() }
+        let server = try Self.serve(dir.path, triggers: Self.triggersFile(port: refusing.port, in: work.path))
         let (uid, token) = try Self.signUp(server.baseURL)
         // Each new favourite is two events (created and written).
         func body(_ favorites: Int) -> String { "{" + (0..<favorites).map { "\"f\($0)\": 1" }.joined(separator: ",") + "}" }

@@ -56,7 +56,10 @@ import Glibc
         try yaml.write(toFile: manifestPath, atomically: true, encoding: .utf8)
 
         // message_written runs under the Functions Framework; the others' URLs lead nowhere.
-        let port = try freeLoopbackPort(), nowhere = try freeLoopbackPort()
+        let port = try freeLoopbackPort()
+        let nowhereHeld = try RefusingPort()  // refusing to the end
+        defer { nowhereHeld.release() }
+        let nowhere = nowhereHeld.port
         let received = folder.path + "/received.jsonl"
         let framework = URL(fileURLWithPath: python).deletingLastPathComponent().appendingPathComponent("functions-framework").path
         let function = try Child(framework, ["--source", folder.path + "/main.py", "--target", "message_written", "--signature-type", "cloudevent",

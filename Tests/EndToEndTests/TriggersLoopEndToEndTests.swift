@@ -22,7 +22,9 @@ import Glibc
     @Test func aFunctionWritingBackToItsOwnPathIsBounded() throws {
         let python = try pythonInterpreter()
         let directory = TemporaryDirectory()
-        let functionPort = try freeLoopbackPort()
+        // Held (refusing) until the function starts: events sent before go nowhere else.
+        let functionHeld = try RefusingPort()
+        let functionPort = functionHeld.port
         let triggers = directory.path + "/triggers.json"
         try #"{"triggers": [{"name": "loop", "event": "written", "ref": "/loop/{id}", "url": "http://127.0.0.1:\#(functionPort)/", "maxEventsPerSecond": \#(Self.rate)}]}"#
             .write(toFile: triggers, atomically: true, encoding: .utf8)
@@ -35,6 +37,7 @@ import Glibc
                                        dataDirectory: directory.path, environment: environment)
         try server.waitUntilListening()
 
+        functionHeld.release()
         let function = ChildProcess()
         function.executableURL = URL(fileURLWithPath: python).deletingLastPathComponent().appendingPathComponent("functions-framework")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python/trigger_loop.py").path

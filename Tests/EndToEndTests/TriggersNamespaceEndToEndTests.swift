@@ -79,7 +79,9 @@ import Testing
     /// subcommand, and none is created (no database file, no schema: asking again still finds none).
     @Test func badAndUnknownNamespacesAreRefused() throws {
         let directory = TemporaryDirectory(), work = TemporaryDirectory()
-        let (triggers, namespaces) = try Self.files(port: try freeLoopbackPort(), in: work.path)
+        let refusing = try RefusingPort()  // refusing to the end
+        defer { refusing.release() }
+        let (triggers, namespaces) = try Self.files(port: refusing.port, in: work.path)
         let server = try HearthProcess.serve(dataDirectory: directory.path,
                                              environment: ["HEARTH_TRIGGERS": triggers, "HEARTH_NAMESPACES_FILE": namespaces])
         let store = try TriggersOperatorEndToEndTests.storeArguments(directory.path)

@@ -96,7 +96,9 @@ import Glibc
     @Test func aChangedConditionAlertsExactlyTheUsersWithThatCity() throws {
         let python = try pythonInterpreter()
         let dir = TemporaryDirectory(), work = TemporaryDirectory()
-        let checkPort = try freeLoopbackPort(), notifyPort = try freeLoopbackPort()
+        // Held (refusing) until each function starts: events sent before go nowhere else.
+        let checkHeld = try RefusingPort(), notifyHeld = try RefusingPort()
+        let checkPort = checkHeld.port, notifyPort = notifyHeld.port
         let stub = work.path + "/weather.json"
         try Self.writeWeather(["Oslo": "cloudy", "Rome": "sunny", "Paris": "rain", "St. Petersburg": "snow"], to: stub)
         let rules = try String(contentsOfFile: Self.example + "/rules.json", encoding: .utf8)
@@ -107,6 +109,8 @@ import Glibc
         let portText = try #require(server.baseURL.split(separator: ":").last)
         let port = try #require(Int(portText))
         let checkLog = work.path + "/check_weather.log", notifyLog = work.path + "/notify.log"
+        checkHeld.release()
+        notifyHeld.release()
         let check = try Self.startFunction(python: python, target: "check_weather", signature: "http", port: checkPort,
                                            hearthPort: port, stub: stub, log: checkLog)
         let notify = try Self.startFunction(python: python, target: "notify", signature: "cloudevent", port: notifyPort,

@@ -28,9 +28,11 @@ public func bindLoopback(listen: Bool) throws -> (fd: Int32, port: Int) {
 
 /// A loopback port nobody listens on, for as long as this is held: a socket bound to it
 /// without `listen`, so a connection to it is refused, and no server of a test running
-/// beside (binding port 0) can be given the port meanwhile. A port from
-/// `freeLoopbackPort()` is free again at once: a trigger's "refused" attempts could reach
-/// another test's server on it, and wait for that server's answer instead.
+/// beside (binding port 0, in any process) can be given the port meanwhile. A port from
+/// `freeLoopbackPort()` is free again at once, and a trigger pointed at it could reach
+/// whatever binds it next: its "refused" attempts then wait on another test's listener, or
+/// are answered 200 and delivered; posted to another test's Hearth server they become a
+/// write there (a push under its root), numbered among that test's own.
 public final class RefusingPort: Sendable {
     public let port: Int
     private let fd: Mutex<Int32?>
@@ -49,7 +51,9 @@ public final class RefusingPort: Sendable {
     deinit { release() }
 }
 
-/// A port that was free a moment ago, for a program that cannot bind port 0 and report it.
+/// A port that was free a moment ago, for a program that cannot bind port 0 and report it,
+/// started at once to bind it. (A port nobody is to listen on for a while is a
+/// `RefusingPort`, released just before its listener starts.)
 public func freeLoopbackPort() throws -> Int {
     let (fd, port) = try bindLoopback(listen: false)
     close(fd)
