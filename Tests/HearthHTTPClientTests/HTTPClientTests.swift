@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Dispatch
 import HearthTesting
 import Synchronization
@@ -48,14 +51,19 @@ import Testing
         #expect(second.status == 500 && !second.isSuccess && String(decoding: second.body, as: UTF8.self) == "all of it")
     }
 
+    /// A held `RefusingPort` (bound, not listening): the connection is refused, and while
+    /// it is held nobody else can bind the port (a test running beside could otherwise be
+    /// given it and answer); once released, a listener can.
     @Test func aRefusedConnectionIsTyped() throws {
-        // A port just freed: nobody listens there.
-        let listener = try LoopbackListener { _ in }
-        let port = listener.port
-        listener.stop()
+        let refusing = try RefusingPort()
         #expect(throws: HTTPClientError.connection(.refused)) {
-            try HTTPClient(timeoutSeconds: 5).send(HTTPClientRequest(url: try HTTPURL("http://127.0.0.1:\(port)/")))
+            try HTTPClient(timeoutSeconds: 5).send(HTTPClientRequest(url: try HTTPURL("http://127.0.0.1:\(refusing.port)/")))
         }
+        #expect(throws: LiveClientError.self) { try bindLoopback(listen: true, port: refusing.port) }
+        refusing.release()
+        let (fd, port) = try bindLoopback(listen: true, port: refusing.port)
+        close(fd)
+        #expect(port == refusing.port)
     }
 
     @Test func aSilentServerTimesOut() throws {

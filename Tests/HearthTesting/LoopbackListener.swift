@@ -4,13 +4,14 @@ import Glibc
 import Foundation
 import Synchronization
 
-/// A TCP socket bound to 127.0.0.1 on a free port (listening when `listen`), and the port.
-public func bindLoopback(listen: Bool) throws -> (fd: Int32, port: Int) {
+/// A TCP socket bound to 127.0.0.1 on a free port, or on `port` (listening when `listen`),
+/// and the port.
+public func bindLoopback(listen: Bool, port: Int = 0) throws -> (fd: Int32, port: Int) {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { throw LiveClientError("socket: errno \(errno)") }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = 0
+    address.sin_port = UInt16(port).bigEndian
     address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let bound = withUnsafeMutablePointer(to: &address) {
