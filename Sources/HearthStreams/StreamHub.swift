@@ -308,12 +308,23 @@ public final class StreamHub: Sendable {
         review { _ in verdict }
     }
 
-    /// Sends `keep-alive` to every live stream (the timer does this every
-    /// `keepAliveInterval`).
+    /// Sends `keep-alive` to every live stream.
     public func sendKeepAlives() {
         let all = registry.withLock { Array($0.all.values) }
         fanout.async {
             for subscription in all where !subscription.ended { subscription.eventSink?.keepAlive() }
+        }
+    }
+
+    /// Sends `keep-alive` to the live streams in slice `slice` of `slices` (the timer goes
+    /// through the slices in turn, one every `slices.tick` seconds).
+    func sendKeepAlives(slice: Int, of slices: KeepAliveSlices) {
+        let some = registry.withLock { registry in
+            registry.all.compactMap { id, subscription in slices.slice(of: id) == slice ? subscription : nil }
+        }
+        if some.isEmpty { return }
+        fanout.async {
+            for subscription in some where !subscription.ended { subscription.eventSink?.keepAlive() }
         }
     }
 
@@ -327,11 +338,17 @@ public final class StreamHub: Sendable {
         }
     }
 
-    /// Starts the keep-alive and expiry timers; `stop()` cancels them.
+    /// Starts the keep-alive and expiry timers; `stop()` cancels them. Keep-alives go out a
+    /// slice of the streams at a time (`KeepAliveSlices`): each stream gets one every
+    /// `keepAliveInterval`, and no tick sends to all of them at once.
     public func startTimers() {
-        let (keepAliveEvery, sweepEvery, queue) = (options.keepAliveInterval, options.expirySweepInterval, fanout)
+        let (slices, sweepEvery, queue) = (KeepAliveSlices(interval: options.keepAliveInterval), options.expirySweepInterval, fanout)
+        let ticks = Atomic<Int>(0)
         timers.withLock { timers in
-            timers.append(Self.timer(every: keepAliveEvery, on: queue) { [weak self] in self?.sendKeepAlives() })
+            timers.append(Self.timer(every: slices.tick, on: queue) { [weak self] in
+                let tick = ticks.add(1, ordering: .relaxed).oldValue
+                self?.sendKeepAlives(slice: tick % slices.count, of: slices)
+            })
             timers.append(Self.timer(every: sweepEvery, on: queue) { [weak self] in self?.sweepExpired() })
         }
     }
