@@ -310,17 +310,20 @@ public final class StreamHub: Sendable {
 
     /// Sends `keep-alive` to every live stream.
     public func sendKeepAlives() {
-        let all = registry.withLock { Array($0.all.values) }
-        fanout.async {
-            for subscription in all where !subscription.ended { subscription.eventSink?.keepAlive() }
-        }
+        sendKeepAlives { _ in true }
     }
 
     /// Sends `keep-alive` to the live streams in slice `slice` of `slices` (the timer goes
     /// through the slices in turn, one every `slices.tick` seconds).
     func sendKeepAlives(slice: Int, of slices: KeepAliveSlices) {
+        sendKeepAlives { slices.slice(of: $0) == slice }
+    }
+
+    /// Sends `keep-alive` to the live streams whose identity is `chosen` (picked under the
+    /// registry's lock; sent on the fan-out queue).
+    private func sendKeepAlives(to chosen: (ObjectIdentifier) -> Bool) {
         let some = registry.withLock { registry in
-            registry.all.compactMap { id, subscription in slices.slice(of: id) == slice ? subscription : nil }
+            registry.all.compactMap { id, subscription in chosen(id) ? subscription : nil }
         }
         if some.isEmpty { return }
         fanout.async {
