@@ -16,7 +16,8 @@
 #   CONFIGS ("sqlite 1,postgres 1,postgres 2,postgres 3": engine and node count, in this
 #   order on odd runs and the reverse on even ones) MODES ("writes fanout")
 #   SKIP_BUILD=1 HEARTH_BIN PG_BINDIR (highest /usr/lib/postgresql/*/bin) KEEP_WORK=1
-# Results: $RESULTS (.jsonl) and a table on stdout.
+# Results: $RESULTS (.jsonl) and a table on stdout; a writes row also gives the writes per
+# committed batch over its nodes (from /metrics).
 set -euo pipefail
 source "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 bench_init nodes
@@ -78,6 +79,10 @@ for run in $(seq 1 "$RUNS"); do
     for mode in $MODES; do
       if [ "$mode" = writes ]; then
         line=$(python3 "$BENCH_DIR/nodes.py" writes --ports "$PORTS" --connections "$NODES_CONNS" --seconds "$SECONDS_PER")
+        # Writes per committed batch, over every node (hearth_write_batch_size's sum / count).
+        per_batch=$(for port in ${PORTS//,/ }; do curl -sf "http://127.0.0.1:$port/metrics"; done |
+          awk '/^hearth_write_batch_size_sum/ {s += $2} /^hearth_write_batch_size_count/ {c += $2} END {print (c ? s / c : "null")}')
+        line=$(echo "$line" | python3 -c "import json,sys; d=json.load(sys.stdin); d.update(writes_per_batch=$per_batch); print(json.dumps(d))")
       else
         line=$(python3 "$BENCH_DIR/nodes.py" fanout --ports "$PORTS" --subscribers "$FAN_SUBS" --rate "$FAN_RATE" --seconds "$SECONDS_PER")
       fi
@@ -94,8 +99,8 @@ def med(values):
     values = [v for v in values if v is not None]
     return round(statistics.median(values), 1) if values else None
 base = med([r["writes_per_s"] for r in rows if r["mode"] == "writes" and r["engine"] == "sqlite"])
-print("| store | nodes | writes/s (median) | vs SQLite | write p50 / p99 ms | fan-out local p50 / p99 ms | fan-out remote p50 / p99 ms | delivered % |")
-print("|---|---|---|---|---|---|---|---|")
+print("| store | nodes | writes/s (median) | vs SQLite | writes per batch | write p50 / p99 ms | fan-out local p50 / p99 ms | fan-out remote p50 / p99 ms | delivered % |")
+print("|---|---|---|---|---|---|---|---|---|")
 for engine, nodes in (("sqlite", 1), ("postgres", 1), ("postgres", 2), ("postgres", 3)):
     w = [r for r in rows if r["mode"] == "writes" and r["engine"] == engine and r["nodes"] == nodes]
     f = [r for r in rows if r["mode"] == "fanout" and r["engine"] == engine and r["nodes"] == nodes]
@@ -103,6 +108,6 @@ for engine, nodes in (("sqlite", 1), ("postgres", 1), ("postgres", 2), ("postgre
     wps = med([r["writes_per_s"] for r in w])
     fmt = lambda k: med([r.get(k) for r in f])
     remote = "–" if nodes == 1 else f"{fmt('remote_p50_ms')} / {fmt('remote_p99_ms')}"
-    print(f"| {engine} | {nodes} | {wps:.0f} ({', '.join(str(round(r['writes_per_s'])) for r in w)}) | {f'{wps / base:.2f}×' if base else '–'} | "
+    print(f"| {engine} | {nodes} | {wps:.0f} ({', '.join(str(round(r['writes_per_s'])) for r in w)}) | {f'{wps / base:.2f}×' if base else '–'} | {med([r.get('writes_per_batch') for r in w])} | "
           f"{med([r['p50_ms'] for r in w])} / {med([r['p99_ms'] for r in w])} | {fmt('local_p50_ms')} / {fmt('local_p99_ms')} | {remote} | {fmt('delivered_pct')} |")
 EOF2
