@@ -147,8 +147,8 @@ final class ChangeFeed: @unchecked Sendable {
             while true {
                 // One round trip: the snapshot and what is new in it (then the COMMIT, after
                 // the changes were handed on with a view of that snapshot).
-                let read = connection.runEach(["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PostgresTreeView.oldestChangeSQL,
-                                               PostgresTreeView.changesSQL(after: delivered, limit: Self.batchRows)])
+                let read = connection.runPipelined([.init(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"), .init(sql: PostgresTreeView.oldestChangeSQL),
+                                                    .init(sql: PostgresTreeView.changesAfterSQL, params: [.int(delivered), .int(Int64(Self.batchRows))])])
                 do {
                     if let failure = read.failure { throw failure }
                     let view = PostgresTreeView(connection: connection)

@@ -45,12 +45,12 @@ final class PGConnection {
     static let serverKeepalives = (idle: 10, interval: 5, count: 3)
 
     /// The `PGconn *`; never NULL, finished in `deinit`.
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
     /// SQL text → the name it is prepared under on this session.
     private var prepared: [String: String] = [:]
     private var nextStatement = 0
     /// Channels LISTENed to, listened to again after `reset()` (a new session forgets them).
-    private var channels: Set<String> = []
+    var channels: Set<String> = []
 
     /// Connects (blocking) with a libpq connection string (`host=… dbname=…`) or a
     /// `postgres://` / `postgresql://` URL. A server that cannot be reached, or that refuses
@@ -187,7 +187,9 @@ final class PGConnection {
     /// Sends with `send` and hands each result to `take`, in order, as it arrives (`take`
     /// owns it), waiting at most `exchangeTimeout` for each of the server's bytes. False
     /// when nothing could be sent or the wait ran out (the connection is then given up).
-    private func exchangeEach(_ send: () -> Int32, _ take: (OpaquePointer) -> Void) -> Bool {
+    /// `untilSync`: a pipeline's exchange, whose answers go on past the end of each
+    /// statement's results (where libpq gives no result) up to the sync's.
+    private func exchangeEach(_ send: () -> Int32, untilSync: Bool = false, _ take: (OpaquePointer) -> Void) -> Bool {
         exchanges += 1
         guard send() == 1 else { return false }
         let clock = ContinuousClock()
@@ -203,8 +205,14 @@ final class PGConnection {
                 // Bytes came: the server is answering, so the wait starts over.
                 deadline = clock.now.advanced(by: .milliseconds(Int64(exchangeTimeout)))
             }
-            guard let next = PQgetResult(handle) else { return true }
+            guard let next = PQgetResult(handle) else {
+                // Between a pipeline's statements; a lost connection answers no more.
+                if untilSync && PQstatus(handle) == CONNECTION_OK { continue }
+                return !untilSync
+            }
+            let isSync = PQresultStatus(next) == PGRES_PIPELINE_SYNC
             take(next)
+            if isSync { return true }
         }
     }
 
@@ -213,10 +221,10 @@ final class PGConnection {
     }
 
     /// Exchanges with the server so far (each statement, prepare, BEGIN or COMMIT sent
-    /// alone is one; `runEach` is one for all its statements): tests count round trips.
+    /// alone is one; `runPipelined` is one for all its statements): tests count round trips.
     private(set) var exchanges = 0
 
-    /// What `runEach` got back: the results of the statements that succeeded, in order,
+    /// What `runPipelined` got back: the results of the statements that succeeded, in order,
     /// and the failure of the one after them, if any (the server runs none after a failed one).
     struct Answers {
         var results: [PGResult]
@@ -226,35 +234,104 @@ final class PGConnection {
         var refusedByServer = false
     }
 
-    /// Runs `statements` (no parameters: only integers and checked names may be written
-    /// into them) with the simple query protocol in one exchange, one round trip for all,
-    /// and returns each one's result. In a transaction (BEGIN first, or one already open)
-    /// they run in it in turn, each seeing what the ones before it did; when one fails, the
-    /// server runs none after it. A lost connection or an exchange timeout ends the answers
-    /// where they stopped, with the failure saying so: statements after the last answered
-    /// one may have run or not.
-    func runEach(_ statements: [String]) -> Answers {
+    /// A statement for `runPipelined`: SQL with parameters `$1`, `$2` … bound from `params`.
+    struct Statement {
+        let sql: String
+        var params: [PGValue] = []
+    }
+
+    /// Runs `statements`, each with its own parameters, in one exchange (libpq's pipeline
+    /// mode: the extended protocol, one sync after the last), one round trip for all, and
+    /// returns each one's result in order. In a transaction (BEGIN first, or one already
+    /// open) they run in it in turn, each seeing what the ones before it did; when one
+    /// fails, the server runs none after it (they come back aborted) and the failure is the
+    /// failed one's. A lost connection or an exchange timeout ends the answers where they
+    /// stopped, with the failure saying so: statements after the last answered one may have
+    /// run or not. Each statement is prepared on this session on first use, in the same
+    /// exchange (as `query` does, up to `preparedLimit`), so the server parses and plans it
+    /// once per session, not at every exchange as the simple query protocol would.
+    func runPipelined(_ statements: [Statement]) -> Answers {
         var answers = Answers(results: [], failure: nil)
-        do {
+        var encoded: [PGParameters] = []
+        do throws(StoreError) {
             try runDeferred()
+            for statement in statements { encoded.append(try PGParameters(statement.params)) }
         } catch {
             answers.failure = error
             return answers
         }
-        let sql = statements.joined(separator: ";\n")
+        // Each statement's name, and whether it is to be prepared in this exchange.
+        var plan: [(name: String?, prepare: Bool)] = []
+        var naming: [String: String] = [:]
+        for statement in statements {
+            if let name = prepared[statement.sql] ?? naming[statement.sql] {
+                plan.append((name, false))
+            } else if prepared.count + naming.count < Self.preparedLimit {
+                let name = "hearth_\(nextStatement)"
+                nextStatement += 1
+                naming[statement.sql] = name
+                plan.append((name, true))
+            } else {
+                plan.append((nil, false))
+            }
+        }
+        guard PQenterPipelineMode(handle) == 1 else {
+            answers.failure = failure(nil, operation: "pipeline")
+            return answers
+        }
+        // What each result answers, in the order sent: a preparation (of that statement) or a statement.
+        var expected: [(statement: Int, isPreparation: Bool)] = []
         var failed: OpaquePointer? = nil
-        let answered = exchangeEach({ PQsendQuery(handle, sql) }) { next in
-            if failed != nil || Self.failed(next) {
-                if failed == nil { failed = next } else { PQclear(next) }
+        var synced = false
+        var next = 0
+        let answered = exchangeEach({
+            for (index, (statement, parameters)) in zip(statements, encoded).enumerated() {
+                let (name, prepare) = plan[index]
+                if prepare, let name {
+                    guard PQsendPrepare(handle, name, statement.sql, 0, nil) == 1 else { return 0 }
+                    expected.append((index, true))
+                }
+                let sent = parameters.withPointers { values in
+                    if let name { return PQsendQueryPrepared(handle, name, Int32(statement.params.count), values, nil, nil, 0) }
+                    return PQsendQueryParams(handle, statement.sql, Int32(statement.params.count), nil, values, nil, nil, 0)
+                }
+                guard sent == 1 else { return 0 }
+                expected.append((index, false))
+            }
+            return PQpipelineSync(handle)
+        }, untilSync: true) { result in
+            let status = PQresultStatus(result)
+            if status == PGRES_PIPELINE_SYNC {
+                synced = true
+                PQclear(result)
                 return
             }
-            answers.results.append(PGResult(next))
+            let answering = next < expected.count ? expected[next] : nil
+            next += 1
+            if status == PGRES_PIPELINE_ABORTED || failed != nil {
+                PQclear(result)  // not run, after the failed one
+            } else if Self.failed(result) {
+                failed = result
+            } else if let answering, answering.isPreparation {
+                prepared[statements[answering.statement].sql] = plan[answering.statement].name
+                PQclear(result)
+            } else {
+                answers.results.append(PGResult(result))
+            }
         }
+        // Leaves pipeline mode only when every answer was read; a connection given up
+        // mid-exchange is broken and reset before its next use.
+        if answered && synced { _ = PQexitPipelineMode(handle) }
         if let failed {
             answers.failure = failure(failed, operation: "execute")
             answers.refusedByServer = PGFailure.field(failed, PGFailure.sqlstateField) != nil && PQstatus(handle) == CONNECTION_OK
+            // A prepared statement the session no longer has, or whose cached plan no longer
+            // fits the tables (after a migration): forgotten, so the next exchange prepares it afresh.
+            if let code = PGFailure.field(failed, PGFailure.sqlstateField), code == "26000" || code == "0A000" {
+                for statement in statements { prepared[statement.sql] = nil }
+            }
             PQclear(failed)
-        } else if !answered || answers.results.count < statements.count {
+        } else if !answered || !synced || answers.results.count < statements.count {
             answers.failure = failure(nil, operation: "execute")
         }
         return answers
@@ -300,7 +377,7 @@ final class PGConnection {
     }
 
     /// The `StoreError` for a failed result (nil: libpq had none, e.g. the connection is gone).
-    private func failure(_ result: OpaquePointer?, operation: String) -> StoreError {
+    func failure(_ result: OpaquePointer?, operation: String) -> StoreError {
         let broken = PQstatus(handle) != CONNECTION_OK
         let sqlstate = result.flatMap { PGFailure.field($0, PGFailure.sqlstateField) }
         let primary = result.flatMap { PGFailure.field($0, PGFailure.primaryMessageField) }
@@ -365,71 +442,7 @@ final class PGConnection {
         if let raw = exchange({ PQsendQuery(handle, "ROLLBACK") }) { PQclear(raw) }
     }
 
-    // MARK: LISTEN / NOTIFY
-
-    /// Subscribes this session to `channel` (lowercase letters, digits and `_`, not starting
-    /// with a digit, at most 63 bytes). Notifications are read by `consumeNotifications()`
-    /// or `waitForNotification(timeoutMilliseconds:)`; a notification sent in a transaction
-    /// arrives only once it commits.
-    func listen(_ channel: String) throws(StoreError) {
-        try Self.validate(channel: channel)
-        try execute("LISTEN \(channel)")
-        channels.insert(channel)
-    }
-
-    /// Sends `payload` to every session listening on `channel` (when the current transaction
-    /// commits, if there is one). Payloads are limited to 8000 bytes by the server.
-    func notify(channel: String, payload: String) throws(StoreError) {
-        try Self.validate(channel: channel)
-        _ = try query("SELECT pg_notify($1, $2)", [.text(channel), .text(payload)])
-    }
-
-    /// The connection's socket, for waiting on it with poll(2); -1 when there is none.
-    var socket: Int32 { PQsocket(handle) }
-
-    /// Reads what the server sent without blocking and returns the payloads of the
-    /// notifications received, oldest first (empty if none).
-    func consumeNotifications() throws(StoreError) -> [String] {
-        guard PQconsumeInput(handle) == 1 else { throw failure(nil, operation: "consume input") }
-        return drainNotifications()
-    }
-
-    /// Waits up to `timeoutMilliseconds` (negative: without limit) for notifications and
-    /// returns their payloads; empty when none came in time. A lost connection throws
-    /// `.unavailable`.
-    func waitForNotification(timeoutMilliseconds: Int32) throws(StoreError) -> [String] {
-        // Notifications that arrived during an earlier statement are already buffered.
-        let buffered = drainNotifications()
-        if !buffered.isEmpty { return buffered }
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .milliseconds(max(0, timeoutMilliseconds)))
-        while true {
-            let fd = PQsocket(handle)
-            guard fd >= 0 else { throw failure(nil, operation: "wait for notification") }
-            let wait = timeoutMilliseconds < 0 ? -1 : Self.milliseconds(until: deadline, clock)
-            let ready: Bool
-            do {
-                ready = try Syscall.waitReadable(fd, timeoutMilliseconds: wait)
-            } catch {
-                throw PGFailure.make(code: "poll", kind: .other, message: "poll failed: \(error)", operation: "wait for notification")
-            }
-            if !ready { return [] }
-            let payloads = try consumeNotifications()  // readable after a lost connection too: it throws
-            if !payloads.isEmpty { return payloads }
-            if timeoutMilliseconds >= 0 && clock.now >= deadline { return [] }
-        }
-    }
-
-    private func drainNotifications() -> [String] {
-        var payloads: [String] = []
-        while let notification = PQnotifies(handle) {
-            payloads.append(notification.pointee.extra.map { String(cString: $0) } ?? "")
-            PQfreemem(notification)
-        }
-        return payloads
-    }
-
-    private static func milliseconds(until deadline: ContinuousClock.Instant, _ clock: ContinuousClock) -> Int32 {
+    static func milliseconds(until deadline: ContinuousClock.Instant, _ clock: ContinuousClock) -> Int32 {
         let left = clock.now.duration(to: deadline)
         guard left > .zero else { return 0 }
         let (seconds, attoseconds) = left.components

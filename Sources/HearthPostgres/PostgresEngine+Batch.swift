@@ -6,32 +6,27 @@ extension PostgresEngine {
     /// The row lock that orders every node's write transactions, and the last number taken.
     static let orderingLockSQL = "UPDATE hearth_meta SET value = value WHERE key = 'last_seq' RETURNING value"
 
-    /// The statement that ends a batch that wrote, sent with its COMMIT: `last` becomes the
-    /// last number taken, the node's mark becomes `token` (`outcomeOfLostCommit`), and the
-    /// feed's listeners are woken (delivered once it commits). Values are written into the
-    /// text (it goes with the simple protocol, which takes no parameters): integers, the
-    /// checked channel, and ids refused unless made of letters, digits and `-`.
-    static func markSQL(last: Int64, node: String, token: String, at time: Int64, channel: String) throws(StoreError) -> String {
-        for id in [node, token] where !isPlainID(id) {
-            throw .corrupt("a batch mark's id is not letters, digits and '-': \(id)")
-        }
-        try PGConnection.validate(channel: channel)
-        return """
-            WITH mark AS (
-                INSERT INTO hearth_batches(node, token, at) VALUES ('\(node)', '\(token)', \(time))
-                ON CONFLICT (node) DO UPDATE SET token = excluded.token, at = excluded.at),
-            seq AS (UPDATE hearth_meta SET value = \(last) WHERE key = 'last_seq')
-            SELECT pg_notify('\(channel)', '\(last)')
-            """
-    }
+    /// The statements that open a write batch's transaction, in one exchange: BEGIN, the
+    /// ordering lock (answering the last number) and the version of the list of query indexes.
+    static let openingStatements: [PGConnection.Statement] = [
+        .init(sql: "BEGIN"), .init(sql: orderingLockSQL), .init(sql: PostgresIndexMaintainer.versionSQL),
+    ]
 
-    /// Whether `id` is non-empty ASCII letters, digits and `-` (what `randomID` makes):
-    /// safe to write between quotes into SQL text.
-    static func isPlainID(_ id: String) -> Bool {
-        !id.isEmpty && id.utf8.allSatisfy { byte in
-            byte == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-        }
+    /// The statement that ends a batch that wrote, sent with its COMMIT: the last number
+    /// taken becomes `$5`, the node `$1`'s mark becomes the token `$2` at `$3`
+    /// (`outcomeOfLostCommit`), and the feed's listeners on channel `$4` are woken with that
+    /// number (delivered once it commits).
+    static let markSQL = """
+        WITH mark AS (
+            INSERT INTO hearth_batches(node, token, at) VALUES ($1, $2, $3)
+            ON CONFLICT (node) DO UPDATE SET token = excluded.token, at = excluded.at),
+        seq AS (UPDATE hearth_meta SET value = $5 WHERE key = 'last_seq')
+        SELECT pg_notify($4, $5::text)
+        """
+
+    /// `markSQL` with its values.
+    static func mark(last: Int64, node: String, token: String, at time: Int64, channel: String) -> PGConnection.Statement {
+        .init(sql: markSQL, params: [.text(node), .text(token), .int(time), .text(channel), .int(last)])
     }
 
     /// What a batch whose transaction failed can tell its writes (a pure decision,
@@ -50,7 +45,7 @@ extension PostgresEngine {
             commitSent && wrote ? .askTheMark : .notWritten
         }
 
-        /// Whether the COMMIT, sent last in one exchange with other statements (`runEach`),
+        /// Whether the COMMIT, sent last in one exchange with other statements (`runPipelined`),
         /// may have run: `answered` statements succeeded, the COMMIT is statement `commitAt`.
         /// It certainly did not only when the server refused one before it on a connection
         /// still up (`refusedByServer`: it runs none after a failed one). Otherwise (the

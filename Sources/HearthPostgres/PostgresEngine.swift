@@ -243,7 +243,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         do throws(StoreError) {
             // One round trip: BEGIN, the row lock that orders every node's write transactions
             // (see the type's doc) and, after it, the version of the list of query indexes.
-            let opened = connection.runEach(["BEGIN", Self.orderingLockSQL, PostgresIndexMaintainer.versionSQL])
+            let opened = connection.runPipelined(Self.openingStatements)
             if let failure = opened.failure { throw failure }
             last = opened.results[1].int64(0, 0)
             try indexes.refresh(connection, version: opened.results[2])
@@ -269,9 +269,9 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
             (last, wrote) = (writer.lastSeq, writer.lastSeq > last)
             // One round trip: the new last number, this batch's mark (see
             // `outcomeOfLostCommit`) and the wake-up, then COMMIT.
-            let closing = (wrote ? [try Self.markSQL(last: last, node: node, token: token, at: time, channel: feed.channel)] : []) + ["COMMIT"]
+            let closing = (wrote ? [Self.mark(last: last, node: node, token: token, at: time, channel: feed.channel)] : []) + [.init(sql: "COMMIT")]
             beforeCommit?()
-            let answers = connection.runEach(closing)
+            let answers = connection.runPipelined(closing)
             committing = FailedBatch.commitMayHaveRun(answered: answers.results.count, commitAt: closing.count - 1,
                                                       refusedByServer: answers.refusedByServer)
             if let failure = answers.failure { throw failure }

@@ -120,19 +120,16 @@ struct PostgresTreeView: TreeView {
 
     func changes(after seq: Int64, limit: Int) throws(StoreError) -> (changes: [Change], oldestSeq: Int64?) {
         let oldest = try connection.query(Self.oldestChangeSQL)
-        let result = try connection.query(
-            "SELECT seq, path, kind, data, at FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2", [.int(seq), .int(Int64(limit))])
+        let result = try connection.query(Self.changesAfterSQL, [.int(seq), .int(Int64(limit))])
         return try Self.changes(result, oldest: oldest)
     }
 
     static let oldestChangeSQL = "SELECT min(seq) FROM changes"
 
-    /// `changes(after:limit:)` as one statement of text (integers only), for sending with others.
-    static func changesSQL(after seq: Int64, limit: Int) -> String {
-        "SELECT seq, path, kind, data, at FROM changes WHERE seq > \(seq) ORDER BY seq LIMIT \(limit)"
-    }
+    /// The changes after number `$1`, at most `$2`, in order (`changes(after:limit:)`).
+    static let changesAfterSQL = "SELECT seq, path, kind, data, at FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2"
 
-    /// The changes in `result` (`changesSQL`'s columns) and the oldest number `oldest` read.
+    /// The changes in `result` (`changesAfterSQL`'s columns) and the oldest number `oldest` read.
     static func changes(_ result: PGResult, oldest: PGResult) throws(StoreError) -> (changes: [Change], oldestSeq: Int64?) {
         var changes: [Change] = []
         changes.reserveCapacity(result.rowCount)

@@ -46,19 +46,21 @@ import Testing
                 "a write that cannot commit is answered within 10 s")
     }
 
-    /// Several statements in one exchange: each one's result in order; a failed one ends
-    /// the answers (the server runs none after it) and says so while the connection is up;
-    /// a wait that runs out ends them where they stopped, not as the server's refusal.
+    /// Several statements in one exchange: each one's result in order, each with its own
+    /// parameters; a failed one ends the answers (the server runs none after it) and says
+    /// so while the connection is up; a wait that runs out ends them where they stopped,
+    /// not as the server's refusal.
     @Test func statementsSentTogetherAnswerEachInOneExchange() throws {
         let db = try PGConnection(url: PostgresCluster.shared().makeDatabase(), exchangeTimeoutMilliseconds: 300)
         try db.execute("CREATE TABLE t (v int)")
         let before = db.exchanges
-        let all = db.runEach(["BEGIN", "INSERT INTO t VALUES (1)", "SELECT 2, 'two'", "COMMIT"])
+        let all = db.runPipelined([.init(sql: "BEGIN"), .init(sql: "INSERT INTO t VALUES ($1)", params: [.int(1)]),
+                                   .init(sql: "SELECT $1::int, $2::text", params: [.int(2), .text("two'; --")]), .init(sql: "COMMIT")])
         #expect(db.exchanges - before == 1)
-        #expect(all.failure == nil && all.results.count == 4)
-        #expect(all.results[2].int64(0, 0) == 2 && all.results[2].text(0, 1) == "two")
+        #expect(all.failure.map { "\($0)" } == nil && all.results.count == 4)
+        #expect(all.results[2].int64(0, 0) == 2 && all.results[2].text(0, 1) == "two'; --")
         #expect(all.results[3].commandStatus == "COMMIT")
-        let refused = db.runEach(["BEGIN", "INSERT INTO t VALUES (3)", "SELECT 1 / 0", "INSERT INTO t VALUES (4)", "COMMIT"])
+        let refused = db.runPipelined(["BEGIN", "INSERT INTO t VALUES (3)", "SELECT 1 / 0", "INSERT INTO t VALUES (4)", "COMMIT"].map { .init(sql: $0) })
         #expect(refused.results.count == 2)
         #expect(refused.refusedByServer)
         guard case .engine(let failure)? = refused.failure else { Issue.record("no failure: \(String(describing: refused.failure))"); return }
@@ -66,10 +68,31 @@ import Testing
         #expect(db.isInTransaction, "the COMMIT after the failed statement did not run")
         try db.execute("ROLLBACK")
         #expect(try db.query("SELECT array_agg(v)::text FROM t").text(0, 0) == "{1}")
-        let slow = db.runEach(["SELECT 1", "SELECT pg_sleep(30)", "SELECT 2"])
+        let slow = db.runPipelined(["SELECT 1", "SELECT pg_sleep(30)", "SELECT 2"].map { .init(sql: $0) })
         #expect(slow.results.count < 3 && !slow.refusedByServer)
         #expect((slow.failure.flatMap { error -> EngineFailure? in if case .engine(let f) = error { return f }; return nil })?.kind == .unavailable)
         #expect(db.isBroken)
+    }
+
+    /// A pipeline's statements are prepared on the session the first time, inside that same
+    /// exchange, and run by name after; one the session lost (DEALLOCATE) fails that
+    /// exchange, is forgotten, and is prepared again in the next.
+    @Test func statementsSentTogetherArePreparedOnceInTheirOwnExchange() throws {
+        let db = try Self.connect()
+        let statements: [PGConnection.Statement] = [.init(sql: "SELECT $1::int + 1", params: [.int(1)]), .init(sql: "SELECT 'x'")]
+        var before = db.exchanges
+        #expect(db.runPipelined(statements).results.map { $0.text(0, 0) } == ["2", "x"])
+        #expect(db.exchanges - before == 1 && db.preparedCount == 2)
+        before = db.exchanges
+        #expect(db.runPipelined(statements + [.init(sql: "SELECT $1::int + 1", params: [.int(5)])]).results.map { $0.text(0, 0) } == ["2", "x", "6"])
+        #expect(db.exchanges - before == 1 && db.preparedCount == 2, "the same texts run by name")
+        try db.execute("DEALLOCATE ALL")
+        let lost = db.runPipelined(statements)
+        guard case .engine(let failure)? = lost.failure else { Issue.record("no failure: \(String(describing: lost.failure))"); return }
+        #expect(failure.code == "26000" && lost.refusedByServer)
+        #expect(db.preparedCount == 0)
+        #expect(db.runPipelined(statements).results.map { $0.text(0, 0) } == ["2", "x"])
+        #expect(db.preparedCount == 2)
     }
 
     /// The exchange timeout bounds the wait for the server's next bytes, not the whole
@@ -358,6 +381,11 @@ import Testing
         // Prepared ones and unprepared ones, again.
         #expect(try db.query("SELECT $1::bigint + 0", [.int(5)]).int64(0, 0) == 5)
         #expect(try db.query("SELECT $1::bigint + \(count - 1)", [.int(5)]).int64(0, 0) == Int64(count + 4))
+        #expect(db.preparedCount == PGConnection.preparedLimit)
+        // Statements sent together: a prepared one by name, new ones unprepared.
+        let together = db.runPipelined([.init(sql: "SELECT $1::bigint + 0", params: [.int(7)]), .init(sql: "SELECT $1::bigint + \(count)", params: [.int(7)]),
+                                        .init(sql: "SELECT $1::bigint + \(count)", params: [.int(8)])])
+        #expect(together.results.map { $0.int64(0, 0) } == [7, Int64(count + 7), Int64(count + 8)])
         #expect(db.preparedCount == PGConnection.preparedLimit)
     }
 

@@ -88,17 +88,23 @@ import Testing
         #expect(!ChangeFeed.announcesNothingNew(["x"], delivered: 5))
     }
 
-    /// The mark's statement is sent as text: only plain ids are written into it.
-    @Test func theMarkStatementTakesOnlyPlainIDs() throws {
-        let id = PostgresEngine.randomID()
-        #expect(PostgresEngine.isPlainID(id))
-        let sql = try PostgresEngine.markSQL(last: 7, node: id, token: "a-1", at: 9, channel: "hearth_changes")
-        #expect(sql.contains("'\(id)', 'a-1', 9") && sql.contains("value = 7") && sql.contains("pg_notify('hearth_changes', '7')"))
-        for bad in ["", "a'b", "a b", "a;b", "é"] {
-            #expect(!PostgresEngine.isPlainID(bad))
-            #expect(throws: StoreError.self) { try PostgresEngine.markSQL(last: 1, node: bad, token: id, at: 1, channel: "c") }
-            #expect(throws: StoreError.self) { try PostgresEngine.markSQL(last: 1, node: id, token: bad, at: 1, channel: "c") }
-        }
-        #expect(throws: StoreError.self) { try PostgresEngine.markSQL(last: 1, node: id, token: id, at: 1, channel: "c'") }
+    /// The mark's values go as parameters, never into its text: a node id, token and
+    /// channel with quotes and semicolons are stored and used as they are, and nothing else
+    /// runs.
+    @Test func theMarkTakesItsValuesAsParameters() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let engine = try PostgresEngine(url: url)
+        engine.close()
+        let (connection, listener) = (try PGConnection(url: url), try PGConnection(url: url))
+        let channel = "a'b; DROP TABLE changes; --"
+        try listener.execute("LISTEN \"a'b; DROP TABLE changes; --\"")
+        let node = "n'); DELETE FROM hearth_meta; --"
+        try connection.execute("BEGIN")
+        let answers = connection.runPipelined([PostgresEngine.mark(last: 7, node: node, token: "t'1", at: 9, channel: channel), .init(sql: "COMMIT")])
+        #expect(answers.failure.map { "\($0)" } == nil && answers.results.count == 2)
+        #expect(try connection.query("SELECT token, at FROM hearth_batches WHERE node = $1", [.text(node)]).text(0, 0) == "t'1")
+        #expect(try connection.query("SELECT value FROM hearth_meta WHERE key = 'last_seq'").int64(0, 0) == 7)
+        #expect(try connection.query("SELECT count(*) FROM changes").int64(0, 0) == 0, "the changes table is still there")
+        #expect(try listener.waitForNotification(timeoutMilliseconds: 10_000) == ["7"])
     }
 }

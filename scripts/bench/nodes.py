@@ -80,12 +80,15 @@ async def cmd_writes(a):
     await asyncio.sleep(0.2)
     began = time.monotonic()
     deadline = began + a.seconds
+    cpu_began = time.process_time()
     start_gate.set()
     await asyncio.gather(*tasks)
     elapsed = time.monotonic() - began
     print(json.dumps({
         "mode": "writes", "nodes": len(ports), "connections": a.connections, "namespaces": a.namespaces, "seconds": round(elapsed, 2),
-        "writes_per_s": round(len(latencies) / elapsed, 1),
+        "writes": len(latencies), "writes_per_s": round(len(latencies) / elapsed, 1),
+        # This load generator's own CPU (user + system) over the run, % of one core.
+        "client_cpu_pct": round(100 * (time.process_time() - cpu_began) / elapsed, 1),
         "p50_ms": round(percentile(latencies, 50) * 1000, 2) if latencies else None,
         "p99_ms": round(percentile(latencies, 99) * 1000, 2) if latencies else None,
         "errors": errors,

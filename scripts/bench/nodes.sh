@@ -17,7 +17,9 @@
 #   order on odd runs and the reverse on even ones) MODES ("writes fanout")
 #   SKIP_BUILD=1 HEARTH_BIN PG_BINDIR (highest /usr/lib/postgresql/*/bin) KEEP_WORK=1
 # Results: $RESULTS (.jsonl) and a table on stdout; a writes row also gives the writes per
-# committed batch over its nodes (from /metrics).
+# committed batch over its nodes (from /metrics), the CPU of the nodes, of PostgreSQL and of
+# the load generator over the run (% of one core; /proc/<pid>/stat, the generator's own
+# process time), the servers' CPU per acknowledged write and the load average before it.
 set -euo pipefail
 source "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 bench_init nodes
@@ -56,6 +58,10 @@ start_nodes() {  # start_nodes STORE COUNT -> PORTS
   done
   PORTS=$(IFS=,; echo "${ports[*]}")
 }
+# CPU ticks (user + system) of the given processes so far; one that is gone counts 0.
+ticks_of() { local pid; for pid in "$@"; do awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0; done | awk '{s += $1} END {print s + 0}'; }
+# The PostgreSQL server's processes: the postmaster and its children (the nodes' sessions).
+pg_pids() { local main; main=$(head -1 "$PGDIR/data/postmaster.pid"); echo "$main" $(pgrep -P "$main"); }
 stop_nodes() { for pid in "${NODE_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done; NODE_PIDS=(); }
 
 IFS=, read -r -a configs <<<"$CONFIGS"
@@ -78,7 +84,19 @@ for run in $(seq 1 "$RUNS"); do
     start_nodes "$store" "$count"
     for mode in $MODES; do
       if [ "$mode" = writes ]; then
+        load_before=$(cut -d' ' -f1 /proc/loadavg)
+        pgp=""; if [ "$engine" = postgres ]; then pgp=$(pg_pids); fi
+        node_ticks0=$(ticks_of "${NODE_PIDS[@]}"); pg_ticks0=$(ticks_of $pgp)
         line=$(python3 "$BENCH_DIR/nodes.py" writes --ports "$PORTS" --connections "$NODES_CONNS" --seconds "$SECONDS_PER")
+        node_ticks=$(( $(ticks_of "${NODE_PIDS[@]}") - node_ticks0 )); pg_ticks=$(( $(ticks_of $pgp) - pg_ticks0 ))
+        # The nodes' and PostgreSQL's CPU over the run (the client's own is nodes.py's), % of
+        # one core, and the servers' CPU (nodes + PostgreSQL) per acknowledged write.
+        line=$(echo "$line" | python3 -c "
+import json, sys
+d = json.load(sys.stdin); hz = $(getconf CLK_TCK); secs = d['seconds']
+d.update(load_before=$load_before, nodes_cpu_pct=round(100 * $node_ticks / hz / secs, 1), postgres_cpu_pct=round(100 * $pg_ticks / hz / secs, 1),
+         servers_cpu_us_per_write=round(1e6 * ($node_ticks + $pg_ticks) / hz / d['writes'], 1) if d['writes'] else None)
+print(json.dumps(d))")
         # Writes per committed batch, over every node (hearth_write_batch_size's sum / count).
         per_batch=$(for port in ${PORTS//,/ }; do curl -sf "http://127.0.0.1:$port/metrics"; done |
           awk '/^hearth_write_batch_size_sum/ {s += $2} /^hearth_write_batch_size_count/ {c += $2} END {print (c ? s / c : "null")}')
@@ -99,8 +117,8 @@ def med(values):
     values = [v for v in values if v is not None]
     return round(statistics.median(values), 1) if values else None
 base = med([r["writes_per_s"] for r in rows if r["mode"] == "writes" and r["engine"] == "sqlite"])
-print("| store | nodes | writes/s (median) | vs SQLite | writes per batch | write p50 / p99 ms | fan-out local p50 / p99 ms | fan-out remote p50 / p99 ms | delivered % |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| store | nodes | writes/s (median) | vs SQLite | writes per batch | CPU % nodes / PostgreSQL / client | CPU µs per write (nodes + PostgreSQL) | load before | write p50 / p99 ms | fan-out local p50 / p99 ms | fan-out remote p50 / p99 ms | delivered % |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for engine, nodes in (("sqlite", 1), ("postgres", 1), ("postgres", 2), ("postgres", 3)):
     w = [r for r in rows if r["mode"] == "writes" and r["engine"] == engine and r["nodes"] == nodes]
     f = [r for r in rows if r["mode"] == "fanout" and r["engine"] == engine and r["nodes"] == nodes]
@@ -109,5 +127,7 @@ for engine, nodes in (("sqlite", 1), ("postgres", 1), ("postgres", 2), ("postgre
     fmt = lambda k: med([r.get(k) for r in f])
     remote = "–" if nodes == 1 else f"{fmt('remote_p50_ms')} / {fmt('remote_p99_ms')}"
     print(f"| {engine} | {nodes} | {wps:.0f} ({', '.join(str(round(r['writes_per_s'])) for r in w)}) | {f'{wps / base:.2f}×' if base else '–'} | {med([r.get('writes_per_batch') for r in w])} | "
+          f"{med([r.get('nodes_cpu_pct') for r in w])} / {med([r.get('postgres_cpu_pct') for r in w])} / {med([r.get('client_cpu_pct') for r in w])} | "
+          f"{med([r.get('servers_cpu_us_per_write') for r in w])} | {med([r.get('load_before') for r in w])} | "
           f"{med([r['p50_ms'] for r in w])} / {med([r['p99_ms'] for r in w])} | {fmt('local_p50_ms')} / {fmt('local_p99_ms')} | {remote} | {fmt('delivered_pct')} |")
 EOF2
