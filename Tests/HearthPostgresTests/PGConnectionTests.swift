@@ -72,6 +72,12 @@ import Testing
         #expect(slow.results.count < 3 && !slow.refusedByServer)
         #expect((slow.failure.flatMap { error -> EngineFailure? in if case .engine(let f) = error { return f }; return nil })?.kind == .unavailable)
         #expect(db.isBroken)
+        // Given up in the middle of a pipeline, the session is reset out of pipeline mode:
+        // every kind of statement works again.
+        db.reset()
+        try db.execute("SELECT 1; SELECT 2")
+        #expect(try db.query("SELECT $1::int", [.int(3)]).int64(0, 0) == 3)
+        #expect(db.runPipelined([.init(sql: "SELECT 4")]).results.map { $0.int64(0, 0) } == [4])
     }
 
     /// A pipeline's statements are prepared on the session the first time, inside that same
