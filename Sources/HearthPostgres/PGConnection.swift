@@ -124,7 +124,7 @@ final class PGConnection {
             // A statement the session no longer has (DEALLOCATE, DISCARD), or one whose
             // cached plan no longer fits the tables (0A000 after a migration): forget it, so
             // the caller's retry prepares it afresh.
-            if name != nil, case .engine(let failure) = error, failure.code == "26000" || failure.code == "0A000" {
+            if name != nil, case .engine(let failure) = error, Self.meansStatementIsGone(failure.code) {
                 prepared[sql] = nil
             }
             throw error
@@ -147,11 +147,21 @@ final class PGConnection {
     private func statementName(for sql: String) throws(StoreError) -> String? {
         if let name = prepared[sql] { return name }
         guard prepared.count < Self.preparedLimit else { return nil }
-        let name = "hearth_\(nextStatement)"
-        nextStatement += 1
+        let name = newStatementName()
         _ = try take(exchange { PQsendPrepare(handle, name, sql, 0, nil) }, operation: "prepare")
         prepared[sql] = name
         return name
+    }
+
+    /// A name no statement of this session has had.
+    private func newStatementName() -> String {
+        defer { nextStatement += 1 }
+        return "hearth_\(nextStatement)"
+    }
+
+    /// Whether SQLSTATE `code` says a prepared statement is gone (26000) or stale (0A000).
+    private static func meansStatementIsGone(_ code: String?) -> Bool {
+        code == "26000" || code == "0A000"
     }
 
     /// Runs `body` with `longExchangeTimeoutMilliseconds` as the wait for an answer (work
@@ -267,8 +277,7 @@ final class PGConnection {
             if let name = prepared[statement.sql] ?? naming[statement.sql] {
                 plan.append((name, false))
             } else if prepared.count + naming.count < Self.preparedLimit {
-                let name = "hearth_\(nextStatement)"
-                nextStatement += 1
+                let name = newStatementName()
                 naming[statement.sql] = name
                 plan.append((name, true))
             } else {
@@ -325,9 +334,8 @@ final class PGConnection {
         if let failed {
             answers.failure = failure(failed, operation: "execute")
             answers.refusedByServer = PGFailure.field(failed, PGFailure.sqlstateField) != nil && PQstatus(handle) == CONNECTION_OK
-            // A prepared statement the session no longer has, or whose cached plan no longer
-            // fits the tables (after a migration): forgotten, so the next exchange prepares it afresh.
-            if let code = PGFailure.field(failed, PGFailure.sqlstateField), code == "26000" || code == "0A000" {
+            // Forgotten, so the next exchange prepares them afresh.
+            if Self.meansStatementIsGone(PGFailure.field(failed, PGFailure.sqlstateField)) {
                 for statement in statements { prepared[statement.sql] = nil }
             }
             PQclear(failed)
