@@ -12,21 +12,25 @@ extension PostgresEngine {
         .init(sql: "BEGIN"), .init(sql: orderingLockSQL), .init(sql: PostgresIndexMaintainer.versionSQL),
     ]
 
-    /// The statement that ends a batch that wrote, sent with its COMMIT: the last number
-    /// taken becomes `$5`, the node `$1`'s mark becomes the token `$2` at `$3`
-    /// (`outcomeOfLostCommit`), and the feed's listeners on channel `$4` are woken with that
-    /// number (delivered once it commits).
+    /// The statement that ends a batch that wrote, sent in one exchange with the batch's
+    /// last writes and its COMMIT: the last number taken (the newest change, or the batch's
+    /// base `$5` when none was logged) becomes the last number; the node `$1`'s mark becomes
+    /// the token `$2` at `$3` with that number (`outcomeOfLostCommit`); the feed's listeners
+    /// on channel `$4` are woken with it (delivered once it commits). It answers that number.
+    /// The number is read back rather than sent, so the writes need not be answered first:
+    /// under the ordering lock no other batch logs changes, so the newest is this batch's.
     static let markSQL = """
-        WITH mark AS (
-            INSERT INTO hearth_batches(node, token, at) VALUES ($1, $2, $3)
-            ON CONFLICT (node) DO UPDATE SET token = excluded.token, at = excluded.at),
-        seq AS (UPDATE hearth_meta SET value = $5 WHERE key = 'last_seq')
-        SELECT pg_notify($4, $5::text)
+        WITH last AS (SELECT coalesce(max(seq), $5) AS v FROM changes WHERE seq > $5),
+        mark AS (
+            INSERT INTO hearth_batches(node, token, at, last_seq) SELECT $1, $2, $3, v FROM last
+            ON CONFLICT (node) DO UPDATE SET token = excluded.token, at = excluded.at, last_seq = excluded.last_seq),
+        seq AS (UPDATE hearth_meta SET value = (SELECT v FROM last) WHERE key = 'last_seq')
+        SELECT v, pg_notify($4, v::text) FROM last
         """
 
-    /// `markSQL` with its values.
-    static func mark(last: Int64, node: String, token: String, at time: Int64, channel: String) -> PGConnection.Statement {
-        .init(sql: markSQL, params: [.text(node), .text(token), .int(time), .text(channel), .int(last)])
+    /// `markSQL` with its values: `base` is the last number before the batch.
+    static func mark(after base: Int64, node: String, token: String, at time: Int64, channel: String) -> PGConnection.Statement {
+        .init(sql: markSQL, params: [.text(node), .text(token), .int(time), .text(channel), .int(base)])
     }
 
     /// What a batch whose transaction failed can tell its writes (a pure decision,
@@ -57,8 +61,24 @@ extension PostgresEngine {
 
     /// What became of a batch whose COMMIT was sent but not answered (`outcomeOfLostCommit`).
     enum LostCommit: Equatable {
-        case committed, notCommitted
+        /// The batch committed; `last` is the last change number its mark recorded.
+        case committed(last: Int64?)
+        case notCommitted
         case unknown(String)
+
+        /// The last change number of a batch that committed (nil otherwise, or unrecorded).
+        var batchLast: Int64? {
+            if case .committed(let last) = self { return last }
+            return nil
+        }
+
+        /// What a write of a committed batch gets when its number cannot be told: it was
+        /// sent with the COMMIT, the answer was lost, and the batch logged fewer numbers
+        /// than it sent writes (one was too large), so whether this one was applied is unknown.
+        static let committedUnnumbered = WriteFailure.outcomeUnknown(.engine(EngineFailure(
+            engine: "postgres", code: "connection", kind: .unavailable,
+            message: "the commit was not answered; the batch committed, but whether this write was applied is unknown",
+            operation: "commit")))
 
         /// The failure the batch's writes get; nil when it committed (they are acknowledged).
         var failure: WriteFailure? {
@@ -77,5 +97,21 @@ extension PostgresEngine {
                     operation: "commit")))
             }
         }
+    }
+
+    /// Gives each write of the batch its change number from `writer`'s outcomes (a write
+    /// too large to apply fails instead), and returns the batch's last number.
+    static func numbered(_ results: inout [Result<(Change, WriteOperation), WriteFailure>], by writer: PostgresTreeWriter,
+                         limit: Int) -> Int64 {
+        for (ticket, seq) in writer.outcomes {
+            guard case .success(var (change, operation)) = results[ticket] else { continue }
+            guard let seq else {
+                results[ticket] = .failure(.tooLarge(.replaces(limit: limit)))
+                continue
+            }
+            change.seq = seq
+            results[ticket] = .success((change, operation))
+        }
+        return writer.lastSeq
     }
 }

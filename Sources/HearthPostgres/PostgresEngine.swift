@@ -43,6 +43,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
 
     private let pending: PendingWrites
     private let beforeCommit: (@Sendable () -> Void)?
+    private let answerOfCommitLost: (@Sendable () -> Bool)?
     private let indexes = PostgresIndexMaintainer()  // confined to writerQueue
     /// Index builds asked for and not yet done ("location\u{0}spec").
     private let indexRequests = Mutex<Set<String>>([])
@@ -85,10 +86,14 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     }
 
     /// `beforeCommit` runs on the writer queue just before each batch's COMMIT (tests end
-    /// the writer's session there to lose a commit's answer).
+    /// the writer's session there to lose a commit's answer); `answerOfCommitLost` just
+    /// after the COMMIT's exchange, and when it says true the engine drops every answer of
+    /// that exchange (tests stand in for a connection lost after the COMMIT ran).
     init(url: String, options: StoreOptions, clock: @escaping @Sendable () -> Int64, hooks: EngineHooks,
-         beforeCommit: (@Sendable () -> Void)?, leaseTimeFromDatabase: Bool = true) throws(StoreError) {
+         beforeCommit: (@Sendable () -> Void)?, answerOfCommitLost: (@Sendable () -> Bool)? = nil,
+         leaseTimeFromDatabase: Bool = true) throws(StoreError) {
         self.beforeCommit = beforeCommit
+        self.answerOfCommitLost = answerOfCommitLost
         self.url = url
         self.options = options
         self.pending = PendingWrites(options: options)
@@ -240,40 +245,41 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         var wrote = false
         let (node, token) = (nodeID, Self.randomID())
         var committing = false
+        var writer: PostgresTreeWriter?
         do throws(StoreError) {
             // One round trip: BEGIN, the row lock that orders every node's write transactions
             // (see the type's doc) and, after it, the version of the list of query indexes.
             let opened = connection.runPipelined(Self.openingStatements)
             if let failure = opened.failure { throw failure }
-            last = opened.results[1].int64(0, 0)
+            let base = opened.results[1].int64(0, 0)
+            last = base
             try indexes.refresh(connection, version: opened.results[2])
-            let writer = PostgresTreeWriter(connection: connection, maxReplaced: options.maxNodesPerWrite, at: time, lastSeq: last)
+            let batchWriter = PostgresTreeWriter(connection: connection, maxReplaced: options.maxNodesPerWrite, at: time, lastSeq: base)
+            writer = batchWriter
             defer { connection.beforeNextStatement = nil }
             for (ticket, item) in batch.enumerated() {
-                let result = applyOne(item, ticket: ticket, writer: writer, connection: connection, view: view, time: time)
+                let result = applyOne(item, ticket: ticket, writer: batchWriter, connection: connection, view: view, time: time)
                 // A store failure aborted the transaction: nothing of the batch commits.
                 if case .failure(.store(let error)) = result { throw error }
                 results.append(result)
             }
-            try writer.flush()
-            // The numbers of the writes queued: each took the next one, unless too large.
-            for (ticket, seq) in writer.outcomes {
-                guard case .success(var (change, operation)) = results[ticket] else { continue }
-                guard let seq else {
-                    results[ticket] = .failure(.tooLarge(.replaces(limit: options.maxNodesPerWrite)))
-                    continue
-                }
-                change.seq = seq
-                results[ticket] = .success((change, operation))
-            }
-            (last, wrote) = (writer.lastSeq, writer.lastSeq > last)
-            // One round trip: the new last number, this batch's mark (see
-            // `outcomeOfLostCommit`) and the wake-up, then COMMIT.
-            let closing = (wrote ? [Self.mark(last: last, node: node, token: token, at: time, channel: feed.channel)] : []) + [.init(sql: "COMMIT")]
+            // One round trip: the writes still queued, the new last number, this batch's
+            // mark (see `outcomeOfLostCommit`) and the wake-up, then COMMIT. The writes go
+            // with the COMMIT, so the ordering lock is held one exchange less.
+            let applying = batchWriter.takeQueued()
+            wrote = applying != nil || batchWriter.lastSeq > base
+            let closing = (applying.map { [$0] } ?? [])
+                + (wrote ? [Self.mark(after: base, node: node, token: token, at: time, channel: feed.channel)] : [])
+                + [.init(sql: "COMMIT")]
             beforeCommit?()
-            let answers = connection.runPipelined(closing)
+            var answers = connection.runPipelined(closing)
+            if answerOfCommitLost?() == true {
+                answers = .init(results: [], failure: PGFailure.make(code: "08006", kind: .unavailable,
+                                                                     message: "the answer was dropped", operation: "commit"))
+            }
             committing = FailedBatch.commitMayHaveRun(answered: answers.results.count, commitAt: closing.count - 1,
                                                       refusedByServer: answers.refusedByServer)
+            if applying != nil, let applied = answers.results.first { try batchWriter.received(applied) }
             if let failure = answers.failure { throw failure }
             // The server answers ROLLBACK to a COMMIT when a failure was swallowed earlier:
             // then the batch's mark says it did not commit, and its writes are not acknowledged.
@@ -281,6 +287,10 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
                 throw PGFailure.make(code: "25P02", kind: .other,
                                      message: "the transaction failed earlier and was rolled back instead of committed", operation: "commit")
             }
+            if wrote, answers.results[closing.count - 2].int64(0, 0) != batchWriter.lastSeq {
+                throw StoreError.corrupt("the batch's mark and its writes disagree on its last change number")
+            }
+            last = Self.numbered(&results, by: batchWriter, limit: options.maxNodesPerWrite)
         } catch {
             connection.beforeNextStatement = nil  // the queued writes go with the transaction
             indexes.invalidate()
@@ -295,6 +305,13 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
                 let outcome = outcomeOfLostCommit(node: node, token: token)
                 guard let lost = outcome.failure else {
                     lostCommitsResolved.add(1, ordering: .relaxed)
+                    // The writes sent with the COMMIT, if their answer was lost too, take
+                    // their numbers from the mark's last one.
+                    if let writer {
+                        let unresolved = writer.resolveInFlight(batchLast: outcome.batchLast)
+                        last = max(Self.numbered(&results, by: writer, limit: options.maxNodesPerWrite), outcome.batchLast ?? 0)
+                        for ticket in unresolved { results[ticket] = .failure(LostCommit.committedUnnumbered) }
+                    }
                     return finish(batch, results: results, last: last, time: time, started: started, connection: connection)
                 }
                 failure = lost
@@ -316,9 +333,10 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         do throws(StoreError) {
             try writer.execute("BEGIN")
             _ = try writer.query("SELECT value FROM hearth_meta WHERE key = 'last_seq' FOR UPDATE")
-            let mark = try writer.query("SELECT token FROM hearth_batches WHERE node = $1", [.text(node)])
+            let mark = try writer.query("SELECT token, last_seq FROM hearth_batches WHERE node = $1", [.text(node)])
             try writer.execute("ROLLBACK")
-            return mark.rowCount > 0 && mark.text(0, 0) == token ? .committed : .notCommitted
+            guard mark.rowCount > 0 && mark.text(0, 0) == token else { return .notCommitted }
+            return .committed(last: mark.isNull(0, 1) ? nil : mark.int64(0, 1))
         } catch {
             try? writer.execute("ROLLBACK")
             return .unknown("\(error)")

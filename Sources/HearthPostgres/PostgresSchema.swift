@@ -384,6 +384,11 @@ enum PostgresSchema {
         END
         $$;
         """,
+        // 10: a batch's mark also records the batch's last change number, so a node that
+        // lost the answer to a COMMIT sent with the batch's last writes learns their numbers.
+        """
+        ALTER TABLE hearth_batches ADD COLUMN last_seq bigint;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -31,6 +31,8 @@ final class PostgresTreeWriter {
     /// Statements sent (tests count them).
     private(set) var statements = 0
     private var queue = Queue()
+    /// The tickets of the writes taken by `takeQueued`, until `received` has their answer.
+    private var inFlight: [Int] = []
     /// The outcomes of the writes sent, in the order they were queued.
     private(set) var outcomes: [Outcome] = []
 
@@ -90,10 +92,19 @@ final class PostgresTreeWriter {
 
     /// Sends the queued writes (nothing when none are queued).
     func flush() throws(StoreError) {
+        guard let statement = takeQueued() else { return }
+        try received(connection.query(statement.sql, statement.params))
+    }
+
+    /// The statement that applies the queued writes, for the caller to send (with others,
+    /// in one exchange), and hands the answer to `received`; nil when none are queued. The
+    /// writes are no longer queued.
+    func takeQueued() -> PGConnection.Statement? {
         connection.beforeNextStatement = nil
-        guard !queue.tickets.isEmpty else { return }
+        guard !queue.tickets.isEmpty else { return nil }
         let sent = queue
         queue = Queue()
+        inFlight = sent.tickets
         let literal = PGArray.literal as ([String?]) -> String
         let parameters: [PGValue] = [.int(Int64(maxReplaced)), .int(lastSeq), .int(at),
                                      .text(sent.disjoint.holds ? "true" : "false"), .text(literal(sent.entryWrites)),
@@ -103,16 +114,18 @@ final class PostgresTreeWriter {
             + [.text(literal(sent.priorityEnds))] + sent.priorities.parameters
             + [.text(literal(sent.changePaths)), .text(literal(sent.changeKinds)), .text(literal(sent.changeData))]
         statements += 1
-        let result = try connection.query("""
-            SELECT unnest(hearth_apply_batch($1, $2, $3, $4::boolean, $5::int[], $6::int[], $7::text[], $8::int[], $9::text[],
-                $10::int[], $11::text[], $12::smallint[], $13::bigint[], $14::float8[], $15::text[],
-                $16::int[], $17::text[], $18::smallint[], $19::bigint[], $20::float8[], $21::text[],
-                $22::text[], $23::text[], $24::text[]))
-            """, parameters)
-        guard result.rowCount == sent.tickets.count else {
-            throw .corrupt("hearth_apply_batch answered \(result.rowCount) outcomes for \(sent.tickets.count) writes")
+        return .init(sql: Self.applySQL, params: parameters)
+    }
+
+    /// Takes the answer of the statement `takeQueued` gave: each write's change number, or
+    /// none for a write too large (the numbers after it close up).
+    func received(_ result: PGResult) throws(StoreError) {
+        let tickets = inFlight
+        guard result.rowCount == tickets.count else {
+            throw .corrupt("hearth_apply_batch answered \(result.rowCount) outcomes for \(tickets.count) writes")
         }
-        for (row, ticket) in sent.tickets.enumerated() {
+        inFlight = []
+        for (row, ticket) in tickets.enumerated() {
             if result.int64(row, 0) < 0 {
                 outcomes.append((ticket, nil))
             } else {
@@ -121,6 +134,30 @@ final class PostgresTreeWriter {
             }
         }
     }
+
+    /// For writes taken by `takeQueued` whose answer was lost with the COMMIT's, in a batch
+    /// that committed with `batchLast` as its last change number: when the batch logged one
+    /// number for each of them, each took the next (none was too large). Otherwise (fewer
+    /// numbers, or `batchLast` unknown) which of them were applied is unknown: returns
+    /// their tickets, with no outcome.
+    func resolveInFlight(batchLast: Int64?) -> [Int] {
+        let tickets = inFlight
+        inFlight = []
+        guard !tickets.isEmpty else { return [] }
+        guard let batchLast, batchLast - lastSeq == Int64(tickets.count) else { return tickets }
+        for ticket in tickets {
+            lastSeq += 1
+            outcomes.append((ticket, lastSeq))
+        }
+        return []
+    }
+
+    static let applySQL = """
+        SELECT unnest(hearth_apply_batch($1, $2, $3, $4::boolean, $5::int[], $6::int[], $7::text[], $8::int[], $9::text[],
+            $10::int[], $11::text[], $12::smallint[], $13::bigint[], $14::float8[], $15::text[],
+            $16::int[], $17::text[], $18::smallint[], $19::bigint[], $20::float8[], $21::text[],
+            $22::text[], $23::text[], $24::text[]))
+        """
 
     /// The outcome of the write sent last, when it is `ticket`'s.
     func outcome(of ticket: Int) -> Outcome? {

@@ -31,7 +31,9 @@ import Testing
     /// A mark found: acknowledged. No mark: nothing was written (`.store`, safe to retry).
     /// The lookup failed (the database still down): outcome unknown, never "not written".
     @Test func theMarksAnswerDecidesTheWritesAnswer() {
-        #expect(PostgresEngine.LostCommit.committed.failure == nil)
+        #expect(PostgresEngine.LostCommit.committed(last: 5).failure == nil)
+        #expect(PostgresEngine.LostCommit.committed(last: 5).batchLast == 5)
+        #expect(PostgresEngine.LostCommit.notCommitted.batchLast == nil)
         guard case .store(let store)? = PostgresEngine.LostCommit.notCommitted.failure else {
             Issue.record("not committed is not a plain store failure"); return
         }

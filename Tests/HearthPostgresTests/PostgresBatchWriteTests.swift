@@ -169,6 +169,94 @@ import Testing
         #expect(log.map(\.data) == aloneLog.map(\.data))
     }
 
+    /// Writes sent with the COMMIT whose answer was lost (`resolveInFlight`): when the
+    /// batch's mark logged one number per write, each took the next; with fewer numbers
+    /// (one was too large) or none recorded, which were applied is unknown, and none gets one.
+    @Test func writesWhoseAnswerWasLostTakeNumbersOnlyWhenTheMarkAccountsForEach() throws {
+        let connection = try PGConnection(url: try PostgresCluster.shared().makeDatabase())
+        func taken(_ count: Int) throws -> PostgresTreeWriter {
+            let writer = PostgresTreeWriter(connection: connection, maxReplaced: 1_000, at: 1, lastSeq: 10)
+            for i in 0..<count {
+                let operation = WriteOperation.set(WriteEntry(path: Self.path("/w/\(i)"), value: .int(Int64(i))))
+                try writer.add(operation, as: Change.record(of: operation, seq: 0, at: 1), ticket: i)
+            }
+            #expect(writer.takeQueued() != nil)
+            #expect(writer.takeQueued() == nil, "taken once")
+            return writer
+        }
+        let all = try taken(3)
+        #expect(all.resolveInFlight(batchLast: 13) == [])
+        #expect(all.outcomes.map(\.ticket) == [0, 1, 2] && all.outcomes.map(\.seq) == [11, 12, 13] && all.lastSeq == 13)
+        #expect(all.resolveInFlight(batchLast: 13) == [], "resolved once")
+        let short = try taken(3)
+        #expect(short.resolveInFlight(batchLast: 12) == [0, 1, 2])
+        #expect(short.outcomes.isEmpty && short.lastSeq == 10)
+        let unrecorded = try taken(2)
+        #expect(unrecorded.resolveInFlight(batchLast: nil) == [0, 1])
+        #expect(unrecorded.outcomes.isEmpty)
+    }
+
+    /// The COMMIT ran but its answer, and that of the writes sent with it, were lost: the
+    /// batch's mark says it committed and its last number, so each write is acknowledged
+    /// with its number as if the answers had come. In a batch with a write too large (fewer
+    /// numbers than writes) the writes cannot be told apart: "outcome unknown", never
+    /// "not written" (which a client may retry).
+    @Test func writesWhoseCommitAnswerWasLostAfterItRanAreAnsweredFromTheMark() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let (held, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let holdNext = Atomic<Bool>(false), passNext = Atomic<Bool>(false), dropNext = Atomic<Bool>(false)
+        let engine = try PostgresEngine(url: url, options: Self.options, clock: WallClock.milliseconds, hooks: EngineHooks(), beforeCommit: {
+            if holdNext.exchange(false, ordering: .relaxed) { held.signal(); release.wait() }
+        }, answerOfCommitLost: {
+            passNext.exchange(false, ordering: .relaxed) ? false : dropNext.exchange(false, ordering: .relaxed)
+        })
+        defer { engine.close() }
+        try engine.writeSync(.set(WriteEntry(path: Self.path("/before"), value: 1)), check: nil)
+        dropNext.store(true, ordering: .relaxed)
+        #expect(try engine.writeSync(.set(WriteEntry(path: Self.path("/lost"), value: 2)), check: nil).seq == 2)
+        let dropped = !dropNext.load(ordering: .relaxed), resolved = engine.lostCommitsResolved.load(ordering: .relaxed)
+        #expect(dropped, "the answer was dropped")
+        #expect(resolved == 1)
+
+        // Two writes in one batch (queued while the writer is held in the batch before),
+        // the first replacing 60 rows (`maxNodesPerWrite` 50): one number for two writes.
+        var big: [JSONKey: JSONValue] = [:]
+        for i in 0..<40 { big[JSONKey("k\(i)")] = .int(Int64(i)) }
+        try engine.writeSync(.set(WriteEntry(path: Self.path("/big"), value: .object(big))), check: nil)
+        let more = (40..<60).map { WriteEntry(path: Self.path("/big/k\($0)"), value: .int(Int64($0))) }
+        #expect(try engine.writeSync(.update(base: Self.path("/big"), entries: more), check: nil).seq == 4)
+        holdNext.store(true, ordering: .relaxed)
+        engine.write(.set(WriteEntry(path: Self.path("/first"), value: 0)), check: nil, effects: nil) { _ in }
+        held.wait()
+        let results = Mutex<[Int: Result<WriteOutcome, WriteFailure>]>([:])
+        let done = DispatchGroup()
+        for (index, operation) in [WriteOperation.set(WriteEntry(path: Self.path("/big"), value: 1)),
+                                   .set(WriteEntry(path: Self.path("/small"), value: 3))].enumerated() {
+            done.enter()
+            engine.write(operation, check: nil, effects: nil) { result in
+                results.withLock { $0[index] = result }
+                done.leave()
+            }
+        }
+        passNext.store(true, ordering: .relaxed)
+        dropNext.store(true, ordering: .relaxed)
+        release.signal()
+        done.wait()
+        let droppedAgain = !dropNext.load(ordering: .relaxed), resolvedAgain = engine.lostCommitsResolved.load(ordering: .relaxed)
+        #expect(droppedAgain, "the second batch's answer was dropped")
+        #expect(resolvedAgain == 2)
+        for index in 0..<2 {
+            guard case .failure(.outcomeUnknown(let store))? = results.withLock({ $0[index] }) else {
+                Issue.record("write \(index) is not outcome unknown: \(String(describing: results.withLock { $0[index] }))"); continue
+            }
+            #expect(store.description.contains("the batch committed, but whether this write was applied is unknown"))
+        }
+        // It did commit: the small write applied, the large one not; numbers go on.
+        #expect(try engine.readSync { try $0.value(at: Self.path("/small")) } == 3)
+        #expect(try engine.readSync { try $0.value(at: Self.path("/big/k0")) } == 0)
+        #expect(try engine.writeSync(.set(WriteEntry(path: Self.path("/after"), value: 4)), check: nil).seq == 7)
+    }
+
     @Test func aQueueLongerThanAStatementsLimitsIsSentInSeveral() throws {
         let url = try PostgresCluster.shared().makeDatabase()
         let connection = try PGConnection(url: url)
@@ -222,7 +310,7 @@ import Testing
 
         let engine = try PostgresEngine(url: url)
         defer { engine.close() }
-        #expect(try connection.query("SELECT value FROM hearth_meta WHERE key = 'schema_version'").int64(0, 0) == 9)
+        #expect(try connection.query("SELECT value FROM hearth_meta WHERE key = 'schema_version'").int64(0, 0) == Int64(PostgresSchema.currentVersion))
         #expect(try engine.readSync { try $0.value(at: .root) } == ["a": 5])
         #expect(try engine.writeSync(.set(WriteEntry(path: Self.path("/b"), value: 2)), check: nil).seq == 2)
         // The previous release's writer, beside the new one.

@@ -11,10 +11,10 @@ import Testing
     static func path(_ text: String) -> DataPath { try! DataPath(string: text) }
 
     /// A batch of plain writes (no check reading the tree, no trigger, no watched location,
-    /// no query index) costs three round trips on the writer's connection: BEGIN with the
-    /// ordering lock and the index version; the writes; the mark, NOTIFY and COMMIT. A batch
-    /// whose writes were all refused costs two (nothing to send but the COMMIT).
-    @Test func aBatchOfPlainWritesTakesThreeRoundTrips() throws {
+    /// no query index) costs two round trips on the writer's connection: BEGIN with the
+    /// ordering lock and the index version; the writes with the mark, NOTIFY and COMMIT. A
+    /// batch whose writes were all refused costs two as well (nothing to send but the COMMIT).
+    @Test func aBatchOfPlainWritesTakesTwoRoundTrips() throws {
         let engine = try PostgresEngine(url: try PostgresCluster.shared().makeDatabase())
         defer { engine.close() }
         // The first write prepares the batch statement (one more exchange, once per session).
@@ -22,7 +22,7 @@ import Testing
         for i in 1...3 {
             let before = engine.writerExchangesForTesting()
             try engine.writeSync(.set(WriteEntry(path: Self.path("/w/\(i)"), value: .int(Int64(i)))), check: nil)
-            #expect(engine.writerExchangesForTesting() - before == 3)
+            #expect(engine.writerExchangesForTesting() - before == 2)
         }
         struct Refused: Error {}
         let before = engine.writerExchangesForTesting()
@@ -34,17 +34,18 @@ import Testing
         #expect(try engine.changes(after: 0, limit: 10).changes.map(\.seq) == [1, 2, 3, 4])
     }
 
-    /// The server refuses the mark, sent in one exchange with the NOTIFY and the COMMIT (a
-    /// check constraint added just before it): it ran none after it, so the batch is rolled
-    /// back and its write fails with the server's error at once, not through the lost-commit
-    /// lookup, and nothing of it is written. The writer goes on on its session.
-    @Test func aMarkRefusedBeforeItsCommitRollsTheBatchBackWithoutALookup() throws {
+    /// The server refuses the writes or the mark, sent in one exchange with the NOTIFY and
+    /// the COMMIT (a check constraint added just before it on the tree's rows or on the
+    /// node's mark row, which the first batch made): it ran none after it, so the batch is
+    /// rolled back and its write fails with the server's error at once, not through the
+    /// lost-commit lookup, and nothing of it is written. The writer goes on on its session.
+    @Test(arguments: ["nodes", "hearth_batches"])
+    func aStatementRefusedBeforeItsCommitRollsTheBatchBackWithoutALookup(table: String) throws {
         let url = try PostgresCluster.shared().makeDatabase()
         let refuseNext = Atomic<Bool>(false)
         let engine = try PostgresEngine(url: url, options: StoreOptions(), clock: WallClock.milliseconds, hooks: EngineHooks()) {
             guard refuseNext.exchange(false, ordering: .relaxed) else { return }
-            // The node's mark row exists (the first batch's): updating it now fails.
-            _ = try? PGConnection(url: url).execute("ALTER TABLE hearth_batches ADD CONSTRAINT test_refuse CHECK (false) NOT VALID")
+            _ = try? PGConnection(url: url).execute("ALTER TABLE \(table) ADD CONSTRAINT test_refuse CHECK (false) NOT VALID")
         }
         defer { engine.close() }
         try engine.writeSync(.set(WriteEntry(path: Self.path("/before"), value: 1)), check: nil)
@@ -53,7 +54,7 @@ import Testing
         guard case .failure(.store(let store)) = refused else { Issue.record("not a plain store failure: \(refused)"); return }
         #expect("\(store)".contains("test_refuse"), "\(store)")
         #expect(engine.lostCommitsResolved.load(ordering: .relaxed) == 0)
-        try PGConnection(url: url).execute("ALTER TABLE hearth_batches DROP CONSTRAINT test_refuse")
+        try PGConnection(url: url).execute("ALTER TABLE \(table) DROP CONSTRAINT test_refuse")
         try engine.writeSync(.set(WriteEntry(path: Self.path("/after"), value: 3)), check: nil)
         #expect(try engine.readSync { try $0.value(at: .root) } == ["before": 1, "after": 3])
         #expect(try engine.changes(after: 0, limit: 10).changes.map(\.seq) == [1, 2])
@@ -90,7 +91,7 @@ import Testing
 
     /// The mark's values go as parameters, never into its text: a node id, token and
     /// channel with quotes and semicolons are stored and used as they are, and nothing else
-    /// runs.
+    /// runs. With no change after the batch's base, the base stays the last number.
     @Test func theMarkTakesItsValuesAsParameters() throws {
         let url = try PostgresCluster.shared().makeDatabase()
         let engine = try PostgresEngine(url: url)
@@ -100,11 +101,33 @@ import Testing
         try listener.execute("LISTEN \"a'b; DROP TABLE changes; --\"")
         let node = "n'); DELETE FROM hearth_meta; --"
         try connection.execute("BEGIN")
-        let answers = connection.runPipelined([PostgresEngine.mark(last: 7, node: node, token: "t'1", at: 9, channel: channel), .init(sql: "COMMIT")])
+        let answers = connection.runPipelined([PostgresEngine.mark(after: 7, node: node, token: "t'1", at: 9, channel: channel), .init(sql: "COMMIT")])
         #expect(answers.failure.map { "\($0)" } == nil && answers.results.count == 2)
-        #expect(try connection.query("SELECT token, at FROM hearth_batches WHERE node = $1", [.text(node)]).text(0, 0) == "t'1")
+        #expect(answers.results.first?.int64(0, 0) == 7)
+        let mark = try connection.query("SELECT token, at, last_seq FROM hearth_batches WHERE node = $1", [.text(node)])
+        #expect(mark.text(0, 0) == "t'1" && mark.int64(0, 1) == 9 && mark.int64(0, 2) == 7)
         #expect(try connection.query("SELECT value FROM hearth_meta WHERE key = 'last_seq'").int64(0, 0) == 7)
         #expect(try connection.query("SELECT count(*) FROM changes").int64(0, 0) == 0, "the changes table is still there")
         #expect(try listener.waitForNotification(timeoutMilliseconds: 10_000) == ["7"])
+    }
+
+    /// The mark sent in the same exchange as the batch's writes, before their answer: the
+    /// last number it records, stores and announces is the newest change the batch logged
+    /// after its base, not an older one and not the base.
+    @Test func theMarkTakesTheBatchsLastNumberFromTheChangesItLogged() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let engine = try PostgresEngine(url: url)
+        engine.close()
+        let (connection, listener) = (try PGConnection(url: url), try PGConnection(url: url))
+        try listener.execute("LISTEN feed")
+        try connection.execute("INSERT INTO changes(seq, path, kind, data, at) VALUES (3, 'a', 'put', '1', 1)")
+        try connection.execute("BEGIN")
+        let logged = PGConnection.Statement(sql: "INSERT INTO changes(seq, path, kind, data, at) VALUES (8, 'b', 'put', '2', 2), (9, 'c', 'put', '3', 2)")
+        let answers = connection.runPipelined([logged, PostgresEngine.mark(after: 7, node: "n", token: "t", at: 2, channel: "feed"), .init(sql: "COMMIT")])
+        #expect(answers.failure.map { "\($0)" } == nil && answers.results.count == 3)
+        #expect(answers.results[1].int64(0, 0) == 9)
+        #expect(try connection.query("SELECT last_seq FROM hearth_batches WHERE node = 'n'").int64(0, 0) == 9)
+        #expect(try connection.query("SELECT value FROM hearth_meta WHERE key = 'last_seq'").int64(0, 0) == 9)
+        #expect(try listener.waitForNotification(timeoutMilliseconds: 10_000) == ["9"])
     }
 }
