@@ -14,23 +14,27 @@ extension PostgresEngine {
 
     /// The statement that ends a batch that wrote, sent in one exchange with the batch's
     /// last writes and its COMMIT: the last number taken (the newest change, or the batch's
-    /// base `$5` when none was logged) becomes the last number; the node `$1`'s mark becomes
-    /// the token `$2` at `$3` with that number (`outcomeOfLostCommit`); the feed's listeners
-    /// on channel `$4` are woken with it (delivered once it commits). It answers that number.
-    /// The number is read back rather than sent, so the writes need not be answered first:
-    /// under the ordering lock no other batch logs changes, so the newest is this batch's.
+    /// base when none was logged) becomes the last number; the node `$1`'s mark becomes
+    /// the token `$2` at `$3` with the base and that number (`outcomeOfLostCommit`); the
+    /// feed's listeners on channel `$4` are woken with it (delivered once it commits). It
+    /// answers that number. The base is `$5`, or when that is null (a batch sent whole, before
+    /// it knew its base) the last number as the ordering lock found it. The last number is
+    /// read back rather than sent, so the writes need not be answered first: under the
+    /// ordering lock no other batch logs changes, so the newest is this batch's.
     static let markSQL = """
-        WITH last AS (SELECT coalesce(max(seq), $5) AS v FROM changes WHERE seq > $5),
+        WITH base AS (SELECT coalesce($5::bigint, (SELECT value FROM hearth_meta WHERE key = 'last_seq')) AS b),
+        last AS (SELECT b, coalesce((SELECT max(seq) FROM changes WHERE seq > b), b) AS v FROM base),
         mark AS (
-            INSERT INTO hearth_batches(node, token, at, last_seq) SELECT $1, $2, $3, v FROM last
-            ON CONFLICT (node) DO UPDATE SET token = excluded.token, at = excluded.at, last_seq = excluded.last_seq),
+            INSERT INTO hearth_batches(node, token, at, base_seq, last_seq) SELECT $1, $2, $3, b, v FROM last
+            ON CONFLICT (node) DO UPDATE SET token = excluded.token, at = excluded.at, base_seq = excluded.base_seq,
+                                             last_seq = excluded.last_seq),
         seq AS (UPDATE hearth_meta SET value = (SELECT v FROM last) WHERE key = 'last_seq')
         SELECT v, pg_notify($4, v::text) FROM last
         """
 
-    /// `markSQL` with its values: `base` is the last number before the batch.
-    static func mark(after base: Int64, node: String, token: String, at time: Int64, channel: String) -> PGConnection.Statement {
-        .init(sql: markSQL, params: [.text(node), .text(token), .int(time), .text(channel), .int(base)])
+    /// `markSQL` with its values: `base` is the last number before the batch (nil: read it).
+    static func mark(after base: Int64?, node: String, token: String, at time: Int64, channel: String) -> PGConnection.Statement {
+        .init(sql: markSQL, params: [.text(node), .text(token), .int(time), .text(channel), base.map { .int($0) } ?? .null])
     }
 
     /// What a batch whose transaction failed can tell its writes (a pure decision,
@@ -61,14 +65,22 @@ extension PostgresEngine {
 
     /// What became of a batch whose COMMIT was sent but not answered (`outcomeOfLostCommit`).
     enum LostCommit: Equatable {
-        /// The batch committed; `last` is the last change number its mark recorded.
-        case committed(last: Int64?)
+        /// The batch committed; `last` is the last change number its mark recorded, `base`
+        /// the number before its first (nil when unrecorded: a mark of an older node).
+        case committed(last: Int64?, base: Int64? = nil)
         case notCommitted
         case unknown(String)
 
         /// The last change number of a batch that committed (nil otherwise, or unrecorded).
         var batchLast: Int64? {
-            if case .committed(let last) = self { return last }
+            if case .committed(let last, _) = self { return last }
+            return nil
+        }
+
+        /// The number before the first change of a batch that committed (nil otherwise, or
+        /// unrecorded).
+        var batchBase: Int64? {
+            if case .committed(_, let base) = self { return base }
             return nil
         }
 
@@ -104,7 +116,7 @@ extension PostgresEngine {
     static func numbered(_ results: inout [Result<(Change, WriteOperation), WriteFailure>], by writer: PostgresTreeWriter,
                          limit: Int) -> Int64 {
         for (ticket, seq) in writer.outcomes {
-            guard case .success(var (change, operation)) = results[ticket] else { continue }
+            guard case .success((var change, let operation)) = results[ticket] else { continue }
             guard let seq else {
                 results[ticket] = .failure(.tooLarge(.replaces(limit: limit)))
                 continue

@@ -6,6 +6,20 @@ import Synchronization
 /// that needs a lease it does not hold, the readiness probe, and the hooks tests use to
 /// stand in for a killed or paused node.
 extension PostgresEngine {
+    /// How long a node's lease lasts without renewal, ms: its onDisconnect operations run
+    /// on another node at most this long (plus `orphanCheckInterval`) after it died.
+    public static let leaseMilliseconds: Int64 = 10_000
+    /// How often a node renews its lease, seconds.
+    public static let leaseRenewSeconds: Double = 2
+    /// A node that could not renew its lease considers it lost this long before it runs
+    /// out, and closes its connections' sessions then (`NodeLease`): other nodes take its
+    /// onDisconnect operations only after that (leases are judged on the database's clock;
+    /// this node's clock only measures the time since its last renewal).
+    public static let leaseSafetyMarginMilliseconds: Int64 = 2_000
+    /// How often a node checks whether its lease is still safely held, ms (well inside the
+    /// margin, so the fence comes before another node's take-over).
+    public static let leaseCheckMilliseconds: Int64 = 250
+
     /// The failure of what needs this node's lease while it holds none (503 at the HTTP
     /// boundary; nothing was done).
     static func noLease(operation: String) -> StoreError {

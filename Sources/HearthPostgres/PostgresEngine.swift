@@ -44,7 +44,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     private let pending: PendingWrites
     private let beforeCommit: (@Sendable () -> Void)?
     private let answerOfCommitLost: (@Sendable () -> Bool)?
-    private let indexes = PostgresIndexMaintainer()  // confined to writerQueue
+    let indexes = PostgresIndexMaintainer()  // confined to writerQueue
     /// Index builds asked for and not yet done ("location\u{0}spec").
     private let indexRequests = Mutex<Set<String>>([])
     private typealias PendingWrite = PendingWrites.Write
@@ -60,19 +60,6 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     public static func connections(for options: StoreOptions) -> Int {
         1 + max(1, options.readerCount) + auxCount + 2
     }
-    /// How long a node's lease lasts without renewal, ms: its onDisconnect operations run
-    /// on another node at most this long (plus `orphanCheckInterval`) after it died.
-    public static let leaseMilliseconds: Int64 = 10_000
-    /// How often a node renews its lease, seconds.
-    public static let leaseRenewSeconds: Double = 2
-    /// A node that could not renew its lease considers it lost this long before it runs
-    /// out, and closes its connections' sessions then (`NodeLease`): other nodes take its
-    /// onDisconnect operations only after that (leases are judged on the database's clock;
-    /// this node's clock only measures the time since its last renewal).
-    public static let leaseSafetyMarginMilliseconds: Int64 = 2_000
-    /// How often a node checks whether its lease is still safely held, ms (well inside the
-    /// margin, so the fence comes before another node's take-over).
-    public static let leaseCheckMilliseconds: Int64 = 250
 
     /// Connects, migrates the schema (once, under an advisory lock), registers this node's
     /// lease and starts following the change feed from its current end.
@@ -222,7 +209,10 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         return writer
     }
 
-    private func commit(_ batch: [PendingWrite]) {
+    /// Commits `batch` in one transaction: sent whole in one exchange when it can be
+    /// (`prepareWhole`; not when `whole` is false, after the index check refused it), else
+    /// opened first and judged inside it.
+    private func commit(_ batch: [PendingWrite], whole: Bool = true) {
         // A node that gave up its lease (or never got one) writes nothing until it holds
         // one again: its writes may depend on connections another node now answers for.
         guard lease.isHeld else {
@@ -246,29 +236,45 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         let (node, token) = (nodeID, Self.randomID())
         var committing = false
         var writer: PostgresTreeWriter?
+        // Set when a batch sent whole was refused by the check that the list of query
+        // indexes is unchanged: nothing ran after it, and the batch goes the ordinary way.
+        var indexesChanged = false
         do throws(StoreError) {
-            // One round trip: BEGIN, the row lock that orders every node's write transactions
-            // (see the type's doc) and, after it, the version of the list of query indexes.
-            let opened = connection.runPipelined(Self.openingStatements)
-            if let failure = opened.failure { throw failure }
-            let base = opened.results[1].int64(0, 0)
-            last = base
-            try indexes.refresh(connection, version: opened.results[2])
-            let batchWriter = PostgresTreeWriter(connection: connection, maxReplaced: options.maxNodesPerWrite, at: time, lastSeq: base)
-            writer = batchWriter
             defer { connection.beforeNextStatement = nil }
-            for (ticket, item) in batch.enumerated() {
-                let result = applyOne(item, ticket: ticket, writer: batchWriter, connection: connection, view: view, time: time)
-                // A store failure aborted the transaction: nothing of the batch commits.
-                if case .failure(.store(let error)) = result { throw error }
-                results.append(result)
+            let batchWriter: PostgresTreeWriter
+            var base: Int64?
+            var opening: [PGConnection.Statement] = []
+            if whole, let prepared = prepareWhole(batch, connection: connection, time: time) {
+                (batchWriter, results) = (prepared.writer, prepared.results)
+                opening = Self.wholeOpening(unchanged: prepared.unchanged)
+            } else {
+                // One round trip: BEGIN, the row lock that orders every node's write
+                // transactions (see the type's doc) and, after it, the version of the list of
+                // query indexes.
+                let opened = connection.runPipelined(Self.openingStatements)
+                if let failure = opened.failure { throw failure }
+                let found = opened.results[1].int64(0, 0)
+                (base, last) = (found, found)
+                try indexes.refresh(connection, version: opened.results[2])
+                batchWriter = PostgresTreeWriter(connection: connection, maxReplaced: options.maxNodesPerWrite, at: time, lastSeq: base)
+                writer = batchWriter
+                for (ticket, item) in batch.enumerated() {
+                    let result = applyOne(item, ticket: ticket, writer: batchWriter, connection: connection, view: view, time: time)
+                    // A store failure aborted the transaction: nothing of the batch commits.
+                    if case .failure(.store(let error)) = result { throw error }
+                    results.append(result)
+                }
             }
+            writer = batchWriter
             // One round trip: the writes still queued, the new last number, this batch's
-            // mark (see `outcomeOfLostCommit`) and the wake-up, then COMMIT. The writes go
-            // with the COMMIT, so the ordering lock is held one exchange less.
+            // mark (see `outcomeOfLostCommit`) and the wake-up, then COMMIT (after the
+            // opening statements, for a batch sent whole). The writes go with the COMMIT, so
+            // the ordering lock is held one exchange less.
             let applying = batchWriter.takeQueued()
-            wrote = applying != nil || batchWriter.lastSeq > base
-            let closing = (applying.map { [$0] } ?? [])
+            // A batch sent whole whose writes were all refused has nothing to send.
+            if applying == nil && base == nil { return finish(batch, results: results, last: 0, time: time, started: started, connection: connection) }
+            wrote = applying != nil || batchWriter.lastSeq > (base ?? 0)
+            let closing = opening + (applying.map { [$0] } ?? [])
                 + (wrote ? [Self.mark(after: base, node: node, token: token, at: time, channel: feed.channel)] : [])
                 + [.init(sql: "COMMIT")]
             beforeCommit?()
@@ -279,8 +285,16 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
             }
             committing = FailedBatch.commitMayHaveRun(answered: answers.results.count, commitAt: closing.count - 1,
                                                       refusedByServer: answers.refusedByServer)
-            if applying != nil, let applied = answers.results.first { try batchWriter.received(applied) }
-            if let failure = answers.failure { throw failure }
+            if base == nil, answers.results.count > Self.wholeLockAt {
+                let found = answers.results[Self.wholeLockAt].int64(0, 0)
+                batchWriter.learnBase(found)
+                last = found
+            }
+            if applying != nil, answers.results.count > opening.count { try batchWriter.received(answers.results[opening.count]) }
+            if let failure = answers.failure {
+                indexesChanged = !opening.isEmpty && answers.refusedByServer && answers.results.count == Self.wholeUnchangedAt
+                throw failure
+            }
             // The server answers ROLLBACK to a COMMIT when a failure was swallowed earlier:
             // then the batch's mark says it did not commit, and its writes are not acknowledged.
             if answers.results.last?.commandStatus == "ROLLBACK" {
@@ -298,6 +312,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
             switch FailedBatch.after(commitSent: committing, wrote: wrote) {
             case .notWritten:
                 try? connection.execute("ROLLBACK")
+                if indexesChanged { return commit(batch, whole: false) }
                 failure = .store(error)
             case .askTheMark:
                 // The COMMIT was sent: whatever came back (an error, a dropped connection,
@@ -308,6 +323,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
                     // The writes sent with the COMMIT, if their answer was lost too, take
                     // their numbers from the mark's last one.
                     if let writer {
+                        if let base = outcome.batchBase { writer.learnBase(base) }
                         let unresolved = writer.resolveInFlight(batchLast: outcome.batchLast)
                         last = max(Self.numbered(&results, by: writer, limit: options.maxNodesPerWrite), outcome.batchLast ?? 0)
                         for ticket in unresolved { results[ticket] = .failure(LostCommit.committedUnnumbered) }
@@ -333,10 +349,10 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         do throws(StoreError) {
             try writer.execute("BEGIN")
             _ = try writer.query("SELECT value FROM hearth_meta WHERE key = 'last_seq' FOR UPDATE")
-            let mark = try writer.query("SELECT token, last_seq FROM hearth_batches WHERE node = $1", [.text(node)])
+            let mark = try writer.query("SELECT token, last_seq, base_seq FROM hearth_batches WHERE node = $1", [.text(node)])
             try writer.execute("ROLLBACK")
             guard mark.rowCount > 0 && mark.text(0, 0) == token else { return .notCommitted }
-            return .committed(last: mark.isNull(0, 1) ? nil : mark.int64(0, 1))
+            return .committed(last: mark.isNull(0, 1) ? nil : mark.int64(0, 1), base: mark.isNull(0, 2) ? nil : mark.int64(0, 2))
         } catch {
             try? writer.execute("ROLLBACK")
             return .unknown("\(error)")
@@ -458,6 +474,11 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     /// Exchanges with the database on the writer's connection so far (`PGConnection.exchanges`).
     func writerExchangesForTesting() -> Int {
         writerQueue.sync { writer?.exchanges ?? 0 }
+    }
+
+    /// The server process of the writer's session (tests end it to lose a batch's exchange).
+    func writerSessionForTesting() throws -> Int64 {
+        try writerQueue.sync { () throws -> Int64 in try writerConnection().query("SELECT pg_backend_pid()").int64(0, 0) }
     }
 
     /// `outcomeOfLostCommit` on the writer queue.

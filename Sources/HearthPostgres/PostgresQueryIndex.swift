@@ -123,6 +123,23 @@ final class PostgresIndexMaintainer {
     /// Forgets what it knew (after a rolled-back transaction): the next refresh re-reads.
     func invalidate() { version = -1 }
 
+    /// When the list is known to have no index (as of the version last read), the statement
+    /// that checks, after the ordering lock, that this is still so: it fails when the
+    /// version changed since (another node built or dropped an index), so nothing sent after
+    /// it in the same exchange runs. Nil when the list is unknown or has an index: then the
+    /// writer reads the version inside the transaction (`refresh`) and keeps the indexes.
+    func unchangedAndEmpty() -> PGConnection.Statement? {
+        guard version >= 0, count == 0 else { return nil }
+        return .init(sql: Self.unchangedSQL, params: [.int(version)])
+    }
+
+    /// Answers 0 when the version is `$1`; otherwise fails (a text that is not a number, cast
+    /// to one), which ends the exchange: the server runs no statement after a failed one.
+    static let unchangedSQL = """
+        SELECT CAST(CASE WHEN coalesce((SELECT value FROM hearth_meta WHERE key = 'index_version'), 0) = $1::bigint
+                         THEN '0' ELSE 'the list of query indexes changed' END AS bigint)
+        """
+
     private func add(_ location: String, _ spec: String) {
         built[location, default: []].insert(spec)
         maxDepth = max(maxDepth, location.isEmpty ? 0 : location.split(separator: "/", omittingEmptySubsequences: false).count)

@@ -389,6 +389,11 @@ enum PostgresSchema {
         """
         ALTER TABLE hearth_batches ADD COLUMN last_seq bigint;
         """,
+        // 11: and the number before it: a batch sent whole in one exchange learns its base
+        // from the ordering lock's answer, so one that lost that answer reads it here.
+        """
+        ALTER TABLE hearth_batches ADD COLUMN base_seq bigint;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -26,8 +26,17 @@ final class PostgresTreeWriter {
     private let connection: PGConnection
     private let maxReplaced: Int
     private let at: Int64
-    /// The last change number taken (the batch's first write takes this + 1).
+    /// The last change number taken (the batch's first write takes this + 1), once known.
     private(set) var lastSeq: Int64
+    /// Whether `lastSeq` is known. A batch sent whole in one exchange (`PostgresEngine`)
+    /// queues its writes before it holds the ordering lock: `hearth_apply_batch` then numbers
+    /// them from the last number as the lock found it, and `learnBase` gives that number
+    /// here from the lock's answer, before `received`.
+    private(set) var baseKnown: Bool
+    /// Set when a write was not queued because the queue was full while the base was not
+    /// known: nothing may be sent before the batch's one exchange, so the caller takes the
+    /// ordinary path.
+    private(set) var full = false
     /// Statements sent (tests count them).
     private(set) var statements = 0
     private var queue = Queue()
@@ -49,8 +58,17 @@ final class PostgresTreeWriter {
         var rows: Int { leaves.paths.count + priorities.paths.count }
     }
 
-    init(connection: PGConnection, maxReplaced: Int, at: Int64, lastSeq: Int64) {
-        (self.connection, self.maxReplaced, self.at, self.lastSeq) = (connection, maxReplaced, at, lastSeq)
+    /// `lastSeq`: the last number before the batch, nil when not known yet (`baseKnown`).
+    init(connection: PGConnection, maxReplaced: Int, at: Int64, lastSeq: Int64?) {
+        (self.connection, self.maxReplaced, self.at) = (connection, maxReplaced, at)
+        (self.lastSeq, baseKnown) = (lastSeq ?? 0, lastSeq != nil)
+    }
+
+    /// The last number before the batch, read from the ordering lock's answer in the
+    /// exchange that sent the writes (or from the batch's mark when that answer was lost).
+    func learnBase(_ base: Int64) {
+        guard !baseKnown else { return }
+        (lastSeq, baseKnown) = (base, true)
     }
 
     /// Queues `operation`, logged as `change` (its number is given at `flush`); `ticket`
@@ -71,6 +89,10 @@ final class PostgresTreeWriter {
         }
         if !queue.tickets.isEmpty && (queue.tickets.count >= Self.maxWritesPerStatement
                                       || queue.rows + leaves.count + priorities.count > Self.maxRowsPerStatement) {
+            guard baseKnown else {
+                full = true
+                return
+            }
             try flush()
         }
         queue.tickets.append(ticket)
@@ -87,6 +109,7 @@ final class PostgresTreeWriter {
         queue.changePaths.append(change.path.storageKey)
         queue.changeKinds.append(change.kind.rawValue)
         queue.changeData.append(String(decoding: JSONWriter.write(change.data), as: UTF8.self))
+        guard baseKnown else { return }
         connection.beforeNextStatement = { [weak self] () throws(StoreError) in try self?.flush() }
     }
 
@@ -106,7 +129,7 @@ final class PostgresTreeWriter {
         queue = Queue()
         inFlight = sent.tickets
         let literal = PGArray.literal as ([String?]) -> String
-        let parameters: [PGValue] = [.int(Int64(maxReplaced)), .int(lastSeq), .int(at),
+        let parameters: [PGValue] = [.int(Int64(maxReplaced)), baseKnown ? .int(lastSeq) : .null, .int(at),
                                      .text(sent.disjoint.holds ? "true" : "false"), .text(literal(sent.entryWrites)),
                                      .text(literal(sent.entryEnds)), .text(literal(sent.entries)),
                                      .text(literal(sent.ancestorEnds)), .text(literal(sent.ancestors)),
@@ -121,6 +144,7 @@ final class PostgresTreeWriter {
     /// none for a write too large (the numbers after it close up).
     func received(_ result: PGResult) throws(StoreError) {
         let tickets = inFlight
+        guard baseKnown else { throw .corrupt("the batch writer got its writes' answer before its base") }
         guard result.rowCount == tickets.count else {
             throw .corrupt("hearth_apply_batch answered \(result.rowCount) outcomes for \(tickets.count) writes")
         }
@@ -144,7 +168,7 @@ final class PostgresTreeWriter {
         let tickets = inFlight
         inFlight = []
         guard !tickets.isEmpty else { return [] }
-        guard let batchLast, batchLast - lastSeq == Int64(tickets.count) else { return tickets }
+        guard baseKnown, let batchLast, batchLast - lastSeq == Int64(tickets.count) else { return tickets }
         for ticket in tickets {
             lastSeq += 1
             outcomes.append((ticket, lastSeq))
@@ -152,8 +176,10 @@ final class PostgresTreeWriter {
         return []
     }
 
+    /// The base `$2` is null when not known yet: then the last number the ordering lock found.
     static let applySQL = """
-        SELECT unnest(hearth_apply_batch($1, $2, $3, $4::boolean, $5::int[], $6::int[], $7::text[], $8::int[], $9::text[],
+        SELECT unnest(hearth_apply_batch($1, coalesce($2::bigint, (SELECT value FROM hearth_meta WHERE key = 'last_seq')),
+            $3, $4::boolean, $5::int[], $6::int[], $7::text[], $8::int[], $9::text[],
             $10::int[], $11::text[], $12::smallint[], $13::bigint[], $14::float8[], $15::text[],
             $16::int[], $17::text[], $18::smallint[], $19::bigint[], $20::float8[], $21::text[],
             $22::text[], $23::text[], $24::text[]))

@@ -200,8 +200,12 @@ import Testing
     /// batch's mark says it committed and its last number, so each write is acknowledged
     /// with its number as if the answers had come. In a batch with a write too large (fewer
     /// numbers than writes) the writes cannot be told apart: "outcome unknown", never
-    /// "not written" (which a client may retry).
-    @Test func writesWhoseCommitAnswerWasLostAfterItRanAreAnsweredFromTheMark() throws {
+    /// "not written" (which a client may retry). Both for batches sent whole (their base
+    /// comes from the mark too, as the lock's answer was lost with the rest) and for batches
+    /// judged inside their transaction (`reading`: their checks read the tree).
+    @Test(arguments: [false, true])
+    func writesWhoseCommitAnswerWasLostAfterItRanAreAnsweredFromTheMark(reading: Bool) throws {
+        let check = reading ? WriteChecks.readsTheTree : nil
         let url = try PostgresCluster.shared().makeDatabase()
         let (held, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
         let holdNext = Atomic<Bool>(false), passNext = Atomic<Bool>(false), dropNext = Atomic<Bool>(false)
@@ -211,9 +215,9 @@ import Testing
             passNext.exchange(false, ordering: .relaxed) ? false : dropNext.exchange(false, ordering: .relaxed)
         })
         defer { engine.close() }
-        try engine.writeSync(.set(WriteEntry(path: Self.path("/before"), value: 1)), check: nil)
+        try engine.writeSync(.set(WriteEntry(path: Self.path("/before"), value: 1)), check: check)
         dropNext.store(true, ordering: .relaxed)
-        #expect(try engine.writeSync(.set(WriteEntry(path: Self.path("/lost"), value: 2)), check: nil).seq == 2)
+        #expect(try engine.writeSync(.set(WriteEntry(path: Self.path("/lost"), value: 2)), check: check).seq == 2)
         let dropped = !dropNext.load(ordering: .relaxed), resolved = engine.lostCommitsResolved.load(ordering: .relaxed)
         #expect(dropped, "the answer was dropped")
         #expect(resolved == 1)
@@ -222,18 +226,18 @@ import Testing
         // the first replacing 60 rows (`maxNodesPerWrite` 50): one number for two writes.
         var big: [JSONKey: JSONValue] = [:]
         for i in 0..<40 { big[JSONKey("k\(i)")] = .int(Int64(i)) }
-        try engine.writeSync(.set(WriteEntry(path: Self.path("/big"), value: .object(big))), check: nil)
+        try engine.writeSync(.set(WriteEntry(path: Self.path("/big"), value: .object(big))), check: check)
         let more = (40..<60).map { WriteEntry(path: Self.path("/big/k\($0)"), value: .int(Int64($0))) }
-        #expect(try engine.writeSync(.update(base: Self.path("/big"), entries: more), check: nil).seq == 4)
+        #expect(try engine.writeSync(.update(base: Self.path("/big"), entries: more), check: check).seq == 4)
         holdNext.store(true, ordering: .relaxed)
-        engine.write(.set(WriteEntry(path: Self.path("/first"), value: 0)), check: nil, effects: nil) { _ in }
+        engine.write(.set(WriteEntry(path: Self.path("/first"), value: 0)), check: check, effects: nil) { _ in }
         held.wait()
         let results = Mutex<[Int: Result<WriteOutcome, WriteFailure>]>([:])
         let done = DispatchGroup()
         for (index, operation) in [WriteOperation.set(WriteEntry(path: Self.path("/big"), value: 1)),
                                    .set(WriteEntry(path: Self.path("/small"), value: 3))].enumerated() {
             done.enter()
-            engine.write(operation, check: nil, effects: nil) { result in
+            engine.write(operation, check: check, effects: nil) { result in
                 results.withLock { $0[index] = result }
                 done.leave()
             }
@@ -245,16 +249,85 @@ import Testing
         let droppedAgain = !dropNext.load(ordering: .relaxed), resolvedAgain = engine.lostCommitsResolved.load(ordering: .relaxed)
         #expect(droppedAgain, "the second batch's answer was dropped")
         #expect(resolvedAgain == 2)
-        for index in 0..<2 {
-            guard case .failure(.outcomeUnknown(let store))? = results.withLock({ $0[index] }) else {
-                Issue.record("write \(index) is not outcome unknown: \(String(describing: results.withLock { $0[index] }))"); continue
+        if reading {
+            // The small write's check read the tree, which sent the large write first: its
+            // answer came (too large), and only the small one went with the COMMIT, so the
+            // mark accounts for it.
+            guard case .failure(.tooLarge)? = results.withLock({ $0[0] }) else {
+                Issue.record("the large write is not too large: \(String(describing: results.withLock { $0[0] }))"); return
             }
-            #expect(store.description.contains("the batch committed, but whether this write was applied is unknown"))
+            #expect(try results.withLock { $0[1] }?.get().seq == 6)
+        } else {
+            for index in 0..<2 {
+                guard case .failure(.outcomeUnknown(let store))? = results.withLock({ $0[index] }) else {
+                    Issue.record("write \(index) is not outcome unknown: \(String(describing: results.withLock { $0[index] }))"); continue
+                }
+                #expect(store.description.contains("the batch committed, but whether this write was applied is unknown"))
+            }
         }
         // It did commit: the small write applied, the large one not; numbers go on.
         #expect(try engine.readSync { try $0.value(at: Self.path("/small")) } == 3)
         #expect(try engine.readSync { try $0.value(at: Self.path("/big/k0")) } == 0)
-        #expect(try engine.writeSync(.set(WriteEntry(path: Self.path("/after"), value: 4)), check: nil).seq == 7)
+        #expect(try engine.writeSync(.set(WriteEntry(path: Self.path("/after"), value: 4)), check: check).seq == 7)
+    }
+
+    /// A writer whose base is not known yet (a batch sent whole) sends nothing before the
+    /// batch's one exchange: it leaves no statement to run first, a write that would not fit
+    /// its one statement is left out and marks it full (the batch then goes the ordinary
+    /// way), and its statement numbers the writes from the last number the lock found,
+    /// which `learnBase` gives it before their answer.
+    @Test func aWriterWithoutItsBaseSendsNothingAndHoldsOneStatementAtMost() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let connection = try PGConnection(url: url)
+        try PostgresSchema.migrate(connection)
+        try connection.execute("UPDATE hearth_meta SET value = 4 WHERE key = 'last_seq'")
+        let writer = PostgresTreeWriter(connection: connection, maxReplaced: 1_000_000, at: 1, lastSeq: nil)
+        for i in 0..<2 {
+            let operation = WriteOperation.set(WriteEntry(path: Self.path("/w/\(i)"), value: .int(Int64(i))))
+            try writer.add(operation, as: Change.record(of: operation, seq: 0, at: 1), ticket: i)
+        }
+        #expect(connection.beforeNextStatement == nil && !writer.full)
+        var leaves: [JSONKey: JSONValue] = [:]
+        for i in 0..<PostgresTreeWriter.maxRowsPerStatement { leaves[JSONKey("k\(i)")] = .int(Int64(i)) }
+        let large = WriteOperation.set(WriteEntry(path: Self.path("/large"), value: .object(leaves)))
+        try writer.add(large, as: Change.record(of: large, seq: 0, at: 1), ticket: 2)
+        #expect(writer.full && writer.statements == 0)
+        #expect(try connection.query("SELECT count(*) FROM changes").int64(0, 0) == 0, "nothing was sent")
+        let statement = try #require(writer.takeQueued())
+        try connection.execute("BEGIN")
+        let answers = connection.runPipelined([.init(sql: PostgresEngine.orderingLockSQL), statement, .init(sql: "COMMIT")])
+        #expect(answers.failure.map { "\($0)" } == nil && answers.results.count == 3)
+        #expect(throws: StoreError.self, "no answer before the base") { try writer.received(answers.results[1]) }
+        writer.learnBase(answers.results[0].int64(0, 0))
+        try writer.received(answers.results[1])
+        #expect(writer.outcomes.map(\.ticket) == [0, 1] && writer.outcomes.map(\.seq) == [5, 6] && writer.lastSeq == 6)
+        let seqs = try connection.query("SELECT seq FROM changes ORDER BY seq")
+        #expect((0..<seqs.rowCount).map { seqs.int64($0, 0) } == [5, 6])
+    }
+
+    /// What a batch sent whole cannot judge before its transaction goes the ordinary way,
+    /// judged again on the tree: an increment (it reads the number it adds to), a fenced
+    /// write (it reads the lease). A timestamp reads nothing, so it is sent whole.
+    @Test func writesThatMustReadAreJudgedInsideTheirTransaction() throws {
+        let engine = try PostgresEngine(url: try PostgresCluster.shared().makeDatabase())
+        defer { engine.close() }
+        for _ in 0..<2 { try engine.writeSync(.set(WriteEntry(path: Self.path("/n"), value: 3)), check: nil) }
+        var before = engine.writerExchangesForTesting()
+        let time: JSONValue = [".sv": "timestamp"]
+        try engine.writeSync(.set(WriteEntry(path: Self.path("/t"), value: time)), check: nil)
+        #expect(engine.writerExchangesForTesting() - before == 1)
+        let increment: JSONValue = [".sv": ["increment": 2]]
+        for _ in 0..<2 { try engine.writeSync(.set(WriteEntry(path: Self.path("/n"), value: increment)), check: nil) }
+        before = engine.writerExchangesForTesting()
+        try engine.writeSync(.set(WriteEntry(path: Self.path("/n"), value: increment)), check: nil)
+        #expect(engine.writerExchangesForTesting() - before == 3)
+        #expect(try engine.readSync { try $0.value(at: Self.path("/n")) } == 9)
+        let fence = WriteFence(epoch: nil, session: nil, position: 0)
+        try engine.writeSync(.set(WriteEntry(path: Self.path("/f"), value: 1)), check: { view, _ in
+            guard try view.holds(fence) else { throw StoreError.closed }
+        })
+        #expect(try engine.readSync { try $0.value(at: Self.path("/f")) } == 1)
+        #expect(try engine.changes(after: 0, limit: 10).changes.map(\.seq) == [1, 2, 3, 4, 5, 6, 7])
     }
 
     @Test func aQueueLongerThanAStatementsLimitsIsSentInSeveral() throws {

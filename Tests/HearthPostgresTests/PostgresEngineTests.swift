@@ -303,30 +303,31 @@ import Testing
 
     /// A write ("/lost", after "/before" committed) whose writer session another session
     /// ends just before its COMMIT (as when the network drops it), once `first` ran as the
-    /// superuser with the database's name. The engine, the write's failure (nil if it
+    /// superuser with the database's name. With `reading`, the write's check reads the tree,
+    /// so the batch is judged inside its transaction and the session ends between its
+    /// opening exchange and its closing one; without, the batch is sent whole, and the
+    /// session ends before that one exchange. The engine, the write's failure (nil if it
     /// succeeded), the database's name.
-    static func loseACommit(first: @escaping @Sendable (PostgresCluster, String) -> Void = { _, _ in })
+    static func loseACommit(reading: Bool, first: @escaping @Sendable (PostgresCluster, String) -> Void = { _, _ in })
         throws -> (engine: PostgresEngine, failure: WriteFailure?, name: String) {
         let cluster = try PostgresCluster.shared()
         let url = try cluster.makeDatabase()
         let name = String(url.split(separator: "/").last ?? "")
-        let dropNext = Atomic<Bool>(false)
+        let dropNext = Atomic<Bool>(false), session = Atomic<Int64>(0)
         let engine = try PostgresEngine(url: url, options: StoreOptions(), clock: WallClock.milliseconds, hooks: EngineHooks()) {
             guard dropNext.exchange(false, ordering: .relaxed) else { return }
             first(cluster, name)
-            // The writer's session is the one idle in this batch's transaction, just after
-            // its opening statements (the writes, the mark, the NOTIFY and the COMMIT go
-            // together next); the termination waits until it is gone.
-            try? cluster.sql("""
-                SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity
-                WHERE datname = '\(name)' AND state = 'idle in transaction' AND query = '\(PostgresIndexMaintainer.versionSQL.replacingOccurrences(of: "'", with: "''"))'
-                """)
+            // The writer's session (idle in the batch's transaction, after its opening
+            // statements, or idle before a batch sent whole); the termination waits until
+            // it is gone.
+            try? cluster.sql("SELECT pg_terminate_backend(\(session.load(ordering: .relaxed)), 10000)")
         }
         try engine.writeSync(.set(WriteEntry(path: Self.path("/before"), value: 1)), check: nil)
+        session.store(try engine.writerSessionForTesting(), ordering: .relaxed)
         dropNext.store(true, ordering: .relaxed)
         var failure: WriteFailure?
         do {
-            try engine.writeSync(.set(WriteEntry(path: Self.path("/lost"), value: 2)), check: nil)
+            try engine.writeSync(.set(WriteEntry(path: Self.path("/lost"), value: 2)), check: reading ? WriteChecks.readsTheTree : nil)
         } catch {
             failure = error
         }
@@ -338,8 +339,9 @@ import Testing
     /// The writer's session ends just before its COMMIT: the engine asks the database on a
     /// new session whether the batch committed. Here it did not, so the write fails saying
     /// nothing was written (not "outcome unknown"), and nothing was.
-    @Test func aBatchWhoseConnectionDroppedBeforeItsCommitIsReportedAsNotWritten() throws {
-        let (engine, failure, _) = try Self.loseACommit()
+    @Test(arguments: [true, false])
+    func aBatchWhoseConnectionDroppedBeforeItsCommitIsReportedAsNotWritten(reading: Bool) throws {
+        let (engine, failure, _) = try Self.loseACommit(reading: reading)
         defer { engine.close() }
         guard case .store(let store)? = failure else { Issue.record("not a plain store failure: \(String(describing: failure))"); return }
         #expect("\(store)".contains("the database says the batch did not commit; nothing was written"))
@@ -354,8 +356,9 @@ import Testing
     /// As above, but the database refuses new sessions from then on, so the engine cannot
     /// ask whether the batch committed: the write fails as "outcome unknown", never as
     /// "nothing was written" (which a client may retry).
-    @Test func aLostCommitThatCannotBeLookedUpIsReportedAsOutcomeUnknown() throws {
-        let (engine, failure, name) = try Self.loseACommit { cluster, name in
+    @Test(arguments: [true, false])
+    func aLostCommitThatCannotBeLookedUpIsReportedAsOutcomeUnknown(reading: Bool) throws {
+        let (engine, failure, name) = try Self.loseACommit(reading: reading) { cluster, name in
             try? cluster.sql("ALTER DATABASE \(name) ALLOW_CONNECTIONS false")
         }
         defer { engine.close() }
@@ -394,7 +397,7 @@ import Testing
         let mark = try PGConnection(url: url).query("SELECT node, token FROM hearth_batches")
         #expect(mark.rowCount == 1)
         #expect(mark.text(0, 0) == engine.nodeID)
-        #expect(engine.outcomeOfLostCommitForTesting(node: mark.text(0, 0), token: mark.text(0, 1)) == .committed(last: 1))
+        #expect(engine.outcomeOfLostCommitForTesting(node: mark.text(0, 0), token: mark.text(0, 1)) == .committed(last: 1, base: 0))
         #expect(engine.outcomeOfLostCommitForTesting(node: mark.text(0, 0), token: "another batch") == .notCommitted)
         #expect(engine.outcomeOfLostCommitForTesting(node: "another node", token: mark.text(0, 1)) == .notCommitted)
     }

@@ -11,27 +11,66 @@ import Testing
     static func path(_ text: String) -> DataPath { try! DataPath(string: text) }
 
     /// A batch of plain writes (no check reading the tree, no trigger, no watched location,
-    /// no query index) costs two round trips on the writer's connection: BEGIN with the
-    /// ordering lock and the index version; the writes with the mark, NOTIFY and COMMIT. A
-    /// batch whose writes were all refused costs two as well (nothing to send but the COMMIT).
-    @Test func aBatchOfPlainWritesTakesTwoRoundTrips() throws {
+    /// no query index) is sent whole: one round trip on the writer's connection (BEGIN, the
+    /// ordering lock, the check that the list of indexes is still empty, the writes, the mark,
+    /// the NOTIFY, the COMMIT). A batch whose writes were all refused without reading costs
+    /// none. A write whose check reads the tree is judged inside its transaction: BEGIN with
+    /// the ordering lock and the index version, the check's read, then the writes with the
+    /// mark, the NOTIFY and the COMMIT: three.
+    @Test func aBatchOfPlainWritesIsSentWholeInOneRoundTrip() throws {
         let engine = try PostgresEngine(url: try PostgresCluster.shared().makeDatabase())
         defer { engine.close() }
-        // The first write prepares the batch statement (one more exchange, once per session).
+        // The first batches read the list of indexes and prepare the statements (once per session).
+        try engine.writeSync(.set(WriteEntry(path: Self.path("/warm"), value: 0)), check: nil)
         try engine.writeSync(.set(WriteEntry(path: Self.path("/warm"), value: 0)), check: nil)
         for i in 1...3 {
             let before = engine.writerExchangesForTesting()
-            try engine.writeSync(.set(WriteEntry(path: Self.path("/w/\(i)"), value: .int(Int64(i)))), check: nil)
-            #expect(engine.writerExchangesForTesting() - before == 2)
+            #expect(try engine.writeSync(.set(WriteEntry(path: Self.path("/w/\(i)"), value: .int(Int64(i)))), check: nil).seq == Int64(i + 2))
+            #expect(engine.writerExchangesForTesting() - before == 1)
         }
         struct Refused: Error {}
-        let before = engine.writerExchangesForTesting()
+        var before = engine.writerExchangesForTesting()
         #expect(throws: WriteFailure.self) {
             try engine.writeSync(.set(WriteEntry(path: Self.path("/no"), value: 1)), check: { _, _ in throw Refused() })
         }
-        #expect(engine.writerExchangesForTesting() - before == 2)
-        #expect(try engine.readSync { try $0.value(at: .root) } == ["warm": 0, "w": ["1": 1, "2": 2, "3": 3]])
-        #expect(try engine.changes(after: 0, limit: 10).changes.map(\.seq) == [1, 2, 3, 4])
+        #expect(engine.writerExchangesForTesting() - before == 0)
+        try engine.writeSync(.set(WriteEntry(path: Self.path("/read"), value: 1)), check: WriteChecks.readsTheTree)
+        before = engine.writerExchangesForTesting()
+        #expect(try engine.writeSync(.set(WriteEntry(path: Self.path("/read"), value: 2)), check: WriteChecks.readsTheTree).seq == 7)
+        #expect(engine.writerExchangesForTesting() - before == 3)
+        #expect(try engine.readSync { try $0.value(at: .root) } == ["warm": 0, "w": ["1": 1, "2": 2, "3": 3], "read": 2])
+        #expect(try engine.changes(after: 0, limit: 10).changes.map(\.seq) == [1, 2, 3, 4, 5, 6, 7])
+        #expect(try engine.changes(after: 0, limit: 10).changes.map(\.path.description) == ["/warm", "/warm", "/w/1", "/w/2", "/w/3", "/read", "/read"])
+    }
+
+    /// A node whose list of query indexes was empty sends plain batches whole, with the check
+    /// that the list is still empty. When another node built an index since, that check
+    /// fails before the writes run: the batch is rolled back and judged again the ordinary
+    /// way, which reads the new list and keeps the index in step, and it commits once. From
+    /// then on the node's batches keep the index, so none is sent whole.
+    @Test func aBatchSentWholeAfterAnotherNodeBuiltAnIndexIsSentAgainTheOrdinaryWay() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let a = try PostgresEngine(url: url), b = try PostgresEngine(url: url)
+        defer { a.close(); b.close() }
+        for i in 1...2 { try a.writeSync(.set(WriteEntry(path: Self.path("/items/k\(i)/score"), value: .int(Int64(i)))), check: nil) }
+        var before = a.writerExchangesForTesting()
+        try a.writeSync(.set(WriteEntry(path: Self.path("/items/k5/score"), value: 5)), check: nil)
+        #expect(a.writerExchangesForTesting() - before == 1, "sent whole")
+        b.buildQueryIndex(at: Self.path("/items"), spec: "score")
+        before = a.writerExchangesForTesting()
+        #expect(try a.writeSync(.set(WriteEntry(path: Self.path("/items/k0/score"), value: 0)), check: nil).seq == 4)
+        // Refused (1), rolled back (1), then the ordinary way (2, and the list's read).
+        #expect(a.writerExchangesForTesting() - before >= 4)
+        #expect(a.lostCommitsResolved.load(ordering: .relaxed) == 0)
+        before = a.writerExchangesForTesting()
+        #expect(try a.writeSync(.set(WriteEntry(path: Self.path("/items/k3/score"), value: 3)), check: nil).seq == 5)
+        #expect(a.writerExchangesForTesting() - before >= 2, "an index to keep: not sent whole")
+        let connection = try PGConnection(url: url)
+        let indexed = try connection.query("SELECT child_key FROM query_index WHERE location = 'items' AND spec = 'score' ORDER BY num")
+        #expect((0..<indexed.rowCount).map { indexed.text($0, 0) } == ["k0", "k1", "k2", "k3", "k5"])
+        #expect(try connection.query("SELECT seq FROM changes ORDER BY seq").rowCount == 5)
+        let query = TreeQuery(orderBy: .child(Self.path("score")), limit: .first(2))
+        #expect(try a.readSync { try $0.query(query, at: Self.path("/items")) } == ["k0": ["score": 0], "k1": ["score": 1]])
     }
 
     /// The server refuses the writes or the mark, sent in one exchange with the NOTIFY and
@@ -104,8 +143,8 @@ import Testing
         let answers = connection.runPipelined([PostgresEngine.mark(after: 7, node: node, token: "t'1", at: 9, channel: channel), .init(sql: "COMMIT")])
         #expect(answers.failure.map { "\($0)" } == nil && answers.results.count == 2)
         #expect(answers.results.first?.int64(0, 0) == 7)
-        let mark = try connection.query("SELECT token, at, last_seq FROM hearth_batches WHERE node = $1", [.text(node)])
-        #expect(mark.text(0, 0) == "t'1" && mark.int64(0, 1) == 9 && mark.int64(0, 2) == 7)
+        let mark = try connection.query("SELECT token, at, last_seq, base_seq FROM hearth_batches WHERE node = $1", [.text(node)])
+        #expect(mark.text(0, 0) == "t'1" && mark.int64(0, 1) == 9 && mark.int64(0, 2) == 7 && mark.int64(0, 3) == 7)
         #expect(try connection.query("SELECT value FROM hearth_meta WHERE key = 'last_seq'").int64(0, 0) == 7)
         #expect(try connection.query("SELECT count(*) FROM changes").int64(0, 0) == 0, "the changes table is still there")
         #expect(try listener.waitForNotification(timeoutMilliseconds: 10_000) == ["7"])
@@ -129,5 +168,25 @@ import Testing
         #expect(try connection.query("SELECT last_seq FROM hearth_batches WHERE node = 'n'").int64(0, 0) == 9)
         #expect(try connection.query("SELECT value FROM hearth_meta WHERE key = 'last_seq'").int64(0, 0) == 9)
         #expect(try listener.waitForNotification(timeoutMilliseconds: 10_000) == ["9"])
+    }
+
+    /// A batch sent whole does not know its base when it sends its mark: with none given,
+    /// the mark takes the last number as the ordering lock found it (before the batch's
+    /// changes), records it beside the batch's last, and announces the last.
+    @Test func aMarkWithoutABaseTakesTheLastNumberTheLockFound() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let engine = try PostgresEngine(url: url)
+        engine.close()
+        let connection = try PGConnection(url: url)
+        try connection.execute("UPDATE hearth_meta SET value = 7 WHERE key = 'last_seq'")
+        try connection.execute("BEGIN")
+        let logged = PGConnection.Statement(sql: "INSERT INTO changes(seq, path, kind, data, at) VALUES (8, 'b', 'put', '2', 2), (9, 'c', 'put', '3', 2)")
+        let answers = connection.runPipelined([.init(sql: PostgresEngine.orderingLockSQL), logged,
+                                               PostgresEngine.mark(after: nil, node: "n", token: "t", at: 2, channel: "feed"), .init(sql: "COMMIT")])
+        #expect(answers.failure.map { "\($0)" } == nil && answers.results.count == 4)
+        #expect(answers.results[0].int64(0, 0) == 7 && answers.results[2].int64(0, 0) == 9)
+        let mark = try connection.query("SELECT base_seq, last_seq FROM hearth_batches WHERE node = 'n'")
+        #expect(mark.int64(0, 0) == 7 && mark.int64(0, 1) == 9)
+        #expect(try connection.query("SELECT value FROM hearth_meta WHERE key = 'last_seq'").int64(0, 0) == 9)
     }
 }
