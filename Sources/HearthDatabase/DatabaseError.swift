@@ -28,7 +28,8 @@ public enum DatabaseError: Error, Sendable {
     case unavailable(cause: String)
     /// The store could not be reached after a write's COMMIT was sent, nor asked afterwards
     /// whether it committed: the write may have been written (`WriteFailure.outcomeUnknown`).
-    case outcomeUnknown
+    /// `cause` says why, for the log only, never for a client.
+    case outcomeUnknown(cause: String)
     /// The cap on open listens (`StreamOptions.maxStreams`) is reached.
     case tooManyListens
     /// The cap on open listens from one client address is reached.
@@ -49,7 +50,7 @@ public enum DatabaseError: Error, Sendable {
         case let failure as WriteFailure:
             switch failure {
             case .store(let store): return from(store)
-            case .outcomeUnknown: return .outcomeUnknown
+            case .outcomeUnknown(let store): return .outcomeUnknown(cause: "\(store)")
             case .tooLarge(let reason): return .tooLarge(TooLarge(reason))
             case .rejected(let inner): return from(inner)
             }

@@ -141,7 +141,8 @@ struct RESTContext: Sendable {
             }
             box.fields.unavailable.refused(what, cause: cause)
             return answer
-        case .outcomeUnknown:
+        case .outcomeUnknown(let cause):
+            box.fields.unavailable.refused("a write", cause: cause, outcomeUnknown: true)
             return .writeOutcomeUnknown
         case .tooManyListens:
             return APIError(503, "Too many open streams; try again later")

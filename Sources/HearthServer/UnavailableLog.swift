@@ -22,11 +22,14 @@ final class UnavailableLog: Sendable {
         self.clock = clock
     }
 
-    /// A request (`what`: "a write", "a read", …) was refused because of `cause`.
-    func refused(_ what: String, cause: String) {
+    /// A request (`what`: "a write", "a read", …) was refused because of `cause`;
+    /// `outcomeUnknown`: a write whose COMMIT was sent before the store was lost, so it may
+    /// have been written (the line says so).
+    func refused(_ what: String, cause: String, outcomeUnknown: Bool = false) {
         let now = clock()
         guard let count = interval.withLock({ $0.occurred(at: now) }) else { return }
         let since = count > 1 ? " (\(count) such answers since the last line)" : ""
-        logger.warning("\(what) was answered 503, the store being unavailable: \(cause)\(since)")
+        let unknown = outcomeUnknown ? "; whether it was written is unknown, as the store was lost after its COMMIT was sent" : ""
+        logger.warning("\(what) was answered 503, the store being unavailable: \(cause)\(unknown)\(since)")
     }
 }

@@ -51,7 +51,7 @@ import Testing
         #expect(ready.status == 503)
         #expect(ready.errorMessage == "Not ready: the data store is closed (the server is stopping)")
         #expect(ready.headers["Retry-After"] == retryAfter)
-        let unknown = h.router.context.response(for: .outcomeUnknown, during: .write)
+        let unknown = h.router.context.response(for: .outcomeUnknown(cause: "x"), during: .write)
         #expect(unknown == .writeOutcomeUnknown)
         #expect(unknown.response.headers["Retry-After"] == retryAfter)
         #expect(Set([APIError.readUnavailable, .writeNotWritten, .writeOutcomeUnknown, .unavailable].map(\.message)).count == 4)

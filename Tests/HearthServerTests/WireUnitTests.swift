@@ -54,7 +54,7 @@ import Testing
     @Test func everyCoreErrorHasAStatusAndANonEmptyText() {
         let errors: [DatabaseError] = [
             .permissionDenied(nil), .stale(current: .null, tag: ""), .tooLarge(.writes(limit: 1)),
-            .storageFull, .unavailable(cause: "x"), .outcomeUnknown, .tooManyListens, .internalError(reason: "x"),
+            .storageFull, .unavailable(cause: "x"), .outcomeUnknown(cause: "x"), .tooManyListens, .internalError(reason: "x"),
         ]
         for error in errors {
             let (status, text) = WireSession.status(of: error)
@@ -64,8 +64,8 @@ import Testing
         #expect(WireSession.status(of: .permissionDenied(nil)).0 == "permission_denied")
         #expect(WireSession.status(of: .stale(current: .null, tag: "")).0 == "datastale")
         // A write that may have been written says so, apart from one that certainly was not.
-        #expect(WireSession.status(of: .outcomeUnknown).1 != WireSession.status(of: .unavailable(cause: "x")).1)
-        #expect(WireSession.status(of: .outcomeUnknown).1.contains("whether it was written is unknown"))
+        #expect(WireSession.status(of: .outcomeUnknown(cause: "x")).1 != WireSession.status(of: .unavailable(cause: "x")).1)
+        #expect(WireSession.status(of: .outcomeUnknown(cause: "x")).1.contains("whether it was written is unknown"))
     }
 
     @Test func sessionIDsAre128RandomBitsInHex() {

@@ -369,6 +369,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         switch error {
         case .internalError(let reason): context.logger.error("\(reason)")
         case .unavailable(let cause): context.unavailable.refused("a wire-protocol request", cause: cause)
+        case .outcomeUnknown(let cause): context.unavailable.refused("a wire-protocol write", cause: cause, outcomeUnknown: true)
         default: break
         }
         let (status, text) = Self.status(of: error)
