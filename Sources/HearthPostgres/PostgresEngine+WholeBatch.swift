@@ -33,19 +33,12 @@ extension PostgresEngine {
         var results: [Result<(Change, WriteOperation), WriteFailure>] = []
         results.reserveCapacity(batch.count)
         for (ticket, item) in batch.enumerated() {
-            do {
-                let operation = try item.checked(on: view, at: time)
-                let watched = try WatchedValues(below: operation, watch: hooks.watch, view: view)
-                guard watched.isEmpty else { return nil }
-                let change = Change.record(of: operation, seq: 0, at: time)
-                try writer.add(operation, as: change, ticket: ticket)
-                results.append(.success((change, operation)))
-            } catch let failure as WriteFailure {
-                results.append(.failure(failure))
-            } catch {
-                return nil
-            }
+            // With no effects and no index, a write that read nothing is only queued: no
+            // watched location below it could be read, so none is left to send it at once.
+            let result = applyOne(item, ticket: ticket, writer: writer, connection: connection, view: view, time: time)
             if view.wanted || writer.full { return nil }
+            if case .failure(.store) = result { return nil }
+            results.append(result)
         }
         return (writer, results, unchanged)
     }

@@ -257,7 +257,6 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
                 (base, last) = (found, found)
                 try indexes.refresh(connection, version: opened.results[2])
                 batchWriter = PostgresTreeWriter(connection: connection, maxReplaced: options.maxNodesPerWrite, at: time, lastSeq: base)
-                writer = batchWriter
                 for (ticket, item) in batch.enumerated() {
                     let result = applyOne(item, ticket: ticket, writer: batchWriter, connection: connection, view: view, time: time)
                     // A store failure aborted the transaction: nothing of the batch commits.
@@ -385,9 +384,10 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     /// as what follows needs its number and the tree after it. A rejected write changed
     /// nothing; a store failure aborted the transaction (the caller rolls the batch back).
     /// A queued write's success is provisional: its number, or its failure as too large,
-    /// comes from `writer`'s outcomes.
-    private func applyOne(_ item: PendingWrite, ticket: Int, writer: PostgresTreeWriter, connection: PGConnection,
-                          view: PostgresTreeView, time: Int64) -> Result<(Change, WriteOperation), WriteFailure> {
+    /// comes from `writer`'s outcomes. A batch sent whole judges its writes here before
+    /// its transaction, on a view that reads nothing (`prepareWhole`).
+    func applyOne(_ item: PendingWrites.Write, ticket: Int, writer: PostgresTreeWriter, connection: PGConnection,
+                  view: any TreeView, time: Int64) -> Result<(Change, WriteOperation), WriteFailure> {
         do {
             let operation = try item.checked(on: view, at: time)
             let events = try item.events(on: view, applied: operation)

@@ -113,8 +113,10 @@ final class PostgresTreeWriter {
         connection.beforeNextStatement = { [weak self] () throws(StoreError) in try self?.flush() }
     }
 
-    /// Sends the queued writes (nothing when none are queued).
+    /// Sends the queued writes (nothing when none are queued). Never before the base is
+    /// known: a batch sent whole sends its writes only in its one exchange.
     func flush() throws(StoreError) {
+        guard baseKnown else { throw .corrupt("the batch writer was asked to send its writes before its base was known") }
         guard let statement = takeQueued() else { return }
         try received(connection.query(statement.sql, statement.params))
     }
