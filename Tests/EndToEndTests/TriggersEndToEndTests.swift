@@ -7,7 +7,10 @@ import Glibc
 
 /// `Python/trigger_functions.py` (firebase-functions' db_fn) under the open-source Functions
 /// Framework, as a child process on a free port; what the functions received is read
-/// from the JSON lines they append to a file.
+/// from the JSON lines they append to a file. `init` returns once it listens: the port
+/// came free from `freeLoopbackPort()`, and a server the test starts next on port 0 could
+/// otherwise be given it while Python is still starting, and its triggers would then post
+/// to that server instead.
 final class FunctionsFramework {
     let process = ChildProcess()
     let port: Int
@@ -30,6 +33,12 @@ final class FunctionsFramework {
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try process.run()
+        try waitUntil("the Functions Framework listening on port \(port)") {
+            guard process.isRunning else {
+                throw FrameworkError(description: "the Functions Framework exited before it listened on port \(port) (was the port taken?)")
+            }
+            return loopbackPortAccepts(port)
+        }
     }
 
     /// Every call the functions recorded, in order.
