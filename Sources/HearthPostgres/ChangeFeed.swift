@@ -9,6 +9,10 @@ import Synchronization
 /// Delivery reads `changes` rows numbered after the last one delivered, in a REPEATABLE
 /// READ snapshot that also serves as the view handed to `onCommit` (so a stream's access
 /// re-check sees the data as of that snapshot, which includes the changes delivered).
+/// A read that delivered something leaves its snapshot open, and the next read sends its
+/// COMMIT in the same exchange as its own BEGIN and reads: one exchange per read, not two.
+/// A read that found nothing new commits at once, so a snapshot stays open at most until
+/// the listener's next poll (`pollMilliseconds`) after the last change delivered.
 /// Numbers are assigned under the write lock (`PostgresEngine`), so when change N is
 /// visible every change before it is too: reading "after the last delivered" never skips
 /// one. `LISTEN` is only a wake-up; a listener that lost its connection falls back on
@@ -33,6 +37,8 @@ final class ChangeFeed: @unchecked Sendable {
     private let queue = DispatchQueue(label: "hearth.postgres.feed")
     private var connection: PGConnection?  // confined to queue
     private var delivered: Int64 = 0  // confined to queue
+    /// Whether `connection` holds the snapshot of the last read, still open (confined to queue).
+    private var snapshotOpen = false
     private let listenerThread = DispatchQueue(label: "hearth.postgres.listen")
     /// The listener's first connection, opened in `init` so that a node short of
     /// connections learns it at start (`PostgresEngine.connections(for:)`); after `init`
@@ -78,7 +84,7 @@ final class ChangeFeed: @unchecked Sendable {
     func stop() {
         guard running.exchange(false, ordering: .sequentiallyConsistent) else { return }
         stopped.wait()
-        queue.sync { connection = nil }
+        queue.sync { (connection, snapshotOpen) = (nil, false) }
     }
 
     private func listen() {
@@ -119,6 +125,14 @@ final class ChangeFeed: @unchecked Sendable {
         queue.sync { connection?.exchanges ?? 0 }
     }
 
+    /// The server process of the feed's reading session (tests look at its state and end it).
+    func sessionForTesting() throws -> Int64 {
+        try queue.sync { () throws -> Int64 in
+            guard let connection else { throw StoreError.corrupt("the feed is stopped") }
+            return try connection.query("SELECT pg_backend_pid()").int64(0, 0)
+        }
+    }
+
     /// Delivers every change up to at least `seq` (the writer's batch, whose live records
     /// in `local` carry what only the writer knows), then returns.
     func deliver(through seq: Int64, local: [Change]) {
@@ -140,37 +154,61 @@ final class ChangeFeed: @unchecked Sendable {
     /// Reads and delivers what is newer than `delivered` (on `queue`).
     private func catchUp(local: [Change]) {
         if paused { return }
-        do {
-            if connection == nil || connection?.isBrokenNow == true { connection = try PGConnection(url: url) }
-            guard let connection else { return }
-            let byNumber = Dictionary(local.map { ($0.seq, $0) }, uniquingKeysWith: { first, _ in first })
-            while true {
-                // One round trip: the snapshot and what is new in it (then the COMMIT, after
-                // the changes were handed on with a view of that snapshot).
-                let read = connection.runPipelined([.init(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"), .init(sql: PostgresTreeView.oldestChangeSQL),
-                                                    .init(sql: PostgresTreeView.changesAfterSQL, params: [.int(delivered), .int(Int64(Self.batchRows))])])
-                do {
-                    if let failure = read.failure { throw failure }
-                    let view = PostgresTreeView(connection: connection)
-                    let (changes, oldest) = try PostgresTreeView.changes(read.results[2], oldest: read.results[1])
-                    if let oldest, oldest > delivered + 1, let first = changes.first, first.seq == oldest {
-                        // Trimmed before this node read them: numbers are gap-free, so
-                        // everything from `delivered + 1` to just before the oldest is gone.
-                        onGap(delivered + 1, oldest - 1)
-                    }
-                    if !changes.isEmpty {
-                        onCommit(changes.map { byNumber[$0.seq] ?? $0 }, view)
-                        delivered = changes[changes.count - 1].seq
-                    }
-                    try connection.execute("COMMIT")
-                    if changes.count < Self.batchRows { return }
-                } catch {
-                    try? connection.execute("ROLLBACK")
-                    throw error
+        let byNumber = Dictionary(local.map { ($0.seq, $0) }, uniquingKeysWith: { first, _ in first })
+        // A session the server ended while a snapshot was open (a restart, a failover, its
+        // idle-in-transaction timeout) is not seen by `isBrokenNow`, which probes only idle
+        // sessions: the read fails on it, and is made once more on a new session.
+        var mayReconnect = snapshotOpen
+        while true {
+            do {
+                if connection == nil || connection?.isBrokenNow == true {
+                    (snapshotOpen, mayReconnect) = (false, false)  // one attempt to connect per catch-up
+                    connection = try PGConnection(url: url)
                 }
+                guard let connection else { return }
+                if try !readOnce(connection, byNumber: byNumber) { return }
+            } catch {
+                // Retried at the next wake-up or poll, unless the session was found gone.
+                guard mayReconnect, connection?.isBroken == true else { return }
+                mayReconnect = false
             }
+        }
+    }
+
+    /// One read: the previous read's COMMIT when its snapshot is still open, a new snapshot
+    /// and the changes after `delivered` in it, in one exchange; the changes are handed on
+    /// with a view of that snapshot, which stays open. Returns whether more may be waiting
+    /// (a full page).
+    private func readOnce(_ connection: PGConnection, byNumber: [Int64: Change]) throws(StoreError) -> Bool {
+        let closing: [PGConnection.Statement] = snapshotOpen ? [.init(sql: "COMMIT")] : []
+        let read = connection.runPipelined(closing + [.init(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"), .init(sql: PostgresTreeView.oldestChangeSQL),
+                                                      .init(sql: PostgresTreeView.changesAfterSQL, params: [.int(delivered), .int(Int64(Self.batchRows))])])
+        let at = closing.count
+        do throws(StoreError) {
+            if let failure = read.failure { throw failure }
+            snapshotOpen = true
+            let (changes, oldest) = try PostgresTreeView.changes(read.results[at + 2], oldest: read.results[at + 1])
+            if let oldest, oldest > delivered + 1, let first = changes.first, first.seq == oldest {
+                // Trimmed before this node read them: numbers are gap-free, so
+                // everything from `delivered + 1` to just before the oldest is gone.
+                onGap(delivered + 1, oldest - 1)
+            }
+            if changes.isEmpty {
+                // Nothing new (a poll, or a wake-up for what was delivered): no snapshot is
+                // left open while the feed is idle.
+                snapshotOpen = false
+                try connection.execute("COMMIT")
+                return false
+            }
+            onCommit(changes.map { byNumber[$0.seq] ?? $0 }, PostgresTreeView(connection: connection))
+            delivered = changes[changes.count - 1].seq
+            return changes.count == Self.batchRows
         } catch {
-            // Retried at the next wake-up or poll.
+            // Ends whichever transaction is open, if any: the old one when its COMMIT
+            // failed, the new one when a read did.
+            snapshotOpen = false
+            try? connection.execute("ROLLBACK")
+            throw error
         }
     }
 }

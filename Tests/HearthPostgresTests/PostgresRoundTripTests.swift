@@ -99,23 +99,75 @@ import Testing
         #expect(try engine.changes(after: 0, limit: 10).changes.map(\.seq) == [1, 2])
     }
 
-    /// The feed's read (after a batch of this node's, or a wake-up): the snapshot and the
-    /// changes in it in one round trip, then the COMMIT after they were handed on.
-    @Test func aFeedReadTakesTwoRoundTrips() throws {
+    /// The change numbers a feed handed on, in order.
+    private final class Heard: Sendable {
+        let seqs = Mutex<[Int64]>([])
+        var all: [Int64] { seqs.withLock { $0 } }
+    }
+
+    /// An engine on a new database, a feed on it that is not started (no listener: only the
+    /// reads a test asks for) recording the numbers it hands on, and a session to look on.
+    private static func feedBesideAnEngine() throws -> (PostgresEngine, ChangeFeed, Heard, PGConnection) {
         let url = try PostgresCluster.shared().makeDatabase()
         let engine = try PostgresEngine(url: url)
+        let heard = Heard()
+        do {
+            let feed = try ChangeFeed(url: url, onCommit: { changes, _ in heard.seqs.withLock { $0 += changes.map(\.seq) } })
+            return (engine, feed, heard, try PGConnection(url: url))
+        } catch {
+            engine.close()
+            throw error
+        }
+    }
+
+    /// The feed's read (after a batch of this node's, or a wake-up): the previous read's
+    /// COMMIT, the new snapshot and the changes in it in one round trip; the snapshot stays
+    /// open after the changes were handed on with a view of it. A read that finds nothing
+    /// new commits at once, so no snapshot is left open while the feed is idle.
+    @Test func aFeedReadTakesOneRoundTripAndLeavesNoSnapshotOpenWhenIdle() throws {
+        let (engine, feed, heard, observer) = try Self.feedBesideAnEngine()
         defer { engine.close() }
-        let heard = Mutex<[Int64]>([])
-        // Not started: no listener, only the reads asked for here.
-        let feed = try ChangeFeed(url: url, onCommit: { changes, _ in heard.withLock { $0 += changes.map(\.seq) } })
+        let session = try feed.sessionForTesting()
+        func state() throws -> String {
+            try observer.query("SELECT state FROM pg_stat_activity WHERE pid = $1", [.int(session)]).text(0, 0)
+        }
+        #expect(try state() == "idle")
         for seq in 1...3 {
             try engine.writeSync(.set(WriteEntry(path: Self.path("/f/\(seq)"), value: .int(Int64(seq)))), check: nil)
             let before = feed.exchangesForTesting()
             feed.deliver(through: Int64(seq), local: [])
-            #expect(feed.exchangesForTesting() - before == 2)
+            #expect(feed.exchangesForTesting() - before == 1)
+            #expect(try state() == "idle in transaction")
         }
-        #expect(heard.withLock { $0 } == [1, 2, 3])
+        #expect(heard.all == [1, 2, 3])
         #expect(feed.deliveredSeq == 3)
+        // Nothing new: the open snapshot's COMMIT goes with the read, and the read's own
+        // COMMIT follows it.
+        let before = feed.exchangesForTesting()
+        feed.setPausedForTesting(false)
+        #expect(feed.exchangesForTesting() - before == 2)
+        #expect(try state() == "idle")
+        #expect(heard.all == [1, 2, 3])
+    }
+
+    /// A session the server ends while the feed's snapshot is open (a restart, a failover,
+    /// its idle-in-transaction timeout) is not seen before the next read is sent on it: that
+    /// read fails, and the feed reads again at once on a new session, so the writer's
+    /// delivery does not wait for the next wake-up.
+    @Test func aFeedWhoseSessionEndedWithItsSnapshotOpenReadsAgainOnANewOne() throws {
+        let (engine, feed, heard, observer) = try Self.feedBesideAnEngine()
+        defer { engine.close() }
+        try engine.writeSync(.set(WriteEntry(path: Self.path("/g/1"), value: 1)), check: nil)
+        feed.deliver(through: 1, local: [])
+        let session = try feed.sessionForTesting()
+        #expect(try observer.query("SELECT state FROM pg_stat_activity WHERE pid = $1", [.int(session)]).text(0, 0) == "idle in transaction")
+        // Waits up to 10 s for the session's process to be gone.
+        #expect(try observer.query("SELECT pg_terminate_backend($1::int, 10000)", [.int(session)]).bool(0, 0))
+        try engine.writeSync(.set(WriteEntry(path: Self.path("/g/2"), value: 2)), check: nil)
+        feed.deliver(through: 2, local: [])
+        #expect(feed.deliveredSeq == 2)
+        #expect(heard.all == [1, 2])
+        #expect(try feed.sessionForTesting() != session)
     }
 
     /// A wake-up whose numbers were all delivered already (a node's own batch) needs no
