@@ -278,112 +278,10 @@ enum PostgresSchema {
             last_due_at  bigint NOT NULL
         );
         """,
-        // 9: a batch's writes applied in one round trip (docs/design.md §3): each write's
-        // entries, ancestors, leaves and priorities are slices of the arrays (the *_ends
-        // arrays hold where each write's slice ends, 1-based, inclusive). The writes run in
-        // order as `hearth_apply` runs one; a write that would replace more than max_replace
-        // rows is skipped (-1 in the answer) and takes no number: the others are numbered
-        // from base_seq + 1 in order, and logged together at the end. The answer holds each
-        // write's replaced row count. `hearth_apply` stays for nodes of the previous
-        // release until they are replaced.
-        """
-        CREATE FUNCTION hearth_apply_batch(
-            max_replace bigint, base_seq bigint, change_at bigint, disjoint boolean, entry_writes int[],
-            entry_ends int[], entries text[], ancestor_ends int[], ancestors text[],
-            leaf_ends int[], leaf_paths text[], leaf_kinds smallint[], leaf_ints bigint[], leaf_doubles float8[], leaf_strings text[],
-            prio_ends int[], prio_paths text[], prio_kinds smallint[], prio_ints bigint[], prio_doubles float8[], prio_strings text[],
-            change_paths text[], change_kinds text[], change_data text[]
-        ) RETURNS bigint[] LANGUAGE plpgsql AS $$
-        DECLARE
-            counts bigint[] := '{}';
-            seqs bigint[] := '{}';
-            seq bigint := base_seq;
-            n bigint;
-            p text;
-            e0 int := 1; a0 int := 1; l0 int := 1; q0 int := 1;
-        BEGIN
-            -- Writes whose entries are all unrelated (none equal to, above or below another
-            -- write's; no root) cannot see each other: set-based, in a few statements.
-            IF disjoint THEN
-                SELECT array_agg(coalesce(c.n, 0) ORDER BY g.w) INTO counts
-                FROM generate_series(1, coalesce(cardinality(change_paths), 0)) AS g(w)
-                LEFT JOIN (SELECT e.w, sum((SELECT count(*) FROM nodes WHERE path = e.p)
-                                           + (SELECT count(*) FROM (SELECT 1 FROM nodes WHERE path >= e.p || '/' AND path < e.p || '0'
-                                                                    LIMIT max_replace + 1) AS s))::bigint AS n
-                           FROM unnest(entry_writes, entries) AS e(w, p) GROUP BY e.w) AS c ON c.w = g.w;
-                IF NOT EXISTS (SELECT 1 FROM unnest(counts) AS c(n) WHERE c.n > max_replace) THEN
-                    DELETE FROM nodes WHERE path = ANY(entries) OR path = ANY(ancestors);
-                    DELETE FROM nodes USING unnest(entries) AS e(p) WHERE path >= e.p || '/' AND path < e.p || '0';
-                    DELETE FROM priorities WHERE path = ANY(entries);
-                    DELETE FROM priorities USING unnest(entries) AS e(p) WHERE path >= e.p || '/' AND path < e.p || '0';
-                    INSERT INTO nodes(path, kind, ival, dval, sval)
-                    SELECT * FROM unnest(leaf_paths, leaf_kinds, leaf_ints, leaf_doubles, leaf_strings);
-                    INSERT INTO priorities(path, kind, ival, dval, sval)
-                    SELECT * FROM unnest(prio_paths, prio_kinds, prio_ints, prio_doubles, prio_strings)
-                    ON CONFLICT (path) DO UPDATE SET kind = excluded.kind, ival = excluded.ival, dval = excluded.dval, sval = excluded.sval;
-                    INSERT INTO changes(seq, path, kind, data, at)
-                    SELECT base_seq + u.w, u.cp, u.ck, u.cd, change_at
-                    FROM unnest(change_paths, change_kinds, change_data) WITH ORDINALITY AS u(cp, ck, cd, w) ORDER BY u.w;
-                    RETURN counts;
-                END IF;
-                counts := '{}';  -- one write is too large: one by one, below
-            END IF;
-            FOR w IN 1..coalesce(cardinality(change_paths), 0) LOOP
-                n := 0;
-                FOR k IN e0..entry_ends[w] LOOP
-                    p := entries[k];
-                    IF p = '' THEN
-                        n := n + (SELECT count(*) FROM (SELECT 1 FROM nodes LIMIT greatest(0, max_replace + 1 - n)) AS s);
-                    ELSE
-                        n := n + (SELECT count(*) FROM nodes WHERE path = p);
-                        n := n + (SELECT count(*) FROM (SELECT 1 FROM nodes WHERE path >= p || '/' AND path < p || '0'
-                                  LIMIT greatest(0, max_replace + 1 - n)) AS s);
-                    END IF;
-                    EXIT WHEN n > max_replace;
-                END LOOP;
-                IF n > max_replace THEN
-                    counts := array_append(counts, (-1)::bigint);
-                    seqs := array_append(seqs, NULL::bigint);
-                ELSE
-                    FOR k IN e0..entry_ends[w] LOOP
-                        p := entries[k];
-                        IF p = '' THEN
-                            DELETE FROM nodes;
-                            DELETE FROM priorities;
-                        ELSE
-                            DELETE FROM nodes WHERE path = p;
-                            DELETE FROM nodes WHERE path >= p || '/' AND path < p || '0';
-                            DELETE FROM priorities WHERE path = p;
-                            DELETE FROM priorities WHERE path >= p || '/' AND path < p || '0';
-                        END IF;
-                    END LOOP;
-                    IF ancestor_ends[w] >= a0 THEN
-                        DELETE FROM nodes WHERE path = ANY(ancestors[a0:ancestor_ends[w]]);
-                    END IF;
-                    IF leaf_ends[w] >= l0 THEN
-                        INSERT INTO nodes(path, kind, ival, dval, sval)
-                        SELECT * FROM unnest(leaf_paths[l0:leaf_ends[w]], leaf_kinds[l0:leaf_ends[w]], leaf_ints[l0:leaf_ends[w]],
-                                             leaf_doubles[l0:leaf_ends[w]], leaf_strings[l0:leaf_ends[w]]);
-                    END IF;
-                    IF prio_ends[w] >= q0 THEN
-                        INSERT INTO priorities(path, kind, ival, dval, sval)
-                        SELECT * FROM unnest(prio_paths[q0:prio_ends[w]], prio_kinds[q0:prio_ends[w]], prio_ints[q0:prio_ends[w]],
-                                             prio_doubles[q0:prio_ends[w]], prio_strings[q0:prio_ends[w]])
-                        ON CONFLICT (path) DO UPDATE SET kind = excluded.kind, ival = excluded.ival, dval = excluded.dval, sval = excluded.sval;
-                    END IF;
-                    seq := seq + 1;
-                    counts := array_append(counts, n);
-                    seqs := array_append(seqs, seq);
-                END IF;
-                e0 := entry_ends[w] + 1; a0 := ancestor_ends[w] + 1; l0 := leaf_ends[w] + 1; q0 := prio_ends[w] + 1;
-            END LOOP;
-            INSERT INTO changes(seq, path, kind, data, at)
-            SELECT s, cp, ck, cd, change_at FROM unnest(seqs, change_paths, change_kinds, change_data) AS u(s, cp, ck, cd)
-            WHERE s IS NOT NULL ORDER BY s;
-            RETURN counts;
-        END
-        $$;
-        """,
+        // 9: a batch's writes applied in one round trip (docs/design.md §3), by
+        // `hearth_apply_batch` (`applyBatchFunction`). `hearth_apply` stays for nodes of the
+        // previous release until they are replaced.
+        applyBatchFunction,
         // 10: a batch's mark also records the batch's last change number, so a node that
         // lost the answer to a COMMIT sent with the batch's last writes learns their numbers.
         """
@@ -394,6 +292,10 @@ enum PostgresSchema {
         """
         ALTER TABLE hearth_batches ADD COLUMN base_seq bigint;
         """,
+        // 12: `hearth_apply_batch` again, as migration 9 now creates it: a batch of unrelated
+        // writes deletes each entry's subtree through rows found in the index, entry by
+        // entry, where it joined the entries to `nodes` (see `applyBatchFunction`).
+        applyBatchFunction,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -330,6 +330,53 @@ import Testing
         #expect(try engine.changes(after: 0, limit: 10).changes.map(\.seq) == [1, 2, 3, 4, 5, 6, 7])
     }
 
+    /// A batch of unrelated writes finds the rows it replaces in the primary key, whatever the
+    /// table's size: no statement of the call reads `nodes` or `priorities` whole. With the
+    /// statistics of a table of 6,400 rows, the subtree deletes joined to the entries did (a
+    /// ninth of the table estimated per entry), and so did the delete of the entries and
+    /// their ancestors (a filter on two arrays). The writes replace a leaf, an object with a
+    /// priority and nothing, and the tree after them is exact.
+    @Test(arguments: [500, 2_000, 6_400, 26_400, 120_000])
+    func aBatchOfUnrelatedWritesScansNoTableWhole(rows: Int) throws {
+        let connection = try PGConnection(url: try PostgresCluster.shared().makeDatabase())
+        try PostgresSchema.migrate(connection)
+        try connection.execute("""
+            INSERT INTO nodes(path, kind, ival) SELECT 'big/' || g || '/x', \(LeafKind.int.rawValue), g FROM generate_series(1, \(rows)) g;
+            INSERT INTO priorities(path, kind, ival) SELECT 'big/' || g, \(LeafKind.int.rawValue), g FROM generate_series(1, \(rows)) g;
+            INSERT INTO nodes(path, kind, ival) VALUES ('w/0/7', \(LeafKind.int.rawValue), 1), ('w/1/7/a', \(LeafKind.int.rawValue), 2),
+                                                       ('w/1/7/b', \(LeafKind.int.rawValue), 3);
+            INSERT INTO priorities(path, kind, ival) VALUES ('w/1/7', \(LeafKind.int.rawValue), 9);
+            ANALYZE nodes; ANALYZE priorities
+            """)
+        // A table's count is of its whole-table scans, an index's of its scans, by this
+        // session and not yet reported (never inside a transaction): the difference across
+        // the batch is the batch's.
+        func scans() throws -> [Int64] {
+            let counts = try connection.query("""
+                SELECT pg_stat_get_xact_numscans('nodes'::regclass), pg_stat_get_xact_numscans('priorities'::regclass),
+                       pg_stat_get_xact_numscans('nodes_pkey'::regclass)
+                """)
+            return (0..<3).map { counts.int64(0, $0) }
+        }
+        try connection.execute("BEGIN")
+        let before = try scans()
+        let writer = PostgresTreeWriter(connection: connection, maxReplaced: 1_000, at: 1, lastSeq: 0)
+        for i in 0..<10 {
+            let operation = WriteOperation.set(WriteEntry(path: Self.path("/w/\(i)/7"), value: .int(Int64(100 + i))))
+            try writer.add(operation, as: Change.record(of: operation, seq: 0, at: 1), ticket: i)
+        }
+        // Any other statement sends the queue first, in this transaction.
+        let during = zip(try scans(), before).map { $0 - $1 }
+        #expect(writer.outcomes.map(\.seq) == (1...10).map { $0 })
+        #expect(during[0] == 0 && during[1] == 0, "whole-table scans of nodes, priorities: \(during[0]), \(during[1])")
+        #expect(during[2] > 0, "the writes looked nodes up in its index")
+        let written = try connection.query("SELECT path, ival FROM nodes WHERE path >= 'w/' AND path < 'w0' ORDER BY path")
+        #expect((0..<written.rowCount).map { "\(written.text($0, 0))=\(written.int64($0, 1))" } == (0..<10).map { "w/\($0)/7=\(100 + $0)" })
+        #expect(try connection.query("SELECT count(*) FROM priorities WHERE path >= 'w/' AND path < 'w0'").int64(0, 0) == 0)
+        #expect(try connection.query("SELECT count(*) FROM nodes").int64(0, 0) == Int64(rows + 10))
+        try connection.execute("ROLLBACK")
+    }
+
     @Test func aQueueLongerThanAStatementsLimitsIsSentInSeveral() throws {
         let url = try PostgresCluster.shared().makeDatabase()
         let connection = try PGConnection(url: url)

@@ -20,7 +20,7 @@ import Testing
 
         let engine = try PostgresEngine(url: url)
         defer { engine.close() }
-        #expect(PostgresSchema.currentVersion == 11)
+        #expect(PostgresSchema.currentVersion == 12)
         #expect(try connection.query("SELECT value FROM hearth_meta WHERE key = 'schema_version'").int64(0, 0) == Int64(PostgresSchema.currentVersion))
         #expect(try engine.readSync { try $0.value(at: .root) } == ["a": 5])
         let outcome = try engine.writeSync(.set(WriteEntry(path: try DataPath(string: "/b"), value: 1)), check: nil) { _, _ in
