@@ -18,6 +18,9 @@
 #
 # Knobs (env): A_BIN, B_BIN (required: two hearth binaries) NODES (1) ROUNDS (8)
 #   CONNS (32: connections per build) SECONDS_PER (10) PG_BINDIR KEEP_WORK=1
+#   SEED_ROWS (0): rows put in each database's tree before the load (leaves under /seed,
+#   written straight into `nodes`), then ANALYZE, as a database in use for a while holds
+#   them (a fresh one's tables are never analysed within a run)
 # Results: $RESULTS (.jsonl, one line per build per round) and a table on stdout: each
 # round's writes/s for A and B and their ratio, each build's CPU per write in its nodes and
 # in its PostgreSQL sessions (/proc/<pid>/stat), then the median ratio, the geometric mean and in how many rounds B
@@ -27,7 +30,7 @@ source "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 CONNS=${CONNS:-32}  # before bench_init, whose default is 64
 bench_init nodes-ab
 : "${A_BIN:?set A_BIN and B_BIN to two hearth binaries}" "${B_BIN:?set A_BIN and B_BIN to two hearth binaries}"
-NODES=${NODES:-1}; ROUNDS=${ROUNDS:-8}; SECONDS_PER=${SECONDS_PER:-10}
+NODES=${NODES:-1}; ROUNDS=${ROUNDS:-8}; SECONDS_PER=${SECONDS_PER:-10}; SEED_ROWS=${SEED_ROWS:-0}
 PG_BINDIR=${PG_BINDIR:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
 [ -x "$PG_BINDIR/initdb" ] || { echo "no PostgreSQL (initdb) in $PG_BINDIR; apt-get install postgresql" >&2; exit 1; }
 for bin in "$A_BIN" "$B_BIN"; do [ -x "$bin" ] || { echo "not an executable: $bin" >&2; exit 2; }; done
@@ -39,7 +42,7 @@ echo '{"rules": {".read": true, ".write": true}}' > "$WORK/rules.json"
   HEARTH_BIN=$A_BIN machine_facts | grep -v '^wrk\|^hearth:'
   echo "postgresql: $("$PG_BINDIR/postgres" --version), fsync on, synchronous_commit on"
   echo "A: $A_BIN ($(sha256sum "$A_BIN" | cut -c1-12)); B: $B_BIN ($(sha256sum "$B_BIN" | cut -c1-12))"
-  echo "settings: $ROUNDS rounds of ${SECONDS_PER}s, $NODES node(s) and $CONNS connections per build"
+  echo "settings: $ROUNDS rounds of ${SECONDS_PER}s, $NODES node(s) and $CONNS connections per build, $SEED_ROWS rows seeded"
 } | tee "$RESULTS.meta" >&2
 
 # start_set NAME BIN DB: NODES nodes of BIN on database DB; sets SET_PORTS and SET_PIDS.
@@ -67,6 +70,11 @@ for round in $(seq 1 "$ROUNDS"); do
     if [ "$set" = a ]; then start_set a "$A_BIN" "a_$round"; A_PORTS=$SET_PORTS; A_PIDS=$SET_PIDS
     else start_set b "$B_BIN" "b_$round"; B_PORTS=$SET_PORTS; B_PIDS=$SET_PIDS; fi
   done
+  if [ "$SEED_ROWS" -gt 0 ]; then
+    for set in a b; do
+      DB=${set}_$round psql_admin -c "INSERT INTO nodes(path, kind, ival) SELECT 'seed/' || g, 2, g FROM generate_series(1, $SEED_ROWS) g" -c "ANALYZE"
+    done
+  fi
   load_before=$(cut -d' ' -f1 /proc/loadavg)
   # Each build's PostgreSQL sessions (they stay open for the run).
   A_PG=$(psql_admin -At -c "SELECT pid FROM pg_stat_activity WHERE datname = 'a_$round'" | tr '\n' ' ')
