@@ -72,6 +72,7 @@ for round in $(seq 1 "$ROUNDS"); do
   done
   if [ "$SEED_ROWS" -gt 0 ]; then
     for set in a b; do
+      # kind 2 is an integer leaf (LeafKind.int in HearthStore), as the engines store one
       DB=${set}_$round psql_admin -c "INSERT INTO nodes(path, kind, ival) SELECT 'seed/' || g, 2, g FROM generate_series(1, $SEED_ROWS) g" -c "ANALYZE"
     done
   fi
