@@ -94,6 +94,8 @@ struct Options: Sendable {
     process: T epoll threads own the connections, one thread writes. One JSON line on stdout
     (and appended to --out). --paths own: each connection listens on its own path and the
     writer PUTs to the first connection's path. TOKEN may be given as @FILE.
+    hearth-load floor [--port 0] [--threads CPUS]: the floor of a push, a server for this
+    client that only sends each push (scripts/bench/push_floor.sh).
     """
 
     static func parse(_ arguments: [String]) throws(LoadError) -> Options {

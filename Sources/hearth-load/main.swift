@@ -5,6 +5,8 @@ import HearthSystem
 
 // hearth-load: the benchmarks' load generator. See Options.usage and
 // scripts/bench/wire.sh; one JSON result line on stdout, progress on stderr.
+// `hearth-load floor` is the push floor's server instead (FloorOptions.usage,
+// scripts/bench/push_floor.sh).
 
 func runLoad(_ arguments: [String]) -> Int32 {
     do {
@@ -34,4 +36,5 @@ func runLoad(_ arguments: [String]) -> Int32 {
     }
 }
 
-exit(runLoad(Array(CommandLine.arguments.dropFirst())))
+let arguments = Array(CommandLine.arguments.dropFirst())
+exit(arguments.first == "floor" ? runFloor(arguments) : runLoad(arguments))

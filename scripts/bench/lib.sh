@@ -159,6 +159,38 @@ loadgen_note() {
   fi
 }
 
+# fanout_limits N: exits when the open-file limit cannot hold N client connections beside
+# the server's own descriptors; exports Hearth's stream and connection limits for N (per
+# address as well: every client connection comes from loopback). Sets NOFILE.
+fanout_limits() {
+  local n=$1
+  NOFILE=$(ulimit -n)
+  if [ $((n + 300)) -gt "$NOFILE" ]; then
+    echo "open-file limit $NOFILE (hard limit $(ulimit -Hn)) is too low for $n connections" >&2; exit 1
+  fi
+  export HEARTH_MAX_STREAMS=${HEARTH_MAX_STREAMS:-$((n + 200))}
+  export HEARTH_MAX_STREAMS_PER_ADDRESS=${HEARTH_MAX_STREAMS_PER_ADDRESS:-$HEARTH_MAX_STREAMS}
+  export HEARTH_MAX_CONNECTIONS=${HEARTH_MAX_CONNECTIONS:-$((NOFILE - 100))}
+  export HEARTH_MAX_CONNECTIONS_PER_ADDRESS=${HEARTH_MAX_CONNECTIONS_PER_ADDRESS:-$HEARTH_MAX_CONNECTIONS}
+}
+
+# seed_fanout NAME: a fresh Hearth in $WORK/hearth-data, seeded as the fan-out runs expect
+# (the reference rules, READERS readers x 20 favourites, 50 writers and the SSE user, every
+# one signed in), then stopped: the fixtures in $WORK/hearth-fixtures.json, the access line
+# in $RESULTS.meta, and with LOADGEN=compiled the load generator's user (loadgen_user).
+# NAME is the calling script, for the message when the build has no accounts.
+seed_fanout() {
+  log "Hearth: fresh data dir, reference rules + ID tokens, $READERS readers x 20 favourites + 50 writers + the SSE user"
+  start_hearth "$WORK/hearth-data"
+  [ "${AUTH_MODE:-0}" = 1 ] || { echo "this Hearth build has no accounts; $1 needs auth mode" >&2; exit 1; }
+  echo "hearth access: $ACCESS_NOTE; $(auth_header_note)" | tee -a "$RESULTS.meta" >&2
+  retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json" auth
+  python3 "$BENCH_DIR/hearth_setup.py" --base "$HEARTH_URL" --target "$WORK/hearth.json" \
+    --out "$WORK/hearth-fixtures.json" --readers "$READERS" --auth >&2
+  stop_hearth
+  [ "$LOADGEN" != compiled ] || loadgen_user "$WORK/hearth-fixtures.json"
+}
+
 # loadgen_user FIXTURES: the SSE user's uid (LOADGEN_UID) and its ID token in a file of the
 # work dir (LOADGEN_TOKEN_FILE; hearth-load reads --token @FILE, so no token on a command line).
 loadgen_user() {

@@ -59,15 +59,8 @@ READERS=${READERS:-50}
 PB_VERSION=${PB_VERSION:-0.40.6}
 PB_VENV=${PB_VENV:-${TMPDIR:-/tmp}/hearth-bench-pb-venv}
 HEARTH_ONLY=${HEARTH_ONLY:-0}
-NOFILE=$(ulimit -n)
 max_n=0; for n in ${SSE_NS//,/ }; do [ "$n" -gt "$max_n" ] && max_n=$n; done
-if [ $((max_n + 200)) -gt "$NOFILE" ]; then
-  echo "open-file limit $NOFILE (hard limit $(ulimit -Hn)) is too low for $max_n streams" >&2; exit 1
-fi
-export HEARTH_MAX_STREAMS=${HEARTH_MAX_STREAMS:-$((max_n + 100))}
-export HEARTH_MAX_STREAMS_PER_ADDRESS=${HEARTH_MAX_STREAMS_PER_ADDRESS:-$HEARTH_MAX_STREAMS}
-export HEARTH_MAX_CONNECTIONS=${HEARTH_MAX_CONNECTIONS:-$((NOFILE - 100))}
-export HEARTH_MAX_CONNECTIONS_PER_ADDRESS=${HEARTH_MAX_CONNECTIONS_PER_ADDRESS:-$HEARTH_MAX_CONNECTIONS}
+fanout_limits "$max_n"
 build_hearth
 build_loadgen
 
@@ -100,16 +93,8 @@ start_pb() {
   echo "pocketbase pid $PB_PID on http://$PB_ADDR" >&2
 }
 
-log "Hearth: fresh data dir, reference rules + ID tokens, $READERS readers x 20 favourites + 50 writers + the SSE user"
-start_hearth "$WORK/hearth-data"
-[ "${AUTH_MODE:-0}" = 1 ] || { echo "this Hearth build has no accounts; streams.sh needs auth mode" >&2; exit 1; }
-echo "hearth access: $ACCESS_NOTE; $(auth_header_note)" | tee -a "$RESULTS.meta" >&2
-retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json" auth
-python3 "$BENCH_DIR/hearth_setup.py" --base "$HEARTH_URL" --target "$WORK/hearth.json" \
-  --out "$WORK/hearth-fixtures.json" --readers "$READERS" --auth >&2
+seed_fanout streams.sh
 echo "data: $READERS reader users x 20 favourites + 50 writer users + the SSE user$([ "$HEARTH_ONLY" = 1 ] || echo ' on both servers')" | tee -a "$RESULTS.meta" >&2
-stop_hearth
-[ "$LOADGEN" != compiled ] || loadgen_user "$WORK/hearth-fixtures.json"
 
 
 # run_sse WHO N RATE RUN: one harness sse run of WHO (hearth | pocketbase), each attempt on

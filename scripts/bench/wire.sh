@@ -120,15 +120,8 @@ if [ "$IDLE_RATE" != 0 ] && [ "$LOADGEN" != compiled ]; then
   echo "IDLE_RATE needs LOADGEN=compiled (wire.py writes to one location, not to one connection's path)" >&2; exit 2
 fi
 
-NOFILE=$(ulimit -n)
 max_n=0; for n in ${WIRE_NS//,/ }; do [ "$n" -gt "$max_n" ] && max_n=$n; done
-if [ $((max_n + 300)) -gt "$NOFILE" ]; then
-  echo "open-file limit $NOFILE (hard limit $(ulimit -Hn)) is too low for $max_n connections" >&2; exit 1
-fi
-export HEARTH_MAX_STREAMS=${HEARTH_MAX_STREAMS:-$((max_n + 200))}
-export HEARTH_MAX_STREAMS_PER_ADDRESS=${HEARTH_MAX_STREAMS_PER_ADDRESS:-$HEARTH_MAX_STREAMS}
-export HEARTH_MAX_CONNECTIONS=${HEARTH_MAX_CONNECTIONS:-$((NOFILE - 100))}
-export HEARTH_MAX_CONNECTIONS_PER_ADDRESS=${HEARTH_MAX_CONNECTIONS_PER_ADDRESS:-$HEARTH_MAX_CONNECTIONS}
+fanout_limits "$max_n"
 build_hearth
 build_loadgen
 [ "$HEARTH_ONLY" = 1 ] || ensure_pocketbase
@@ -154,15 +147,7 @@ if [ "$HEARTH_ONLY" != 1 ] && ! skip sse && [ -z "${PB_SEED:-}" ]; then
   export PB_SEED=$WORK/pb-seed
 fi
 
-log "Hearth: fresh data dir, reference rules + ID tokens, $READERS readers x 20 favourites + 50 writers + the SSE user"
-start_hearth "$WORK/hearth-data"
-[ "${AUTH_MODE:-0}" = 1 ] || { echo "this Hearth build has no accounts; wire.sh needs auth mode" >&2; exit 1; }
-echo "hearth access: $ACCESS_NOTE; $(auth_header_note)" | tee -a "$RESULTS.meta" >&2
-retarget "$BENCH_DIR/targets/hearth.json" "$HEARTH_URL" "$WORK/hearth.json" auth
-python3 "$BENCH_DIR/hearth_setup.py" --base "$HEARTH_URL" --target "$WORK/hearth.json" \
-  --out "$WORK/hearth-fixtures.json" --readers "$READERS" --auth >&2
-stop_hearth
-[ "$LOADGEN" != compiled ] || loadgen_user "$WORK/hearth-fixtures.json"
+seed_fanout wire.sh
 
 
 # run_wire KIND N RATE RUN: KIND idle (each connection on its own path, no writes) or fanout
