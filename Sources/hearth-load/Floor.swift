@@ -8,16 +8,20 @@ import Synchronization
 struct FloorOptions: Sendable {
     var port = 0
     var threads = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    /// Connections held at once, setting up or live; `runFloor` lowers it under the
+    /// open-file limit, so `accept` never fails for want of a descriptor.
+    var maxConnections = FloorLimits.maxConnections
 
     static let usage = """
-    usage: hearth-load floor [--port 0] [--threads CPUS]
+    usage: hearth-load floor [--port 0] [--threads CPUS] [--max-connections N]
     The floor of a push: a server that does nothing per push but the kernel's send of the
     push's bytes to each listening connection, for `hearth-load fanout` (wire or SSE, one
     location) to measure beside Hearth. It answers the upgrade, the wire handshake, auth and
     listen, and event-stream requests, without checking tokens; each POST <location>.json
     is answered with a name, then its push (Hearth's envelope and length) goes out on every
     live connection from THREADS sender threads, each sending to its share with one send()
-    per connection from one buffer. Listens on 127.0.0.1 and prints "port N" on stdout.
+    per connection from one buffer. Past N connections held (at most the open-file limit)
+    a new one is closed at once. Listens on 127.0.0.1 and prints "port N" on stdout.
     """
 
     static func parse(_ arguments: [String]) throws(LoadError) -> FloorOptions {
@@ -37,6 +41,11 @@ struct FloorOptions: Sendable {
                     throw .usage("--threads must be 1...\(FloorLimits.maxThreads), not \(text)")
                 }
                 options.threads = threads
+            case "--max-connections":
+                guard let count = Int(text), (1...FloorLimits.maxConnections).contains(count) else {
+                    throw .usage("--max-connections must be 1...\(FloorLimits.maxConnections), not \(text)")
+                }
+                options.maxConnections = count
             default:
                 throw .usage("unknown option \(name)\n\(usage)")
             }
@@ -60,8 +69,12 @@ final class FloorSender: Sendable {
     let inbox = Mutex(Inbox())
     let waker: EventWaker
     let stop = Atomic<Bool>(false)
+    private let control: FloorControl
 
-    init() throws(SystemError) { waker = try EventWaker() }
+    init(control: FloorControl) throws(SystemError) {
+        waker = try EventWaker()
+        self.control = control
+    }
 
     /// Queues a push (from the main thread) and wakes the sender.
     func push(wire: [UInt8], sse: [UInt8]) {
@@ -87,8 +100,8 @@ final class FloorSender: Sendable {
             wire += taken.wire
             streams += taken.streams
             for push in taken.pushes {
-                Self.send(push.wire, to: &wire)
-                Self.send(push.sse, to: &streams)
+                send(push.wire, to: &wire)
+                send(push.sse, to: &streams)
             }
         }
         for fd in wire + streams { try? Syscall.close(fd) }
@@ -97,7 +110,7 @@ final class FloorSender: Sendable {
     /// One `send` per connection from the one buffer; a connection that does not take the
     /// whole push (its buffer is full, or it is gone) is closed and dropped, so no stream
     /// ever carries half a message. Nothing is allocated per connection.
-    private static func send(_ bytes: [UInt8], to descriptors: inout [Int32]) {
+    private func send(_ bytes: [UInt8], to descriptors: inout [Int32]) {
         var kept = 0
         bytes.withUnsafeBytes { raw in
             for index in descriptors.indices {
@@ -107,6 +120,7 @@ final class FloorSender: Sendable {
                     kept += 1
                 } else {
                     try? Syscall.close(fd)
+                    control.held.subtract(1, ordering: .relaxed)
                 }
             }
         }
@@ -114,9 +128,11 @@ final class FloorSender: Sendable {
     }
 }
 
-/// Stops a running `FloorServer` from another thread.
+/// Stops a running `FloorServer` from another thread, and counts the connections it holds
+/// (the main thread's and the senders').
 final class FloorControl: Sendable {
     let stop = Atomic<Bool>(false)
+    let held = Atomic<Int>(0)
     let waker: EventWaker
 
     init() throws(SystemError) { waker = try EventWaker() }
@@ -193,7 +209,7 @@ final class FloorServer {
         }
         for _ in 0..<options.threads {
             let sender: FloorSender
-            do { sender = try FloorSender() } catch { throw .system(error) }
+            do { sender = try FloorSender(control: control) } catch { throw .system(error) }
             senders.append(sender)
             do { handles.append(try Syscall.spawnThread { sender.run() }) } catch { throw .system(error) }
         }
@@ -219,11 +235,12 @@ final class FloorServer {
         while true {
             var peer = sockaddr_storage()
             guard case .done(let fd)? = try? Syscall.accept(listener, peer: &peer) else { return }
-            guard connections.count < FloorLimits.maxConnections,
+            guard control.held.load(ordering: .relaxed) < options.maxConnections,
                   (try? poll.add(fd, events: EventPoll.readable, token: UInt64(UInt32(bitPattern: fd)))) != nil else {
                 try? Syscall.close(fd)
                 continue
             }
+            control.held.add(1, ordering: .relaxed)
             try? Syscall.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
             connections[fd] = Connection()
         }
@@ -324,14 +341,17 @@ final class FloorServer {
         guard connections.removeValue(forKey: fd) != nil else { return }
         try? poll.remove(fd)
         try? Syscall.close(fd)
+        control.held.subtract(1, ordering: .relaxed)
     }
 }
 
 func runFloor(_ arguments: [String]) -> Int32 {
     do {
-        let options = try FloorOptions.parse(arguments)
+        var options = try FloorOptions.parse(arguments)
         Syscall.ignoreSIGPIPE()
-        _ = try? Syscall.raiseOpenFileLimit()
+        let limit = (try? Syscall.raiseOpenFileLimit()) ?? 1_024
+        // The listener, epoll, the wakers and stdio stay within the margin.
+        options.maxConnections = min(options.maxConnections, max(1, limit - 64 - 2 * options.threads))
         let server: FloorServer
         do { server = try FloorServer(options: options, control: try FloorControl()) } catch { throw LoadError.system(error) }
         let port: Int

@@ -11,7 +11,8 @@ enum FloorLimits {
     static let maxBodyBytes = 64 * 1024
     /// One client frame (auth with an ID token, a listen).
     static let maxFrameBytes = 16 * 1024
-    /// Connections the server holds; beyond it, new ones are closed at once.
+    /// Connections the server holds at most (`--max-connections`, and under the open-file
+    /// limit); beyond it, new ones are closed at once.
     static let maxConnections = 1_000_000
     static let maxThreads = 64
     /// Frames queued for one sender thread that it has not sent yet; beyond it the push is
@@ -78,26 +79,19 @@ enum ClientFrame: Equatable {
     case invalid(String)
 
     static func parse(_ bytes: ArraySlice<UInt8>) -> ClientFrame {
-        let base = bytes.startIndex
-        guard bytes.count >= 2 else { return .incomplete }
-        let first = bytes[base], second = bytes[base + 1]
-        guard second & 0x80 != 0 else { return .invalid("unmasked client frame") }
-        guard first & 0x80 != 0 else { return .invalid("fragmented client frame") }
-        var length = Int(second & 0x7F)
-        var head = 2
-        if length == 126 {
-            guard bytes.count >= 4 else { return .incomplete }
-            length = Int(bytes[base + 2]) << 8 | Int(bytes[base + 3])
-            head = 4
-        } else if length == 127 {
-            return .invalid("frame over \(FloorLimits.maxFrameBytes) bytes")
+        bytes.withUnsafeBytes { raw in
+            guard raw.count >= 2 else { return .incomplete }
+            guard raw[1] & 0x80 != 0 else { return .invalid("unmasked client frame") }
+            guard raw[0] & 0x80 != 0 else { return .invalid("fragmented client frame") }
+            guard let (declared, head) = FrameHead.declaredLength(raw) else { return .incomplete }
+            guard declared <= UInt64(FloorLimits.maxFrameBytes) else { return .invalid("frame over \(FloorLimits.maxFrameBytes) bytes") }
+            let length = Int(declared)
+            guard raw.count >= head + 4 + length else { return .incomplete }
+            let key = Array(raw[head..<(head + 4)])
+            var payload = Array(raw[(head + 4)..<(head + 4 + length)])
+            for index in payload.indices { payload[index] ^= key[index & 3] }
+            return .frame(opcode: raw[0] & 0x0F, payload: payload, length: head + 4 + length)
         }
-        guard length <= FloorLimits.maxFrameBytes else { return .invalid("frame over \(FloorLimits.maxFrameBytes) bytes") }
-        guard bytes.count >= head + 4 + length else { return .incomplete }
-        let key = Array(bytes[(base + head)..<(base + head + 4)])
-        var payload = Array(bytes[(base + head + 4)..<(base + head + 4 + length)])
-        for index in payload.indices { payload[index] ^= key[index & 3] }
-        return .frame(opcode: first & 0x0F, payload: payload, length: head + 4 + length)
     }
 }
 
@@ -119,16 +113,7 @@ enum FloorMessages {
 
     /// A server frame: unmasked, final, text.
     static func textFrame(_ payload: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = [0x81]
-        if payload.count < 126 {
-            out.append(UInt8(payload.count))
-        } else if payload.count < 65_536 {
-            out += [126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
-        } else {
-            out.append(127)
-            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8((payload.count >> shift) & 0xFF)) }
-        }
-        return out + payload
+        FrameHead.encode(opcode: FrameHead.text, length: payload.count, masked: false) + payload
     }
 
     /// The upgrade's answer (the client checks the status; the accept key is not computed,

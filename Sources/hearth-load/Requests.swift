@@ -62,18 +62,8 @@ struct FrameMasker {
 
     /// One final frame with `opcode` carrying `payload`, masked.
     mutating func frame(opcode: UInt8, _ payload: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = [0x80 | opcode]
-        out.reserveCapacity(payload.count + 14)
-        if payload.count < 126 {
-            out.append(0x80 | UInt8(payload.count))
-        } else if payload.count < 65_536 {
-            out.append(0x80 | 126)
-            out.append(UInt8(payload.count >> 8))
-            out.append(UInt8(payload.count & 0xFF))
-        } else {
-            out.append(0x80 | 127)
-            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8((payload.count >> shift) & 0xFF)) }
-        }
+        var out = FrameHead.encode(opcode: opcode, length: payload.count, masked: true)
+        out.reserveCapacity(out.count + 4 + payload.count)
         let key = nextKey()
         let keyBytes = [UInt8(key >> 24), UInt8((key >> 16) & 0xFF), UInt8((key >> 8) & 0xFF), UInt8(key & 0xFF)]
         out.append(contentsOf: keyBytes)

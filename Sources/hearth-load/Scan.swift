@@ -76,24 +76,40 @@ enum FrameHead: Equatable {
         let first = bytes[0], second = bytes[1]
         if second & 0x80 != 0 { return .invalid("masked frame from the server") }
         if first & 0x70 != 0 { return .invalid("reserved bits set") }
-        var length = Int(second & 0x7F)
-        var head = 2
-        if length == 126 {
-            guard bytes.count >= 4 else { return .incomplete }
-            length = Int(bytes[2]) << 8 | Int(bytes[3])
-            head = 4
-        } else if length == 127 {
-            guard bytes.count >= 10 else { return .incomplete }
-            var value: UInt64 = 0
-            for index in 2..<10 { value = value << 8 | UInt64(bytes[index]) }
-            guard value <= UInt64(Limits.maxMessageBytes) else { return .invalid("frame of \(value) bytes") }
-            length = Int(value)
-            head = 10
-        }
-        if length > Limits.maxMessageBytes { return .invalid("frame of \(length) bytes") }
+        guard let (declared, head) = declaredLength(bytes) else { return .incomplete }
+        guard declared <= UInt64(Limits.maxMessageBytes) else { return .invalid("frame of \(declared) bytes") }
+        let length = Int(declared)
         let opcode = first & 0x0F
         if opcode >= 0x8 && (length > 125 || first & 0x80 == 0) { return .invalid("bad control frame") }
         return .frame(opcode: opcode, final: first & 0x80 != 0, headLength: head, payloadLength: length)
+    }
+
+    /// The payload length a frame's head declares (7 bits; or 126 and 16 bits; or 127 and
+    /// 64 bits, RFC 6455 §5.2) and the head's bytes before any masking key; nil when the
+    /// bytes end first.
+    static func declaredLength(_ bytes: UnsafeRawBufferPointer) -> (length: UInt64, headLength: Int)? {
+        guard bytes.count >= 2 else { return nil }
+        switch bytes[1] & 0x7F {
+        case 126:
+            guard bytes.count >= 4 else { return nil }
+            return (UInt64(bytes[2]) << 8 | UInt64(bytes[3]), 4)
+        case 127:
+            guard bytes.count >= 10 else { return nil }
+            var value: UInt64 = 0
+            for index in 2..<10 { value = value << 8 | UInt64(bytes[index]) }
+            return (value, 10)
+        case let length:
+            return (UInt64(length), 2)
+        }
+    }
+
+    /// A frame's head: final, `opcode`, `length` in the shortest form, the mask bit when
+    /// `masked` (the key is the caller's to append).
+    static func encode(opcode: UInt8, length: Int, masked: Bool) -> [UInt8] {
+        let mask: UInt8 = masked ? 0x80 : 0
+        if length < 126 { return [0x80 | opcode, mask | UInt8(length)] }
+        if length < 65_536 { return [0x80 | opcode, mask | 126, UInt8(length >> 8), UInt8(length & 0xFF)] }
+        return [0x80 | opcode, mask | 127] + stride(from: 56, through: 0, by: -8).map { UInt8((length >> $0) & 0xFF) }
     }
 }
 

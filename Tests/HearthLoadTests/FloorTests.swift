@@ -61,7 +61,11 @@ import Testing
         let over = FloorLimits.maxFrameBytes + 1
         #expect(ClientFrame.parse([0x81, 0xFE, UInt8(over >> 8), UInt8(over & 0xFF)][...])
                 == .invalid("frame over \(FloorLimits.maxFrameBytes) bytes"))
-        #expect(ClientFrame.parse([0x81, 0xFF, 0, 0, 0, 0, 0, 0, 0, 1][...]) == .invalid("frame over \(FloorLimits.maxFrameBytes) bytes"))
+        #expect(ClientFrame.parse([0x81, 0xFF, 0x80, 0, 0, 0, 0, 0, 0, 0][...]) == .invalid("frame over \(FloorLimits.maxFrameBytes) bytes"))
+        // the 64-bit form, within the limit, waits for its payload
+        #expect(ClientFrame.parse([0x81, 0xFF, 0, 0, 0, 0, 0, 0, 0, 1][...]) == .incomplete)
+        let at = FloorLimits.maxFrameBytes
+        #expect(ClientFrame.parse([0x81, 0xFE, UInt8(at >> 8), UInt8(at & 0xFF)][...]) == .incomplete)
     }
 
     @Test func pushesHaveHearthsEnvelopes() {
@@ -93,6 +97,27 @@ import Testing
         #expect(FloorMessages.textFrame([UInt8](repeating: 1, count: 70_000)).prefix(10) == [0x81, 127, 0, 0, 0, 0, 0, 1, 0x11, 0x70])
     }
 
+    @Test func refusesOptionsPastTheirLimits() throws {
+        #expect(try FloorOptions.parse(["floor", "--threads", "\(FloorLimits.maxThreads)"]).threads == FloorLimits.maxThreads)
+        #expect(throws: LoadError.self) { try FloorOptions.parse(["floor", "--threads", "\(FloorLimits.maxThreads + 1)"]) }
+        #expect(throws: LoadError.self) { try FloorOptions.parse(["floor", "--threads", "0"]) }
+        #expect(try FloorOptions.parse(["floor", "--max-connections", "\(FloorLimits.maxConnections)"]).maxConnections
+                == FloorLimits.maxConnections)
+        #expect(throws: LoadError.self) { try FloorOptions.parse(["floor", "--max-connections", "\(FloorLimits.maxConnections + 1)"]) }
+        #expect(throws: LoadError.self) { try FloorOptions.parse(["floor", "--port", "65536"]) }
+        #expect(throws: LoadError.self) { try FloorOptions.parse(["floor", "--port"]) }
+        #expect(throws: LoadError.self) { try FloorOptions.parse(["floor", "--colour", "red"]) }
+    }
+
+    /// A sender that fell behind keeps at most `maxQueuedPushes` and counts the rest.
+    @Test func aSenderQueuesPushesUpToItsLimit() throws {
+        let sender = try FloorSender(control: try FloorControl())
+        for _ in 0...FloorLimits.maxQueuedPushes { sender.push(wire: [1], sse: [2]) }
+        let (queued, dropped) = sender.inbox.withLock { ($0.pushes.count, $0.droppedPushes) }
+        #expect(queued == FloorLimits.maxQueuedPushes)
+        #expect(dropped == 1)
+    }
+
     /// A request's head without its blank line.
     static func head(_ request: [UInt8]) -> [UInt8] {
         let end = request.withUnsafeBytes { MarkerScanner.find(Array("\r\n\r\n".utf8), in: $0) }!
@@ -111,9 +136,10 @@ final class RunningFloor: @unchecked Sendable {
     private let server: FloorServer
     private var thread: pthread_t?
 
-    init(threads: Int) throws {
+    init(threads: Int, maxConnections: Int = FloorLimits.maxConnections) throws {
         var options = FloorOptions()
         options.threads = threads
+        options.maxConnections = maxConnections
         control = try FloorControl()
         server = try FloorServer(options: options, control: control)
         port = try server.port()
@@ -181,6 +207,37 @@ final class RunningFloor: @unchecked Sendable {
         let unmasked = try floor.exchange(upgrade + [0x81, 0x01, 0x61])
         #expect(unmasked.hasPrefix("HTTP/1.1 101 "))
         #expect(unmasked == String(decoding: FloorMessages.upgraded, as: UTF8.self))
+    }
+
+    /// Past `--max-connections` held (setting up or live), a new connection is closed at
+    /// once, without an answer; one that ends makes room again.
+    @Test func closesConnectionsPastItsLimit() throws {
+        let floor = try RunningFloor(threads: 1, maxConnections: 2)
+        defer { floor.stop() }
+        let first = try Syscall.connect(host: "127.0.0.1", port: floor.port, timeoutSeconds: 10)
+        defer { try? Syscall.close(first) }
+        // Held beside the first, answered and closed by the server, which counts it out
+        // before the end of stream reaches us.
+        #expect(try floor.exchange(Array("PUT /a.json HTTP/1.1\r\nContent-Length: 0\r\n\r\n".utf8)).hasPrefix("HTTP/1.1 405 "))
+        // So a live stream fits as the second.
+        let second = try Syscall.connect(host: "127.0.0.1", port: floor.port, timeoutSeconds: 10)
+        defer { try? Syscall.close(second) }
+        #expect(try Net.sendAll(second, Requests.stream(host: "127.0.0.1", port: floor.port, path: "/a", token: "t")))
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        guard case .done(let count) = try buffer.withUnsafeMutableBytes({ try Syscall.receive(second, into: $0) }) else {
+            Issue.record("the stream got no answer")
+            return
+        }
+        #expect(String(decoding: buffer[..<count], as: UTF8.self).hasPrefix("HTTP/1.1 200 OK"))
+        // Two held: the third is closed at once, before any answer.
+        let third = try Syscall.connect(host: "127.0.0.1", port: floor.port, timeoutSeconds: 10)
+        defer { try? Syscall.close(third) }
+        let ending = try buffer.withUnsafeMutableBytes { try Syscall.receive(third, into: $0) }
+        guard case .done(let received) = ending else {
+            Issue.record("the third connection was kept (no end of stream within 10 s)")
+            return
+        }
+        #expect(received == 0)
     }
 
     @Test func answersPipelinedWritesInOrder() throws {
