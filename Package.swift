@@ -34,7 +34,7 @@ let package = Package(
         // Knows no engine.
         .target(name: "HearthStore", dependencies: ["HearthJSON"]),
         // The SQLite engine (one file in a data directory). Only this module knows SQLite.
-        .target(name: "HearthSQLite", dependencies: ["HearthStore", "HearthJSON", "CSQLite"]),
+        .target(name: "HearthSQLite", dependencies: ["HearthStore", "HearthJSON", "HearthSystem", "CSQLite"]),
         // The PostgreSQL engine: the same store protocols as the SQLite engine,
         // for several Hearth nodes on one database. Only this module knows PostgreSQL.
         .target(name: "HearthPostgres", dependencies: ["HearthStore", "HearthJSON", "HearthSystem", "CLibPQ"]),
@@ -117,7 +117,7 @@ let package = Package(
                 path: "Tests/HearthTesting"),
         .testTarget(name: "HearthJSONTests", dependencies: ["HearthJSON", "HearthTesting"]),
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthJSON", "HearthTesting"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthSQLite", "HearthJSON", "HearthTesting"]),
+        .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthSQLite", "HearthJSON", "HearthSystem", "HearthTesting"]),
         .testTarget(name: "HearthPostgresTests", dependencies: ["HearthPostgres", "HearthStore", "HearthJSON", "HearthTesting"]),
         // The storage contract (docs/architecture.md), the same cases on every engine.
         .testTarget(name: "StorageContractTests", dependencies: ["HearthStore", "HearthSQLite", "HearthPostgres", "HearthJSON", "HearthTesting"]),

@@ -33,11 +33,16 @@ extension SQLiteTreeStore {
 
     // MARK: Readiness
 
-    /// Whether the store takes writes: not while writes are refused for lack of space and
-    /// space has not come back (`DiskSpace.readinessProblem`), else a write transaction
-    /// that opens and rolls back.
+    /// Whether the store takes writes: not after a failed sync of the WAL
+    /// (`CommitSyncer.failure`), nor while writes are refused for lack of space and space
+    /// has not come back (`DiskSpace.readinessProblem`); else a write transaction that
+    /// opens and rolls back.
     public func checkWritable(completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         writerQueue.async {
+            if let refusal = self.syncer.failure {
+                completion(.failure(refusal))
+                return
+            }
             if let problem = self.space.readinessProblem() {
                 completion(.failure(problem))
                 return

@@ -5,6 +5,7 @@ import Synchronization
 import Glibc
 #endif
 import HearthStore
+import HearthSystem
 
 /// The tree in one SQLite file (docs/design.md §4): a single writer on its own serial queue
 /// with group commit, and readers on separate connections, each confined to its own queue.
@@ -18,8 +19,8 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     public let databasePath: String
     /// The data directory: the database file and the signing keys' folder.
     public let directory: String
-    private let options: StoreOptions
-    private let clock: @Sendable () -> Int64
+    let options: StoreOptions
+    let clock: @Sendable () -> Int64
     private let onCommit: @Sendable ([Change], any TreeView) -> Void
     private let watch: (@Sendable (DataPath) -> [DataPath]?)?
     private let observeCommit: (@Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void)?
@@ -36,6 +37,8 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     let nextReader = Atomic<Int>(0)
 
     private let pending: PendingWrites
+    /// Syncs each batch's WAL off the writer's thread and answers its writers after.
+    let syncer: CommitSyncer
     private var writesSinceTrim = 0  // confined to writerQueue
     /// `TreeWriter`'s ancestors known to hold no row, carried between transactions.
     private var clearedAncestors = Set<String>()  // confined to writerQueue
@@ -66,8 +69,11 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     ///     too many to compare). The writer compares their values before and after the
     ///     write and reports the unchanged ones in `Change.unchangedBelow`.
     ///   - observeStorage: told of writes refused for lack of space and of the volume
-    ///     filling up and recovering (`DiskSpace`); called on the writer queue.
+    ///     filling up and recovering (`DiskSpace`), called on the writer queue; and of a
+    ///     failed sync of the WAL, on the store's sync queue (`CommitSyncer`).
     ///   - reserveBytes: the space held back so deletes commit on a full disk.
+    ///   - syncData: how the WAL's data is made durable after a batch's COMMIT, given a
+    ///     descriptor on it (`fdatasync`; tests hold, count or fail it).
     public init(
         directory: String, options: StoreOptions = StoreOptions(),
         clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds,
@@ -75,9 +81,13 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         observeCommit: (@Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void)? = nil,
         observeStorage: @escaping @Sendable (StorageEvent) -> Void = { _ in },
         reserveBytes: Int = DiskSpace.reserveBytes,
+        syncData: @escaping @Sendable (Int32) throws(SystemError) -> Void = Syscall.syncData,
         onCommit: @escaping @Sendable ([Change], any TreeView) -> Void = { _, _ in }
     ) throws(StoreError) {
         try Self.createDirectory(directory)
+        self.syncer = CommitSyncer(sync: { file throws(SystemError) in try file.sync(using: syncData) }) { [databasePath = directory + "/" + Self.fileName] error in
+            observeStorage(.syncFailed(file: databasePath + "-wal", errno: error.errno))
+        }
         self.space = DiskSpace(directory: directory, bytes: reserveBytes, observe: observeStorage)
         self.databasePath = directory + "/" + Self.fileName
         self.directory = directory
@@ -222,6 +232,10 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
             for item in batch { item.completion(.failure(.store(.closed))) }
             return
         }
+        if let refusal = syncer.failure {
+            for item in batch { item.completion(.failure(.store(refusal))) }
+            return
+        }
         guard let error = transact(batch, connection: connection) else {
             if space.isFull { _ = space.readinessProblem() }
             return
@@ -275,8 +289,12 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
             results.append(Self.applyOne(item, connection: connection, view: view, writer: &treeWriter, time: time, watch: watch, indexes: queryIndexes,
                                         maxNodes: options.maxNodesPerWrite))
         }
+        let owed: WALSyncFile?
         do {
-            try connection.executeCached("COMMIT")
+            // The WAL's sync, when SQLite's COMMIT would make it, is left to `syncer`.
+            owed = try WALWriteCoalescing.commitDeferringSync(on: connection) { () throws(StoreError) in
+                try connection.executeCached("COMMIT")
+            }
         } catch {
             // The rows the batch deleted are back: `clearedAncestors` stays empty.
             try? connection.execute("ROLLBACK")
@@ -289,9 +307,21 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         // acknowledged write is never missing from a subscriber's later events.
         let changes = results.compactMap { try? $0.get().0 }
         if !changes.isEmpty { onCommit(changes, view) }
-        for (item, result) in zip(batch, results) {
+        for result in results {
             if case .failure(.store(let error)) = result, error.isDiskFull { space.noteRefused() }
-            item.completion(result.map { WriteOutcome(seq: $0.0.seq, at: $0.0.at, applied: $0.1) })
+        }
+        // The writers are answered once the batch is on disk (`CommitSyncer`), while this
+        // queue goes on with the next batch.
+        let answers = zip(batch.map(\.completion), results.map { $0.map { WriteOutcome(seq: $0.0.seq, at: $0.0.at, applied: $0.1) } })
+        syncer.submit(owing: owed) { refusal in
+            for (completion, result) in answers {
+                if let refusal, case .success = result {
+                    // Committed and visible, but maybe not on disk.
+                    completion(.failure(.outcomeUnknown(refusal)))
+                } else {
+                    completion(result)
+                }
+            }
         }
         if let last = changes.last {
             writesSinceTrim += changes.count
@@ -394,62 +424,6 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         return total
     }
 
-    /// Writes between two trims of the change log on the write path.
-    static let trimEveryWrites = 256
-    /// Rows one trim deletes at most, so one trim never holds the writer for long; a
-    /// backlog is worked off over later trims.
-    static let trimChunkRows = 2_000
-
-    /// Keeps the change log within `changeLogRetention` rows and `changeLogMaxAge`
-    /// (docs/design.md §4), deleting at most `trimChunkRows` oldest rows. Runs on the
-    /// writer after a batch was acknowledged, and from `trimChangeLog()` when no writes
-    /// come. Returns the rows deleted.
-    ///
-    /// The rows to delete are a prefix in `seq` order: those past the count, and those
-    /// older than the age limit (`at` grows with `seq` while the clock moves forward; after
-    /// a clock step back, old rows behind a younger one wait until it ages too). So each
-    /// trim reads only the prefix it deletes: the first young row by an ordered walk, then
-    /// one range delete. (It used to ask `seq <= ? OR at < ? ... LIMIT`, which walked the
-    /// whole log whenever fewer rows than the limit matched: ~10 % of the writer's time
-    /// under a steady create load.)
-    @discardableResult
-    private func trimChangeLog(_ connection: SQLiteConnection, lastSeq: Int64, now: Int64) -> Int {
-        let keepFrom = lastSeq - Int64(options.changeLogRetention)
-        let oldestAllowed = now - Int64(options.changeLogMaxAge * 1000)
-        do {
-            guard let first = try connection.scalarInt("SELECT seq FROM changes ORDER BY seq LIMIT 1") else { return 0 }
-            // Only the chunk's range is walked: a cutoff past it would be capped anyway.
-            let chunkEnd = first + Int64(Self.trimChunkRows)
-            let young = try connection.statement("SELECT seq FROM changes WHERE seq < ? AND at >= ? ORDER BY seq LIMIT 1")
-            try young.reset([.integer(chunkEnd), .integer(oldestAllowed)])
-            let firstYoung = try young.step() ? young.int64(0) : chunkEnd
-            try young.reset()
-            let cutoff = min(max(keepFrom + 1, firstYoung), chunkEnd)
-            guard cutoff > first else { return 0 }
-            try connection.statement("DELETE FROM changes WHERE seq < ?").run([.integer(cutoff)])
-            return Int(connection.changes)
-        } catch {
-            // Trimming is housekeeping: a failure is retried at the next trim.
-            return 0
-        }
-    }
-
-    /// Trims the change log by count and age on the writer queue (call it periodically: the
-    /// server does every `StoreOptions.changeLogTrimInterval`). Returns the rows deleted.
-    @discardableResult
-    public func trimChangeLog() -> Int {
-        writerQueue.sync {
-            guard let writer else { return 0 }
-            let last = (try? ChangeLogReader(connection: writer).lastSeq()) ?? 0
-            var deleted = 0
-            while true {
-                let step = trimChangeLog(writer, lastSeq: last, now: clock())
-                deleted += step
-                if step == 0 { return deleted }
-            }
-        }
-    }
-
     // MARK: Lifecycle
 
     /// Finishes queued writes, checkpoints the WAL and closes every connection. Later
@@ -460,6 +434,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
             self.drain()
             if let writer = self.writer { checkpointer.detach(from: writer) }
         }
+        syncer.waitIdle()
         checkpointer.close()
         writerQueue.sync {
             if let writer = self.writer {

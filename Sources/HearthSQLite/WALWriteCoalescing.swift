@@ -1,4 +1,5 @@
 import CSQLite
+import HearthStore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,6 +25,13 @@ import Glibc
 /// A failed write surfaces at the call that flushed it (`SQLITE_FULL` on a full volume,
 /// from the commit's sync), and the buffer is dropped: SQLite rolls the transaction back
 /// and writes those frames again, at the same offsets, with the next commit.
+///
+/// It also lets the writer take a commit's `fdatasync` off its thread
+/// (`commitDeferringSync`, `CommitSyncer`): inside that call the commit's sync writes the
+/// buffer and returns without syncing, and the caller owes the sync. Only that one sync:
+/// the sync of a new WAL header (SQLite's guard against a header and the frames after it
+/// reaching the disk out of order), a checkpoint's and every sync outside the call sync
+/// as before.
 enum WALWriteCoalescing {
     /// The bytes one WAL file holds back at most; past it they are written and gathering
     /// starts again (a group commit of creates is ~90 frames, ~370 KiB). Allocated when
@@ -86,8 +94,79 @@ enum WALWriteCoalescing {
         let bytes = UnsafeMutableRawPointer.allocate(byteCount: WALWriteCoalescing.maxBufferedBytes, alignment: 16)
         var start: Int64 = 0
         var count = 0
+        /// A descriptor on the same file, for a sync off the writer's thread (nil when it
+        /// could not be opened: every sync is then SQLite's own).
+        let syncFile: WALSyncFile?
+        /// Set by `commitDeferringSync` for the one sync it may skip.
+        var mayDeferSync = false
+        /// The sync was skipped: the caller owes it.
+        var deferredSync = false
+        /// The WAL header (offset 0) was written since the last sync: the next sync is the
+        /// header's, and always made.
+        var headerUnsynced = false
+        /// Syncs handed to the default VFS (tests).
+        var syncsMade = 0
+
+        init(syncFile: WALSyncFile?) { self.syncFile = syncFile }
 
         deinit { bytes.deallocate() }
+    }
+
+    /// Runs `commit` (the writer's COMMIT) letting its sync of the WAL be skipped, and
+    /// returns the WAL file when it was: the caller must sync it (`CommitSyncer`) before it
+    /// tells anyone the commit is durable. Nil when the commit synced the WAL itself or
+    /// wrote no frame, or the connection's WAL is not this VFS's.
+    static func commitDeferringSync(on connection: SQLiteConnection,
+                                    _ commit: () throws(StoreError) -> Void) throws(StoreError) -> WALSyncFile? {
+        guard let held = buffer(of: connection.handle), held.syncFile != nil else {
+            try commit()
+            return nil
+        }
+        held.mayDeferSync = true
+        held.deferredSync = false
+        defer {
+            held.mayDeferSync = false
+            held.deferredSync = false
+        }
+        try commit()
+        return held.deferredSync ? held.syncFile : nil
+    }
+
+    /// The buffer of the WAL file `db` has open, when that file is this VFS's.
+    private static func buffer(of db: OpaquePointer) -> Buffer? {
+        var pointer: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &pointer) == SQLITE_OK,
+              let file = pointer, file.pointee.pMethods == UnsafePointer(methods) else { return nil }
+        return buffer(file)
+    }
+
+    /// The WAL file a connection of this VFS has open (tests).
+    static func syncFile(of connection: SQLiteConnection) -> WALSyncFile? {
+        buffer(of: connection.handle)?.syncFile
+    }
+
+    /// The syncs of its WAL a connection of this VFS made itself (tests).
+    static func syncsMade(by connection: SQLiteConnection) -> Int? {
+        buffer(of: connection.handle)?.syncsMade
+    }
+
+    /// The WAL's sync: skipped once inside `commitDeferringSync`, unless the header was
+    /// written since the last sync.
+    private static func sync(_ file: UnsafeMutablePointer<sqlite3_file>, _ flags: Int32) -> Int32 {
+        let held = buffer(file)
+        let rc = flush(file)
+        if rc != SQLITE_OK { return rc }
+        if held.mayDeferSync, !held.headerUnsynced {
+            held.mayDeferSync = false
+            held.deferredSync = true
+            return SQLITE_OK
+        }
+        let inner = real(file)
+        guard let sync = inner.pointee.pMethods?.pointee.xSync else { return SQLITE_IOERR }
+        let synced = sync(inner, flags)
+        held.syncsMade += 1
+        if synced == SQLITE_OK { held.headerUnsynced = false }
+        return synced
     }
 
     // MARK: Opening
@@ -110,7 +189,9 @@ enum WALWriteCoalescing {
             if let close = inner.pointee.pMethods?.pointee.xClose { _ = close(inner) }
             return rc == SQLITE_OK ? SQLITE_CANTOPEN : rc
         }
-        bufferSlot(file).pointee = Unmanaged.passRetained(Buffer()).toOpaque()
+        // A descriptor of our own on the file SQLite just opened (nil: syncs stay SQLite's).
+        let syncFile = name.flatMap { try? WALSyncFile(path: String(cString: $0)) }
+        bufferSlot(file).pointee = Unmanaged.passRetained(Buffer(syncFile: syncFile)).toOpaque()
         file.pointee.pMethods = UnsafePointer(methods)
         return SQLITE_OK
     }
@@ -139,6 +220,7 @@ enum WALWriteCoalescing {
                               _ offset: Int64) -> Int32 {
         let held = buffer(file)
         let size = Int(amount)
+        if offset == 0 { held.headerUnsynced = true }
         // Whatever is held goes first unless this write extends it and fits.
         let extends = offset == held.start + Int64(held.count) && held.count + size <= maxBufferedBytes
         if held.count > 0, !extends || size > maxWriteBytes {
@@ -199,7 +281,8 @@ enum WALWriteCoalescing {
             WALWriteCoalescing.flushed(file) { inner, methods in methods.xTruncate?(inner, size) }
         }
         table.pointee.xSync = { file, flags in
-            WALWriteCoalescing.flushed(file) { inner, methods in methods.xSync?(inner, flags) }
+            guard let file, WALWriteCoalescing.inner(file) != nil else { return SQLITE_IOERR }
+            return WALWriteCoalescing.sync(file, flags)
         }
         table.pointee.xFileSize = { file, size in
             WALWriteCoalescing.flushed(file) { inner, methods in methods.xFileSize?(inner, size) }

@@ -210,6 +210,8 @@ extension HearthService {
             logger.notice("space on the data volume is back: writes are taken again and /readyz answers ready")
         case .reserveUnavailable(let directory):
             logger.warning("cannot allocate the \(StorageEvent.reserveBytes)-byte reserve in \(directory): the volume is nearly full, and deletes may fail once it is full")
+        case .syncFailed(let file, let errno):
+            logger.critical("syncing \(file) failed (errno \(errno)): what the disk holds is unknown, so every write is refused and /readyz answers 503 until Hearth restarts; check the disk and the kernel log, then restart (SQLite recovers the log from what is on disk)")
         }
     }
 

@@ -10,6 +10,9 @@ public enum StorageEvent: Sendable, Equatable {
     case recovered
     /// The reserve could not be allocated at start (the volume is nearly full already).
     case reserveUnavailable(directory: String)
+    /// A sync of `file` failed (`errno`): what the disk holds is unknown, so writes are
+    /// refused until the process restarts.
+    case syncFailed(file: String, errno: Int32)
 
     /// Bytes an engine on a local volume holds back for deletes on a full disk (1 MiB: a
     /// delete of a few thousand nodes touches far fewer pages; Hearth still starts on an

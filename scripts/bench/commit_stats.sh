@@ -2,9 +2,11 @@
 # Where a create's time goes in the writer: one wrk scenario (default
 # create) against a fresh seeded Hearth, and the writer's own figures from /metrics over
 # the run: group commits, writes per commit, and the share of the run the writer spent
-# inside commits (hearth_commit_duration_seconds: a batch's apply, COMMIT and fsync).
-# A writer inside commits nearly all the time while the server's CPU stays well below
-# the machine's is waiting on the disk, not short of CPU (docs/bench/history.md, "one node at full scale").
+# inside commits (hearth_commit_duration_seconds: a batch's apply and COMMIT; the WAL's
+# fsync ran inside COMMIT until the sync moved to its own queue, CommitSyncer, and no
+# longer counts). A writer inside commits nearly all the time while the server's CPU stays
+# well below the machine's was waiting on the disk, not short of CPU (docs/bench/history.md,
+# "one node at full scale").
 #
 #   HEARTH_BIN=/path/to/hearth scripts/bench/commit_stats.sh [create|update|...]
 #

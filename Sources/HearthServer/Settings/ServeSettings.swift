@@ -35,7 +35,7 @@ public enum ServeSettings {
             $0.namespacesFile = $1.string
         },
         Setting("synchronous", env: "HEARTH_SYNCHRONOUS", flag: "synchronous", .choice(["full", "normal"]), default: "full",
-                "SQLite durability: `full` makes every acknowledged write survive power loss (one fsync per group commit), so a write's acknowledgement and its pushes wait for that sync, and a slow disk makes them as late. `normal` syncs only at checkpoints, off the write path: an acknowledged write survives a crash of Hearth, not a power loss.") {
+                "SQLite durability: `full` makes every acknowledged write survive power loss: a write is acknowledged after the sync of the log that follows its commit (one sync for every commit before it, off the writer's thread), so a slow disk makes acknowledgements late; reads and pushes see a commit up to one sync before it is on disk. `normal` syncs only at checkpoints: an acknowledged write survives a crash of Hearth, not a power loss.") {
             $0.store.synchronous = $1.string == "normal" ? .normal : .full
         },
         Setting("logLevel", env: "HEARTH_LOG_LEVEL", flag: "log-level",
