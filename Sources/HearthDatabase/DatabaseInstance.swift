@@ -9,8 +9,8 @@ import Synchronization
 /// Told of what commits in one database, after its listens: triggers today, a profiler or
 /// a push relay later. Registered with `DatabaseInstance.addCommitObserver`.
 public protocol CommitObserver: AnyObject, Sendable {
-    /// Every committed batch, in commit order, on the writer before any write of it is
-    /// acknowledged: keep it short.
+    /// Every committed batch once it is durable (`EngineHooks.onDurable`), in commit order,
+    /// before any write of it is acknowledged: keep it short.
     func committed(_ changes: [Change])
     /// What a write by `caller` causes beside itself, recorded in its own transaction
     /// (trigger events); nil: nothing.
@@ -69,8 +69,8 @@ public final class DatabaseInstance: Sendable {
         let observers = CommitObservers()
         var hooks = signals
         hooks.watch = listens.watchedLocations(below:)
-        hooks.onCommit = { changes, view in
-            listens.committed(changes, view: view)
+        hooks.onCommit = { changes, view in listens.committed(changes, view: view) }
+        hooks.onDurable = { changes in
             for observer in observers.current { observer.committed(changes) }
         }
         let store = try open(hooks)

@@ -98,7 +98,8 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         var aux: [PostgresSlot] = []
         for index in 0..<Self.auxCount { aux.append(try PostgresSlot(url: url, label: "hearth.postgres.aux.\(index)")) }
         self.aux = aux
-        self.feed = try ChangeFeed(url: url, onCommit: hooks.onCommit, onGap: hooks.onFeedGap)
+        // What the feed delivers is committed in PostgreSQL, so durable: onDurable at once.
+        self.feed = try ChangeFeed(url: url, onCommit: { hooks.onCommit($0, $1); hooks.onDurable($0) }, onGap: hooks.onFeedGap)
         self.lease = NodeLease(clock: clock, databaseTime: leaseTimeFromDatabase, slot: aux[0],
                                onLost: hooks.onLeaseLost, onRegained: hooks.onLeaseRegained)
         do {

@@ -22,6 +22,10 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     let options: StoreOptions
     let clock: @Sendable () -> Int64
     private let onCommit: @Sendable ([Change], any TreeView) -> Void
+    private let onDurable: @Sendable ([Change]) -> Void
+    /// The newest change seq known to be on disk (`CommitSyncer`): what the triggers'
+    /// outbox hands out (`SQLiteTriggerOutbox.pending`).
+    let durableSeq = Atomic<Int64>(0)
     private let watch: (@Sendable (DataPath) -> [DataPath]?)?
     private let observeCommit: (@Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void)?
     /// The reserve for deletes on a full disk, and whether writes are being refused for
@@ -82,7 +86,8 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         observeStorage: @escaping @Sendable (StorageEvent) -> Void = { _ in },
         reserveBytes: Int = DiskSpace.reserveBytes,
         syncData: @escaping @Sendable (Int32) throws(SystemError) -> Void = Syscall.syncData,
-        onCommit: @escaping @Sendable ([Change], any TreeView) -> Void = { _, _ in }
+        onCommit: @escaping @Sendable ([Change], any TreeView) -> Void = { _, _ in },
+        onDurable: @escaping @Sendable ([Change]) -> Void = { _ in }
     ) throws(StoreError) {
         try Self.createDirectory(directory)
         self.syncer = CommitSyncer(sync: { file throws(SystemError) in try file.sync(using: syncData) }) { [databasePath = directory + "/" + Self.fileName] error in
@@ -95,6 +100,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         self.pending = PendingWrites(options: options)
         self.clock = clock
         self.onCommit = onCommit
+        self.onDurable = onDurable
         self.watch = watch
         self.observeCommit = observeCommit
         writerQueue.setSpecific(key: writerKey, value: 1)
@@ -118,6 +124,8 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
             readers.append(reader)
         }
         self.readers = readers
+        // Everything in the file at open is on disk (SQLite recovered the WAL from it).
+        durableSeq.store(try ChangeLogReader(connection: writer).lastSeq(), ordering: .releasing)
         self.checkpointer = try WALCheckpointer(
             path: databasePath, synchronous: options.synchronous.rawValue, busyTimeoutMilliseconds: options.busyTimeoutMilliseconds)
         checkpointer.attach(to: writer)
@@ -138,7 +146,8 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
                             clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds,
                             hooks: EngineHooks) throws(StoreError) {
         try self.init(directory: directory, options: options, clock: clock, watch: hooks.watch,
-                      observeCommit: hooks.observeCommit, observeStorage: hooks.observeStorage, onCommit: hooks.onCommit)
+                      observeCommit: hooks.observeCommit, observeStorage: hooks.observeStorage, onCommit: hooks.onCommit,
+                      onDurable: hooks.onDurable)
     }
 
     private static func createDirectory(_ directory: String) throws(StoreError) {
@@ -314,6 +323,10 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         // queue goes on with the next batch.
         let answers = zip(batch.map(\.completion), results.map { $0.map { WriteOutcome(seq: $0.0.seq, at: $0.0.at, applied: $0.1) } })
         syncer.submit(owing: owed) { refusal in
+            if refusal == nil, let last = changes.last {
+                self.durableSeq.store(last.seq, ordering: .releasing)
+                self.onDurable(changes)
+            }
             for (completion, result) in answers {
                 if let refusal, case .success = result {
                     // Committed and visible, but maybe not on disk.

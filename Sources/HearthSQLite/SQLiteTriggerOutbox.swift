@@ -15,20 +15,23 @@ public struct SQLiteTriggerOutbox: TriggerOutbox {
     static let columns = "id, trigger_name, seq, at, payload, attempts, last_error, next_attempt_at"
 
     public func pending(trigger: String, now: Int64, limit: Int) throws -> [OutboxRecord] {
-        try select("next_attempt_at <= ?", [.text(trigger), .integer(now), .integer(Int64(max(0, limit)))])
+        try select(trigger, "next_attempt_at <= ?", .integer(now), limit: limit)
     }
 
     public func pending(trigger: String, after: Int64, limit: Int) throws -> [OutboxRecord] {
-        try select("id > ?", [.text(trigger), .integer(after), .integer(Int64(max(0, limit)))])
+        try select(trigger, "id > ?", .integer(after), limit: limit)
     }
 
-    /// One trigger's pending events meeting `condition` (one `?` after the trigger's), in id
-    /// order, at most the limit (the last value).
-    private func select(_ condition: String, _ values: [SQLiteValue]) throws -> [OutboxRecord] {
-        try store.onReader { connection in
+    /// One trigger's pending events meeting `condition` (one `?`, `value`), in id order, at
+    /// most `limit`; only events of changes on disk (`SQLiteTreeStore.durableSeq`: a batch
+    /// is visible from its COMMIT, before its WAL sync), so no function runs for a write a
+    /// power loss could take back. Scheduled events (seq 0) commit with SQLite's own sync.
+    private func select(_ trigger: String, _ condition: String, _ value: SQLiteValue, limit: Int) throws -> [OutboxRecord] {
+        let durable = store.durableSeq.load(ordering: .acquiring)
+        return try store.onReader { connection in
             let statement = try connection.statement("SELECT \(Self.columns) FROM trigger_outbox"
-                + " WHERE trigger_name = ? AND \(condition) ORDER BY id LIMIT ?")
-            try statement.reset(values)
+                + " WHERE trigger_name = ? AND \(condition) AND seq <= ? ORDER BY id LIMIT ?")
+            try statement.reset([.text(trigger), value, .integer(durable), .integer(Int64(max(0, limit)))])
             defer { try? statement.reset() }
             var records: [OutboxRecord] = []
             while try statement.step() { records.append(Self.record(statement)) }

@@ -12,6 +12,11 @@ public struct EngineHooks: Sendable {
     /// Every committed change, in commit order, before any write of it is acknowledged on
     /// this node, with a view of the data at (or, on a shared engine, just after) it.
     public var onCommit: @Sendable ([Change], any TreeView) -> Void
+    /// The same changes once they are durable, in commit order, after `onCommit` and
+    /// before any write of them is acknowledged: what acts outside Hearth on a change (a
+    /// trigger's delivery) waits for this, so it never acts on a change a power loss could
+    /// take back. An engine whose commit is durable calls it right after `onCommit`.
+    public var onDurable: @Sendable ([Change]) -> Void
     /// A shared engine only: changes `first...last` were trimmed from the change log before
     /// this node delivered them (it fell further behind than the log's window). Streams on
     /// this node missed them and must start over; `onCommit` goes on after them.
@@ -29,10 +34,12 @@ public struct EngineHooks: Sendable {
                 observeCommit: (@Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void)? = nil,
                 observeStorage: @escaping @Sendable (StorageEvent) -> Void = { _ in },
                 onCommit: @escaping @Sendable ([Change], any TreeView) -> Void = { _, _ in },
+                onDurable: @escaping @Sendable ([Change]) -> Void = { _ in },
                 onFeedGap: @escaping @Sendable (_ first: Int64, _ last: Int64) -> Void = { _, _ in },
                 onLeaseLost: @escaping @Sendable () -> Void = {},
                 onLeaseRegained: @escaping @Sendable () -> Void = {}) {
         (self.watch, self.observeCommit, self.observeStorage, self.onCommit) = (watch, observeCommit, observeStorage, onCommit)
+        self.onDurable = onDurable
         (self.onFeedGap, self.onLeaseLost, self.onLeaseRegained) = (onFeedGap, onLeaseLost, onLeaseRegained)
     }
 }

@@ -64,10 +64,12 @@ import Testing
 
     func open(_ synchronous: StoreOptions.Synchronous = .full, sync: @escaping @Sendable (Int32) throws(SystemError) -> Void,
               observeStorage: @escaping @Sendable (StorageEvent) -> Void = { _ in },
-              onCommit: @escaping @Sendable ([Change], any TreeView) -> Void = { _, _ in }) throws -> SQLiteTreeStore {
+              onCommit: @escaping @Sendable ([Change], any TreeView) -> Void = { _, _ in },
+              onDurable: @escaping @Sendable ([Change]) -> Void = { _ in }) throws -> SQLiteTreeStore {
         var options = StoreOptions()
         options.synchronous = synchronous
-        return try SQLiteTreeStore(directory: dir.path, options: options, observeStorage: observeStorage, syncData: sync, onCommit: onCommit)
+        return try SQLiteTreeStore(directory: dir.path, options: options, observeStorage: observeStorage, syncData: sync,
+                                   onCommit: onCommit, onDurable: onDurable)
     }
 
     static func set(_ p: String, _ value: JSONValue) -> WriteOperation {
@@ -93,6 +95,31 @@ import Testing
         let calls = held.calls.load(ordering: .relaxed)
         #expect(calls == 1)
         store.close()
+    }
+
+    /// What acts outside Hearth on a write (a trigger's delivery) sees it only once it is on
+    /// disk: `onDurable` and the outbox's pending events wait for the sync.
+    @Test func triggersHearOfABatchAndSeeItsEventsOnlyOnceItIsSynced() throws {
+        let held = HeldSync()
+        let durable = Mutex<[Int64]>([])
+        let store = try open(sync: held.sync, onDurable: { changes in durable.withLock { $0 += changes.map(\.seq) } })
+        let answer = Answer()
+        let event = OutboxEvent(trigger: "t", payload: Array("{}".utf8))
+        store.write(Self.set("a", .int(1)), effects: { _, _ in [event] }, completion: answer.completion)
+        #expect(held.entered.wait(timeout: .now() + Self.patience) == .success)
+        #expect(try store.get("a") == .int(1))
+        #expect(durable.withLock { $0 }.isEmpty)
+        #expect(try store.triggerOutbox.pending(trigger: "t", after: 0, limit: 10).isEmpty)
+        held.letGo()
+        let outcome = try #require(try answer.wait()?.get())
+        #expect(durable.withLock { $0 } == [outcome.seq])
+        let pending = try store.triggerOutbox.pending(trigger: "t", after: 0, limit: 10)
+        #expect(pending.map(\.seq) == [outcome.seq])
+        store.close()
+        // Reopened, everything in the file is on disk: its events are handed out at once.
+        let reopened = try open(sync: held.sync)
+        #expect(try reopened.triggerOutbox.pending(trigger: "t", after: 0, limit: 10).map(\.seq) == [outcome.seq])
+        reopened.close()
     }
 
     @Test func theSyncIsOfTheStoresOwnWALFile() throws {

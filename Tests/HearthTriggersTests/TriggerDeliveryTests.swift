@@ -46,7 +46,7 @@ import Testing
 
     init() throws {
         let box = self.box
-        store = try SQLiteTreeStore(directory: directory.path, onCommit: { changes, _ in box.delivery.withLock { $0 }?.committed(changes) })
+        store = try SQLiteTreeStore(directory: directory.path, onDurable: { changes in box.delivery.withLock { $0 }?.committed(changes) })
     }
 
     static func path(_ text: String) -> DataPath { try! DataPath(string: text) }

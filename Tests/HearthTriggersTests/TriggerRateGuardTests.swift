@@ -86,7 +86,7 @@ import Testing
         defer { receiver.listener.stop() }
         let directory = TemporaryDirectory()
         let box = TriggerDeliveryTests.Box()
-        let store = try SQLiteTreeStore(directory: directory.path, onCommit: { changes, _ in box.delivery.withLock { $0 }?.committed(changes) })
+        let store = try SQLiteTreeStore(directory: directory.path, onDurable: { changes in box.delivery.withLock { $0 }?.committed(changes) })
         let clock = ManualClock()
         let delivery = TriggerDelivery(outbox: store.triggerOutbox, origin: EventOrigin(instance: "hearth", databaseHost: "127.0.0.1:9"),
                                        logger: Logger(label: "test"), clock: clock.read, eventsPerSecond: 1, burst: 3)

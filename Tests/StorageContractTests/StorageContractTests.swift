@@ -9,15 +9,21 @@ import Testing
 @Suite struct StorageContractTests {
     static func path(_ text: String) -> DataPath { try! DataPath(string: text) }
 
-    /// What an engine's `onCommit` heard, in the order it heard it.
+    /// What an engine's `onCommit` heard, in the order it heard it, and what its
+    /// `onDurable` heard (each seq, and whether `onCommit` had heard it first).
     final class Heard: Sendable {
         private let changes = Mutex<[Change]>([])
+        private let durable = Mutex<[(seq: Int64, committedFirst: Bool)]>([])
         private let arrived = DispatchSemaphore(value: 0)
         var all: [Change] { changes.withLock { $0 } }
+        var allDurable: [(seq: Int64, committedFirst: Bool)] { durable.withLock { $0 } }
         var hooks: EngineHooks {
             EngineHooks(onCommit: { batch, _ in
                 self.changes.withLock { $0 += batch }
                 for _ in batch { self.arrived.signal() }
+            }, onDurable: { batch in
+                let heard = batch.map { change in (change.seq, self.contains(seq: change.seq)) }
+                self.durable.withLock { $0 += heard }
             })
         }
         func contains(seq: Int64) -> Bool { changes.withLock { $0.contains { $0.seq == seq } } }
@@ -56,6 +62,24 @@ import Testing
         }
         #expect(acknowledged.wait(timeout: .now() + .seconds(30)) == .success)
         #expect(heardFirst.withLock { $0 })
+    }
+
+    /// `onDurable` hears every change after `onCommit` and before its write is
+    /// acknowledged, in commit order (what triggers wait for).
+    @Test(arguments: ContractEngine.all)
+    func onDurableHearsEveryChangeAfterOnCommitAndBeforeItsAcknowledgement(engine: ContractEngine) throws {
+        let (place, heard, store) = try Self.fresh(engine)
+        defer { store.close(); _ = place }
+        var acknowledged: [Int64] = []
+        for n in 0..<5 {
+            let outcome = try store.writeSync(.set(WriteEntry(path: Self.path("/d/\(n)"), value: .int(Int64(n)))), check: nil)
+            #expect(heard.allDurable.contains { $0.seq == outcome.seq }, "change \(outcome.seq) acknowledged before onDurable heard it")
+            acknowledged.append(outcome.seq)
+        }
+        let durable = heard.allDurable
+        #expect(durable.map(\.seq) == acknowledged)
+        let inOrder = durable.allSatisfy { $0.committedFirst }
+        #expect(inOrder, "onDurable heard a change before onCommit did")
     }
 
     @Test(arguments: ContractEngine.all)
