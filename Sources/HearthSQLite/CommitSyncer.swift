@@ -80,10 +80,13 @@ final class CommitSyncer: Sendable {
     private let state = Mutex(State())
     private let sync: Sync
     private let onFailure: @Sendable (SystemError) -> Void
+    private let observe: (@Sendable (_ nanoseconds: UInt64) -> Void)?
 
-    /// `onFailure`: told once, of the first failed sync.
-    init(sync: @escaping Sync, onFailure: @escaping @Sendable (SystemError) -> Void = { _ in }) {
+    /// `onFailure`: told once, of the first failed sync; `observe`: how long each sync took.
+    init(sync: @escaping Sync, observe: (@Sendable (_ nanoseconds: UInt64) -> Void)? = nil,
+         onFailure: @escaping @Sendable (SystemError) -> Void = { _ in }) {
         self.sync = sync
+        self.observe = observe
         self.onFailure = onFailure
     }
 
@@ -139,7 +142,9 @@ final class CommitSyncer: Sendable {
 
     private func attempt(_ file: WALSyncFile) -> StoreError? {
         do throws(SystemError) {
+            let started = DispatchTime.now().uptimeNanoseconds
             try sync(file)
+            observe?(DispatchTime.now().uptimeNanoseconds &- started)
             state.withLock { $0.syncs += 1 }
             return nil
         } catch {

@@ -83,6 +83,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds,
         watch: (@Sendable (DataPath) -> [DataPath]?)? = nil,
         observeCommit: (@Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void)? = nil,
+        observeSync: (@Sendable (_ nanoseconds: UInt64) -> Void)? = nil,
         observeStorage: @escaping @Sendable (StorageEvent) -> Void = { _ in },
         reserveBytes: Int = DiskSpace.reserveBytes,
         syncData: @escaping @Sendable (Int32) throws(SystemError) -> Void = Syscall.syncData,
@@ -90,7 +91,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         onDurable: @escaping @Sendable ([Change]) -> Void = { _ in }
     ) throws(StoreError) {
         try Self.createDirectory(directory)
-        self.syncer = CommitSyncer(sync: { file throws(SystemError) in try file.sync(using: syncData) }) { [databasePath = directory + "/" + Self.fileName] error in
+        self.syncer = CommitSyncer(sync: { file throws(SystemError) in try file.sync(using: syncData) }, observe: observeSync) { [databasePath = directory + "/" + Self.fileName] error in
             observeStorage(.syncFailed(file: databasePath + "-wal", errno: error.errno))
         }
         self.space = DiskSpace(directory: directory, bytes: reserveBytes, observe: observeStorage)
@@ -146,7 +147,8 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
                             clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds,
                             hooks: EngineHooks) throws(StoreError) {
         try self.init(directory: directory, options: options, clock: clock, watch: hooks.watch,
-                      observeCommit: hooks.observeCommit, observeStorage: hooks.observeStorage, onCommit: hooks.onCommit,
+                      observeCommit: hooks.observeCommit, observeSync: hooks.observeSync, observeStorage: hooks.observeStorage,
+                      onCommit: hooks.onCommit,
                       onDurable: hooks.onDurable)
     }
 

@@ -10,7 +10,9 @@ import Synchronization
 /// `recordStorageRefusal`); the rest is brought up to date at scrape time from a
 /// `DatabaseMetrics.Snapshot`.
 ///
-/// - `hearth_write_batch_size{namespace}`, `hearth_commit_duration_seconds{namespace}`;
+/// - `hearth_write_batch_size{namespace}`, `hearth_commit_duration_seconds{namespace}`,
+///   `hearth_wal_sync_seconds{namespace}` (SQLite with `synchronous=full`: each sync that
+///   made committed batches durable, off the writer's thread);
 /// - `hearth_database_bytes{namespace}` (its database file and write-ahead log, or its
 ///   schema's tables), `hearth_storage_full{namespace}`, `hearth_storage_full_refusals_total{namespace}`;
 /// - `hearth_open_streams{namespace}`, `hearth_stream_events_total{namespace}`,
@@ -37,6 +39,7 @@ final class DatabaseMetrics: Sendable {
     let label: String
     private let batchSize: CoreMetrics.Recorder
     private let commitDuration: CoreMetrics.Timer
+    private let walSyncDuration: CoreMetrics.Timer
     private let databaseBytes: CoreMetrics.Gauge
     private let storageFull: CoreMetrics.Gauge
     private let storageRefusals: CoreMetrics.Counter
@@ -59,6 +62,7 @@ final class DatabaseMetrics: Sendable {
         }
         batchSize = Recorder(label: "hearth_write_batch_size", dimensions: namespace, aggregate: true, factory: factory)
         commitDuration = Timer(label: "hearth_commit_duration_seconds", dimensions: namespace, factory: factory)
+        walSyncDuration = Timer(label: "hearth_wal_sync_seconds", dimensions: namespace, factory: factory)
         databaseBytes = gauge("hearth_database_bytes")
         storageFull = gauge("hearth_storage_full")
         storageFull.record(0)
@@ -77,6 +81,11 @@ final class DatabaseMetrics: Sendable {
     func recordCommit(writes: Int, nanoseconds: UInt64) {
         batchSize.record(writes)
         commitDuration.recordNanoseconds(Int64(clamping: nanoseconds))
+    }
+
+    /// One sync of the write-ahead log after commits.
+    func recordWALSync(nanoseconds: UInt64) {
+        walSyncDuration.recordNanoseconds(Int64(clamping: nanoseconds))
     }
 
     /// One write (tree or accounts) refused for lack of space.

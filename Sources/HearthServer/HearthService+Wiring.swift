@@ -193,6 +193,7 @@ extension HearthService {
     static func signals(_ signals: SharedEngineSignals, metrics: DatabaseMetrics, logger: Logger) -> DatabaseInstance.Signals {
         EngineHooks(
             observeCommit: metrics.recordCommit(writes:nanoseconds:),
+            observeSync: metrics.recordWALSync(nanoseconds:),
             observeStorage: { event in report(event, logger: logger, metrics: metrics) },
             onFeedGap: signals.feedGap(first:last:),
             onLeaseLost: signals.leaseLost,

@@ -7,6 +7,9 @@ public struct EngineHooks: Sendable {
     public var watch: (@Sendable (DataPath) -> [DataPath]?)?
     /// Told of each committed batch: its writes and how long the commit took.
     public var observeCommit: (@Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void)?
+    /// Told how long each sync that made committed batches durable took (an engine that
+    /// syncs its own log after the commit: SQLite with `synchronous=full`).
+    public var observeSync: (@Sendable (_ nanoseconds: UInt64) -> Void)?
     /// Told of writes refused for lack of space (engines that watch a local volume).
     public var observeStorage: @Sendable (StorageEvent) -> Void
     /// Every committed change, in commit order, before any write of it is acknowledged on
@@ -32,6 +35,7 @@ public struct EngineHooks: Sendable {
 
     public init(watch: (@Sendable (DataPath) -> [DataPath]?)? = nil,
                 observeCommit: (@Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void)? = nil,
+                observeSync: (@Sendable (_ nanoseconds: UInt64) -> Void)? = nil,
                 observeStorage: @escaping @Sendable (StorageEvent) -> Void = { _ in },
                 onCommit: @escaping @Sendable ([Change], any TreeView) -> Void = { _, _ in },
                 onDurable: @escaping @Sendable ([Change]) -> Void = { _ in },
@@ -40,6 +44,7 @@ public struct EngineHooks: Sendable {
                 onLeaseRegained: @escaping @Sendable () -> Void = {}) {
         (self.watch, self.observeCommit, self.observeStorage, self.onCommit) = (watch, observeCommit, observeStorage, onCommit)
         self.onDurable = onDurable
+        self.observeSync = observeSync
         (self.onFeedGap, self.onLeaseLost, self.onLeaseRegained) = (onFeedGap, onLeaseLost, onLeaseRegained)
     }
 }

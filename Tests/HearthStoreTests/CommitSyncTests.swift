@@ -64,11 +64,12 @@ import Testing
 
     func open(_ synchronous: StoreOptions.Synchronous = .full, sync: @escaping @Sendable (Int32) throws(SystemError) -> Void,
               observeStorage: @escaping @Sendable (StorageEvent) -> Void = { _ in },
+              observeSync: (@Sendable (UInt64) -> Void)? = nil,
               onCommit: @escaping @Sendable ([Change], any TreeView) -> Void = { _, _ in },
               onDurable: @escaping @Sendable ([Change]) -> Void = { _ in }) throws -> SQLiteTreeStore {
         var options = StoreOptions()
         options.synchronous = synchronous
-        return try SQLiteTreeStore(directory: dir.path, options: options, observeStorage: observeStorage, syncData: sync,
+        return try SQLiteTreeStore(directory: dir.path, options: options, observeSync: observeSync, observeStorage: observeStorage, syncData: sync,
                                    onCommit: onCommit, onDurable: onDurable)
     }
 
@@ -139,7 +140,8 @@ import Testing
 
     @Test func batchesCommittedDuringASyncShareTheNextAndAreAnsweredInOrder() throws {
         let held = HeldSync()
-        let store = try open(sync: held.sync)
+        let timed = Mutex<[UInt64]>([])
+        let store = try open(sync: held.sync, observeSync: { nanoseconds in timed.withLock { $0.append(nanoseconds) } })
         let order = Mutex<[Int]>([])
         let first = Answer()
         store.write(Self.set("w/0", .int(0))) { result in
@@ -168,6 +170,8 @@ import Testing
         let calls = held.calls.load(ordering: .relaxed)
         #expect(calls == 2)
         #expect(store.syncer.syncs == 2)
+        // Each sync's time is reported (`hearth_wal_sync_seconds`); the first was held.
+        #expect(timed.withLock { $0 }.count == 2)
         store.close()
     }
 
