@@ -2,9 +2,6 @@ import Dispatch
 import HearthStore
 import HearthSystem
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A descriptor of its own on one open WAL file, so the WAL can be synced off the
 /// writer's thread (`CommitSyncer`). Opened by `WALWriteCoalescing` right after SQLite
@@ -15,25 +12,35 @@ import Glibc
 final class WALSyncFile: Sendable {
     let fd: Int32
     let path: String
-    /// The directory holding the WAL is synced with the first sync: its entry for the
-    /// file must be on disk too (SQLite does this with its own first sync of a new WAL).
+    /// The directory holding the WAL, synced with the first sync: its entry for the file
+    /// must be on disk too (SQLite does this with its own first sync of a new WAL). Opened
+    /// here with the file, so a sync never opens anything (no EMFILE on the write path).
+    private let directoryFD: Int32
     private let directorySynced = Atomic<Bool>(false)
 
     init(path: String) throws(SystemError) {
-        self.fd = try Syscall.openForSync(path)
+        let cut = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        let fd = try Syscall.openForSync(path)
+        do {
+            self.directoryFD = try Syscall.openForSync(cut.isEmpty ? "/" : cut)
+        } catch {
+            try? Syscall.close(fd)
+            throw error
+        }
+        self.fd = fd
         self.path = path
     }
 
-    deinit { try? Syscall.close(fd) }
+    deinit {
+        try? Syscall.close(fd)
+        try? Syscall.close(directoryFD)
+    }
 
     /// Makes everything written to the file so far durable, through `syncData`
     /// (`fdatasync`) on `fd`.
     func sync(using syncData: (Int32) throws(SystemError) -> Void = Syscall.syncData) throws(SystemError) {
         if !directorySynced.load(ordering: .acquiring) {
-            let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-            let dirFD = try Syscall.openForSync(directory.isEmpty ? "/" : directory)
-            defer { try? Syscall.close(dirFD) }
-            try Syscall.syncAll(dirFD)
+            try Syscall.syncAll(directoryFD)
             directorySynced.store(true, ordering: .releasing)
         }
         try syncData(fd)
