@@ -5,7 +5,8 @@
 ///
 /// Usable from any thread; sends from one thread keep their order on each connection, and
 /// keep their order with that thread's other sends to the same connections (every one is
-/// posted to the connection's loop in turn).
+/// posted to the connection's loop in turn). A loop's walk lets the answers to requests
+/// waiting on that loop in every `IOLoop.answerCheckInterval` connections.
 public struct HTTPBroadcastGroup: Sendable {
     private enum Kind: Sendable {
         /// Bytes go out as they are (an SSE stream's events).
@@ -44,7 +45,7 @@ public struct HTTPBroadcastGroup: Sendable {
         case .events:
             for (loop, connections) in loops {
                 loop.post {
-                    for connection in connections {
+                    loop.forEach(connections) { connection in
                         for bytes in messages { connection.streamSend(bytes) }
                     }
                 }
@@ -53,7 +54,7 @@ public struct HTTPBroadcastGroup: Sendable {
             let frames = messages.map { WebSocketFrameWriter.frame(.text, $0) }
             for (loop, connections) in loops {
                 loop.post {
-                    for connection in connections {
+                    loop.forEach(connections) { connection in
                         for frame in frames { connection.webSocketSend(frame) }
                     }
                 }

@@ -126,12 +126,14 @@ extension HTTPConnection {
         let loop = self.loop
         // Answers from other threads go through the loop's mailbox: the writer completes a
         // whole batch of writes at once, and their answers then wake the loop once, not
-        // once each.
+        // once each. They take its answers lane: this connection is in no fan-out (it has
+        // an exchange, so it is no stream or WebSocket), so nothing posted must precede
+        // them, and they do not wait behind a fan-out to thousands of listeners.
         let responder = HTTPResponder(connectionQueue: loop.queue, answer: { answer in
             if loop.isCurrent {
                 self.deliver(answer, for: number)
             } else {
-                loop.post { self.deliver(answer, for: number) }
+                loop.postAnswer { self.deliver(answer, for: number) }
             }
         })
         context.handler.handle(request, responder: responder)

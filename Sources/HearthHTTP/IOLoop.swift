@@ -16,6 +16,16 @@ import Synchronization
 /// instead of one each, so a backlog costs less per push the longer it is and drains
 /// rather than grows.
 ///
+/// Answers to requests have a lane of their own in the mailbox (`postAnswer`): they run
+/// before the ordinary work waiting there, between the blocks of a batch, and inside a long
+/// fan-out block every `answerCheckInterval` connections (`forEach(_:yieldingToAnswers:)`).
+/// A write's acknowledgement then waits for at most one slice of the fan-out of the writes
+/// before it, not for all of it: at 10,000 listeners a block holds tens of milliseconds of
+/// sends. Only answers that no posted work must precede go there: a REST exchange's
+/// answer (its connection is in no fan-out group: a stream or WebSocket connection has no
+/// exchange any more). A wire-protocol answer, which must follow its client's pushes, goes
+/// the ordinary way.
+///
 /// Readiness comes from the loop's own epoll instance (`Poller`), not from a Dispatch
 /// source per connection: a thread per loop waits in `epoll_wait` and runs each wait's
 /// ready connections on `queue` in one block. A connection is watched one-shot and armed
@@ -46,9 +56,24 @@ final class IOLoop: @unchecked Sendable {
     /// True while a batch of several posted blocks runs: stream output is queued, and
     /// written once per connection at the batch's end.
     private(set) var deferringWrites = false
+    /// Whether the answers lane holds work (read without the mailbox's lock between the
+    /// parts of a long block; set and cleared under it).
+    private let answersWaiting = Atomic<Bool>(false)
+    /// True while answers run: an answer that walks many connections does not run the
+    /// answers posted meanwhile inside itself; they run after it.
+    private var answering = false
+
+    /// How many items a long block on the loop (a fan-out to this loop's listeners of one
+    /// location) handles between two looks at the answers lane (`forEach(_:yieldingToAnswers:)`):
+    /// 256 pushes are about 2 ms of server work at the 8-9 µs a push measures on a 2-core
+    /// machine (BENCHMARKS.md), the longest an answer waits behind a fan-out; the look
+    /// itself is one atomic load.
+    static let answerCheckInterval = 256
 
     private struct Mailbox {
         var work: [@Sendable () -> Void] = []
+        /// Answers to requests (`postAnswer`): run before `work`.
+        var answers: [@Sendable () -> Void] = []
         var scheduled = false
     }
 
@@ -96,23 +121,76 @@ final class IOLoop: @unchecked Sendable {
         if schedule { queue.async { self.runPosted() } }
     }
 
-    /// Runs all the work posted so far as one batch, then writes what it queued.
-    private func runPosted() {
-        let batch = mailbox.withLock { box in
-            box.scheduled = false
-            let work = box.work
-            box.work = []
-            return work
+    /// Runs `answer` on this loop before the ordinary work posted and not yet started, and
+    /// during a long block between its parts (see the type's comment). For work that nothing
+    /// posted earlier must precede on the connections it touches.
+    func postAnswer(_ answer: @escaping @Sendable () -> Void) {
+        let schedule = mailbox.withLock { box in
+            box.answers.append(answer)
+            answersWaiting.store(true, ordering: .relaxed)
+            if box.scheduled { return false }
+            box.scheduled = true
+            return true
         }
+        if schedule { queue.async { self.runPosted() } }
+    }
+
+    /// Runs all the work posted so far as one batch, the answers first, then writes what
+    /// it queued.
+    private func runPosted() {
+        let (answers, batch) = mailbox.withLock { box in
+            box.scheduled = false
+            answersWaiting.store(false, ordering: .relaxed)
+            defer { (box.answers, box.work) = ([], []) }
+            return (box.answers, box.work)
+        }
+        run(answers)
         // One block (no backlog: a push, an answer) writes as it goes, as without the
         // mailbox: gathering then writing would walk its connections twice. Several blocks
         // mean the loop fell behind: their output is gathered and written once.
         deferringWrites = batch.count > 1
-        for work in batch { work() }
+        for work in batch {
+            work()
+            runAnswers()
+        }
         deferringWrites = false
         let writers = deferred
         deferred = []
         for connection in writers { connection.writeDeferred() }
+    }
+
+    /// Runs the answers posted since the loop last looked, unless answers are running
+    /// already (on `queue`).
+    func runAnswers() {
+        guard !answering, answersWaiting.load(ordering: .relaxed) else { return }
+        let answers = mailbox.withLock { box in
+            answersWaiting.store(false, ordering: .relaxed)
+            defer { box.answers = [] }
+            return box.answers
+        }
+        run(answers)
+    }
+
+    private func run(_ answers: [@Sendable () -> Void]) {
+        if answers.isEmpty { return }
+        answering = true
+        for answer in answers { answer() }
+        answering = false
+    }
+
+    /// `body` for each of `items` in order (on `queue`), running the answers posted
+    /// meanwhile after every `answerCheckInterval` items: a long walk holds an answer back
+    /// for one slice of itself at most.
+    func forEach<Items: Sequence>(_ items: Items, yieldingToAnswers body: (Items.Element) -> Void) {
+        var sinceLook = 0
+        for item in items {
+            body(item)
+            sinceLook += 1
+            if sinceLook == Self.answerCheckInterval {
+                sinceLook = 0
+                runAnswers()
+            }
+        }
     }
 
     /// `connection` queued stream output during the running batch: written at its end.
