@@ -4,7 +4,8 @@
 # the run: group commits, writes per commit, and the share of the run the writer spent
 # inside commits (hearth_commit_duration_seconds: a batch's apply and COMMIT; the WAL's
 # fsync ran inside COMMIT until the sync moved to its own queue, CommitSyncer, and no
-# longer counts). A writer inside commits nearly all the time while the server's CPU stays
+# longer counts; its own series, hearth_wal_sync_seconds, gives the syncs' count and time).
+# A writer inside commits nearly all the time while the server's CPU stays
 # well below the machine's was waiting on the disk, not short of CPU (docs/bench/history.md,
 # "one node at full scale").
 #
@@ -19,7 +20,7 @@ SECS=${SECS:-10}; CONNS=${CONNS:-64}; THREADS=${THREADS:-2}
 build_hearth
 start_hearth_with_plan "$SCEN"
 # Each series carries its namespace's label (one namespace here); summed over labels below.
-metrics() { curl -fsS "$HEARTH_URL/metrics" | grep -E '^hearth_(write_batch_size|commit_duration_seconds)_(sum|count)[{ ]'; }
+metrics() { curl -fsS "$HEARTH_URL/metrics" | grep -E '^hearth_(write_batch_size|commit_duration_seconds|wal_sync_seconds)_(sum|count)[{ ]'; }
 metrics >"$WORK/before"
 ticks0=$(awk '{print $14 + $15}' "/proc/$HEARTH_PID/stat")
 wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" -s "$BENCH_DIR/wrk/replay.lua" "$HEARTH_URL/" -- "$WORK/plan.bin" >"$WORK/wrk.out" 2>&1
@@ -49,4 +50,8 @@ print("%s: %.0f req/s over %.0f s; server CPU %.0f %% of a core (%.0f us per req
     sys.argv[7], rps, secs, 100 * cpu / secs, 1e6 * cpu / max(1.0, rps * secs)))
 print("  group commits: %d, %.1f writes each; writer inside commits %.2f s of %.0f s (%.0f %%), %.2f ms per commit, %.0f us per write" % (
     commits, writes / max(1, commits), inside, secs, 100 * inside / secs, 1e3 * inside / max(1, commits), 1e6 * inside / max(1, writes)))
+syncs, syncing = d.get("hearth_wal_sync_seconds_count", 0.0), d.get("hearth_wal_sync_seconds_sum", 0.0)
+if syncs:
+    print("  WAL syncs after commits: %d, %.1f commits each; syncing %.2f s of %.0f s (%.0f %%), %.2f ms per sync" % (
+        syncs, commits / syncs, syncing, secs, 100 * syncing / secs, 1e3 * syncing / syncs))
 EOF
