@@ -24,7 +24,9 @@ import Synchronization
 /// sends. Only answers that no posted work must precede go there: a REST exchange's
 /// answer (its connection is in no fan-out group: a stream or WebSocket connection has no
 /// exchange any more). A wire-protocol answer, which must follow its client's pushes, goes
-/// the ordinary way.
+/// the ordinary way. The lane cannot starve the fan-out: an exchange has one request in
+/// flight at a time, so a look finds at most one answer per connection of the loop, and
+/// the walk goes on after it.
 ///
 /// Readiness comes from the loop's own epoll instance (`Poller`), not from a Dispatch
 /// source per connection: a thread per loop waits in `epoll_wait` and runs each wait's
