@@ -114,22 +114,25 @@ final class IOLoop: @unchecked Sendable {
 
     /// Runs `work` on this loop, after everything posted before it (from any thread).
     func post(_ work: @escaping @Sendable () -> Void) {
-        let schedule = mailbox.withLock { box in
-            box.work.append(work)
-            if box.scheduled { return false }
-            box.scheduled = true
-            return true
-        }
-        if schedule { queue.async { self.runPosted() } }
+        enqueue(work, asAnswer: false)
     }
 
     /// Runs `answer` on this loop before the ordinary work posted and not yet started, and
     /// during a long block between its parts (see the type's comment). For work that nothing
     /// posted earlier must precede on the connections it touches.
     func postAnswer(_ answer: @escaping @Sendable () -> Void) {
+        enqueue(answer, asAnswer: true)
+    }
+
+    /// Puts `work` in its lane and schedules a batch unless one is scheduled already.
+    private func enqueue(_ work: @escaping @Sendable () -> Void, asAnswer: Bool) {
         let schedule = mailbox.withLock { box in
-            box.answers.append(answer)
-            answersWaiting.store(true, ordering: .relaxed)
+            if asAnswer {
+                box.answers.append(work)
+                answersWaiting.store(true, ordering: .relaxed)
+            } else {
+                box.work.append(work)
+            }
             if box.scheduled { return false }
             box.scheduled = true
             return true
