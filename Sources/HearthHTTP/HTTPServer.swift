@@ -19,7 +19,8 @@ public final class HTTPServer: Sendable {
     let incomplete: IncompleteBytes
     /// Connections past their address's cap, for health checks only.
     let reserve = AddressCounts(limit: HTTPLimits.uncappedConnectionsPerAddress)
-    private let loops: [IOLoop]
+    /// The I/O loops, one per `ioQueueCount` (read by tests).
+    let loops: [IOLoop]
     private let acceptQueue = DispatchQueue(label: "hearth.http.accept")
     private let state = Mutex<State>(.idle)
 

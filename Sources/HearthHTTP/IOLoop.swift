@@ -30,7 +30,9 @@ import Synchronization
 ///
 /// Readiness comes from the loop's own epoll instance (`Poller`), not from a Dispatch
 /// source per connection: a thread per loop waits in `epoll_wait` and runs each wait's
-/// ready connections on `queue` in one block. A connection is watched one-shot and armed
+/// ready connections on `queue` in one block, on its own thread (`queue.sync`: Dispatch
+/// runs a sync block on the caller's thread once the queue is free, so no worker is woken
+/// for it). A connection is watched one-shot and armed
 /// again by its handler, with what it wants then (`HTTPConnection.arm`). Dispatch's read
 /// sources re-armed themselves through its manager thread after every event, a write to
 /// the manager's eventfd and a wake-up of that thread, which preempted the I/O thread
@@ -92,10 +94,16 @@ final class IOLoop: @unchecked Sendable {
     }
 
     /// Starts the thread that waits for readiness (once, before the first connection).
+    /// It runs each wait's block itself, in order with what was posted before it, and
+    /// waits for the next readiness only after: handing the block to the queue
+    /// (`queue.async`) woke a Dispatch worker for every wait, ~0.6 more context switches
+    /// per create (docs/bench/history.md, "the poller runs its own block"). Nothing on the
+    /// loop waits for the poller thread, so the sync cannot deadlock; its stack is the
+    /// process's default thread stack, as a Dispatch worker's is.
     func startPolling() throws(SystemError) {
         try poller.start { [weak self] ready in
             guard let self else { return }
-            self.queue.async { self.run(ready) }
+            self.queue.sync { self.run(ready) }
         }
     }
 
@@ -269,6 +277,9 @@ final class IOLoop: @unchecked Sendable {
         /// Why the epoll instance or its waker could not be made (`start` throws it).
         private let setupError: SystemError?
         private let stopped = Atomic<Bool>(false)
+        /// The waiting thread's `pthread_self()`, once it runs (0 before): tests check that
+        /// a wait's block runs on it.
+        let threadID = Atomic<UInt>(0)
 
         init() {
             do throws(SystemError) {
@@ -290,6 +301,7 @@ final class IOLoop: @unchecked Sendable {
         /// The waiting thread's loop, until `stop`.
         private func waitLoop(_ deliver: @Sendable ([(token: UInt64, events: UInt32)]) -> Void) {
             guard let poll, let waker else { return }
+            threadID.store(UInt(pthread_self()), ordering: .releasing)
             while !stopped.load(ordering: .acquiring) {
                 let count: Int
                 do {

@@ -9,7 +9,8 @@ import Testing
 
 /// An I/O loop's readiness comes from its own epoll instance (`IOLoop.Poller`):
 /// a descriptor is reported once and stays quiet until its connection arms it again, a
-/// forgotten one is not reported at all, and stopping ends the waiting thread.
+/// forgotten one is not reported at all, stopping ends the waiting thread, and a wait's
+/// connections run on that thread.
 @Suite("IOLoop: poller")
 struct IOLoopPollerTests {
     /// What the poller delivered, in order, with a semaphore per delivery.
@@ -137,5 +138,35 @@ struct IOLoopPollerTests {
         _ = try #require(deliveries.until(1))
         poller.stop()
         #expect(released.wait(timeout: .now() + 10) == .success)
+    }
+
+    /// A wait's ready connections run on the poller's own thread (`queue.sync` in
+    /// `IOLoop.startPolling`), not on a Dispatch worker woken for them: requests that
+    /// arrive on an open connection are handled on one of the loops' waiting threads.
+    @Test func aWaitsConnectionsRunOnThePollersOwnThread() async throws {
+        final class Seen: Sendable {
+            let threads = Mutex<[String: UInt]>([:])
+        }
+        let seen = Seen()
+        let handler = ClosureHandler { request, responder in
+            seen.threads.withLock { $0[request.path] = UInt(pthread_self()) }
+            responder.respond(.text(request.path))
+        }
+        try await withServer(handler: handler) { port, server in
+            let client = try RawClient(port: port)
+            for path in ["/first", "/second", "/third"] {
+                try client.send("GET \(path) HTTP/1.1\r\nHost: h\r\n\r\n")
+                #expect(try client.readResponse()?.text == path)
+            }
+            let pollers = Set(server.loops.map { $0.poller.threadID.load(ordering: .acquiring) })
+            #expect(!pollers.contains(0))
+            let threads = seen.threads.withLock { $0 }
+            // The first request may have been read when the connection joined its loop;
+            // the later ones arrived on a watched socket.
+            for path in ["/second", "/third"] {
+                let thread = try #require(threads[path])
+                #expect(pollers.contains(thread))
+            }
+        }
     }
 }
