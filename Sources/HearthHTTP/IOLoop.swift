@@ -96,7 +96,7 @@ final class IOLoop: @unchecked Sendable {
     /// Starts the thread that waits for readiness (once, before the first connection).
     /// It runs each wait's block itself, in order with what was posted before it, and
     /// waits for the next readiness only after: handing the block to the queue
-    /// (`queue.async`) woke a Dispatch worker for every wait, ~0.6 more context switches
+    /// (`queue.async`) woke a Dispatch worker for every wait: 0.7–0.9 more context switches
     /// per create (docs/bench/history.md, "the poller runs its own block"). Nothing on the
     /// loop waits for the poller thread, so the sync cannot deadlock; its stack is the
     /// process's default thread stack, as a Dispatch worker's is.
