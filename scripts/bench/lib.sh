@@ -309,6 +309,13 @@ machine_facts() {
   echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
   echo "machine: nproc=$(nproc), $(free -g | awk '/Mem:/{print $2}') GiB RAM, $(uname -sr)"
   echo "cpu: $(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)"
+  # Scheduler settings a VM's kernel may carry on its command line (this project's test
+  # VMs boot with sched_vcpu_pack=15, a guest patch that is not in mainline Linux): they
+  # change how threads share the vCPUs, so results from different kernels are compared
+  # knowing them.
+  local sched
+  sched=$( (tr ' ' '\n' </proc/cmdline 2>/dev/null || true) | grep -E '^(sched_|isolcpus|nohz|idle=|processor\.max_cstate)' | sort -u | paste -sd' ' || true)
+  echo "kernel scheduler parameters: ${sched:-none on the command line}"
   echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "wrk: $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2)"
   echo "nginx: $(nginx -v 2>&1 | sed 's/^nginx version: //')"
