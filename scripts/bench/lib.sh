@@ -310,7 +310,7 @@ machine_facts() {
   echo "machine: nproc=$(nproc), $(free -g | awk '/Mem:/{print $2}') GiB RAM, $(uname -sr)"
   echo "cpu: $(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)"
   # Scheduler settings a VM's kernel may carry on its command line (this project's test
-  # VMs boot with sched_vcpu_pack=15, a guest patch that is not in mainline Linux): they
+  # VMs boot with sched_vcpu_pack=15, found in no mainline Linux source or document): they
   # change how threads share the vCPUs, so results from different kernels are compared
   # knowing them.
   local sched
