@@ -34,7 +34,7 @@ server_pid=$HEARTH_PID
 stop_hearth
 perf sched timehist -i "$WORK/sched.data" >"$WORK/timehist.txt" 2>/dev/null
 python3 - "$WORK/timehist.txt" "$server_pid" "$(nproc)" <<'EOF'
-import collections, re, sys
+import bisect, collections, re, sys
 path, server, cpus = sys.argv[1], sys.argv[2], int(sys.argv[3])
 # timehist: "time [cpu] task[tid/pid] wait sch-delay run" (ms), one line per switch-out
 line_re = re.compile(r'\s*([\d.]+)\s+\[(\d+)\]\s+(.+?)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$')
@@ -51,16 +51,29 @@ for t, cpu, task, _, run in runs:
     if task.startswith('<idle>'):
         idle[cpu].append((t - run, t))
 
+def merged(periods):
+    """`periods` sorted and joined where they overlap: disjoint, in order."""
+    out = []
+    for a, b in sorted(periods):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+# per vCPU, when at least one *other* vCPU was idle, and where each such period starts
+# (a bisection finds a run's first period: one pass per run, not one over every period)
+others = {cpu: merged(p for c, periods in idle.items() if c != cpu for p in periods) for cpu in range(cpus)}
+starts = {cpu: [a for a, _ in spans] for cpu, spans in others.items()}
+
 def others_idle(cpu, start, end):
     """Seconds within [start, end] during which at least one other vCPU was idle."""
-    spans = sorted((max(a, start), min(b, end)) for c, periods in idle.items() if c != cpu
-                   for a, b in periods if b > start and a < end)
-    total, reach = 0.0, start
-    for a, b in spans:
-        a = max(a, reach)
-        if b > a:
-            total += b - a
-            reach = b
+    spans = others.get(cpu, [])
+    total = 0.0
+    i = max(0, bisect.bisect_right(starts.get(cpu, []), start) - 1)
+    while i < len(spans) and spans[i][0] < end:
+        total += max(0.0, min(spans[i][1], end) - max(spans[i][0], start))
+        i += 1
     return total
 
 def kind(task):
