@@ -5,26 +5,21 @@ import Glibc
 #endif
 
 /// `Python/schedule_functions.py` (firebase-functions' `scheduler_fn.on_schedule`) under the
-/// open-source Functions Framework, as a child process on a free port; what the function
-/// received is read from the JSON lines it appends to a file.
+/// open-source Functions Framework (`FunctionsFrameworkChild`: `init` returns once it
+/// listens); what the function received is read from the JSON lines it appends to a file.
 final class ScheduledFunction {
     let process = ChildProcess()
     let port: Int
     let outFile: String
+    /// The framework's output.
+    let log: String
 
     init(python: String, directory: String) throws {
         port = try freeLoopbackPort()
         outFile = directory + "/ticks.jsonl"
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python/schedule_functions.py").path
-        process.executableURL = URL(fileURLWithPath: python).deletingLastPathComponent().appendingPathComponent("functions-framework")
-        process.arguments = ["--source", script, "--target", "tick", "--signature-type", "http", "--host", "127.0.0.1", "--port", String(port)]
-        var environment = ProcessInfo.processInfo.environment
-        environment["HEARTH_SCHEDULE_OUT"] = outFile
-        process.environment = environment
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
+        log = try FunctionsFrameworkChild.start(process, python: python, script: script, target: "tick", signatureType: "http",
+                                                port: port, environment: ["HEARTH_SCHEDULE_OUT": outFile], directory: directory)
     }
 
     /// Each call: the job name and the schedule time the SDK read.
@@ -38,12 +33,17 @@ final class ScheduledFunction {
 
     /// Waits until `count` calls were recorded; the safety net is past `count` due times
     /// of an every-minute schedule (the first up to 60 s away) with room for a loaded machine.
-    func waitFor(_ count: Int) throws -> [(job: String, time: String)] {
+    /// A failure shows the framework's log and the end of each of `nodes`' output.
+    func waitFor(_ count: Int, nodes: [HearthProcess] = []) throws -> [(job: String, time: String)] {
         let deadline = ContinuousClock.now + .seconds(60 * count + 40)
         while true {
             let calls = self.calls
             if calls.count >= count { return calls }
-            guard ContinuousClock.now < deadline else { throw LiveClientError("\(calls.count) of \(count) scheduled calls: \(calls)") }
+            guard ContinuousClock.now < deadline else {
+                let logs = nodes.enumerated().map { "node \($0.offset + 1)'s output:\n\($0.element.log.suffix(4_000))" }
+                throw LiveClientError((["\(calls.count) of \(count) scheduled calls: \(calls)",
+                                        "the framework's log:\n\(FunctionsFrameworkChild.tail(of: log))"] + logs).joined(separator: "\n"))
+            }
             Thread.sleep(forTimeInterval: 0.05)
         }
     }
@@ -90,7 +90,7 @@ final class ScheduledFunction {
         let store = try TriggersOperatorEndToEndTests.storeArguments(dir.path)
         let first = try HearthProcess.serve(dataDirectory: dir.path, environment: ["HEARTH_TRIGGERS": triggers])
         // The first due time after the start (the start itself records none).
-        let one = try function.waitFor(1)
+        let one = try function.waitFor(1, nodes: [first])
         try waitUntil("the first due time delivered and gone from the outbox") { try Self.row(triggers, store).dropFirst(4).first == "0" }
         first.signal(SIGKILL)
         _ = try first.waitForExit()
@@ -98,7 +98,7 @@ final class ScheduledFunction {
         let missed = try Self.seconds(one[0].time) + 60
         while Date().timeIntervalSince1970 < Double(missed) + 1 { Thread.sleep(forTimeInterval: 0.2) }
         let second = try HearthProcess.serve(dataDirectory: dir.path, environment: ["HEARTH_TRIGGERS": triggers])
-        let two = try function.waitFor(2)
+        let two = try function.waitFor(2, nodes: [second])
         try waitUntil("the missed due time delivered") { try Self.row(triggers, store).dropFirst(4).first == "0" }
         second.signal(SIGTERM)
         #expect(try second.waitForExit() == 0)
@@ -121,7 +121,7 @@ final class ScheduledFunction {
         let nodes = try directories.map {
             try HearthProcess.serve(dataDirectory: $0.path, environment: ["HEARTH_STORE": url, "HEARTH_TRIGGERS": triggers])
         }
-        let calls = try function.waitFor(2)
+        let calls = try function.waitFor(2, nodes: nodes)
         try waitUntil("both due times delivered") { try Self.row(triggers, ["--store", url]).dropFirst(4).first == "0" }
         for node in nodes { node.signal(SIGTERM) }
         for node in nodes { #expect(try node.waitForExit() == 0) }

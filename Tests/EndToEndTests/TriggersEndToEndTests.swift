@@ -6,39 +6,23 @@ import Glibc
 #endif
 
 /// `Python/trigger_functions.py` (firebase-functions' db_fn) under the open-source Functions
-/// Framework, as a child process on a free port; what the functions received is read
-/// from the JSON lines they append to a file. `init` returns once it listens: the port
-/// came free from `freeLoopbackPort()`, and a server the test starts next on port 0 could
-/// otherwise be given it while Python is still starting, and its triggers would then post
-/// to that server instead.
+/// Framework (`FunctionsFrameworkChild`: `init` returns once it listens); what the functions
+/// received is read from the JSON lines they append to a file.
 final class FunctionsFramework {
     let process = ChildProcess()
     let port: Int
     let outFile: String
+    /// The framework's output.
+    let log: String
 
     init(python: String, directory: String, failFirst: Bool = false, port: Int? = nil, environment extra: [String: String] = [:]) throws {
         let port = try port ?? freeLoopbackPort()
         self.port = port
         outFile = directory + "/received.jsonl"
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python/trigger_functions.py").path
-        process.executableURL = URL(fileURLWithPath: python).deletingLastPathComponent().appendingPathComponent("functions-framework")
-        process.arguments = ["--source", script, "--target", "router", "--signature-type", "cloudevent",
-                             "--host", "127.0.0.1", "--port", String(port)]
-        var environment = ProcessInfo.processInfo.environment
-        environment["HEARTH_TRIGGER_OUT"] = outFile
-        environment["HEARTH_TRIGGER_FAIL_FIRST"] = failFirst ? "1" : "0"
-        environment.merge(extra) { _, new in new }
-        process.environment = environment
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
-        try waitUntil("the Functions Framework listening on port \(port)") {
-            guard process.isRunning else {
-                throw FrameworkError(description: "the Functions Framework exited before it listened on port \(port) (was the port taken?)")
-            }
-            return loopbackPortAccepts(port)
-        }
+        let environment = ["HEARTH_TRIGGER_OUT": outFile, "HEARTH_TRIGGER_FAIL_FIRST": failFirst ? "1" : "0"].merging(extra) { _, new in new }
+        log = try FunctionsFrameworkChild.start(process, python: python, script: script, target: "router", signatureType: "cloudevent",
+                                                port: port, environment: environment, directory: directory)
     }
 
     /// Every call the functions recorded, in order.
@@ -54,7 +38,7 @@ final class FunctionsFramework {
             let calls = received
             if calls.count >= count { return calls }
             guard ContinuousClock.now < deadline else {
-                throw FrameworkError(description: "timed out waiting for \(what): \(calls.count) of \(count) calls: \(calls)")
+                throw FrameworkError(description: "timed out waiting for \(what): \(calls.count) of \(count) calls: \(calls); the framework's log:\n\(FunctionsFrameworkChild.tail(of: log))")
             }
             Thread.sleep(forTimeInterval: 0.02)
         }
@@ -73,6 +57,22 @@ final class FunctionsFramework {
 /// Firebase database triggers end to end: `hearth serve --triggers` delivers RTDB
 /// CloudEvents that the real `firebase-functions` SDK parses under the Functions Framework.
 @Suite struct TriggersEndToEndTests {
+    /// A framework that cannot bind its port (another process listens there) fails the
+    /// test's start with its own log, not as missing calls later.
+    @Test func aFrameworkWhosePortIsTakenFailsAtTheStartWithItsLog() throws {
+        let python = try pythonInterpreter()
+        let work = TemporaryDirectory()
+        let taken = try LoopbackListener { _ in }
+        defer { taken.stop() }
+        do {
+            _ = try FunctionsFramework(python: python, directory: work.path, port: taken.port)
+            Issue.record("the framework started on a port another process listens on")
+        } catch let error as LiveClientError {
+            #expect(error.description.contains("exited"), "\(error)")
+            #expect(error.description.contains("in use"), "the framework's log is in the message: \(error)")
+        }
+    }
+
     static let rules = #"{"rules": {"users": {"$uid": {".read": "auth != null && auth.uid == $uid", ".write": "auth != null && auth.uid == $uid"}}}}"#
 
     static func triggersFile(port: Int, in directory: String, kinds: [String] = ["written", "created", "updated", "deleted"],

@@ -39,20 +39,14 @@ import Glibc
 
         functionHeld.release()
         let function = ChildProcess()
-        function.executableURL = URL(fileURLWithPath: python).deletingLastPathComponent().appendingPathComponent("functions-framework")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python/trigger_loop.py").path
-        function.arguments = ["--source", script, "--target", "loop", "--signature-type", "cloudevent", "--host", "127.0.0.1",
-                              "--port", String(functionPort)]
-        var functionEnvironment = ProcessInfo.processInfo.environment
-        functionEnvironment["FIREBASE_DATABASE_EMULATOR_HOST"] = "127.0.0.1:\(server.port)"
-        function.environment = functionEnvironment
-        function.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        function.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try function.run()
         defer { if function.isRunning { function.signal(SIGKILL); function.waitUntilExit() } }
+        _ = try FunctionsFrameworkChild.start(function, python: python, script: script, target: "loop", signatureType: "cloudevent",
+                                              port: functionPort, environment: ["FIREBASE_DATABASE_EMULATOR_HOST": "127.0.0.1:\(server.port)"],
+                                              directory: directory.path)
 
-        // The first event (the function may still be starting: the deliverer retries nothing
-        // with retry false, so write until one is delivered).
+        // The first event: write until one delivery is counted (with retry false a delivery
+        // that failed is not tried again).
         try waitUntil("the loop running", within: 300) {
             _ = try liveRequest(port: server.port, "PUT", "/loop/seed.json", body: "\(Int.random(in: 0..<1_000_000))")
             let metrics = try liveRequest(port: server.port, "GET", "/metrics").body

@@ -6,6 +6,25 @@ import Testing
 /// The tests' own child process (`ChildProcess`, posix_spawn instead of Foundation's
 /// `Process`): pipes reach their ends, a failed start is an error, a signal ends a child.
 @Suite struct ChildProcessTests {
+    /// `processListens`, with which the tests wait for a child to bind a port they chose:
+    /// only the process holding the listening socket counts, and a bound socket that does
+    /// not listen does not.
+    @Test func processListensNamesOnlyTheListenersOwner() throws {
+        let listener = try LoopbackListener { _ in }
+        defer { listener.stop() }
+        #expect(processListens(getpid(), onLoopbackPort: listener.port))
+        let other = ChildProcess()
+        other.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        other.arguments = ["60"]
+        try other.run()
+        defer { other.signal(SIGKILL); other.waitUntilExit() }
+        #expect(!processListens(other.processIdentifier, onLoopbackPort: listener.port))
+        let bound = try RefusingPort()
+        #expect(!processListens(getpid(), onLoopbackPort: bound.port))
+        listener.stop()
+        #expect(!processListens(getpid(), onLoopbackPort: listener.port))
+    }
+
     @Test func aChildWritesToBothPipesAndItsExitStatusIsKept() throws {
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")

@@ -75,6 +75,27 @@ public func freeLoopbackPort() throws -> Int {
     return port
 }
 
+/// Whether process `pid` itself holds a socket listening on 127.0.0.1:`port` (or on every
+/// IPv4 address at that port): the listening sockets are read from `/proc/net/tcp` and
+/// their inodes looked for among `/proc/<pid>/fd`'s links. Unlike `loopbackPortAccepts`,
+/// another process listening on the port (a server of a test running beside, given the
+/// port after `freeLoopbackPort()` let it go) does not count.
+public func processListens(_ pid: Int32, onLoopbackPort port: Int) -> Bool {
+    guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return false }
+    let portHex = String(format: "%04X", port)
+    let accepted: Set<String> = ["0100007F:" + portHex, "00000000:" + portHex]
+    // Columns: sl, local_address, rem_address, st (0A = LISTEN), ..., inode (the tenth).
+    let inodes = Set(table.split(separator: "\n").dropFirst().compactMap { line -> String? in
+        let fields = line.split(separator: " ")
+        guard fields.count > 9, accepted.contains(String(fields[1])), fields[3] == "0A" else { return nil }
+        return "socket:[\(fields[9])]"
+    })
+    guard !inodes.isEmpty, let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") else { return false }
+    return descriptors.contains { descriptor in
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(descriptor)")).map(inodes.contains) ?? false
+    }
+}
+
 /// A request as a `LoopbackListener` read it.
 public struct ReceivedRequest: Sendable {
     public var method: String
