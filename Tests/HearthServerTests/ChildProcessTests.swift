@@ -25,6 +25,20 @@ import Testing
         #expect(!processListens(getpid(), onLoopbackPort: listener.port))
     }
 
+    /// A port for a child to bind comes from below the ephemeral range, where no server on
+    /// port 0 and no outgoing connection can be given it meanwhile; it is free.
+    @Test func aFreePortIsBelowTheEphemeralRangeAndFree() throws {
+        let low = try #require(ephemeralPortRangeStart())
+        try #require(low - freePortFloor >= 1_000, "this kernel's ephemeral range starts at \(low)")
+        for _ in 0..<20 {
+            let port = try freeLoopbackPort()
+            #expect(port >= freePortFloor && port < low)
+            let (fd, bound) = try bindLoopback(listen: true, port: port)
+            #expect(bound == port)
+            close(fd)
+        }
+    }
+
     @Test func aChildWritesToBothPipesAndItsExitStatusIsKept() throws {
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")

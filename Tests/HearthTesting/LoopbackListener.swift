@@ -69,10 +69,36 @@ public final class RefusingPort: Sendable {
 /// A port that was free a moment ago, for a program that cannot bind port 0 and report it,
 /// started at once to bind it. (A port nobody is to listen on for a while is a
 /// `RefusingPort`, released just before its listener starts.)
+///
+/// The port is drawn from below the kernel's ephemeral range (`ip_local_port_range`),
+/// where a bind to port 0 and the local end of an outgoing connection never land: while
+/// the program starts, the servers of the tests running beside (all on port 0) and their
+/// clients' connections cannot be given it. Only another caller of this function could,
+/// by drawing the same port at the same moment. Without room below the range (fewer than
+/// `freePortFloor` ports), the kernel's choice.
 public func freeLoopbackPort() throws -> Int {
+    if let low = ephemeralPortRangeStart(), low - freePortFloor >= 1_000 {
+        for _ in 0..<64 {
+            let port = Int.random(in: freePortFloor..<low)
+            if let (fd, bound) = try? bindLoopback(listen: false, port: port) {
+                close(fd)
+                return bound
+            }
+        }
+    }
     let (fd, port) = try bindLoopback(listen: false)
     close(fd)
     return port
+}
+
+/// The lowest port `freeLoopbackPort()` draws (the ports below are where services tend to
+/// be configured).
+public let freePortFloor = 10_000
+
+/// The first port of the kernel's ephemeral range, nil when it cannot be read.
+public func ephemeralPortRangeStart() -> Int? {
+    guard let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8) else { return nil }
+    return text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first.flatMap { Int($0) }
 }
 
 /// Whether process `pid` itself holds a socket listening on 127.0.0.1:`port` (or on every
