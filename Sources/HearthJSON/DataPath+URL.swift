@@ -21,6 +21,8 @@ extension DataPath {
         if raw.hasSuffix(Self.jsonSuffix) { raw = raw.dropLast(Self.jsonSuffix.count) }
 
         var segments: [String] = []
+        // One allocation for the array, not one per doubling (a path has few segments).
+        segments.reserveCapacity(min(Self.maxSegments, raw.utf8.count { $0 == UInt8(ascii: "/") } + 1))
         for piece in raw.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
             guard segments.count < Self.maxSegments else {
                 throw .tooDeep(depth: raw.utf8.split(separator: UInt8(ascii: "/")).count)
@@ -44,7 +46,7 @@ extension DataPath {
 extension String {
     /// The string these bytes encode, or nil when they are not well-formed UTF-8.
     /// (`String(validating:as:)` needs macOS 15; this works everywhere.)
-    init?(validatingUTF8Bytes bytes: [UInt8]) {
+    init?(validatingUTF8Bytes bytes: some Collection<UInt8>) {
         // Decoding repairs ill-formed input with U+FFFD, so the result has the very same
         // bytes exactly when the input was well-formed (one pass and one copy, where the
         // scalar-by-scalar loop below cost ~1 % of the server's CPU on creates).

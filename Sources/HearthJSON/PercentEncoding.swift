@@ -5,7 +5,7 @@ public enum PercentEncoding {
     /// Nil for a malformed escape or bytes that are not well-formed UTF-8.
     public static func decode<Bytes: Collection<UInt8>>(_ bytes: Bytes, plusIsSpace: Bool = false) -> String? {
         guard bytes.contains(where: { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }) else {
-            return String(validatingUTF8Bytes: Array(bytes))
+            return String(validatingUTF8Bytes: bytes)  // no copy into an array first
         }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)

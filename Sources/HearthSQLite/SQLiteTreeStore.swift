@@ -407,14 +407,15 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
                 try statement.reset([.integer(Int64(limit - total + 1))])
             } else {
                 let key = entry.path.storageKey
-                let range = SQLiteTreeView.descendantRange(key)
+                // `descendantRange(key)`'s upper end, alone: the probe needs only it.
+                let upper = key + "0"
                 // One probe of [key, key + "0"), which holds the key and everything below
                 // it, answers the usual cases without the exact count's two lookups:
                 // nothing there (a create) is 0; the key itself first is a leaf, which
                 // has nothing below it, so 1 (an update of a field). Anything else (rows
                 // below, or siblings between the key and its "/", like "key-2") is counted.
                 let probe = try connection.statement(firstSQL)
-                try probe.reset([.text(key), .text(range.upper)])
+                try probe.reset([.text(key), .text(upper)])
                 let first = try probe.step() ? probe.text(0) : nil
                 try probe.reset()
                 // Byte equality: `==` on strings would take canonically equivalent keys,
@@ -428,6 +429,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
                     continue
                 }
                 statement = try connection.statement(sql)
+                let range = SQLiteTreeView.descendantRange(key)
                 try statement.reset([.text(key), .text(range.lower), .text(range.upper), .integer(Int64(limit - total + 1))])
             }
             let count = try statement.step() ? Int(statement.int64(0)) : 0

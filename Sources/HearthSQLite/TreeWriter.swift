@@ -40,6 +40,8 @@ struct TreeWriter {
     /// many (and one for the rest), not one statement per leaf (a create's 7
     /// leaves are one statement). 96 parameters, far below SQLite's limit (32,766).
     static let rowsPerInsert = 32
+    /// Leaves a write's row array has room for before it grows (a favourite has 7).
+    static let leavesReserved = 16
     /// The INSERT of `n` rows, at index `n` (1...`rowsPerInsert`).
     static let insertRowsSQL: [String] = (0...rowsPerInsert).map { count in
         "INSERT INTO nodes(path, kind, value) VALUES " + Array(repeating: "(?, ?, ?)", count: count).joined(separator: ", ")
@@ -74,29 +76,31 @@ struct TreeWriter {
             try connection.statement(Self.deleteAllSQL).run()
             try connection.statement(Self.deleteAllPrioritiesSQL).run()
         } else {
-            let range = SQLiteTreeView.descendantRange(key)
-            if replacesRows {
-                try connection.statement(Self.deleteExactSQL).run([.text(key)])
-                try connection.statement(Self.deleteRangeSQL).run([.text(range.lower), .text(range.upper)])
-            }
-            // A replaced node loses its priority and its children's (docs/protocol/rest.md
-            // §1.5: a set without a priority clears it).
-            if mayHavePriorities {
-                try connection.statement(Self.deletePriorityExactSQL).run([.text(key)])
-                try connection.statement(Self.deletePriorityRangeSQL).run([.text(range.lower), .text(range.upper)])
+            // The range's two keys are built only when a delete needs them (a create with no
+            // priorities stored needs neither).
+            if replacesRows || mayHavePriorities {
+                let range = SQLiteTreeView.descendantRange(key)
+                if replacesRows {
+                    try connection.statement(Self.deleteExactSQL).run([.text(key)])
+                    try connection.statement(Self.deleteRangeSQL).run([.text(range.lower), .text(range.upper)])
+                }
+                // A replaced node loses its priority and its children's (docs/protocol/rest.md
+                // §1.5: a set without a priority clears it).
+                if mayHavePriorities {
+                    try connection.statement(Self.deletePriorityExactSQL).run([.text(key)])
+                    try connection.statement(Self.deletePriorityRangeSQL).run([.text(range.lower), .text(range.upper)])
+                }
             }
             if entry.value != nil {
-                // The ancestors' keys are the key cut at each `/` (keys never contain one),
-                // and the root's, "", less those this transaction already cleared.
+                // The ancestors' keys are the root's, "", and the key cut at each `/` (keys
+                // never contain one), less those this transaction already cleared.
                 var ancestors: [SQLiteValue] = []
                 ancestors.reserveCapacity(path.count)
-                var cut: [String] = [""]
+                if clearedAncestors.count + path.count > Self.maxClearedAncestors { clearedAncestors.removeAll() }
+                if clearedAncestors.insert("").inserted { ancestors.append(.text("")) }
                 for index in key.utf8.indices where key.utf8[index] == UInt8(ascii: "/") {
-                    cut.append(String(key[..<index]))
-                }
-                if clearedAncestors.count + cut.count > Self.maxClearedAncestors { clearedAncestors.removeAll() }
-                for ancestor in cut where clearedAncestors.insert(ancestor).inserted {
-                    ancestors.append(.text(ancestor))
+                    let ancestor = String(key[..<index])
+                    if clearedAncestors.insert(ancestor).inserted { ancestors.append(.text(ancestor)) }
                 }
                 if !ancestors.isEmpty {
                     try connection.statement(Self.deleteAncestorsSQL[ancestors.count]).run(ancestors)
@@ -105,6 +109,8 @@ struct TreeWriter {
         }
         guard let value = entry.value else { return }
         var rows: [LeafRow] = []
+        // Room for a small object's leaves at once, not one allocation per doubling.
+        rows.reserveCapacity(Self.leavesReserved)
         var priorities: [LeafRow] = []
         LeafRow.flatten(value, at: key, into: &rows, priorities: &priorities)
         if !clearedAncestors.isEmpty {

@@ -72,10 +72,32 @@ public enum WriteOperation: Sendable, Hashable {
     case set(WriteEntry)
     case update(base: DataPath, entries: [WriteEntry])
 
-    public var entries: [WriteEntry] {
-        switch self {
-        case .set(let entry): return [entry]
-        case .update(_, let entries): return entries
+    /// The replacements, in order: a view, not an array (a set's one entry in an array was an
+    /// allocation each time a create's path asked for them, four times per create).
+    public var entries: WriteEntries { WriteEntries(self) }
+}
+
+/// A write's entries as a collection that does not copy them: the one of a set, or an
+/// update's array.
+public struct WriteEntries: RandomAccessCollection, Sendable {
+    private let operation: WriteOperation
+
+    init(_ operation: WriteOperation) { self.operation = operation }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int {
+        switch operation {
+        case .set: return 1
+        case .update(_, let entries): return entries.count
+        }
+    }
+
+    public subscript(position: Int) -> WriteEntry {
+        switch operation {
+        case .set(let entry):
+            precondition(position == 0, "index out of range")
+            return entry
+        case .update(_, let entries): return entries[position]
         }
     }
 }

@@ -79,7 +79,7 @@ public struct TriggerMatcher: Sendable {
     func events(before: any TreeView, applied: WriteOperation, auth: EventAuth,
                        limit: Int = TriggerLimits.maxEventsPerWrite) throws -> [MatchedEvent] {
         guard mayMatch(applied) else { return [] }
-        var reader = ChangeReader(view: before, entries: applied.entries)
+        var reader = ChangeReader(view: before, entries: Array(applied.entries))
         var events: [MatchedEvent] = []
         for trigger in triggers where trigger.schedule == nil {  // a schedule matches no write
             for location in try reader.locations(matching: trigger.ref) {

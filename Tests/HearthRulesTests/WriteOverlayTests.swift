@@ -10,6 +10,18 @@ import Testing
         WriteOverlay(base: base, writes: writes.map { (path: path($0.0), value: $0.1) })
     }
 
+    /// A trie node's children (the first inline, the rest in an array) come back in the
+    /// order they were added, each once.
+    @Test func aNodesChildrenKeepTheirOrder() {
+        var children = OverlayTrie.Children()
+        #expect(children.isEmpty && children.count == 0 && Array(children).isEmpty)
+        let nodes = (0..<4).map { _ in OverlayTrie.Node() }
+        for (index, node) in nodes.enumerated() { children.append(("k\(index)", node)) }
+        #expect(!children.isEmpty && children.count == 4)
+        #expect(children.map(\.key) == ["k0", "k1", "k2", "k3"])
+        #expect(zip(children, nodes).allSatisfy { $0.node === $1 })
+    }
+
     @Test func untouchedPathsReadTheBase() throws {
         let view = Self.overlay([("a/b", .int(2))])
         #expect(try view.leaf(at: path("leaf")) == .int(5))

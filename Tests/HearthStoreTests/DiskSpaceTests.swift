@@ -19,6 +19,17 @@ import Testing
         #expect(!WriteOperation.update(base: a, entries: []).onlyDeletes)
     }
 
+    /// A write's entries, as the store and the rules walk them: a set's one entry, an
+    /// update's in order, none for an empty update.
+    @Test func aWritesEntriesAreItsReplacementsInOrder() {
+        let a = WriteEntry(path: Self.path("/a"), value: .int(1)), b = WriteEntry(path: Self.path("/a/b"), value: nil)
+        let set = WriteOperation.set(a).entries
+        #expect(set.count == 1 && set.first == a && Array(set) == [a])
+        let update = WriteOperation.update(base: Self.path("/a"), entries: [b, a, b]).entries
+        #expect(update.count == 3 && Array(update) == [b, a, b] && update[1] == a)
+        #expect(WriteOperation.update(base: .root, entries: []).entries.isEmpty)
+    }
+
     @Test func diskFullIsSQLiteFullOrAReadinessFinding() {
         #expect(StoreError.sqlite(code: 13, message: "database or disk is full", operation: "exec").isDiskFull)
         #expect(StoreError.storageFull("x").isDiskFull)
