@@ -6,10 +6,22 @@ import Testing
 /// The tests' own child process (`ChildProcess`, posix_spawn instead of Foundation's
 /// `Process`): pipes reach their ends, a failed start is an error, a signal ends a child.
 @Suite struct ChildProcessTests {
+    /// Listeners `processListensNamesOnlyTheListenersOwner` holds at once: their lines in
+    /// `/proc/net/tcp` (~150 bytes each) span many reads.
+    static let listenersAtOnce = 300
+
     /// `processListens`, with which the tests wait for a child to bind a port they chose:
     /// only the process holding the listening socket counts, and a bound socket that does
-    /// not listen does not.
+    /// not listen does not. With hundreds of sockets, `/proc/net/tcp` is many reads long,
+    /// and a listener far down it is found too.
     @Test func processListensNamesOnlyTheListenersOwner() throws {
+        let many = try (0..<Self.listenersAtOnce).map { _ in try bindLoopback(listen: true) }
+        defer { for socket in many { close(socket.fd) } }
+        #expect(try #require(readWholeFile("/proc/net/tcp")).split(separator: "\n").count > Self.listenersAtOnce)
+        // Every tenth: their lines lie all over the table (it is ordered by hash bucket).
+        let checked = stride(from: 0, to: many.count, by: 10).map { many[$0].port }
+        let missed = checked.filter { !processListens(getpid(), onLoopbackPort: $0) }
+        #expect(missed.count == 0, "listeners not found: \(missed.count) of \(checked.count)")
         let listener = try LoopbackListener { _ in }
         defer { listener.stop() }
         #expect(processListens(getpid(), onLoopbackPort: listener.port))

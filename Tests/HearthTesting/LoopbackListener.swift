@@ -107,7 +107,7 @@ public func ephemeralPortRangeStart() -> Int? {
 /// another process listening on the port (a server of a test running beside, given the
 /// port after `freeLoopbackPort()` let it go) does not count.
 public func processListens(_ pid: Int32, onLoopbackPort port: Int) -> Bool {
-    guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return false }
+    guard let table = readWholeFile("/proc/net/tcp") else { return false }
     let portHex = String(format: "%04X", port)
     let accepted: Set<String> = ["0100007F:" + portHex, "00000000:" + portHex]
     // Columns: sl, local_address, rem_address, st (0A = LISTEN), ..., inode (the tenth).
@@ -119,6 +119,24 @@ public func processListens(_ pid: Int32, onLoopbackPort port: Int) -> Bool {
     guard !inodes.isEmpty, let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") else { return false }
     return descriptors.contains { descriptor in
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(descriptor)")).map(inodes.contains) ?? false
+    }
+}
+
+/// A file's whole text, read until the end of file. Foundation's `String(contentsOfFile:)`
+/// stops after the first read of a `/proc` file (its size reads as 0): it returned 27 of
+/// `/proc/net/tcp`'s 802 lines with 800 sockets listening.
+public func readWholeFile(_ path: String) -> String? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if count < 0 && errno == EINTR { continue }
+        guard count >= 0 else { return nil }
+        if count == 0 { return String(decoding: bytes, as: UTF8.self) }
+        bytes.append(contentsOf: chunk[0..<count])
     }
 }
 
