@@ -37,8 +37,9 @@ import Testing
         #expect(!processListens(getpid(), onLoopbackPort: listener.port))
     }
 
-    /// A port for a child to bind comes from below the ephemeral range, where no server on
-    /// port 0 and no outgoing connection can be given it meanwhile; it is free.
+    /// A port for a child to bind, free now or held refusing until released, comes from
+    /// below the ephemeral range, where no server on port 0 and no outgoing connection can
+    /// be given it meanwhile.
     @Test func aFreePortIsBelowTheEphemeralRangeAndFree() throws {
         let low = try #require(ephemeralPortRangeStart())
         try #require(low - freePortFloor >= 1_000, "this kernel's ephemeral range starts at \(low)")
@@ -49,6 +50,14 @@ import Testing
             #expect(bound == port)
             close(fd)
         }
+        let held = try RefusingPort()
+        #expect(held.port >= freePortFloor && held.port < low)
+        #expect(!loopbackPortAccepts(held.port))
+        #expect((try? bindLoopback(listen: true, port: held.port)) == nil, "the port is held until released")
+        held.release()
+        let (fd, bound) = try bindLoopback(listen: true, port: held.port)
+        #expect(bound == held.port)
+        close(fd)
     }
 
     @Test func aChildWritesToBothPipesAndItsExitStatusIsKept() throws {

@@ -48,12 +48,17 @@ public func loopbackPortAccepts(_ port: Int) -> Bool {
 /// whatever binds it next: its "refused" attempts then wait on another test's listener, or
 /// are answered 200 and delivered; posted to another test's Hearth server they become a
 /// write there (a push under its root), numbered among that test's own.
+///
+/// The port lies below the kernel's ephemeral range (`bindBelowEphemeralRange`), so once
+/// released for its listener, the seconds that listener takes to start (a Python Functions
+/// Framework) leave it to that listener: no bind to port 0 and no outgoing connection can
+/// be given it.
 public final class RefusingPort: Sendable {
     public let port: Int
     private let fd: Mutex<Int32?>
 
     public init() throws {
-        let (fd, port) = try bindLoopback(listen: false)
+        let (fd, port) = try bindBelowEphemeralRange()
         self.fd = Mutex(fd)
         self.port = port
     }
@@ -68,27 +73,28 @@ public final class RefusingPort: Sendable {
 
 /// A port that was free a moment ago, for a program that cannot bind port 0 and report it,
 /// started at once to bind it. (A port nobody is to listen on for a while is a
-/// `RefusingPort`, released just before its listener starts.)
-///
-/// The port is drawn from below the kernel's ephemeral range (`ip_local_port_range`),
-/// where a bind to port 0 and the local end of an outgoing connection never land: while
-/// the program starts, the servers of the tests running beside (all on port 0) and their
-/// clients' connections cannot be given it. Only another caller of this function could,
-/// by drawing the same port at the same moment. Without room below the range (fewer than
-/// `freePortFloor` ports), the kernel's choice.
+/// `RefusingPort`, released just before its listener starts.) It lies below the kernel's
+/// ephemeral range (`bindBelowEphemeralRange`).
 public func freeLoopbackPort() throws -> Int {
-    if let low = ephemeralPortRangeStart(), low - freePortFloor >= 1_000 {
-        for _ in 0..<64 {
-            let port = Int.random(in: freePortFloor..<low)
-            if let (fd, bound) = try? bindLoopback(listen: false, port: port) {
-                close(fd)
-                return bound
-            }
-        }
-    }
-    let (fd, port) = try bindLoopback(listen: false)
+    let (fd, port) = try bindBelowEphemeralRange()
     close(fd)
     return port
+}
+
+/// A socket bound (not listening) to 127.0.0.1 on a random free port below the kernel's
+/// ephemeral range (`ip_local_port_range`), where a bind to port 0 and the local end of an
+/// outgoing connection never land: the servers of the tests running beside (all on port 0)
+/// and their clients' connections cannot be given the port, before or after it is let go.
+/// Only another caller drawing the same port at the same moment could (the bind then fails
+/// and another is drawn). Without room below the range (fewer than 1,000 ports above
+/// `freePortFloor`), a port the kernel chooses.
+public func bindBelowEphemeralRange() throws -> (fd: Int32, port: Int) {
+    if let low = ephemeralPortRangeStart(), low - freePortFloor >= 1_000 {
+        for _ in 0..<64 {
+            if let bound = try? bindLoopback(listen: false, port: Int.random(in: freePortFloor..<low)) { return bound }
+        }
+    }
+    return try bindLoopback(listen: false)
 }
 
 /// The lowest port `freeLoopbackPort()` draws (the ports below are where services tend to
