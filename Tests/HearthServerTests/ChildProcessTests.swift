@@ -42,7 +42,7 @@ import Testing
     /// be given it meanwhile.
     @Test func aFreePortIsBelowTheEphemeralRangeAndFree() throws {
         let low = try #require(ephemeralPortRangeStart())
-        try #require(low - freePortFloor >= 1_000, "this kernel's ephemeral range starts at \(low)")
+        try #require(low - freePortFloor >= minimumPortsBelowEphemeralRange, "this kernel's ephemeral range starts at \(low)")
         for _ in 0..<20 {
             let port = try freeLoopbackPort()
             #expect(port >= freePortFloor && port < low)

@@ -86,10 +86,10 @@ public func freeLoopbackPort() throws -> Int {
 /// outgoing connection never land: the servers of the tests running beside (all on port 0)
 /// and their clients' connections cannot be given the port, before or after it is let go.
 /// Only another caller drawing the same port at the same moment could (the bind then fails
-/// and another is drawn). Without room below the range (fewer than 1,000 ports above
-/// `freePortFloor`), a port the kernel chooses.
+/// and another is drawn). Without room below the range (fewer than
+/// `minimumPortsBelowEphemeralRange` ports above `freePortFloor`), a port the kernel chooses.
 public func bindBelowEphemeralRange() throws -> (fd: Int32, port: Int) {
-    if let low = ephemeralPortRangeStart(), low - freePortFloor >= 1_000 {
+    if let low = ephemeralPortRangeStart(), low - freePortFloor >= minimumPortsBelowEphemeralRange {
         for _ in 0..<64 {
             if let bound = try? bindLoopback(listen: false, port: Int.random(in: freePortFloor..<low)) { return bound }
         }
@@ -100,6 +100,10 @@ public func bindBelowEphemeralRange() throws -> (fd: Int32, port: Int) {
 /// The lowest port `freeLoopbackPort()` draws (the ports below are where services tend to
 /// be configured).
 public let freePortFloor = 10_000
+
+/// The fewest ports between `freePortFloor` and the ephemeral range worth drawing from (with
+/// fewer, two tests would draw the same port too often).
+public let minimumPortsBelowEphemeralRange = 1_000
 
 /// The first port of the kernel's ephemeral range, nil when it cannot be read.
 public func ephemeralPortRangeStart() -> Int? {
