@@ -26,4 +26,38 @@ int hearth_sockaddr_format(const struct sockaddr_storage *address, char *buffer,
 /// C library has no malloc_trim.
 int hearth_malloc_trim(void);
 
+#include <stdint.h>
+
+/// A ring of socket sends handed to the kernel many at a time (io_uring, from the kernel's
+/// own interface: no liburing). Used by one thread at a time.
+struct hearth_send_ring;
+
+/// Sets up a ring of at least `entries` sends. NULL with errno set when the kernel refuses
+/// (ENOSYS: no io_uring; EPERM: disabled by sysctl or a seccomp filter; ENOMEM): nothing is
+/// left open then.
+struct hearth_send_ring *hearth_send_ring_open(unsigned entries);
+
+/// Unmaps the ring and closes its descriptor. Nothing may be in flight.
+void hearth_send_ring_close(struct hearth_send_ring *ring);
+
+/// How many sends the ring holds at once.
+unsigned hearth_send_ring_capacity(const struct hearth_send_ring *ring);
+
+/// Queues a send of `length` bytes at `bytes` to `fd` (MSG_NOSIGNAL | MSG_DONTWAIT: a full
+/// socket completes with -EAGAIN, never waits), tagged `tag`. The bytes must stay put until
+/// its completion is reaped. Returns 0, or -1 when the ring is full or `length` is more
+/// than one send can carry.
+int hearth_send_ring_queue(struct hearth_send_ring *ring, int fd, const void *bytes, size_t length, uint64_t tag);
+
+/// Queued sends the kernel has not taken yet.
+unsigned hearth_send_ring_unsubmitted(const struct hearth_send_ring *ring);
+
+/// io_uring_enter(2): submits `submit` queued sends and waits until `wait` completions are
+/// ready. Returns what the call returns (-1 with errno on failure: the caller retries EINTR).
+int hearth_send_ring_enter(struct hearth_send_ring *ring, unsigned submit, unsigned wait);
+
+/// Takes the oldest completion: 1 with its tag and result (bytes sent, or -errno), or 0
+/// when none is ready.
+int hearth_send_ring_reap(struct hearth_send_ring *ring, uint64_t *tag, int32_t *result);
+
 #endif
