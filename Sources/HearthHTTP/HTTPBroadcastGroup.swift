@@ -6,7 +6,9 @@
 /// Usable from any thread; sends from one thread keep their order on each connection, and
 /// keep their order with that thread's other sends to the same connections (every one is
 /// posted to the connection's loop in turn). A loop's walk lets the answers to requests
-/// waiting on that loop in every `IOLoop.answerCheckInterval` connections.
+/// waiting on that loop in every `IOLoop.answerCheckInterval` connections. A single message
+/// (a push: one event, or one frame) goes through the loop's send ring where it has one;
+/// several go one `send()` per connection and message.
 public struct HTTPBroadcastGroup: Sendable {
     private enum Kind: Sendable {
         /// Bytes go out as they are (an SSE stream's events).
@@ -42,6 +44,20 @@ public struct HTTPBroadcastGroup: Sendable {
     public func send(_ messages: [[UInt8]]) {
         if messages.isEmpty || count == 0 { return }
         switch kind {
+        case .events where messages.count == 1:
+            let bytes = messages[0]
+            for (loop, connections) in loops {
+                loop.post {
+                    loop.forEach(connections, sending: bytes) { connection in connection.streamSend(bytes) }
+                }
+            }
+        case .webSocket where messages.count == 1:
+            let frame = WebSocketFrameWriter.frame(.text, messages[0])
+            for (loop, connections) in loops {
+                loop.post {
+                    loop.forEach(connections, sending: frame) { connection in connection.webSocketSend(frame) }
+                }
+            }
         case .events:
             for (loop, connections) in loops {
                 loop.post {

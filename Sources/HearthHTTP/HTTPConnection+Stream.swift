@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// An open-ended body on a connection: the mode of a server-sent event stream
 /// (`HTTPConnection.Mode.events`), and the output side of a WebSocket session
 /// (`WebSocketChannel.stream`). From its head on the connection reads no more requests and
@@ -56,6 +60,8 @@ extension HTTPConnection {
 
     /// Queues bytes on the open stream (on `loop.queue`).
     func streamSend(_ bytes: [UInt8]) {
+        // A send still in the ring goes first: its result decides what is queued after it.
+        if ringPending { loop.settleRingSend(self) }
         guard !closed, let stream, !closeAfterFlush else { return }
         let waiting = output.count - outputOffset
         // One event larger than the bound still goes out on a drained connection: the bound
@@ -74,15 +80,41 @@ extension HTTPConnection {
         if wasDrained && !loop.deferringWrites && !pumping {
             // Nothing waits before these bytes: written straight from the caller's buffer
             // (in a fan-out, the one every stream shares), with no copy, no buffer of our
-            // own and no clock read. Only what the socket does not take is queued.
+            // own and no clock read. Only what the socket does not take is queued. In a
+            // fan-out walk the send goes through the loop's ring, and the rest at its flush.
+            if loop.queueRingSend(self, bytes) { return }
             guard let written = sendNow(bytes) else { return }
             if written == bytes.count { return }
             unsent = bytes[written...]
         }
+        queueUnsent(unsent, on: stream, wasDrained: wasDrained)
+    }
+
+    /// Queues what a send did not take, as one unit of the stream, and writes it when the
+    /// socket takes more.
+    private func queueUnsent<Bytes: Collection<UInt8>>(_ unsent: Bytes, on stream: OpenStream, wasDrained: Bool) {
         output.append(contentsOf: unsent)
         stream.unitEnds.append(output.count)
         if wasDrained { lifecycle.streamQueued(now: context.clock()) }
         writeSoon()
+    }
+
+    /// The result of this connection's send of `bytes` through the loop's ring
+    /// (`ringResult`: bytes taken, or `-errno`), handled once, as `sendNow`'s: all taken,
+    /// done; some or none (`EAGAIN`: the socket is full), the rest queued; any other error,
+    /// the peer is gone. The loop counts the sends (`IOLoop.flushRing`), once per flush.
+    func finishRingSend(_ bytes: UnsafeRawBufferPointer) {
+        guard ringPending, let result = ringResult else { return }
+        ringPending = false
+        ringResult = nil
+        guard !closed, let stream else { return }
+        if result < 0 && result != -EAGAIN {
+            close()  // EPIPE, ECONNRESET: the peer is gone.
+            return
+        }
+        let written = Int(max(0, result))
+        if written >= bytes.count { return }
+        queueUnsent(bytes[written...], on: stream, wasDrained: outputOffset == output.count)
     }
 
     /// A reader fell too far behind: what has not started going out is dropped (memory is

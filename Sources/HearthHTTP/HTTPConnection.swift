@@ -99,6 +99,12 @@ final class HTTPConnection: @unchecked Sendable {
     private(set) var pumping = false
     /// Stream output queued during the loop's running batch waits for its end (`IOLoop.post`).
     var writeIsDeferred = false
+    /// A send of this connection's is in its loop's ring (`IOLoop.queueRingSend`): nothing
+    /// else is written to the socket before its result is handled.
+    var ringPending = false
+    /// That send's result, once the ring reported it and until it is handled
+    /// (`finishRingSend`).
+    var ringResult: Int32?
     private(set) var closed = false
 
     init(fd: Int32, remoteAddress: String, loop: IOLoop, context: Context, countedAddress: String? = nil,
@@ -398,6 +404,10 @@ final class HTTPConnection: @unchecked Sendable {
     /// Leaves the epoll set now; the fd is closed in a later block (`finishClose`).
     func close() {
         assert(loop.isCurrent, "HTTPConnection used off its I/O queue")
+        if closed { return }
+        // The kernel may still use the descriptor for a send in the loop's ring: it goes
+        // first, so the number is never closed (and given to a new connection) under it.
+        if ringPending { loop.settleRingSend(self) }
         if closed { return }
         if writeIsDeferred {
             // What earlier posted work queued still goes out first, as it would have

@@ -39,9 +39,10 @@ public final class HTTPServer: Sendable {
                   clock: { DispatchTime.now().uptimeNanoseconds })
     }
 
-    /// With an injected monotonic clock (nanoseconds), for tests.
+    /// With an injected monotonic clock (nanoseconds) and maker of send rings, for tests.
     init(configuration: HTTPServerConfiguration, handler: any HTTPHandler,
-         log: @escaping @Sendable (String) -> Void, clock: @escaping @Sendable () -> Nanoseconds) {
+         log: @escaping @Sendable (String) -> Void, clock: @escaping @Sendable () -> Nanoseconds,
+         makeRing: () throws(SystemError) -> SendRing = { () throws(SystemError) in try SendRing() }) {
         self.configuration = configuration
         self.handler = handler
         self.log = log
@@ -50,8 +51,23 @@ public final class HTTPServer: Sendable {
         self.addresses = AddressCounts(limit: configuration.limits.maxConnectionsPerAddress)
         self.incomplete = IncompleteBytes(
             limit: configuration.limits.maxIncompleteBytes, perAddress: configuration.limits.maxIncompleteBytesPerAddress)
-        self.loops = (0..<max(1, configuration.ioQueueCount)).map { IOLoop(label: "hearth.http.io.\($0)") }
+        self.loops = (0..<max(1, configuration.ioQueueCount)).map {
+            IOLoop(label: "hearth.http.io.\($0)", batchedSends: configuration.batchedSends, makeRing: makeRing)
+        }
+        self.sendRingError = loops.lazy.compactMap(\.ringSetupError).first
     }
+
+    /// Why a fan-out's sends go one `send()` per connection although `batchedSends` asked
+    /// for io_uring (the kernel refused a ring: `ENOSYS`, or `EPERM` from
+    /// `kernel.io_uring_disabled` or a container's seccomp filter); nil when they go through
+    /// rings, or were not asked to.
+    public let sendRingError: SystemError?
+
+    /// Sends one ring holds: a loop's fan-out makes one system call per this many connections.
+    public static let sendRingCapacity = Int(SendRing.defaultCapacity)
+
+    /// Whether a fan-out's sends go through io_uring rings.
+    public var sendsThroughRings: Bool { configuration.batchedSends && sendRingError == nil }
 
     /// Raises the process's open-descriptor limit to its hard limit and returns it, so the
     /// caller can warn when `maxConnections` does not fit.

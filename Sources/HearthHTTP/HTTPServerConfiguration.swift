@@ -29,6 +29,10 @@ public struct HTTPServerConfiguration: Sendable {
     /// Called once per answered request (and once per stream, when it closes), on an I/O
     /// queue: must not block.
     public var accessLog: (@Sendable (HTTPAccessRecord) -> Void)?
+    /// A fan-out's sends (one push to many streams or sessions) are handed to the kernel a
+    /// ring at a time through io_uring where the kernel allows it (`HTTPServer.sendRingError`
+    /// says why not otherwise); false: one `send()` per connection.
+    public var batchedSends = true
 
     public static var defaultIOQueueCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 

@@ -36,12 +36,16 @@ public struct HTTPServerStats: Sendable, Equatable {
     /// Send syscalls that carried open-stream output (events, WebSocket frames): below the
     /// events queued when a loop's batch (`IOLoop.post`) gathered several for one connection.
     public var streamWrites: Int
+    /// Of those sends, the ones that went through a loop's io_uring ring (a push's fan-out).
+    public var ringSends: Int
 
     public init(openConnections: Int = 0, acceptedConnections: Int = 0, rejectedConnections: Int = 0,
                 totalRequests: Int = 0, malformedRequests: Int = 0, openStreams: Int = 0, streamOverflows: Int = 0,
                 openWebSockets: Int = 0, unsentBytes: Int = 0, unsentRefusals: Int = 0, addressRefusals: Int = 0,
-                incompleteBytes: Int = 0, incompleteRefusals: Int = 0, streamWrites: Int = 0) {
+                incompleteBytes: Int = 0, incompleteRefusals: Int = 0, streamWrites: Int = 0,
+                ringSends: Int = 0) {
         self.streamWrites = streamWrites
+        self.ringSends = ringSends
         self.incompleteBytes = incompleteBytes
         self.incompleteRefusals = incompleteRefusals
         self.openWebSockets = openWebSockets

@@ -25,6 +25,8 @@ final class ServerCounters: Sendable {
     let incompleteRefusals = Atomic<Int>(0)
     /// Send syscalls that carried open-stream output (`HTTPServerStats.streamWrites`).
     let streamWrites = Atomic<Int>(0)
+    /// Of those, sends through an io_uring ring (`HTTPServerStats.ringSends`).
+    let ringSends = Atomic<Int>(0)
     /// Request ids made so far (the counter part of `<prefix>-<n>`).
     let requestIDs = Atomic<Int>(0)
     /// `HTTPConnection` objects alive: lets tests prove connections are freed after close
@@ -50,6 +52,7 @@ final class ServerCounters: Sendable {
             addressRefusals: addressRefusals.load(ordering: .relaxed),
             incompleteBytes: incompleteBytes,
             incompleteRefusals: incompleteRefusals.load(ordering: .relaxed),
-            streamWrites: streamWrites.load(ordering: .relaxed))
+            streamWrites: streamWrites.load(ordering: .relaxed),
+            ringSends: ringSends.load(ordering: .relaxed))
     }
 }
