@@ -63,6 +63,8 @@ public struct HearthConfiguration: Sendable {
     /// I/O queues serving connections; nil: one per core. Not a serve setting: tests pin
     /// it to 1 to put every connection on one queue.
     public var ioQueueCount: Int? = nil
+    /// A push's sends go to the kernel a ring at a time (io_uring) where it allows it.
+    public var batchedSends = true
     /// Count rule evaluations for `/.inspect/coverage` (always in emulator mode).
     public var recordRulesCoverage = false
     /// Whether the namespaces record rules coverage: asked for, or in emulator mode.

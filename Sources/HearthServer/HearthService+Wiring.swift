@@ -363,6 +363,7 @@ extension HearthService {
         httpConfiguration.limits = configuration.limits
         httpConfiguration.unsentBytes = unsent
         if let count = configuration.ioQueueCount { httpConfiguration.ioQueueCount = count }
+        httpConfiguration.batchedSends = configuration.batchedSends
         httpConfiguration.trustedProxies = Set(configuration.trustedProxies)
         httpConfiguration.uncappedPaths = HealthEndpoint.paths
         let accessLog = configuration.logging.accessLog ? AccessLog(logger: logger, sink: accessLogSink) : nil

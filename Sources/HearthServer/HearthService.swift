@@ -134,6 +134,13 @@ public final class HearthService: Sendable {
             logger.warning("emulator mode (--accept-emulator-owner) is on: `Bearer owner` is an admin, and unsigned tokens are accepted, for clients on this machine (refused through a proxy and from web pages of other origins); never use it with data that matters")
         }
         logger.notice("\(configuration.consoleSwitch.logLine)")
+        if let error = http.sendRingError {
+            logger.notice("pushes: one send() per connection, io_uring is unavailable: \(error)")
+        } else if http.sendsThroughRings {
+            logger.info("pushes: through io_uring, up to \(HTTPServer.sendRingCapacity) sends per system call")
+        } else {
+            logger.info("pushes: one send() per connection (batchedSends is false)")
+        }
         logger.notice("listening on http://\(shownHost):\(port)")
         return port
     }

@@ -38,6 +38,10 @@ public enum ServeSettings {
                 "SQLite durability: `full` makes every acknowledged write survive power loss: a write is acknowledged after the sync of the log that follows its commit (one sync for every commit before it, off the writer's thread), so a slow disk makes acknowledgements late; reads and pushes see a commit up to one sync before it is on disk. `normal` syncs only at checkpoints: an acknowledged write survives a crash of Hearth, not a power loss.") {
             $0.store.synchronous = $1.string == "normal" ? .normal : .full
         },
+        Setting("batchedSends", env: "HEARTH_BATCHED_SENDS", flag: nil, .boolean, default: "true",
+                "A push to many listeners hands its sends to the kernel a ring at a time (io_uring: one system call for up to \(HTTPServer.sendRingCapacity) connections) where the kernel allows it; where it does not (`kernel.io_uring_disabled`, a container's seccomp filter such as Docker's default), or with `false`, one `send()` per connection. The start-up log says which.") {
+            $0.batchedSends = $1.boolean
+        },
         Setting("logLevel", env: "HEARTH_LOG_LEVEL", flag: "log-level",
                 .choice(["trace", "debug", "info", "notice", "warning", "error", "critical"]), default: "info",
                 "Least severe level logged.") { $0.logging.level = $1.string },
