@@ -55,18 +55,24 @@ public final class HTTPServer: Sendable {
             IOLoop(label: "hearth.http.io.\($0)", batchedSends: configuration.batchedSends, makeRing: makeRing)
         }
         self.sendRingError = loops.lazy.compactMap(\.ringSetupError).first
+        self.loopsWithRings = loops.count(where: { $0.ringSetupError == nil && configuration.batchedSends })
     }
 
-    /// Why a fan-out's sends go one `send()` per connection although `batchedSends` asked
-    /// for io_uring (the kernel refused a ring: `ENOSYS`, or `EPERM` from
-    /// `kernel.io_uring_disabled` or a container's seccomp filter); nil when they go through
-    /// rings, or were not asked to.
+    /// How many of the I/O loops got a ring (the others send one `send()` per connection).
+    public let loopsWithRings: Int
+    /// How many I/O loops serve connections.
+    public var loopCount: Int { loops.count }
+
+    /// Why a fan-out's sends go one `send()` per connection on some or all loops although
+    /// `batchedSends` asked for io_uring (the kernel refused a ring: `ENOSYS`; `EPERM` from
+    /// `kernel.io_uring_disabled` or a container's seccomp filter; `ENOMEM`); nil when
+    /// they go through rings on every loop, or were not asked to.
     public let sendRingError: SystemError?
 
     /// Sends one ring holds: a loop's fan-out makes one system call per this many connections.
     public static let sendRingCapacity = Int(SendRing.defaultCapacity)
 
-    /// Whether a fan-out's sends go through io_uring rings.
+    /// Whether a fan-out's sends go through io_uring rings on every loop.
     public var sendsThroughRings: Bool { configuration.batchedSends && sendRingError == nil }
 
     /// Raises the process's open-descriptor limit to its hard limit and returns it, so the

@@ -236,9 +236,6 @@ final class IOLoop: @unchecked Sendable {
         }
     }
 
-    /// Whether a fan-out's sends go through a ring on this loop.
-    var sendsThroughRing: Bool { ring != nil }
-
     /// `body` for each of `connections` in order, as `forEach(_:yieldingToAnswers:)`, where
     /// `body` sends `bytes` (the same array) to the connection: each connection's send that
     /// would go out at once is queued in the ring (`queueRingSend`), and the ring is

@@ -134,7 +134,9 @@ public final class HearthService: Sendable {
             logger.warning("emulator mode (--accept-emulator-owner) is on: `Bearer owner` is an admin, and unsigned tokens are accepted, for clients on this machine (refused through a proxy and from web pages of other origins); never use it with data that matters")
         }
         logger.notice("\(configuration.consoleSwitch.logLine)")
-        if let error = http.sendRingError {
+        if let error = http.sendRingError, http.loopsWithRings > 0 {
+            logger.notice("pushes: through io_uring on \(http.loopsWithRings) of \(http.loopCount) I/O loops, one send() per connection on the others: \(error)")
+        } else if let error = http.sendRingError {
             logger.notice("pushes: one send() per connection, io_uring is unavailable: \(error)")
         } else if http.sendsThroughRings {
             logger.info("pushes: through io_uring, up to \(HTTPServer.sendRingCapacity) sends per system call")

@@ -175,12 +175,40 @@ struct HTTPBroadcastRingTests {
         try await Self.withStreams(3, batchedSends: true, makeRing: refuse) { streams, clients, server in
             #expect(!server.sendsThroughRings)
             #expect(server.sendRingError?.errno == EPERM)
+            #expect(server.loopsWithRings == 0)
             let group = HTTPBroadcastGroup.streams(streams)
             let events = (0..<5).map { Self.event($0) }
             Self.push(events, to: group, on: server)
             #expect(server.stats.ringSends == 0)
             let expected = events.flatMap { $0 }
             for client in clients { #expect(client.read(count: expected.count) == expected) }
+        }
+    }
+
+    /// One loop's ring refused (as `ENOMEM` under a small `RLIMIT_MEMLOCK` on kernels
+    /// before 5.12), the other's made: the server says so, and the streams on both loops get
+    /// every push, through the ring on one and one `send()` each on the other.
+    @Test(.enabled(if: ioUringAllowed()))
+    func aLoopWithoutARingBesideOneWithARing() async throws {
+        let made = Mutex(0)
+        let second = { () throws(SystemError) -> SendRing in
+            let count = made.withLock { count in
+                count += 1
+                return count
+            }
+            if count == 2 { throw SystemError(errno: ENOMEM, call: "io_uring_setup") }
+            return try SendRing()
+        }
+        try await Self.withStreams(6, batchedSends: true, makeRing: second) { streams, clients, server in
+            #expect(server.loopsWithRings == 1 && server.loopCount == 2)
+            #expect(server.sendRingError?.errno == ENOMEM && !server.sendsThroughRings)
+            let group = HTTPBroadcastGroup.streams(streams)
+            let events = (0..<5).map { Self.event($0) }
+            Self.push(events, to: group, on: server)
+            let onRings = streams.filter { $0.connection.loop.ringSetupError == nil }.count
+            #expect(onRings > 0 && onRings < 6)  // connections go to the loops in turn
+            #expect(server.stats.ringSends == onRings * events.count)
+            Self.expectEachReads(events, clients)
         }
     }
 }
