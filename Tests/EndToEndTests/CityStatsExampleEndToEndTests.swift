@@ -17,16 +17,10 @@ import Glibc
     /// firebase-admin pointed at Hearth (emulator mode: the http `databaseURL`).
     static func startFunction(python: String, port: Int, hearthPort: Int, log: String) throws -> ChildProcess {
         let process = ChildProcess()
-        process.executableURL = URL(fileURLWithPath: python).deletingLastPathComponent().appendingPathComponent("functions-framework")
-        process.arguments = ["--source", example + "/main.py", "--target", "count_city_users", "--signature-type", "cloudevent",
-                             "--host", "127.0.0.1", "--port", String(port)]
-        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FIREBASE_") }
-        environment["FIREBASE_CONFIG"] = #"{"databaseURL": "http://127.0.0.1:\#(hearthPort)?ns=hearth"}"#
-        process.environment = environment
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        (process.standardOutput, process.standardError) = (output, output)
-        try process.run()
+        _ = try FunctionsFrameworkChild.start(
+            process, python: python, script: example + "/main.py", target: "count_city_users", signatureType: "cloudevent",
+            port: port, environment: ["FIREBASE_CONFIG": #"{"databaseURL": "http://127.0.0.1:\#(hearthPort)?ns=hearth"}"#],
+            directory: URL(fileURLWithPath: log).deletingLastPathComponent().path, log: log, droppingInherited: "FIREBASE_")
         return process
     }
 

@@ -18,16 +18,24 @@ enum FunctionsFrameworkChild {
     /// seconds on a loaded machine).
     static let startTimeout: Duration = .seconds(120)
 
+    /// `log`: where the output goes (default `<directory>/functions-framework.log`).
+    /// `droppingInherited`: a prefix of variables not passed on from the tests' own
+    /// environment (`FIREBASE_`, so that only `environment`'s configuration reaches
+    /// firebase-admin).
     static func start(_ process: ChildProcess, python: String, script: String, target: String, signatureType: String,
-                      port: Int, environment: [String: String], directory: String) throws -> String {
-        let log = directory + "/functions-framework.log"
+                      port: Int, environment: [String: String], directory: String, log: String? = nil,
+                      droppingInherited prefix: String? = nil) throws -> String {
+        let log = log ?? directory + "/functions-framework.log"
         guard FileManager.default.createFile(atPath: log, contents: nil), let output = FileHandle(forWritingAtPath: log) else {
             throw LiveClientError("cannot create \(log)")
         }
         process.executableURL = URL(fileURLWithPath: python).deletingLastPathComponent().appendingPathComponent("functions-framework")
         process.arguments = ["--source", script, "--target", target, "--signature-type", signatureType,
                              "--host", "127.0.0.1", "--port", String(port)]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        let inherited = ProcessInfo.processInfo.environment.filter { variable in
+            prefix.map { variable.key.hasPrefix($0) } != true
+        }
+        process.environment = inherited.merging(environment) { _, new in new }
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.standardOutput = output
         process.standardError = output

@@ -25,17 +25,10 @@ import Glibc
     static func startFunction(python: String, target: String, signature: String, port: Int, hearthPort: Int,
                               stub: String, log: String) throws -> ChildProcess {
         let process = ChildProcess()
-        process.executableURL = URL(fileURLWithPath: python).deletingLastPathComponent().appendingPathComponent("functions-framework")
-        process.arguments = ["--source", example + "/main.py", "--target", target, "--signature-type", signature,
-                             "--host", "127.0.0.1", "--port", String(port)]
-        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FIREBASE_") }
-        environment["FIREBASE_CONFIG"] = #"{"databaseURL": "http://127.0.0.1:\#(hearthPort)?ns=hearth"}"#
-        environment["WEATHER_STUB"] = stub
-        process.environment = environment
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        (process.standardOutput, process.standardError) = (output, output)
-        try process.run()
+        _ = try FunctionsFrameworkChild.start(
+            process, python: python, script: example + "/main.py", target: target, signatureType: signature, port: port,
+            environment: ["FIREBASE_CONFIG": #"{"databaseURL": "http://127.0.0.1:\#(hearthPort)?ns=hearth"}"#, "WEATHER_STUB": stub],
+            directory: URL(fileURLWithPath: log).deletingLastPathComponent().path, log: log, droppingInherited: "FIREBASE_")
         return process
     }
 

@@ -154,8 +154,9 @@ public final class PostgresCluster: Sendable {
         let data = directory + "/data", log = directory + "/log"
         _ = try run(tools.initdb, ["-D", data, "-U", admin, "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"],
                     as: tools.serviceUser, directory: directory)
-        // The port is free when picked, but another process may take it before the server
-        // binds it: then the start is tried again on another.
+        // The port is free when picked, and below the ephemeral range, but another caller of
+        // `freeLoopbackPort` may draw it before the server binds it: then the start is tried
+        // again on another.
         var attempt = 0
         while true {
             attempt += 1
@@ -350,27 +351,15 @@ public final class PostgresCluster: Sendable {
         return path
     }
 
-    /// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, read, closed).
+    /// A TCP port on 127.0.0.1 that was free a moment ago, below the kernel's ephemeral
+    /// range (`freeLoopbackPort`), where no test's server on port 0 and no outgoing
+    /// connection can take it before PostgreSQL binds it.
     private static func freePort() throws(PostgresClusterError) -> Int {
-        #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard fd >= 0 else { throw PostgresClusterError("socket failed: errno \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(fd, address, length) == 0 && getsockname(fd, address, &length) == 0
-            }
+        do {
+            return try freeLoopbackPort()
+        } catch {
+            throw PostgresClusterError("could not bind a loopback port: \(error)")
         }
-        guard bound else { throw PostgresClusterError("could not bind a loopback port: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     private static func randomHex() -> String {
