@@ -39,6 +39,24 @@ extension HTTPConnection {
         }
     }
 
+    /// Copies the start of the output not written yet into `buffer`, as much as fits:
+    /// the count (0 when there is none, or the connection is closed).
+    func copyUnsentOutput(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        guard !closed, outputOffset < output.count else { return 0 }
+        let count = min(buffer.count, output.count - outputOffset)
+        output.withUnsafeBytes { bytes in
+            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[outputOffset..<(outputOffset + count)]))
+        }
+        return count
+    }
+
+    /// The loop's ring sent `count` bytes from the start of the unsent output (a copy of
+    /// them, `copyUnsentOutput`): they count as written, as `flush`'s own sends do.
+    func wroteThroughRing(_ count: Int) {
+        outputOffset += count
+        if outputOffset < output.count { lifecycle.wrote(now: context.clock()) }
+    }
+
     /// The loop's batch ended: write what it queued.
     func writeDeferred() {
         writeIsDeferred = false

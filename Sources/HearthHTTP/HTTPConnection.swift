@@ -208,7 +208,9 @@ final class HTTPConnection: @unchecked Sendable {
             if case .exchange(let exchange) = mode, let answer = exchange.takeAnswer() {
                 begin(answer, in: exchange)
             }
-            if outputOffset < output.count && !flush() { break }
+            // Output the loop's ring wrote to the end (`wroteThroughRing`) is still to be
+            // cleared as drained: `flush` does that without a send.
+            if !output.isEmpty && !flush() { break }
             guard case .exchange(let exchange) = mode else {
                 // An open stream: nothing more to parse.
                 if closeAfterFlush {

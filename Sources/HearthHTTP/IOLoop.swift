@@ -42,8 +42,9 @@ import Synchronization
 /// `SendRing` (io_uring) where the kernel allows it: the sends of up to a ring's worth of
 /// connections go in one system call, and each connection's result is handled as a
 /// `send()`'s would be (what the socket did not take is queued and written when it drains;
-/// a failed send closes the connection). Without a ring, each connection gets its own
-/// `send()`.
+/// a failed send closes the connection). The output a batch gathered when the loop fell
+/// behind goes through the ring too, at the batch's end (`sendThroughRing`). Without a ring,
+/// each connection gets its own `send()`.
 ///
 /// `@unchecked Sendable`: every mutable property is touched only on `queue` (the
 /// connections, the timer, the shutdown flag, the read buffer's contents, the deferred
@@ -73,16 +74,19 @@ final class IOLoop: @unchecked Sendable {
     /// True while answers run: an answer that walks many connections does not run the
     /// answers posted meanwhile inside itself; they run after it.
     private var answering = false
-    /// The ring a fan-out walk's sends go through (nil: one `send()` each).
-    private var ring: SendRing?
+    /// The ring a fan-out walk's sends go through (nil: one `send()` each). This and the
+    /// walk's state below are used by IOLoop+SendRing.swift, on `queue` only.
+    var ring: SendRing?
     /// Why the loop has no ring, when one was wanted (io_uring refused), for the start-up log.
     let ringSetupError: SystemError?
     /// The bytes of the walk running now, which every send in the ring points to.
-    private var walkBytes: UnsafeRawBufferPointer?
+    var walkBytes: UnsafeRawBufferPointer?
     /// The connections whose sends are in the ring, by tag.
-    private var ringSenders: [HTTPConnection] = []
+    var ringSenders: [HTTPConnection] = []
     /// The connections of the last flush whose results are being handled.
-    private var finishing: [HTTPConnection] = []
+    var finishing: [HTTPConnection] = []
+    /// Where gathered output is copied for the ring (`sendThroughRing`), made at first use.
+    var ringArena: UnsafeMutableRawBufferPointer?
 
     /// How many items a long block on the loop (a fan-out to this loop's listeners of one
     /// location) handles between two looks at the answers lane (`forEach(_:yieldingToAnswers:)`):
@@ -120,6 +124,7 @@ final class IOLoop: @unchecked Sendable {
     deinit {
         poller.stop()
         readBuffer.deallocate()
+        ringArena?.deallocate()
     }
 
     /// Starts the thread that waits for readiness (once, before the first connection).
@@ -198,6 +203,7 @@ final class IOLoop: @unchecked Sendable {
         deferringWrites = false
         let writers = deferred
         deferred = []
+        sendThroughRing(writers)
         for connection in writers { connection.writeDeferred() }
     }
 
@@ -234,75 +240,6 @@ final class IOLoop: @unchecked Sendable {
                 runAnswers()
             }
         }
-    }
-
-    /// `body` for each of `connections` in order, as `forEach(_:yieldingToAnswers:)`, where
-    /// `body` sends `bytes` (the same array) to the connection: each connection's send that
-    /// would go out at once is queued in the ring (`queueRingSend`), and the ring is
-    /// flushed whenever it is full, before answers run, and at the walk's end.
-    func forEach(_ connections: [HTTPConnection], sending bytes: [UInt8], _ body: (HTTPConnection) -> Void) {
-        guard ring != nil else { return forEach(connections, yieldingToAnswers: body) }
-        bytes.withUnsafeBytes { raw in
-            walkBytes = raw
-            forEach(connections, yieldingToAnswers: body)
-            flushRing()
-            walkBytes = nil
-        }
-    }
-
-    /// Queues `connection`'s send of `bytes` in the ring, when a walk of these very bytes is
-    /// running: true when the ring took it (its result comes at the flush, through
-    /// `HTTPConnection.finishRingSend`). False: send it now, as without a ring.
-    func queueRingSend(_ connection: HTTPConnection, _ bytes: [UInt8]) -> Bool {
-        guard let ring, let walkBytes,
-              bytes.withUnsafeBytes({ $0.baseAddress == walkBytes.baseAddress && $0.count == walkBytes.count })
-        else { return false }
-        if ring.isFull { flushRing() }
-        // A ring that failed is gone after the flush: the caller sends on its own.
-        guard self.ring != nil, ring.queue(connection.fd, walkBytes, tag: UInt64(ringSenders.count)) else { return false }
-        ringSenders.append(connection)
-        connection.ringPending = true
-        return true
-    }
-
-    /// Submits the ring's sends and waits for them (on `queue`); each connection then handles
-    /// its result. Every result is taken before any is handled: handling one may run other
-    /// code on this loop that sends to a connection still waiting for its own
-    /// (`settleRingSend`). If the kernel fails the submission itself, what reached the
-    /// connections without a result is unknown: they are closed (their clients reconnect
-    /// and resume), and the loop sends with `send()` from then on.
-    func flushRing() {
-        guard let ring, ring.inFlight > 0, let walkBytes else { return }
-        var sent = 0
-        do throws(SystemError) {
-            try ring.flush { tag, result in
-                if result >= 0 { sent += 1 }
-                ringSenders[Int(tag)].ringResult = result
-            }
-        } catch {
-            self.ring = nil
-            let unknown = ringSenders.filter { $0.ringResult == nil }
-            ringSenders.first?.context.log(
-                "\(queue.label): io_uring_enter failed (\(error)); closing \(unknown.count) connections whose push may be lost; sending with send() from now on")
-            for connection in unknown {
-                connection.ringPending = false
-                connection.close()
-            }
-        }
-        if sent > 0, let counters = ringSenders.first?.context.counters {
-            counters.streamWrites.wrappingAdd(sent, ordering: .relaxed)
-            counters.ringSends.wrappingAdd(sent, ordering: .relaxed)
-        }
-        swap(&ringSenders, &finishing)
-        for connection in finishing { connection.finishRingSend(walkBytes) }
-        finishing.removeAll(keepingCapacity: true)
-    }
-
-    /// Before anything else is written to `connection`, whose send is in the ring: the
-    /// ring is flushed, and its result handled if that has not happened yet.
-    func settleRingSend(_ connection: HTTPConnection) {
-        flushRing()
-        if let walkBytes { connection.finishRingSend(walkBytes) }
     }
 
     /// `connection` queued stream output during the running batch: written at its end.

@@ -211,4 +211,55 @@ struct HTTPBroadcastRingTests {
             Self.expectEachReads(events, clients)
         }
     }
+
+    /// Runs `body` while every loop of `server` is held busy, then lets them go: what
+    /// `body` posts meanwhile runs as one batch per loop, whose stream output is gathered
+    /// and written at the batch's end (`IOLoop.runPosted`).
+    static func whileLoopsAreBusy(_ server: HTTPServer, _ body: () -> Void) {
+        let gate = DispatchSemaphore(value: 0), busy = DispatchSemaphore(value: 0)
+        for loop in server.loops {
+            loop.queue.async {
+                busy.signal()
+                gate.wait()
+            }
+        }
+        for _ in server.loops { busy.wait() }
+        body()
+        for _ in server.loops { gate.signal() }
+        settle(server)
+    }
+
+    /// Pushes that waited while the loops were busy: each loop writes what its batch
+    /// gathered through the ring, one send per connection (a copy of its waiting output),
+    /// and every stream gets every push in order.
+    @Test(arguments: [true, false])
+    func aBatchsGatheredOutputGoesThroughTheRing(batchedSends: Bool) async throws {
+        try await Self.withStreams(6, batchedSends: batchedSends) { streams, clients, server in
+            let group = HTTPBroadcastGroup.streams(streams)
+            let events = (0..<30).map { Self.event($0) }
+            Self.whileLoopsAreBusy(server) { for event in events { group.send([event]) } }
+            Self.expectRingUse(server, batchedSends: batchedSends)
+            if server.sendsThroughRings { #expect(server.stats.ringSends == 6) }  // one per connection
+            // A last push after the batch: any byte sent twice or left out shows before it.
+            let last = Self.event(99)
+            Self.push([last], to: group, on: server)
+            Self.expectEachReads(events + [last], clients)
+        }
+    }
+
+    /// More gathered output than the loop's arena holds (`IOLoop.ringArenaBytes`): the ring
+    /// sends the start of it, and the connections write the rest themselves, in order.
+    @Test(arguments: [true, false])
+    func gatheredOutputLargerThanTheArenaFollowsInOrder(batchedSends: Bool) async throws {
+        try await Self.withStreams(3, batchedSends: batchedSends, maxBufferedBytes: 16 << 20) { streams, clients, server in
+            let group = HTTPBroadcastGroup.streams(streams)
+            let events = (0..<12).map { Self.event($0, size: 40 * 1024) }  // 480 KiB each
+            #expect(events.reduce(0) { $0 + $1.count } > IOLoop.ringArenaBytes)
+            Self.whileLoopsAreBusy(server) { for event in events { group.send([event]) } }
+            Self.expectRingUse(server, batchedSends: batchedSends)
+            let last = Self.event(99)
+            Self.push([last], to: group, on: server)
+            Self.expectEachReads(events + [last], clients)
+        }
+    }
 }
