@@ -16,7 +16,7 @@ struct HTTPBroadcastRingTests {
     /// Opens `count` event streams on a server and runs `body` with them, their clients
     /// (each past its head) and the server.
     static func withStreams(
-        _ count: Int, batchedSends: Bool, maxBufferedBytes: Int = 1 << 20,
+        _ count: Int, batchedSends: Bool, maxBufferedBytes: Int = 1 << 20, loops: Int = 2,
         makeRing: () throws(SystemError) -> SendRing = { () throws(SystemError) in try SendRing() },
         _ body: ([HTTPEventStream], [RawClient], HTTPServer) throws -> Void
     ) async throws {
@@ -29,7 +29,7 @@ struct HTTPBroadcastRingTests {
                 opened.signal()
             }
         }
-        var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, ioQueueCount: 2)
+        var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, ioQueueCount: loops)
         configuration.batchedSends = batchedSends
         let server = HTTPServer(configuration: configuration, handler: handler, log: { _ in },
                                 clock: { DispatchTime.now().uptimeNanoseconds }, makeRing: makeRing)
@@ -113,11 +113,15 @@ struct HTTPBroadcastRingTests {
         Array("data: \(index):".utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: size) + Array("\n\n".utf8)
     }
 
-    /// 300 streams on two loops: more than a ring holds (256), so a walk flushes it more
-    /// than once, and past `IOLoop.answerCheckInterval`, where it flushes before answers.
+    /// 300 streams on one loop, with a ring of 16: a walk flushes the ring each time it is
+    /// full, and past `IOLoop.answerCheckInterval` (256), before answers run. (With the
+    /// default ring of 256 the answers look comes first.) A walk that did not flush a full
+    /// ring would send the rest with `send()`, and `ringSends` would fall short.
     @Test(arguments: [true, false])
     func everyStreamGetsEveryPushInOrder(batchedSends: Bool) async throws {
-        try await Self.withStreams(300, batchedSends: batchedSends) { streams, clients, server in
+        #expect(300 > IOLoop.answerCheckInterval)
+        let small = { () throws(SystemError) -> SendRing in try SendRing(capacity: 16) }
+        try await Self.withStreams(300, batchedSends: batchedSends, loops: 1, makeRing: small) { streams, clients, server in
             #expect(server.sendsThroughRings == (batchedSends && ioUringAllowed()))
             #expect(server.sendRingError == nil || !ioUringAllowed())
             let group = HTTPBroadcastGroup.streams(streams)
@@ -231,10 +235,12 @@ struct HTTPBroadcastRingTests {
 
     /// Pushes that waited while the loops were busy: each loop writes what its batch
     /// gathered through the ring, one send per connection (a copy of its waiting output),
-    /// and every stream gets every push in order.
+    /// and every stream gets every push in order. Rings of 2 for 3 connections a loop: the
+    /// ring fills, is flushed, and takes the third.
     @Test(arguments: [true, false])
     func aBatchsGatheredOutputGoesThroughTheRing(batchedSends: Bool) async throws {
-        try await Self.withStreams(6, batchedSends: batchedSends) { streams, clients, server in
+        let small = { () throws(SystemError) -> SendRing in try SendRing(capacity: 2) }
+        try await Self.withStreams(6, batchedSends: batchedSends, makeRing: small) { streams, clients, server in
             let group = HTTPBroadcastGroup.streams(streams)
             let events = (0..<30).map { Self.event($0) }
             Self.whileLoopsAreBusy(server) { for event in events { group.send([event]) } }
