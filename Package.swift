@@ -121,7 +121,7 @@ let package = Package(
         .testTarget(name: "HearthPostgresTests", dependencies: ["HearthPostgres", "HearthStore", "HearthJSON", "HearthTesting"]),
         // The storage contract (docs/architecture.md), the same cases on every engine.
         .testTarget(name: "StorageContractTests", dependencies: ["HearthStore", "HearthSQLite", "HearthPostgres", "HearthJSON", "HearthTesting"]),
-        .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP", "HearthSystem"]),
+        .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP", "HearthSystem", "HearthTesting"]),
         .testTarget(name: "HearthLoadTests", dependencies: ["hearth-load"]),
         .testTarget(name: "HearthMailTests", dependencies: ["HearthMail"]),
         .testTarget(name: "HearthHTTPClientTests", dependencies: ["HearthHTTPClient", "HearthSystem", "HearthTesting"]),

@@ -48,19 +48,9 @@ extension IOLoop {
                 ringSenders[Int(tag)].ringResult = result
             }
         } catch {
-            self.ring = nil
-            let unknown = ringSenders.filter { $0.ringResult == nil }
-            ringSenders.first?.context.log(
-                "\(queue.label): io_uring_enter failed (\(error)); closing \(unknown.count) connections whose push may be lost; sending with send() from now on")
-            for connection in unknown {
-                connection.ringPending = false
-                connection.close()
-            }
+            abandonRing(error, closing: ringSenders.filter { $0.ringResult == nil }, whose: "push")
         }
-        if sent > 0, let counters = ringSenders.first?.context.counters {
-            counters.streamWrites.wrappingAdd(sent, ordering: .relaxed)
-            counters.ringSends.wrappingAdd(sent, ordering: .relaxed)
-        }
+        countRingSends(sent, ringSenders.first?.context)
         swap(&ringSenders, &finishing)
         for connection in finishing { connection.finishRingSend(walkBytes) }
         finishing.removeAll(keepingCapacity: true)
@@ -102,20 +92,12 @@ extension IOLoop {
                     senders[Int(tag)].wroteThroughRing(Int(result))
                 }
             } catch {
-                // What reached the sockets is unknown: as after a failed walk.
-                self.ring = nil
-                senders.first?.context.log(
-                    "\(queue.label): io_uring_enter failed (\(error)); closing \(senders.count) connections whose pushes may be lost; sending with send() from now on")
-                for connection in senders {
-                    connection.writeIsDeferred = false  // nothing more of an unknown stream
-                    connection.close()
-                }
+                // What reached the sockets is unknown: as after a failed walk. The rest of
+                // the writers write on their own.
+                abandonRing(error, closing: senders, whose: "pushes")
                 return false
             }
-            if sent > 0, let counters = senders.first?.context.counters {
-                counters.streamWrites.wrappingAdd(sent, ordering: .relaxed)
-                counters.ringSends.wrappingAdd(sent, ordering: .relaxed)
-            }
+            countRingSends(sent, senders.first?.context)
             senders.removeAll(keepingCapacity: true)
             used = 0
             return true
@@ -131,5 +113,27 @@ extension IOLoop {
             used += count
         }
         if ring.inFlight > 0 { _ = flush() }
+    }
+
+    /// The kernel failed a flush's submission (`io_uring_enter`): what reached
+    /// `connections`, whose sends had no result, is unknown, so each is closed without
+    /// another byte (its client reconnects and resumes from what it has), and the loop
+    /// sends with `send()` from now on.
+    private func abandonRing(_ error: SystemError, closing connections: [HTTPConnection], whose what: String) {
+        ring = nil
+        connections.first?.context.log(
+            "\(queue.label): io_uring_enter failed (\(error)); closing \(connections.count) connection\(connections.count == 1 ? "" : "s") whose \(what) may be lost; sending with send() from now on")
+        for connection in connections {
+            connection.ringPending = false  // the ring is gone: nothing to settle
+            connection.writeIsDeferred = false  // nothing more of a stream whose bytes are unknown
+            connection.close()
+        }
+    }
+
+    /// Counts `sent` sends that went out through the ring, once per flush.
+    private func countRingSends(_ sent: Int, _ context: HTTPConnection.Context?) {
+        guard sent > 0, let counters = context?.counters else { return }
+        counters.streamWrites.wrappingAdd(sent, ordering: .relaxed)
+        counters.ringSends.wrappingAdd(sent, ordering: .relaxed)
     }
 }

@@ -20,7 +20,13 @@ public final class SendRing {
     /// twice as many completion slots of 16) stays under 32 KiB a loop.
     public static let defaultCapacity: UInt32 = 256
 
+    /// How a flush makes its `io_uring_enter` call: `kernel` makes the call and returns
+    /// its result (-1 with `errno` set on failure). The ring's own is `{ $0() }`; tests
+    /// stand in one that fails as the kernel may, which no healthy ring does on demand.
+    public typealias Enter = (_ kernel: () -> Int32) -> Int32
+
     private let ring: OpaquePointer
+    private let enter: Enter
     /// How many sends the ring holds.
     public let capacity: Int
     /// Sends queued or submitted whose completions were not reaped yet.
@@ -29,11 +35,12 @@ public final class SendRing {
     /// A ring of `capacity` sends (rounded up to a power of two by the kernel). Throws when
     /// the kernel refuses io_uring (`ENOSYS`; `EPERM` under `kernel.io_uring_disabled` or a
     /// container's seccomp filter): callers send one `send()` at a time then.
-    public init(capacity: UInt32 = SendRing.defaultCapacity) throws(SystemError) {
+    public init(capacity: UInt32 = SendRing.defaultCapacity, enter: @escaping Enter = { $0() }) throws(SystemError) {
         guard let ring = hearth_send_ring_open(capacity) else {
             throw SystemError(errno: Glibc.errno, call: "io_uring_setup")
         }
         self.ring = ring
+        self.enter = enter
         self.capacity = Int(hearth_send_ring_capacity(ring))
     }
 
@@ -66,7 +73,7 @@ public final class SendRing {
         while inFlight > 0 {
             let submit = hearth_send_ring_unsubmitted(ring)
             let wait = UInt32(inFlight)
-            switch try Syscall.retrying("io_uring_enter", { Int(hearth_send_ring_enter(ring, submit, wait)) }) {
+            switch try Syscall.retrying("io_uring_enter", { Int(enter { hearth_send_ring_enter(ring, submit, wait) }) }) {
             case .done, .wouldBlock: break
             }
             while hearth_send_ring_reap(ring, &tag, &result) == 1 {

@@ -1,5 +1,4 @@
 import Foundation
-import HearthSystem
 import Testing
 
 /// The built binary hands a push's sends to the kernel through io_uring where the kernel
@@ -13,11 +12,6 @@ import Testing
     enum Mode: String, CaseIterable, CustomTestStringConvertible {
         case kernelAllows, seccompRefuses, turnedOff
         var testDescription: String { rawValue }
-    }
-
-    static var ioUringAllowed: Bool {
-        guard let text = try? Syscall.readFile("/proc/sys/kernel/io_uring_disabled", limit: 16) else { return true }
-        return text.first == UInt8(ascii: "0")
     }
 
     @Test(arguments: Mode.allCases)
@@ -35,7 +29,7 @@ import Testing
         try server.waitUntilListening()
         let line = try #require(server.log.split(separator: "\n").first { $0.contains("pushes: ") })
         switch mode {
-        case .kernelAllows where Self.ioUringAllowed:
+        case .kernelAllows where ioUringAllowed():
             #expect(line.contains("info") && line.contains("pushes: through io_uring, up to 256 sends per system call"), "\(line)")
         case .kernelAllows:
             #expect(line.contains("notice") && line.contains("io_uring is unavailable"), "\(line)")

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Dispatch
 import HearthSystem
+import HearthTesting
 import Synchronization
 import Testing
 @testable import HearthHTTP
@@ -17,6 +18,7 @@ struct HTTPBroadcastRingTests {
     /// (each past its head) and the server.
     static func withStreams(
         _ count: Int, batchedSends: Bool, maxBufferedBytes: Int = 1 << 20, loops: Int = 2,
+        log: @escaping @Sendable (String) -> Void = { _ in },
         makeRing: () throws(SystemError) -> SendRing = { () throws(SystemError) in try SendRing() },
         _ body: ([HTTPEventStream], [RawClient], HTTPServer) throws -> Void
     ) async throws {
@@ -31,7 +33,7 @@ struct HTTPBroadcastRingTests {
         }
         var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, ioQueueCount: loops)
         configuration.batchedSends = batchedSends
-        let server = HTTPServer(configuration: configuration, handler: handler, log: { _ in },
+        let server = HTTPServer(configuration: configuration, handler: handler, log: log,
                                 clock: { DispatchTime.now().uptimeNanoseconds }, makeRing: makeRing)
         let port = try server.start()
         do {

@@ -2,15 +2,9 @@
 import Glibc
 #endif
 import HearthSystem
+import HearthTesting
+import Synchronization
 import Testing
-
-/// Whether this kernel lets an unprivileged-or-root process make an io_uring ring:
-/// `kernel.io_uring_disabled` absent or 0 (1 and 2 refuse it to this process; a seccomp
-/// filter would too, and is not expected where the tests run).
-func ioUringAllowed() -> Bool {
-    guard let text = try? Syscall.readFile("/proc/sys/kernel/io_uring_disabled", limit: 16) else { return true }
-    return text.first == UInt8(ascii: "0")
-}
 
 /// io_uring sends from literals: socket pairs, a ring, what each send reports.
 @Suite("SendRing")
@@ -113,5 +107,61 @@ struct SendRingTests {
         var called = 0
         try ring.flush { _, _ in called += 1 }
         #expect(called == 0)
+    }
+
+    /// A signal during `io_uring_enter` (`EINTR`) and a kernel short of memory for the
+    /// submission (`EAGAIN`): the flush calls again, and every send goes out once.
+    @Test(.enabled(if: ioUringAllowed()), arguments: [EINTR, EAGAIN])
+    func anInterruptedOrRefusedEnterIsMadeAgain(code: Int32) throws {
+        let calls = Mutex(0)
+        let ring = try SendRing(capacity: 4) { kernel in
+            let call = calls.withLock { calls in
+                calls += 1
+                return calls
+            }
+            if call > 1 { return kernel() }
+            errno = code
+            return -1
+        }
+        let pairs = try (0..<3).map { _ in try Self.pair() }
+        defer { for (a, b) in pairs { close(a); close(b) } }
+        let bytes: [UInt8] = Array("data: again\n\n".utf8)
+        var results: [UInt64: Int32] = [:]
+        try bytes.withUnsafeBytes { raw throws in
+            for (index, pair) in pairs.enumerated() { #expect(ring.queue(pair.sender, raw, tag: UInt64(index))) }
+            try ring.flush { tag, result in results[tag] = result }
+        }
+        #expect(calls.withLock { $0 } == 2)
+        #expect(ring.inFlight == 0)
+        for index in 0..<3 {
+            #expect(results[UInt64(index)] == Int32(bytes.count))
+            #expect(Self.readAll(pairs[index].receiver) == bytes)  // once, not twice
+        }
+    }
+
+    /// Any other failure of `io_uring_enter` is thrown, with its `errno`, and the sends it
+    /// did not report stay in flight: their outcome is unknown to the caller.
+    @Test(.enabled(if: ioUringAllowed()))
+    func aFailedEnterIsThrownWithItsCause() throws {
+        let ring = try SendRing(capacity: 4) { _ in
+            errno = ENXIO
+            return -1
+        }
+        let (sender, receiver) = try Self.pair()
+        defer { close(sender); close(receiver) }
+        let bytes: [UInt8] = Array("data: 1\n\n".utf8)
+        var reported = 0
+        var thrown: SystemError?
+        bytes.withUnsafeBytes { raw in
+            #expect(ring.queue(sender, raw, tag: 0))
+            do throws(SystemError) {
+                try ring.flush { _, _ in reported += 1 }
+            } catch {
+                thrown = error
+            }
+        }
+        #expect(thrown?.errno == ENXIO)
+        #expect(thrown.map { "\($0)" }?.contains("io_uring_enter") == true)
+        #expect(reported == 0 && ring.inFlight == 1)
     }
 }
