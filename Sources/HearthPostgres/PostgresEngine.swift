@@ -83,7 +83,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         self.answerOfCommitLost = answerOfCommitLost
         self.url = url
         self.options = options
-        self.pending = PendingWrites(options: options)
+        self.pending = PendingWrites(options: options, observe: hooks.observeWrite)
         self.clock = clock
         self.hooks = hooks
         let writer = try PGConnection(url: url)

@@ -72,6 +72,8 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     ///   - watch: the locations strictly below a write's path that someone listens to (nil:
     ///     too many to compare). The writer compares their values before and after the
     ///     write and reports the unchanged ones in `Change.unchangedBelow`.
+    ///   - observeWrite: told of each write the writer took, as it is answered: how long it
+    ///     waited for its batch, and how long it took until its answer (`PendingWrites`).
     ///   - observeStorage: told of writes refused for lack of space and of the volume
     ///     filling up and recovering (`DiskSpace`), called on the writer queue; and of a
     ///     failed sync of the WAL, on the store's sync queue (`CommitSyncer`).
@@ -84,6 +86,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         watch: (@Sendable (DataPath) -> [DataPath]?)? = nil,
         observeCommit: (@Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void)? = nil,
         observeSync: (@Sendable (_ nanoseconds: UInt64) -> Void)? = nil,
+        observeWrite: (@Sendable (_ waited: UInt64, _ answered: UInt64) -> Void)? = nil,
         observeStorage: @escaping @Sendable (StorageEvent) -> Void = { _ in },
         reserveBytes: Int = DiskSpace.reserveBytes,
         syncData: @escaping @Sendable (Int32) throws(SystemError) -> Void = Syscall.syncData,
@@ -98,7 +101,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         self.databasePath = directory + "/" + Self.fileName
         self.directory = directory
         self.options = options
-        self.pending = PendingWrites(options: options)
+        self.pending = PendingWrites(options: options, observe: observeWrite)
         self.clock = clock
         self.onCommit = onCommit
         self.onDurable = onDurable
@@ -147,7 +150,8 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
                             clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds,
                             hooks: EngineHooks) throws(StoreError) {
         try self.init(directory: directory, options: options, clock: clock, watch: hooks.watch,
-                      observeCommit: hooks.observeCommit, observeSync: hooks.observeSync, observeStorage: hooks.observeStorage,
+                      observeCommit: hooks.observeCommit, observeSync: hooks.observeSync, observeWrite: hooks.observeWrite,
+                      observeStorage: hooks.observeStorage,
                       onCommit: hooks.onCommit,
                       onDurable: hooks.onDurable)
     }

@@ -13,6 +13,10 @@ import Synchronization
 /// - `hearth_write_batch_size{namespace}`, `hearth_commit_duration_seconds{namespace}`,
 ///   `hearth_wal_sync_seconds{namespace}` (SQLite with `synchronous=full`: each sync that
 ///   made committed batches durable, off the writer's thread);
+/// - `hearth_write_queue_seconds{namespace}` (how long each write waited for its batch to
+///   start) and `hearth_write_duration_seconds{namespace}` (from joining the writer's queue
+///   to its answer: that wait, its batch's commit and the sync that made it durable), so a
+///   slow write shows where it waited;
 /// - `hearth_database_bytes{namespace}` (its database file and write-ahead log, or its
 ///   schema's tables), `hearth_storage_full{namespace}`, `hearth_storage_full_refusals_total{namespace}`;
 /// - `hearth_open_streams{namespace}`, `hearth_stream_events_total{namespace}`,
@@ -40,6 +44,8 @@ final class DatabaseMetrics: Sendable {
     private let batchSize: CoreMetrics.Recorder
     private let commitDuration: CoreMetrics.Timer
     private let walSyncDuration: CoreMetrics.Timer
+    private let writeQueueWait: CoreMetrics.Timer
+    private let writeDuration: CoreMetrics.Timer
     private let databaseBytes: CoreMetrics.Gauge
     private let storageFull: CoreMetrics.Gauge
     private let storageRefusals: CoreMetrics.Counter
@@ -63,6 +69,8 @@ final class DatabaseMetrics: Sendable {
         batchSize = Recorder(label: "hearth_write_batch_size", dimensions: namespace, aggregate: true, factory: factory)
         commitDuration = Timer(label: "hearth_commit_duration_seconds", dimensions: namespace, factory: factory)
         walSyncDuration = Timer(label: "hearth_wal_sync_seconds", dimensions: namespace, factory: factory)
+        writeQueueWait = Timer(label: "hearth_write_queue_seconds", dimensions: namespace, factory: factory)
+        writeDuration = Timer(label: "hearth_write_duration_seconds", dimensions: namespace, factory: factory)
         databaseBytes = gauge("hearth_database_bytes")
         storageFull = gauge("hearth_storage_full")
         storageFull.record(0)
@@ -86,6 +94,12 @@ final class DatabaseMetrics: Sendable {
     /// One sync of the write-ahead log after commits.
     func recordWALSync(nanoseconds: UInt64) {
         walSyncDuration.recordNanoseconds(Int64(clamping: nanoseconds))
+    }
+
+    /// One write answered: how long it waited for its batch, and took in all.
+    func recordWrite(waited: UInt64, answered: UInt64) {
+        writeQueueWait.recordNanoseconds(Int64(clamping: waited))
+        writeDuration.recordNanoseconds(Int64(clamping: answered))
     }
 
     /// One write (tree or accounts) refused for lack of space.

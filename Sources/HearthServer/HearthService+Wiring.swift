@@ -194,6 +194,7 @@ extension HearthService {
         EngineHooks(
             observeCommit: metrics.recordCommit(writes:nanoseconds:),
             observeSync: metrics.recordWALSync(nanoseconds:),
+            observeWrite: metrics.recordWrite(waited:answered:),
             observeStorage: { event in report(event, logger: logger, metrics: metrics) },
             onFeedGap: signals.feedGap(first:last:),
             onLeaseLost: signals.leaseLost,

@@ -12,7 +12,15 @@ package final class PendingWrites: Sendable {
         package var check: WriteCheck?
         package var effects: WriteEffects?
         package var completion: @Sendable (Result<WriteOutcome, WriteFailure>) -> Void
+        /// When it joined the queue (`DispatchTime`'s nanoseconds), for `observe`.
+        var queuedAt: UInt64 = 0
     }
+
+    /// Told of each write the writer took, when it is answered: how long it waited in the
+    /// queue for its batch to start, and how long from joining the queue to its answer
+    /// (its wait, its batch's commit and, where the engine syncs after the commit, that
+    /// sync), in nanoseconds.
+    package typealias Observe = @Sendable (_ waited: UInt64, _ answered: UInt64) -> Void
 
     private struct State {
         var pending: [Write] = []
@@ -22,10 +30,16 @@ package final class PendingWrites: Sendable {
     private let state = Mutex(State())
     private let maxNodesPerWrite: Int
     private let maxBatchSize: Int
+    private let observe: Observe?
+    /// A monotonic clock in nanoseconds (`DispatchTime`'s; tests inject their own).
+    private let now: @Sendable () -> UInt64
 
-    package init(options: StoreOptions) {
+    package init(options: StoreOptions, observe: Observe? = nil,
+                 now: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) {
         maxNodesPerWrite = options.maxNodesPerWrite
         maxBatchSize = options.maxBatchSize
+        self.observe = observe
+        self.now = now
     }
 
     /// Queues a write; `drain` is called (once per idle period) to start the writer.
@@ -39,7 +53,8 @@ package final class PendingWrites: Sendable {
         }
         let startDrain: Bool? = state.withLock { state in
             if state.closed { return nil }
-            state.pending.append(Write(operation: operation, check: check, effects: effects, completion: completion))
+            state.pending.append(Write(operation: operation, check: check, effects: effects, completion: completion,
+                                       queuedAt: observe == nil ? 0 : now()))
             if state.draining { return false }
             state.draining = true
             return true
@@ -63,7 +78,23 @@ package final class PendingWrites: Sendable {
                 return batch
             }
             if batch.isEmpty { return }
-            commit(batch)
+            commit(observe.map { observing(batch, $0) } ?? batch)
+        }
+    }
+
+    /// `batch` with each answer telling `observe` first how long the write waited and how
+    /// long it took in all.
+    private func observing(_ batch: [Write], _ observe: @escaping Observe) -> [Write] {
+        let now = self.now
+        let started = now()
+        return batch.map { write in
+            var write = write
+            let (queuedAt, answer) = (write.queuedAt, write.completion)
+            write.completion = { result in
+                observe(started &- queuedAt, now() &- queuedAt)
+                answer(result)
+            }
+            return write
         }
     }
 

@@ -10,6 +10,9 @@ public struct EngineHooks: Sendable {
     /// Told how long each sync that made committed batches durable took (an engine that
     /// syncs its own log after the commit: SQLite with `synchronous=full`).
     public var observeSync: (@Sendable (_ nanoseconds: UInt64) -> Void)?
+    /// Told of each write the writer took, when it is answered: how long it waited for its
+    /// batch to start, and how long from joining the writer's queue to its answer.
+    public var observeWrite: (@Sendable (_ waited: UInt64, _ answered: UInt64) -> Void)?
     /// Told of writes refused for lack of space (engines that watch a local volume).
     public var observeStorage: @Sendable (StorageEvent) -> Void
     /// Every committed change, in commit order, before any write of it is acknowledged on
@@ -36,6 +39,7 @@ public struct EngineHooks: Sendable {
     public init(watch: (@Sendable (DataPath) -> [DataPath]?)? = nil,
                 observeCommit: (@Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void)? = nil,
                 observeSync: (@Sendable (_ nanoseconds: UInt64) -> Void)? = nil,
+                observeWrite: (@Sendable (_ waited: UInt64, _ answered: UInt64) -> Void)? = nil,
                 observeStorage: @escaping @Sendable (StorageEvent) -> Void = { _ in },
                 onCommit: @escaping @Sendable ([Change], any TreeView) -> Void = { _, _ in },
                 onDurable: @escaping @Sendable ([Change]) -> Void = { _ in },
@@ -45,6 +49,7 @@ public struct EngineHooks: Sendable {
         (self.watch, self.observeCommit, self.observeStorage, self.onCommit) = (watch, observeCommit, observeStorage, onCommit)
         self.onDurable = onDurable
         self.observeSync = observeSync
+        self.observeWrite = observeWrite
         (self.onFeedGap, self.onLeaseLost, self.onLeaseRegained) = (onFeedGap, onLeaseLost, onLeaseRegained)
     }
 }

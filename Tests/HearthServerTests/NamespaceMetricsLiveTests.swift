@@ -37,6 +37,8 @@ import Testing
             (#"hearth_write_batch_size_count{namespace="env-a"}"#, 2),
             (#"hearth_write_batch_size_count{namespace="(default)"}"#, 1),
             (#"hearth_commit_duration_seconds_count{namespace="env-a"}"#, 2),
+            (#"hearth_write_duration_seconds_count{namespace="env-a"}"#, 2),
+            (#"hearth_write_queue_seconds_count{namespace="(default)"}"#, 1),
             // A node of a shared engine keeps no read cache: no lookups there.
             (#"hearth_read_cache_lookups_total{namespace="env-a",result="hit"}"#, Self.sharedEngine ? 0 : 1),
             (#"hearth_read_cache_lookups_total{namespace="env-a",result="miss"}"#, Self.sharedEngine ? 0 : 1),

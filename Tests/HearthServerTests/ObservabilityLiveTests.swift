@@ -41,6 +41,8 @@ import Testing
                      #"hearth_write_batch_size_count{namespace="(default)"} 2"#, #"hearth_stream_events_total{namespace="(default)"} 1"#,
                      #"hearth_commit_duration_seconds_count{namespace="(default)"} 2"#,
                      #"hearth_wal_sync_seconds_count{namespace="(default)"} 2"#,
+                     #"hearth_write_queue_seconds_count{namespace="(default)"} 2"#,
+                     #"hearth_write_duration_seconds_count{namespace="(default)"} 2"#,
                      #"hearth_http_request_duration_seconds_count{route="db.read",namespace="(default)"} 3"#,
                      #"hearth_read_cache_lookups_total{namespace="(default)",result="hit"} 1"#,
                      #"hearth_read_cache_lookups_total{namespace="(default)",result="miss"} 2"#,

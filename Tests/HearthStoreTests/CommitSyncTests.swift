@@ -65,11 +65,13 @@ import Testing
     func open(_ synchronous: StoreOptions.Synchronous = .full, sync: @escaping @Sendable (Int32) throws(SystemError) -> Void,
               observeStorage: @escaping @Sendable (StorageEvent) -> Void = { _ in },
               observeSync: (@Sendable (UInt64) -> Void)? = nil,
+              observeWrite: (@Sendable (UInt64, UInt64) -> Void)? = nil,
               onCommit: @escaping @Sendable ([Change], any TreeView) -> Void = { _, _ in },
               onDurable: @escaping @Sendable ([Change]) -> Void = { _ in }) throws -> SQLiteTreeStore {
         var options = StoreOptions()
         options.synchronous = synchronous
-        return try SQLiteTreeStore(directory: dir.path, options: options, observeSync: observeSync, observeStorage: observeStorage, syncData: sync,
+        return try SQLiteTreeStore(directory: dir.path, options: options, observeSync: observeSync, observeWrite: observeWrite,
+                                   observeStorage: observeStorage, syncData: sync,
                                    onCommit: onCommit, onDurable: onDurable)
     }
 
@@ -172,6 +174,38 @@ import Testing
         #expect(store.syncer.syncs == 2)
         // Each sync's time is reported (`hearth_wal_sync_seconds`); the first was held.
         #expect(timed.withLock { $0 }.count == 2)
+        store.close()
+    }
+
+    /// Each write is observed once, as it is answered (after its sync), with how long it
+    /// waited for its batch and took in all. A write queued while the writer is held
+    /// waited at least from when `write` returned until the hold ended.
+    @Test func eachWriteIsObservedWithItsWaitWhenItIsAnswered() throws {
+        let held = HeldSync()
+        let observed = Mutex<[(waited: UInt64, answered: UInt64)]>([])
+        let store = try open(sync: held.sync, observeWrite: { waited, answered in observed.withLock { $0.append((waited, answered)) } })
+        let busy = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
+        store.writerQueue.async {
+            holding.signal()
+            busy.wait()
+        }
+        holding.wait()
+        let answer = Answer()
+        store.write(Self.set("a", .int(1)), completion: answer.completion)
+        let queued = DispatchTime.now().uptimeNanoseconds  // after it joined the queue
+        #expect(try store.get("a") == .null)  // a read meanwhile: the write waits behind the hold
+        let released = DispatchTime.now().uptimeNanoseconds
+        busy.signal()
+        #expect(held.entered.wait(timeout: .now() + Self.patience) == .success)
+        #expect(observed.withLock { $0 }.isEmpty)  // committed, not yet synced: not answered
+        held.letGo()
+        #expect((try? answer.wait()?.get()) != nil)
+        let seen = observed.withLock { $0 }
+        try #require(seen.count == 1)
+        #expect(seen[0].waited >= released - queued)
+        #expect(seen[0].answered >= seen[0].waited)
+        try store.put("b", .int(2))
+        #expect(observed.withLock { $0 }.count == 2)
         store.close()
     }
 

@@ -4,7 +4,10 @@
 # the run: group commits, writes per commit, and the share of the run the writer spent
 # inside commits (hearth_commit_duration_seconds: a batch's apply and COMMIT; the WAL's
 # fsync ran inside COMMIT until the sync moved to its own queue, CommitSyncer, and no
-# longer counts; its own series, hearth_wal_sync_seconds, gives the syncs' count and time).
+# longer counts; its own series, hearth_wal_sync_seconds, gives the syncs' count and time),
+# and where a write's time in the server goes: its wait for its batch to start
+# (hearth_write_queue_seconds) and its whole time until its answer
+# (hearth_write_duration_seconds), of which the rest is its batch's commit and the sync.
 # A writer inside commits nearly all the time while the server's CPU stays
 # well below the machine's was waiting on the disk, not short of CPU (docs/bench/history.md,
 # "one node at full scale").
@@ -20,7 +23,7 @@ SECS=${SECS:-10}; CONNS=${CONNS:-64}; THREADS=${THREADS:-2}
 build_hearth
 start_hearth_with_plan "$SCEN"
 # Each series carries its namespace's label (one namespace here); summed over labels below.
-metrics() { curl -fsS "$HEARTH_URL/metrics" | grep -E '^hearth_(write_batch_size|commit_duration_seconds|wal_sync_seconds)_(sum|count)[{ ]'; }
+metrics() { curl -fsS "$HEARTH_URL/metrics" | grep -E '^hearth_(write_batch_size|commit_duration_seconds|wal_sync_seconds|write_queue_seconds|write_duration_seconds)_(sum|count)[{ ]'; }
 metrics >"$WORK/before"
 ticks0=$(awk '{print $14 + $15}' "/proc/$HEARTH_PID/stat")
 wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" -s "$BENCH_DIR/wrk/replay.lua" "$HEARTH_URL/" -- "$WORK/plan.bin" >"$WORK/wrk.out" 2>&1
@@ -54,4 +57,9 @@ syncs, syncing = d.get("hearth_wal_sync_seconds_count", 0.0), d.get("hearth_wal_
 if syncs:
     print("  WAL syncs after commits: %d, %.1f commits each; syncing %.2f s of %.0f s (%.0f %%), %.2f ms per sync" % (
         syncs, commits / syncs, syncing, secs, 100 * syncing / secs, 1e3 * syncing / syncs))
+answered = d.get("hearth_write_duration_seconds_count", 0.0)
+if answered:
+    waited, whole = d.get("hearth_write_queue_seconds_sum", 0.0), d["hearth_write_duration_seconds_sum"]
+    print("  a write in the store: %.2f ms waiting for its batch, %.2f ms from joining the queue to its answer" % (
+        1e3 * waited / answered, 1e3 * whole / answered))
 EOF
