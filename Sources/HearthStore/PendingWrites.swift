@@ -51,10 +51,11 @@ package final class PendingWrites: Sendable {
             completion(.failure(.tooLarge(.writes(limit: maxNodesPerWrite))))
             return
         }
+        let queuedAt = observe == nil ? 0 : now()  // read before the lock, not under it
         let startDrain: Bool? = state.withLock { state in
             if state.closed { return nil }
             state.pending.append(Write(operation: operation, check: check, effects: effects, completion: completion,
-                                       queuedAt: observe == nil ? 0 : now()))
+                                       queuedAt: queuedAt))
             if state.draining { return false }
             state.draining = true
             return true
