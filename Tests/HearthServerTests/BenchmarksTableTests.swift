@@ -2,8 +2,10 @@ import Foundation
 import Testing
 
 /// BENCHMARKS.md leads with one table of where Hearth stands, and each figure in it can be
-/// traced and reproduced: every row names its date, its commit, a command whose script
-/// exists, and the section of docs/bench/history.md it comes from (that the section
+/// traced and reproduced: every row names its date, the machine's load before the run,
+/// the server's and the load generator's CPU during it (or says they were not recorded),
+/// its commit, a command whose script exists, and the section of docs/bench/history.md it
+/// comes from (that the section
 /// exists is DocumentationLinksTests' check). The dated runs live in the history, so
 /// BENCHMARKS.md stays short.
 @Suite struct BenchmarksTableTests {
@@ -22,6 +24,18 @@ import Testing
         }.filter { !$0.dropFirst().allSatisfy(\.isEmpty) }
     }
 
+    /// A load-before cell: a load average (it starts with one), or "not recorded".
+    static func isLoad(_ cell: String) -> Bool {
+        cell == "not recorded" || cell.prefixMatch(of: /~?\d+(\.\d\d?)?\b/) != nil
+    }
+
+    /// A CPU cell: "not recorded", or the figures the run recorded, each named (so it has a
+    /// digit and a word), or a benchmark with no load generator saying so.
+    static func isCPU(_ cell: String) -> Bool {
+        cell == "not recorded" || cell.hasPrefix("no load generator")
+            || (cell.contains { $0.isNumber } && cell.contains { $0.isLetter })
+    }
+
     /// The `scripts/bench/…` paths a command names.
     static func scripts(in command: String) -> [String] {
         command.matches(of: /scripts\/bench\/[A-Za-z0-9_.]+/).map { String($0.output) }
@@ -32,20 +46,22 @@ import Testing
         #expect(text.components(separatedBy: "\n").count <= Self.maxLines)
         #expect(text.contains("## Where Hearth stands") && text.contains("## How to run"))
         let header = try #require(text.components(separatedBy: "\n").first { $0.hasPrefix("| ") })
-        #expect(header == "| figure | Hearth | peer or limit | ratio | measured (UTC) | commit | command | details |")
+        #expect(header == "| figure | Hearth | peer or limit | ratio | measured (UTC) | load before | CPU, % of a core: server, load generator | commit | command | details |")
         let rows = Self.rows(of: text)
         #expect(rows.count >= 30, "\(rows.count) rows")
         for row in rows {
-            try #require(row.count == 8, "\(row)")
+            try #require(row.count == 10, "\(row)")
             #expect(row[4].wholeMatch(of: /2026-\d\d-\d\d( .*)?/) != nil, "date: \(row)")
-            #expect(row[5].prefixMatch(of: /[0-9a-f]{7}\b/) != nil || row[5] == "not recorded", "commit: \(row)")
-            #expect(row[6].hasPrefix("`"), "command: \(row)")
-            let scripts = Self.scripts(in: row[6])
-            #expect(!scripts.isEmpty || row[6].contains("RulesBench"), "command: \(row)")
+            #expect(Self.isLoad(row[5]), "load before: \(row)")
+            #expect(Self.isCPU(row[6]), "CPU: \(row)")
+            #expect(row[7].prefixMatch(of: /[0-9a-f]{7}\b/) != nil || row[7] == "not recorded", "commit: \(row)")
+            #expect(row[8].hasPrefix("`"), "command: \(row)")
+            let scripts = Self.scripts(in: row[8])
+            #expect(!scripts.isEmpty || row[8].contains("RulesBench"), "command: \(row)")
             for script in scripts {
                 #expect(FileManager.default.fileExists(atPath: Self.root + "/" + script), "no \(script): \(row)")
             }
-            #expect(row[7].contains("](docs/bench/history.md#"), "source: \(row)")
+            #expect(row[9].contains("](docs/bench/history.md#"), "source: \(row)")
         }
     }
 
@@ -106,5 +122,20 @@ import Testing
         #expect(Self.scripts(in: "`HEARTH_ONLY=1 scripts/bench/wire.sh` then scripts/bench/report.py") == ["scripts/bench/wire.sh", "scripts/bench/report.py"])
         #expect(Self.citedSections(in: "a (docs/bench/history.md, \"How it got\n    // there\": x) b docs/bench/history.md (\"C\") and docs/bench/history.md, \"D\" and \"E\".")
                 == ["How it got there", "C", "D", "E"])
+    }
+
+    @Test func theLoadAndCPUCellsSayWhatTheRunRecorded() {
+        for load in ["0.41", "~1.4", "8–11", "0.89–3.71 before a run", "not recorded"] {
+            #expect(Self.isLoad(load), "\(load)")
+        }
+        for load in ["", "quiet", "busy: 2.1", "recorded"] {
+            #expect(!Self.isLoad(load), "\(load)")
+        }
+        for cpu in ["Hearth 132, wrk 16", "no load generator (in process)", "not recorded"] {
+            #expect(Self.isCPU(cpu), "\(cpu)")
+        }
+        for cpu in ["", "132", "Hearth", "–"] {
+            #expect(!Self.isCPU(cpu), "\(cpu)")
+        }
     }
 }
