@@ -3,6 +3,7 @@ import CSQLite
 import Glibc
 #endif
 import HearthStore
+import HearthSystem
 
 /// The database file as operators' tools see it: consistent copies with SQLite's online
 /// backup API, restores, and exclusive access for tools that must not run beside a server.
@@ -234,12 +235,12 @@ public enum DatabaseFile {
 
     /// Creates `path` (mode 0600), failing with `exists` if anything is there.
     static func createNewFile(_ path: String) throws(MaintenanceError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, fileMode)
-        guard fd >= 0 else {
-            let code = errno
-            throw code == EEXIST ? .exists(path: path) : .io(operation: "create", path: path, errno: code)
+        do throws(SystemError) {
+            let fd = try Syscall.openFile(path, O_WRONLY | O_CREAT | O_EXCL, mode: fileMode)
+            try? Syscall.close(fd)  // a new, empty file: nothing to lose if close reports an error
+        } catch {
+            throw error.errno == EEXIST ? .exists(path: path) : .io(operation: "create", path: path, errno: error.errno)
         }
-        close(fd)
     }
 
     /// Runs a store operation, its error as `MaintenanceError.store`.

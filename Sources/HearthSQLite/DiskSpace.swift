@@ -1,4 +1,5 @@
 import HearthStore
+import HearthSystem
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -85,22 +86,14 @@ public final class DiskSpace: Sendable {
     }
 }
 
-/// Allocating a file's blocks, through one wrapper that retries `EINTR` and closes the
-/// descriptor on every path.
+/// Allocating a file's blocks, through the syscall wrapper (`EINTR` retried, the
+/// descriptor closed on every path).
 enum FileSpace {
     /// Makes `path` (created 0600 if missing) `bytes` long with every block allocated.
     /// False when the volume has no room for it (whatever was allocated stays).
     static func allocate(_ path: String, bytes: Int) -> Bool {
-        var fd: Int32
-        repeat {
-            fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, DatabaseFile.fileMode)
-        } while fd < 0 && errno == EINTR
-        guard fd >= 0 else { return false }
-        defer { _ = close(fd) }  // close is not retried on EINTR (Linux closes the fd anyway)
-        var rc: Int32
-        repeat {
-            rc = posix_fallocate(fd, 0, off_t(bytes))  // returns the error number, not -1
-        } while rc == EINTR
-        return rc == 0
+        guard let fd = try? Syscall.openFile(path, O_WRONLY | O_CREAT, mode: DatabaseFile.fileMode) else { return false }
+        defer { try? Syscall.close(fd) }
+        return (try? Syscall.allocate(fd, bytes: bytes)) != nil
     }
 }

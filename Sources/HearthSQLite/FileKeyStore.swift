@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import HearthStore
+import HearthSystem
 
 /// The SQLite engine's signing keys: files beside the database (docs/design.md §6).
 /// `<directory>/<kid>.key` holds the base64 raw private key (mode 0600, folder 0700) and
@@ -47,51 +48,46 @@ public struct FileKeyStore: SigningKeyStore {
         access("\(directory)/\(kid).key", F_OK) == 0
     }
 
+    /// The most a key file may hold: a key is a few dozen bytes of base64.
+    static let maxFileBytes = 1 << 16
+
     /// The file's text without surrounding white space; nil when it does not exist.
     static func read(_ path: String) throws -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return nil }
-            throw Failure(description: "cannot read \(path): errno \(errno)")
+        let bytes: [UInt8]
+        do throws(SystemError) {
+            bytes = try Syscall.readFile(path, limit: maxFileBytes + 1)
+        } catch where error.errno == ENOENT {
+            return nil
+        } catch {
+            throw Failure(description: "cannot read \(path): errno \(error.errno)")
         }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw Failure(description: "cannot read \(path): errno \(errno)")
-            }
-            if n == 0 { break }
-            bytes += buffer[0..<n]
-            if bytes.count > 1 << 16 { throw Failure(description: "\(path) is too large") }
-        }
-        let text = String(decoding: bytes, as: UTF8.self)
-        return text.trimmingWhitespace()
+        if bytes.count > maxFileBytes { throw Failure(description: "\(path) is too large") }
+        return String(decoding: bytes, as: UTF8.self).trimmingWhitespace()
     }
 
+    /// Writes `text` under a temporary name beside `path`, syncs it and renames it over
+    /// `path`; the temporary file is removed on every failure.
     static func write(_ text: String, to path: String) throws {
         let temporary = path + ".partial-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, DatabaseFile.fileMode)
-        guard fd >= 0 else { throw Failure(description: "cannot create \(temporary): errno \(errno)") }
-        let bytes = Array(text.utf8)
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                close(fd)
-                unlink(temporary)
-                throw Failure(description: "cannot write \(temporary): errno \(errno)")
-            }
-            done += n
+        let fd: Int32
+        do throws(SystemError) {
+            fd = try Syscall.openFile(temporary, O_WRONLY | O_CREAT | O_TRUNC, mode: DatabaseFile.fileMode)
+        } catch {
+            throw Failure(description: "cannot create \(temporary): errno \(error.errno)")
         }
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard synced, rename(temporary, path) == 0 else {
+        do throws(SystemError) {
+            try Syscall.writeAll(fd, Array(text.utf8))
+            try Syscall.syncAll(fd)
+        } catch {
+            try? Syscall.close(fd)
             unlink(temporary)
-            throw Failure(description: "cannot write \(path): errno \(errno)")
+            throw Failure(description: "cannot write \(temporary): errno \(error.errno)")
+        }
+        try? Syscall.close(fd)  // synced: what close could report is already on disk
+        guard rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw Failure(description: "cannot write \(path): errno \(code)")
         }
     }
 }

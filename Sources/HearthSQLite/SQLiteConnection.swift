@@ -4,6 +4,7 @@ import Dispatch
 import Glibc
 #endif
 import HearthStore
+import HearthSystem
 
 /// One SQLite connection. Not thread-safe: every call must come from the one queue that
 /// owns it (the writer queue or one reader's queue), which `assertConfined` checks in
@@ -48,14 +49,14 @@ final class SQLiteConnection {
     /// (sqlite.org/src, os_unix.c `findCreateFileMode`), and opens an empty file as a new
     /// database. An existing file is left as it is.
     private static func createPrivately(_ path: String) throws(StoreError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, DatabaseFile.fileMode)
-        if fd >= 0 {
-            Glibc.close(fd)
+        do throws(SystemError) {
+            let fd = try Syscall.openFile(path, O_WRONLY | O_CREAT | O_EXCL, mode: DatabaseFile.fileMode)
+            try? Syscall.close(fd)  // a new, empty file: nothing to lose if close reports an error
+        } catch where error.errno == EEXIST {
             return
+        } catch {
+            throw StoreError.sqlite(code: 14, message: "cannot create \(path): errno \(error.errno)", operation: "open")
         }
-        let code = errno
-        if code == EEXIST || code == EINTR { return }  // EINTR: sqlite3_open_v2 creates it (and reports failures)
-        throw StoreError.sqlite(code: 14, message: "cannot create \(path): errno \(code)", operation: "open")
     }
 
     /// Closes now (statements first). Returns the result code of `sqlite3_close`.

@@ -10,8 +10,9 @@ public enum IOResult<Value> {
     case wouldBlock
 }
 
-/// The one wrapper every system call of Hearth goes through: the HTTP
-/// server's sockets and the mail sender's.
+/// The one wrapper Hearth's system calls go through: the HTTP server's sockets, the
+/// outgoing clients' and the SQLite engine's files (docs/style.md §3 lists what does not
+/// yet).
 ///
 /// - `EINTR` is retried (except for `close`, see `close(_:)`).
 /// - `EAGAIN`/`EWOULDBLOCK` become `.wouldBlock`.
