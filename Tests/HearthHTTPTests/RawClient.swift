@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HearthTesting
 import Dispatch
 import Synchronization
 @testable import HearthHTTP
@@ -39,7 +40,7 @@ final class RawClient {
         var tv = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        let code = Self.connect(fd, port: port)
+        let code = connectToLoopback(fd, port: port, timeoutSeconds: timeout)
         if code != 0 {
             Glibc.close(fd)
             throw ClientError(description: "connect: errno \(code)")
@@ -54,20 +55,7 @@ final class RawClient {
     static func connectError(port: Int) -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { Glibc.close(fd) }
-        return connect(fd, port: port)
-    }
-
-    private static func connect(_ fd: Int32, port: Int) -> Int32 {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        return result == 0 ? 0 : errno
+        return connectToLoopback(fd, port: port)
     }
 
     func send(_ text: String) throws {

@@ -23,15 +23,8 @@ public final class LoopbackSocket {
         if var size = receiveBuffer.map(Int32.init) {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        if result != 0 {
-            let code = errno
+        let code = connectToLoopback(fd, port: port, timeoutSeconds: timeoutSeconds)
+        if code != 0 {
             Glibc.close(fd)
             throw LiveClientError("connect: errno \(code)")
         }
