@@ -1,4 +1,5 @@
 import Foundation
+import HearthTesting
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -50,13 +51,7 @@ final class HoldingProxy: Sendable {
             let client = accept(listener, nil, nil)
             guard client >= 0 else { return }
             let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = UInt16(target).bigEndian
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-            }
+            let connected = connectToLoopback(server, port: target) == 0
             guard connected else {
                 close(client)
                 close(server)
