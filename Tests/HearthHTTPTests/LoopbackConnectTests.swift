@@ -42,20 +42,9 @@ import Testing
 
         // A listener whose accept queue is full: a connect to it waits for the next
         // retransmission of its SYN.
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let (listener, port) = try bindLoopback(listen: false)
         defer { close(listener) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        try withUnsafeMutablePointer(to: &address) { pointer in
-            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                try #require(bind(listener, raw, length) == 0)
-                try #require(getsockname(listener, raw, &length) == 0)
-            }
-        }
         try #require(listen(listener, 0) == 0)
-        let port = Int(UInt16(bigEndian: address.sin_port))
         var fillers: [Int32] = []
         for _ in 0..<4 {
             let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
