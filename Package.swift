@@ -32,7 +32,7 @@ let package = Package(
         .target(name: "HearthRules", dependencies: ["HearthJSON"]),
         // The storage seam: what every engine implements and the write logic they share.
         // Knows no engine.
-        .target(name: "HearthStore", dependencies: ["HearthJSON"]),
+        .target(name: "HearthStore", dependencies: ["HearthJSON", "HearthSystem"]),
         // The SQLite engine (one file in a data directory). Only this module knows SQLite.
         .target(name: "HearthSQLite", dependencies: ["HearthStore", "HearthJSON", "HearthSystem", "CSQLite"]),
         // The PostgreSQL engine: the same store protocols as the SQLite engine,
@@ -74,7 +74,7 @@ let package = Package(
         // The operator's tools over any engine: backup and restore of a data
         // directory, copying a store between engines, Firebase users files, their files.
         // Used by the CLI; over the seam, knows no engine and no HTTP.
-        .target(name: "HearthMaintenance", dependencies: ["HearthStore", "HearthAccounts", "HearthJSON", "HearthAuth"]),
+        .target(name: "HearthMaintenance", dependencies: ["HearthStore", "HearthAccounts", "HearthJSON", "HearthAuth", "HearthSystem"]),
         .target(
             name: "HearthServer",
             dependencies: [
@@ -91,7 +91,7 @@ let package = Package(
             dependencies: [
                 // Every module Sources/hearth imports, named.
                 "HearthServer", "HearthAccounts", "HearthMaintenance", "HearthRules", "HearthAuth", "HearthJSON", "HearthStore", "HearthTriggers",
-                "HearthHTTPClient",
+                "HearthHTTPClient", "HearthSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

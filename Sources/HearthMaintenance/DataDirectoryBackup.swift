@@ -1,5 +1,6 @@
 import Foundation
 import HearthStore
+import HearthSystem
 
 /// `hearth backup` and `hearth restore`: a data directory's database and signing keys.
 ///
@@ -60,9 +61,7 @@ public enum DataDirectoryBackup {
         while destination.count > 1, destination.hasSuffix("/") { destination.removeLast() }
         guard !exists(destination) else { throw wrap(.exists(path: destination)) }
         let partial = destination + ".partial-\(getpid())"
-        guard mkdir(partial, LocalFiles.directoryMode) == 0 else {
-            throw wrap(.io(operation: "create directory", path: partial, errno: errno))
-        }
+        do throws(MaintenanceError) { try createDirectory(partial) } catch { throw wrap(error) }
         do throws(E) {
             let result = try fill(partial)
             do throws(MaintenanceError) {
@@ -70,8 +69,10 @@ public enum DataDirectoryBackup {
                 // rename() replaces an empty directory that appeared meanwhile, never one
                 // with content (ENOTEMPTY) or a file (ENOTDIR).
                 guard !exists(destination) else { throw .exists(path: destination) }
-                guard rename(partial, destination) == 0 else {
-                    let code = errno
+                do throws(SystemError) {
+                    try Syscall.rename(partial, to: destination)
+                } catch {
+                    let code = error.errno
                     throw code == ENOTEMPTY || code == EEXIST || code == ENOTDIR
                         ? .exists(path: destination) : .io(operation: "rename", path: destination, errno: code)
                 }
@@ -95,9 +96,7 @@ public enum DataDirectoryBackup {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) else { throw MaintenanceError.missing(path: source) }
         let staging = FileManager.default.temporaryDirectory.path + "/hearth-restore-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        guard mkdir(staging, LocalFiles.directoryMode) == 0 else {
-            throw MaintenanceError.io(operation: "create directory", path: staging, errno: errno)
-        }
+        try createDirectory(staging)
         defer { try? FileManager.default.removeItem(atPath: staging) }
         try restore(from: source, format: format, intoDataDirectory: staging, force: false)
         let backup = try format.open(directory: staging)
@@ -155,9 +154,20 @@ public enum DataDirectoryBackup {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
+    /// Whether anything has the name `path` (a symbolic link counts, wherever it points).
     public static func exists(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0
+        (try? Syscall.status(path, followingLinks: false)) != nil
+    }
+
+    /// Creates the directory `path` (0700), which must not exist yet.
+    private static func createDirectory(_ path: String) throws(MaintenanceError) {
+        do throws(SystemError) {
+            guard try Syscall.makeDirectory(path, mode: LocalFiles.directoryMode) else {
+                throw SystemError(errno: EEXIST, call: "mkdir")
+            }
+        } catch {
+            throw .io(operation: "create directory", path: path, errno: error.errno)
+        }
     }
 
     static func parent(of path: String) -> String {

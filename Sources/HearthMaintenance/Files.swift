@@ -1,5 +1,6 @@
 import HearthJSON
 import HearthStore
+import HearthSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,24 +16,23 @@ public final class InputFile {
             fd = STDIN_FILENO
             return
         }
-        let opened = open(path, O_RDONLY | O_CLOEXEC)
-        guard opened >= 0 else {
-            let code = errno
-            throw code == ENOENT ? .missing(path: path) : .io(operation: "open", path: path, errno: code)
+        do throws(SystemError) {
+            fd = try Syscall.openFile(path, O_RDONLY)
+        } catch {
+            throw error.errno == ENOENT ? .missing(path: path) : .io(operation: "open", path: path, errno: error.errno)
         }
-        fd = opened
     }
 
     deinit {
-        if fd != STDIN_FILENO { close(fd) }
+        if fd != STDIN_FILENO { try? Syscall.close(fd) }
     }
 
     /// Reads up to `target.count` bytes; 0 at the end of the file.
     public func readChunk(into target: UnsafeMutableRawBufferPointer) throws(JSONStreamError) -> Int {
-        while true {
-            let n = read(fd, target.baseAddress, target.count)
-            if n >= 0 { return n }
-            if errno != EINTR { throw .source("read \(path): errno \(errno)") }
+        do throws(SystemError) {
+            return try Syscall.readSome(fd, into: target)
+        } catch {
+            throw .source("read \(path): errno \(error.errno)")
         }
     }
 
@@ -59,35 +59,33 @@ public final class OutputFile {
             return
         }
         let temporary = path + ".partial-\(getpid())"
-        let opened = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, LocalFiles.fileMode)
-        guard opened >= 0 else { throw .io(operation: "create", path: temporary, errno: errno) }
+        do throws(SystemError) {
+            fd = try Syscall.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: LocalFiles.fileMode)
+        } catch {
+            throw .io(operation: "create", path: temporary, errno: error.errno)
+        }
         self.temporary = temporary
-        fd = opened
     }
 
     deinit {
         guard let temporary else { return }
-        close(fd)
-        if !committed { unlink(temporary) }
+        try? Syscall.close(fd)
+        if !committed { _ = try? Syscall.removeFile(temporary) }
     }
 
     public func append(_ bytes: [UInt8]) throws(MaintenanceError) {
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, $0.count - done) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .io(operation: "write", path: path ?? "standard output", errno: errno)
-            }
-            done += n
+        do throws(SystemError) {
+            try Syscall.writeAll(fd, bytes)
+        } catch {
+            throw .io(operation: "write", path: path ?? "standard output", errno: error.errno)
         }
     }
 
     /// Makes the output visible under its name (for a file: fsync, then rename).
     public func commit() throws(MaintenanceError) {
         guard let path, let temporary else { return }
-        guard fsync(fd) == 0 else { throw .io(operation: "fsync", path: temporary, errno: errno) }
-        guard rename(temporary, path) == 0 else { throw .io(operation: "rename", path: path, errno: errno) }
+        do throws(SystemError) { try Syscall.syncAll(fd) } catch { throw .io(operation: "fsync", path: temporary, errno: error.errno) }
+        do throws(SystemError) { try Syscall.rename(temporary, to: path) } catch { throw .io(operation: "rename", path: path, errno: error.errno) }
         committed = true
     }
 }

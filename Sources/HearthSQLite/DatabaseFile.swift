@@ -29,7 +29,7 @@ public enum DatabaseFile {
 
     /// A connection to an existing database, for reading beside a running server.
     static func openExisting(_ path: String) throws(MaintenanceError) -> SQLiteConnection {
-        guard access(path, F_OK) == 0 else { throw .missing(path: path) }
+        guard Syscall.exists(path) else { throw .missing(path: path) }
         let connection = try store { () throws(StoreError) in try SQLiteConnection(path: path, mode: .readWriteCreate) }
         try store { () throws(StoreError) in try connection.execute("PRAGMA busy_timeout = \(StoreOptions.defaultBusyTimeoutMilliseconds)") }
         return connection
@@ -127,8 +127,8 @@ public enum DatabaseFile {
             to.close()
             try LocalFiles.syncFile(destination)
         } catch {
-            unlink(destination)
-            unlink(destination + "-journal")
+            _ = try? Syscall.removeFile(destination)
+            _ = try? Syscall.removeFile(destination + "-journal")
             throw error
         }
     }
@@ -160,7 +160,7 @@ public enum DatabaseFile {
         let target = directory + "/" + SQLiteTreeStore.fileName
         let from = try openExisting(source)
         defer { from.close() }
-        if access(target, F_OK) == 0 {
+        if Syscall.exists(target) {
             guard force else { throw .exists(path: target) }
             let to = try openExclusive(target)
             defer { to.close() }
@@ -174,8 +174,8 @@ public enum DatabaseFile {
         }
         // A new file under a temporary name, linked into place only when complete.
         let temporary = target + ".restoring"
-        unlink(temporary)
-        unlink(temporary + "-journal")
+        _ = try? Syscall.removeFile(temporary)
+        _ = try? Syscall.removeFile(temporary + "-journal")
         try createNewFile(temporary)
         do throws(MaintenanceError) {
             let to = try store { () throws(StoreError) in try SQLiteConnection(path: temporary, mode: .readWriteCreate) }
@@ -188,19 +188,20 @@ public enum DatabaseFile {
             to.close()
             try LocalFiles.syncFile(temporary)
             // A write-ahead log without its database would be replayed onto the new one.
-            for orphan in [target + "-wal", target + "-shm"] where access(orphan, F_OK) == 0 {
-                guard unlink(orphan) == 0 else { throw .io(operation: "remove", path: orphan, errno: errno) }
+            for orphan in [target + "-wal", target + "-shm"] {
+                do throws(SystemError) { try Syscall.removeFile(orphan) } catch {
+                    throw .io(operation: "remove", path: orphan, errno: error.errno)
+                }
             }
             // link() never replaces: a database that appeared meanwhile is kept.
-            guard link(temporary, target) == 0 else {
-                let code = errno
-                throw code == EEXIST ? .exists(path: target) : .io(operation: "link", path: target, errno: code)
+            do throws(SystemError) { try Syscall.link(temporary, to: target) } catch {
+                throw error.errno == EEXIST ? .exists(path: target) : .io(operation: "link", path: target, errno: error.errno)
             }
-            unlink(temporary)
+            _ = try? Syscall.removeFile(temporary)
             try LocalFiles.syncFile(directory)
         } catch {
-            unlink(temporary)
-            unlink(temporary + "-journal")
+            _ = try? Syscall.removeFile(temporary)
+            _ = try? Syscall.removeFile(temporary + "-journal")
             throw error
         }
     }

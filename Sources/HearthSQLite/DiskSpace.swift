@@ -44,7 +44,7 @@ public final class DiskSpace: Sendable {
 
     /// Allocates the reserve at start; a volume too full for it is reported, not fatal.
     func start() {
-        unlink(probePath)  // left by a crash between allocate and unlink
+        _ = try? Syscall.removeFile(probePath)  // left by a crash between allocate and unlink
         if !FileSpace.allocate(reservePath, bytes: bytes) {
             observe(.reserveUnavailable(directory: directory))
         }
@@ -60,7 +60,7 @@ public final class DiskSpace: Sendable {
 
     /// Frees the reserve for a delete that could not commit without it.
     func release() {
-        unlink(reservePath)
+        _ = try? Syscall.removeFile(reservePath)
     }
 
     /// Allocates the reserve again (as far as space allows; true when whole).
@@ -77,7 +77,7 @@ public final class DiskSpace: Sendable {
             return .storageFull("cannot hold the \(bytes)-byte reserve in \(directory)")
         }
         let headroom = FileSpace.allocate(probePath, bytes: bytes)
-        unlink(probePath)
+        _ = try? Syscall.removeFile(probePath)
         guard headroom else {
             return .storageFull("less than \(bytes) bytes free beside the reserve in \(directory)")
         }

@@ -37,15 +37,17 @@ public struct FileKeyStore: SigningKeyStore {
     }
 
     public func add(kid: String, privateKey: String) throws {
-        if mkdir(directory, DatabaseFile.directoryMode) != 0 && errno != EEXIST {
-            throw Failure(description: "cannot create \(directory): errno \(errno)")
+        do throws(SystemError) {
+            _ = try Syscall.makeDirectory(directory, mode: DatabaseFile.directoryMode)
+        } catch {
+            throw Failure(description: "cannot create \(directory): errno \(error.errno)")
         }
         try Self.write(privateKey, to: "\(directory)/\(kid).key")
         try Self.write(kid, to: "\(directory)/current")
     }
 
     public func contains(kid: String) -> Bool {
-        access("\(directory)/\(kid).key", F_OK) == 0
+        Syscall.exists("\(directory)/\(kid).key")
     }
 
     /// The most a key file may hold: a key is a few dozen bytes of base64.
@@ -80,14 +82,15 @@ public struct FileKeyStore: SigningKeyStore {
             try Syscall.syncAll(fd)
         } catch {
             try? Syscall.close(fd)
-            unlink(temporary)
+            _ = try? Syscall.removeFile(temporary)
             throw Failure(description: "cannot write \(temporary): errno \(error.errno)")
         }
         try? Syscall.close(fd)  // synced: what close could report is already on disk
-        guard rename(temporary, path) == 0 else {
-            let code = errno
-            unlink(temporary)
-            throw Failure(description: "cannot write \(path): errno \(code)")
+        do throws(SystemError) {
+            try Syscall.rename(temporary, to: path)
+        } catch {
+            _ = try? Syscall.removeFile(temporary)
+            throw Failure(description: "cannot write \(path): errno \(error.errno)")
         }
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import HearthJSON
 import HearthStore
+import HearthSystem
 
 /// How the embedded engine opens: `sqlite:<directory>` (the default, also for an
 /// empty `--store`), one node, its data in a local directory.
@@ -37,7 +38,7 @@ public struct SQLiteEngineFactory: EngineFactory {
 
     /// Its database file is there.
     public func namespaceExists(_ name: String, beside location: StoreLocation) throws(StoreError) -> Bool {
-        access(self.location(ofNamespace: name, beside: location).address + "/" + SQLiteTreeStore.fileName, F_OK) == 0
+        Syscall.exists(self.location(ofNamespace: name, beside: location).address + "/" + SQLiteTreeStore.fileName)
     }
 
     /// The folder of the data directory that holds the other namespaces' databases.

@@ -5,6 +5,7 @@ import Synchronization
 import Glibc
 #endif
 import HearthStore
+import HearthSystem
 
 extension SQLiteTreeStore: StorageEngine {
     public var engineName: String { "sqlite" }
@@ -21,8 +22,7 @@ extension SQLiteTreeStore: StorageEngine {
     /// The database file with its write-ahead log.
     public func storageBytes() -> Int64? {
         [databasePath, databasePath + "-wal"].reduce(Int64(0)) { total, path in
-            var info = stat()
-            return total + (stat(path, &info) == 0 ? Int64(info.st_size) : 0)
+            total + Int64((try? Syscall.status(path))?.st_size ?? 0)
         }
     }
 }

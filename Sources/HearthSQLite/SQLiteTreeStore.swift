@@ -157,8 +157,10 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     }
 
     private static func createDirectory(_ directory: String) throws(StoreError) {
-        if mkdir(directory, DatabaseFile.directoryMode) != 0 && errno != EEXIST {
-            throw .sqlite(code: 14, message: "cannot create data directory: errno \(errno)", operation: "open")
+        do throws(SystemError) {
+            _ = try Syscall.makeDirectory(directory, mode: DatabaseFile.directoryMode)
+        } catch {
+            throw .sqlite(code: 14, message: "cannot create data directory: errno \(error.errno)", operation: "open")
         }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import HearthPostgres
 import HearthSQLite
 import HearthStore
+import HearthSystem
 import Logging
 
 /// The engines this server is built with, and opening one (each engine
@@ -50,8 +51,7 @@ public enum Engines {
                 guard StartupBackoff.isTransient(error), let delay = backoff.delay(afterFailures: failures, elapsed: seconds) else { throw error }
                 let advice = failures == 1 ? factory.unreachableAdvice(options).map { " " + $0 } ?? "" : ""
                 logger?.warning("cannot reach the database (\(error)); trying again in \(Int((delay * 1000).rounded())) ms, until \(waitSeconds) s after the first try (storeStartupWaitSeconds).\(advice)")
-                var pause = timespec(tv_sec: Int(delay), tv_nsec: Int((delay - delay.rounded(.down)) * 1e9))
-                nanosleep(&pause, nil)
+                Syscall.sleep(seconds: delay)
             }
         }
     }

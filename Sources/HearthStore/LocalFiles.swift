@@ -1,3 +1,4 @@
+import HearthSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,16 +13,18 @@ public enum LocalFiles {
 
     /// Creates `directory` (mode 0700) unless it exists.
     public static func makeDirectory(_ directory: String) throws(MaintenanceError) {
-        if mkdir(directory, directoryMode) != 0 && errno != EEXIST {
-            throw .io(operation: "create directory", path: directory, errno: errno)
+        do throws(SystemError) {
+            _ = try Syscall.makeDirectory(directory, mode: directoryMode)
+        } catch {
+            throw .io(operation: "create directory", path: directory, errno: error.errno)
         }
     }
 
     /// Flushes a file or directory to disk.
     public static func syncFile(_ path: String) throws(MaintenanceError) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw .io(operation: "fsync", path: path, errno: errno) }
+        let fd: Int32
+        do throws(SystemError) { fd = try Syscall.openForSync(path) } catch { throw .io(operation: "open", path: path, errno: error.errno) }
+        defer { try? Syscall.close(fd) }
+        do throws(SystemError) { try Syscall.syncAll(fd) } catch { throw .io(operation: "fsync", path: path, errno: error.errno) }
     }
 }

@@ -11,8 +11,8 @@ public enum IOResult<Value> {
 }
 
 /// The one wrapper Hearth's system calls go through: the HTTP server's sockets, the
-/// outgoing clients' and the SQLite engine's files (docs/style.md §3 lists what does not
-/// yet).
+/// outgoing clients', and the files of the engines, backups and tools (docs/style.md §3
+/// lists the few calls that do not).
 ///
 /// - `EINTR` is retried (except for `close`, see `close(_:)`).
 /// - `EAGAIN`/`EWOULDBLOCK` become `.wouldBlock`.

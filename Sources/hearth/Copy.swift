@@ -1,12 +1,10 @@
 import ArgumentParser
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import HearthJSON
 import HearthMaintenance
 import HearthServer
 import HearthStore
+import HearthSystem
 
 /// `hearth copy`: moves a whole store to another engine, e.g. SQLite to
 /// PostgreSQL, with the servers stopped: the tree with its priorities, users with their
@@ -46,7 +44,7 @@ struct Copy: ParsableCommand {
         guard source != destination else { throw ValidationError("--from and --to are the same store") }
         // Opening a store in a data directory creates it: a mistyped source would copy nothing.
         if let factory = try? Engines.all.factory(for: source), let format = factory as? any LocalStoreFormat,
-           let directory = factory.dataDirectory(of: source), access(directory + "/" + format.databaseFileName, F_OK) != 0 {
+           let directory = factory.dataDirectory(of: source), !Syscall.exists(directory + "/" + format.databaseFileName) {
             throw Tool.fail("no SQLite store in \(directory) (no \(format.databaseFileName))")
         }
         try Tool.run {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import HearthServer
 import HearthStore
+import HearthSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -53,13 +54,14 @@ struct ServerStoreOption: ParsableArguments {
     /// empty database (with new signing keys) beside the real one.
     func requireDataDirectory() throws {
         guard let path = try dataDirectory else { return }
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            let code = errno
-            if code == ENOENT {
-                throw Tool.fail("data directory \(path) does not exist (only 'hearth serve' and 'hearth restore' create one; check --data-dir or HEARTH_DATA_DIR)")
-            }
-            throw Tool.fail("cannot use data directory \(path): \(String(cString: strerror(code)))")
+        let found: stat?
+        do throws(SystemError) {
+            found = try Syscall.status(path)
+        } catch {
+            throw Tool.fail("cannot use data directory \(path): \(String(cString: strerror(error.errno)))")
+        }
+        guard let info = found else {
+            throw Tool.fail("data directory \(path) does not exist (only 'hearth serve' and 'hearth restore' create one; check --data-dir or HEARTH_DATA_DIR)")
         }
         guard (info.st_mode & S_IFMT) == S_IFDIR else { throw Tool.fail("data directory \(path) is not a directory") }
     }

@@ -1,10 +1,18 @@
 import ArgumentParser
+import HearthSystem
 
 /// The `hearth` command: parses arguments and makes one call into the library per command.
 @main
 struct Hearth: AsyncParsableCommand {
     /// This build's version (`hearth --version`), semantic versioning.
     static let version = "0.1.0"
+
+    /// Fills in closed standard streams before anything opens a file or a socket
+    /// (`Syscall.openClosedStandardStreams`), then parses and runs the command.
+    static func main() async {
+        Syscall.openClosedStandardStreams()
+        await main(nil)
+    }
 
     static let configuration = CommandConfiguration(
         commandName: "hearth",

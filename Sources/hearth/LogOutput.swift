@@ -1,6 +1,7 @@
 import Dispatch
 import HearthJSON
 import HearthServer
+import HearthSystem
 import Logging
 import Synchronization
 #if canImport(Glibc)
@@ -49,16 +50,10 @@ final class LogOutput: Sendable {
         if !pending.isEmpty { Self.write(pending) }
     }
 
+    /// Standard error may be closed or full: what cannot be written is dropped, and the
+    /// server goes on (`writeBestEffort` never traps).
     private static func write(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = Glibc.write(2, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { return }
-                offset += n
-            }
-        }
+        bytes.withUnsafeBytes { raw in _ = Syscall.writeBestEffort(STDERR_FILENO, raw) }
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import HearthJSON
+import HearthSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -51,14 +52,7 @@ enum Tool {
 
     /// Writes `text` to standard error, unbuffered.
     static func standardError(_ text: String) {
-        let text = Array(text.utf8)
-        var offset = 0
-        while offset < text.count {
-            let n = text.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress! + offset, $0.count - offset) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            offset += n
-        }
+        Array(text.utf8).withUnsafeBytes { _ = Syscall.writeBestEffort(STDERR_FILENO, $0) }
     }
 
     /// `--path`, as a data path (call it from `validate()`, so a bad one prints the
