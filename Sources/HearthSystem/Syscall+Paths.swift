@@ -63,6 +63,16 @@ extension Syscall {
         }
     }
 
+    /// The type bits of what `fd` is open on (`fstat`'s `st_mode & S_IFMT`: `S_IFIFO`,
+    /// `S_IFSOCK`, `S_IFREG`, …), or nil when `fstat` fails (a closed descriptor included).
+    public static func fileType(_ fd: Int32) -> mode_t? {
+        var info = stat()
+        while true {
+            if fstat(fd, &info) == 0 { return info.st_mode & S_IFMT }
+            if Glibc.errno != EINTR { return nil }
+        }
+    }
+
     /// Whether `fd` is an open descriptor (`fcntl(F_GETFD)`).
     public static func isOpen(_ fd: Int32) -> Bool {
         while true {
@@ -104,18 +114,41 @@ extension Syscall {
     /// write and returns false instead of trapping as the other calls here do.
     @discardableResult
     public static func writeBestEffort(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard let base = bytes.baseAddress else { return true }
         var offset = 0
         while offset < bytes.count {
-            let count = Glibc.write(fd, base + offset, bytes.count - offset)
-            if count > 0 {
-                offset += count
-            } else if count < 0 && Glibc.errno == EINTR {
-                continue
-            } else {
-                return false
-            }
+            guard let count = writeSomeBestEffort(fd, UnsafeRawBufferPointer(rebasing: bytes[offset...])), count > 0 else { return false }
+            offset += count
         }
         return true
+    }
+
+    /// One `write` of at most `bytes.count` bytes, for the same output: the bytes written,
+    /// 0 when a non-blocking `fd` is full (`EAGAIN`), nil on any other failure (`EBADF`
+    /// included; never a trap). `EINTR` is retried.
+    public static func writeSomeBestEffort(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int? {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return 0 }
+        while true {
+            let count = Glibc.write(fd, base, bytes.count)
+            if count >= 0 { return count }
+            switch Glibc.errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: return 0
+            default: return nil
+            }
+        }
+    }
+
+    /// Waits until `fd` takes output (`poll` for `POLLOUT`) or `timeoutMilliseconds` pass.
+    /// True also when `poll` reports an error or a hang-up on `fd`, or fails itself: the
+    /// next write then says what is wrong.
+    public static func waitWritable(_ fd: Int32, timeoutMilliseconds: Int32) -> Bool {
+        let deadline = monotonicSeconds() + Double(timeoutMilliseconds) / 1000
+        while true {
+            var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            let wait = Int32(max(0, ((deadline - monotonicSeconds()) * 1000).rounded(.up)))
+            let ready = Glibc.poll(&descriptor, 1, wait)
+            if ready >= 0 { return ready > 0 }
+            if Glibc.errno != EINTR { return true }
+        }
     }
 }

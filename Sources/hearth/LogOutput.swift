@@ -10,50 +10,138 @@ import Glibc
 
 /// Standard error, buffered: log lines (one per request with the access log) are gathered
 /// and written with one `write(2)` every `flushInterval`, or at once when `flushBytes` pile
-/// up or a line is an error. Writing each line as it came cost half of the server's
-/// throughput on `/healthz` (27.5k vs 52.9k req/s, docs/bench/history.md, "Access log cost"); at most
-/// `flushInterval` of lines is lost if the process is killed.
+/// up or a line is a notice or worse. Writing each line as it came cost half of the
+/// server's throughput on `/healthz` (27.5k vs 52.9k req/s, docs/bench/history.md, "Access
+/// log cost"); at most `flushInterval` of lines is lost if the process is killed.
+///
+/// Only the log's own queue writes, and to a pipe or a socket only what it takes without
+/// blocking (`poll` first, then at most `pipeChunkBytes` to a pipe, which takes that much
+/// whole once it polls writable, or `socketChunkBytes` to a socket such as the journal's).
+/// A reader that stops reading (a stalled log collector, a pipe nobody drains) used to
+/// stop the server: the first thread to log past the pipe's 64 KiB blocked in `write`
+/// holding its request, and then every other. Now the lines wait, up to `maxHeldBytes`;
+/// past that they are dropped and counted, and a line saying how many goes out once the
+/// reader is back.
 final class LogOutput: Sendable {
     static let flushInterval = 0.05
     static let flushBytes = 64 * 1024
+    /// Bytes of lines kept while standard error takes none; lines past it are dropped.
+    static let maxHeldBytes = 1 << 20
+    /// The most one `write` hands to a pipe: `PIPE_BUF`, which a pipe that polls writable
+    /// takes without blocking.
+    static let pipeChunkBytes = 4096
+    /// The most one `write` hands to a stream socket: a local one polls writable only with
+    /// three quarters of its send buffer free (208 KiB by default), so this much fits.
+    static let socketChunkBytes = 32 * 1024
+    /// How long one wait for standard error lasts before the queue looks again whether
+    /// the process is exiting.
+    static let pollMilliseconds: Int32 = 100
+    /// How long the last flush before exit waits for standard error to take what is held.
+    static let exitFlushSeconds = 2.0
 
-    private let buffer = Mutex<[UInt8]>([])
+    private struct Held {
+        var bytes: [UInt8] = []
+        /// Lines dropped since the last notice of it.
+        var dropped = 0
+        /// A drain is queued or running: `append` need not queue another.
+        var draining = false
+        /// Set by `flush()`: when waits for standard error give up.
+        var exitDeadline: Double?
+    }
+
+    private let fd: Int32
+    /// The most one `write` hands over, with a `poll` before it; nil: what `fd` is open on
+    /// (a file, a terminal, `/dev/null`) takes a write whole without waiting for a reader.
+    private let chunkBytes: Int?
+    private let droppedNotice: @Sendable (Int) -> [UInt8]
+    private let held = Mutex(Held())
+    private let queue = DispatchQueue(label: "hearth.log.write")
     private let timer = Mutex<DispatchSourceTimer?>(nil)
 
-    init() {
+    /// - Parameter droppedNotice: the line that says how many lines were dropped, in the
+    ///   log's format.
+    init(fd: Int32 = STDERR_FILENO, droppedNotice: @escaping @Sendable (Int) -> [UInt8]) {
+        self.fd = fd
+        switch Syscall.fileType(fd) {
+        case S_IFIFO: chunkBytes = Self.pipeChunkBytes
+        case S_IFREG, S_IFCHR: chunkBytes = nil
+        default: chunkBytes = Self.socketChunkBytes
+        }
+        self.droppedNotice = droppedNotice
         timer.withLock { timer in
-            let source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "hearth.log.flush"))
+            let source = DispatchSource.makeTimerSource(queue: queue)
             let nanos = Int(Self.flushInterval * 1e9)
             source.schedule(deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos), leeway: .nanoseconds(nanos / 5))
-            source.setEventHandler { [weak self] in self?.flush() }
+            source.setEventHandler { [weak self] in self?.drain() }
             source.activate()
             timer = source
         }
     }
 
     func append(_ line: [UInt8], urgent: Bool) {
-        let full: [UInt8]? = buffer.withLock { buffer in
-            buffer.append(contentsOf: line)
-            guard urgent || buffer.count >= Self.flushBytes else { return nil }
-            defer { buffer.removeAll(keepingCapacity: true) }
-            return buffer
+        let start: Bool = held.withLock { held in
+            guard held.bytes.count + line.count <= Self.maxHeldBytes else {
+                held.dropped += 1
+                return false
+            }
+            held.bytes.append(contentsOf: line)
+            guard urgent || held.bytes.count >= Self.flushBytes, !held.draining else { return false }
+            held.draining = true
+            return true
         }
-        if let full { Self.write(full) }
+        if start { queue.async { self.drain() } }
     }
 
-    /// Writes what is buffered (the timer does this; call it before exiting).
+    /// Writes what is held, waiting at most `exitFlushSeconds` for standard error to take
+    /// it (call it before exiting).
     func flush() {
-        let pending: [UInt8] = buffer.withLock { buffer in
-            defer { buffer.removeAll(keepingCapacity: true) }
-            return buffer
-        }
-        if !pending.isEmpty { Self.write(pending) }
+        held.withLock { $0.exitDeadline = Syscall.monotonicSeconds() + Self.exitFlushSeconds }
+        queue.sync { drain() }
     }
 
-    /// Standard error may be closed or full: what cannot be written is dropped, and the
-    /// server goes on (`writeBestEffort` never traps).
-    private static func write(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { raw in _ = Syscall.writeBestEffort(STDERR_FILENO, raw) }
+    /// On `queue`: writes what is held until nothing is, or until the exit deadline passes.
+    private func drain() {
+        while true {
+            let (batch, deadline): ([UInt8], Double?) = held.withLock { held in
+                var batch: [UInt8] = []
+                if held.dropped > 0 {
+                    batch = droppedNotice(held.dropped)
+                    held.dropped = 0
+                }
+                batch.append(contentsOf: held.bytes)
+                held.bytes.removeAll(keepingCapacity: true)
+                if batch.isEmpty { held.draining = false }
+                return (batch, held.exitDeadline)
+            }
+            if batch.isEmpty { return }
+            if !write(batch, deadline: deadline) { return }
+        }
+    }
+
+    /// Writes `bytes` a chunk at a time, each once standard error polls writable. False
+    /// when the exit deadline passed first (what is left is dropped).
+    private func write(_ bytes: [UInt8], deadline: Double?) -> Bool {
+        guard let chunkBytes else {
+            bytes.withUnsafeBytes { _ = Syscall.writeBestEffort(fd, $0) }
+            return true
+        }
+        var offset = 0
+        while offset < bytes.count {
+            guard Syscall.waitWritable(fd, timeoutMilliseconds: Self.pollMilliseconds) else {
+                let exitDeadline = held.withLock { $0.exitDeadline } ?? deadline
+                if let exitDeadline, Syscall.monotonicSeconds() >= exitDeadline {
+                    held.withLock { $0.draining = false }
+                    return false
+                }
+                continue
+            }
+            let end = min(bytes.count, offset + chunkBytes)
+            let written = bytes.withUnsafeBytes { Syscall.writeSomeBestEffort(fd, UnsafeRawBufferPointer(rebasing: $0[offset..<end])) }
+            // A failure (a closed pipe, a full disk) drops the rest of this batch.
+            guard let written else { return true }
+            offset += written
+        }
+        return true
     }
 }
 

@@ -115,7 +115,11 @@ struct Serve: AsyncParsableCommand {
         let configuration = try configuration()
         let level = Logger.Level(rawValue: configuration.logging.level) ?? .info
         let json = configuration.logging.json
-        let output = LogOutput()
+        let output = LogOutput(droppedNotice: { count in
+            HearthLogHandler.line(label: "hearth", level: .warning,
+                                  message: "\(count) log lines dropped: standard error took none while \(LogOutput.maxHeldBytes) bytes of them waited",
+                                  fields: [], json: json)
+        })
         defer { output.flush() }
         LoggingSystem.bootstrap { label in
             var handler = HearthLogHandler(label: label, json: json, output: output)
