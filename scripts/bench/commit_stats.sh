@@ -14,6 +14,8 @@
 #
 #   HEARTH_BIN=/path/to/hearth scripts/bench/commit_stats.sh [create|update|...]
 #
+# Prints the load average before the run and wrk's CPU beside the server's.
+#
 # Knobs (env): SECS (10) CONNS (64) THREADS (2) HEARTH_SYNC (full). No files in the repo.
 set -euo pipefail
 source "$(cd "$(dirname "$0")" && pwd)/lib.sh"
@@ -25,12 +27,22 @@ start_hearth_with_plan "$SCEN"
 # Each series carries its namespace's label (one namespace here); summed over labels below.
 metrics() { curl -fsS "$HEARTH_URL/metrics" | grep -E '^hearth_(write_batch_size|commit_duration_seconds|wal_sync_seconds|write_queue_seconds|write_duration_seconds)_(sum|count)[{ ]'; }
 metrics >"$WORK/before"
+load_before=$(cut -d' ' -f1 /proc/loadavg)
+# wrk's CPU: the CPU of this shell's waited-for children (bash's `times`, run in this
+# shell, its second line) before and after it; the server is a child too, but is not
+# waited for until it stops.
+children_cpu() { tail -1 "$1" | awk '{split($1, u, /[ms]/); split($2, s, /[ms]/); print u[1] * 60 + u[2] + s[1] * 60 + s[2]}'; }
+times >"$WORK/times0"
 ticks0=$(awk '{print $14 + $15}' "/proc/$HEARTH_PID/stat")
 wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" -s "$BENCH_DIR/wrk/replay.lua" "$HEARTH_URL/" -- "$WORK/plan.bin" >"$WORK/wrk.out" 2>&1
 ticks1=$(awk '{print $14 + $15}' "/proc/$HEARTH_PID/stat")
+times >"$WORK/times1"
+wrk0=$(children_cpu "$WORK/times0"); wrk1=$(children_cpu "$WORK/times1")
 metrics >"$WORK/after"
 stop_hearth
-python3 - "$WORK/before" "$WORK/after" "$WORK/wrk.out" "$SECS" "$((ticks1 - ticks0))" "$(getconf CLK_TCK)" "$SCEN" <<'EOF'
+echo "load average before the run: $load_before"
+python3 - "$WORK/before" "$WORK/after" "$WORK/wrk.out" "$SECS" "$((ticks1 - ticks0))" "$(getconf CLK_TCK)" "$SCEN" \
+  "$(awk -v a="$wrk0" -v b="$wrk1" 'BEGIN {print b - a}')" <<'EOF'
 import re, sys
 def read(path):
     totals = {}
@@ -49,8 +61,8 @@ commits = d["hearth_write_batch_size_count"]
 writes = d["hearth_write_batch_size_sum"]
 inside = d["hearth_commit_duration_seconds_sum"]
 cpu = ticks / hz
-print("%s: %.0f req/s over %.0f s; server CPU %.0f %% of a core (%.0f us per request)" % (
-    sys.argv[7], rps, secs, 100 * cpu / secs, 1e6 * cpu / max(1.0, rps * secs)))
+print("%s: %.0f req/s over %.0f s; server CPU %.0f %% of a core (%.0f us per request), wrk %.0f %%" % (
+    sys.argv[7], rps, secs, 100 * cpu / secs, 1e6 * cpu / max(1.0, rps * secs), 100 * float(sys.argv[8]) / secs))
 print("  group commits: %d, %.1f writes each; writer inside commits %.2f s of %.0f s (%.0f %%), %.2f ms per commit, %.0f us per write" % (
     commits, writes / max(1, commits), inside, secs, 100 * inside / secs, 1e3 * inside / max(1, commits), 1e6 * inside / max(1, writes)))
 syncs, syncing = d.get("hearth_wal_sync_seconds_count", 0.0), d.get("hearth_wal_sync_seconds_sum", 0.0)
