@@ -16,9 +16,39 @@ import Glibc
     /// the pipe's 64 KiB and the 1 MiB held.
     static let requests = 15_000
 
+    /// What the server's standard error is: a pipe (`LogOutput.pipeChunkBytes` a write),
+    /// or a stream socket, as the journal gives a systemd service
+    /// (`LogOutput.socketChunkBytes` a write).
+    enum LogChannel: CaseIterable, Sendable {
+        case pipe, socket
+
+        /// What the child gets as its standard error, and the end the test reads.
+        func make() throws -> (child: any ChildProcessStream, reader: FileHandle) {
+            switch self {
+            case .pipe:
+                let pipe = Pipe()
+                return (pipe, pipe.fileHandleForReading)
+            case .socket:
+                var ends: [Int32] = [0, 0]
+                guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
+                    throw Failure("socketpair: errno \(errno)")
+                }
+                return (SocketEnd(handle: FileHandle(fileDescriptor: ends[1], closeOnDealloc: true)),
+                        FileHandle(fileDescriptor: ends[0], closeOnDealloc: true))
+            }
+        }
+    }
+
+    /// One end of a socket pair as a child's stream: the test's copy is closed once the
+    /// child has it, so the other end reads the end of file when the child exits.
+    struct SocketEnd: ChildProcessStream {
+        let handle: FileHandle
+        func childEnd(forInput: Bool) -> (descriptor: Int32, parentCopy: FileHandle?) { (handle.fileDescriptor, handle) }
+    }
+
     /// `hearth serve` on a free port with its standard error into `stderr`, which the
     /// caller reads when it chooses; returns once it listens.
-    static func start(in dir: TemporaryDirectory, stderr: Pipe) throws -> (server: ChildProcess, port: Int) {
+    static func start(in dir: TemporaryDirectory, stderr: any ChildProcessStream) throws -> (server: ChildProcess, port: Int) {
         let port = try freeLoopbackPort()
         let rules = try HearthProcess.writeRules(HearthProcess.openRules, in: dir.path)
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HEARTH_") }
@@ -46,9 +76,10 @@ import Glibc
         return (sent.status, sent.output.components(separatedBy: #"{"status":"ok"}"#).count - 1)
     }
 
-    @Test func aLogReaderThatStopsReadingDoesNotStopTheServer() throws {
+    @Test(arguments: LogChannel.allCases)
+    func aLogReaderThatStopsReadingDoesNotStopTheServer(channel: LogChannel) throws {
         let dir = TemporaryDirectory()
-        let stderr = Pipe()  // not read until the requests are answered
+        let (stderr, reader) = try channel.make()  // not read until the requests are answered
         let (server, port) = try Self.start(in: dir, stderr: stderr)
         defer { if server.isRunning { server.signal(SIGKILL); server.waitUntilExit() } }
         let sent = try Self.sendRequests(to: port)
@@ -58,7 +89,7 @@ import Glibc
         // Now read: what waited comes out, then the count of what was dropped.
         let log = Mutex("")
         let ended = DispatchSemaphore(value: 0)
-        PipeReader.drain(stderr.fileHandleForReading, onData: { data in
+        PipeReader.drain(reader, onData: { data in
             log.withLock { $0 += String(decoding: data, as: UTF8.self) }
         }, onEnd: { ended.signal() })
         try pollUntil("the count of dropped lines in the log") {
