@@ -154,9 +154,19 @@ extension Syscall {
     /// reports), at most `timeoutMilliseconds` (negative: without limit). A signal's `EINTR`
     /// waits again for the time left. True when it became ready, false when the time ran out.
     public static func waitReadable(_ fd: Int32, timeoutMilliseconds: Int32) throws(SystemError) -> Bool {
+        try wait(fd, for: POLLIN, timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    /// `waitReadable` for output: until `fd` takes some (`POLLOUT`), or has an error or a
+    /// hang-up, which a write then reports.
+    public static func waitWritable(_ fd: Int32, timeoutMilliseconds: Int32) throws(SystemError) -> Bool {
+        try wait(fd, for: POLLOUT, timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    private static func wait(_ fd: Int32, for events: Int32, timeoutMilliseconds: Int32) throws(SystemError) -> Bool {
         let deadline = timeoutMilliseconds < 0 ? nil : monotonicSeconds() + Double(timeoutMilliseconds) / 1000
         while true {
-            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            var descriptor = pollfd(fd: fd, events: Int16(events), revents: 0)
             let wait = deadline.map { Int32(max(0, (($0 - monotonicSeconds()) * 1000).rounded(.up))) } ?? -1
             let ready = Glibc.poll(&descriptor, 1, wait)
             if ready >= 0 { return ready > 0 }

@@ -41,10 +41,7 @@ extension Syscall {
     /// `access(F_OK)`: whether `path` names something this process can reach. False also
     /// when a directory on the way cannot be searched.
     public static func exists(_ path: String) -> Bool {
-        while true {
-            if Glibc.access(path, F_OK) == 0 { return true }
-            if Glibc.errno != EINTR { return false }
-        }
+        (try? blocking("access") { Int(Glibc.access(path, F_OK)) }) != nil
     }
 
     /// `stat` (or `lstat`, which describes a symbolic link itself): what `path` names, or
@@ -138,17 +135,4 @@ extension Syscall {
         }
     }
 
-    /// Waits until `fd` takes output (`poll` for `POLLOUT`) or `timeoutMilliseconds` pass.
-    /// True also when `poll` reports an error or a hang-up on `fd`, or fails itself: the
-    /// next write then says what is wrong.
-    public static func waitWritable(_ fd: Int32, timeoutMilliseconds: Int32) -> Bool {
-        let deadline = monotonicSeconds() + Double(timeoutMilliseconds) / 1000
-        while true {
-            var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            let wait = Int32(max(0, ((deadline - monotonicSeconds()) * 1000).rounded(.up)))
-            let ready = Glibc.poll(&descriptor, 1, wait)
-            if ready >= 0 { return ready > 0 }
-            if Glibc.errno != EINTR { return true }
-        }
-    }
 }

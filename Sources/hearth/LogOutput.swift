@@ -102,7 +102,7 @@ final class LogOutput: Sendable {
     /// On `queue`: writes what is held until nothing is, or until the exit deadline passes.
     private func drain() {
         while true {
-            let (batch, deadline): ([UInt8], Double?) = held.withLock { held in
+            let batch: [UInt8] = held.withLock { held in
                 var batch: [UInt8] = []
                 if held.dropped > 0 {
                     batch = droppedNotice(held.dropped)
@@ -111,25 +111,25 @@ final class LogOutput: Sendable {
                 batch.append(contentsOf: held.bytes)
                 held.bytes.removeAll(keepingCapacity: true)
                 if batch.isEmpty { held.draining = false }
-                return (batch, held.exitDeadline)
+                return batch
             }
             if batch.isEmpty { return }
-            if !write(batch, deadline: deadline) { return }
+            if !write(batch) { return }
         }
     }
 
     /// Writes `bytes` a chunk at a time, each once standard error polls writable. False
     /// when the exit deadline passed first (what is left is dropped).
-    private func write(_ bytes: [UInt8], deadline: Double?) -> Bool {
+    private func write(_ bytes: [UInt8]) -> Bool {
         guard let chunkBytes else {
             bytes.withUnsafeBytes { _ = Syscall.writeBestEffort(fd, $0) }
             return true
         }
         var offset = 0
         while offset < bytes.count {
-            guard Syscall.waitWritable(fd, timeoutMilliseconds: Self.pollMilliseconds) else {
-                let exitDeadline = held.withLock { $0.exitDeadline } ?? deadline
-                if let exitDeadline, Syscall.monotonicSeconds() >= exitDeadline {
+            // A failed poll counts as ready: the write then says what is wrong.
+            guard (try? Syscall.waitWritable(fd, timeoutMilliseconds: Self.pollMilliseconds)) ?? true else {
+                if let exitDeadline = held.withLock({ $0.exitDeadline }), Syscall.monotonicSeconds() >= exitDeadline {
                     held.withLock { $0.draining = false }
                     return false
                 }
