@@ -29,9 +29,8 @@ metrics() { curl -fsS "$HEARTH_URL/metrics" | grep -E '^hearth_(write_batch_size
 metrics >"$WORK/before"
 load_before=$(cut -d' ' -f1 /proc/loadavg)
 # wrk's CPU: the CPU of this shell's waited-for children (bash's `times`, run in this
-# shell, its second line) before and after it; the server is a child too, but is not
-# waited for until it stops.
-children_cpu() { tail -1 "$1" | awk '{split($1, u, /[ms]/); split($2, s, /[ms]/); print u[1] * 60 + u[2] + s[1] * 60 + s[2]}'; }
+# shell; lib.sh's children_cpu reads its second line) before and after it; the server is a
+# child too, but is not waited for until it stops.
 times >"$WORK/times0"
 ticks0=$(awk '{print $14 + $15}' "/proc/$HEARTH_PID/stat")
 wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" -s "$BENCH_DIR/wrk/replay.lua" "$HEARTH_URL/" -- "$WORK/plan.bin" >"$WORK/wrk.out" 2>&1

@@ -6,10 +6,12 @@ Android do with `ch` (the compound hash of its cache; only the changed ranges co
 as `rm`). Per run and mode: bytes the server sent for the listen (WebSocket payload from
 the `q` to its `ok`), the request's own bytes, and the time from sending the `q` to the
 `ok` (the cache is in sync then). The modes alternate within each run on the same data.
+Given the server's pid, also the load average before the runs and the CPU of the server
+and of this client over them (scripts/bench/runcpu.py).
 Uses the test virtualenv (scripts/python-env.sh: `websockets`) and the tests' compound
 hash (Tests/EndToEndTests/Python/compound_hash.py, written from the iOS SDK).
 
-Usage: compound.py <base url> <favourites> <changed> <runs>
+Usage: compound.py <base url> <favourites> <changed> <runs> [<hearth pid>]
 """
 import json
 import os
@@ -23,10 +25,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "../../Tests/EndToEndTests/Python"))
 sys.dont_write_bytecode = True
 import compound_hash  # noqa: E402
+import runcpu  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
 from wire_frames import Joiner  # noqa: E402
 
 BASE, COUNT, CHANGED, RUNS = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+SERVER_PID = int(sys.argv[5]) if len(sys.argv) > 5 else None
 LOCATION = "/bench/favourites"
 
 
@@ -71,6 +75,7 @@ def relisten(ch):
 
 
 def main():
+    meter = runcpu.Meter(SERVER_PID) if SERVER_PID else None
     cache = favourites()
     keys = sorted(cache)
     rows = {"without": [], "with": []}
@@ -104,6 +109,8 @@ def main():
                         "ms_min": 1000 * min(s["seconds"] for s in samples),
                         "ms_max": 1000 * max(s["seconds"] for s in samples),
                         "ranges_sent": [s["ranges"] for s in samples]}
+    if meter:
+        result.update(meter.read())
     print(json.dumps(result, indent=1))
 
 

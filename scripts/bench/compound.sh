@@ -6,7 +6,8 @@
 # value as `d`) and
 # with `ch` (iOS and Android: only the changed ranges, as `rm`). One fresh Hearth (release
 # build, open rules, synchronous=full), RUNS runs alternating the two modes on the same
-# data; medians. The client is compound.py in the test virtualenv (scripts/python-env.sh).
+# data; medians, with the load before and the server's and the client's CPU. The client is
+# compound.py in the test virtualenv (scripts/python-env.sh).
 #
 # Knobs (env): FAVOURITES (10000) CHANGED (10) RUNS (7) HEARTH_BIN SKIP_BUILD=1 KEEP_WORK=1
 set -euo pipefail
@@ -21,6 +22,6 @@ build_hearth
 machine_facts
 printf '%s\n' '{"rules": {".read": true, ".write": true}}' >"$WORK/open-rules.json"
 HEARTH_RULES_FILE=$WORK/open-rules.json start_hearth "$WORK/data"
-"$PYTHON" "$BENCH_DIR/compound.py" "$HEARTH_URL" "$FAVOURITES" "$CHANGED" "$RUNS" | tee -a "$RESULTS"
+"$PYTHON" "$BENCH_DIR/compound.py" "$HEARTH_URL" "$FAVOURITES" "$CHANGED" "$RUNS" "$HEARTH_PID" | tee -a "$RESULTS"
 stop_hearth
 echo "results: $RESULTS" >&2

@@ -3,7 +3,8 @@
 {"a": {"k000000": "v", …}}` with N children, and one wire listen whose `ch` puts a cut
 at each of them (every hash wrong, so every range differs), while another client listens
 to `/bench/attack/tick`. Per N: the server's CPU time (utime + stime of its pid, from
-/proc) from sending the listen until both its answer and the tick push arrived; what the
+/proc) from sending the listen until both its answer and the tick push arrived, this
+client's own CPU over the same span and the load average before it; what the
 listen got (`rm` with its range count, or the whole value as `d`); and the tick push's
 delay: from sending the tick write (right after the listen) to its push at the other
 client, which waits behind the answer when that runs on the fan-out queue.
@@ -25,16 +26,14 @@ import urllib.request
 from websockets.sync.client import connect
 
 sys.dont_write_bytecode = True
+import runcpu  # noqa: E402
 from wire_frames import Joiner  # noqa: E402
 
 BASE, PID, COUNTS = sys.argv[1], int(sys.argv[2]), [int(n) for n in sys.argv[3:]]
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def cpu_seconds():
-    with open(f"/proc/{PID}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
+    return runcpu.process_cpu_seconds(PID)
 
 
 def rest(method, path, body=None):
@@ -99,16 +98,18 @@ def main():
         put_children(keys)
         ch = {"hs": ["x"] * (count + 1), "ps": ["/a/" + key for key in keys[:count]]}
         listener = Socket()
-        before = cpu_seconds()
+        load_before = runcpu.load_average()
+        before, client_before = cpu_seconds(), runcpu.driver_cpu_seconds()
         number = listener.send("q", {"p": "/bench/attack/list", "h": "", "ch": ch})
         written = time.perf_counter()
         rest("PUT", "/bench/attack/tick.json?print=silent", count)
         pushed, _ = watcher.wait(lambda m: m.get("a") == "d" and m["b"].get("d") == count and m["b"]["p"].endswith("tick"))
         listener.wait(lambda m: m.get("r") == number)
         _, answer = listener.wait(lambda m: m.get("a") in ("d", "rm") and m["b"]["p"].endswith("list"))
-        spent = cpu_seconds() - before
+        spent, client_spent = cpu_seconds() - before, runcpu.driver_cpu_seconds() - client_before
         sent = "rm of %d ranges" % len(answer["b"]["d"]) if answer["a"] == "rm" else "whole value (d)"
         results.append({"cuts": count, "request_bytes": len(json.dumps(ch)), "server_cpu_s": round(spent, 3),
+                        "client_cpu_s": round(client_spent, 3), "load_before": load_before,
                         "tick_push_delay_ms": round(1000 * (pushed - written), 1), "answer": sent})
         print(json.dumps(results[-1]), flush=True)
         listener.ws.close()

@@ -33,6 +33,8 @@ import tempfile
 import threading
 import time
 
+import runcpu
+
 BIG_NODES = int(os.environ.get("BIG_NODES", "100000"))
 BIG_ROUNDS = int(os.environ.get("BIG_ROUNDS", "3"))
 HUGE_NODES = int(os.environ.get("HUGE_NODES", "1000000"))
@@ -128,6 +130,7 @@ def leaves(n):
 
 def run(binary, label):
     server = Server(binary)
+    meter = runcpu.Meter(server.proc.pid)
     res = {"label": label, "binary": binary}
     try:
         time.sleep(1)
@@ -170,6 +173,7 @@ def run(binary, label):
             request(server.conn(), "DELETE", "/huge.json")
         time.sleep(SETTLE_SECONDS)
         res["rss_after_huge_mib"] = rss_mib(server.proc.pid)
+        res.update(meter.read())
     finally:
         server.stop()
     return res
@@ -197,6 +201,8 @@ def main():
     row(f"{HUGE_NODES:,}-node PUT ({results[0]['huge']['bytes'] / 1e6:.1f} MB): status, ms",
         lambda r: f"{r['huge']['status']}, {r['huge']['ms']:.0f}")
     row("RSS settled after it (MiB)", lambda r: f"{r['rss_after_huge_mib']:.0f}")
+    row("load average before", lambda r: r["load_before"])
+    row("CPU, % of a core: server, this driver", lambda r: f"{r['server_cpu_pct']:.0f}, {r['driver_cpu_pct']:.0f}")
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import runcpu  # noqa: E402
 import unread_responses as ur  # noqa: E402  (its Server, RSS sampling and cleanup)
 
 ATTACKERS = int(os.environ.get("ATTACKERS", "80"))
@@ -170,6 +171,7 @@ def fate(sock, rest):
 def run(binary, label):
     server = ur.Server(binary)
     pid, port = server.proc.pid, server.port
+    meter = runcpu.Meter(pid)
     time.sleep(SETTLE_SECONDS)
     before = ur.rss_mib(pid)
     sources = [f"127.0.0.{i + 1}" for i in range(ADDRESSES)]
@@ -205,11 +207,12 @@ def run(binary, label):
     time.sleep(SETTLE_SECONDS)
     after = ur.rss_mib(pid)
     log = [line for line in server.log if "closed" in line and "with 10" in line]
+    metered = meter.read()
     server.stop()
     return {"label": label, "mode": MODE, "attackers": ATTACKERS, "addresses": ADDRESSES, "partial_mib": PARTIAL_MIB,
             "rss_before_mib": round(before), "rss_peak_mib": round(peak), "rss_held_mib": round(held),
             "rss_after_close_mib": round(after), "send_seconds": round(sent_seconds, 1), "attackers_fate": fates,
-            "legitimate": legit, "policy_close_log_lines": len(log), "log_sample": log[:2]}
+            "legitimate": legit, "policy_close_log_lines": len(log), "log_sample": log[:2], **metered}
 
 
 def main():

@@ -304,6 +304,30 @@ start_nginx() {
   exit 1
 }
 
+# cpu_meter_start PID / cpu_meter_report LABEL: the load average before a run, and the CPU
+# during it of the server (PID, from /proc/PID/stat) and of the load generator, in % of one
+# core (BENCHMARKS.md gives every figure both). The generator's CPU is that of this shell's
+# children waited for between the two calls (bash's `times`, which must run in this shell,
+# not in a command substitution's subshell, so call both without `$(…)`): wrk, curl. The server, a child too, is waited
+# for only when it stops, after the report.
+cpu_meter_start() {
+  METER_PID=$1
+  METER_LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
+  METER_T0=$(date +%s.%N)
+  METER_SERVER0=$(awk '{print $14 + $15}' "/proc/$METER_PID/stat")
+  times >"$WORK/times.start"
+}
+children_cpu() { tail -1 "$1" | awk '{split($1, u, /[ms]/); split($2, s, /[ms]/); print u[1] * 60 + u[2] + s[1] * 60 + s[2]}'; }
+cpu_meter_report() {
+  local label=$1 server1 t1
+  times >"$WORK/times.end"
+  server1=$(awk '{print $14 + $15}' "/proc/$METER_PID/stat")
+  t1=$(date +%s.%N)
+  awk -v load="$METER_LOAD" -v label="$label" -v t0="$METER_T0" -v t1="$t1" -v s0="$METER_SERVER0" -v s1="$server1" \
+    -v hz="$(getconf CLK_TCK)" -v g0="$(children_cpu "$WORK/times.start")" -v g1="$(children_cpu "$WORK/times.end")" \
+    'BEGIN { secs = t1 - t0; printf "load average before: %s; over %.1f s, CPU in %% of a core: server %.0f, %s %.0f\n", load, secs, 100 * (s1 - s0) / hz / secs, label, 100 * (g1 - g0) / secs }'
+}
+
 # machine_facts: one line per fact, for the results' .meta file and the history section.
 machine_facts() {
   echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"

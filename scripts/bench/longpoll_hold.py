@@ -32,6 +32,7 @@ import sys
 import time
 
 import huge_writes
+import runcpu
 
 SESSIONS = int(os.environ.get("SESSIONS", 50))
 SMALL_MIB = int(os.environ.get("SMALL_MIB", 3))
@@ -110,6 +111,7 @@ def still_open(server, sessions):
 
 def scenario(binary, name):
     server = Server(binary)
+    meter = runcpu.Meter(server.proc.pid)
     try:
         if name == "starts":
             statuses = {}
@@ -117,7 +119,8 @@ def scenario(binary, name):
             for _ in range(STARTS):
                 _, status = start(server)
                 statuses[status] = statuses.get(status, 0) + 1
-            return {"scenario": name, "starts": STARTS, "statuses": statuses, "seconds": round(time.time() - began, 2)}
+            return {"scenario": name, "starts": STARTS, "statuses": statuses, "seconds": round(time.time() - began, 2),
+                    **meter.read()}
         if name == "small":
             server.request("PUT", "/big.json", json.dumps("x" * (SMALL_MIB << 20)))
             count, paths = SESSIONS, ["/big", "/big"]
@@ -140,7 +143,8 @@ def scenario(binary, name):
         open_, ended = still_open(server, sessions)
         return {"scenario": name, "sessions": count, "started": len(sessions), "rss_before_mib": round(before, 1),
                 "rss_after_mib": round(after, 1), "mib_per_session": round((after - before) / max(1, count), 2),
-                "unsent_bytes": unsent, "still_open": open_, "ended": ended, "seconds_to_hold": round(held_in, 1)}
+                "unsent_bytes": unsent, "still_open": open_, "ended": ended, "seconds_to_hold": round(held_in, 1),
+                **meter.read()}
     finally:
         server.stop()
 

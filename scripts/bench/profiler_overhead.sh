@@ -8,6 +8,7 @@
 # "On" is a window started with POST /.profile (an admin token minted from the data
 # directory) and stopped after the run, so every create is recorded and its rules timed
 # (docs/profiling.md). The target: creates lose at most 5 % (median ratio >= 0.95).
+# Prints the load average before the rounds and the CPU of the server and of wrk over them.
 #
 #   HEARTH_BIN=/path/to/hearth scripts/bench/profiler_overhead.sh
 #
@@ -38,6 +39,7 @@ run_on() {
 machine_facts >&2 || true
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 creates >/dev/null  # warm-up, not counted
+cpu_meter_start "$HEARTH_PID"
 printf '%-6s %10s %10s %8s %12s %12s %8s\n' round off_rps on_rps on/off off_cpu_us on_cpu_us on/off
 ratios=(); cpu_ratios=()
 for round in $(seq 1 "$ROUNDS"); do
@@ -48,6 +50,7 @@ for round in $(seq 1 "$ROUNDS"); do
   ratios+=("$ratio"); cpu_ratios+=("$cpu_ratio")
   printf '%-6s %10.0f %10.0f %8s %12s %12s %8s\n' "$round" "$off_rps" "$on_rps" "$ratio" "$off_cpu" "$on_cpu" "$cpu_ratio"
 done
+cpu_meter_report "wrk (and the curl and python3 between runs)" >&2
 recorded=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(sum(o["count"] for o in r["operations"] if o["kind"]=="write"))' "$WORK/report.json")
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg); the last window recorded $recorded writes" >&2
 python3 - "${ratios[*]}" "${cpu_ratios[*]}" <<'PY'

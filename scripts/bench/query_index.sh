@@ -8,6 +8,8 @@
 #    throughput.
 # Hearth: release build, synchronous=full, port 0, a fresh temp data dir, a rules file that
 # opens the three locations and declares `.indexOn: "at"` on each.
+# Prints the load average before the queries and the CPU of the server and of the clients
+# (curl, wrk) during them.
 # Knobs (env): N (100000) DURATION (5) HEARTH_BIN SKIP_BUILD=1 KEEP_WORK=1
 # Everything on 127.0.0.1; processes stopped and temp files removed at exit.
 set -euo pipefail
@@ -23,17 +25,23 @@ export HEARTH_RULES_FILE=$WORK/rules.json
 start_hearth "$WORK/data"
 
 log "seeding 3 locations x $N children"
-python3 - "$N" "$WORK/body.json" <<'PY'
+# In PATCHes of 20,000 children (40,000 nodes): one write may hold at most
+# maxNodesPerWrite (100,000) nodes.
+python3 - "$N" "$WORK/part" <<'PY'
 import json, sys
 n, out = int(sys.argv[1]), sys.argv[2]
-with open(out, "w") as f:
-    json.dump({"c%07d" % i: {"at": (i * 7919) % n, "note": "entry %d" % i} for i in range(n)}, f)
+for part, start in enumerate(range(0, n, 20000)):
+    with open("%s%03d.json" % (out, part), "w") as f:
+        json.dump({"c%07d" % i: {"at": (i * 7919) % n, "note": "entry %d" % i} for i in range(start, min(n, start + 20000))}, f)
 PY
 for loc in log1 log2 log3; do
-  curl -fsS -o /dev/null -X PUT --data-binary @"$WORK/body.json" "$HEARTH_URL/$loc.json?print=silent"
+  for part in "$WORK"/part*.json; do
+    curl -fsS -o /dev/null -X PATCH --data-binary @"$part" "$HEARTH_URL/$loc.json?print=silent"
+  done
 done
 
 q='orderBy=%22at%22&limitToLast=10'
+cpu_meter_start "$HEARTH_PID"
 cold=()
 for loc in log1 log2 log3; do
   cold+=("$(curl -fsS -o "$WORK/cold.json" -w '%{time_total}' "$HEARTH_URL/$loc.json?$q")")
@@ -56,6 +64,7 @@ wrk_out=$(wrk -t2 -c8 -d"${DURATION}s" --latency "$HEARTH_URL/log1.json?$q")
 rps=$(awk '/Requests\/sec/ {print $2}' <<<"$wrk_out")
 p50=$(awk '$1=="50%" {print $2}' <<<"$wrk_out")
 p99=$(awk '$1=="99%" {print $2}' <<<"$wrk_out")
+cpu_meter_report "curl and wrk" >"$WORK/meter.txt"  # in this shell: its `times` must see wrk
 ms() { awk -v t="$1" 'BEGIN { printf "%.1f", t * 1000 }'; }
 echo
 echo "| $N children, orderBy=\"at\"&limitToLast=10 | time |"
@@ -63,4 +72,6 @@ echo "|---|---|"
 echo "| first query, no index yet (in memory; 3 locations) | $(ms "${cold[0]}") / $(ms "${cold[1]}") / $(ms "${cold[2]}") ms |"
 echo "| with the index (curl, 5 samples) | $(ms "${warm[0]}") / $(ms "${warm[1]}") / $(ms "${warm[2]}") / $(ms "${warm[3]}") / $(ms "${warm[4]}") ms |"
 echo "| with the index, wrk -t2 -c8 ${DURATION}s | $rps req/s, p50 $p50, p99 $p99 |"
+echo
+echo "the queries (all of the above): $(cat "$WORK/meter.txt")"
 stop_hearth

@@ -59,6 +59,8 @@ import tempfile
 import threading
 import time
 
+import runcpu
+
 FAVORITES = int(os.environ.get("FAVORITES", "20000"))
 CONNECTIONS = int(os.environ.get("CONNECTIONS", "1000"))
 SAMPLE_SECONDS = float(os.environ.get("SAMPLE_SECONDS", "20"))
@@ -240,6 +242,7 @@ def peek_status_lines(sockets):
 def run(binary, label):
     server = Server(binary)
     pid = server.proc.pid
+    meter = runcpu.Meter(pid)
     res = {"label": label, "binary": binary, "favorites": FAVORITES, "connections": CONNECTIONS,
            "max_unsent_bytes": os.environ.get("HEARTH_MAX_UNSENT_BYTES", "default")}
     try:
@@ -327,6 +330,7 @@ def run(binary, label):
         after_unsent = server.metric("hearth_http_unsent_bytes")
         res["unsent_after_close_bytes"] = after_unsent
         res["server_alive"] = server.proc.poll() is None
+        res.update(meter.read())
     finally:
         close_sockets()
         server.stop()
@@ -373,6 +377,10 @@ def main():
               f"({r['open_seconds']:.1f} s) | {r['rss_before_mib']:.0f} MiB | {r['rss_peak_mib']:.0f} MiB | "
               f"{r['rss_after_close_mib']:.0f} MiB | {per:.2f} MiB | {r['kernel_tcp_peak_mib']:.0f} MiB | {unsent} | "
               f"{seen} |")
+    print()
+    for r in results:
+        print(f"{r['label']}: load average before its run {r['load_before']}; over its {r['metered_seconds']:.0f} s, "
+              f"CPU in % of a core: server {r['server_cpu_pct']:.0f}, this driver {r['driver_cpu_pct']:.0f}")
 
 
 if __name__ == "__main__":
