@@ -24,6 +24,15 @@ final class OpenStream {
         self.request = request
     }
 
+    /// Of an output of `count` bytes of which `written` went out: the bytes of the units
+    /// behind the one going out (the first not fully written), which have not started.
+    /// `options.maxBufferedBytes` bounds these: the unit going out is the reader's to take,
+    /// whatever its size, so a value larger than the bound reaches a reader that reads
+    /// even while later events queue behind it.
+    func bytesNotStarted(_ count: Int, written: Int) -> Int {
+        count - (unitEnds.first(where: { $0 > written }) ?? count)
+    }
+
     var requestID: String? { request?.requestID }
 
     /// Marks the end once: true the first time, with the request to log.
@@ -64,15 +73,14 @@ extension HTTPConnection {
         if ringPending { loop.settleRingSend(self) }
         guard !closed, let stream, !closeAfterFlush else { return }
         let waiting = output.count - outputOffset
-        // One event larger than the bound still goes out on a drained connection: the bound
-        // is on what a reader lets pile up, not on the size of a single value.
-        if waiting > 0 && (waiting + bytes.count > stream.options.maxBufferedBytes
-            || context.counters.unsent.current + bytes.count > context.counters.unsent.limit) {
-            if waiting + bytes.count <= stream.options.maxBufferedBytes {
-                context.counters.unsentRefusals.wrappingAdd(1, ordering: .relaxed)
+        if waiting > 0 {
+            let behind = stream.bytesNotStarted(output.count, written: outputOffset)
+            let overBound = behind > 0 && behind + bytes.count > stream.options.maxBufferedBytes
+            if overBound || context.counters.unsent.current + bytes.count > context.counters.unsent.limit {
+                if !overBound { context.counters.unsentRefusals.wrappingAdd(1, ordering: .relaxed) }
+                overflow(stream)
+                return
             }
-            overflow(stream)
-            return
         }
         let wasDrained = outputOffset == output.count
         stream.bytesSent += bytes.count

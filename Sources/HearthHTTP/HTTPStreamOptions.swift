@@ -1,12 +1,15 @@
 /// The bounds of one open-ended response body (a server-sent event stream).
 public struct HTTPStreamOptions: Sendable {
-    /// Bytes that may wait unsent for a slow reader. A `send` that would pass it (while
-    /// earlier bytes still wait; a single larger send into a drained buffer is accepted)
-    /// ends the stream instead: queued sends that have not started going out are dropped,
-    /// the one being written is finished, `overflowBytes` follow, and the connection closes
-    /// once they are written (or after `writeTimeout` if the peer never reads again). So a
-    /// client that stops reading costs at most this much memory, never slows anyone else
-    /// (docs/design.md §5), and sees whole events then the overflow bytes if it catches up.
+    /// Bytes that may wait, not started, behind the send going out to a slow reader. A
+    /// `send` that would pass it ends the stream instead: queued sends that have not
+    /// started going out are dropped, the one being written is finished, `overflowBytes`
+    /// follow, and the connection closes once they are written (or after `writeTimeout`
+    /// if the peer never reads again). The send going out is not counted, and a send
+    /// right behind it is taken whatever its size: a value larger than the bound reaches
+    /// a reader that reads, and events may queue behind it while it goes. So a client that
+    /// stops reading costs at most this much memory beside the two sends at the head of
+    /// its queue, never slows anyone else (docs/design.md §5), and sees whole events then
+    /// the overflow bytes if it catches up.
     public var maxBufferedBytes: Int
     /// The last words for a reader that fell behind (for SSE, a `cancel` event).
     public var overflowBytes: [UInt8]

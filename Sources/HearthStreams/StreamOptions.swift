@@ -8,7 +8,8 @@ public struct StreamOptions: Sendable {
     /// Changes held for a subscriber while its initial snapshot is being read. Over → the
     /// subscriber is cancelled (it reconnects and resumes).
     public var maxPendingChanges: Int = StreamOptions.defaultMaxPendingChanges
-    /// Unsent bytes a slow reader may have waiting. Over → `cancel` and close.
+    /// Unsent bytes a slow reader may have waiting behind the event going out to it.
+    /// Over → `cancel` and close.
     public var maxQueuedBytes: Int = StreamOptions.defaultMaxQueuedBytes
     /// Changes replayed to a client resuming with `Last-Event-ID`. Past it the client gets
     /// a fresh snapshot instead (cheaper than thousands of events).

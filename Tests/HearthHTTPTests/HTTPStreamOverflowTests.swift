@@ -55,4 +55,36 @@ struct HTTPStreamOverflowTests {
             #expect(server.stats.streamOverflows == 1)
         }
     }
+
+    /// The bound is on what waits behind the event going out: an event 16 times the bound
+    /// (more than the kernel takes while the reader waits) goes out whole to a reader that
+    /// reads, with the small events queued behind it while it waits. Before, any event
+    /// queued while a larger-than-the-bound one was still going out ended the stream.
+    @Test func anEventLargerThanTheBoundAndTheEventsBehindItReachAReaderThatReads() async throws {
+        let sent = DispatchSemaphore(value: 0)
+        let large = 16 * Self.bound
+        let handler = ClosureHandler { _, responder in
+            let head = HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/event-stream")]), body: [])
+            responder.openStream(head, options: HTTPStreamOptions(maxBufferedBytes: Self.bound, overflowBytes: Self.cancel)) { stream in
+                guard let stream else { sent.signal(); return }
+                DispatchQueue.global().async {
+                    stream.send(Array("data: large:".utf8) + [UInt8](repeating: UInt8(ascii: "y"), count: large) + Array("\n\n".utf8))
+                    for i in 0..<3 { stream.send(Array("data: after \(i)\n\n".utf8)) }
+                    stream.finish([])
+                    stream.connection.loop.queue.async { sent.signal() }
+                }
+            }
+        }
+        try await withServer(handler: handler) { port, server in
+            let client = try RawClient(port: port)
+            try client.send("GET /s HTTP/1.1\r\nHost: h\r\n\r\n")
+            sent.wait()  // every send handled before the reader reads a byte
+            let body = String(decoding: client.readUntilClose(), as: UTF8.self)
+            let frames = body.components(separatedBy: "\r\n\r\n").dropFirst().joined().split(separator: "\n\n").map(String.init)
+            #expect(frames.count == 4, "\(frames.count) events; the last begins \(String((frames.last ?? "").prefix(40)))")
+            #expect(frames.first == "data: large:" + String(repeating: "y", count: large))
+            #expect(Array(frames.dropFirst()) == ["data: after 0", "data: after 1", "data: after 2"])
+            #expect(server.stats.streamOverflows == 0)
+        }
+    }
 }

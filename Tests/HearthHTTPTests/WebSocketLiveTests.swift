@@ -3,7 +3,8 @@ import Synchronization
 import Testing
 @testable import HearthHTTP
 
-/// Echoes text messages; "close" closes with 1000 "bye"; "flood N" sends N messages of 64 KiB.
+/// Echoes text messages; "close" closes with 1000 "bye"; "flood N" sends N messages of 64 KiB;
+/// "large N" sends N frames of 64 KiB as one unit (`send(texts:)`), then three small messages.
 /// Records how the session ended.
 final class EchoSocket: WebSocketHandler {
     private let session = Mutex<WebSocketSession?>(nil)
@@ -23,6 +24,12 @@ final class EchoSocket: WebSocketHandler {
             let text = String(decoding: bytes, as: UTF8.self)
             if text == "close" {
                 session.close(.normal, reason: "bye")
+            } else if text.hasPrefix("large "), let count = Int(text.dropFirst(6)) {
+                // One unit of `count` frames of 64 KiB, then three small messages behind it.
+                let chunk = [UInt8](repeating: UInt8(ascii: "l"), count: 64 * 1024)
+                session.send(texts: Array(repeating: chunk, count: count))
+                for i in 0..<3 { session.send(text: Array("after \(i)".utf8)) }
+                flooded.signal()
             } else if text.hasPrefix("flood "), let count = Int(text.dropFirst(6)) {
                 let chunk = [UInt8](repeating: UInt8(ascii: "f"), count: 64 * 1024)
                 for _ in 0..<count { session.send(text: chunk) }
@@ -198,6 +205,39 @@ struct WebSocketLiveTests {
             #expect(socket.waitClosed())  // reported once the close frame was out
             #expect(socket.ended.withLock { $0.code } == .policyViolation)
             #expect(server.stats.streamOverflows == 1)
+        }
+    }
+
+    /// The bound is on what waits behind the message going out: 16 MiB in 256 frames sent
+    /// as one unit (the wire protocol's chunks of one message), 64 times the bound and more
+    /// than the kernel takes while the peer waits, reach a peer that reads, with the
+    /// messages queued behind it. Frame by frame, the frames past the bound ended the
+    /// session with 1008.
+    @Test func aMessageLargerThanTheBoundAndTheMessagesBehindItReachAPeerThatReads() async throws {
+        var limits = WebSocketLimits()
+        limits.maxBufferedBytes = 256 * 1024
+        try await Self.withEchoServer(limits) { port, server, handler in
+            let client = try RawClient(port: port)
+            #expect(try client.openWebSocket()?.status == 101)
+            try client.sendFrame(0x1, Array("large 256".utf8))
+            let socket = try #require(handler.last)
+            #expect(socket.flooded.wait(timeout: .now() + 10) == .success)  // all sent before a byte is read
+            var large = 0
+            var after: [String] = []
+            while after.count < 3, let frame = client.readFrame() {
+                #expect(frame.opcode == 0x1)
+                if frame.payload.count == 64 * 1024 {
+                    #expect(after.isEmpty)
+                    large += 1
+                } else {
+                    after.append(String(decoding: frame.payload, as: UTF8.self))
+                }
+            }
+            #expect(large == 256)
+            #expect(after == ["after 0", "after 1", "after 2"])
+            #expect(server.stats.streamOverflows == 0)
+            try client.sendFrame(0x1, Array("still open".utf8))  // echoed: the session goes on
+            #expect(client.readFrame()?.payload == Array("still open".utf8))
         }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import HearthJSON
 import HearthServer
 import HearthAccounts
+import HearthHTTP
 import HearthStore
 import HearthStreams
 import HearthTesting
@@ -98,6 +99,32 @@ import Testing
         #expect(status == 0, "\(change):\n\(output)")
         #expect(output.hasSuffix("done\n"), "\(output)")
         #expect(output.contains("ok the onDisconnect registered before the lapse did not run"), "\(output)")
+    }
+
+    /// A listen on a value larger than a session's reader bound
+    /// (`WebSocketLimits.maxBufferedBytes`, 1 MiB) gets it whole: its chunks go out as one
+    /// unit, which the bound does not cut. Chunk by chunk, those past the bound closed the
+    /// session with 1008 before the client could read them, every time; an SDK reconnects,
+    /// listens again and is closed again.
+    @Test func aListenOnAValueLargerThanTheReaderBoundGetsItWhole() async throws {
+        let server = try LiveServer(rules: Self.rules)
+        // 20,000 favourites, about 2.4 MB of JSON: more than twice the bound.
+        var favourites: [JSONKey: JSONValue] = [:]
+        for i in 0..<20_000 {
+            favourites[JSONKey("-Nfav\(100_000 + i)")] = .object([
+                "name": .string("Place \(i)"), "note": .string(String(repeating: "n", count: 60)),
+                "createdAt": .int(1_700_000_000_000 + Int64(i))])
+        }
+        let value = JSONValue.object(favourites)
+        let body = String(decoding: JSONWriter.write(value, style: .compact), as: UTF8.self)
+        #expect(body.utf8.count > 2 * WebSocketLimits.defaultMaxBufferedBytes)
+        #expect(try server.request("PUT", "/open/favourites.json?print=silent", body).status == 204)
+        let client = try WireTestClient(port: server.port)
+        let answer = try client.request("q", .object(["p": .string("/open/favourites"), "h": .string("")]))
+        #expect(answer.objectValue?["s"] == .string("ok"))
+        #expect(client.pushes.count == 1)
+        #expect(client.pushes.first?.objectValue?["d"] == value)
+        await server.stop()
     }
 
     /// A failed `auth` does not leave the previous identity in force.

@@ -3,7 +3,8 @@ import HearthTesting
 
 /// A minimal wire-protocol client over a WebSocket on 127.0.0.1 (docs/protocol/wire.md):
 /// requests one at a time, each answered before the next; pushes that arrive before an
-/// answer are kept in `pushes`. Messages are assumed to fit one frame (small test data).
+/// answer are kept in `pushes`. Requests are small (one frame each); a long message from the
+/// server comes in the SDKs' chunks (a frame with their count, then the chunks) and is joined.
 public final class WireTestClient {
     let socket: LoopbackSocket
     private var number: Int64 = 0
@@ -55,8 +56,21 @@ public final class WireTestClient {
         try socket.send(bytes: frame)
     }
 
-    /// The next text message, parsed.
+    /// The next message, parsed: one text frame, or the chunks a frame holding only their
+    /// count announces, joined.
     private func message() throws -> JSONValue {
+        let first = try textFrame()
+        guard !first.isEmpty, first.count <= 4, first.allSatisfy({ (0x30...0x39).contains($0) }),
+              let count = Int(String(decoding: first, as: UTF8.self)) else {
+            return try JSONParser.parse(first)
+        }
+        var joined: [UInt8] = []
+        for _ in 0..<count { joined += try textFrame() }
+        return try JSONParser.parse(joined)
+    }
+
+    /// The payload of the next text frame (other frames skipped).
+    private func textFrame() throws -> [UInt8] {
         guard let head = socket.read(count: 2) else { throw LiveClientError("the connection ended") }
         var length = Int(head[1] & 0x7F)
         if length == 126 {
@@ -67,7 +81,7 @@ public final class WireTestClient {
             length = bytes.reduce(0) { $0 << 8 | Int($1) }
         }
         guard let payload = socket.read(count: length) else { throw LiveClientError("the connection ended") }
-        if head[0] & 0x0F != 1 { return try message() }
-        return try JSONParser.parse(payload)
+        if head[0] & 0x0F != 1 { return try textFrame() }
+        return payload
     }
 }

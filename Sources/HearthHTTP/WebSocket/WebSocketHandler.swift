@@ -33,6 +33,20 @@ public final class WebSocketSession: Sendable {
         perform { $0.webSocketSend(WebSocketFrameWriter.frame(.text, bytes)) }
     }
 
+    /// Sends several text frames as one unit (the wire protocol's chunks of one message):
+    /// they go out back to back, and a peer that falls behind gets all of them or none
+    /// (`WebSocketLimits.maxBufferedBytes` judges them together, as one message).
+    public func send(texts: [[UInt8]]) {
+        guard texts.count > 1 else {
+            if let only = texts.first { send(text: only) }
+            return
+        }
+        var frames: [UInt8] = []
+        frames.reserveCapacity(texts.reduce(0) { $0 + $1.count + 10 })
+        for text in texts { WebSocketFrameWriter.append(.text, text, to: &frames) }
+        perform { [frames] in $0.webSocketSend(frames) }
+    }
+
     /// Bytes the application holds for a message it has not got whole yet (say, the wire
     /// protocol's chunks): counted with the connection's own under
     /// `HTTPLimits.maxIncompleteBytes` and its address's share, and timed by

@@ -5,12 +5,14 @@ public struct WebSocketLimits: Sendable, Equatable {
     /// frame header before the payload is buffered. The default matches
     /// `HTTPLimits.defaultMaxBodyBytes`: the most one REST write may carry.
     public var maxMessageBytes: Int = WebSocketLimits.defaultMaxMessageBytes
-    /// Bytes that may wait unsent for a peer that does not read. A message that would pass
-    /// it while earlier bytes still wait ends the session instead (like a stream's
-    /// `HTTPStreamOptions.maxBufferedBytes`): what has not started going out is dropped, a
-    /// close frame 1008 follows, and the connection closes once it is written or after
-    /// `HTTPLimits.writeTimeout`. One message larger than the bound still goes out on a
-    /// drained connection.
+    /// Bytes that may wait, not started, behind the message going out to a peer that
+    /// does not read. A message that would pass it ends the session instead (like a
+    /// stream's `HTTPStreamOptions.maxBufferedBytes`): what has not started going out is
+    /// dropped, a close frame 1008 follows, and the connection closes once it is written
+    /// or after `HTTPLimits.writeTimeout`. The message going out is not counted, and one
+    /// right behind it is taken whatever its size, so a message larger than the bound
+    /// reaches a peer that reads (`WebSocketSession.send(texts:)` keeps the frames of one
+    /// message together).
     public var maxBufferedBytes: Int = WebSocketLimits.defaultMaxBufferedBytes
     /// After this long without a frame from the peer, the server sends a ping (§5.5.2).
     /// Liveness is never judged by the peer's silence alone: Firebase clients that only

@@ -156,7 +156,7 @@ public enum ServeSettings {
             $0.streams.maxStreamsPerAddress = $1.integer
         },
         Setting("streamQueueBytes", env: "HEARTH_STREAM_QUEUE_BYTES", flag: nil, .integer(1024...(1 << 30)),
-                default: String(StreamOptions.defaultMaxQueuedBytes), "Unsent bytes a slow stream reader may have before `cancel`.") {
+                default: String(StreamOptions.defaultMaxQueuedBytes), "Unsent bytes a slow stream reader may have waiting behind the event going out, before `cancel`.") {
             $0.streams.maxQueuedBytes = $1.integer
         },
         Setting("streamKeepAliveSeconds", env: "HEARTH_STREAM_KEEPALIVE_SECONDS", flag: nil, .number(0.01...3600),

@@ -20,8 +20,8 @@ protocol WireChannel: AnyObject, Sendable {
 
 extension WebSocketSession: WireChannel {
     /// One text frame, or the SDKs' chunking for a long message (docs/protocol/wire.md
-    /// §2.1).
+    /// §2.1), its frames sent as one unit so a slow reader's bound never cuts a message.
     func send(message: [UInt8]) {
-        for frame in WireOutbound.frames(message) { send(text: frame) }
+        send(texts: WireOutbound.frames(message))
     }
 }
