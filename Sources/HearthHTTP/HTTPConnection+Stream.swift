@@ -10,8 +10,12 @@ final class OpenStream {
     let options: HTTPStreamOptions
     /// Where each queued unit (the head, then each event) ends in the connection's output,
     /// so an overflow can drop whole units that have not started and end on a boundary.
-    /// Cleared whenever the output drains.
-    var unitEnds: [Int] = []
+    /// Cleared whenever the output drains (`resetUnits`).
+    private(set) var unitEnds: [Int] = []
+    /// How many of `unitEnds`, from the first, are written (as far as the last look saw):
+    /// where `bytesNotStarted` resumes, so a backlog of many small units costs each send
+    /// no walk over those already gone.
+    private var unitsWritten = 0
     /// Bytes queued on the stream (its access record's `bytes`).
     var bytesSent = 0
     /// The stream's end was reported (`endStream`): its last bytes are out, or it closed.
@@ -30,7 +34,19 @@ final class OpenStream {
     /// whatever its size, so a value larger than the bound reaches a reader that reads
     /// even while later events queue behind it.
     func bytesNotStarted(_ count: Int, written: Int) -> Int {
-        count - (unitEnds.first(where: { $0 > written }) ?? count)
+        while unitsWritten < unitEnds.count && unitEnds[unitsWritten] <= written { unitsWritten += 1 }
+        return count - (unitsWritten < unitEnds.count ? unitEnds[unitsWritten] : count)
+    }
+
+    /// A unit queued, ending at `end` in the output.
+    func unitQueued(endingAt end: Int) {
+        unitEnds.append(end)
+    }
+
+    /// The output's units from here on: `ends` (none once it drained or overflowed).
+    func resetUnits(_ ends: [Int] = []) {
+        unitEnds = ends
+        unitsWritten = 0
     }
 
     var requestID: String? { request?.requestID }
@@ -63,7 +79,7 @@ extension HTTPConnection {
         var head = head
         if let id = stream.requestID { head.headers.add("X-Request-Id", id) }
         serialize(head, &output)
-        stream.unitEnds = [output.count]
+        stream.resetUnits([output.count])
         lifecycle.streamStarted(now: context.clock())
     }
 
@@ -101,10 +117,28 @@ extension HTTPConnection {
     /// Queues what a send did not take, as one unit of the stream, and writes it when the
     /// socket takes more.
     private func queueUnsent<Bytes: Collection<UInt8>>(_ unsent: Bytes, on stream: OpenStream, wasDrained: Bool) {
+        dropWrittenOutput(of: stream)
         output.append(contentsOf: unsent)
-        stream.unitEnds.append(output.count)
+        stream.unitQueued(endingAt: output.count)
         if wasDrained { lifecycle.streamQueued(now: context.clock()) }
         writeSoon()
+    }
+
+    /// Written output kept before a stream drops it: `dropWrittenOutput`.
+    static let streamCompactionBytes = 256 * 1024
+
+    /// Drops the written head of a stream's output once it is at least
+    /// `streamCompactionBytes` and at least as long as what is left to write. Output is
+    /// otherwise released only when it drains, so a reader that reads, but never enough to
+    /// let it drain, kept everything written since (counted against `maxUnsentBytes`, which
+    /// it could fill alone) while staying inside its own bound. What is left is copied to
+    /// the front, so each byte is copied about once at most.
+    private func dropWrittenOutput(of stream: OpenStream) {
+        let written = outputOffset
+        guard written >= Self.streamCompactionBytes, written >= output.count - written else { return }
+        output.removeSubrange(0..<written)
+        stream.resetUnits(stream.unitEnds.compactMap { $0 > written ? $0 - written : nil })
+        outputOffset = 0
     }
 
     /// The result of this connection's send of `bytes` through the loop's ring
@@ -135,7 +169,7 @@ extension HTTPConnection {
         if case .webSocket = mode { logPolicyClose(.policyViolation, Self.slowReaderReason) }
         let cut = stream.unitEnds.first(where: { $0 >= outputOffset }) ?? output.count
         if cut < output.count { output.removeSubrange(cut...) }
-        stream.unitEnds = []
+        stream.resetUnits()
         output.append(contentsOf: stream.options.overflowBytes)
         closeAfterFlush = true
         pump()

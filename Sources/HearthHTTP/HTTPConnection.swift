@@ -304,7 +304,7 @@ final class HTTPConnection: @unchecked Sendable {
         // nothing on an open stream (see `keptOutputCapacity`).
         if mode.isStream {
             output = []
-            stream?.unitEnds = []
+            stream?.resetUnits()
         } else if output.capacity > Self.keptOutputCapacity {
             output = []
         } else {

@@ -1,4 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Dispatch
+import HearthTesting
+import Synchronization
 import Testing
 @testable import HearthHTTP
 
@@ -53,6 +58,44 @@ struct HTTPStreamOverflowTests {
                 #expect(whole, "event \(i) is not whole: \(frame.utf8.count) bytes")
             }
             #expect(server.stats.streamOverflows == 1)
+        }
+    }
+
+    /// A reader that reads, but never enough to let the output drain, is held to what it
+    /// has not taken: the written head of the output is dropped as it goes
+    /// (`HTTPConnection.dropWrittenOutput`). 16 MiB stay outstanding (more than the kernel
+    /// buffers take with the client's receive buffer at 64 KiB), then 64 MiB pass through
+    /// 64 KiB at a time. Kept until a drain, the output grew by every byte written: 80 MiB
+    /// counted unsent against the server's bound, with 16 outstanding.
+    @Test func aReaderThatNeverLetsTheOutputDrainHoldsOnlyWhatItHasNotTaken() async throws {
+        let stream = Mutex<HTTPEventStream?>(nil)
+        let bound = 32 << 20
+        let handler = ClosureHandler { _, responder in
+            let head = HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/event-stream")]), body: [])
+            responder.openStream(head, options: HTTPStreamOptions(maxBufferedBytes: bound, overflowBytes: Self.cancel)) { opened in
+                stream.withLock { $0 = opened }
+            }
+        }
+        let eventBytes = 64 * 1024
+        let event = Array("data: ".utf8) + [UInt8](repeating: UInt8(ascii: "z"), count: eventBytes - 8) + Array("\n\n".utf8)
+        try await withServer(handler: handler) { port, server in
+            let client = try RawClient(port: port)
+            var small: Int32 = 64 * 1024
+            setsockopt(client.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+            try client.send("GET /s HTTP/1.1\r\nHost: h\r\n\r\n")
+            try await waitUntil("the stream to open") { stream.withLock { $0 } != nil }
+            let events = try #require(stream.withLock { $0 })
+            for _ in 0..<256 { events.send(event) }  // 16 MiB outstanding
+            #expect(try client.readResponse()?.status == 200)
+            var largest = 0
+            for _ in 0..<1024 {
+                events.send(event)
+                _ = try #require(client.read(count: eventBytes))
+                largest = max(largest, server.stats.unsentBytes)
+            }
+            #expect(largest <= 2 * 256 * eventBytes + HTTPConnection.streamCompactionBytes + 2 * eventBytes,
+                    "\(largest) bytes counted unsent with \(256 * eventBytes) outstanding")
+            #expect(server.stats.streamOverflows == 0)
         }
     }
 
