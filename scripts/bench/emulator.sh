@@ -5,7 +5,8 @@
 # emulator: Tests/EndToEndTests/Python/rules_unit_testing.py (two test environments side
 # by side: rules set per namespace, mock-token users, owner writes, clearDatabase; its
 # checks over REST and the wire protocol). Each run: a fresh data directory, start,
-# suite, stop (SIGTERM), the whole of it timed too (what `emulators:exec` wraps).
+# suite, stop (SIGTERM), the whole of it timed too (what `emulators:exec` wraps); and over
+# each suite, the CPU of the server and of the suite's client (lib.sh's cpu_meter_*).
 #
 # Knobs (env): RUNS (10) SKIP_BUILD=1 HEARTH_BIN KEEP_WORK=1
 # Results: $RESULTS (.jsonl) and medians on stdout.
@@ -36,8 +37,10 @@ for run in $(seq 1 "$RUNS"); do
     sleep 0.005
   done
   ready=$(now_ms)
+  cpu_meter_start "$pid"
   "$PYTHON" "$SUITE" side_by_side "$port" >"$WORK/suite.log" 2>&1 || { cat "$WORK/suite.log" >&2; exit 1; }
   done_at=$(now_ms)
+  cpu_meter_report "the suite's client" >>"$WORK/cpu.txt"
   kill -TERM "$pid"; wait "$pid" || true
   stopped=$(now_ms)
   checks=$(grep -c '^ok ' "$WORK/suite.log")
@@ -53,3 +56,5 @@ for key, what in (("start_ms", "start (exec to first /healthz answer)"), ("suite
     print(f"| {what} | {statistics.median(values):.0f} ms | {values[0]}–{values[-1]} ms |")
 print(f"| checks per suite run | {rows[0]['checks']} | |")
 EOF2
+echo "CPU over each suite (load before its run; server; the suite's client, which the test library drives):"
+cat "$WORK/cpu.txt"
