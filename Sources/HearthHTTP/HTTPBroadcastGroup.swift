@@ -6,9 +6,9 @@
 /// Usable from any thread; sends from one thread keep their order on each connection, and
 /// keep their order with that thread's other sends to the same connections (every one is
 /// posted to the connection's loop in turn). A loop's walk lets the answers to requests
-/// waiting on that loop in every `IOLoop.answerCheckInterval` connections. A single message
-/// (a push: one event, or one frame) goes through the loop's send ring where it has one;
-/// several go one `send()` per connection and message.
+/// waiting on that loop in every `IOLoop.answerCheckInterval` connections. What one `send`
+/// carries (a push: one event, or one message's frames) is one buffer, shared by every
+/// connection, and goes through the loop's send ring where it has one.
 public struct HTTPBroadcastGroup: Sendable {
     private enum Kind: Sendable {
         /// Bytes go out as they are (an SSE stream's events).
@@ -39,40 +39,25 @@ public struct HTTPBroadcastGroup: Sendable {
         HTTPBroadcastGroup(.webSocket, sessions.map(\.connection))
     }
 
-    /// Sends `messages`, in order, to every connection: for streams each is written as it
-    /// is; for sessions each is framed once as a text message (UTF-8).
+    /// Sends `messages`, in order and as one unit, to every connection: for streams they
+    /// are written as they are; for sessions each is framed once as a text message (UTF-8),
+    /// so the wire protocol's chunks of one message go out together and a reader's bound
+    /// (`HTTPStreamOptions.maxBufferedBytes`) judges them as one.
     public func send(_ messages: [[UInt8]]) {
         if messages.isEmpty || count == 0 { return }
         switch kind {
-        case .events where messages.count == 1:
-            let bytes = messages[0]
+        case .events:
+            let bytes = messages.count == 1 ? messages[0] : Array(messages.joined())
             for (loop, connections) in loops {
                 loop.post {
                     loop.forEach(connections, sending: bytes) { connection in connection.streamSend(bytes) }
                 }
             }
-        case .webSocket where messages.count == 1:
-            let frame = WebSocketFrameWriter.frame(.text, messages[0])
-            for (loop, connections) in loops {
-                loop.post {
-                    loop.forEach(connections, sending: frame) { connection in connection.webSocketSend(frame) }
-                }
-            }
-        case .events:
-            for (loop, connections) in loops {
-                loop.post {
-                    loop.forEach(connections) { connection in
-                        for bytes in messages { connection.streamSend(bytes) }
-                    }
-                }
-            }
         case .webSocket:
-            let frames = messages.map { WebSocketFrameWriter.frame(.text, $0) }
+            let frames = WebSocketFrameWriter.textFrames(messages)
             for (loop, connections) in loops {
                 loop.post {
-                    loop.forEach(connections) { connection in
-                        for frame in frames { connection.webSocketSend(frame) }
-                    }
+                    loop.forEach(connections, sending: frames) { connection in connection.webSocketSend(frames) }
                 }
             }
         }

@@ -130,9 +130,9 @@ extension HTTPConnection {
     /// Drops the written head of a stream's output once it is at least
     /// `streamCompactionBytes` and at least as long as what is left to write. Output is
     /// otherwise released only when it drains, so a reader that reads, but never enough to
-    /// let it drain, kept everything written since (counted against `maxUnsentBytes`, which
-    /// it could fill alone) while staying inside its own bound. What is left is copied to
-    /// the front, so each byte is copied about once at most.
+    /// let it drain, would keep everything written since (counted against
+    /// `maxUnsentBytes`, which it could fill alone) while staying inside its own bound.
+    /// What is left is copied to the front, so each byte is copied about once at most.
     private func dropWrittenOutput(of stream: OpenStream) {
         let written = outputOffset
         guard written >= Self.streamCompactionBytes, written >= output.count - written else { return }

@@ -102,28 +102,43 @@ import Testing
     }
 
     /// A listen on a value larger than a session's reader bound
-    /// (`WebSocketLimits.maxBufferedBytes`, 1 MiB) gets it whole: its chunks go out as one
-    /// unit, which the bound does not cut. Chunk by chunk, those past the bound closed the
-    /// session with 1008 before the client could read them, every time; an SDK reconnects,
-    /// listens again and is closed again.
-    @Test func aListenOnAValueLargerThanTheReaderBoundGetsItWhole() async throws {
+    /// (`WebSocketLimits.maxBufferedBytes`, 1 MiB) gets it whole, and so does the push of
+    /// another such value to it: a message's chunks go out as one unit, which the bound
+    /// does not cut. Chunk by chunk, those past the bound closed the session with 1008
+    /// before the client could read them, every time; an SDK reconnects, listens again and
+    /// is closed again.
+    @Test func aListenOnAValueLargerThanTheReaderBoundGetsItWholeAndItsPushesToo() async throws {
         let server = try LiveServer(rules: Self.rules)
-        // 20,000 favourites, about 2.4 MB of JSON: more than twice the bound.
-        var favourites: [JSONKey: JSONValue] = [:]
-        for i in 0..<20_000 {
-            favourites[JSONKey("-Nfav\(100_000 + i)")] = .object([
-                "name": .string("Place \(i)"), "note": .string(String(repeating: "n", count: 60)),
-                "createdAt": .int(1_700_000_000_000 + Int64(i))])
+        // 20,000 favourites, about 9 MB of JSON: 8 times the bound, and more than the
+        // kernel's buffers take for a client that reads nothing while it is pushed
+        // (the server's send buffer grows to 4 MiB at most here, the client's receive
+        // buffer is held at 64 KiB).
+        func favourites(note: String) -> JSONValue {
+            var favourites: [JSONKey: JSONValue] = [:]
+            for i in 0..<20_000 {
+                favourites[JSONKey("-Nfav\(100_000 + i)")] = .object([
+                    "name": .string("Place \(i)"), "note": .string(note + String(repeating: "n", count: 400)),
+                    "createdAt": .int(1_700_000_000_000 + Int64(i))])
+            }
+            return .object(favourites)
         }
-        let value = JSONValue.object(favourites)
-        let body = String(decoding: JSONWriter.write(value, style: .compact), as: UTF8.self)
-        #expect(body.utf8.count > 2 * WebSocketLimits.defaultMaxBufferedBytes)
-        #expect(try server.request("PUT", "/open/favourites.json?print=silent", body).status == 204)
-        let client = try WireTestClient(port: server.port)
+        func put(_ value: JSONValue) throws -> Int {
+            let body = String(decoding: JSONWriter.write(value, style: .compact), as: UTF8.self)
+            #expect(body.utf8.count > 8 * WebSocketLimits.defaultMaxBufferedBytes)
+            return try server.request("PUT", "/open/favourites.json?print=silent", body).status
+        }
+        let first = favourites(note: "first ")
+        #expect(try put(first) == 204)
+        let client = try WireTestClient(port: server.port, receiveBuffer: 64 * 1024)
         let answer = try client.request("q", .object(["p": .string("/open/favourites"), "h": .string("")]))
         #expect(answer.objectValue?["s"] == .string("ok"))
         #expect(client.pushes.count == 1)
-        #expect(client.pushes.first?.objectValue?["d"] == value)
+        #expect(client.pushes.first?.objectValue?["d"] == first)
+        // The fan-out's push of a new value of the same size, to the listening session.
+        let second = favourites(note: "second ")
+        #expect(try put(second) == 204)
+        try client.waitForPushes(2)
+        #expect(client.pushes.last?.objectValue?["d"] == second)
         await server.stop()
     }
 

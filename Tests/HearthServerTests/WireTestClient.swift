@@ -11,9 +11,11 @@ public final class WireTestClient {
     /// Data pushes (`d`, `m`) received so far, as their bodies.
     public private(set) var pushes: [JSONValue] = []
 
-    /// Connects and reads the server's handshake; `query`: e.g. `ns=env-a`.
-    public init(port: Int, query: String? = nil) throws {
-        socket = try LoopbackSocket(port: port)
+    /// Connects and reads the server's handshake; `query`: e.g. `ns=env-a`;
+    /// `receiveBuffer`: the socket's `SO_RCVBUF`, to keep the kernel from taking much on
+    /// the client's behalf.
+    public init(port: Int, query: String? = nil, receiveBuffer: Int? = nil) throws {
+        socket = try LoopbackSocket(port: port, receiveBuffer: receiveBuffer)
         let target = "/.ws?v=5" + (query.map { "&" + $0 } ?? "")
         try socket.send("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")

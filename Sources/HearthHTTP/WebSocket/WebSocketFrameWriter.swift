@@ -27,6 +27,15 @@ enum WebSocketFrameWriter {
         return output
     }
 
+    /// A text frame for each of `texts`, back to back in one buffer: what goes out as one
+    /// unit (the wire protocol's chunks of one message).
+    static func textFrames(_ texts: [[UInt8]]) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(texts.reduce(0) { $0 + $1.count + 10 })
+        for text in texts { append(.text, text, to: &output) }
+        return output
+    }
+
     /// A close frame with `code` and `reason`, the reason cut to fit the 125-byte control
     /// payload (at a character boundary, so it stays valid UTF-8).
     static func close(_ code: WebSocketCloseCode, reason: String = "") -> [UInt8] {

@@ -37,14 +37,9 @@ public final class WebSocketSession: Sendable {
     /// they go out back to back, and a peer that falls behind gets all of them or none
     /// (`WebSocketLimits.maxBufferedBytes` judges them together, as one message).
     public func send(texts: [[UInt8]]) {
-        guard texts.count > 1 else {
-            if let only = texts.first { send(text: only) }
-            return
-        }
-        var frames: [UInt8] = []
-        frames.reserveCapacity(texts.reduce(0) { $0 + $1.count + 10 })
-        for text in texts { WebSocketFrameWriter.append(.text, text, to: &frames) }
-        perform { [frames] in $0.webSocketSend(frames) }
+        guard !texts.isEmpty else { return }
+        let frames = WebSocketFrameWriter.textFrames(texts)
+        perform { $0.webSocketSend(frames) }
     }
 
     /// Bytes the application holds for a message it has not got whole yet (say, the wire
