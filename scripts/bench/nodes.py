@@ -139,6 +139,7 @@ async def cmd_fanout(a):
     interval = 1.0 / a.rate
     total = int(a.seconds * a.rate)
     began = time.monotonic()
+    cpu_began = time.process_time()
     for n in range(total):
         target = began + n * interval
         delay = target - time.monotonic()
@@ -147,12 +148,14 @@ async def cmd_fanout(a):
         sent[n] = time.monotonic()
         await http_request(reader, writer, "PUT", "/bench/fan.json", json.dumps({"n": n}))
     await asyncio.sleep(1.0)  # let the last events arrive (the report counts what did)
+    elapsed = time.monotonic() - began
     for task in subs:
         task.cancel()
     expected = total * a.subscribers
     got = len(local) + len(remote)
     out = {"mode": "fanout", "nodes": len(ports), "subscribers": a.subscribers, "rate": a.rate,
-           "delivered_pct": round(100 * got / expected, 2) if expected else None}
+           "delivered_pct": round(100 * got / expected, 2) if expected else None, "seconds": round(elapsed, 2),
+           "client_cpu_pct": round(100 * (time.process_time() - cpu_began) / elapsed, 1)}
     for name, values in (("local", local), ("remote", remote)):
         if values:
             out[name + "_p50_ms"] = round(percentile(values, 50) * 1000, 2)

@@ -19,7 +19,8 @@
 # Results: $RESULTS (.jsonl) and a table on stdout; a writes row also gives the writes per
 # committed batch over its nodes (from /metrics), the CPU of the nodes, of PostgreSQL and of
 # the load generator over the run (% of one core; /proc/<pid>/stat, the generator's own
-# process time), the servers' CPU per acknowledged write and the load average before it.
+# process time), the servers' CPU per acknowledged write and the load average before it; a
+# fan-out row the same CPUs and load, in a table of its own.
 set -euo pipefail
 source "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 bench_init nodes
@@ -83,26 +84,30 @@ for run in $(seq 1 "$RUNS"); do
     log "run $run: $engine, $count node(s)"
     start_nodes "$store" "$count"
     for mode in $MODES; do
+      load_before=$(cut -d' ' -f1 /proc/loadavg)
+      pgp=""; if [ "$engine" = postgres ]; then pgp=$(pg_pids); fi
+      node_ticks0=$(ticks_of "${NODE_PIDS[@]}"); pg_ticks0=$(ticks_of $pgp)
       if [ "$mode" = writes ]; then
-        load_before=$(cut -d' ' -f1 /proc/loadavg)
-        pgp=""; if [ "$engine" = postgres ]; then pgp=$(pg_pids); fi
-        node_ticks0=$(ticks_of "${NODE_PIDS[@]}"); pg_ticks0=$(ticks_of $pgp)
         line=$(python3 "$BENCH_DIR/nodes.py" writes --ports "$PORTS" --connections "$NODES_CONNS" --seconds "$SECONDS_PER")
-        node_ticks=$(( $(ticks_of "${NODE_PIDS[@]}") - node_ticks0 )); pg_ticks=$(( $(ticks_of $pgp) - pg_ticks0 ))
-        # The nodes' and PostgreSQL's CPU over the run (the client's own is nodes.py's), % of
-        # one core, and the servers' CPU (nodes + PostgreSQL) per acknowledged write.
-        line=$(echo "$line" | python3 -c "
+      else
+        line=$(python3 "$BENCH_DIR/nodes.py" fanout --ports "$PORTS" --subscribers "$FAN_SUBS" --rate "$FAN_RATE" --seconds "$SECONDS_PER")
+      fi
+      node_ticks=$(( $(ticks_of "${NODE_PIDS[@]}") - node_ticks0 )); pg_ticks=$(( $(ticks_of $pgp) - pg_ticks0 ))
+      # The nodes' and PostgreSQL's CPU over the run (the client's own is nodes.py's), % of
+      # one core, the load average before it, and for writes the servers' CPU (nodes +
+      # PostgreSQL) per acknowledged write.
+      line=$(echo "$line" | python3 -c "
 import json, sys
 d = json.load(sys.stdin); hz = $(getconf CLK_TCK); secs = d['seconds']
-d.update(load_before=$load_before, nodes_cpu_pct=round(100 * $node_ticks / hz / secs, 1), postgres_cpu_pct=round(100 * $pg_ticks / hz / secs, 1),
-         servers_cpu_us_per_write=round(1e6 * ($node_ticks + $pg_ticks) / hz / d['writes'], 1) if d['writes'] else None)
+d.update(load_before=$load_before, nodes_cpu_pct=round(100 * $node_ticks / hz / secs, 1), postgres_cpu_pct=round(100 * $pg_ticks / hz / secs, 1))
+if d.get('writes'):
+    d.update(servers_cpu_us_per_write=round(1e6 * ($node_ticks + $pg_ticks) / hz / d['writes'], 1))
 print(json.dumps(d))")
+      if [ "$mode" = writes ]; then
         # Writes per committed batch, over every node (hearth_write_batch_size's sum / count).
         per_batch=$(for port in ${PORTS//,/ }; do curl -sf "http://127.0.0.1:$port/metrics"; done |
           awk '/^hearth_write_batch_size_sum/ {s += $2} /^hearth_write_batch_size_count/ {c += $2} END {print (c ? s / c : "null")}')
         line=$(echo "$line" | python3 -c "import json,sys; d=json.load(sys.stdin); d.update(writes_per_batch=$per_batch); print(json.dumps(d))")
-      else
-        line=$(python3 "$BENCH_DIR/nodes.py" fanout --ports "$PORTS" --subscribers "$FAN_SUBS" --rate "$FAN_RATE" --seconds "$SECONDS_PER")
       fi
       echo "$line" | python3 -c "import json,sys; d=json.load(sys.stdin); d.update(engine='$engine', run=$run); print(json.dumps(d))" | tee -a "$RESULTS" >&2
     done
@@ -130,4 +135,14 @@ for engine, nodes in (("sqlite", 1), ("postgres", 1), ("postgres", 2), ("postgre
           f"{med([r.get('nodes_cpu_pct') for r in w])} / {med([r.get('postgres_cpu_pct') for r in w])} / {med([r.get('client_cpu_pct') for r in w])} | "
           f"{med([r.get('servers_cpu_us_per_write') for r in w])} | {med([r.get('load_before') for r in w])} | "
           f"{med([r['p50_ms'] for r in w])} / {med([r['p99_ms'] for r in w])} | {fmt('local_p50_ms')} / {fmt('local_p99_ms')} | {remote} | {fmt('delivered_pct')} |")
+print()
+print("| store | nodes | fan-out local p50 / p99 ms | fan-out remote p50 / p99 ms | delivered % | CPU % nodes / PostgreSQL / client | load before |")
+print("|---|---|---|---|---|---|---|")
+for engine, nodes in (("sqlite", 1), ("postgres", 1), ("postgres", 2), ("postgres", 3)):
+    f = [r for r in rows if r["mode"] == "fanout" and r["engine"] == engine and r["nodes"] == nodes]
+    if not f: continue
+    fmt = lambda k: med([r.get(k) for r in f])
+    remote = "–" if nodes == 1 else f"{fmt('remote_p50_ms')} / {fmt('remote_p99_ms')}"
+    print(f"| {engine} | {nodes} | {fmt('local_p50_ms')} / {fmt('local_p99_ms')} | {remote} | {fmt('delivered_pct')} | "
+          f"{fmt('nodes_cpu_pct')} / {fmt('postgres_cpu_pct')} / {fmt('client_cpu_pct')} | {fmt('load_before')} |")
 EOF2
