@@ -304,6 +304,11 @@ start_nginx() {
   exit 1
 }
 
+# CPU ticks (user + system) of the given processes so far; one that is gone counts 0.
+ticks_of() { local pid; for pid in "$@"; do awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0; done | awk '{s += $1} END {print s + 0}'; }
+# The PostgreSQL server's processes: the postmaster and its children (the nodes' sessions).
+pg_pids() { local main; main=$(head -1 "$PGDIR/data/postmaster.pid"); echo "$main" $(pgrep -P "$main"); }
+
 # cpu_meter_start PID / cpu_meter_report LABEL: the load average before a run, and the CPU
 # during it of the server (PID, from /proc/PID/stat) and of the load generator, in % of one
 # core (BENCHMARKS.md gives every figure both). The generator's CPU is that of this shell's

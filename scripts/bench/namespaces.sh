@@ -10,7 +10,8 @@
 #
 # Knobs (env): RUNS (3) SECONDS_PER (10) NODES (3) NODES_CONNS (64) SKIP_BUILD=1 HEARTH_BIN
 #   PG_BINDIR (highest /usr/lib/postgresql/*/bin) KEEP_WORK=1
-# Results: $RESULTS (.jsonl) and a table on stdout.
+# Results: $RESULTS (.jsonl) and a table on stdout, with the load before each run and the CPU
+# of the nodes, of PostgreSQL and of the load generator over it.
 set -euo pipefail
 source "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 bench_init namespaces
@@ -62,8 +63,16 @@ for run in $(seq 1 "$RUNS"); do
     psql_admin -c "CREATE DATABASE $db OWNER hearth"
     log "run $run: $count busy namespace(s) on $NODES nodes"
     start_nodes "postgres://hearth:hearth@127.0.0.1:$PGPORT/$db"
+    load_before=$(cut -d' ' -f1 /proc/loadavg)
+    pgp=$(pg_pids); node_ticks0=$(ticks_of "${NODE_PIDS[@]}"); pg_ticks0=$(ticks_of $pgp)
     line=$(python3 "$BENCH_DIR/nodes.py" writes --ports "$PORTS" --connections "$NODES_CONNS" --seconds "$SECONDS_PER" --namespaces "$count")
-    echo "$line" | python3 -c "import json,sys; d=json.load(sys.stdin); d.update(run=$run); print(json.dumps(d))" | tee -a "$RESULTS" >&2
+    node_ticks=$(( $(ticks_of "${NODE_PIDS[@]}") - node_ticks0 )); pg_ticks=$(( $(ticks_of $pgp) - pg_ticks0 ))
+    echo "$line" | python3 -c "
+import json, sys
+d = json.load(sys.stdin); hz = $(getconf CLK_TCK); secs = d['seconds']
+d.update(run=$run, load_before=$load_before, nodes_cpu_pct=round(100 * $node_ticks / hz / secs, 1),
+         postgres_cpu_pct=round(100 * $pg_ticks / hz / secs, 1))
+print(json.dumps(d))" | tee -a "$RESULTS" >&2
     stop_nodes
   done
 done
@@ -73,11 +82,13 @@ import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 med = lambda values: round(statistics.median(values), 1)
 base = med([r["writes_per_s"] for r in rows if r["namespaces"] == 1])
-print("| busy namespaces | writes/s (median; runs) | vs 1 | write p50 / p99 ms | errors |")
-print("|---|---|---|---|---|")
+print("| busy namespaces | writes/s (median; runs) | vs 1 | write p50 / p99 ms | errors | CPU % nodes / PostgreSQL / client (median) | load before (runs) |")
+print("|---|---|---|---|---|---|---|")
 for count in (1, 2, 4):
     w = [r for r in rows if r["namespaces"] == count]
     wps = med([r["writes_per_s"] for r in w])
     print(f"| {count} | {wps:.0f} ({', '.join(str(round(r['writes_per_s'])) for r in w)}) | {wps / base:.2f}x | "
-          f"{med([r['p50_ms'] for r in w])} / {med([r['p99_ms'] for r in w])} | {sum(r['errors'] for r in w)} |")
+          f"{med([r['p50_ms'] for r in w])} / {med([r['p99_ms'] for r in w])} | {sum(r['errors'] for r in w)} | "
+          f"{med([r['nodes_cpu_pct'] for r in w])} / {med([r['postgres_cpu_pct'] for r in w])} / {med([r['client_cpu_pct'] for r in w])} | "
+          f"{', '.join(str(r['load_before']) for r in w)} |")
 EOF2

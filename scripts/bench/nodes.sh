@@ -59,10 +59,6 @@ start_nodes() {  # start_nodes STORE COUNT -> PORTS
   done
   PORTS=$(IFS=,; echo "${ports[*]}")
 }
-# CPU ticks (user + system) of the given processes so far; one that is gone counts 0.
-ticks_of() { local pid; for pid in "$@"; do awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0; done | awk '{s += $1} END {print s + 0}'; }
-# The PostgreSQL server's processes: the postmaster and its children (the nodes' sessions).
-pg_pids() { local main; main=$(head -1 "$PGDIR/data/postmaster.pid"); echo "$main" $(pgrep -P "$main"); }
 stop_nodes() { for pid in "${NODE_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done; NODE_PIDS=(); }
 
 IFS=, read -r -a configs <<<"$CONFIGS"
