@@ -308,6 +308,21 @@ start_nginx() {
 ticks_of() { local pid; for pid in "$@"; do awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0; done | awk '{s += $1} END {print s + 0}'; }
 # The PostgreSQL server's processes: the postmaster and its children (the nodes' sessions).
 pg_pids() { local main; main=$(head -1 "$PGDIR/data/postmaster.pid"); echo "$main" $(pgrep -P "$main"); }
+# with_server_cpu JSON LOAD NODE_TICKS PG_TICKS: a nodes.py run's JSON line (it has
+# "seconds") with the load before it, the nodes' and PostgreSQL's CPU over it in % of one
+# core (the client's own is nodes.py's), and for writes the servers' CPU (nodes +
+# PostgreSQL) per acknowledged write.
+with_server_cpu() {
+  python3 - "$1" "$2" "$3" "$4" "$(getconf CLK_TCK)" <<'PY'
+import json, sys
+d = json.loads(sys.argv[1]); load, nodes, pg, hz = float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+secs = d["seconds"]
+d.update(load_before=load, nodes_cpu_pct=round(100 * nodes / hz / secs, 1), postgres_cpu_pct=round(100 * pg / hz / secs, 1))
+if d.get("writes"):
+    d.update(servers_cpu_us_per_write=round(1e6 * (nodes + pg) / hz / d["writes"], 1))
+print(json.dumps(d))
+PY
+}
 
 # cpu_meter_start PID / cpu_meter_report LABEL: the load average before a run, and the CPU
 # during it of the server (PID, from /proc/PID/stat) and of the load generator, in % of one

@@ -67,12 +67,8 @@ for run in $(seq 1 "$RUNS"); do
     pgp=$(pg_pids); node_ticks0=$(ticks_of "${NODE_PIDS[@]}"); pg_ticks0=$(ticks_of $pgp)
     line=$(python3 "$BENCH_DIR/nodes.py" writes --ports "$PORTS" --connections "$NODES_CONNS" --seconds "$SECONDS_PER" --namespaces "$count")
     node_ticks=$(( $(ticks_of "${NODE_PIDS[@]}") - node_ticks0 )); pg_ticks=$(( $(ticks_of $pgp) - pg_ticks0 ))
-    echo "$line" | python3 -c "
-import json, sys
-d = json.load(sys.stdin); hz = $(getconf CLK_TCK); secs = d['seconds']
-d.update(run=$run, load_before=$load_before, nodes_cpu_pct=round(100 * $node_ticks / hz / secs, 1),
-         postgres_cpu_pct=round(100 * $pg_ticks / hz / secs, 1))
-print(json.dumps(d))" | tee -a "$RESULTS" >&2
+    with_server_cpu "$line" "$load_before" "$node_ticks" "$pg_ticks" |
+      python3 -c "import json,sys; d=json.load(sys.stdin); d.update(run=$run); print(json.dumps(d))" | tee -a "$RESULTS" >&2
     stop_nodes
   done
 done

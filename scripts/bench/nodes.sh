@@ -89,16 +89,7 @@ for run in $(seq 1 "$RUNS"); do
         line=$(python3 "$BENCH_DIR/nodes.py" fanout --ports "$PORTS" --subscribers "$FAN_SUBS" --rate "$FAN_RATE" --seconds "$SECONDS_PER")
       fi
       node_ticks=$(( $(ticks_of "${NODE_PIDS[@]}") - node_ticks0 )); pg_ticks=$(( $(ticks_of $pgp) - pg_ticks0 ))
-      # The nodes' and PostgreSQL's CPU over the run (the client's own is nodes.py's), % of
-      # one core, the load average before it, and for writes the servers' CPU (nodes +
-      # PostgreSQL) per acknowledged write.
-      line=$(echo "$line" | python3 -c "
-import json, sys
-d = json.load(sys.stdin); hz = $(getconf CLK_TCK); secs = d['seconds']
-d.update(load_before=$load_before, nodes_cpu_pct=round(100 * $node_ticks / hz / secs, 1), postgres_cpu_pct=round(100 * $pg_ticks / hz / secs, 1))
-if d.get('writes'):
-    d.update(servers_cpu_us_per_write=round(1e6 * ($node_ticks + $pg_ticks) / hz / d['writes'], 1))
-print(json.dumps(d))")
+      line=$(with_server_cpu "$line" "$load_before" "$node_ticks" "$pg_ticks")
       if [ "$mode" = writes ]; then
         # Writes per committed batch, over every node (hearth_write_batch_size's sum / count).
         per_batch=$(for port in ${PORTS//,/ }; do curl -sf "http://127.0.0.1:$port/metrics"; done |

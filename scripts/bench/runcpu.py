@@ -54,9 +54,3 @@ class Meter:
         return {"load_before": self.load_before, "metered_seconds": round(seconds, 1),
                 "server_cpu_s": round(server, 2), "driver_cpu_s": round(driver, 2),
                 "server_cpu_pct": round(100 * server / seconds, 1), "driver_cpu_pct": round(100 * driver / seconds, 1)}
-
-    def line(self):
-        r = self.read()
-        return (f"load average before: {r['load_before']}; over {r['metered_seconds']} s: server "
-                f"{r['server_cpu_pct']} % of a core ({r['server_cpu_s']} s), driver {r['driver_cpu_pct']} % "
-                f"({r['driver_cpu_s']} s)")
