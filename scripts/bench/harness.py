@@ -7,7 +7,8 @@
 # (Hearth's snapshot `put`) made the stream ready before the waiter existed; the waiter
 # then never fired, the open phase waited the full --ready-timeout (120 s) and counted a
 # "ready timeout" failure for a stream that was in fact live. PocketBase needs a second
-# round trip (the subscribe POST) and never hit it.
+# round trip (the subscribe POST) and never hit it. Second addition: every wrk and sse
+# result records the 1-minute load average read as its measurement starts (load_before).
 # Hearth runs it from scripts/bench/ (http_baseline.sh, compare.sh, run_pocketbase.sh,
 # streams.sh).
 """Peer-neutral load harness for per-user favorites backends (stdlib only).
@@ -215,6 +216,7 @@ class CpuMeter:
         self.t0 = time.monotonic()
         self.b0, self.c0, self.s0 = sys_busy_s(), children_cpu_s(), self_cpu_s()
         self.p0 = proc_cpu_s(server_pid) if server_pid else None
+        self.load = load_1min()
 
     def stop(self):
         wall = max(1e-6, time.monotonic() - self.t0)
@@ -223,7 +225,7 @@ class CpuMeter:
         srv = (proc_cpu_s(self.pid) - self.p0) if self.p0 is not None else 0.0
         out = {"loadgen_cpu_pct": round(100 * gen / wall, 1),
                "foreign_cpu_pct": round(max(0.0, 100 * (busy - gen - srv) / wall), 1),
-               "machine_cpu_pct": round(100 * busy / wall, 1)}
+               "machine_cpu_pct": round(100 * busy / wall, 1), "load_before": self.load}
         if self.p0 is not None:
             out["server_cpu_pct"] = round(100 * srv / wall, 1)
         return out
@@ -245,6 +247,11 @@ def wait_quiet(threshold_pct, max_wait_s, exclude_pid=None):
         print("waiting for a quiet machine: %.0f%% CPU used by other processes" % r["foreign_cpu_pct"],
               file=sys.stderr, flush=True)
         time.sleep(4.0)
+
+
+def load_1min():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
 
 
 def children_cpu_s():
@@ -730,6 +737,7 @@ def sse_once(cfg, fx, n, a):
     for p, c in workers:
         c.send("mark")
         wcpu0 += c.recv()[1]
+    load0 = load_1min()
     b0, c0, s0 = sys_busy_s(), children_cpu_s(), self_cpu_s()
     cpu0 = proc_cpu_s(a.server_pid) if a.server_pid else None
     wparent, wchild = ctx.Pipe()
@@ -828,7 +836,7 @@ def sse_once(cfg, fx, n, a):
         "lost_streams": lost, "other_events": other, "subscriber_procs": procs,
         "client_cpu_pct": round(100.0 * (client_cpu - wcpu0) / wall, 1),
         "loadgen_cpu_pct": round(100.0 * gen / wall, 1), "foreign_cpu_pct": round(foreign, 1),
-        "machine_cpu_pct": round(100.0 * (b1 - b0) / wall, 1), "window_s": round(wall, 2),
+        "machine_cpu_pct": round(100.0 * (b1 - b0) / wall, 1), "window_s": round(wall, 2), "load_before": load0,
         "fail_samples": msgs[:3],
     }
     if a.server_pid:

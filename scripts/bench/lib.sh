@@ -159,13 +159,14 @@ loadgen_note() {
   fi
 }
 
+STREAMS_FD_MARGIN=300   # descriptors kept beside N client connections: the server's own, the writer's
 # fanout_limits N: exits when the open-file limit cannot hold N client connections beside
 # the server's own descriptors; exports Hearth's stream and connection limits for N (per
 # address as well: every client connection comes from loopback). Sets NOFILE.
 fanout_limits() {
   local n=$1
   NOFILE=$(ulimit -n)
-  if [ $((n + 300)) -gt "$NOFILE" ]; then
+  if [ $((n + STREAMS_FD_MARGIN)) -gt "$NOFILE" ]; then
     echo "open-file limit $NOFILE (hard limit $(ulimit -Hn)) is too low for $n connections" >&2; exit 1
   fi
   export HEARTH_MAX_STREAMS=${HEARTH_MAX_STREAMS:-$((n + 200))}
@@ -308,6 +309,13 @@ start_nginx() {
 ticks_of() { local pid; for pid in "$@"; do awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0; done | awk '{s += $1} END {print s + 0}'; }
 # The PostgreSQL server's processes: the postmaster and its children (the nodes' sessions).
 pg_pids() { local main; main=$(head -1 "$PGDIR/data/postmaster.pid"); echo "$main" $(pgrep -P "$main"); }
+# pg_cluster_ticks: the whole cluster's CPU so far, in clock ticks, sessions that have ended
+# included: the postmaster's own time and that of its reaped children (it waits for every
+# session it forks), plus its live children's.
+pg_cluster_ticks() {
+  local main; main=$(head -1 "$PGDIR/data/postmaster.pid")
+  echo $(( $(awk '{print $14 + $15 + $16 + $17}' "/proc/$main/stat") + $(ticks_of $(pgrep -P "$main")) ))
+}
 # with_server_cpu JSON LOAD NODE_TICKS PG_TICKS: a nodes.py run's JSON line (it has
 # "seconds") with the load before it, the nodes' and PostgreSQL's CPU over it in % of one
 # core (the client's own is nodes.py's), and for writes the servers' CPU (nodes +

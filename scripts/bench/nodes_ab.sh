@@ -111,8 +111,8 @@ import json, math, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 by = {(r["round"], r["build"]): r for r in rows}
 rounds = sorted({r["round"] for r in rows})
-print("| round | load before | A writes/s | B writes/s | B / A | CPU µs per write, nodes + PostgreSQL, A / B | write p99 ms A / B |")
-print("|---|---|---|---|---|---|---|")
+print("| round | load before | A writes/s | B writes/s | B / A | CPU µs per write, nodes + PostgreSQL, A / B | write p99 ms A / B | client (nodes.py) CPU % of a core, A / B |")
+print("|---|---|---|---|---|---|---|---|")
 ratios = []
 for n in rounds:
     a, b = by.get((n, "A")), by.get((n, "B"))
@@ -121,7 +121,7 @@ for n in rounds:
     ratios.append(ratio)
     print(f"| {n} | {a['load_before']} | {a['writes_per_s']:.0f} | {b['writes_per_s']:.0f} | {ratio:.3f} | "
           f"{a['nodes_cpu_us_per_write']} + {a['postgres_cpu_us_per_write']} / {b['nodes_cpu_us_per_write']} + {b['postgres_cpu_us_per_write']} | "
-          f"{a['p99_ms']} / {b['p99_ms']} |")
+          f"{a['p99_ms']} / {b['p99_ms']} | {a.get('client_cpu_pct', '–')} / {b.get('client_cpu_pct', '–')} |")
 if ratios:
     geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
     print(f"\nB / A: median {statistics.median(ratios):.3f}, geometric mean {geo:.3f}, "

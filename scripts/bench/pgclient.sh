@@ -43,8 +43,22 @@ for run in $(seq 1 "$RUNS"); do
     read -r workload connections <<<"$config"
     for client in "${clients[@]}"; do
       DB=bench psql_admin -c "TRUNCATE bench_rows"
-      "$BIN" "$client" "$workload" "$connections" "$SECONDS_PER" 127.0.0.1 "$PGPORT" bench \
-        | python3 -c "import json,sys; d=json.load(sys.stdin); d.update(run=$run); print(json.dumps(d))" | tee -a "$RESULTS" >&2
+      # the load before, and the CPU of the client and of PostgreSQL over the run: the client
+      # from this shell's `times` (its waited-for children), PostgreSQL from the postmaster's
+      # own and reaped children's time plus its live children's (pg_cluster_ticks)
+      load=$(cut -d' ' -f1 /proc/loadavg); pg0=$(pg_cluster_ticks); times >"$WORK/times.start"; t0=$(date +%s.%N)
+      "$BIN" "$client" "$workload" "$connections" "$SECONDS_PER" 127.0.0.1 "$PGPORT" bench >"$WORK/run.json"
+      times >"$WORK/times.end"; t1=$(date +%s.%N); pg1=$(pg_cluster_ticks)
+      python3 - "$WORK/run.json" "$run" "$load" "$t0" "$t1" "$(children_cpu "$WORK/times.start")" \
+        "$(children_cpu "$WORK/times.end")" "$pg0" "$pg1" "$(getconf CLK_TCK)" <<'PY' | tee -a "$RESULTS" >&2
+import json, sys
+d = json.load(open(sys.argv[1]))
+run, load, t0, t1, c0, c1, p0, p1, hz = sys.argv[2:]
+secs = float(t1) - float(t0)
+d.update(run=int(run), load_before=float(load), client_cpu_pct=round(100 * (float(c1) - float(c0)) / secs, 1),
+         postgres_cpu_pct=round(100 * (int(p1) - int(p0)) / int(hz) / secs, 1))
+print(json.dumps(d))
+PY
     done
   done
 done
@@ -52,13 +66,18 @@ done
 python3 - "$RESULTS" <<'EOF2'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-print("| workload | connections | libpq ops/s (median; runs) | postgres-nio ops/s (median; runs) | libpq / nio |")
-print("|---|---|---|---|---|")
+print("| workload | connections | libpq ops/s (median; runs) | postgres-nio ops/s (median; runs) | libpq / nio | load before (runs) | CPU % of a core, client / PostgreSQL: libpq; nio (medians) |")
+print("|---|---|---|---|---|---|---|")
 for workload, connections in (("select", 1), ("select", 4), ("batch", 1)):
-    cell = {}
+    cell, cpu, loads = {}, {}, []
     for client in ("libpq", "nio"):
-        values = [r["ops_per_s"] for r in rows if r["client"] == client and r["workload"] == workload and r["connections"] == connections]
+        runs = [r for r in rows if r["client"] == client and r["workload"] == workload and r["connections"] == connections]
+        values = [r["ops_per_s"] for r in runs]
         cell[client] = (statistics.median(values), values)
+        cpu[client] = "%.0f / %.0f" % (statistics.median(r["client_cpu_pct"] for r in runs),
+                                       statistics.median(r["postgres_cpu_pct"] for r in runs))
+        loads += [r["load_before"] for r in runs]
     fmt = lambda c: f"{cell[c][0]:,.0f} ({', '.join(f'{v:,.0f}' for v in cell[c][1])})"
-    print(f"| {workload} | {connections} | {fmt('libpq')} | {fmt('nio')} | {cell['libpq'][0] / cell['nio'][0]:.2f}× |")
+    print(f"| {workload} | {connections} | {fmt('libpq')} | {fmt('nio')} | {cell['libpq'][0] / cell['nio'][0]:.2f}× "
+          f"| {min(loads):.2f}–{max(loads):.2f} | {cpu['libpq']}; {cpu['nio']} |")
 EOF2

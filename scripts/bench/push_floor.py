@@ -21,8 +21,9 @@ def main(path):
     rows = [json.loads(line) for line in open(path) if line.strip()]
     transports = sorted({r["kind"] for r in rows}, key=lambda k: (k != "wire_fanout", k))
     print("| transport | round | µs per push: Hearth | floor | Hearth ÷ floor | delivered: Hearth / floor | "
-          "send→recv p99 ms: Hearth / floor | server CPU %: Hearth / floor | client CPU %: Hearth / floor | other processes % |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "send→recv p99 ms: Hearth / floor | server CPU %: Hearth / floor | client CPU %: Hearth / floor | other processes % | "
+          "write acknowledged p50 ms: Hearth / floor | load before: Hearth / floor |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for kind in transports:
         name = "wire" if kind == "wire_fanout" else "SSE"
         ratios, hearth_us, floor_us = [], [], []
@@ -37,15 +38,17 @@ def main(path):
                 floor_us.append(fu)
             if ratio:
                 ratios.append(ratio)
-            print("| %s | %d | %s | %s | **%s** | %s / %s | %s / %s | %s / %s | %s / %s | %s / %s |" % (
+            print("| %s | %d | %s | %s | **%s** | %s / %s | %s / %s | %s / %s | %s / %s | %s / %s | %s / %s | %s / %s |" % (
                 name, rnd, fmt(hu), fmt(fu), fmt(ratio),
                 fmt(h.get("delivery_ratio"), 4), fmt(f.get("delivery_ratio"), 4),
                 fmt(h.get("lat_send_p99_ms"), 1), fmt(f.get("lat_send_p99_ms"), 1),
                 fmt(h.get("server_cpu_pct"), 1), fmt(f.get("server_cpu_pct"), 1),
                 fmt(h.get("client_cpu_pct"), 1), fmt(f.get("client_cpu_pct"), 1),
-                fmt(h.get("foreign_cpu_pct"), 1), fmt(f.get("foreign_cpu_pct"), 1)))
+                fmt(h.get("foreign_cpu_pct"), 1), fmt(f.get("foreign_cpu_pct"), 1),
+                fmt(h.get("write_ack_p50_ms"), 1), fmt(f.get("write_ack_p50_ms"), 1),
+                fmt(h.get("load_before")), fmt(f.get("load_before"))))
         if ratios:
-            print("| %s | median | %s | %s | **%s** | | | | | |" % (
+            print("| %s | median | %s | %s | **%s** | | | | | | | |" % (
                 name, fmt(statistics.median(hearth_us)), fmt(statistics.median(floor_us)), fmt(statistics.median(ratios))))
     print()
     print("µs per push: the server's CPU seconds (user + system, every thread) over the write window, "

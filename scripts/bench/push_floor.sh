@@ -81,6 +81,7 @@ cell() {
   fi
   log "round $round: $server, $transport, N=$FLOOR_NS, $FLOOR_RATE writes/s for ${FLOOR_SECONDS}s, pid $pid"
   rm -f "$out"
+  local load; load=$(cut -d' ' -f1 /proc/loadavg)   # the 1-minute load average before the cell
   "$LOADGEN_BIN" fanout --transport "$transport" --port "$port" --uid "$LOADGEN_UID" --token "@$LOADGEN_TOKEN_FILE" \
     --subscribers "$FLOOR_NS" --path '/users/${uid}/favorites' --rate "$FLOOR_RATE" --duration "$FLOOR_SECONDS" \
     --threads "$LOADGEN_THREADS" --sources "$LOADGEN_SOURCES" --server-pid "$pid" --run "$round" --label "$server" \
@@ -88,8 +89,8 @@ cell() {
     || echo "cell failed ($server, $transport, round $round); continuing" >&2
   if [ "$server" = hearth ]; then stop_hearth; else stop_pid "$FLOOR_PID"; FLOOR_PID=; fi
   [ -s "$out" ] || return 0
-  python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); r.update(server=sys.argv[2], round=int(sys.argv[3])); print(json.dumps(r, sort_keys=True))' \
-    "$out" "$server" "$round" >>"$RESULTS"
+  python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); r.update(server=sys.argv[2], round=int(sys.argv[3]), load_before=float(sys.argv[4])); print(json.dumps(r, sort_keys=True))' \
+    "$out" "$server" "$round" "$load" >>"$RESULTS"
 }
 
 for r in $(seq 1 "$ROUNDS"); do

@@ -52,9 +52,13 @@ STAT=$!; _PIDS+=("$STAT")
 # perf stat prints nothing when it is attached: give it a moment (the counts are per
 # request, so requests before or after the window only blur the division by a few)
 sleep 0.5
+# the load before and both CPUs over the measured run (reported before perf stat is
+# stopped, so that its own CPU is not counted as the load generator's)
+cpu_meter_start "$HEARTH_PID"
 wrk -t1 -c"$CONNS" -d"${SECS}s" -s "$BENCH_DIR/wrk/replay.lua" "$HEARTH_URL/" -- "$WORK/plan.bin" >"$WORK/wrk.out" 2>&1
+cpu_meter_report wrk >"$WORK/meter.txt"   # in this shell: `times` in a $(…) would see no children
 kill -INT "$STAT"; wait "$STAT" || true
 requests=$(grep -oE '^ *[0-9]+ requests in' "$WORK/wrk.out" | grep -oE '[0-9]+')
-log "$SCEN: $requests requests, $(basename "$HEARTH_BIN") (${HEARTH_REV:-unknown rev}); per request:"
+log "$SCEN: $requests requests, $(basename "$HEARTH_BIN") (${HEARTH_REV:-unknown rev}); $(cat "$WORK/meter.txt"); per request:"
 grep -v '^#' "$WORK/stat.csv" | awk -F, -v r="$requests" 'NF > 3 { sub(/.*:/, "", $3); printf "  %-22s %8.1f\n", $3, $1 / r }'
 stop_hearth

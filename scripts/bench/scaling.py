@@ -259,6 +259,26 @@ def num(v, kind="ms"):
     return "%.2f" % v
 
 
+def cpu_table(recs, rows, first, match, quiet):
+    """The load average before each kept run and the CPU of the server and of the load
+    generator (wrk, or the subscriber processes and the writer), in % of one core, medians
+    over a cell's kept runs; one line per cell that has runs."""
+    L = ["The machine during each cell: the 1-minute load average as its run started, and the"
+         " CPU of the server and of the load generator in % of one core (medians over the kept runs).", "",
+         "| %s | run | load before | Hearth CPU %% | load generator CPU %% |" % first, "|---|---|---|---|---|"]
+    for key, shown in rows:
+        for kind, scen in [("sse", None), ("http", "list"), ("http", "get"), ("http", "update"), ("http", "create")]:
+            rs, _ = keep([r for r in recs if r.get("kind") == kind and match(r, key)
+                          and (scen is None or r.get("scenario") == scen)], quiet)
+            if not rs:
+                continue
+            gen = [r.get("wrk_cpu_pct", r.get("loadgen_cpu_pct")) for r in rs]
+            L.append("| %s | %s | %s | %s | %s |" % (
+                shown, "streams" if kind == "sse" else scen, num(med(rs, "load_before")), num(med(rs, "server_cpu_pct")),
+                num(statistics.median(g for g in gen if g is not None) if any(g is not None for g in gen) else None)))
+    return L + [""] if len(L) > 4 else []
+
+
 def cmd_report(a):
     d = a.dir
     recs = load(os.path.join(d, "scaling.jsonl"))
@@ -351,6 +371,10 @@ def cmd_report(a):
                 cells += [num(med(rs, "rps"), "int") + m, num(med(rs, "p99_ms")) + m]
             L.append("| " + " | ".join(cells) + " |")
         L.append("")
+        L += cpu_table(recs, [("size-%d" % size, num(size, "int")) for size in sizes]
+                       + [("size-%d-nocache" % size, num(size, "int") + ", read cache off") for size in sizes],
+                       "favourites", lambda r, label: r.get("target") == label
+                       or (r.get("kind") == "sse" and "size-%s" % r.get("size") == label), q)
 
     # ---- streams
     holds = [r for r in recs if r.get("kind") == "http" and r.get("target") == "streams-idle"]
@@ -389,6 +413,9 @@ def cmd_report(a):
         L.append("")
         L.append("N = 0: no stream open (the write baseline). Ready: streams live (first `put` received) of N.")
         L.append("")
+        L += cpu_table(sse_recs + holds, [(n, num(n, "int")) for n in ns], "streams N",
+                       lambda r, n: r.get("conc", r.get("streams_open")) == n if r.get("kind") == "sse"
+                       else r.get("streams_open") == n, q)
     if flagged:
         L.append("† every run of these cells was disturbed by other processes (other CPU ≥ %g %%): %s."
                  " Treat them as indications only." % (q, ", ".join(flagged)))

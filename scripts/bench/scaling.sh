@@ -48,11 +48,12 @@
 #   quiet machine, no retries) SKIP_BUILD=1 HEARTH_BIN HEARTH_REV HEARTH_SYNC (full) RESULTS_DIR
 #   (/tmp/hearth-bench-scaling-<date>) KEEP_WORK=1 BENCH_QUIET_PCT (10) BENCH_QUIET_WAIT
 #   (300) BENCH_RETRIES (3).
-# Limits: an N needs N + 200 open files (streams.sh's check); when the hard limit is lower
-# it is raised (needs CAP_SYS_RESOURCE), else that N is measured at the limit minus 200
-# instead (e.g. 19,800 for 20,000 under a hard limit of 20,000; said in the meta).
-# Disk: the 1M size needs about 3 GB in $TMPDIR at its peak (a 208 MiB JSON file, a 1.3 GiB
-# database, and the import's WAL until it is checkpointed); each size's data dir is removed
+# Limits: an N needs N + STREAMS_FD_MARGIN (300) open files (lib.sh fanout_limits, which
+# streams.sh applies); when the hard limit is lower it is raised (needs CAP_SYS_RESOURCE),
+# else that N is measured at the limit minus the margin
+# instead (e.g. 19,700 for 20,000 under a hard limit of 20,000; said in the meta).
+# Disk: the 1M size needs a few GB in $TMPDIR at its peak (a 208 MiB JSON file, a database
+# of 0.7 GiB, and the import's WAL until it is checkpointed); each size's data dir is removed
 # once measured.
 # Caveat: ID tokens live 1 hour; each part signs its users up right before it uses them.
 # Everything on 127.0.0.1 and free ports; every process stopped and the temp dir removed at
@@ -88,7 +89,8 @@ OUT=${RESULTS_DIR:-${TMPDIR:-/tmp}/hearth-bench-scaling-$STAMP}
 mkdir -p "$OUT"
 RESULTS=$OUT/scaling.jsonl
 
-# open files: the largest N (+ 200, streams.sh's margin); raise the hard limit if it is lower
+# open files: the largest N (+ the margin fanout_limits asks of streams.sh); raise the hard
+# limit if it is lower
 max_n=$SIZE_STREAMS; for n in ${STREAM_NS//,/ }; do [ "$n" -gt "$max_n" ] && max_n=$n; done
 fd_note=
 if [ "$(ulimit -Hn)" != unlimited ] && [ "$(ulimit -Hn)" -lt $((max_n + 1000)) ]; then
@@ -98,8 +100,9 @@ bench_init scaling                    # DURATION WARMUP CONNS THREADS, $WORK, cl
 NOFILE=$(ulimit -n)
 ns=()                                 # an N above the limit is measured at the limit instead
 for n in ${STREAM_NS//,/ }; do
-  if [ $((n + 200)) -gt "$NOFILE" ]; then
-    fd_note+="${fd_note:+; }N=$n measured as N=$((NOFILE - 200)) (open-file limit $NOFILE)"; n=$((NOFILE - 200))
+  if [ $((n + STREAMS_FD_MARGIN)) -gt "$NOFILE" ]; then
+    fd_note+="${fd_note:+; }N=$n measured as N=$((NOFILE - STREAMS_FD_MARGIN)) (open-file limit $NOFILE)"
+    n=$((NOFILE - STREAMS_FD_MARGIN))
   fi
   [[ " ${ns[*]} " == *" $n "* ]] || ns+=("$n")
 done

@@ -118,6 +118,7 @@ run_sse() {
     fi
     log "$who run $run (attempt $attempt): N=$n, $rate writes/s for ${SSE_SECONDS}s, fresh pid $pid"
     rm -f "$out"
+    load=$(cut -d' ' -f1 /proc/loadavg)   # the 1-minute load average before the run
     if [ "$who" = hearth ] && [ "$LOADGEN" = compiled ]; then
       "$LOADGEN_BIN" fanout --transport sse --port "$HEARTH_PORT" --uid "$LOADGEN_UID" --token "@$LOADGEN_TOKEN_FILE" \
         --subscribers "$n" --path '/users/${uid}/favorites' --rate "$rate" --duration "$SSE_SECONDS" \
@@ -134,10 +135,11 @@ run_sse() {
     foreign=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["foreign_cpu_pct"])' "$out")
     if python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)' "$foreign" "${BENCH_QUIET_PCT:-10}" \
         || [ "$attempt" = "$SSE_ATTEMPTS" ]; then
-      python3 - "$out" "$run" "$attempt" >>"$RESULTS" <<'EOF'
+      python3 - "$out" "$run" "$attempt" "$load" >>"$RESULTS" <<'EOF'
 import json, sys
 r = json.loads(open(sys.argv[1]).readline())
 r["run"], r["attempts"] = int(sys.argv[2]), int(sys.argv[3])
+r.setdefault("load_before", float(sys.argv[4]))
 print(json.dumps(r, sort_keys=True))
 EOF
       return 0

@@ -70,8 +70,8 @@ def sse_tables(sse_rows, names, pair, quiet):
     use = {}
     print("| writes/s | N | target | runs | streams ready | send→recv p50 / p99 ms | ack→recv p50 / p99 ms "
           "| last of N p99 ms | events/s | delivered | lost streams | KiB per stream | RSS MiB before → with N → peak "
-          "| write ack p50 ms | writes/s sent | open all N s | server / client / other CPU % |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| write ack p50 ms | writes/s sent | open all N s | server / client / other CPU % | load before |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for key in sorted(sse_rows, key=lambda k: (k[0], k[1], k[2])):
         rate, n, t = key
         rs, note = drop_disturbed(sse_rows[key], quiet)
@@ -80,7 +80,7 @@ def sse_tables(sse_rows, names, pair, quiet):
         delivered = [100.0 * r["delivery_ratio"] for r in rs if r.get("delivery_ratio") is not None]
         mib = lambda k: fnum(med(rs, k) / 1024.0, 1) if med(rs, k) else "–"  # noqa
         print("| %g | %d | %s | %s | %s | %s / **%s** | %s / **%s** | %s | %s | %s | %d | **%s** | %s → %s → %s "
-              "| %s | %s | %s | %s / %s / %s |" % (
+              "| %s | %s | %s | %s / %s / %s | %s |" % (
                   rate, n, names.get(t, t), note, ready,
                   span(rs, "lat_send_p50_ms"), span(rs, "lat_send_p99_ms"),
                   span(rs, "lat_ack_p50_ms"), span(rs, "lat_ack_p99_ms"),
@@ -92,7 +92,7 @@ def sse_tables(sse_rows, names, pair, quiet):
                   span(rs, "write_ack_p50_ms"), fnum(med(rs, "write_rate_achieved")),
                   fnum(med(rs, "connect_all_s")),
                   fnum(med(rs, "server_cpu_pct"), 0), fnum(med(rs, "client_cpu_pct"), 0),
-                  fnum(med(rs, "foreign_cpu_pct"), 1)))
+                  fnum(med(rs, "foreign_cpu_pct"), 1), span(rs, "load_before")))
     print()
     print("Cells: median (min–max) over runs; 'delivered' is the lowest run. send→recv counts from the write's"
           " scheduled send time, ack→recv from the writer's HTTP response (negative: the event arrived before the"
@@ -169,18 +169,18 @@ def main():
             runs_note[k] = str(len(rs))
 
     print("| target | scenario | conns | runs | req/s median (min–max) | p50 ms | p99 ms "
-          "| server CPU % | server CPU µs/req | wrk CPU % | other CPU % | errors | non-2xx |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| server CPU % | server CPU µs/req | wrk CPU % | other CPU % | errors | non-2xx | load before |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (t, s, c), rs in rows.items():
         rps = [r["rps"] for r in rs]
         rng = "" if len(rps) == 1 else " (%s–%s)" % (fnum(min(rps), 0), fnum(max(rps), 0))
         us = [r["server_cpu_pct"] / 100.0 / r["rps"] * 1e6 for r in rs if r.get("server_cpu_pct") and r["rps"]]
-        print("| %s | %s | %d | %s | **%s**%s | %s | %s | %s | %s | %s | %s | %d | %d |" % (
+        print("| %s | %s | %d | %s | **%s**%s | %s | %s | %s | %s | %s | %s | %d | %d | %s |" % (
             names.get(t, t), s, c, runs_note[(t, s, c)], fnum(statistics.median(rps), 0), rng,
             fnum(med(rs, "p50_ms")), fnum(med(rs, "p99_ms")),
             fnum(med(rs, "server_cpu_pct"), 0), fnum(statistics.median(us) if us else None),
             fnum(med(rs, "wrk_cpu_pct"), 0), fnum(med(rs, "foreign_cpu_pct"), 1),
-            sum(r.get("errors", 0) for r in rs), sum(r.get("non2xx", 0) for r in rs)))
+            sum(r.get("errors", 0) for r in rs), sum(r.get("non2xx", 0) for r in rs), span(rs, "load_before")))
 
     if a.ratio:
         print()

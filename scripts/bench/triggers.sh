@@ -134,17 +134,23 @@ if [[ ,$SKIP, != *,latency,* ]]; then
   {
     echo "#### (b) commit → delivery latency, one trigger (open rules, PUT, 8 keep-alive connections)"
     echo
-    echo "| writes/s | run | load before | writes ok / sent | writer late p99 | delivered | p50 ms | p99 ms | max ms | Hearth CPU % | receiver CPU % |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    echo "| writes/s | run | load before | writes ok / sent | writer late p99 | delivered | p50 ms | p99 ms | max ms | Hearth CPU % | receiver CPU % | writer CPU % |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
   } >>"$TABLE"
   for r in $(seq 1 "$RUNS"); do
     for rate in ${RATES//,/ }; do
       before=$(load); hc=$(cpu "$HEARTH_PID"); rc=$(cpu "$LAT_PID"); t0=$(date +%s.%N)
+      # the writer's CPU: bash's `times` in this shell, before and after the one command
+      # substitution that runs it (a waited-for child's CPU counts in this shell's children)
+      times >"$WORK/times.start"
       wrote=$("${PY[@]}" rate --base "$HEARTH_URL" --rate "$rate" --seconds "$RATE_SECONDS" --prefix "bench/r${rate}x$r")
+      times >"$WORK/times.end"; tw=$(date +%s.%N)
+      writer_cpu=$(python3 -c 'import sys; a,b,t0,t1=map(float,sys.argv[1:]); print(round(100*(b-a)/(t1-t0)))' \
+        "$(children_cpu "$WORK/times.start")" "$(children_cpu "$WORK/times.end")" "$t0" "$tw")
       stats=$("${PY[@]}" wait --receiver "$LAT_URL" --prefix "bench/r${rate}x$r/" --count "$(field "$wrote" ok)" --timeout "$DRAIN_TIMEOUT")
       t1=$(date +%s.%N)
       cpu_pct() { python3 -c 'import sys; a,b,t0,t1=map(float,sys.argv[1:]); print(round(100*(b-a)/(t1-t0)))' "$1" "$2" "$t0" "$t1"; }
-      echo "| $rate | $r | $before | $(field "$wrote" ok) / $(field "$wrote" sent) | $(field "$wrote" late_p99_ms) ms | $(field "$stats" count) | $(field "$stats" p50_ms) | $(field "$stats" p99_ms) | $(field "$stats" max_ms) | $(cpu_pct "$hc" "$(cpu "$HEARTH_PID")") | $(cpu_pct "$rc" "$(cpu "$LAT_PID")") |" >>"$TABLE"
+      echo "| $rate | $r | $before | $(field "$wrote" ok) / $(field "$wrote" sent) | $(field "$wrote" late_p99_ms) ms | $(field "$stats" count) | $(field "$stats" p50_ms) | $(field "$stats" p99_ms) | $(field "$stats" max_ms) | $(cpu_pct "$hc" "$(cpu "$HEARTH_PID")") | $(cpu_pct "$rc" "$(cpu "$LAT_PID")") | $writer_cpu |" >>"$TABLE"
       echo "{\"kind\": \"trigger-latency\", \"rate\": $rate, \"run\": $r, \"writer\": $wrote, \"receiver\": $stats}" >>"$RESULTS"
     done
   done
