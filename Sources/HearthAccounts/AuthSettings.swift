@@ -50,6 +50,9 @@ public struct AuthSettings: Sendable {
     public var identityProvidersPath: String?
     /// Where provider keys are cached on disk (the data directory; set by the server).
     public var identityProviderKeyCache: String?
+    /// The longest one provider key fetch may take, seconds (`IdentityProviders.fetchTimeoutSeconds`
+    /// unless a test holds a fetch open for longer than a loaded machine's scheduling delays).
+    public var identityProviderFetchTimeoutSeconds = IdentityProviders.fetchTimeoutSeconds
 
     public init() {}
 }

@@ -387,7 +387,8 @@ extension AuthContext {
                                      settings: settings, hasher: hasher, clock: clock,
                                      serviceAccounts: try settings.customTokenServiceAccounts.map(Self.loadServiceAccount),
                                      identityProviders: try settings.identityProvidersPath.map {
-                                         try IdentityProviders(file: $0, cacheDirectory: settings.identityProviderKeyCache)
+                                         try IdentityProviders(file: $0, cacheDirectory: settings.identityProviderKeyCache,
+                                                               fetchTimeoutSeconds: settings.identityProviderFetchTimeoutSeconds)
                                      })
         let seconds: @Sendable () -> Int64 = { clock() / 1000 }
         // Several nodes count attempts in the database, so a limit holds for them all.

@@ -10,14 +10,16 @@ import Synchronization
 /// fetched again at once when a token names an unknown `kid` (at most once per
 /// `unknownKeyRefreshSeconds` per provider), and kept on disk in `cacheDirectory` so a
 /// restart without network still verifies. A slow or unreachable provider delays a
-/// sign-in by at most `fetchTimeoutSeconds`. Keys from a file are read once, at start.
+/// sign-in by at most `fetchTimeoutSeconds` (twice that when a background fetch is under
+/// way). Keys from a file are read once, at start.
 ///
 /// A fetch for an unknown `kid` runs on a thread of its own; the tokens that need it wait
 /// as callbacks (`whenKeysFetched`), at most `maxWaitingPerProvider` per provider, so a
 /// provider that never answers holds no thread of the server's work queues and never
 /// delays the checks of other tokens (Hearth's own, other providers').
 public final class IdentityProviders: Sendable {
-    /// The longest a key fetch may take (connect, each read, the whole exchange), seconds.
+    /// The longest a key fetch may take (connect, each read, the whole exchange), seconds:
+    /// the default of `init`'s `fetchTimeoutSeconds`.
     public static let fetchTimeoutSeconds = 5
     /// How often keys are fetched again in the background, seconds.
     public static let refreshIntervalSeconds: Int64 = 3600
@@ -56,15 +58,18 @@ public final class IdentityProviders: Sendable {
     let entries: [String: Entry]
     let cacheDirectory: String?
     let client: HTTPClient
+    let fetchTimeoutSeconds: Int
     /// Seconds since the epoch.
     let clock: @Sendable () -> Int64
 
     /// The providers; keys from files are read now (an unusable file throws), cached keys
     /// of URL providers are loaded from `cacheDirectory`.
     public init(_ providers: [IdentityProvider], cacheDirectory: String?, caFile: String? = nil,
+                fetchTimeoutSeconds: Int = IdentityProviders.fetchTimeoutSeconds,
                 clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) throws(IdentityProviderError) {
         self.cacheDirectory = cacheDirectory
-        self.client = HTTPClient(timeoutSeconds: Self.fetchTimeoutSeconds, maxResponseBytes: Self.maxKeyDocumentBytes, caFile: caFile)
+        self.fetchTimeoutSeconds = fetchTimeoutSeconds
+        self.client = HTTPClient(timeoutSeconds: fetchTimeoutSeconds, maxResponseBytes: Self.maxKeyDocumentBytes, caFile: caFile)
         self.clock = clock
         var entries: [String: Entry] = [:]
         for provider in providers {
@@ -87,11 +92,12 @@ public final class IdentityProviders: Sendable {
     }
 
     /// The providers in a providers file.
-    public convenience init(file path: String, cacheDirectory: String?, caFile: String? = nil) throws(IdentityProviderError) {
+    public convenience init(file path: String, cacheDirectory: String?, caFile: String? = nil,
+                            fetchTimeoutSeconds: Int = IdentityProviders.fetchTimeoutSeconds) throws(IdentityProviderError) {
         guard let bytes = Self.read(path, limit: IdentityProvider.maxFileBytes) else {
             throw IdentityProviderError("\(path) cannot be read (or is larger than \(IdentityProvider.maxFileBytes) bytes)")
         }
-        try self.init(try IdentityProvider.parse(bytes), cacheDirectory: cacheDirectory, caFile: caFile)
+        try self.init(try IdentityProvider.parse(bytes), cacheDirectory: cacheDirectory, caFile: caFile, fetchTimeoutSeconds: fetchTimeoutSeconds)
     }
 
     public func provider(_ id: String) -> IdentityProvider? { entries[id]?.provider }
@@ -182,7 +188,7 @@ public final class IdentityProviders: Sendable {
         guard case .url = entry.provider.keys else { return false }
         let fetched = DispatchSemaphore(value: 0)
         whenFetched(entry, forUnknown: kid) { fetched.signal() }
-        _ = fetched.wait(timeout: .now() + .seconds(2 * Self.fetchTimeoutSeconds + 1))
+        _ = fetched.wait(timeout: .now() + .seconds(2 * fetchTimeoutSeconds + 1))
         return entry.state.withLock { $0.keys[kid] != nil }
     }
 
