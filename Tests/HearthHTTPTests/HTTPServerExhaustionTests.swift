@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import HearthTesting
 import Testing
 @testable import HearthHTTP
 
@@ -64,12 +65,9 @@ struct HTTPServerExhaustionTests {
             #expect(Set(statuses) == [200, 503])
             // Closing the readers that never read frees what they pinned ...
             clients.removeAll()
-            var waited = 0
-            while server.stats.unsentBytes > 0 && waited < 1_000_000 {
-                waited += 1
-                await Task.yield()
+            try await waitUntil("the closed readers' bytes freed", showing: "\(server.stats.unsentBytes) unsent") {
+                server.stats.unsentBytes == 0
             }
-            #expect(server.stats.unsentBytes == 0)
             // ... and a client that reads gets the whole large body again.
             let reader = try RawClient(port: port)
             try reader.send("GET /big HTTP/1.1\r\nHost: h\r\n\r\n")
@@ -112,12 +110,9 @@ struct HTTPServerExhaustionTests {
             try pinning.send("GET /big HTTP/1.1\r\nHost: h\r\n\r\n")
             answered.wait()
             // The I/O queue accounts the queued response once the handler has returned.
-            var waited = 0
-            while server.stats.unsentBytes <= limits.maxUnsentBytes && waited < 1_000_000 {
-                waited += 1
-                await Task.yield()
+            try await waitUntil("the pinned response counted as unsent", showing: "\(server.stats.unsentBytes) unsent") {
+                server.stats.unsentBytes > limits.maxUnsentBytes
             }
-            #expect(server.stats.unsentBytes > limits.maxUnsentBytes)
             let reader = try RawClient(port: port)
             try reader.send("GET /s HTTP/1.1\r\nHost: h\r\n\r\n")
             sent.wait()
@@ -148,10 +143,8 @@ struct HTTPServerExhaustionTests {
             #expect(server.stats.addressRefusals == 1)
             // A closed connection frees its place.
             kept.removeFirst()
-            var waited = 0
-            while server.addresses.count("127.0.0.1") > 2 && waited < 100_000 {
-                waited += 1
-                await Task.yield()
+            try await waitUntil("the closed connection's place freed", showing: "\(server.addresses.count("127.0.0.1")) counted") {
+                server.addresses.count("127.0.0.1") <= 2
             }
             let again = try RawClient(port: port)
             try again.send("GET /k HTTP/1.1\r\nHost: h\r\n\r\n")
