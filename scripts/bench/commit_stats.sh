@@ -27,7 +27,7 @@ start_hearth_with_plan "$SCEN"
 # Each series carries its namespace's label (one namespace here); summed over labels below.
 metrics() { curl -fsS "$HEARTH_URL/metrics" | grep -E '^hearth_(write_batch_size|commit_duration_seconds|wal_sync_seconds|write_queue_seconds|write_duration_seconds)_(sum|count)[{ ]'; }
 metrics >"$WORK/before"
-load_before=$(cut -d' ' -f1 /proc/loadavg)
+load_before=$(load_1min)
 # wrk's CPU: the CPU of this shell's waited-for children (bash's `times`, run in this
 # shell; lib.sh's children_cpu reads its second line) before and after it; the server is a
 # child too, but is not waited for until it stops.

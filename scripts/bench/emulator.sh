@@ -19,7 +19,7 @@ PYTHON=$("$REPO/scripts/python-env.sh")
 SUITE="$REPO/Tests/EndToEndTests/Python/rules_unit_testing.py"
 {
   machine_facts | grep -v '^wrk'
-  echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "load before: $(load_avgs)"
   echo "settings: $RUNS runs"
 } | tee "$RESULTS.meta" >&2
 echo '{"rules": {".read": false, ".write": false}}' > "$WORK/rules.json"

@@ -332,6 +332,11 @@ print(json.dumps(d))
 PY
 }
 
+# The machine's 1-minute load average now (load_1min), or the three averages (load_avgs):
+# every BENCHMARKS row records the load before its run.
+load_1min() { cut -d' ' -f1 /proc/loadavg; }
+load_avgs() { cut -d' ' -f1-3 /proc/loadavg; }
+
 # cpu_meter_start PID / cpu_meter_report LABEL: the load average before a run, and the CPU
 # during it of the server (PID, from /proc/PID/stat) and of the load generator, in % of one
 # core (BENCHMARKS.md gives every figure both). The generator's CPU is that of this shell's
@@ -340,7 +345,7 @@ PY
 # for only when it stops, after the report.
 cpu_meter_start() {
   METER_PID=$1
-  METER_LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
+  METER_LOAD=$(load_avgs)
   METER_T0=$(date +%s.%N)
   METER_SERVER0=$(awk '{print $14 + $15}' "/proc/$METER_PID/stat")
   times >"$WORK/times.start"
@@ -368,7 +373,7 @@ machine_facts() {
   local sched
   sched=$( (tr ' ' '\n' </proc/cmdline 2>/dev/null || true) | grep -E '^(sched_|isolcpus|nohz|idle=|processor\.max_cstate)' | sort -u | paste -sd' ' || true)
   echo "kernel scheduler parameters: ${sched:-none on the command line}"
-  echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "load average before: $(load_avgs)"
   echo "wrk: $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2)"
   echo "nginx: $(nginx -v 2>&1 | sed 's/^nginx version: //')"
   echo "swift: $(swift --version 2>/dev/null | head -1)"

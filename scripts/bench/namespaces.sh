@@ -26,7 +26,7 @@ psql_admin -c "CREATE ROLE hearth LOGIN PASSWORD 'hearth'"
 
 {
   machine_facts | grep -v '^wrk'
-  echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "load before: $(load_avgs)"
   echo "postgresql: $("$PG_BINDIR/postgres" --version), fsync on, synchronous_commit on"
   echo "settings: $RUNS runs, ${SECONDS_PER}s each, $NODES nodes, $NODES_CONNS connections"
 } | tee "$RESULTS.meta" >&2
@@ -63,7 +63,7 @@ for run in $(seq 1 "$RUNS"); do
     psql_admin -c "CREATE DATABASE $db OWNER hearth"
     log "run $run: $count busy namespace(s) on $NODES nodes"
     start_nodes "postgres://hearth:hearth@127.0.0.1:$PGPORT/$db"
-    load_before=$(cut -d' ' -f1 /proc/loadavg)
+    load_before=$(load_1min)
     pgp=$(pg_pids); node_ticks0=$(ticks_of "${NODE_PIDS[@]}"); pg_ticks0=$(ticks_of $pgp)
     line=$(python3 "$BENCH_DIR/nodes.py" writes --ports "$PORTS" --connections "$NODES_CONNS" --seconds "$SECONDS_PER" --namespaces "$count")
     node_ticks=$(( $(ticks_of "${NODE_PIDS[@]}") - node_ticks0 )); pg_ticks=$(( $(ticks_of $pgp) - pg_ticks0 ))

@@ -80,7 +80,7 @@ for run in $(seq 1 "$RUNS"); do
     log "run $run: $engine, $count node(s)"
     start_nodes "$store" "$count"
     for mode in $MODES; do
-      load_before=$(cut -d' ' -f1 /proc/loadavg)
+      load_before=$(load_1min)
       pgp=""; if [ "$engine" = postgres ]; then pgp=$(pg_pids); fi
       node_ticks0=$(ticks_of "${NODE_PIDS[@]}"); pg_ticks0=$(ticks_of $pgp)
       if [ "$mode" = writes ]; then

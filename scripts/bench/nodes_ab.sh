@@ -76,7 +76,7 @@ for round in $(seq 1 "$ROUNDS"); do
       DB=${set}_$round psql_admin -c "INSERT INTO nodes(path, kind, ival) SELECT 'seed/' || g, 2, g FROM generate_series(1, $SEED_ROWS) g" -c "ANALYZE"
     done
   fi
-  load_before=$(cut -d' ' -f1 /proc/loadavg)
+  load_before=$(load_1min)
   # Each build's PostgreSQL sessions (they stay open for the run).
   A_PG=$(psql_admin -At -c "SELECT pid FROM pg_stat_activity WHERE datname = 'a_$round'" | tr '\n' ' ')
   B_PG=$(psql_admin -At -c "SELECT pid FROM pg_stat_activity WHERE datname = 'b_$round'" | tr '\n' ' ')

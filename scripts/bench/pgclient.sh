@@ -46,7 +46,7 @@ for run in $(seq 1 "$RUNS"); do
       # the load before, and the CPU of the client and of PostgreSQL over the run: the client
       # from this shell's `times` (its waited-for children), PostgreSQL from the postmaster's
       # own and reaped children's time plus its live children's (pg_cluster_ticks)
-      load=$(cut -d' ' -f1 /proc/loadavg); pg0=$(pg_cluster_ticks); times >"$WORK/times.start"; t0=$(date +%s.%N)
+      load=$(load_1min); pg0=$(pg_cluster_ticks); times >"$WORK/times.start"; t0=$(date +%s.%N)
       "$BIN" "$client" "$workload" "$connections" "$SECONDS_PER" 127.0.0.1 "$PGPORT" bench >"$WORK/run.json"
       times >"$WORK/times.end"; t1=$(date +%s.%N); pg1=$(pg_cluster_ticks)
       python3 - "$WORK/run.json" "$run" "$load" "$t0" "$t1" "$(children_cpu "$WORK/times.start")" \

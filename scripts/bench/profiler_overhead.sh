@@ -37,7 +37,7 @@ run_on() {
   echo "$rps"
 }
 machine_facts >&2 || true
-echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "load before: $(load_avgs)" >&2
 creates >/dev/null  # warm-up, not counted
 cpu_meter_start "$HEARTH_PID"
 printf '%-6s %10s %10s %8s %12s %12s %8s\n' round off_rps on_rps on/off off_cpu_us on_cpu_us on/off
@@ -52,7 +52,7 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 cpu_meter_report "wrk (and the curl and python3 between runs)" >&2
 recorded=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(sum(o["count"] for o in r["operations"] if o["kind"]=="write"))' "$WORK/report.json")
-echo "load after: $(cut -d' ' -f1-3 /proc/loadavg); the last window recorded $recorded writes" >&2
+echo "load after: $(load_avgs); the last window recorded $recorded writes" >&2
 python3 - "${ratios[*]}" "${cpu_ratios[*]}" <<'PY'
 import statistics, sys
 ratios = [float(r) for r in sys.argv[1].split()]

@@ -81,7 +81,7 @@ cell() {
   fi
   log "round $round: $server, $transport, N=$FLOOR_NS, $FLOOR_RATE writes/s for ${FLOOR_SECONDS}s, pid $pid"
   rm -f "$out"
-  local load; load=$(cut -d' ' -f1 /proc/loadavg)   # the 1-minute load average before the cell
+  local load; load=$(load_1min)   # the 1-minute load average before the cell
   "$LOADGEN_BIN" fanout --transport "$transport" --port "$port" --uid "$LOADGEN_UID" --token "@$LOADGEN_TOKEN_FILE" \
     --subscribers "$FLOOR_NS" --path '/users/${uid}/favorites' --rate "$FLOOR_RATE" --duration "$FLOOR_SECONDS" \
     --threads "$LOADGEN_THREADS" --sources "$LOADGEN_SOURCES" --server-pid "$pid" --run "$round" --label "$server" \

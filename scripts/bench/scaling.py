@@ -414,8 +414,7 @@ def cmd_report(a):
         L.append("N = 0: no stream open (the write baseline). Ready: streams live (first `put` received) of N.")
         L.append("")
         L += cpu_table(sse_recs + holds, [(n, num(n, "int")) for n in ns], "streams N",
-                       lambda r, n: r.get("conc", r.get("streams_open")) == n if r.get("kind") == "sse"
-                       else r.get("streams_open") == n, q)
+                       lambda r, n: (r["conc"] if r.get("kind") == "sse" else r.get("streams_open")) == n, q)
     if flagged:
         L.append("† every run of these cells was disturbed by other processes (other CPU ≥ %g %%): %s."
                  " Treat them as indications only." % (q, ", ".join(flagged)))

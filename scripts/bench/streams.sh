@@ -118,7 +118,7 @@ run_sse() {
     fi
     log "$who run $run (attempt $attempt): N=$n, $rate writes/s for ${SSE_SECONDS}s, fresh pid $pid"
     rm -f "$out"
-    load=$(cut -d' ' -f1 /proc/loadavg)   # the 1-minute load average before the run
+    load=$(load_1min)   # the 1-minute load average before the run
     if [ "$who" = hearth ] && [ "$LOADGEN" = compiled ]; then
       "$LOADGEN_BIN" fanout --transport sse --port "$HEARTH_PORT" --uid "$LOADGEN_UID" --token "@$LOADGEN_TOKEN_FILE" \
         --subscribers "$n" --path '/users/${uid}/favorites' --rate "$rate" --duration "$SSE_SECONDS" \

@@ -69,7 +69,6 @@ EOF
 
 field() { python3 -c 'import json,sys; v=json.loads(sys.argv[1]).get(sys.argv[2]); print("–" if v is None else (round(v, 1) if isinstance(v, float) else v))' "$1" "$2"; }
 cpu() { "${PY[@]}" cpu "$1"; }
-load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 # ---- (a) write throughput with 0, 1 and 10 triggers ----
 if [[ ,$SKIP, != *,throughput,* ]]; then
@@ -102,7 +101,7 @@ if [[ ,$SKIP, != *,throughput,* ]]; then
   for r in $(seq 1 "$RUNS"); do
     for n in 0 1 10; do
       drain
-      echo "load before run $r of $n trigger(s): $(load)" | tee -a "$RESULTS.meta" >&2
+      echo "load before run $r of $n trigger(s): $(load_avgs)" | tee -a "$RESULTS.meta" >&2
       RUNS=1 run_wrk "$WORK/hearth-$n.json" "$WORK/fixtures-$n.json" create "${PID[$n]}" "triggers-$n"
     done
   done
@@ -137,20 +136,20 @@ if [[ ,$SKIP, != *,latency,* ]]; then
     echo "| writes/s | run | load before | writes ok / sent | writer late p99 | delivered | p50 ms | p99 ms | max ms | Hearth CPU % | receiver CPU % | writer CPU % |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
   } >>"$TABLE"
+  # % of a core between two CPU readings (s) taken at times t0 and t1 (s)
+  cpu_pct() { python3 -c 'import sys; a,b,t0,t1=map(float,sys.argv[1:]); print(round(100*(b-a)/(t1-t0)))' "$1" "$2" "$3" "$4"; }
   for r in $(seq 1 "$RUNS"); do
     for rate in ${RATES//,/ }; do
-      before=$(load); hc=$(cpu "$HEARTH_PID"); rc=$(cpu "$LAT_PID"); t0=$(date +%s.%N)
+      before=$(load_avgs); hc=$(cpu "$HEARTH_PID"); rc=$(cpu "$LAT_PID"); t0=$(date +%s.%N)
       # the writer's CPU: bash's `times` in this shell, before and after the one command
       # substitution that runs it (a waited-for child's CPU counts in this shell's children)
       times >"$WORK/times.start"
       wrote=$("${PY[@]}" rate --base "$HEARTH_URL" --rate "$rate" --seconds "$RATE_SECONDS" --prefix "bench/r${rate}x$r")
       times >"$WORK/times.end"; tw=$(date +%s.%N)
-      writer_cpu=$(python3 -c 'import sys; a,b,t0,t1=map(float,sys.argv[1:]); print(round(100*(b-a)/(t1-t0)))' \
-        "$(children_cpu "$WORK/times.start")" "$(children_cpu "$WORK/times.end")" "$t0" "$tw")
+      writer_cpu=$(cpu_pct "$(children_cpu "$WORK/times.start")" "$(children_cpu "$WORK/times.end")" "$t0" "$tw")
       stats=$("${PY[@]}" wait --receiver "$LAT_URL" --prefix "bench/r${rate}x$r/" --count "$(field "$wrote" ok)" --timeout "$DRAIN_TIMEOUT")
       t1=$(date +%s.%N)
-      cpu_pct() { python3 -c 'import sys; a,b,t0,t1=map(float,sys.argv[1:]); print(round(100*(b-a)/(t1-t0)))' "$1" "$2" "$t0" "$t1"; }
-      echo "| $rate | $r | $before | $(field "$wrote" ok) / $(field "$wrote" sent) | $(field "$wrote" late_p99_ms) ms | $(field "$stats" count) | $(field "$stats" p50_ms) | $(field "$stats" p99_ms) | $(field "$stats" max_ms) | $(cpu_pct "$hc" "$(cpu "$HEARTH_PID")") | $(cpu_pct "$rc" "$(cpu "$LAT_PID")") | $writer_cpu |" >>"$TABLE"
+      echo "| $rate | $r | $before | $(field "$wrote" ok) / $(field "$wrote" sent) | $(field "$wrote" late_p99_ms) ms | $(field "$stats" count) | $(field "$stats" p50_ms) | $(field "$stats" p99_ms) | $(field "$stats" max_ms) | $(cpu_pct "$hc" "$(cpu "$HEARTH_PID")" "$t0" "$t1") | $(cpu_pct "$rc" "$(cpu "$LAT_PID")" "$t0" "$t1") | $writer_cpu |" >>"$TABLE"
       echo "{\"kind\": \"trigger-latency\", \"rate\": $rate, \"run\": $r, \"writer\": $wrote, \"receiver\": $stats}" >>"$RESULTS"
     done
   done
@@ -169,7 +168,7 @@ if [[ ,$SKIP, != *,catchup,* ]]; then
   t0=$(date +%s.%N)
   "${PY[@]}" bulk --base "$HEARTH_URL" --count "$BACKLOG" --batch 1000 --prefix bulk >&2
   written_s=$(python3 -c "import time; print(round(time.time() - $t0, 1))")
-  before=$(load)
+  before=$(load_avgs)
   hc=$(cpu "$HEARTH_PID")
   start_receiver "$port"
   started_ms=$(python3 -c 'import time; print(time.time() * 1000)')
