@@ -9,6 +9,8 @@
 # "ready timeout" failure for a stream that was in fact live. PocketBase needs a second
 # round trip (the subscribe POST) and never hit it. Second addition: every wrk and sse
 # result records the 1-minute load average read as its measurement starts (load_before).
+# Third: SSEConn tells its owner when a stream's 200 head arrived, if the owner has an
+# on_head method (soak.py times a reconnecting stream's absence with it).
 # Hearth runs it from scripts/bench/ (http_baseline.sh, compare.sh, run_pocketbase.sh,
 # streams.sh).
 """Peer-neutral load harness for per-user favorites backends (stdlib only).
@@ -482,6 +484,9 @@ class SSEConn(asyncio.Protocol):
                 return
             self.chunked = "transfer-encoding: chunked" in head.lower()
             self.in_body = True
+            on_head = getattr(self.w, "on_head", None)
+            if on_head is not None:
+                on_head(self, now)
             if not data:
                 return
         if self.chunked:

@@ -32,8 +32,13 @@ Every whole minute it appends one "minute" line for the writes scheduled in that
 p99 / p99.9 / max, delivery p99 / p99.9 / max for SSE and wire listeners apart, the five
 slowest writes (scheduled send in UTC and on CLOCK_MONOTONIC, to line up with the server's
 log or `perf record -k CLOCK_MONOTONIC`; the load generator's own lag meanwhile), CPU
-split and run-queue wait (/proc/PID/task/*/schedstat) of the server and the generator.
-`report` says whether delivery max < STALL_GOAL_MS held in every minute.
+split and run-queue wait (/proc/PID/task/*/schedstat) of the server and the generator;
+apart, the live deliveries (the write scheduled while its listener was connected) and the
+replays (scheduled while it was away, so late by its gap), and per listener that came back
+in the minute its gap (the end to its new connection's 200 head, or a wire listener's q
+answered; the reconnect backoff of 0.1-0.3 s included). `report` says whether delivery max < STALL_GOAL_MS held in
+every minute, for all deliveries and for the live ones. --storm-minute drops every SSE
+stream at once in one minute (a token expiry's reconnect burst, without waiting an hour).
 ID tokens live one hour (Hearth's fixed lifetime, like Firebase's), so the generator does
 what a client must: it refreshes a user's token (POST /v1/token) once it is --token-max-age
 seconds old, and a stream that ends (auth_revoked when its token expires, cancel, close)
@@ -276,6 +281,8 @@ class Stream:
         self.fails = 0              # consecutive attempts that never got a 200 head
         self.ready = None           # future for the initial snapshot
         self.reconnecting = False
+        self.t_connect = 0.0        # when the current connection was asked for (monotonic)
+        self.t_down = None          # when the last connection that got through ended, until the next is back
 
     # -- the harness.SSEConn callbacks ("w")
     def connect_raw(self, _user):
@@ -301,13 +308,24 @@ class Stream:
                 # first is a fresh snapshot (a resume the change log could not serve)
                 s.iv["resync_snapshots"] += 1
                 return
-            s.deliver_marked(data, now, "sse")
+            s.deliver_marked(data, now, "sse", self.t_connect)
         elif name == "keep-alive":
             s.iv["keepalives"] += 1
         elif name in ("cancel", "auth_revoked"):
             self.end_reason = name
         else:
             s.iv["other_events"] += 1
+
+    def on_head(self, conn, now):
+        if conn is self.conn:
+            self.back(now)
+
+    def back(self, now):
+        """A new connection got through (SSE: its 200 head; wire: the q's ok) after one that
+        had ended: the listener's gap (that end to now) counts in the minute it went down."""
+        if self.t_down is not None:
+            self.soak.minute(self.t_down).gaps.append(now - self.t_down)
+            self.t_down = None
 
     def on_lost(self, conn):
         s = self.soak
@@ -316,6 +334,8 @@ class Stream:
         self.conn = None
         if s.stopping:
             return
+        if conn.in_body and self.t_down is None:
+            self.t_down = time.monotonic()
         reason = self.end_reason or "closed"
         self.end_reason = None
         if not self.subscribed:
@@ -368,6 +388,7 @@ class Stream:
             lines.append("Last-Event-ID: " + self.last_id)
         self.req = ("\r\n".join(lines) + "\r\n\r\n").encode()
         loop = asyncio.get_running_loop()
+        self.t_connect = time.monotonic()
 
         def factory():
             self.conn = harness.SSEConn(self, self.user)
@@ -393,12 +414,15 @@ class MinuteAcc:
     their times are what to look for in the server's log, perf or strace output."""
 
     def __init__(self):
-        self.lat = {"write": array.array("d"), "sse": array.array("d"), "wire": array.array("d")}
+        self.lat = {"write": array.array("d"), "sse": array.array("d"), "wire": array.array("d"),
+                    "live": array.array("d"), "replay": array.array("d")}
         self.slowest = {}           # seq -> (slowest event's latency, its listener kind, its arrival)
+        self.gaps = array.array("d")  # listeners that went down in this minute: end -> back (200 head, q answered), s
 
-    def add(self, kind, lat, seq, now):
+    def add(self, kind, lat, seq, now, replay=False):
         self.lat[kind].append(lat)
         if kind != "write":
+            self.lat["replay" if replay else "live"].append(lat)
             prev = self.slowest.get(seq)
             if prev is None or lat > prev[0]:
                 self.slowest[seq] = (lat, kind, now)
@@ -466,6 +490,7 @@ class WireListener(Stream):
 
     def on_live(self, conn):
         self.fails = 0
+        self.back(time.monotonic())
         if not self.subscribed:
             self.subscribed = True
             if self.ready is not None and not self.ready.done():
@@ -476,12 +501,13 @@ class WireListener(Stream):
         if payload.find(b'"a":"c"') >= 0 or payload.find(b'"a":"ac"') >= 0:
             self.end_reason = "auth_revoked" if b'"a":"ac"' in payload else "cancel"
             return
-        s.deliver_marked(payload, now, "wire")
+        s.deliver_marked(payload, now, "wire", self.t_connect)
 
     async def connect(self):
         s = self.soak
         self.token = await s.token(self.user)
         loop = asyncio.get_running_loop()
+        self.t_connect = time.monotonic()
 
         def factory():
             self.conn = WireConn(self)
@@ -621,25 +647,27 @@ class Soak:
                 self.iv["after_minute"] += 1
         return acc
 
-    def deliver_marked(self, data, now, kind):
+    def deliver_marked(self, data, now, kind, connected):
         """An event's bytes: the write's number after the run's marker in its note is a
-        delivery; an event without one is counted as other."""
+        delivery; an event without one is counted as other. `connected`: when the
+        listener's connection was asked for; a write scheduled before it is a replay (it was
+        written while the listener was away, and reaches it through the resume)."""
         i = data.find(self.prefix)
         if i >= 0:
             j = k = i + len(self.prefix)
             while k < len(data) and 48 <= data[k] <= 57:
                 k += 1
             if k > j:
-                self.on_delivery(int(data[j:k]), now, kind)
+                self.on_delivery(int(data[j:k]), now, kind, connected)
                 return
         self.iv["other_events"] += 1
 
-    def on_delivery(self, seq, now, kind):
+    def on_delivery(self, seq, now, kind, connected):
         t_sched = self.t0 + seq / self.a.rate
         lat = now - t_sched
         self.iv["dlat"].append(lat)
         self.iv["dlat_" + kind].append(lat)
-        self.minute(t_sched).add(kind, lat, seq, now)
+        self.minute(t_sched).add(kind, lat, seq, now, replay=t_sched < connected)
         w = self.writes.get(seq)
         if w is not None:
             w[2] += 1
@@ -740,6 +768,20 @@ class Soak:
             if live and not self.stopping:
                 random.choice(live).conn.tr.close()
 
+    async def storm(self):
+        """--storm-minute N: half way through minute N the client drops every open SSE
+        stream at once, as when every token expires in the same second (the server ends each
+        with auth_revoked) or a proxy restarts; each reconnects with Last-Event-ID like any
+        other end. The wire listeners stay: their deliveries meanwhile show whether the
+        reconnects hold up anyone else."""
+        d = self.t0 + 60.0 * (self.a.storm_minute - 1) + 30.0 - time.monotonic()
+        if d > 0:
+            await asyncio.sleep(d)
+        live = [s for s in self.streams if s.kind == "sse" and s.is_open()]
+        for s in live:
+            s.conn.tr.close()
+        self.log("storm: dropped %d SSE streams at once" % len(live))
+
     # -- samples
     async def lag_ticker(self):
         while not self.stopping:
@@ -798,9 +840,13 @@ class Soak:
                "server_runq_ms": ms(c1[4] - c0[4]) if c1[4] is not None and c0[4] is not None else None,
                "loadgen_runq_ms": ms(c1[5] - c0[5]) if c1[5] is not None and c0[5] is not None else None}
         for kind, vals in (("write", acc.lat["write"]), ("sse", acc.lat["sse"]), ("wire", acc.lat["wire"]),
-                           ("deliv", list(acc.lat["sse"]) + list(acc.lat["wire"]))):
+                           ("deliv", list(acc.lat["sse"]) + list(acc.lat["wire"])), ("live", acc.lat["live"]),
+                           ("replay", acc.lat["replay"])):
             n, p99, p999, mx = tail_stats(vals)
             rec.update({kind + "_n": n, kind + "_p99_ms": p99, kind + "_p999_ms": p999, kind + "_max_ms": mx})
+        gaps = sorted(acc.gaps)
+        rec.update({"gap_n": len(gaps), "gap_p50_ms": ms(gaps[len(gaps) // 2]) if gaps else None,
+                    "gap_max_ms": ms(gaps[-1]) if gaps else None})
         worst = sorted(acc.slowest.items(), key=lambda kv: -kv[1][0])[:5]
         # [scheduled send UTC, seq, listener kind, latency ms, scheduled send (monotonic s, the
         #  clock of perf record -k CLOCK_MONOTONIC), load generator lag ms meanwhile]
@@ -924,6 +970,7 @@ class Soak:
             "kind": "start", "prefix": self.prefix_s, "users": a.users, "streams": a.streams, "rate": a.rate,
             "minutes": a.minutes, "sample_seconds": a.sample_seconds, "keys": a.keys, "settle_s": a.settle,
             "writer_conns": a.writer_conns, "reconnect": a.reconnect, "token_max_age_s": a.token_max_age,
+            "storm_minute": a.storm_minute,
             "wire": a.wire, "wire_subscribed": ready_wire,
             "streams_subscribed": ready, "open_all_s": round(t_open, 2),
             "data_fds": data_fds(self.pid, self.a.data_dir),
@@ -940,6 +987,7 @@ class Soak:
         self.t0 = time.monotonic() + 0.5
         lag = asyncio.ensure_future(self.lag_ticker())
         churn = asyncio.ensure_future(self.churn()) if a.churn_per_min > 0 else None
+        storm = asyncio.ensure_future(self.storm()) if 0 < a.storm_minute <= a.minutes else None
         wtask = asyncio.ensure_future(self.writer(count))
         nmin = int(duration // 60.0)
         ticker = asyncio.ensure_future(self.minute_ticker(nmin)) if nmin > 0 else None
@@ -969,8 +1017,9 @@ class Soak:
         # close every stream, let the server notice, and look at what is left
         self.stopping = True
         lag.cancel()
-        if churn is not None:
-            churn.cancel()
+        for task in (churn, storm):
+            if task is not None:
+                task.cancel()
         for s in self.streams:
             if s.conn is not None and s.conn.tr is not None:
                 s.conn.tr.close()
@@ -1033,18 +1082,21 @@ def report_minutes(minutes, start):
     print()
     print("| min | writes | write ack p99 / max ms | SSE events | SSE p99 / p99.9 / max ms | wire events |"
           " wire p99 / p99.9 / max ms | slowest write: scheduled (UTC), kind, ms | server CPU % | load gen CPU % |"
-          " other CPU % (niced) | server / load gen run-queue wait ms | load gen lag max ms | load avg |")
-    print("|" + "---|" * 14)
+          " other CPU % (niced) | server / load gen run-queue wait ms | load gen lag max ms | load avg |"
+          " listeners back after an end: n, gap p50 / max ms; their replayed events: n, max ms |")
+    print("|" + "---|" * 15)
     for r in minutes:
         sl = r["slowest"][0] if r["slowest"] else None
-        print("| %d | %d | %s / %s | %d | %s / %s / %s | %d | %s / %s / %s | %s | %s | %s | %s (%s) | %s / %s | %s | %.2f |" % (
+        gaps = ("%d, %s / %s; %d, %s" % (r["gap_n"], fv(r["gap_p50_ms"]), fv(r["gap_max_ms"]), r["replay_n"],
+                                         fv(r["replay_max_ms"]))) if r.get("gap_n") or r.get("replay_n") else "–"
+        print("| %d | %d | %s / %s | %d | %s / %s / %s | %d | %s / %s / %s | %s | %s | %s | %s (%s) | %s / %s | %s | %.2f | %s |" % (
             r["minute"], r["write_n"], fv(r["write_p99_ms"]), fv(r["write_max_ms"]),
             r["sse_n"], fv(r["sse_p99_ms"]), fv(r["sse_p999_ms"]), fv(r["sse_max_ms"]),
             r["wire_n"], fv(r["wire_p99_ms"]), fv(r["wire_p999_ms"]), fv(r["wire_max_ms"]),
             ("%s, %s, %s%s" % (sl[0], sl[2], fv(sl[3]), (" (load gen %s ms late)" % fv(sl[5])) if len(sl) > 5 and sl[5]
                                 else "")) if sl else "–",
             fv(r["server_cpu_pct"]), fv(r["loadgen_cpu_pct"]), fv(r["other_cpu_pct"]), fv(r["niced_cpu_pct"]),
-            fv(r.get("server_runq_ms")), fv(r.get("loadgen_runq_ms")), fv(r["client_lag_max_ms"]), r["loadavg"]))
+            fv(r.get("server_runq_ms")), fv(r.get("loadgen_runq_ms")), fv(r["client_lag_max_ms"]), r["loadavg"], gaps))
     print()
     bad = [r for r in minutes if r["deliv_max_ms"] is None or r["deliv_max_ms"] >= STALL_GOAL_MS]
     wbad = [r for r in minutes if r["write_max_ms"] is None or r["write_max_ms"] >= STALL_GOAL_MS]
@@ -1060,6 +1112,18 @@ def report_minutes(minutes, start):
                 "minute %d max %s ms (slowest writes scheduled %s)" % (
                     r["minute"], fv(r["deliv_max_ms"]), ", ".join("%s %s ms" % (x[0], fv(x[3])) for x in r["slowest"][:3]))
                 for r in bad)))
+    if any("live_max_ms" in r for r in minutes):
+        # a replay is an event of a write made while its listener was away (an end, the
+        # client's reconnect backoff, the new connection): late by that gap, not by a server
+        # that stopped; the live deliveries are the rest
+        lbad = [r for r in minutes if r.get("live_n") and (r["live_max_ms"] or 0) >= STALL_GOAL_MS]
+        print("- Live deliveries only (the write scheduled while its listener was connected), max < %g ms: %s%s." % (
+            STALL_GOAL_MS, "HELD in all %d minutes" % len(minutes) if not lbad else "NOT HELD in %d of %d minutes (%s)" % (
+                len(lbad), len(minutes), ", ".join("minute %d %s ms" % (r["minute"], fv(r["live_max_ms"])) for r in lbad)),
+            "" if not any(r.get("replay_n") for r in minutes) else "; replayed after a reconnect: %d events, max %s ms, "
+            "after gaps (end to the new connection's answer, the client's 0.1-0.3 s backoff included) of at most %s ms" % (
+                sum(r.get("replay_n") or 0 for r in minutes), fv(max((r.get("replay_max_ms") or 0) for r in minutes)),
+                fv(max((r.get("gap_max_ms") or 0) for r in minutes)))))
     print("- Write ack max < %g ms: held in %d of %d minutes (worst %s ms)." % (
         STALL_GOAL_MS, len(minutes) - len(wbad), len(minutes), fv(max((r["write_max_ms"] or 0) for r in minutes))))
     lagged = [r for r in minutes if (r["client_lag_max_ms"] or 0) >= STALL_GOAL_MS / 4]
@@ -1238,6 +1302,7 @@ def main():
     p.add_argument("--token-max-age", type=float, default=3000.0, help="refresh an ID token this old (s)")
     p.add_argument("--no-reconnect", dest="reconnect", action="store_false")
     p.add_argument("--churn-per-min", type=float, default=0.0, help="open streams the client drops per minute")
+    p.add_argument("--storm-minute", type=int, default=0, help="drop every SSE stream at once half way through this minute")
     p.add_argument("--max-reconnect-failures", type=int, default=8)
     p.set_defaults(fn=cmd_run)
     p = sp.add_parser("report")

@@ -44,7 +44,9 @@
 # Knobs (env): SOAK_STREAMS (1000) SOAK_WIRE (0 wire-protocol listeners) SOAK_USERS (100) SOAK_RATE (20 writes/s) SOAK_MINUTES
 #   (60) SOAK_SAMPLE_SECONDS (60) SOAK_KEYS (50 favourites per user) SOAK_WRITER_CONNS (16
 #   keep-alive connections for the writes) SOAK_SETTLE (10) SOAK_TOKEN_MAX_AGE (3000)
-#   SOAK_RECONNECT (1) SOAK_PERF (0) SOAK_CHURN (0: open streams the client drops per minute, each then
+#   SOAK_RECONNECT (1) SOAK_PERF (0) SOAK_STORM_MINUTE (0: none; N: half way through minute N the client drops
+#   every SSE stream at once, as when all their tokens expire in one second, and each reconnects with
+#   Last-Event-ID) SOAK_CHURN (0: open streams the client drops per minute, each then
 #   reconnecting with Last-Event-ID, as on a flaky network) SOAK_NICE (0: niceness of the load generator) HEARTH_BIN
 #   HEARTH_REV (what to record as the binary's commit when it was built elsewhere)
 #   HEARTH_SYNC (full) SKIP_BUILD=1 RESULTS (/tmp/hearth-bench-soak-<date>.jsonl)
@@ -61,6 +63,7 @@ SOAK_STREAMS=${SOAK_STREAMS:-1000}; SOAK_USERS=${SOAK_USERS:-100}; SOAK_RATE=${S
 SOAK_MINUTES=${SOAK_MINUTES:-60}; SOAK_SAMPLE_SECONDS=${SOAK_SAMPLE_SECONDS:-60}; SOAK_KEYS=${SOAK_KEYS:-50}
 SOAK_WRITER_CONNS=${SOAK_WRITER_CONNS:-16}; SOAK_SETTLE=${SOAK_SETTLE:-10}
 SOAK_TOKEN_MAX_AGE=${SOAK_TOKEN_MAX_AGE:-3000}; SOAK_RECONNECT=${SOAK_RECONNECT:-1}; SOAK_CHURN=${SOAK_CHURN:-0}
+SOAK_STORM_MINUTE=${SOAK_STORM_MINUTE:-0}
 SOAK_NICE=${SOAK_NICE:-0}; SOAK_WIRE=${SOAK_WIRE:-0}; SOAK_PERF=${SOAK_PERF:-0}
 LISTENERS=$((SOAK_STREAMS + SOAK_WIRE))
 
@@ -93,7 +96,7 @@ fi
   THREADS=- CONNS=- DURATION=- WARMUP=- RUNS=- machine_facts | grep -v -e '^wrk' -e '^nginx'
   echo "soak settings: $SOAK_STREAMS SSE streams and $SOAK_WIRE wire listeners over $SOAK_USERS users, $SOAK_RATE writes/s for $SOAK_MINUTES min," \
        "sample every ${SOAK_SAMPLE_SECONDS}s, $SOAK_KEYS favourites per user, $SOAK_WRITER_CONNS writer connections," \
-       "reconnect=$SOAK_RECONNECT, churn $SOAK_CHURN/min, token refresh at ${SOAK_TOKEN_MAX_AGE}s, load generator nice $SOAK_NICE, fd limit $NOFILE"
+       "reconnect=$SOAK_RECONNECT, churn $SOAK_CHURN/min, storm in minute $SOAK_STORM_MINUTE, token refresh at ${SOAK_TOKEN_MAX_AGE}s, load generator nice $SOAK_NICE, fd limit $NOFILE"
   echo "hearth limits: HEARTH_MAX_STREAMS=$HEARTH_MAX_STREAMS HEARTH_MAX_STREAMS_PER_ADDRESS=$HEARTH_MAX_STREAMS_PER_ADDRESS" \
        "HEARTH_MAX_CONNECTIONS=$HEARTH_MAX_CONNECTIONS HEARTH_MAX_CONNECTIONS_PER_ADDRESS=$HEARTH_MAX_CONNECTIONS_PER_ADDRESS," \
        "synchronous=${HEARTH_SYNC:-full}"
@@ -124,7 +127,7 @@ timeout --signal=TERM --kill-after=30 "$limit" nice -n "$SOAK_NICE" python3 "$BE
   --url "$HEARTH_URL" --pid "$HEARTH_PID" --data-dir "$WORK/hearth-data" --out "$RESULTS" \
   --streams "$SOAK_STREAMS" --wire "$SOAK_WIRE" --users "$SOAK_USERS" --rate "$SOAK_RATE" --minutes "$SOAK_MINUTES" \
   --sample-seconds "$SOAK_SAMPLE_SECONDS" --keys "$SOAK_KEYS" --writer-conns "$SOAK_WRITER_CONNS" \
-  --settle "$SOAK_SETTLE" --token-max-age "$SOAK_TOKEN_MAX_AGE" --churn-per-min "$SOAK_CHURN" $reconnect_flag || rc=$?
+  --settle "$SOAK_SETTLE" --token-max-age "$SOAK_TOKEN_MAX_AGE" --churn-per-min "$SOAK_CHURN" --storm-minute "$SOAK_STORM_MINUTE" $reconnect_flag || rc=$?
 [ "$rc" = 0 ] || echo "soak.py exited with status $rc; reporting what was sampled" >&2
 if [ -n "$PERF_PID" ]; then
   kill -INT "$PERF_PID" 2>/dev/null || true; wait "$PERF_PID" 2>/dev/null || true
