@@ -118,9 +118,11 @@ extension Database {
                        view: any TreeView) throws -> [(event: StreamEvent, seq: Int64)]? {
         guard after >= 0, after <= seq else { return nil }
         if after == seq { return [] }
-        let (changes, oldest) = try view.changes(after: after, limit: limit + 1)
-        guard let oldest, oldest <= after + 1, changes.count <= limit, changes.last?.seq == seq else { return nil }
-        return changes.compactMap { change in
+        // Every record up to `seq` read (none trimmed, at most `limit` of them); only those
+        // that touch `path` are decoded.
+        let scan = try view.changes(after: after, limit: limit + 1, touching: path)
+        guard let oldest = scan.oldestSeq, oldest <= after + 1, scan.scanned <= limit, scan.lastSeq == seq else { return nil }
+        return scan.changes.compactMap { change in
             StreamEvent.of(StreamChange(change), at: path).map { ($0, change.seq) }
         }
     }

@@ -124,6 +124,19 @@ struct PostgresTreeView: TreeView {
         return try Self.changes(result, oldest: oldest)
     }
 
+    /// Only the records that touch `location` are decoded (no JSON parse for the others).
+    func changes(after seq: Int64, limit: Int, touching location: DataPath) throws(StoreError) -> ChangeScan {
+        let oldest = try connection.query(Self.oldestChangeSQL)
+        let result = try connection.query(Self.changesAfterSQL, [.int(seq), .int(Int64(limit))])
+        let key = Array(location.storageKey.utf8)
+        var scan = ChangeScan(scanned: result.rowCount, lastSeq: result.rowCount > 0 ? result.int64(result.rowCount - 1, 0) : nil,
+                              oldestSeq: oldest.isNull(0, 0) ? nil : oldest.int64(0, 0))
+        for row in 0..<result.rowCount where ChangeScan.touches(result.text(row, 1).utf8, key) {
+            scan.changes.append(try Self.change(result, row: row))
+        }
+        return scan
+    }
+
     static let oldestChangeSQL = "SELECT min(seq) FROM changes"
 
     /// The changes after number `$1`, at most `$2`, in order (`changes(after:limit:)`).

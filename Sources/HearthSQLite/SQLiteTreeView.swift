@@ -63,6 +63,10 @@ struct SQLiteTreeView: TreeView {
         try ChangeLogReader(connection: connection).changes(after: seq, limit: limit)
     }
 
+    func changes(after seq: Int64, limit: Int, touching location: DataPath) throws(StoreError) -> ChangeScan {
+        try ChangeLogReader(connection: connection).scan(after: seq, limit: limit, touching: location)
+    }
+
     func leaf(at path: DataPath) throws(StoreError) -> JSONValue? {
         let stmt = try connection.statement(Self.leafSQL)
         try stmt.reset([.text(path.storageKey)])

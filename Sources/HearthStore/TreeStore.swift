@@ -21,6 +21,10 @@ public protocol TreeView {
     /// and the oldest seq the log still holds (nil when it is empty): a resuming stream
     /// can tell whether it missed anything the log no longer has.
     func changes(after seq: Int64, limit: Int) throws(StoreError) -> (changes: [Change], oldestSeq: Int64?)
+    /// `changes(after:limit:)` for one location (a resuming stream's replay): of the at most
+    /// `limit` records read, only those that touch `location` (`ChangeScan.touches`) are
+    /// decoded and returned; the scan says how many were read and the last one's seq.
+    func changes(after seq: Int64, limit: Int, touching location: DataPath) throws(StoreError) -> ChangeScan
     /// The children of `path` that `query` selects (docs/protocol/rest.md §1.3), as an
     /// object, or null.
     func query(_ query: TreeQuery, at path: DataPath) throws(StoreError) -> JSONValue
@@ -45,6 +49,14 @@ public protocol TreeView {
 }
 
 extension TreeView {
+    /// Reads and decodes every record, then keeps those that touch `location`: an engine
+    /// whose log decodes cheaply by path first overrides it.
+    public func changes(after seq: Int64, limit: Int, touching location: DataPath) throws(StoreError) -> ChangeScan {
+        let (all, oldest) = try changes(after: seq, limit: limit)
+        return ChangeScan(changes: all.filter { location.isPrefix(of: $0.path) || $0.path.isAncestor(of: location) },
+                          scanned: all.count, lastSeq: all.last?.seq, oldestSeq: oldest)
+    }
+
     public func renderedValue(at path: DataPath) throws(StoreError) -> [UInt8] {
         JSONWriter.write(FirebaseTree.render(try value(at: path)))
     }
