@@ -131,7 +131,7 @@ struct PostgresTreeView: TreeView {
         let key = Array(location.storageKey.utf8)
         var scan = ChangeScan(scanned: result.rowCount, lastSeq: result.rowCount > 0 ? result.int64(result.rowCount - 1, 0) : nil,
                               oldestSeq: oldest.isNull(0, 0) ? nil : oldest.int64(0, 0))
-        for row in 0..<result.rowCount where ChangeScan.touches(result.text(row, 1).utf8, key) {
+        for row in 0..<result.rowCount where ChangeScan.touches(Array(result.text(row, 1).utf8), key) {
             scan.changes.append(try Self.change(result, row: row))
         }
         return scan

@@ -24,7 +24,7 @@ struct ChangeLogReader {
             let seq = stmt.int64(0)
             scan.scanned += 1
             scan.lastSeq = seq
-            if let key, !stmt.withText(1, { ChangeScan.touches($0, key) }) { continue }
+            if let key, !key.withUnsafeBufferPointer({ key in stmt.withText(1) { ChangeScan.touches($0, key) } }) { continue }
             let path = stmt.text(1)
             guard let kind = ChangeKind(rawValue: stmt.text(2)) else {
                 throw StoreError.corrupt("change \(seq) has an unknown kind")

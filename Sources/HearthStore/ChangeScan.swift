@@ -27,20 +27,21 @@ public struct ChangeScan: Sendable, Hashable {
     /// without splitting either into segments: keys never contain "/", so a key is an
     /// ancestor exactly when it is a prefix of the other followed by "/". It is what
     /// `location.isPrefix(of: path) || path.isAncestor(of: location)` says of the paths.
-    public static func touches<Changed: Collection<UInt8>, Location: Collection<UInt8>>(
-        _ changed: Changed, _ location: Location
-    ) -> Bool {
-        if changed.isEmpty || location.isEmpty { return true }
-        var a = changed.makeIterator(), b = location.makeIterator()
-        while true {
-            switch (a.next(), b.next()) {
-            case let (x?, y?):
-                if x != y { return false }
-            case (nil, nil):
-                return true
-            case (let rest?, nil), (nil, let rest?):
-                return rest == UInt8(ascii: "/")
-            }
+    /// Not generic: a scan calls it once per record read, from another module.
+    public static func touches(_ changed: UnsafeBufferPointer<UInt8>, _ location: UnsafeBufferPointer<UInt8>) -> Bool {
+        let common = min(changed.count, location.count)
+        if common == 0 { return true }
+        var i = 0
+        while i < common {
+            if changed[i] != location[i] { return false }
+            i += 1
         }
+        if changed.count == location.count { return true }
+        return (changed.count > common ? changed[common] : location[common]) == UInt8(ascii: "/")
+    }
+
+    /// `touches` on two storage keys as arrays of their UTF-8 bytes.
+    public static func touches(_ changed: [UInt8], _ location: [UInt8]) -> Bool {
+        changed.withUnsafeBufferPointer { a in location.withUnsafeBufferPointer { b in touches(a, b) } }
     }
 }
