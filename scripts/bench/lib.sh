@@ -36,6 +36,24 @@ bench_init() {
   ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 }
 
+# bench_init_streams NAME: bench_init for the scripts that drive streams from Python and
+# need neither wrk nor nginx (soak.sh, reconnects.sh): temp dir, results file, cleanup
+# trap, the open-file limit raised to the hard limit (NOFILE).
+bench_init_streams() {
+  local name=$1 tool
+  for tool in curl python3 timeout; do
+    command -v "$tool" >/dev/null || { echo "please install $tool" >&2; exit 1; }
+  done
+  WORK=$(mktemp -d "${TMPDIR:-/tmp}/hearth-bench-$name.XXXXXX")
+  export BENCH_WORK=$WORK
+  RESULTS=${RESULTS:-${TMPDIR:-/tmp}/hearth-bench-$name-$(date +%Y%m%d-%H%M%S).jsonl}
+  trap bench_cleanup EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+  NOFILE=$(ulimit -n)
+}
+
 # wrk and nginx from Debian (wrk, nginx-light), curl and python3: installed when missing.
 ensure_tools() {
   local need=()

@@ -28,10 +28,11 @@ import json
 import os
 import sys
 import time
-from urllib.parse import urlsplit
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True  # no __pycache__ in the repo
 import harness  # noqa: E402
+import soak  # noqa: E402
 
 
 def pct(vals, p):
@@ -98,10 +99,7 @@ class Stream:
 class Run:
     def __init__(self, a):
         self.a = a
-        u = urlsplit(a.url)
-        if u.hostname not in ("127.0.0.1", "localhost", "::1"):
-            sys.exit("refusing non-loopback Hearth address %r" % u.hostname)
-        self.host, self.port = u.hostname, u.port
+        self.host, self.port = soak.loopback_target(a.url)
         self.users, self.streams = [], []
         self.measuring = False
         self.pending = 0

@@ -15,17 +15,7 @@ source "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 
 RECONNECT_STREAMS=${RECONNECT_STREAMS:-1000}; RECONNECT_USERS=${RECONNECT_USERS:-100}
 RECONNECT_WRITES=${RECONNECT_WRITES:-500}; RECONNECT_ROUNDS=${RECONNECT_ROUNDS:-5}
-for tool in curl python3 timeout; do
-  command -v "$tool" >/dev/null || { echo "please install $tool" >&2; exit 1; }
-done
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/hearth-bench-reconnects.XXXXXX")
-export BENCH_WORK=$WORK
-RESULTS=${RESULTS:-${TMPDIR:-/tmp}/hearth-bench-reconnects-$(date +%Y%m%d-%H%M%S).jsonl}
-trap bench_cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-NOFILE=$(ulimit -n)
+bench_init_streams reconnects
 if [ $((2 * RECONNECT_STREAMS + 200)) -gt "$NOFILE" ]; then
   echo "open-file limit $NOFILE is too low for $RECONNECT_STREAMS streams reconnecting" >&2; exit 1
 fi

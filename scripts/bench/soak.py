@@ -523,13 +523,18 @@ class WireListener(Stream):
         return conn
 
 
+def loopback_target(url):
+    """(host, port) of a Hearth URL on a loopback address; anything else ends the run."""
+    u = urlsplit(url)
+    if u.hostname not in ("127.0.0.1", "localhost", "::1"):
+        sys.exit("refusing non-loopback Hearth address %r" % u.hostname)
+    return u.hostname, u.port
+
+
 class Soak:
     def __init__(self, a):
         self.a = a
-        u = urlsplit(a.url)
-        if u.hostname not in ("127.0.0.1", "localhost", "::1"):
-            sys.exit("refusing non-loopback Hearth address %r" % u.hostname)
-        self.host, self.port = u.hostname, u.port
+        self.host, self.port = loopback_target(a.url)
         self.pid = a.pid
         self.prefix_s = "sk%s-" % "".join(random.choices(string.ascii_lowercase + string.digits, k=8))
         self.prefix = self.prefix_s.encode()

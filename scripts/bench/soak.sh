@@ -67,18 +67,7 @@ SOAK_STORM_MINUTE=${SOAK_STORM_MINUTE:-0}
 SOAK_NICE=${SOAK_NICE:-0}; SOAK_WIRE=${SOAK_WIRE:-0}; SOAK_PERF=${SOAK_PERF:-0}
 LISTENERS=$((SOAK_STREAMS + SOAK_WIRE))
 
-# bench_init without its wrk/nginx requirement: temp dir, results file, cleanup trap, fd limit
-for tool in curl python3 timeout; do
-  command -v "$tool" >/dev/null || { echo "please install $tool" >&2; exit 1; }
-done
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/hearth-bench-soak.XXXXXX")
-export BENCH_WORK=$WORK
-RESULTS=${RESULTS:-${TMPDIR:-/tmp}/hearth-bench-soak-$(date +%Y%m%d-%H%M%S).jsonl}
-trap bench_cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-NOFILE=$(ulimit -n)
+bench_init_streams soak
 if [ $((LISTENERS + SOAK_WRITER_CONNS + 200)) -gt "$NOFILE" ]; then
   echo "open-file limit $NOFILE (hard limit $(ulimit -Hn)) is too low for $LISTENERS listeners" >&2; exit 1
 fi
