@@ -35,11 +35,6 @@ import harness  # noqa: E402
 import soak  # noqa: E402
 
 
-def pct(vals, p):
-    vals = sorted(vals)
-    return vals[min(len(vals) - 1, int(len(vals) * p / 100.0))] if vals else None
-
-
 class Stream:
     """One SSE subscriber: the owner of harness.SSEConn's callbacks."""
 
@@ -200,8 +195,8 @@ class Run:
             t1, cpu1, gen1 = time.monotonic(), harness.proc_cpu_s(a.pid), harness.self_cpu_s()
             self.measuring = False
             failed = sum(1 for s in self.streams if s.failed)
-            heads = [s.t_head - t0 for s in self.streams if s.t_head is not None]
-            backs = [s.t_missed - t0 for s in self.streams if s.t_missed is not None]
+            heads = sorted(s.t_head - t0 for s in self.streams if s.t_head is not None)
+            backs = sorted(s.t_missed - t0 for s in self.streams if s.t_missed is not None)
             wall = t1 - t0
             rec = {"kind": "reconnects", "round": r, "streams": len(self.streams), "users": a.users,
                    "log_records_after_oldest_id": a.writes + a.users, "failed": failed, "load_before": round(load, 2),
@@ -209,11 +204,9 @@ class Run:
                    "server_us_per_reconnect": round((cpu1 - cpu0) * 1e6 / len(self.streams), 1),
                    "wall_ms": round(wall * 1000, 1), "server_cpu_pct": round(100 * (cpu1 - cpu0) / wall, 1),
                    "client_cpu_pct": round(100 * (gen1 - gen0) / wall, 1),
-                   "head_p50_ms": round(pct(heads, 50) * 1000, 1), "head_max_ms": round(max(heads) * 1000, 1),
-                   "back_p50_ms": round(pct(backs, 50) * 1000, 1), "back_max_ms": round(max(backs) * 1000, 1)}
-            with open(a.out, "a") as f:
-                f.write(json.dumps(rec, sort_keys=True) + "\n")
-            print("[reconnects] round %d: %s" % (r, rec), file=sys.stderr)
+                   "head_p50_ms": round(harness.pct(heads, 50) * 1000, 1), "head_max_ms": round(heads[-1] * 1000, 1),
+                   "back_p50_ms": round(harness.pct(backs, 50) * 1000, 1), "back_max_ms": round(backs[-1] * 1000, 1)}
+            harness.append_result(a.out, rec)
         conn.close()
         for s in self.streams:
             if s.conn is not None and s.conn.tr is not None:
