@@ -77,6 +77,15 @@ def until(driver, condition, what):
         raise AssertionError(f'timed out waiting for {what}')
 
 
+def click(driver, by, selector, what):
+    """Finds the element and clicks it in one step, asked again (by `until`) when the page
+    drew it anew between the two: the data tree re-renders on every live change."""
+    def attempt(d):
+        d.find_element(by, selector).click()
+        return True
+    until(driver, attempt, what)
+
+
 def field(driver, label):
     return driver.find_element(By.XPATH, f"//label[normalize-space(text())='{label}']/input")
 
@@ -224,12 +233,12 @@ def main():
         def delete_large_node():
             rest('PUT', '/cities/oslo/bulk', {'a': 1, 'b': 2, 'c': 3, 'd': 4})
             until(driver, lambda d: item(d, '/cities/oslo/bulk'), 'the bulk node, live')
-            driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Delete bulk"]').click()
+            click(driver, By.CSS_SELECTOR, 'button[aria-label="Delete bulk"]', 'a click on Delete bulk')
             until(driver, lambda d: alert_present(d), 'the confirmation')
             question = driver.switch_to.alert.text
             driver.switch_to.alert.dismiss()
             kept = rest('GET', '/cities/oslo/bulk')
-            driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Delete bulk"]').click()
+            click(driver, By.CSS_SELECTOR, 'button[aria-label="Delete bulk"]', 'a click on Delete bulk')
             until(driver, lambda d: alert_present(d), 'the confirmation again')
             driver.switch_to.alert.accept()
             until(driver, lambda d: item(d, '/cities/oslo/bulk') is None, 'the bulk node gone')
@@ -237,7 +246,7 @@ def main():
         check('large_delete_is_confirmed', delete_large_node)
 
         def export_json():
-            driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Export oslo as JSON"]').click()
+            click(driver, By.CSS_SELECTOR, 'button[aria-label="Export oslo as JSON"]', 'a click on Export')
             target = os.path.join(DOWNLOADS, 'cities-oslo.json')
             until(driver, lambda d: os.path.exists(target) and os.path.getsize(target) > 0, 'the exported file')
             with open(target) as f:
@@ -307,13 +316,13 @@ def main():
             until(driver, lambda d: d.execute_script(rows) == [wanted], f'the row of {wanted}')  # read at once: the list re-renders
 
         def open_row(wanted):
-            def click(d):
+            def attempt(d):
                 try:
                     d.find_element(By.XPATH, f"//tr[@class='user-row']//button[normalize-space(text())='{wanted}']").click()
                     return True
                 except Exception:  # pylint: disable=broad-except  (the list re-rendered under the click)
                     return False
-            until(driver, click, f'a click on {wanted}')
+            until(driver, attempt, f'a click on {wanted}')
 
         def users_screen():
             driver.find_element(By.XPATH, "//nav//button[normalize-space(text())='Users']").click()
