@@ -85,4 +85,40 @@ import Testing
         let gone = Self.overlay([("", nil)])
         #expect(try !gone.exists(at: .root))
     }
+
+    /// Past `Children.indexedPast` a node's children are found through an index by key,
+    /// compared as code units as the scan compares them: the same node for each key, the
+    /// first child with a key, and canonically equivalent keys (é precomposed and not)
+    /// as different children.
+    @Test func manyChildrenAreFoundByKeyAsTheScanFindsThem() {
+        var children = OverlayTrie.Children()
+        let keys = ["\u{E9}", "e\u{301}"] + (0..<100).map { "k\($0)" }
+        let nodes = keys.map { _ in OverlayTrie.Node() }
+        for (count, (key, node)) in zip(keys, nodes).enumerated() {
+            #expect(children.isIndexed == (count > OverlayTrie.Children.indexedPast))
+            children.append((key, node))
+            #expect(children.node(for: key) === node, "\(key) after \(count + 1) children")
+        }
+        #expect(children.isIndexed)
+        #expect(zip(keys, nodes).allSatisfy { children.node(for: $0) === $1 })
+        #expect(children.node(for: "\u{E9}") !== children.node(for: "e\u{301}"))
+        #expect(children.node(for: "k100") == nil && children.node(for: "E\u{301}") == nil)
+        #expect(children.map(\.key) == keys)
+    }
+
+    /// A multi-location update of many children beside many stored ones: the keys are the
+    /// stored ones not deleted and the written ones, each once, canonically equivalent
+    /// keys apart.
+    @Test func theKeysUnderManyWrittenChildren() throws {
+        var stored: [JSONKey: JSONValue] = ["\u{E9}": .int(1)]
+        for index in 0..<40 { stored[JSONKey("k\(index)")] = .int(Int64(index)) }
+        let base = JSONTreeSource(.object(["wide": .object(stored)]))
+        var writes: [(path: DataPath, value: JSONValue?)] = (20..<60).map { (path("wide/k\($0)"), .int(-1)) }
+        writes += (0..<5).map { (path("wide/k\($0)"), nil) }
+        writes.append((path("wide/e\u{301}"), .int(2)))
+        let view = WriteOverlay(base: base, writes: writes)
+        let keys = try view.childKeys(at: path("wide"))
+        #expect(keys.count == Set(keys.map { JSONKey($0) }).count)
+        #expect(Set(keys.map { JSONKey($0) }) == Set((["\u{E9}", "e\u{301}"] + (5..<60).map { "k\($0)" }).map { JSONKey($0) }))
+    }
 }

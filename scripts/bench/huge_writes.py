@@ -59,16 +59,27 @@ def pct(values, p):
     return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
 
 
+OPEN_RULES = '{"rules": {".read": true, ".write": true}}'
+
+
 class Server:
-    def __init__(self, binary):
+    """A fresh server: open rules unless `rules` (the file's text) says otherwise, and the
+    triggers file's text `triggers` if given (wide_updates.py uses both)."""
+
+    def __init__(self, binary, rules=OPEN_RULES, triggers=None):
         self.dir = tempfile.mkdtemp(prefix="hearth-huge-")
-        rules = os.path.join(self.dir, "rules.json")
-        with open(rules, "w") as f:
-            f.write('{"rules": {".read": true, ".write": true}}')
+        rules_file = os.path.join(self.dir, "rules.json")
+        with open(rules_file, "w") as f:
+            f.write(rules)
+        args = ["--rules", rules_file]
+        if triggers is not None:
+            args += ["--triggers", os.path.join(self.dir, "triggers.json")]
+            with open(args[-1], "w") as f:
+                f.write(triggers)
         env = {k: v for k, v in os.environ.items() if not k.startswith("HEARTH_")}
         env["HEARTH_ACCESS_LOG"] = "false"
         self.proc = subprocess.Popen(
-            [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", self.dir + "/data", "--rules", rules],
+            [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", self.dir + "/data"] + args,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True)
         deadline = time.time() + 60
         self.port = None

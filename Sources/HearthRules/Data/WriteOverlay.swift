@@ -103,7 +103,11 @@ public struct WriteOverlay: RuleDataSource {
                     keys.append(key)
                 }
             }
-            for (key, _) in node.children where !baseKeys.contains(where: { $0.hasSameBytes(as: key) }) {
+            // The written keys the base lacks; looked up in a set (code units, as
+            // `hasSameBytes`), not by a scan of the base's keys for each: a multi-location
+            // update of n children under n stored ones would be n² comparisons.
+            let stored = Set(baseKeys.map { JSONKey($0) })
+            for (key, _) in node.children where !stored.contains(JSONKey(key)) {
                 if try exists(at: path.childPath(key)) { keys.append(key) }
             }
             return keys
