@@ -13,13 +13,16 @@ public struct StreamChange: Sendable {
     /// The change-log sequence number: the stream event id.
     public var seq: Int64
     public var path: DataPath
-    public var kind: Kind
-    public var data: JSONValue
+    public var kind: Kind { didSet { reindex() } }
+    public var data: JSONValue { didSet { reindex() } }
     /// Subscribed locations strictly below `path` whose value this write left as it was:
     /// they get no event (docs/protocol/streaming.md §2, "a `put /` for writes above it
     /// that change it"). Empty when nothing was compared (then every touched location gets
     /// its event).
-    public var unchangedBelow: [DataPath]
+    public var unchangedBelow: [DataPath] { didSet { reindex() } }
+    /// A large change's lookups, made once for all the locations it reaches (nil for a
+    /// small one, which is scanned); made again when the fields it reads change.
+    private(set) var index: StreamChangeIndex?
 
     public init(seq: Int64, path: DataPath, kind: Kind, data: JSONValue, unchangedBelow: [DataPath] = []) {
         self.seq = seq
@@ -27,5 +30,50 @@ public struct StreamChange: Sendable {
         self.kind = kind
         self.data = data
         self.unchangedBelow = unchangedBelow
+        index = StreamChangeIndex(kind: kind, data: data, unchangedBelow: unchangedBelow)
+    }
+
+    private mutating func reindex() {
+        index = StreamChangeIndex(kind: kind, data: data, unchangedBelow: unchangedBelow)
+    }
+}
+
+/// What `StreamEvent.of` looks up in a large change, for each subscribed location below it.
+/// A change reaches every such location (the fan-out computes one event per location), so
+/// scanning the change's entries, or the locations left unchanged, for each would cost
+/// entries × locations on the namespace's fan-out: a 20,000-entry update under 1,000
+/// listened children (one address's streams) was 2·10⁷ path splits, every push waiting.
+/// Built once, in time linear in the change, when it has more than `indexedPast` entries
+/// or unchanged locations.
+final class StreamChangeIndex: Sendable {
+    /// Up to this many entries, or unchanged locations, are scanned.
+    static let indexedPast = 16
+    /// The unchanged locations (`unchangedBelow`), if there are more than `indexedPast`.
+    let unchanged: Set<DataPath>?
+    /// A multi-path update's entries by their path relative to the change's path.
+    let entries: [DataPath: JSONValue]
+    /// Each proper prefix of an entry's relative path, with the entries below it (their
+    /// paths relative to the change's path).
+    let below: [DataPath: [(path: [String], value: JSONValue)]]
+
+    init?(kind: StreamChange.Kind, data: JSONValue, unchangedBelow: [DataPath]) {
+        var members: [JSONKey: JSONValue] = [:]
+        if kind == .patch, case .object(let patch) = data, patch.count > Self.indexedPast { members = patch }
+        guard !members.isEmpty || unchangedBelow.count > Self.indexedPast else { return nil }
+        unchanged = unchangedBelow.count > Self.indexedPast ? Set(unchangedBelow) : nil
+        var entries: [DataPath: JSONValue] = [:]
+        var below: [DataPath: [(path: [String], value: JSONValue)]] = [:]
+        entries.reserveCapacity(members.count)
+        for (key, value) in members {
+            let segments = StreamEvent.segments(of: key)
+            let path = DataPath(uncheckedSegments: segments)
+            // The first at a path, as a scan that stops at its first match finds one
+            // (keys are distinct; only "a/b" and "a//b" could meet, which no write makes).
+            if entries[path] == nil { entries[path] = value }
+            for length in 0..<segments.count {
+                below[DataPath(uncheckedSegments: Array(segments.prefix(length))), default: []].append((segments, value))
+            }
+        }
+        (self.entries, self.below) = (entries, below)
     }
 }

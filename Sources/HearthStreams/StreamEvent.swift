@@ -38,16 +38,21 @@ public struct StreamEvent: Sendable, Equatable {
             }
         }
         guard change.path.isAncestor(of: location) else { return nil }
-        if change.unchangedBelow.contains(location) { return nil }
+        if let unchanged = change.index?.unchanged {
+            if unchanged.contains(location) { return nil }
+        } else if change.unchangedBelow.contains(location) {
+            return nil
+        }
         let inside = Array(location.segments.dropFirst(change.path.count))
         switch change.kind {
         case .put:
             return StreamEvent(name: .put, path: "/", data: FirebaseTree.render(descend(change.data, inside[...])))
         case .patch:
             guard case .object(let entries) = change.data else { return nil }
+            if let index = change.index, !index.entries.isEmpty { return patchEvent(index, inside) }
             var below: [JSONKey: JSONValue] = [:]
             for (key, value) in entries {
-                let entry = key.string.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+                let entry = segments(of: key)
                 if inside.starts(byCodeUnitsWith: entry) {
                     let rest = inside[entry.count...]
                     return StreamEvent(name: .put, path: "/", data: FirebaseTree.render(descend(value, rest)))
@@ -59,6 +64,28 @@ public struct StreamEvent: Sendable, Equatable {
             if below.isEmpty { return nil }
             return StreamEvent(name: .patch, path: "/", data: .object(below))
         }
+    }
+
+    /// The event of a large multi-path update at `inside` (the location relative to the
+    /// change's path), from its index: the entry at or above the location, looked up at each
+    /// of its prefixes, else the entries below it. The same event the scan above makes.
+    private static func patchEvent(_ index: StreamChangeIndex, _ inside: [String]) -> StreamEvent? {
+        for length in 0...inside.count {
+            if let value = index.entries[DataPath(uncheckedSegments: Array(inside.prefix(length)))] {
+                return StreamEvent(name: .put, path: "/", data: FirebaseTree.render(descend(value, inside[length...])))
+            }
+        }
+        guard let entries = index.below[DataPath(uncheckedSegments: inside)] else { return nil }
+        var below: [JSONKey: JSONValue] = [:]
+        for (path, value) in entries {
+            below[JSONKey(path.dropFirst(inside.count).joined(separator: "/"))] = FirebaseTree.render(value)
+        }
+        return StreamEvent(name: .patch, path: "/", data: .object(below))
+    }
+
+    /// A multi-path update's key as path segments (`a/b` → `["a", "b"]`).
+    static func segments(of key: JSONKey) -> [String] {
+        key.string.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
     }
 
     private static func descend(_ value: JSONValue, _ path: ArraySlice<String>) -> JSONValue {

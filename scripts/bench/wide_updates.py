@@ -96,12 +96,16 @@ def run(binary, label, case):
     return rows
 
 
-def main():
+def binaries_and_labels(usage):
+    """The binaries on the command line, each with its label from LABELS (wide_fanout.py too)."""
     binaries = sys.argv[1:]
     if not binaries:
-        raise SystemExit(__doc__)
-    labels = os.environ.get("LABELS", ",".join(binaries)).split(",")
-    rows = [row for case in CASES for binary, label in zip(binaries, labels) for row in run(binary, label, case)]
+        raise SystemExit(usage)
+    return list(zip(binaries, os.environ.get("LABELS", ",".join(binaries)).split(",")))
+
+
+def main():
+    rows = [row for case in CASES for binary, label in binaries_and_labels(__doc__) for row in run(binary, label, case)]
     print()
     print("| case | N | binary | PATCH status, ms | server CPU s | small PUTs beside it: max ms (count) | load before |")
     print("|---|---|---|---|---|---|---|")
