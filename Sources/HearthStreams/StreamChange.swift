@@ -40,11 +40,12 @@ public struct StreamChange: Sendable {
 
 /// What `StreamEvent.of` looks up in a large change, for each subscribed location below it.
 /// A change reaches every such location (the fan-out computes one event per location), so
-/// scanning the change's entries, or the locations left unchanged, for each would cost
-/// entries × locations on the namespace's fan-out: a 20,000-entry update under 1,000
-/// listened children (one address's streams) was 2·10⁷ path splits, every push waiting.
-/// Built once, in time linear in the change, when it has more than `indexedPast` entries
-/// or unchanged locations.
+/// scanning the change's entries for each would cost entries × locations on the
+/// namespace's fan-out (a 20,000-entry update under 1,000 listened children, one address's
+/// streams: 2·10⁷ path splits, every push waiting). The unchanged locations are at most
+/// the writer's bound (64); past `indexedPast` they are kept in a set too. Built once, in
+/// time linear in the change, when it has more than `indexedPast` entries or unchanged
+/// locations.
 final class StreamChangeIndex: Sendable {
     /// Up to this many entries, or unchanged locations, are scanned.
     static let indexedPast = 16

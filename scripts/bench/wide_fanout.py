@@ -18,8 +18,9 @@ the PATCH's answer), how late the tick's event arrived (from its PUT's answer: i
 behind the update's fan-out), and the server's CPU from the PATCH to the last event.
 
 Usage: scripts/bench/wide_fanout.py BINARY [BINARY...]   (LABELS=before,after to name them)
-Knobs (env): SIZES (4000,16000) LISTENERS (900: the streams one address may hold are
-1,000 by default). Everything on 127.0.0.1; every server is stopped at the end.
+Knobs (env): SIZES (4000,16000) LISTENERS (900). The streams come
+from 127.0.0.2, 127.0.0.3, … (900 each; one address may hold 1,000 by default), the tick's
+from 127.0.0.1. Every server is stopped at the end.
 """
 import asyncio
 import json
@@ -32,12 +33,13 @@ from wide_updates import CHUNK, binaries_and_labels, children
 
 SIZES = [int(n) for n in os.environ.get("SIZES", "4000,16000").split(",")]
 LISTENERS = int(os.environ.get("LISTENERS", "900"))
+PER_ADDRESS = 900
 
 
-async def stream(port, path, ready, got):
-    """An SSE stream on `path`: sets `ready` after its first event, then stamps `got` with
-    the arrival time of the next one."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+async def stream(port, path, ready, got, source="127.0.0.1"):
+    """An SSE stream on `path` from address `source`: sets `ready` after its first event,
+    then stamps `got` with the arrival time of the next one."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
     writer.write(f"GET {path}.json HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n".encode())
     await writer.drain()
     events = 0
@@ -66,17 +68,18 @@ async def one_size(server, label, n):
     for i in range(min(LISTENERS, n)):
         ready = asyncio.Event()
         readies.append(ready)
-        tasks.append(asyncio.create_task(stream(server.port, f"/wide{n}/k{i:06d}", ready, got)))
+        source = f"127.0.0.{2 + i // PER_ADDRESS}"
+        tasks.append(asyncio.create_task(stream(server.port, f"/wide{n}/k{i:06d}", ready, got, source)))
     tick_ready = asyncio.Event()
-    tasks.append(asyncio.create_task(stream(server.port, f"/tick{n}", tick_ready, tick)))
-    await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies + [tick_ready])), 120)
+    tick_task = asyncio.create_task(stream(server.port, f"/tick{n}", tick_ready, tick))
+    await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies + [tick_ready])), 300)
     meter = runcpu.Meter(server.proc.pid)
     loop = asyncio.get_running_loop()
     status, patch_ms, _ = await loop.run_in_executor(None, request, conn, "PATCH", f"/wide{n}.json?print=silent", children(0, n, -1))
     answered = time.monotonic()
     _, _, _ = await loop.run_in_executor(None, request, conn, "PUT", f"/tick{n}.json?print=silent", "1")
     ticked = time.monotonic()
-    await asyncio.wait_for(asyncio.gather(*tasks), 600)
+    await asyncio.wait_for(asyncio.gather(tick_task, *tasks), 600)
     cpu = meter.read()
     return {"label": label, "n": n, "listeners": len(readies), "status": status, "patch_ms": round(patch_ms, 1),
             "events": len(got), "last_event_after_answer_ms": round((max(got) - answered) * 1000, 1),
