@@ -103,11 +103,18 @@ public struct WriteOverlay: RuleDataSource {
                     keys.append(key)
                 }
             }
-            // The written keys the base lacks; looked up in a set (code units, as
-            // `hasSameBytes`), not by a scan of the base's keys for each: a multi-location
-            // update of n children under n stored ones would be n² comparisons.
-            let stored = Set(baseKeys.map { JSONKey($0) })
-            for (key, _) in node.children where !stored.contains(JSONKey(key)) {
+            // The written keys the base lacks. A few written children (a create's one) are
+            // each looked for in the base's keys; many are looked up in a set of them (code
+            // units, as `hasSameBytes`): a multi-location update of n children under n
+            // stored ones would otherwise be n² comparisons.
+            let isNew: (String) -> Bool
+            if node.children.count > OverlayTrie.Children.indexedPast {
+                let stored = Set(baseKeys.map { JSONKey($0) })
+                isNew = { !stored.contains(JSONKey($0)) }
+            } else {
+                isNew = { key in !baseKeys.contains { $0.hasSameBytes(as: key) } }
+            }
+            for (key, _) in node.children where isNew(key) {
                 if try exists(at: path.childPath(key)) { keys.append(key) }
             }
             return keys
