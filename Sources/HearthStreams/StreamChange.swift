@@ -51,30 +51,19 @@ final class StreamChangeIndex: Sendable {
     static let indexedPast = 16
     /// The unchanged locations (`unchangedBelow`), if there are more than `indexedPast`.
     let unchanged: Set<DataPath>?
-    /// A multi-path update's entries by their path relative to the change's path.
-    let entries: [DataPath: JSONValue]
-    /// Each proper prefix of an entry's relative path, with the entries below it (their
-    /// paths relative to the change's path).
-    let below: [DataPath: [(path: [String], value: JSONValue)]]
+    /// A multi-path update's entries: their paths relative to the change's path, their
+    /// values, and the index of those paths (empty for a put).
+    let paths: [DataPath]
+    let values: [JSONValue]
+    let entries: PathIndex
 
     init?(kind: StreamChange.Kind, data: JSONValue, unchangedBelow: [DataPath]) {
         var members: [JSONKey: JSONValue] = [:]
         if kind == .patch, case .object(let patch) = data, patch.count > Self.indexedPast { members = patch }
         guard !members.isEmpty || unchangedBelow.count > Self.indexedPast else { return nil }
         unchanged = unchangedBelow.count > Self.indexedPast ? Set(unchangedBelow) : nil
-        var entries: [DataPath: JSONValue] = [:]
-        var below: [DataPath: [(path: [String], value: JSONValue)]] = [:]
-        entries.reserveCapacity(members.count)
-        for (key, value) in members {
-            let segments = StreamEvent.segments(of: key)
-            let path = DataPath(uncheckedSegments: segments)
-            // The first at a path, as a scan that stops at its first match finds one
-            // (keys are distinct; only "a/b" and "a//b" could meet, which no write makes).
-            if entries[path] == nil { entries[path] = value }
-            for length in 0..<segments.count {
-                below[DataPath(uncheckedSegments: Array(segments.prefix(length))), default: []].append((segments, value))
-            }
-        }
-        (self.entries, self.below) = (entries, below)
+        paths = members.keys.map { DataPath(uncheckedSegments: StreamEvent.segments(of: $0)) }
+        values = Array(members.values)
+        entries = PathIndex(paths)
     }
 }

@@ -49,7 +49,7 @@ public struct StreamEvent: Sendable, Equatable {
             return StreamEvent(name: .put, path: "/", data: FirebaseTree.render(descend(change.data, inside[...])))
         case .patch:
             guard case .object(let entries) = change.data else { return nil }
-            if let index = change.index, !index.entries.isEmpty { return patchEvent(index, inside) }
+            if let index = change.index, !index.paths.isEmpty { return patchEvent(index, inside) }
             var below: [JSONKey: JSONValue] = [:]
             for (key, value) in entries {
                 let entry = segments(of: key)
@@ -67,18 +67,18 @@ public struct StreamEvent: Sendable, Equatable {
     }
 
     /// The event of a large multi-path update at `inside` (the location relative to the
-    /// change's path), from its index: the entry at or above the location, looked up at each
-    /// of its prefixes, else the entries below it. The same event the scan above makes.
+    /// change's path), from its index: the entry at or above the location, else the entries
+    /// below it. The same event the scan above makes.
     private static func patchEvent(_ index: StreamChangeIndex, _ inside: [String]) -> StreamEvent? {
-        for length in 0...inside.count {
-            if let value = index.entries[DataPath(uncheckedSegments: Array(inside.prefix(length)))] {
-                return StreamEvent(name: .put, path: "/", data: FirebaseTree.render(descend(value, inside[length...])))
-            }
+        let location = DataPath(uncheckedSegments: inside)
+        if let above = index.entries.firstAbove(location, orAt: true) {
+            return StreamEvent(name: .put, path: "/", data: FirebaseTree.render(descend(index.values[above.position], inside[above.length...])))
         }
-        guard let entries = index.below[DataPath(uncheckedSegments: inside)] else { return nil }
+        let positions = index.entries.atOrBelow(location)
+        if positions.isEmpty { return nil }
         var below: [JSONKey: JSONValue] = [:]
-        for (path, value) in entries {
-            below[JSONKey(path.dropFirst(inside.count).joined(separator: "/"))] = FirebaseTree.render(value)
+        for position in positions {
+            below[JSONKey(index.paths[position].segments.dropFirst(inside.count).joined(separator: "/"))] = FirebaseTree.render(index.values[position])
         }
         return StreamEvent(name: .patch, path: "/", data: .object(below))
     }

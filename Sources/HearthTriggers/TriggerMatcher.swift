@@ -96,43 +96,22 @@ public struct TriggerMatcher: Sendable {
 /// A write's entries and the data before them, read lazily and once.
 ///
 /// A multi-location update can hold many entries (a 16 MiB body, hundreds of thousands),
-/// and a trigger can match a location at each of them, so nothing here looks at every
-/// entry for each location: the entry above a location is found by looking its ancestors up
-/// (`entryAt`), and the entries at or below it as one run of the entries sorted by path
-/// (`byPath`). A location's value after the write is built in place, one change per entry,
+/// and a trigger can match a location at each of them, so `change(at:)` finds the entry
+/// above a location and those at or below it through a `PathIndex`, not a pass over the
+/// entries, and builds a location's value after the write in place, one change per entry,
 /// not copied whole for each (`set`). This runs on the writer, before the write commits:
 /// work quadratic in the entries would hold every other write of the database.
 struct ChangeReader {
     let view: any TreeView
     let entries: [WriteEntry]
     private var beforeAtEntry: [DataPath: JSONValue] = [:]
-    /// The first entry at each path, by its index in `entries`.
-    private let entryAt: [DataPath: Int]
-    /// Every entry's index, sorted by path segment by segment (code units, a prefix before
-    /// its extensions), so the entries at or below a location are a contiguous run.
-    private let byPath: [Int]
-    /// Entries `change(at:)` has looked at: what the complexity test counts.
+    private let index: PathIndex
+    /// Index probes and entries `change(at:)` has looked at: what the complexity test counts.
     private(set) var entriesVisited = 0
 
     init(view: any TreeView, entries: [WriteEntry]) {
         (self.view, self.entries) = (view, entries)
-        var entryAt: [DataPath: Int] = [:]
-        entryAt.reserveCapacity(entries.count)
-        for (index, entry) in entries.enumerated() where entryAt[entry.path] == nil {
-            entryAt[entry.path] = index
-        }
-        self.entryAt = entryAt
-        byPath = entries.indices.sorted { Self.precedes(entries[$0].path, entries[$1].path) }
-    }
-
-    /// Segment by segment, each compared as code units; a proper prefix first. Any order in
-    /// which a path's descendants follow it contiguously serves; this one agrees with
-    /// `DataPath ==` (code units), which Firebase key order need not.
-    static func precedes(_ a: DataPath, _ b: DataPath) -> Bool {
-        for (x, y) in zip(a.segments, b.segments) where !x.sameCodeUnits(as: y) {
-            return x.utf8.lexicographicallyPrecedes(y.utf8)
-        }
-        return a.count < b.count
+        index = PathIndex(entries.map(\.path))
     }
 
     /// The locations `pattern` matches at, above or below an entry, in path order.
@@ -165,8 +144,9 @@ struct ChangeReader {
 
     /// The value at `location` before and after the write, rendered.
     mutating func change(at location: DataPath) throws -> ValueChange {
-        if let index = entryAbove(location) {
-            let entry = entries[index]
+        entriesVisited += location.count
+        if let above = index.firstAbove(location) {
+            let entry = entries[above.position]
             let relative = Array(location.segments.dropFirst(entry.path.count))
             let before = Self.value(in: try beforeValue(at: entry.path), at: relative)
             let after = Self.value(in: entry.value ?? .null, at: relative)
@@ -176,42 +156,13 @@ struct ChangeReader {
         // write's order.
         let before = try beforeValue(at: location)
         var after = before
-        for index in entriesAtOrBelow(location) {
-            let entry = entries[index]
+        let below = index.atOrBelow(location)
+        entriesVisited += below.count + 1
+        for position in below {
+            let entry = entries[position]
             Self.set(&after, at: entry.path.segments.dropFirst(location.count), to: entry.value)
         }
         return ValueChange(before: FirebaseTree.render(before), after: FirebaseTree.render(after))
-    }
-
-    /// The first entry (in the write's order) strictly above `location`: one lookup per
-    /// ancestor, not a pass over the entries.
-    private mutating func entryAbove(_ location: DataPath) -> Int? {
-        var first: Int?
-        for length in 0..<location.count {
-            entriesVisited += 1
-            if let index = entryAt[DataPath(uncheckedSegments: Array(location.segments.prefix(length)))] {
-                first = min(first ?? index, index)
-            }
-        }
-        return first
-    }
-
-    /// The indices of the entries at or below `location`, in the write's order: a binary
-    /// search for the run's start in `byPath`, then the run.
-    private mutating func entriesAtOrBelow(_ location: DataPath) -> [Int] {
-        var low = 0, high = byPath.count
-        while low < high {
-            entriesVisited += 1
-            let middle = (low + high) / 2
-            if Self.precedes(entries[byPath[middle]].path, location) { low = middle + 1 } else { high = middle }
-        }
-        var run: [Int] = []
-        while low < byPath.count, location.isPrefix(of: entries[byPath[low]].path) {
-            entriesVisited += 1
-            run.append(byPath[low])
-            low += 1
-        }
-        return run.sorted()
     }
 
     private mutating func beforeValue(at path: DataPath) throws -> JSONValue {

@@ -81,7 +81,7 @@ extension StreamEventTests {
     @Test func aPutWithManyUnchangedLocationsLooksThemUp() {
         let unchanged = (0..<100).map { path("rooms/r\($0)") }
         let change = StreamChange(seq: 2, path: path("rooms"), kind: .put, data: json(#"{"r0": 1, "r100": 2}"#), unchangedBelow: unchanged)
-        #expect(change.index?.unchanged?.count == 100 && change.index?.entries.isEmpty == true)
+        #expect(change.index?.unchanged?.count == 100 && change.index?.paths.isEmpty == true)
         #expect(StreamEvent.of(change, at: path("rooms/r7")) == nil)
         #expect(StreamEvent.of(change, at: path("rooms/r100")) == StreamEvent(name: .put, path: "/", data: .int(2)))
         #expect(StreamEvent.of(change, at: path("rooms/r101")) == StreamEvent(name: .put, path: "/", data: .null))

@@ -93,7 +93,7 @@ extension TriggerMatcherTests {
 
     /// A multi-location update of many children under triggers at, above and below them:
     /// the events are right, and `change(at:)` looks at a few entries per location (an
-    /// ancestor lookup per level, a binary search, the run below), not at every entry for each.
+    /// index probe per level, then the entries at or below it), not at every entry for each.
     @Test func manyEntriesCostEachLocationAFewLookUps() throws {
         let count = 4_000
         // half the children exist before the write, half are new
@@ -124,11 +124,10 @@ extension TriggerMatcherTests {
                 }
             }
             #expect(locations == 2 * count + 1)
-            // Each location: at most 3 ancestor lookups, 13 binary-search steps (2^12 < 4,000
-            // < 2^13) and the run below it, which is one entry for a child and all of them
-            // once for the parent. Looking at every entry for each location would be
-            // 8,001 × 4,000.
-            #expect(reader.entriesVisited <= locations * (3 + 13 + 1) + count)
+            // Each location: at most 3 probes (one per level), one more for the entries at or
+            // below it, and those entries: one for a child, all of them once for the parent.
+            // Looking at every entry for each location would be 8,001 × 4,000.
+            #expect(reader.entriesVisited <= locations * (3 + 1 + 1) + count)
         }
     }
 }
