@@ -44,9 +44,19 @@ extension QueryIndex {
 
 /// The writer's side: which indexes exist, building them, keeping them in step.
 /// Confined to the writer queue.
+///
+/// An index is built a slice of children at a time (`step`), each slice its own
+/// transaction between write batches, so building the index of a large location holds the
+/// writer for one slice at a time rather than for the whole location. From its first slice
+/// on, writes keep the index in step as they keep a built one: a write into a child the
+/// scan has not reached yet writes that child's row, which the scan later writes again
+/// from the data as it then is. Queries use the index only once its last slice recorded
+/// it in `query_index_built`.
 final class QueryIndexMaintainer {
-    /// Built indexes: location storage key → specs.
-    private(set) var built: [JSONKey: Set<String>] = [:]
+    /// Indexes kept in step with writes, built or being built: location storage key → specs.
+    private(set) var maintained: [JSONKey: Set<String>] = [:]
+    /// Builds under way: location storage key → spec → where the scan of its children stands.
+    private var builds: [JSONKey: [String: TreeKeys.ChildKeyCursor]] = [:]
     private var maxDepth = -1
 
     init(connection: SQLiteConnection) throws(StoreError) {
@@ -59,39 +69,65 @@ final class QueryIndexMaintainer {
     }
 
     private func add(_ location: String, _ spec: String) {
-        built[location, default: []].insert(spec)
+        maintained[location, default: []].insert(spec)
         maxDepth = max(maxDepth, location.isEmpty ? 0 : location.split(separator: "/", omittingEmptySubsequences: false).count)
     }
 
     func isBuilt(_ location: String, _ spec: String) -> Bool {
-        built[location]?.contains(spec) ?? false
+        (maintained[location]?.contains(spec) ?? false) && builds[location]?[spec] == nil
     }
 
-    /// Builds the index of `location` by `spec` from the data (in the caller's transaction).
-    func build(location: DataPath, spec: String, connection: SQLiteConnection) throws(StoreError) {
+    /// Whether the index of `location` by `spec` is being built (a slice done, more to come).
+    func isBuilding(_ location: String, _ spec: String) -> Bool {
+        builds[location]?[spec] != nil
+    }
+
+    /// One slice of the build of the index of `location` by `spec`, in the caller's
+    /// transaction: the rows of at most `children` more children. `start` begins the build
+    /// when none is under way (the first slice): it clears rows an earlier, unfinished
+    /// build left. Returns true when there is nothing more to do: the index is built (the
+    /// last slice records it), or it was built already, or the build was given up (a
+    /// write replaced the location, or a rolled-back transaction made the writer forget
+    /// it) and `start` is false.
+    func step(location: DataPath, spec: String, children: Int, start: Bool, connection: SQLiteConnection) throws(StoreError) -> Bool {
         let key = location.storageKey
-        guard !isBuilt(key, spec) else { return }
+        if isBuilt(key, spec) { return true }
+        var cursor: TreeKeys.ChildKeyCursor
+        if let under = builds[key]?[spec] {
+            cursor = under
+        } else {
+            guard start else { return true }
+            try connection.statement("DELETE FROM query_index WHERE location = ? AND spec = ?").run([.text(key), .text(spec)])
+            cursor = TreeKeys.ChildKeyCursor(at: location)
+            add(key, spec)
+        }
         let view = SQLiteTreeView(connection: connection)
         let upsert = try connection.statement(QueryIndex.upsertSQL)
-        for child in try view.childKeys(at: location) {
+        for _ in 0..<max(1, children) {
+            guard let child = try view.nextChild(&cursor) else {
+                try connection.statement("INSERT INTO query_index_built(location, spec) VALUES (?, ?)").run([.text(key), .text(spec)])
+                builds[key]?[spec] = nil
+                if builds[key]?.isEmpty == true { builds[key] = nil }
+                return true
+            }
             guard let entry = try QueryIndex.entry(view, location: location, key: child, spec: spec) else { continue }
             try upsert.run([.text(key), .text(spec), .integer(entry.rank), entry.value, .text(QueryIndex.keyOrder(child)), .text(child)])
         }
-        try connection.statement("INSERT INTO query_index_built(location, spec) VALUES (?, ?)").run([.text(key), .text(spec)])
-        add(key, spec)
+        builds[key, default: [:]][spec] = cursor
+        return false
     }
 
     /// Keeps the indexes in step with a write of `entry` that was just applied (same
     /// transaction): a write inside a child of an indexed location updates that child's row;
-    /// a write at or above an indexed location drops its index.
+    /// a write at or above an indexed location drops its index, or gives up its build.
     func written(_ path: DataPath, connection: SQLiteConnection) throws(StoreError) {
-        if built.isEmpty { return }
+        if maintained.isEmpty { return }
         let view = SQLiteTreeView(connection: connection)
         // Indexed locations above the write: update the child the write is in.
         var prefix: [String] = []
-        for (depth, segment) in path.segments.enumerated() {
+        for segment in path.segments {
             let key = prefix.joined(separator: "/")
-            if let specs = built[key] {
+            if let specs = maintained[key] {
                 let location = DataPath(uncheckedSegments: prefix)
                 for spec in specs {
                     if let entry = try QueryIndex.entry(view, location: location, key: segment, spec: spec) {
@@ -103,29 +139,31 @@ final class QueryIndexMaintainer {
                 }
             }
             prefix.append(segment)
-            _ = depth
         }
         // Indexed locations at or below the write: their children were replaced wholesale.
         guard path.count <= maxDepth else { return }
         let base = path.storageKey
         let below = base + "/"
-        let dropped = built.keys.map(\.string).filter { location in
+        let dropped = maintained.keys.map(\.string).filter { location in
             path.isRoot || location.sameCodeUnits(as: base) || location.utf8.starts(with: below.utf8)
         }
         for location in dropped {
             try connection.statement("DELETE FROM query_index WHERE location = ?").run([.text(location)])
             try connection.statement("DELETE FROM query_index_built WHERE location = ?").run([.text(location)])
-            built[location] = nil
+            maintained[location] = nil
+            builds[location] = nil
         }
     }
 
     /// Forgets everything (after a rollback of the transaction that changed it, the
-    /// in-memory copy is reloaded from the table).
+    /// in-memory copy is reloaded from the table). Builds under way are given up; the rows
+    /// their slices committed stay until the next build of that index clears them.
     func reload(connection: SQLiteConnection) throws(StoreError) {
-        built = [:]
+        maintained = [:]
+        builds = [:]
         maxDepth = -1
         let fresh = try QueryIndexMaintainer(connection: connection)
-        for (location, specs) in fresh.built {
+        for (location, specs) in fresh.maintained {
             for spec in specs { add(location.string, spec) }
         }
     }

@@ -46,9 +46,9 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     private var writesSinceTrim = 0  // confined to writerQueue
     /// `TreeWriter`'s ancestors known to hold no row, carried between transactions.
     private var clearedAncestors = Set<String>()  // confined to writerQueue
-    private var queryIndexes: QueryIndexMaintainer?  // confined to writerQueue
+    var queryIndexes: QueryIndexMaintainer?  // confined to writerQueue
     /// Index builds asked for and not yet done ("location\u{0}spec").
-    private let indexRequests = Mutex<Set<JSONKey>>([])
+    let indexRequests = Mutex<Set<JSONKey>>([])
 
     private typealias PendingWrite = PendingWrites.Write
 
@@ -197,33 +197,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         }))
     }
 
-    // MARK: Query indexes
-
-    /// Asks the writer to build the index of `path` by `spec` (deduplicated; runs between
-    /// write batches in its own transaction).
-    func requestIndex(at path: DataPath, spec: String) {
-        let id = JSONKey(path.storageKey + "\u{0}" + spec)
-        guard indexRequests.withLock({ $0.insert(id).inserted }) else { return }
-        writerQueue.async {
-            defer { _ = self.indexRequests.withLock { $0.remove(id) } }
-            guard let connection = self.writer, let indexes = self.queryIndexes,
-                  indexes.built.count < QueryIndex.maxIndexes else { return }
-            do {
-                try connection.execute("BEGIN IMMEDIATE")
-                try indexes.build(location: path, spec: spec, connection: connection)
-                try connection.execute("COMMIT")
-            } catch {
-                try? connection.execute("ROLLBACK")
-                try? indexes.reload(connection: connection)
-            }
-        }
-    }
-
-    /// Builds the index now (tests, tools); returns when it is built.
-    public func buildQueryIndex(at path: DataPath, spec: String) {
-        requestIndex(at: path, spec: spec)
-        writerQueue.sync {}
-    }
+    // MARK: Query indexes (building them: SQLiteTreeStore+QueryIndexes.swift)
 
     /// The plan SQLite uses for an index query, one line per step.
     public func queryIndexPlan() throws -> [String] {

@@ -157,6 +157,13 @@ struct SQLiteTreeView: TreeView {
         }
     }
 
+    /// The next child `cursor` finds (one probe), or nil when none is left.
+    func nextChild(_ cursor: inout TreeKeys.ChildKeyCursor) throws(StoreError) -> String? {
+        try cursor.next { lower, inclusive, upper throws(StoreError) in
+            try firstPath(after: lower, inclusive: inclusive, before: upper)
+        }
+    }
+
     /// The smallest stored path >= (or >) `lower` and < `upper` (unbounded when nil).
     private func firstPath(after lower: String, inclusive: Bool, before upper: String?) throws(StoreError) -> String? {
         let op = inclusive ? ">=" : ">"

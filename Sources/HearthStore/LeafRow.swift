@@ -134,29 +134,52 @@ package enum TreeKeys {
     package static func childKeys(
         at path: DataPath, firstPath: (_ lower: String, _ inclusive: Bool, _ upper: String?) throws(StoreError) -> String?
     ) throws(StoreError) -> [String] {
-        let prefix = path.isRoot ? "" : path.storageKey + "/"
-        let upper = path.isRoot ? nil : path.storageKey + "0"
+        var cursor = ChildKeyCursor(at: path)
         var keys: [String] = []
-        var lower = prefix
-        var inclusive = true
-        while let full = try firstPath(lower, inclusive, upper) {
-            if path.isRoot && full.isEmpty {
-                return []  // the root itself is a leaf: no children
+        while let key = try cursor.next(firstPath: firstPath) { keys.append(key) }
+        return keys
+    }
+
+    /// Where a skip-scan of a node's children stands: each `next` is one probe from the
+    /// path after the last child found. The scan can be taken up again after the data
+    /// changed (the SQLite engine builds a query index a slice of children at a time,
+    /// between write batches): it then finds each child whose rows lie past that path, as
+    /// they are at that moment.
+    package struct ChildKeyCursor: Sendable {
+        private let prefix: String
+        private let upper: String?
+        private let isRoot: Bool
+        private var lower: String
+        private var inclusive = true
+        private var done = false
+
+        package init(at path: DataPath) {
+            isRoot = path.isRoot
+            prefix = path.isRoot ? "" : path.storageKey + "/"
+            upper = path.isRoot ? nil : path.storageKey + "0"
+            lower = prefix
+        }
+
+        /// The next child's key, or nil when there is none past the last one found.
+        package mutating func next(
+            firstPath: (_ lower: String, _ inclusive: Bool, _ upper: String?) throws(StoreError) -> String?
+        ) throws(StoreError) -> String? {
+            guard !done, let full = try firstPath(lower, inclusive, upper), !(isRoot && full.isEmpty) else {
+                // Nothing left; or the root itself is a leaf: no children.
+                done = true
+                return nil
             }
             let rest = full.utf8.dropFirst(prefix.utf8.count)
-            let key: String
             if let slash = rest.firstIndex(of: UInt8(ascii: "/")) {
-                key = String(Substring(rest[..<slash]))
+                let key = String(Substring(rest[..<slash]))
                 lower = prefix + key + "0"  // past every row of this child's subtree
                 inclusive = true
-            } else {
-                key = String(Substring(rest))
-                lower = full  // past this leaf child
-                inclusive = false
+                return key
             }
-            keys.append(key)
+            lower = full  // past this leaf child
+            inclusive = false
+            return String(Substring(rest))
         }
-        return keys
     }
 
     /// `value` with `priority` laid over the node at the relative `path` (`format=export`:

@@ -5,8 +5,9 @@ import HearthJSON
 /// ordered value, so `orderBy` + a limit reads a handful of rows instead of every child.
 ///
 /// Built lazily: the first query on a location is answered from the data (a full read, as
-/// without an index) and asks the writer to build the index; from then on the writer keeps
-/// it in step with every write, in the same transaction, and queries read it. A write that
+/// without an index) and asks the writer to build the index (the SQLite engine: a slice of
+/// children per transaction, `StoreOptions.queryIndexChildrenPerSlice`); from then on the
+/// writer keeps it in step with every write, in the same transaction, and queries read it. A write that
 /// replaces an indexed location or one of its ancestors drops the index (rebuilt on the
 /// next query).
 package enum QueryIndex {

@@ -28,9 +28,15 @@ public struct StoreOptions: Sendable {
     /// the writer a few hundred milliseconds (docs/bench/history.md, "Huge writes"); larger data
     /// goes in parts, or through `hearth import`.
     public static let defaultMaxNodesPerWrite = 100_000
+    /// Children a query index's build reads per slice. Each slice is one transaction on
+    /// the writer between write batches, so the writes waiting behind a build wait for one
+    /// slice (about 10 ms at 1,000 children) rather than for the whole location (a location
+    /// of 64,000 children held every write for most of a second in one transaction).
+    public static let defaultQueryIndexChildrenPerSlice = 1_000
 
     public var synchronous: Synchronous = .full
     public var maxNodesPerWrite: Int = StoreOptions.defaultMaxNodesPerWrite
+    public var queryIndexChildrenPerSlice: Int = StoreOptions.defaultQueryIndexChildrenPerSlice
     public var readerCount: Int = 2
     public var maxBatchSize: Int = StoreOptions.defaultMaxBatchSize
     public var changeLogRetention: Int = StoreOptions.defaultChangeLogRetention
