@@ -33,8 +33,8 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
 
     private let writerQueue = DispatchQueue(label: "hearth.postgres.writer")
     private var writer: PGConnection?  // confined to writerQueue
-    private let readers: [PostgresSlot]
-    private let nextReader = Atomic<Int>(0)
+    /// The readers, each read going to an idle one (`ReaderPool`).
+    private let readers: ReaderPool<PostgresSlot>
     /// Connections for accounts, console records, keys and onDisconnect records.
     private let aux: [PostgresSlot]
     private let nextAux = Atomic<Int>(0)
@@ -94,7 +94,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
             // Readers hold no locks, and an export's or a backup's snapshot stays open long.
             readers.append(try PostgresSlot(url: url, label: "hearth.postgres.reader.\(index)", idleInTransactionTimeout: 0))
         }
-        self.readers = readers
+        self.readers = ReaderPool(readers)
         var aux: [PostgresSlot] = []
         for index in 0..<Self.auxCount { aux.append(try PostgresSlot(url: url, label: "hearth.postgres.aux.\(index)")) }
         self.aux = aux
@@ -133,17 +133,15 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         _ body: @escaping @Sendable (any TreeView) throws -> T,
         completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
-        let slot = readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]
         let missing = missingIndex
-        slot.queue.async {
+        readers.async { slot in
             completion(Result { try slot.withConnection { connection in try Self.inSnapshot(connection, missing: missing, body) } })
         }
     }
 
     public func readSync<T>(_ body: (any TreeView) throws -> T) throws -> T {
-        let slot = readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]
         let missing = missingIndex
-        return try slot.queue.sync { try slot.withConnection { connection in try Self.inSnapshot(connection, missing: missing, body) } }
+        return try readers.sync { slot in try slot.withConnection { connection in try Self.inSnapshot(connection, missing: missing, body) } }
     }
 
     /// Asks this node's writer to build an index a reader's query would have used.
@@ -464,7 +462,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
             _ = try connection.query("UPDATE hearth_nodes SET lease_until = 0 WHERE id = $1", [.text(nodeID)])
         } }
         writerQueue.sync { self.writer = nil }
-        for slot in readers + aux { slot.close() }
+        for slot in readers.members + aux { slot.close() }
     }
 
     // MARK: Lost commits (tests make one)

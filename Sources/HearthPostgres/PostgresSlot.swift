@@ -4,7 +4,7 @@ import HearthStore
 import Synchronization
 
 /// One connection and the queue it is confined to.
-final class PostgresSlot: @unchecked Sendable {  // `connection` is touched only on `queue`
+final class PostgresSlot: QueueConfined, @unchecked Sendable {  // `connection` is touched only on `queue`
     let queue: DispatchQueue
     private let url: String
     private var connection: PGConnection?

@@ -24,8 +24,7 @@ extension SQLiteTreeStore {
 
     /// Runs `body` on a reader (blocking the caller).
     func onReader<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        let reader = readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]
-        return try reader.queue.sync {
+        try readers.sync { reader in
             guard let connection = reader.connection else { throw StoreError.closed }
             return try body(connection)
         }

@@ -35,10 +35,10 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     let writerQueue = DispatchQueue(label: "hearth.store.writer")
     private let writerKey = DispatchSpecificKey<UInt8>()
     var writer: SQLiteConnection?  // confined to writerQueue
-    let readers: [Reader]
+    /// The readers, each read going to an idle one (`ReaderPool`).
+    let readers: ReaderPool<Reader>
     /// Checkpoints the WAL instead of the writer's COMMITs (`WALCheckpointer`).
     let checkpointer: WALCheckpointer
-    let nextReader = Atomic<Int>(0)
 
     private let pending: PendingWrites
     /// Syncs each batch's WAL off the writer's thread and answers its writers after.
@@ -53,7 +53,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     private typealias PendingWrite = PendingWrites.Write
 
     /// One reader connection and the queue it lives on.
-    final class Reader: @unchecked Sendable {  // `connection` is confined to `queue`
+    final class Reader: QueueConfined, @unchecked Sendable {  // `connection` is confined to `queue`
         let queue: DispatchQueue
         let key = DispatchSpecificKey<UInt8>()
         var connection: SQLiteConnection?
@@ -127,7 +127,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
             reader.connection = connection
             readers.append(reader)
         }
-        self.readers = readers
+        self.readers = ReaderPool(readers)
         // Everything in the file at open is on disk (SQLite recovered the WAL from it).
         durableSeq.store(try ChangeLogReader(connection: writer).lastSeq(), ordering: .releasing)
         self.checkpointer = try WALCheckpointer(
@@ -138,7 +138,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
 
     deinit {
         writer = nil
-        for reader in readers { reader.connection = nil }
+        for reader in readers.members { reader.connection = nil }
     }
 
     /// The wall clock (`WallClock.milliseconds`), kept under this name for callers from
@@ -170,8 +170,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
         _ body: @escaping @Sendable (any TreeView) throws -> T,
         completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
-        let reader = readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]
-        reader.queue.async {
+        readers.async { reader in
             guard let connection = reader.connection else {
                 completion(.failure(StoreError.closed))
                 return
@@ -182,8 +181,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
 
     /// Runs `body` synchronously on a reader (for tools, tests and the CLI).
     public func readSync<T>(_ body: (any TreeView) throws -> T) throws -> T {
-        let reader = readers[0]
-        return try reader.queue.sync {
+        try readers.sync { reader in
             guard let connection = reader.connection else { throw StoreError.closed }
             return try self.inReadTransaction(connection, body)
         }
@@ -438,7 +436,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
                 try? writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             }
         }
-        for reader in readers {
+        for reader in readers.members {
             reader.queue.sync { reader.connection = nil }
         }
         writerQueue.sync { self.writer = nil }
