@@ -23,10 +23,26 @@ public struct PendingListen: Sendable {
     let seq: Int64
     let resultTag: [UInt8]?
 
-    /// Starts delivery: `initial`, then every newer change.
+    /// Starts delivery: `initial`, then every newer change. The sink prepares `initial`
+    /// on the caller's queue (`StreamEventSink.prepareInitial`).
     @discardableResult
     public func start(_ sink: any StreamEventSink) -> Listening {
         hub.start(subscription, events: sink, initial: initial, through: seq, resultTag: resultTag)
+        return Listening(subscription: subscription, hub: hub)
+    }
+
+    /// Encodes the first events with `encode`, on the caller's queue: for a transport
+    /// whose sink exists only later, on a queue that must not encode (SSE: the stream is
+    /// opened on its connection's I/O queue).
+    public func encodeInitial<Frame>(_ encode: (StreamEvent, Int64) -> Frame) -> [Frame] {
+        initial.map { encode($0.event, $0.seq) }
+    }
+
+    /// Starts delivery with the first events already encoded: `initial.send` hands them
+    /// to the transport, then every newer change follows.
+    @discardableResult
+    public func start(_ sink: any StreamEventSink, initial prepared: InitialEvents) -> Listening {
+        hub.start(subscription, events: sink, initial: prepared, through: seq, resultTag: resultTag)
         return Listening(subscription: subscription, hub: hub)
     }
 

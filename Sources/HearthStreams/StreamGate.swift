@@ -43,10 +43,27 @@ public protocol StreamEventSink: Sendable {
     /// The hub's keep-alive tick (every `keepAliveInterval`); a transport that needs no
     /// keep-alive of its own ignores it.
     func keepAlive()
+    /// Makes a stream's first events (a snapshot can be megabytes) ready to send, on the
+    /// queue that starts the stream rather than on the fan-out queue, where encoding them
+    /// held every other push of the namespace; returns what hands them to the transport,
+    /// run on the fan-out queue before any later event. The default encodes nothing
+    /// ahead: it delivers them there.
+    func prepareInitial(_ initial: [(event: StreamEvent, seq: Int64)]) -> InitialEvents
+}
+
+/// A stream's first events, ready to go: `send` runs once on the fan-out queue.
+public struct InitialEvents: Sendable {
+    public let send: @Sendable () -> Void
+
+    public init(send: @escaping @Sendable () -> Void) { self.send = send }
 }
 
 extension StreamEventSink {
     public func keepAlive() {}
+
+    public func prepareInitial(_ initial: [(event: StreamEvent, seq: Int64)]) -> InitialEvents {
+        InitialEvents { for (event, seq) in initial { self.deliver(event, seq: seq) } }
+    }
 }
 
 /// Why a stream could not be opened.

@@ -84,16 +84,24 @@ public final class StreamHub: Sendable {
     /// Hands the stream its sink and its first events: `initial` (the snapshot as `put /`,
     /// or the replayed events of a resume, each with its seq), which bring it in sync with
     /// change `seq`; then the changes held since `register` that are newer than `seq`. The
-    /// transport encodes the events itself (SSE frames, wire pushes).
+    /// transport encodes the events itself (SSE frames, wire pushes); `initial` is
+    /// prepared (`StreamEventSink.prepareInitial`) on the caller's queue, before the
+    /// fan-out queue, and the changes held since `register` wait for it there.
     /// For a query stream, `resultTag` is the tag of the result `initial` carries.
     public func start(_ subscription: Subscription, events sink: any StreamEventSink, initial: [(event: StreamEvent, seq: Int64)],
+                      through seq: Int64, resultTag: [UInt8]? = nil) {
+        start(subscription, events: sink, initial: sink.prepareInitial(initial), through: seq, resultTag: resultTag)
+    }
+
+    /// `start` with the first events already prepared by the transport.
+    public func start(_ subscription: Subscription, events sink: any StreamEventSink, initial: InitialEvents,
                       through seq: Int64, resultTag: [UInt8]? = nil) {
         fanout.async {
             if subscription.ended {
                 sink.ended(subscription.finalVerdict ?? .cancel)
                 return
             }
-            for (event, eventSeq) in initial { sink.deliver(event, seq: eventSeq) }
+            initial.send()
             var through = seq
             if subscription.refresh != nil {
                 subscription.lastResultTag = resultTag

@@ -29,7 +29,7 @@ import time
 
 import runcpu
 from huge_writes import Server, request
-from wide_updates import binaries_and_labels
+from wide_updates import binaries_and_labels, print_table
 
 SIZES = [int(n) for n in os.environ.get("SIZES", "16000,64000,256000").split(",")]
 RULES = json.dumps({"rules": {".read": True, ".write": True, "big": {".indexOn": ["v"]}}})
@@ -90,15 +90,16 @@ def run(binary, label, n):
         server.stop()
 
 
+def cells(r):
+    after = f"{r['index_answers_after_ms']:,.0f}" if r["index_answers_after_ms"] is not None else "not within 60 s"
+    return [f"{r['n']:,}", r["label"], f"{r['first_query_ms']:,.0f}", after, f"{r['puts_max_ms']:,.0f} ({r['puts']})",
+            f"{r['gets_max_ms']:,.0f} ({r['gets']})", f"{r['server_cpu_s']:.2f}", r["load_before"]]
+
+
 def main():
     rows = [run(binary, label, n) for n in SIZES for binary, label in binaries_and_labels(__doc__)]
-    print()
-    print("| N | binary | first query ms | the index answers after, ms | small PUTs beside: max ms (count) | small GETs: max ms (count) | server CPU s | load before |")
-    print("|---|---|---|---|---|---|---|---|")
-    for r in rows:
-        after = f"{r['index_answers_after_ms']:,.0f}" if r["index_answers_after_ms"] is not None else "not within 60 s"
-        print(f"| {r['n']:,} | {r['label']} | {r['first_query_ms']:,.0f} | {after} | {r['puts_max_ms']:,.0f} ({r['puts']}) | "
-              f"{r['gets_max_ms']:,.0f} ({r['gets']}) | {r['server_cpu_s']:.2f} | {r['load_before']} |")
+    print_table(["N", "binary", "first query ms", "the index answers after, ms", "small PUTs beside: max ms (count)",
+                 "small GETs: max ms (count)", "server CPU s", "load before"], cells, rows)
 
 
 if __name__ == "__main__":

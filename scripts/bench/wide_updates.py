@@ -104,6 +104,16 @@ def binaries_and_labels(usage):
     return list(zip(binaries, os.environ.get("LABELS", ",".join(binaries)).split(",")))
 
 
+def print_table(columns, cells, rows):
+    """A Markdown table of `rows` after a blank line: `cells(row)` gives each row's cells
+    (wide_fanout.py, index_build.py and large_listens.py too)."""
+    print()
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+    for r in rows:
+        print("| " + " | ".join(cells(r)) + " |")
+
+
 def main():
     rows = [row for case in CASES for binary, label in binaries_and_labels(__doc__) for row in run(binary, label, case)]
     print()

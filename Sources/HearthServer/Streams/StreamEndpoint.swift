@@ -49,9 +49,13 @@ enum StreamEndpoint {
                 let options = HTTPStreamOptions(
                     maxBufferedBytes: hub.options.maxQueuedBytes, overflowBytes: StreamFrames.cancel,
                     onClose: { pending.cancel() })
+                // The first events are encoded here, on the reader that read them: not on
+                // the connection's I/O queue, nor on the fan-out queue.
+                let frames = pending.encodeInitial { event, seq in StreamFrames.event(event, id: seq) }
                 responder.openStream(head(), options: options) { stream in
                     guard let stream else { return pending.cancel() }
-                    pending.start(SSEEventSink(stream: stream, path: request.path))
+                    pending.start(SSEEventSink(stream: stream, path: request.path),
+                                  initial: InitialEvents { for frame in frames { stream.send(frame) } })
                 }
             }
         }

@@ -12,11 +12,10 @@ import Synchronization
 /// answer would pass `CompoundHash.workBudget` gets the whole value (`d`), which is always
 /// correct and what the SDK applies to a listen it could not hash for.
 ///
-/// The answer is computed in the first `deliver`, on the namespace's fan-out queue, which
-/// keeps it before every later event of the listen (the hub hands them over in order
-/// there); computing it elsewhere would need those events held back behind it. What
-/// bounds the wait it puts on other clients' pushes is its cost instead: O(n log n) in the
-/// value, and never more than `CompoundHash.workBudget`.
+/// The answer is computed with the first event, in `prepareInitial`, on the reader that read
+/// the value (`Database.listen` starts the listen there), before the fan-out queue: the
+/// hub holds the listen's later events back until the answer is sent. Its cost is
+/// O(n log n) in the value, and never more than `CompoundHash.workBudget`.
 final class WireCompoundListenSink: StreamEventSink {
     let listen: WireListenSink
     /// The client's hashes and cut paths, until the first event used them.
@@ -41,17 +40,28 @@ final class WireCompoundListenSink: StreamEventSink {
     }
 
     func deliver(_ event: StreamEvent, seq: Int64) {
+        if let bytes = push(event) { listen.session.pushNow(bytes) }
+    }
+
+    func prepareInitial(_ initial: [(event: StreamEvent, seq: Int64)]) -> InitialEvents {
+        let pushes = initial.compactMap { push($0.event) }
+        return InitialEvents { [session = listen.session] in for bytes in pushes { session.pushNow(bytes) } }
+    }
+
+    /// The push of `event`: for the first, the ranges that differ from the client's hashes
+    /// (nil when none does); for the others, the listen's own.
+    private func push(_ event: StreamEvent) -> [UInt8]? {
         let compound = pending.withLock { pending in
             defer { pending = nil }
             return pending
         }
         if let compound, event.name == .put, event.path == "/", case .object = event.data,
            let ranges = CompoundHash.changedRanges(event.data, hashes: compound.hashes, posts: compound.posts) {
-            if ranges.isEmpty { return }
+            if ranges.isEmpty { return nil }
             let body: JSONValue = .object(["p": .string(listen.path.description), "d": .array(ranges.map(Self.json))])
-            return listen.session.pushNow(WireOutbound.push(action: "rm", body: body).bytes)
+            return WireOutbound.push(action: "rm", body: body).bytes
         }
-        listen.deliver(event, seq: seq)
+        return listen.push(event)
     }
 
     /// One range of an `rm`: `s` (after), `e` (up to and including), `m` (its data).

@@ -29,6 +29,13 @@ struct WireListenSink: StreamEventSink {
         session.pushNow(push(event))
     }
 
+    /// Encodes the first pushes now, on the reader that read them (`Database.listen`
+    /// starts the listen there).
+    func prepareInitial(_ initial: [(event: StreamEvent, seq: Int64)]) -> InitialEvents {
+        let pushes = initial.map { push($0.event) }
+        return InitialEvents { [session] in for bytes in pushes { session.pushNow(bytes) } }
+    }
+
     /// The `d` or `m` push of `event` for this listen. The same for every untagged listen
     /// on one location, so `StreamContext.prepareBroadcast` encodes it once for all of them.
     func push(_ event: StreamEvent) -> [UInt8] {

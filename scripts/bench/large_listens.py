@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Listens that start with a large value: what they cost the other streams' pushes. Not a
+test: numbers for docs/bench/history.md.
+
+A listen's first event is the location's whole value. Encoding it (a `d` push, an SSE
+`put`) on the namespace's fan-out queue held every other push of the namespace for as
+long as it took; prepared by the transport before it reaches the fan-out queue, it holds
+none. For each binary given (e.g. the commit before the change and the current one) and
+each transport, a fresh server on 127.0.0.1 (port 0, temp data dir, open rules, no access
+log):
+
+1. N children of ~100 bytes are written to `/big` (7 MB at 64,000) in PATCHes of 900;
+2. one SSE stream listens to `/tick`;
+3. LISTENS clients listen to `/big` at once (wire: `q` over `/.ws`; SSE: a stream), while
+   one client PUTs `/tick` in a loop every 10 ms until every big listen got its value;
+4. each tick's lateness: from its PUT's answer to its event on the `/tick` stream (max,
+   and how many arrived), and each big listen's time to its whole value.
+
+Uses the test virtualenv (scripts/python-env.sh: `websockets`).
+
+Usage: scripts/bench/large_listens.py BINARY [BINARY...]   (LABELS=before,after to name them)
+Knobs (env): N (64000) LISTENS (5) TRANSPORTS (wire,sse).
+Everything on 127.0.0.1; every server is stopped and its temp dir removed at the end.
+"""
+import json
+import os
+import socket
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # no __pycache__ in the repo
+import runcpu  # noqa: E402
+from huge_writes import Server, request  # noqa: E402
+from wide_updates import binaries_and_labels, print_table  # noqa: E402
+from websockets.sync.client import connect  # noqa: E402
+
+N = int(os.environ.get("N", "64000"))
+LISTENS = int(os.environ.get("LISTENS", "5"))
+TRANSPORTS = os.environ.get("TRANSPORTS", "wire,sse").split(",")
+CHUNK = 900
+
+
+def sse_open(port, path):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(f"GET {path} HTTP/1.1\r\nHost: bench\r\nAccept: text/event-stream\r\n\r\n".encode())
+    return s
+
+
+def tick_stream(port, stop, arrived):
+    """The `/tick` stream: when each tick's value arrived."""
+    s = sse_open(port, "/tick.json")
+    s.settimeout(0.2)
+    buffer = b""
+    while not stop.is_set():
+        try:
+            data = s.recv(65536)
+        except socket.timeout:
+            continue
+        if not data:
+            break
+        buffer += data
+        while b"\n\n" in buffer:
+            frame, buffer = buffer.split(b"\n\n", 1)
+            if b"data: " not in frame:
+                continue
+            try:
+                value = json.loads(frame.split(b"data: ", 1)[1])
+            except ValueError:
+                continue
+            if isinstance(value, dict) and isinstance(value.get("data"), int):
+                arrived[value["data"]] = time.perf_counter()
+    s.close()
+
+
+def big_wire(port, out):
+    began = time.perf_counter()
+    with connect(f"ws://127.0.0.1:{port}/.ws?v=5&ns=bench", max_size=256 << 20) as ws:
+        ws.recv()  # the handshake
+        ws.send(json.dumps({"t": "d", "d": {"r": 1, "a": "q", "b": {"p": "/big", "h": ""}}}))
+        got = 0
+        while True:
+            message = ws.recv()
+            got += len(message)
+            if '"r":1' in message and '"ok"' in message:
+                break
+    out.append((got, (time.perf_counter() - began) * 1000))
+
+
+def big_sse(port, out):
+    began = time.perf_counter()
+    s = sse_open(port, "/big.json")
+    got, tail = 0, b""
+    while True:
+        data = s.recv(1 << 20)
+        if not data:
+            break
+        got += len(data)
+        tail = (tail + data)[-4:]
+        if got > N * 50 and tail.endswith(b"\n\n"):
+            break
+    s.close()
+    out.append((got, (time.perf_counter() - began) * 1000))
+
+
+def run(binary, label, transport):
+    server = Server(binary)
+    try:
+        conn = server.conn()
+        conn.timeout = 600
+        for start in range(0, N, CHUNK):
+            body = json.dumps({f"k{i:07d}": {"v": i, "note": "x" * 80} for i in range(start, min(N, start + CHUNK))})
+            status, _, data = request(conn, "PATCH", "/big.json?print=silent", body)
+            if status != 204:
+                raise SystemExit(f"{label}: seeding got {status} {data[:200]!r}")
+        stop, arrived = threading.Event(), {}
+        ticks = threading.Thread(target=tick_stream, args=(server.port, stop, arrived))
+        ticks.start()
+        request(conn, "PUT", "/tick.json?print=silent", "0")
+        while 0 not in arrived:
+            time.sleep(0.01)
+        listens = []
+        target = big_wire if transport == "wire" else big_sse
+        threads = [threading.Thread(target=target, args=(server.port, listens)) for _ in range(LISTENS)]
+        meter = runcpu.Meter(server.proc.pid)
+        for t in threads:
+            t.start()
+        answered, i = {}, 1
+        while any(t.is_alive() for t in threads):
+            request(conn, "PUT", "/tick.json?print=silent", str(i))
+            answered[i] = time.perf_counter()
+            i += 1
+            time.sleep(0.01)
+        for t in threads:
+            t.join()
+        request(conn, "PUT", "/tick.json?print=silent", str(i))
+        answered[i] = time.perf_counter()
+        while i not in arrived and time.perf_counter() - answered[i] < 30:
+            time.sleep(0.01)
+        cpu = meter.read()
+        stop.set()
+        ticks.join()
+        late = [(arrived[k] - answered[k]) * 1000 for k in answered if k in arrived]
+        row = {"label": label, "transport": transport, "n": N, "listens": LISTENS,
+               "value_bytes": listens[0][0] if listens else None,
+               "listen_ms": sorted(round(ms) for _, ms in listens),
+               "ticks": len(answered), "ticks_arrived": len(late), "tick_late_max_ms": round(max(late), 1), **cpu}
+        print(json.dumps(row), flush=True)
+        return row
+    finally:
+        server.stop()
+
+
+def cells(r):
+    return [r["transport"], r["label"], ", ".join(f"{ms:,}" for ms in r["listen_ms"]), f"{r['ticks_arrived']} / {r['ticks']}",
+            f"{r['tick_late_max_ms']:,.0f}", f"{r['server_cpu_s']:.2f}", r["load_before"]]
+
+
+def main():
+    rows = [run(binary, label, transport) for transport in TRANSPORTS for binary, label in binaries_and_labels(__doc__)]
+    print_table(["transport", "binary", "big listens: ms to the whole value", "ticks arrived / sent",
+                 "a tick's event after its answer, max ms", "server CPU s", "load before"], cells, rows)
+
+
+if __name__ == "__main__":
+    main()
