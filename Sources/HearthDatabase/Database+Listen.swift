@@ -24,7 +24,7 @@ public struct PendingListen: Sendable {
     let resultTag: [UInt8]?
 
     /// Starts delivery: `initial`, then every newer change. The sink prepares `initial`
-    /// on the caller's queue (`StreamEventSink.prepareInitial`).
+    /// on the caller's queue (`StreamEventSink.prepareEvents`).
     @discardableResult
     public func start(_ sink: any StreamEventSink) -> Listening {
         hub.start(subscription, events: sink, initial: initial, through: seq, resultTag: resultTag)
@@ -41,7 +41,7 @@ public struct PendingListen: Sendable {
     /// Starts delivery with the first events already encoded: `initial.send` hands them
     /// to the transport, then every newer change follows.
     @discardableResult
-    public func start(_ sink: any StreamEventSink, initial prepared: InitialEvents) -> Listening {
+    public func start(_ sink: any StreamEventSink, initial prepared: PreparedEvents) -> Listening {
         hub.start(subscription, events: sink, initial: prepared, through: seq, resultTag: resultTag)
         return Listening(subscription: subscription, hub: hub)
     }

@@ -43,16 +43,16 @@ public protocol StreamEventSink: Sendable {
     /// The hub's keep-alive tick (every `keepAliveInterval`); a transport that needs no
     /// keep-alive of its own ignores it.
     func keepAlive()
-    /// Makes a stream's first events (a snapshot can be megabytes) ready to send, on the
-    /// queue that starts the stream rather than on the fan-out queue, where encoding them
-    /// held every other push of the namespace; returns what hands them to the transport,
-    /// run on the fan-out queue before any later event. The default encodes nothing
-    /// ahead: it delivers them there.
-    func prepareInitial(_ initial: [(event: StreamEvent, seq: Int64)]) -> InitialEvents
+    /// Makes events that can be megabytes ready to send, off the fan-out queue, where
+    /// encoding them held every other push of the namespace: a stream's first events (on
+    /// the queue that starts it) and a query stream's new result (on the reader that read
+    /// it). Returns what hands them to the transport, run on the fan-out queue in the
+    /// stream's order. The default encodes nothing ahead: it delivers them there.
+    func prepareEvents(_ events: [(event: StreamEvent, seq: Int64)]) -> PreparedEvents
 }
 
-/// A stream's first events, ready to go: `send` runs once on the fan-out queue.
-public struct InitialEvents: Sendable {
+/// A stream's events made ready off the fan-out queue: `send` runs once on it.
+public struct PreparedEvents: Sendable {
     public let send: @Sendable () -> Void
 
     public init(send: @escaping @Sendable () -> Void) { self.send = send }
@@ -61,8 +61,8 @@ public struct InitialEvents: Sendable {
 extension StreamEventSink {
     public func keepAlive() {}
 
-    public func prepareInitial(_ initial: [(event: StreamEvent, seq: Int64)]) -> InitialEvents {
-        InitialEvents { for (event, seq) in initial { self.deliver(event, seq: seq) } }
+    public func prepareEvents(_ events: [(event: StreamEvent, seq: Int64)]) -> PreparedEvents {
+        PreparedEvents { for (event, seq) in events { self.deliver(event, seq: seq) } }
     }
 }
 

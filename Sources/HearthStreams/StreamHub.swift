@@ -85,16 +85,16 @@ public final class StreamHub: Sendable {
     /// or the replayed events of a resume, each with its seq), which bring it in sync with
     /// change `seq`; then the changes held since `register` that are newer than `seq`. The
     /// transport encodes the events itself (SSE frames, wire pushes); `initial` is
-    /// prepared (`StreamEventSink.prepareInitial`) on the caller's queue, before the
+    /// prepared (`StreamEventSink.prepareEvents`) on the caller's queue, before the
     /// fan-out queue, and the changes held since `register` wait for it there.
     /// For a query stream, `resultTag` is the tag of the result `initial` carries.
     public func start(_ subscription: Subscription, events sink: any StreamEventSink, initial: [(event: StreamEvent, seq: Int64)],
                       through seq: Int64, resultTag: [UInt8]? = nil) {
-        start(subscription, events: sink, initial: sink.prepareInitial(initial), through: seq, resultTag: resultTag)
+        start(subscription, events: sink, initial: sink.prepareEvents(initial), through: seq, resultTag: resultTag)
     }
 
     /// `start` with the first events already prepared by the transport.
-    public func start(_ subscription: Subscription, events sink: any StreamEventSink, initial: InitialEvents,
+    public func start(_ subscription: Subscription, events sink: any StreamEventSink, initial: PreparedEvents,
                       through seq: Int64, resultTag: [UInt8]? = nil) {
         fanout.async {
             if subscription.ended {
@@ -258,11 +258,20 @@ public final class StreamHub: Sendable {
     }
 
     /// Re-reads a query stream's result; sends `put /` when it changed (on the fan-out queue).
+    /// A changed result is encoded by the sink where the read completes, on the reader: the
+    /// result of a query without a limit can be the whole location.
     private func refresh(_ subscription: Subscription) {
         guard let refresh = subscription.refresh, !subscription.ended else { return }
         subscription.refreshing = true
         subscription.dirty = false
+        // Only a refresh changes these once the stream is live, and one runs at a time.
+        let (sink, lastTag) = (subscription.eventSink, subscription.lastResultTag)
         refresh { result in
+            let prepared: PreparedEvents? = if let result, let sink, result.tag != lastTag {
+                sink.prepareEvents([(StreamEvent(name: .put, path: "/", data: result.value), result.seq)])
+            } else {
+                nil
+            }
             self.fanout.async {
                 subscription.refreshing = false
                 guard !subscription.ended else { return }
@@ -271,13 +280,10 @@ public final class StreamHub: Sendable {
                         return self.end(subscription, .authRevoked)
                     }
                     subscription.deliveredThrough = result.seq
-                    if result.tag != subscription.lastResultTag {
-                        let event = StreamEvent(name: .put, path: "/", data: result.value)
-                        if let events = subscription.eventSink {
-                            subscription.lastResultTag = result.tag
-                            self.delivered.add(1, ordering: .relaxed)
-                            events.deliver(event, seq: result.seq)
-                        }
+                    if result.tag != subscription.lastResultTag, let prepared {
+                        subscription.lastResultTag = result.tag
+                        self.delivered.add(1, ordering: .relaxed)
+                        prepared.send()
                     }
                 }
                 if subscription.dirty { self.refresh(subscription) }

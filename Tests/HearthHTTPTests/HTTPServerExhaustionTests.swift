@@ -81,6 +81,9 @@ struct HTTPServerExhaustionTests {
     @Test func aLaggingStreamIsEndedWhenTheTotalIsReachedEvenUnderItsOwnBound() async throws {
         var limits = HTTPLimits()
         limits.maxUnsentBytes = 1024 * 1024
+        // The pinned response must stay unsent however long this test waits to be
+        // scheduled: past the default 30 s the write timeout would close its connection.
+        limits.writeTimeout = 300
         let answered = DispatchSemaphore(value: 0)
         let sent = DispatchSemaphore(value: 0)
         let cancel = Array("event: cancel\ndata: null\n\n".utf8)

@@ -5,22 +5,25 @@ import Synchronization
 import Testing
 
 /// A stream's first events are prepared by its sink on the queue that starts the stream,
-/// not on the fan-out queue: a snapshot of megabytes being encoded holds no other
-/// stream's pushes, and the starting stream's own later events still follow it.
+/// and a query stream's new result on the reader that read it, not on the fan-out queue:
+/// a snapshot of megabytes being encoded holds no other stream's pushes, and the stream's
+/// own later events still follow it.
 extension StreamHubTests {
-    /// A sink whose first events take as long to prepare as the test says: `prepareInitial`
+    /// A sink whose first events take as long to prepare as the test says: `prepareEvents`
     /// waits for `gate`, then records the events as `RecordingSink` would.
     final class SlowToPrepare: StreamEventSink {
         let recording = RecordingSink()
         let gate = DispatchSemaphore(value: 0)
         let preparing = DispatchSemaphore(value: 0)
+        let sent = DispatchSemaphore(value: 0)
         func deliver(_ event: StreamEvent, seq: Int64) { recording.deliver(event, seq: seq) }
         func ended(_ verdict: StreamVerdict) { recording.ended(verdict) }
-        func prepareInitial(_ initial: [(event: StreamEvent, seq: Int64)]) -> InitialEvents {
+        func prepareEvents(_ initial: [(event: StreamEvent, seq: Int64)]) -> PreparedEvents {
             preparing.signal()
             gate.wait()
-            return InitialEvents { [recording] in
+            return PreparedEvents { [recording, sent] in
                 for (event, seq) in initial { recording.deliver(event, seq: seq) }
+                sent.signal()
             }
         }
     }
@@ -64,5 +67,31 @@ extension StreamHubTests {
         hub.start(subscription, events: sink, initial: replay, through: 5)
         hub.drain()
         #expect(sink.ids == [4, 5, 6])
+    }
+
+    @Test func preparingAQueryStreamsNewResultHoldsNoOtherStreamsPushes() throws {
+        let hub = hub()
+        let (_, other) = try live(hub, "tick")
+        // The query's re-read completes on another queue, as a reader's does.
+        let refresh: QueryRefresh = { done in
+            DispatchQueue.global().async { done(QueryResult(value: .string("NEW"), tag: [1], seq: 2)) }
+        }
+        let query = try hub.register(location: path("big"), gate: TestGate(), address: "b", refresh: refresh)
+        let sink = SlowToPrepare()
+        hub.start(query, events: sink, initial: PreparedEvents {}, through: 1, resultTag: [0])
+        hub.publish([put(2, "big/x"), put(3, "tick")]) { _ in true }
+        sink.preparing.wait()
+        let drained = DispatchGroup()
+        drained.enter()
+        DispatchQueue.global().async {
+            hub.drain()
+            drained.leave()
+        }
+        #expect(drained.wait(timeout: .now() + 30) == .success, "the fan-out queue was not held")
+        #expect(other.ids == [3])
+        sink.gate.signal()
+        #expect(sink.sent.wait(timeout: .now() + 30) == .success)
+        #expect(sink.recording.ids == [2])
+        #expect(sink.recording.text.contains("NEW"))
     }
 }

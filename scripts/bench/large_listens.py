@@ -16,6 +16,11 @@ log):
 4. each tick's lateness: from its PUT's answer to its event on the `/tick` stream (max,
    and how many arrived), and each big listen's time to its whole value.
 
+Transport `sse-query`: the LISTENS streams are query streams with no limit
+(`orderBy="$key"&startAt="k"`: the whole location), opened first; then for
+QUERY_SECONDS (3) one client changes a child of `/big` in a loop, each change making every
+query stream's result new (re-read and sent whole as `put /`), while the ticks go on.
+
 Uses the test virtualenv (scripts/python-env.sh: `websockets`).
 
 Usage: scripts/bench/large_listens.py BINARY [BINARY...]   (LABELS=before,after to name them)
@@ -39,7 +44,9 @@ from websockets.sync.client import connect  # noqa: E402
 
 N = int(os.environ.get("N", "64000"))
 LISTENS = int(os.environ.get("LISTENS", "5"))
-TRANSPORTS = os.environ.get("TRANSPORTS", "wire,sse").split(",")
+TRANSPORTS = os.environ.get("TRANSPORTS", "wire,sse,sse-query").split(",")
+QUERY_SECONDS = float(os.environ.get("QUERY_SECONDS", "3"))
+QUERY = '/big.json?orderBy="$key"&startAt="k"'
 CHUNK = 900
 
 
@@ -89,9 +96,9 @@ def big_wire(port, out):
     out.append((got, (time.perf_counter() - began) * 1000))
 
 
-def big_sse(port, out):
+def big_sse(port, out, path="/big.json"):
     began = time.perf_counter()
-    s = sse_open(port, "/big.json")
+    s = sse_open(port, path)
     got, tail = 0, b""
     while True:
         data = s.recv(1 << 20)
@@ -101,8 +108,23 @@ def big_sse(port, out):
         tail = (tail + data)[-4:]
         if got > N * 50 and tail.endswith(b"\n\n"):
             break
-    s.close()
     out.append((got, (time.perf_counter() - began) * 1000))
+    return s
+
+
+def big_query(port, out, streams, stop):
+    """A query stream: its first value, then it keeps reading (every change of `/big`
+    sends the whole result again) until `stop`."""
+    s = big_sse(port, out, QUERY.replace('"', "%22"))
+    streams.append(s)
+    s.settimeout(0.2)
+    while not stop.is_set():
+        try:
+            if not s.recv(1 << 20):
+                break
+        except socket.timeout:
+            continue
+    s.close()
 
 
 def run(binary, label, transport):
@@ -121,18 +143,28 @@ def run(binary, label, transport):
         request(conn, "PUT", "/tick.json?print=silent", "0")
         while 0 not in arrived:
             time.sleep(0.01)
-        listens = []
-        target = big_wire if transport == "wire" else big_sse
-        threads = [threading.Thread(target=target, args=(server.port, listens)) for _ in range(LISTENS)]
-        meter = runcpu.Meter(server.proc.pid)
+        listens, streams, queries_stop = [], [], threading.Event()
+        if transport == "sse-query":
+            threads = [threading.Thread(target=big_query, args=(server.port, listens, streams, queries_stop)) for _ in range(LISTENS)]
+        else:
+            target = big_wire if transport == "wire" else lambda port, out: big_sse(port, out).close()
+            threads = [threading.Thread(target=target, args=(server.port, listens)) for _ in range(LISTENS)]
         for t in threads:
             t.start()
+        if transport == "sse-query":
+            while len(listens) < LISTENS:
+                time.sleep(0.01)
+        meter = runcpu.Meter(server.proc.pid)
         answered, i = {}, 1
-        while any(t.is_alive() for t in threads):
+        began = time.perf_counter()
+        while (time.perf_counter() - began < QUERY_SECONDS) if transport == "sse-query" else any(t.is_alive() for t in threads):
+            if transport == "sse-query":
+                request(conn, "PUT", "/big/k0000000/v.json?print=silent", str(-i))
             request(conn, "PUT", "/tick.json?print=silent", str(i))
             answered[i] = time.perf_counter()
             i += 1
             time.sleep(0.01)
+        queries_stop.set()
         for t in threads:
             t.join()
         request(conn, "PUT", "/tick.json?print=silent", str(i))

@@ -55,7 +55,7 @@ enum StreamEndpoint {
                 responder.openStream(head(), options: options) { stream in
                     guard let stream else { return pending.cancel() }
                     pending.start(SSEEventSink(stream: stream, path: request.path),
-                                  initial: InitialEvents { for frame in frames { stream.send(frame) } })
+                                  initial: PreparedEvents { for frame in frames { stream.send(frame) } })
                 }
             }
         }

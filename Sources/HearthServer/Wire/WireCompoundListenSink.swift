@@ -12,7 +12,7 @@ import Synchronization
 /// answer would pass `CompoundHash.workBudget` gets the whole value (`d`), which is always
 /// correct and what the SDK applies to a listen it could not hash for.
 ///
-/// The answer is computed with the first event, in `prepareInitial`, on the reader that read
+/// The answer is computed with the first event, in `prepareEvents`, on the reader that read
 /// the value (`Database.listen` starts the listen there), before the fan-out queue: the
 /// hub holds the listen's later events back until the answer is sent. Its cost is
 /// O(n log n) in the value, and never more than `CompoundHash.workBudget`.
@@ -43,9 +43,9 @@ final class WireCompoundListenSink: StreamEventSink {
         if let bytes = push(event) { listen.session.pushNow(bytes) }
     }
 
-    func prepareInitial(_ initial: [(event: StreamEvent, seq: Int64)]) -> InitialEvents {
+    func prepareEvents(_ initial: [(event: StreamEvent, seq: Int64)]) -> PreparedEvents {
         let pushes = initial.compactMap { push($0.event) }
-        return InitialEvents { [session = listen.session] in for bytes in pushes { session.pushNow(bytes) } }
+        return PreparedEvents { [session = listen.session] in for bytes in pushes { session.pushNow(bytes) } }
     }
 
     /// The push of `event`: for the first, the ranges that differ from the client's hashes

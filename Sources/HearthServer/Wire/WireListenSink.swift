@@ -31,9 +31,9 @@ struct WireListenSink: StreamEventSink {
 
     /// Encodes the first pushes now, on the reader that read them (`Database.listen`
     /// starts the listen there).
-    func prepareInitial(_ initial: [(event: StreamEvent, seq: Int64)]) -> InitialEvents {
+    func prepareEvents(_ initial: [(event: StreamEvent, seq: Int64)]) -> PreparedEvents {
         let pushes = initial.map { push($0.event) }
-        return InitialEvents { [session] in for bytes in pushes { session.pushNow(bytes) } }
+        return PreparedEvents { [session] in for bytes in pushes { session.pushNow(bytes) } }
     }
 
     /// The `d` or `m` push of `event` for this listen. The same for every untagged listen
