@@ -28,6 +28,18 @@ extension StreamHubTests {
         }
     }
 
+    /// Whether everything queued on the hub's fan-out queue ran within 30 s (a failing
+    /// test fails rather than hangs).
+    func drains(_ hub: StreamHub) -> Bool {
+        let drained = DispatchGroup()
+        drained.enter()
+        DispatchQueue.global().async {
+            hub.drain()
+            drained.leave()
+        }
+        return drained.wait(timeout: .now() + 30) == .success
+    }
+
     @Test func preparingASnapshotHoldsNoOtherStreamsPushes() throws {
         let hub = hub()
         let (_, other) = try live(hub, "tick")
@@ -43,13 +55,7 @@ extension StreamHubTests {
         // The snapshot is being prepared: the fan-out queue still delivers other pushes,
         // and holds the starting stream's own.
         hub.publish([put(2, "tick"), put(3, "big/x")]) { _ in true }
-        let drained = DispatchGroup()
-        drained.enter()
-        DispatchQueue.global().async {
-            hub.drain()
-            drained.leave()
-        }
-        #expect(drained.wait(timeout: .now() + 30) == .success, "the fan-out queue was not held")
+        #expect(drains(hub), "the fan-out queue was not held")
         #expect(other.ids == [2])
         #expect(sink.recording.ids.isEmpty)
         sink.gate.signal()
@@ -81,13 +87,7 @@ extension StreamHubTests {
         hub.start(query, events: sink, initial: PreparedEvents {}, through: 1, resultTag: [0])
         hub.publish([put(2, "big/x"), put(3, "tick")]) { _ in true }
         sink.preparing.wait()
-        let drained = DispatchGroup()
-        drained.enter()
-        DispatchQueue.global().async {
-            hub.drain()
-            drained.leave()
-        }
-        #expect(drained.wait(timeout: .now() + 30) == .success, "the fan-out queue was not held")
+        #expect(drains(hub), "the fan-out queue was not held")
         #expect(other.ids == [3])
         sink.gate.signal()
         #expect(sink.sent.wait(timeout: .now() + 30) == .success)
