@@ -18,8 +18,9 @@ public struct Listening: Sendable {
 public struct PendingListen: Sendable {
     public let subscription: Subscription
     let hub: StreamHub
-    /// The snapshot as `put /`, or the events a resuming client missed, each with its seq.
-    let initial: [(event: StreamEvent, seq: Int64)]
+    /// The snapshot as `put /`, or the events a resuming client missed, each with its seq
+    /// (a transport whose sink exists only later encodes them ahead: SSE).
+    public let initial: [(event: StreamEvent, seq: Int64)]
     let seq: Int64
     let resultTag: [UInt8]?
 
@@ -29,13 +30,6 @@ public struct PendingListen: Sendable {
     public func start(_ sink: any StreamEventSink) -> Listening {
         hub.start(subscription, events: sink, initial: initial, through: seq, resultTag: resultTag)
         return Listening(subscription: subscription, hub: hub)
-    }
-
-    /// Encodes the first events with `encode`, on the caller's queue: for a transport
-    /// whose sink exists only later, on a queue that must not encode (SSE: the stream is
-    /// opened on its connection's I/O queue).
-    public func encodeInitial<Frame>(_ encode: (StreamEvent, Int64) -> Frame) -> [Frame] {
-        initial.map { encode($0.event, $0.seq) }
     }
 
     /// Starts delivery with the first events already encoded: `initial.send` hands them

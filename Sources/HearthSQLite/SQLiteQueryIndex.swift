@@ -77,11 +77,6 @@ final class QueryIndexMaintainer {
         (maintained[location]?.contains(spec) ?? false) && builds[location]?[spec] == nil
     }
 
-    /// Whether the index of `location` by `spec` is being built (a slice done, more to come).
-    func isBuilding(_ location: String, _ spec: String) -> Bool {
-        builds[location]?[spec] != nil
-    }
-
     /// One slice of the build of the index of `location` by `spec`, in the caller's
     /// transaction: the rows of at most `children` more children. `start` begins the build
     /// when none is under way (the first slice): it clears rows an earlier, unfinished

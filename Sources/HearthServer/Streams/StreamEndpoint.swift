@@ -51,7 +51,7 @@ enum StreamEndpoint {
                     onClose: { pending.cancel() })
                 // The first events are encoded here, on the reader that read them: not on
                 // the connection's I/O queue, nor on the fan-out queue.
-                let frames = pending.encodeInitial { event, seq in StreamFrames.event(event, id: seq) }
+                let frames = pending.initial.map { StreamFrames.event($0.event, id: $0.seq) }
                 responder.openStream(head(), options: options) { stream in
                     guard let stream else { return pending.cancel() }
                     pending.start(SSEEventSink(stream: stream, path: request.path),
