@@ -23,12 +23,13 @@ public struct PendingListen: Sendable {
     public let initial: [(event: StreamEvent, seq: Int64)]
     let seq: Int64
     let resultTag: [UInt8]?
+    let resultKeys: Set<Int>?
 
     /// Starts delivery: `initial`, then every newer change. The sink prepares `initial`
     /// on the caller's queue (`StreamEventSink.prepareEvents`).
     @discardableResult
     public func start(_ sink: any StreamEventSink) -> Listening {
-        hub.start(subscription, events: sink, initial: initial, through: seq, resultTag: resultTag)
+        hub.start(subscription, events: sink, initial: initial, through: seq, resultTag: resultTag, resultKeys: resultKeys)
         return Listening(subscription: subscription, hub: hub)
     }
 
@@ -36,7 +37,7 @@ public struct PendingListen: Sendable {
     /// to the transport, then every newer change follows.
     @discardableResult
     public func start(_ sink: any StreamEventSink, initial prepared: PreparedEvents) -> Listening {
-        hub.start(subscription, events: sink, initial: prepared, through: seq, resultTag: resultTag)
+        hub.start(subscription, events: sink, initial: prepared, through: seq, resultTag: resultTag, resultKeys: resultKeys)
         return Listening(subscription: subscription, hub: hub)
     }
 
@@ -63,8 +64,9 @@ extension Database {
     /// reads the current value (or the query's result, or, for a location listen resuming
     /// after change `resumeAfter`, the changes it missed while the log holds at most
     /// `maxReplay` of them) with the seq it is in sync with; once started, the hub delivers
-    /// only newer changes. A query listen gets its whole new window as `put /` whenever it
-    /// changes. Access that depends on data is re-decided after every batch by whoever
+    /// only newer changes. A query listen with a limit gets its whole new window as `put /`
+    /// whenever it changes; one without gets the new state of the children a change
+    /// touched (`QueryChildrenRefresh`). Access that depends on data is re-decided after every batch by whoever
     /// publishes (`gate` is what that re-check and the expiry sweep look at).
     public func openListen(
         _ location: DataPath, query: DatabaseQuery?, as caller: Caller, gate: any StreamGate, address: String,
@@ -73,20 +75,31 @@ extension Database {
     ) {
         let store = self.store
         var refresh: QueryRefresh? = nil
+        var rereadChildren: QueryChildrenRefresh? = nil
+        // Without a limit, each child is in the window or not by itself.
+        let trackKeys: Int? = query?.tree.limit == nil ? hub.options.maxTrackedWindowKeys : nil
         if let tree = query?.tree {
             refresh = { (done: @escaping @Sendable (QueryResult?) -> Void) in
-                store.read({ view in try Database.queryResult(tree, at: location, view: view) },
+                store.read({ view in try Database.queryResult(tree, at: location, view: view, trackingKeys: trackKeys) },
                            completion: { (result: Result<QueryResult, any Error>) in done(try? result.get()) })
+            }
+            if tree.limit == nil {
+                rereadChildren = { probes, done in
+                    store.read({ view in try Database.queryChildren(tree, probes, at: location, view: view) },
+                               completion: { (result: Result<QueryChildrenResult, any Error>) in done(try? result.get()) })
+                }
             }
         }
         let subscription: Subscription
         do {
-            subscription = try hub.register(location: location, gate: gate, address: address, refresh: refresh)
+            subscription = try hub.register(location: location, gate: gate, address: address, refresh: refresh,
+                                            rereadChildren: rereadChildren)
         } catch {
             return completion(.failure(error == .tooManyStreams ? .tooManyListens : .tooManyListensFromAddress))
         }
         let policy = self.policy
-        typealias Opened = (initial: [(event: StreamEvent, seq: Int64)], seq: Int64, dependsOnData: Bool, tag: [UInt8]?)
+        typealias Opened = (initial: [(event: StreamEvent, seq: Int64)], seq: Int64, dependsOnData: Bool, tag: [UInt8]?,
+                            keys: Set<Int>?)
         store.read({ view -> Opened? in
             var dependsOnData = false
             if !caller.isAdmin {
@@ -96,15 +109,16 @@ extension Database {
             }
             if let query {
                 // A query listen always starts from the query's result (no replay).
-                let result = try Self.queryResult(query.tree, at: location, view: view)
-                return ([(StreamEvent(name: .put, path: "/", data: result.value), result.seq)], result.seq, dependsOnData, result.tag)
+                let result = try Self.queryResult(query.tree, at: location, view: view, trackingKeys: trackKeys)
+                return ([(StreamEvent(name: .put, path: "/", data: result.value), result.seq)], result.seq, dependsOnData,
+                        result.tag, result.childKeyHashes)
             }
             let seq = try view.lastChangeSeq()
             if let resumeAfter, let replay = try Self.replay(at: location, after: resumeAfter, through: seq, limit: maxReplay, view: view) {
-                return (replay, seq, dependsOnData, nil)
+                return (replay, seq, dependsOnData, nil, nil)
             }
             let value = FirebaseTree.render(try view.value(at: location))
-            return ([(StreamEvent(name: .put, path: "/", data: value), seq)], seq, dependsOnData, nil)
+            return ([(StreamEvent(name: .put, path: "/", data: value), seq)], seq, dependsOnData, nil, nil)
         }, completion: { result in
             switch result {
             case .success(nil):
@@ -116,7 +130,7 @@ extension Database {
             case .success(let opened?):
                 hub.setDependsOnData(subscription, opened.dependsOnData)
                 completion(.success(PendingListen(subscription: subscription, hub: hub, initial: opened.initial,
-                                                  seq: opened.seq, resultTag: opened.tag)))
+                                                  seq: opened.seq, resultTag: opened.tag, resultKeys: opened.keys)))
             }
         })
     }
@@ -139,9 +153,52 @@ extension Database {
 
     /// A query's result on `view` in client form, with a digest to tell whether it changed
     /// and the seq it is in sync with.
-    static func queryResult(_ query: TreeQuery, at path: DataPath, view: any TreeView) throws -> QueryResult {
+    /// With `trackingKeys`, also the hashes of its child keys when they are at most that
+    /// many (`QueryResult.childKeyHashes`).
+    static func queryResult(_ query: TreeQuery, at path: DataPath, view: any TreeView, trackingKeys: Int? = nil) throws -> QueryResult {
         let stored = try view.query(query, at: path)
-        return QueryResult(value: FirebaseTree.render(stored), tag: SHA256.hash(JSONWriter.write(stored)), seq: try view.lastChangeSeq())
+        var keys: Set<Int>? = nil
+        if let trackingKeys {
+            if case .object(let children) = stored {
+                if children.count <= trackingKeys { keys = Set(children.keys.lazy.map(\.hashValue)) }
+            } else {
+                keys = []
+            }
+        }
+        return QueryResult(value: FirebaseTree.render(stored), tag: SHA256.hash(JSONWriter.write(stored)), seq: try view.lastChangeSeq(),
+                           childKeyHashes: keys)
+    }
+
+    /// The state of some children in the window of `query` (which has no limit) on `view`:
+    /// each child's value when the query selects it, `null` when it does not but the client
+    /// may have it; one child as `put /<key>`, several as `patch /`.
+    static func queryChildren(_ query: TreeQuery, _ probes: [QueryChildProbe], at path: DataPath,
+                              view: any TreeView) throws -> QueryChildrenResult {
+        var changed: [JSONKey: JSONValue] = [:]
+        var inWindow: [Bool] = []
+        inWindow.reserveCapacity(probes.count)
+        for probe in probes {
+            let child = DataPath(uncheckedSegments: path.segments + [probe.key.string])
+            let stored = query.orderBy == .priority ? try view.exportValue(at: child) : try view.value(at: child)
+            // The query over a node holding just this child: the child or nothing.
+            if stored != .null, case .object(let selected) = query.apply(to: .object([probe.key: stored])),
+               let value = selected[probe.key] {
+                changed[probe.key] = FirebaseTree.render(value)
+                inWindow.append(true)
+            } else {
+                if probe.mayBeInWindow { changed[probe.key] = .null }
+                inWindow.append(false)
+            }
+        }
+        let seq = try view.lastChangeSeq()
+        let event: StreamEvent? = if changed.count == 1, let (key, value) = changed.first {
+            StreamEvent(name: .put, path: "/" + key.string, data: value)
+        } else if changed.isEmpty {
+            nil
+        } else {
+            StreamEvent(name: .patch, path: "/", data: .object(changed))
+        }
+        return QueryChildrenResult(event: event, inWindow: inWindow, seq: seq)
     }
 }
 

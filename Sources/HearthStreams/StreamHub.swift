@@ -19,9 +19,9 @@ import Synchronization
 /// new one.
 public final class StreamHub: Sendable {
     public let options: StreamOptions
-    private let clock: @Sendable () -> Int64
+    let clock: @Sendable () -> Int64
     private let prepareBroadcast: PrepareBroadcast
-    private let fanout = DispatchQueue(label: "hearth.streams.fanout")
+    let fanout = DispatchQueue(label: "hearth.streams.fanout")
     private let steady = SteadyGroups()
 
     private struct Registry: ~Copyable {
@@ -33,7 +33,7 @@ public final class StreamHub: Sendable {
     }
     private let registry = Mutex(Registry())
     private let timers = Mutex<[DispatchSourceTimer]>([])
-    private let delivered = Atomic<Int>(0)
+    let delivered = Atomic<Int>(0)
     private let ended = Atomic<Int>(0)
 
     /// - Parameters:
@@ -63,10 +63,14 @@ public final class StreamHub: Sendable {
     /// made, pass true (the safe side), then `setDependsOnData`.
     ///
     /// `refresh`: for a stream with a query, how to re-read its result (see `QueryRefresh`).
+    /// `rereadChildren`: for a query stream whose window is decided child by child, how
+    /// to re-read only the children a change touched (see `QueryChildrenRefresh`).
     public func register(
-        location: DataPath, gate: any StreamGate, address: String, dependsOnData: Bool = true, refresh: QueryRefresh? = nil
+        location: DataPath, gate: any StreamGate, address: String, dependsOnData: Bool = true, refresh: QueryRefresh? = nil,
+        rereadChildren: QueryChildrenRefresh? = nil
     ) throws(StreamLimitError) -> Subscription {
-        let subscription = Subscription(location: location, gate: gate, address: address, refresh: refresh)
+        let subscription = Subscription(location: location, gate: gate, address: address, refresh: refresh,
+                                        rereadChildren: rereadChildren)
         let id = ObjectIdentifier(subscription)
         let refusal: StreamLimitError? = registry.withLock { registry in
             if registry.all.count >= options.maxStreams { return .tooManyStreams }
@@ -87,15 +91,17 @@ public final class StreamHub: Sendable {
     /// transport encodes the events itself (SSE frames, wire pushes); `initial` is
     /// prepared (`StreamEventSink.prepareEvents`) on the caller's queue, before the
     /// fan-out queue, and the changes held since `register` wait for it there.
-    /// For a query stream, `resultTag` is the tag of the result `initial` carries.
+    /// For a query stream, `resultTag` is the tag of the result `initial` carries, and
+    /// `resultKeys` its `childKeyHashes`.
     public func start(_ subscription: Subscription, events sink: any StreamEventSink, initial: [(event: StreamEvent, seq: Int64)],
-                      through seq: Int64, resultTag: [UInt8]? = nil) {
-        start(subscription, events: sink, initial: sink.prepareEvents(initial), through: seq, resultTag: resultTag)
+                      through seq: Int64, resultTag: [UInt8]? = nil, resultKeys: Set<Int>? = nil) {
+        start(subscription, events: sink, initial: sink.prepareEvents(initial), through: seq, resultTag: resultTag,
+              resultKeys: resultKeys)
     }
 
     /// `start` with the first events already prepared by the transport.
     public func start(_ subscription: Subscription, events sink: any StreamEventSink, initial: PreparedEvents,
-                      through seq: Int64, resultTag: [UInt8]? = nil) {
+                      through seq: Int64, resultTag: [UInt8]? = nil, resultKeys: Set<Int>? = nil) {
         fanout.async {
             if subscription.ended {
                 sink.ended(subscription.finalVerdict ?? .cancel)
@@ -105,6 +111,7 @@ public final class StreamHub: Sendable {
             var through = seq
             if subscription.refresh != nil {
                 subscription.lastResultTag = resultTag
+                subscription.windowKeys = resultKeys
             } else {
                 for change in subscription.pending ?? [] where change.seq > through {
                     if let event = StreamEvent.of(change, at: subscription.location) { sink.deliver(event, seq: change.seq) }
@@ -115,7 +122,11 @@ public final class StreamHub: Sendable {
             subscription.deliveredThrough = through
             subscription.eventSink = sink
             self.steady.drop(at: subscription.location)
-            if subscription.refresh != nil && subscription.dirty { self.refresh(subscription) }
+            if subscription.refresh != nil {
+                // The first result covers the changes held until now.
+                self.forgetOwed(subscription, through: through)
+                if subscription.owesRefresh { self.refresh(subscription) }
+            }
         }
     }
 
@@ -158,7 +169,7 @@ public final class StreamHub: Sendable {
     }
 
     /// Ends a stream with the verdict's event (on the fan-out queue).
-    private func end(_ subscription: Subscription, _ verdict: StreamVerdict) {
+    func end(_ subscription: Subscription, _ verdict: StreamVerdict) {
         if subscription.ended { return }
         subscription.ended = true
         subscription.pending = nil
@@ -202,12 +213,9 @@ public final class StreamHub: Sendable {
                             continue
                         }
                         if subscription.refresh != nil {
-                            // A query stream gets its location's new result, not the change.
-                            if subscription.pending != nil || subscription.refreshing {
-                                subscription.dirty = true
-                            } else {
-                                self.refresh(subscription)
-                            }
+                            // A query stream gets its window's new state, not the change.
+                            self.owe(subscription, event, seq: change.seq)
+                            if subscription.pending == nil && !subscription.refreshing { self.refresh(subscription) }
                             continue
                         }
                         if subscription.pending != nil {
@@ -255,40 +263,6 @@ public final class StreamHub: Sendable {
         delivered.add(group.members.count, ordering: .relaxed)
         group.broadcast.send(event, seq: seq)
         return true
-    }
-
-    /// Re-reads a query stream's result; sends `put /` when it changed (on the fan-out queue).
-    /// A changed result is encoded by the sink where the read completes, on the reader: the
-    /// result of a query without a limit can be the whole location.
-    private func refresh(_ subscription: Subscription) {
-        guard let refresh = subscription.refresh, !subscription.ended else { return }
-        subscription.refreshing = true
-        subscription.dirty = false
-        // Only a refresh changes these once the stream is live, and one runs at a time.
-        let (sink, lastTag) = (subscription.eventSink, subscription.lastResultTag)
-        refresh { result in
-            let prepared: PreparedEvents? = if let result, let sink, result.tag != lastTag {
-                sink.prepareEvents([(StreamEvent(name: .put, path: "/", data: result.value), result.seq)])
-            } else {
-                nil
-            }
-            self.fanout.async {
-                subscription.refreshing = false
-                guard !subscription.ended else { return }
-                if let result, result.seq > subscription.deliveredThrough {
-                    if let expiry = subscription.gate.expiresAt, expiry <= self.clock() {
-                        return self.end(subscription, .authRevoked)
-                    }
-                    subscription.deliveredThrough = result.seq
-                    if result.tag != subscription.lastResultTag, let prepared {
-                        subscription.lastResultTag = result.tag
-                        self.delivered.add(1, ordering: .relaxed)
-                        prepared.send()
-                    }
-                }
-                if subscription.dirty { self.refresh(subscription) }
-            }
-        }
     }
 
     /// Subscribed locations strictly below `path` (at most `limit`, else nil), so the writer

@@ -14,6 +14,14 @@ public struct StreamOptions: Sendable {
     /// Changes replayed to a client resuming with `Last-Event-ID`. Past it the client gets
     /// a fresh snapshot instead (cheaper than thousands of events).
     public var maxReplayChanges: Int = StreamOptions.defaultMaxReplayChanges
+    /// Children one re-read of a query stream without a limit takes (those the changes
+    /// since its last re-read touched). Over → its whole result is re-read instead.
+    public var maxQueryChildrenReread: Int = StreamOptions.defaultMaxQueryChildrenReread
+    /// Keys of a query stream's window the hub remembers (as hashes, about 11 bytes each),
+    /// so a child that leaves the window gets a `null` and one that was never in it gets
+    /// nothing. Over → not remembered: every child that a change touched and that is not in
+    /// the window gets a `null`, which changes nothing for a client that did not have it.
+    public var maxTrackedWindowKeys: Int = StreamOptions.defaultMaxTrackedWindowKeys
     /// Seconds between `keep-alive` events (docs/protocol/streaming.md §2: about 30 s).
     public var keepAliveInterval: Double = StreamOptions.defaultKeepAliveInterval
     /// Seconds between sweeps for expired credentials.
@@ -24,6 +32,8 @@ public struct StreamOptions: Sendable {
     public static let defaultMaxPendingChanges = 1_024
     public static let defaultMaxQueuedBytes = 1024 * 1024
     public static let defaultMaxReplayChanges = 10_000
+    public static let defaultMaxQueryChildrenReread = 1_000
+    public static let defaultMaxTrackedWindowKeys = 4_096
     public static let defaultKeepAliveInterval: Double = 30
     public static let defaultExpirySweepInterval: Double = 1
 

@@ -10,6 +10,9 @@ public final class Subscription: @unchecked Sendable {
     let address: String
     /// For a stream with a query: re-reads the query's result (see `QueryRefresh`).
     let refresh: QueryRefresh?
+    /// For a query stream whose window is decided child by child (no limit): re-reads
+    /// only the children changes touched (see `QueryChildrenRefresh`).
+    let rereadChildren: QueryChildrenRefresh?
 
     /// Where events go (the transport encodes them: SSE frames, wire pushes); nil until
     /// the initial snapshot or replay was handed over (`StreamHub.start`).
@@ -22,17 +25,30 @@ public final class Subscription: @unchecked Sendable {
     /// ended before `start`.
     var ended = false
     var finalVerdict: StreamVerdict?
-    /// Query streams: a re-read is running; another change came in meanwhile; the tag of
-    /// the result the client has.
+    /// Query streams: a re-read is running; the tag of the whole result the client has
+    /// (nil once child re-reads changed its window).
     var refreshing = false
-    var dirty = false
     var lastResultTag: [UInt8]?
+    /// Query streams: what changes since the last re-read asked for. A whole re-read, with
+    /// the newest such change's seq; or, with `rereadChildren`, these children, each with
+    /// the newest change's seq that touched it.
+    var owedWhole: Int64?
+    var owedChildren: [JSONKey: Int64] = [:]
+    /// With `rereadChildren`: hashes of the keys of the children the client has in its
+    /// window (nil: not tracked, as the window had more than `maxTrackedWindowKeys`).
+    /// A hash shared with a key outside the window only costs that key a `null` the client
+    /// did not need; a key in the window is always found.
+    var windowKeys: Set<Int>?
 
-    init(location: DataPath, gate: any StreamGate, address: String, refresh: QueryRefresh?) {
+    var owesRefresh: Bool { owedWhole != nil || !owedChildren.isEmpty }
+
+    init(location: DataPath, gate: any StreamGate, address: String, refresh: QueryRefresh?,
+         rereadChildren: QueryChildrenRefresh? = nil) {
         self.location = location
         self.gate = gate
         self.address = address
         self.refresh = refresh
+        self.rereadChildren = rereadChildren
     }
 }
 
@@ -44,10 +60,44 @@ public struct QueryResult: Sendable {
     public var tag: [UInt8]
     /// The change-log seq the read was in sync with.
     public var seq: Int64
+    /// For a query whose window is decided child by child: the hashes of the result's
+    /// child keys (`JSONKey.hashValue`), nil when not tracked.
+    public var childKeyHashes: Set<Int>?
 
-    public init(value: JSONValue, tag: [UInt8], seq: Int64) {
+    public init(value: JSONValue, tag: [UInt8], seq: Int64, childKeyHashes: Set<Int>? = nil) {
         self.value = value
         self.tag = tag
+        self.seq = seq
+        self.childKeyHashes = childKeyHashes
+    }
+}
+
+/// A child a query stream's re-read looks at: its key, and whether the client may have it
+/// in its window (it must then get a `null` if it left).
+public struct QueryChildProbe: Sendable {
+    public var key: JSONKey
+    public var mayBeInWindow: Bool
+
+    public init(key: JSONKey, mayBeInWindow: Bool) {
+        self.key = key
+        self.mayBeInWindow = mayBeInWindow
+    }
+}
+
+/// What a re-read of some children of a query stream found.
+public struct QueryChildrenResult: Sendable {
+    /// What brings the client's window up to date: `put /<key>` for one child, `patch /`
+    /// for several (each child's value, `null` for one that left); nil when no probed child
+    /// is in the window or may have been.
+    public var event: StreamEvent?
+    /// For each probe, in order: whether the child is in the window now.
+    public var inWindow: [Bool]
+    /// The change-log seq the read was in sync with.
+    public var seq: Int64
+
+    public init(event: StreamEvent?, inWindow: [Bool], seq: Int64) {
+        self.event = event
+        self.inWindow = inWindow
         self.seq = seq
     }
 }
@@ -57,3 +107,10 @@ public struct QueryResult: Sendable {
 /// location the hub re-reads it and sends `put /` with the new result if it differs: the
 /// view stays equal to the result as children enter and leave the window.
 public typealias QueryRefresh = @Sendable (@escaping @Sendable (QueryResult?) -> Void) -> Void
+
+/// Re-reads the given children of a query stream whose window is decided child by child
+/// (a query without a limit: whether a child is in it depends on that child alone), and
+/// hands the completion the event for them (nil on failure). A change below such a
+/// stream's location re-reads the children it touched instead of the whole result, which
+/// can be the whole location.
+public typealias QueryChildrenRefresh = @Sendable ([QueryChildProbe], @escaping @Sendable (QueryChildrenResult?) -> Void) -> Void

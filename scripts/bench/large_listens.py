@@ -19,7 +19,9 @@ log):
 Transport `sse-query`: the LISTENS streams are query streams with no limit
 (`orderBy="$key"&startAt="k"`: the whole location), opened first; then for
 QUERY_SECONDS (3) one client changes a child of `/big` in a loop, each change making every
-query stream's result new (re-read and sent whole as `put /`), while the ticks go on.
+query stream's result new, while the ticks go on. A query stream with no limit was re-read
+and sent whole as `put /` for each change; it now re-reads and sends the changed child
+only. The bytes each query stream got after its first value are reported too.
 
 Uses the test virtualenv (scripts/python-env.sh: `websockets`).
 
@@ -113,17 +115,20 @@ def big_sse(port, out, path="/big.json"):
 
 
 def big_query(port, out, streams, stop):
-    """A query stream: its first value, then it keeps reading (every change of `/big`
-    sends the whole result again) until `stop`."""
+    """A query stream: its first value, then it keeps reading what each change of `/big`
+    sends until `stop`; appends the bytes read after the first value to `streams`."""
     s = big_sse(port, out, QUERY.replace('"', "%22"))
-    streams.append(s)
     s.settimeout(0.2)
+    later = 0
     while not stop.is_set():
         try:
-            if not s.recv(1 << 20):
-                break
+            data = s.recv(1 << 20)
         except socket.timeout:
             continue
+        if not data:
+            break
+        later += len(data)
+    streams.append(later)
     s.close()
 
 
@@ -178,7 +183,8 @@ def run(binary, label, transport):
         row = {"label": label, "transport": transport, "n": N, "listens": LISTENS,
                "value_bytes": listens[0][0] if listens else None,
                "listen_ms": sorted(round(ms) for _, ms in listens),
-               "ticks": len(answered), "ticks_arrived": len(late), "tick_late_max_ms": round(max(late), 1), **cpu}
+               "ticks": len(answered), "ticks_arrived": len(late), "tick_late_max_ms": round(max(late), 1),
+               "query_bytes_after_first": sorted(streams), **cpu}
         print(json.dumps(row), flush=True)
         return row
     finally:
@@ -187,13 +193,15 @@ def run(binary, label, transport):
 
 def cells(r):
     return [r["transport"], r["label"], ", ".join(f"{ms:,}" for ms in r["listen_ms"]), f"{r['ticks_arrived']} / {r['ticks']}",
-            f"{r['tick_late_max_ms']:,.0f}", f"{r['server_cpu_s']:.2f}", r["load_before"]]
+            f"{r['tick_late_max_ms']:,.0f}", f"{r['server_cpu_s']:.2f}", r["load_before"],
+            ", ".join(f"{n:,}" for n in r["query_bytes_after_first"]) or "–"]
 
 
 def main():
     rows = [run(binary, label, transport) for transport in TRANSPORTS for binary, label in binaries_and_labels(__doc__)]
     print_table(["transport", "binary", "big listens: ms to the whole value", "ticks arrived / sent",
-                 "a tick's event after its answer, max ms", "server CPU s", "load before"], cells, rows)
+                 "a tick's event after its answer, max ms", "server CPU s", "load before",
+                 "query streams: bytes after the first value"], cells, rows)
 
 
 if __name__ == "__main__":

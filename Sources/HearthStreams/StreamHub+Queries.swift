@@ -1,0 +1,142 @@
+import HearthJSON
+
+/// Query streams (on the fan-out queue): a change does not reach the client as written; the
+/// hub re-reads what it changed in the query's window and sends that.
+///
+/// A query with a limit can shift its whole window with any child, so its result is
+/// re-read whole and sent as `put /` when its digest changed. A query without a limit
+/// decides each child alone (its bounds look at that child only), so a change below the
+/// location re-reads just the children it touched and sends their new state: the child's
+/// value if it is in the window, `null` if it may have been and is not. Its result can be
+/// the whole location (a stream of `orderBy="$key"&startAt=…` over 64,000 children is
+/// 7 MB), which a whole re-read would read, digest and send again for every change.
+extension StreamHub {
+    /// Records what `event` (a change's event at the stream's location, seq `seq`) asks
+    /// the next re-read of `subscription` for.
+    func owe(_ subscription: Subscription, _ event: StreamEvent, seq: Int64) {
+        if subscription.rereadChildren != nil, subscription.owedWhole == nil, let keys = Self.touchedChildren(event) {
+            for key in keys { subscription.owedChildren[key] = seq }
+            if subscription.owedChildren.count <= options.maxQueryChildrenReread { return }
+        }
+        // A change at or above the location, a query with a limit, or more children than
+        // a re-read of children takes: the whole result.
+        subscription.owedWhole = max(subscription.owedWhole ?? seq, seq)
+        subscription.owedChildren = [:]
+    }
+
+    /// Drops what a result in sync with change `seq` already covers (the first result, or
+    /// a whole re-read): the changes up to `seq`.
+    func forgetOwed(_ subscription: Subscription, through seq: Int64) {
+        if let whole = subscription.owedWhole, whole <= seq { subscription.owedWhole = nil }
+        if !subscription.owedChildren.isEmpty {
+            subscription.owedChildren = subscription.owedChildren.filter { $0.value > seq }
+        }
+    }
+
+    /// The children of the location `event` touches, each once; nil when it touches the
+    /// location itself (a `put /`).
+    static func touchedChildren(_ event: StreamEvent) -> [JSONKey]? {
+        if event.path != "/" {
+            let first = event.path.utf8.dropFirst().split(separator: UInt8(ascii: "/"), maxSplits: 1).first
+            return first.map { [JSONKey(String(decoding: $0, as: UTF8.self))] }
+        }
+        guard event.name == .patch, case .object(let entries) = event.data else { return nil }
+        var keys = Set<JSONKey>()
+        for entry in entries.keys {
+            guard let first = entry.string.utf8.split(separator: UInt8(ascii: "/"), maxSplits: 1).first else { return nil }
+            keys.insert(JSONKey(String(decoding: first, as: UTF8.self)))
+        }
+        return Array(keys)
+    }
+
+    /// Runs the re-read `subscription` owes: of its children when only children are owed,
+    /// else of its whole result. One runs at a time; what changes ask for meanwhile runs
+    /// next. The sink encodes what the read found where the read completes, on the reader.
+    func refresh(_ subscription: Subscription) {
+        guard let refresh = subscription.refresh, !subscription.ended, subscription.owesRefresh else { return }
+        if subscription.owedWhole == nil, let rereadChildren = subscription.rereadChildren {
+            return refreshChildren(subscription, rereadChildren)
+        }
+        subscription.refreshing = true
+        subscription.owedWhole = nil
+        subscription.owedChildren = [:]
+        // Only a refresh changes these once the stream is live, and one runs at a time.
+        let (sink, lastTag) = (subscription.eventSink, subscription.lastResultTag)
+        refresh { result in
+            let prepared: PreparedEvents? = if let result, let sink, result.tag != lastTag {
+                sink.prepareEvents([(StreamEvent(name: .put, path: "/", data: result.value), result.seq)])
+            } else {
+                nil
+            }
+            self.fanout.async {
+                subscription.refreshing = false
+                guard !subscription.ended else { return }
+                if let result, result.seq > subscription.deliveredThrough {
+                    if let expiry = subscription.gate.expiresAt, expiry <= self.clock() {
+                        return self.end(subscription, .authRevoked)
+                    }
+                    subscription.deliveredThrough = result.seq
+                    subscription.windowKeys = result.childKeyHashes
+                    self.forgetOwed(subscription, through: result.seq)
+                    if result.tag != subscription.lastResultTag, let prepared {
+                        subscription.lastResultTag = result.tag
+                        self.delivered.add(1, ordering: .relaxed)
+                        prepared.send()
+                    }
+                }
+                self.refresh(subscription)
+            }
+        }
+    }
+
+    /// Re-reads the owed children and sends their new state. The stream's
+    /// `deliveredThrough` stays: the read is in sync with its seq for these children only,
+    /// and a change to another child up to that seq may still come.
+    private func refreshChildren(_ subscription: Subscription, _ rereadChildren: QueryChildrenRefresh) {
+        let windowKeys = subscription.windowKeys
+        let probes = subscription.owedChildren.keys.map { key in
+            QueryChildProbe(key: key, mayBeInWindow: windowKeys?.contains(key.hashValue) ?? true)
+        }
+        subscription.owedChildren = [:]
+        subscription.refreshing = true
+        let sink = subscription.eventSink
+        rereadChildren(probes) { result in
+            let prepared: PreparedEvents? = if let result, let event = result.event, let sink {
+                sink.prepareEvents([(event, result.seq)])
+            } else {
+                nil
+            }
+            self.fanout.async {
+                subscription.refreshing = false
+                guard !subscription.ended else { return }
+                guard let result else {
+                    // The read failed: the next change re-reads the whole result.
+                    subscription.owedWhole = subscription.owedWhole ?? subscription.deliveredThrough + 1
+                    subscription.owedChildren = [:]
+                    return
+                }
+                if let expiry = subscription.gate.expiresAt, expiry <= self.clock() {
+                    return self.end(subscription, .authRevoked)
+                }
+                if subscription.windowKeys != nil {
+                    // In place: the set can hold as many keys as `maxTrackedWindowKeys`.
+                    for (probe, inWindow) in zip(probes, result.inWindow) {
+                        if inWindow {
+                            subscription.windowKeys!.insert(probe.key.hashValue)
+                        } else {
+                            subscription.windowKeys!.remove(probe.key.hashValue)
+                        }
+                    }
+                    if subscription.windowKeys!.count > self.options.maxTrackedWindowKeys { subscription.windowKeys = nil }
+                }
+                if let prepared {
+                    // The window no longer matches the last whole result's digest.
+                    subscription.lastResultTag = nil
+                    self.delivered.add(1, ordering: .relaxed)
+                    prepared.send()
+                }
+                self.refresh(subscription)
+            }
+        }
+    }
+}
