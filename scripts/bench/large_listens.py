@@ -21,12 +21,14 @@ Transport `sse-query`: the LISTENS streams are query streams with no limit
 QUERY_SECONDS (3) one client changes a child of `/big` in a loop, each change making every
 query stream's result new, while the ticks go on. A query stream with no limit was re-read
 and sent whole as `put /` for each change; it now re-reads and sends the changed child
-only. The bytes each query stream got after its first value are reported too.
+only. The bytes each query stream got after its first value are reported too. Transport
+`wire-query`: the same with tagged wire query listens (`"q":{"i":".key","sp":"k"}`), as
+an SDK's `query(ref, orderByKey(), startAt("k"))` sends them.
 
 Uses the test virtualenv (scripts/python-env.sh: `websockets`).
 
 Usage: scripts/bench/large_listens.py BINARY [BINARY...]   (LABELS=before,after to name them)
-Knobs (env): N (64000) LISTENS (5) TRANSPORTS (wire,sse).
+Knobs (env): N (64000) LISTENS (5) TRANSPORTS (wire,sse,sse-query,wire-query) QUERY_SECONDS (3).
 Everything on 127.0.0.1; every server is stopped and its temp dir removed at the end.
 """
 import json
@@ -46,7 +48,7 @@ from websockets.sync.client import connect  # noqa: E402
 
 N = int(os.environ.get("N", "64000"))
 LISTENS = int(os.environ.get("LISTENS", "5"))
-TRANSPORTS = os.environ.get("TRANSPORTS", "wire,sse,sse-query").split(",")
+TRANSPORTS = os.environ.get("TRANSPORTS", "wire,sse,sse-query,wire-query").split(",")
 QUERY_SECONDS = float(os.environ.get("QUERY_SECONDS", "3"))
 QUERY = '/big.json?orderBy="$key"&startAt="k"'
 CHUNK = 900
@@ -132,6 +134,30 @@ def big_query(port, out, streams, stop):
     s.close()
 
 
+def big_wire_query(port, out, streams, stop):
+    """A tagged wire query listen: its first value, then it keeps reading what each change
+    of `/big` pushes until `stop`; appends the bytes read after the answer to `streams`."""
+    began = time.perf_counter()
+    with connect(f"ws://127.0.0.1:{port}/.ws?v=5&ns=bench", max_size=256 << 20) as ws:
+        ws.recv()  # the handshake
+        listen = {"p": "/big", "q": {"i": ".key", "sp": "k"}, "t": 1, "h": ""}
+        ws.send(json.dumps({"t": "d", "d": {"r": 1, "a": "q", "b": listen}}))
+        got = 0
+        while True:
+            message = ws.recv()
+            got += len(message)
+            if '"r":1' in message and '"ok"' in message:
+                break
+        out.append((got, (time.perf_counter() - began) * 1000))
+        later = 0
+        while not stop.is_set():
+            try:
+                later += len(ws.recv(timeout=0.2))
+            except TimeoutError:
+                continue
+        streams.append(later)
+
+
 def run(binary, label, transport):
     server = Server(binary)
     try:
@@ -149,21 +175,23 @@ def run(binary, label, transport):
         while 0 not in arrived:
             time.sleep(0.01)
         listens, streams, queries_stop = [], [], threading.Event()
-        if transport == "sse-query":
-            threads = [threading.Thread(target=big_query, args=(server.port, listens, streams, queries_stop)) for _ in range(LISTENS)]
+        querying = transport in ("sse-query", "wire-query")
+        if querying:
+            target = big_query if transport == "sse-query" else big_wire_query
+            threads = [threading.Thread(target=target, args=(server.port, listens, streams, queries_stop)) for _ in range(LISTENS)]
         else:
             target = big_wire if transport == "wire" else lambda port, out: big_sse(port, out).close()
             threads = [threading.Thread(target=target, args=(server.port, listens)) for _ in range(LISTENS)]
         for t in threads:
             t.start()
-        if transport == "sse-query":
+        if querying:
             while len(listens) < LISTENS:
                 time.sleep(0.01)
         meter = runcpu.Meter(server.proc.pid)
         answered, i = {}, 1
         began = time.perf_counter()
-        while (time.perf_counter() - began < QUERY_SECONDS) if transport == "sse-query" else any(t.is_alive() for t in threads):
-            if transport == "sse-query":
+        while (time.perf_counter() - began < QUERY_SECONDS) if querying else any(t.is_alive() for t in threads):
+            if querying:
                 request(conn, "PUT", "/big/k0000000/v.json?print=silent", str(-i))
             request(conn, "PUT", "/tick.json?print=silent", str(i))
             answered[i] = time.perf_counter()
