@@ -95,7 +95,8 @@ enum PostgresQueryIndex {
 /// The writer's side: which indexes exist (shared, versioned), building them, keeping
 /// them in step with writes. Confined to the engine's writer queue.
 final class PostgresIndexMaintainer {
-    private var built: [String: Set<String>] = [:]
+    /// Indexed locations (by code units: `é` and `e\u{301}` are two) → their specs.
+    private var built: [JSONKey: Set<String>] = [:]
     private var maxDepth = -1
     private var version: Int64 = -1
 
@@ -141,7 +142,7 @@ final class PostgresIndexMaintainer {
         """
 
     private func add(_ location: String, _ spec: String) {
-        built[location, default: []].insert(spec)
+        built[JSONKey(location), default: []].insert(spec)
         maxDepth = max(maxDepth, location.isEmpty ? 0 : location.split(separator: "/", omittingEmptySubsequences: false).count)
     }
 
@@ -154,7 +155,7 @@ final class PostgresIndexMaintainer {
     /// Builds the index of `location` by `spec` from the data (in the caller's transaction).
     func build(location: DataPath, spec: String, connection: PGConnection) throws(StoreError) {
         let key = location.storageKey
-        guard !(built[key]?.contains(spec) ?? false) else { return }
+        guard !(built[JSONKey(key)]?.contains(spec) ?? false) else { return }
         let view = PostgresTreeView(connection: connection)
         for child in try view.childKeys(at: location) {
             guard let entry = try PostgresQueryIndex.entry(view, location: location, key: child, spec: spec) else { continue }
@@ -172,7 +173,7 @@ final class PostgresIndexMaintainer {
         var prefix: [String] = []
         for segment in path.segments {
             let key = prefix.joined(separator: "/")
-            if let specs = built[key] {
+            if let specs = built[JSONKey(key)] {
                 let location = DataPath(uncheckedSegments: prefix)
                 for spec in specs {
                     if let entry = try PostgresQueryIndex.entry(view, location: location, key: segment, spec: spec) {
@@ -188,14 +189,14 @@ final class PostgresIndexMaintainer {
         guard path.count <= maxDepth else { return }
         let base = path.storageKey
         let below = base + "/"
-        let dropped = built.keys.filter { location in
+        let dropped = built.keys.map(\.string).filter { location in
             path.isRoot || location.utf8.elementsEqual(base.utf8) || location.utf8.starts(with: below.utf8)
         }
         if dropped.isEmpty { return }
         for location in dropped {
             _ = try connection.query("DELETE FROM query_index WHERE location = $1", [.text(location)])
             _ = try connection.query("DELETE FROM query_index_built WHERE location = $1", [.text(location)])
-            built[location] = nil
+            built[JSONKey(location)] = nil
         }
         try bump(connection)
     }

@@ -74,7 +74,9 @@ final class PostgresTreeWriter {
     /// Queues `operation`, logged as `change` (its number is given at `flush`); `ticket`
     /// names it in the outcomes.
     func add(_ operation: WriteOperation, as change: Change, ticket: Int) throws(StoreError) {
-        var ancestors: Set<String> = []
+        // By code units: a `String` set merges `m/é` and `m/e\u{301}`, and one of them
+        // kept its leaf below the write.
+        var ancestors: Set<JSONKey> = []
         var leaves: [LeafRow] = [], priorities: [LeafRow] = []
         var entries: [String?] = []
         for entry in operation.entries {
@@ -83,7 +85,7 @@ final class PostgresTreeWriter {
             var ancestor = entry.path
             while let parent = ancestor.parent {
                 ancestor = parent
-                ancestors.insert(ancestor.storageKey)
+                ancestors.insert(JSONKey(ancestor.storageKey))
             }
             LeafRow.flatten(value, at: entry.path.storageKey, into: &leaves, priorities: &priorities)
         }
@@ -100,7 +102,7 @@ final class PostgresTreeWriter {
         queue.entryWrites += entries.map { _ in String(queue.tickets.count) }
         queue.entries += entries
         queue.entryEnds.append(String(queue.entries.count))
-        queue.ancestors += ancestors.sorted().map { Optional($0) }
+        queue.ancestors += ancestors.map(\.string).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { Optional($0) }
         queue.ancestorEnds.append(String(queue.ancestors.count))
         queue.leaves.append(leaves)
         queue.leafEnds.append(String(queue.leaves.paths.count))

@@ -45,7 +45,7 @@ public final class SQLiteTreeStore: TreeStore, @unchecked Sendable {
     let syncer: CommitSyncer
     private var writesSinceTrim = 0  // confined to writerQueue
     /// `TreeWriter`'s ancestors known to hold no row, carried between transactions.
-    private var clearedAncestors = Set<String>()  // confined to writerQueue
+    private var clearedAncestors = Set<JSONKey>()  // confined to writerQueue
     var queryIndexes: QueryIndexMaintainer?  // confined to writerQueue
     /// Index builds asked for and not yet done ("location\u{0}spec").
     let indexRequests = Mutex<Set<JSONKey>>([])

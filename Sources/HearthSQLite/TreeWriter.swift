@@ -15,20 +15,22 @@ struct TreeWriter {
     /// savepoint empties it (`forgetCleared`), since the rows it deleted are back. The store
     /// carries the set from one transaction to the next (`cleared`): while it is open its
     /// writer is the only one that changes `nodes` (imports and restores need the file to
-    /// themselves), and it empties the set when a transaction rolls back.
-    private var clearedAncestors: Set<String>
+    /// themselves), and it empties the set when a transaction rolls back. Keys are compared
+    /// by code units (`JSONKey`): a `String` set takes `list/é` and `list/e\u{301}` for one
+    /// key, and a leaf at the second was left in place below a write to it.
+    private var clearedAncestors: Set<JSONKey>
     /// Keys `clearedAncestors` holds at most; it is emptied when full (its keys then are
     /// deleted again once, as without it).
     static let maxClearedAncestors = 10_000
 
-    init(connection: SQLiteConnection, mayHavePriorities: Bool = true, clearedAncestors: Set<String> = []) {
+    init(connection: SQLiteConnection, mayHavePriorities: Bool = true, clearedAncestors: Set<JSONKey> = []) {
         self.connection = connection
         self.mayHavePriorities = mayHavePriorities
         self.clearedAncestors = clearedAncestors
     }
 
     /// The ancestors known to hold no row, for the next transaction's writer.
-    var cleared: Set<String> { clearedAncestors }
+    var cleared: Set<JSONKey> { clearedAncestors }
 
     /// Whether any node has a priority: asked once per write transaction, under its lock.
     static func prioritiesExist(_ connection: SQLiteConnection) throws(StoreError) -> Bool {
@@ -100,7 +102,7 @@ struct TreeWriter {
                 if clearedAncestors.insert("").inserted { ancestors.append(.text("")) }
                 for index in key.utf8.indices where key.utf8[index] == UInt8(ascii: "/") {
                     let ancestor = String(key[..<index])
-                    if clearedAncestors.insert(ancestor).inserted { ancestors.append(.text(ancestor)) }
+                    if clearedAncestors.insert(JSONKey(ancestor)).inserted { ancestors.append(.text(ancestor)) }
                 }
                 if !ancestors.isEmpty {
                     try connection.statement(Self.deleteAncestorsSQL[ancestors.count]).run(ancestors)
@@ -114,7 +116,7 @@ struct TreeWriter {
         var priorities: [LeafRow] = []
         LeafRow.flatten(value, at: key, into: &rows, priorities: &priorities)
         if !clearedAncestors.isEmpty {
-            for row in rows { clearedAncestors.remove(row.path) }
+            for row in rows { clearedAncestors.remove(JSONKey(row.path)) }
         }
         var start = 0
         while start < rows.count {

@@ -117,7 +117,7 @@ extension TreeWriterStatementTests {
 
     /// `body` with a writer (no priorities stored, `cleared` already cleared) inside one
     /// committed transaction on `store`'s writer connection.
-    func inTransaction(_ store: SQLiteTreeStore, cleared: Set<String> = [],
+    func inTransaction(_ store: SQLiteTreeStore, cleared: Set<JSONKey> = [],
                        _ body: (SQLiteConnection, inout TreeWriter) throws -> Void) throws {
         try store.onWriter { connection in
             try connection.execute("BEGIN IMMEDIATE")
@@ -185,7 +185,7 @@ extension TreeWriterStatementTests {
         let store = try open()
         try store.put("p/q", .string("leaf"))
         // One short of the limit; "p" and "p/q" are not among them.
-        let full = Set((0..<(TreeWriter.maxClearedAncestors - 1)).map { "k\($0)" })
+        let full = Set((0..<(TreeWriter.maxClearedAncestors - 1)).map { JSONKey("k\($0)") })
         try inTransaction(store, cleared: full) { _, writer in
             try writer.apply(WriteEntry(path: path("p/q/r"), value: .int(1)))  // 3 ancestors: over the limit
             #expect(writer.cleared == ["", "p", "p/q"])
