@@ -165,7 +165,7 @@ struct SQLiteTreeView: TreeView {
     }
 
     /// The smallest stored path >= (or >) `lower` and < `upper` (unbounded when nil).
-    private func firstPath(after lower: String, inclusive: Bool, before upper: String?) throws(StoreError) -> String? {
+    func firstPath(after lower: String, inclusive: Bool, before upper: String?) throws(StoreError) -> String? {
         let op = inclusive ? ">=" : ">"
         let sql = upper == nil
             ? "SELECT path FROM nodes WHERE path \(op) ? ORDER BY path LIMIT 1"

@@ -25,6 +25,11 @@ only. The bytes each query stream got after its first value are reported too. Tr
 `wire-query`: the same with tagged wire query listens (`"q":{"i":".key","sp":"k"}`), as
 an SDK's `query(ref, orderByKey(), startAt("k"))` sends them.
 
+Transport `sse-last`: the LISTENS streams are `orderBy="$key"&limitToLast=50` (a chat's
+last messages), and the client adds a child after the last one every 10 ms instead, so
+each change moves every stream's window. Such a query was answered by reading the whole
+location, again for every change; it is now answered from the end of the location.
+
 Uses the test virtualenv (scripts/python-env.sh: `websockets`).
 
 Usage: scripts/bench/large_listens.py BINARY [BINARY...]   (LABELS=before,after to name them)
@@ -48,9 +53,10 @@ from websockets.sync.client import connect  # noqa: E402
 
 N = int(os.environ.get("N", "64000"))
 LISTENS = int(os.environ.get("LISTENS", "5"))
-TRANSPORTS = os.environ.get("TRANSPORTS", "wire,sse,sse-query,wire-query").split(",")
+TRANSPORTS = os.environ.get("TRANSPORTS", "wire,sse,sse-query,wire-query,sse-last").split(",")
 QUERY_SECONDS = float(os.environ.get("QUERY_SECONDS", "3"))
 QUERY = '/big.json?orderBy="$key"&startAt="k"'
+LAST = '/big.json?orderBy="$key"&limitToLast=50'
 CHUNK = 900
 
 
@@ -134,6 +140,32 @@ def big_query(port, out, streams, stop):
     s.close()
 
 
+def big_last(port, out, streams, stop):
+    """A stream of the last 50 children: its first event, then it keeps reading until
+    `stop`; appends the bytes read after the first event to `streams`."""
+    began = time.perf_counter()
+    s = sse_open(port, LAST.replace('"', "%22"))
+    buffer = b""
+    while b"event: put" not in buffer or not buffer.endswith(b"\n\n"):
+        data = s.recv(1 << 20)
+        if not data:
+            break
+        buffer += data
+    out.append((len(buffer), (time.perf_counter() - began) * 1000))
+    s.settimeout(0.2)
+    later = 0
+    while not stop.is_set():
+        try:
+            data = s.recv(1 << 20)
+        except socket.timeout:
+            continue
+        if not data:
+            break
+        later += len(data)
+    streams.append(later)
+    s.close()
+
+
 def big_wire_query(port, out, streams, stop):
     """A tagged wire query listen: its first value, then it keeps reading what each change
     of `/big` pushes until `stop`; appends the bytes read after the answer to `streams`."""
@@ -175,9 +207,9 @@ def run(binary, label, transport):
         while 0 not in arrived:
             time.sleep(0.01)
         listens, streams, queries_stop = [], [], threading.Event()
-        querying = transport in ("sse-query", "wire-query")
+        querying = transport in ("sse-query", "wire-query", "sse-last")
         if querying:
-            target = big_query if transport == "sse-query" else big_wire_query
+            target = {"sse-query": big_query, "wire-query": big_wire_query, "sse-last": big_last}[transport]
             threads = [threading.Thread(target=target, args=(server.port, listens, streams, queries_stop)) for _ in range(LISTENS)]
         else:
             target = big_wire if transport == "wire" else lambda port, out: big_sse(port, out).close()
@@ -191,7 +223,9 @@ def run(binary, label, transport):
         answered, i = {}, 1
         began = time.perf_counter()
         while (time.perf_counter() - began < QUERY_SECONDS) if querying else any(t.is_alive() for t in threads):
-            if querying:
+            if transport == "sse-last":
+                request(conn, "PUT", f"/big/m{i:07d}.json?print=silent", json.dumps({"v": i, "note": "x" * 80}))
+            elif querying:
                 request(conn, "PUT", "/big/k0000000/v.json?print=silent", str(-i))
             request(conn, "PUT", "/tick.json?print=silent", str(i))
             answered[i] = time.perf_counter()
