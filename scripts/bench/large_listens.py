@@ -122,10 +122,8 @@ def big_sse(port, out, path="/big.json"):
     return s
 
 
-def big_query(port, out, streams, stop):
-    """A query stream: its first value, then it keeps reading what each change of `/big`
-    sends until `stop`; appends the bytes read after the first value to `streams`."""
-    s = big_sse(port, out, QUERY.replace('"', "%22"))
+def read_later(s, streams, stop):
+    """Reads what each change of `/big` sends until `stop`; appends the bytes to `streams`."""
     s.settimeout(0.2)
     later = 0
     while not stop.is_set():
@@ -140,9 +138,14 @@ def big_query(port, out, streams, stop):
     s.close()
 
 
+def big_query(port, out, streams, stop):
+    """A query stream: its first value, then what each change sends (`read_later`)."""
+    read_later(big_sse(port, out, QUERY.replace('"', "%22")), streams, stop)
+
+
 def big_last(port, out, streams, stop):
-    """A stream of the last 50 children: its first event, then it keeps reading until
-    `stop`; appends the bytes read after the first event to `streams`."""
+    """A stream of the last 50 children: its first event, then what each change sends
+    (`read_later`)."""
     began = time.perf_counter()
     s = sse_open(port, LAST.replace('"', "%22"))
     buffer = b""
@@ -152,18 +155,7 @@ def big_last(port, out, streams, stop):
             break
         buffer += data
     out.append((len(buffer), (time.perf_counter() - began) * 1000))
-    s.settimeout(0.2)
-    later = 0
-    while not stop.is_set():
-        try:
-            data = s.recv(1 << 20)
-        except socket.timeout:
-            continue
-        if not data:
-            break
-        later += len(data)
-    streams.append(later)
-    s.close()
+    read_later(s, streams, stop)
 
 
 def big_wire_query(port, out, streams, stop):
