@@ -66,8 +66,9 @@ extension Database {
     /// `maxReplay` of them) with the seq it is in sync with; once started, the hub delivers
     /// only newer changes. A query listen with a limit gets its whole new window as `put /`
     /// whenever it changes; one without gets the new state of the children a change
-    /// touched (`QueryChildrenRefresh`). Access that depends on data is re-decided after every batch by whoever
-    /// publishes (`gate` is what that re-check and the expiry sweep look at).
+    /// touched (`QueryChildrenRefresh`). Access that depends on data is re-decided after
+    /// every batch by whoever publishes (`gate` is what that re-check and the expiry sweep
+    /// look at).
     public func openListen(
         _ location: DataPath, query: DatabaseQuery?, as caller: Caller, gate: any StreamGate, address: String,
         hub: StreamHub, resumeAfter: Int64? = nil, maxReplay: Int = 0,
@@ -76,8 +77,9 @@ extension Database {
         let store = self.store
         var refresh: QueryRefresh? = nil
         var rereadChildren: QueryChildrenRefresh? = nil
-        // Without a limit, each child is in the window or not by itself.
-        let trackKeys: Int? = query?.tree.limit == nil ? hub.options.maxTrackedWindowKeys : nil
+        // A query without a limit: each child is in the window or not by itself, so its
+        // results carry their keys for the hub to follow the window child by child.
+        let trackKeys: Int? = query.flatMap { $0.tree.limit == nil ? hub.options.maxTrackedWindowKeys : nil }
         if let tree = query?.tree {
             refresh = { (done: @escaping @Sendable (QueryResult?) -> Void) in
                 store.read({ view in try Database.queryResult(tree, at: location, view: view, trackingKeys: trackKeys) },

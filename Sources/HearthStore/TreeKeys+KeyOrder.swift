@@ -29,6 +29,9 @@ extension TreeKeys {
     /// Probes one answer may make, per child of its limit (integer keys passed over, keys
     /// that extend an object child's): past them the whole location is read.
     package static let keyOrderProbesPerChild = 4
+    /// Probes one answer may make beyond `keyOrderProbesPerChild` per child, whatever its
+    /// limit (a few integer keys before the last child do not send `limitToLast(1)` back).
+    package static let keyOrderProbesBeyondLimit = 16
 
     /// The `n` of a query that may be answered from the end of its location: `limitToLast`
     /// of at most `maxLastInKeyOrder`, no bounds, by key or by priority (the caller checks
@@ -53,7 +56,7 @@ extension TreeKeys {
         firstPath: (_ lower: String, _ inclusive: Bool, _ upper: String) throws(StoreError) -> String?
     ) throws(StoreError) -> [String]? {
         let prefix = path.storageKey + "/"
-        var probes = n * keyOrderProbesPerChild + 16
+        var probes = n * keyOrderProbesPerChild + keyOrderProbesBeyondLimit
         // Keys compared by code units (a `String` set would merge canonically equal keys).
         var candidates = Set<JSONKey>()
         var objects: [String] = []

@@ -92,18 +92,24 @@ def tick_stream(port, stop, arrived):
     s.close()
 
 
-def big_wire(port, out):
+def wire_listen(ws, listen, out):
+    """Sends `q` with `listen` on `ws` (after its handshake) and reads until the answer:
+    the first value; appends its bytes and ms to `out`."""
     began = time.perf_counter()
-    with connect(f"ws://127.0.0.1:{port}/.ws?v=5&ns=bench", max_size=256 << 20) as ws:
-        ws.recv()  # the handshake
-        ws.send(json.dumps({"t": "d", "d": {"r": 1, "a": "q", "b": {"p": "/big", "h": ""}}}))
-        got = 0
-        while True:
-            message = ws.recv()
-            got += len(message)
-            if '"r":1' in message and '"ok"' in message:
-                break
+    ws.recv()  # the handshake
+    ws.send(json.dumps({"t": "d", "d": {"r": 1, "a": "q", "b": listen}}))
+    got = 0
+    while True:
+        message = ws.recv()
+        got += len(message)
+        if '"r":1' in message and '"ok"' in message:
+            break
     out.append((got, (time.perf_counter() - began) * 1000))
+
+
+def big_wire(port, out):
+    with connect(f"ws://127.0.0.1:{port}/.ws?v=5&ns=bench", max_size=256 << 20) as ws:
+        wire_listen(ws, {"p": "/big", "h": ""}, out)
 
 
 def big_sse(port, out, path="/big.json"):
@@ -161,18 +167,8 @@ def big_last(port, out, streams, stop):
 def big_wire_query(port, out, streams, stop):
     """A tagged wire query listen: its first value, then it keeps reading what each change
     of `/big` pushes until `stop`; appends the bytes read after the answer to `streams`."""
-    began = time.perf_counter()
     with connect(f"ws://127.0.0.1:{port}/.ws?v=5&ns=bench", max_size=256 << 20) as ws:
-        ws.recv()  # the handshake
-        listen = {"p": "/big", "q": {"i": ".key", "sp": "k"}, "t": 1, "h": ""}
-        ws.send(json.dumps({"t": "d", "d": {"r": 1, "a": "q", "b": listen}}))
-        got = 0
-        while True:
-            message = ws.recv()
-            got += len(message)
-            if '"r":1' in message and '"ok"' in message:
-                break
-        out.append((got, (time.perf_counter() - began) * 1000))
+        wire_listen(ws, {"p": "/big", "q": {"i": ".key", "sp": "k"}, "t": 1, "h": ""}, out)
         later = 0
         while not stop.is_set():
             try:
