@@ -26,10 +26,10 @@ struct PostgresTreeView: TreeView {
                                     [.text(session), .int(fence.position), .text(epoch)]).affectedRows > 0
     }
 
-    /// From the end of the location for `limitToLast` in key order, from its index when one
+    /// From the location's rows for key-order queries with a limit, from its index when one
     /// is built (`PostgresQueryIndex`), else in memory.
     func query(_ query: TreeQuery, at path: DataPath) throws(StoreError) -> JSONValue {
-        if let answer = try lastChildrenInKeyOrder(query, at: path) { return answer }
+        if let answer = try childrenInKeyOrder(query, at: path) { return answer }
         if let indexed = try PostgresQueryIndex.query(query, at: path, view: self) { return indexed }
         if let spec = QueryIndex.spec(of: query.orderBy), query.limit != nil { onMissingIndex?(path, spec) }
         return query.apply(to: query.orderBy == .priority ? try exportValue(at: path) : try value(at: path))

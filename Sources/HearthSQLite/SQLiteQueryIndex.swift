@@ -165,10 +165,11 @@ final class QueryIndexMaintainer {
 }
 
 extension SQLiteTreeView {
-    /// Runs `query` at `path` from its index when one is built, else in memory. `missing`
+    /// Runs `query` at `path` from the rows in key order when it can (`childrenInKeyOrder`),
+    /// from its index when one is built, else in memory. `missing`
     /// hears of an index that would have served the query, so the store can build it.
     func indexedQuery(_ query: TreeQuery, at path: DataPath, missing: ((DataPath, String) -> Void)?) throws(StoreError) -> JSONValue {
-        if let answer = try lastChildrenInKeyOrder(query, at: path) { return answer }
+        if let answer = try childrenInKeyOrder(query, at: path) { return answer }
         guard let spec = QueryIndex.spec(of: query.orderBy), query.limit != nil else {
             return query.apply(to: query.orderBy == .priority ? try exportValue(at: path) : try value(at: path))
         }

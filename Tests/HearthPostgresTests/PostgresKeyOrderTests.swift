@@ -6,7 +6,7 @@ import Testing
 
 /// `limitToLast(n)` in key order on PostgreSQL, from the end of the location's rows: what
 /// the whole read answers, and taken whenever it can be (`KeyOrderQueryTests` on SQLite
-/// has the cases one by one; the walk is shared, `TreeKeys.lastChildKeysInKeyOrder`).
+/// has the cases one by one; the walk is shared, `TreeKeys.childKeysInKeyOrder`).
 extension PostgresQueryIndexTests {
     @Test func theLastChildrenInKeyOrderAreWhatTheWholeReadAnswers() throws {
         let url = try PostgresCluster.shared().makeDatabase()
@@ -30,7 +30,7 @@ extension PostgresQueryIndexTests {
                     let query = TreeQuery(orderBy: order, limit: .last(n))
                     let (answer, whole, end) = try engine.readSync { view in
                         (try view.query(query, at: path("list")), query.apply(to: try view.value(at: path("list"))),
-                         try (view as! PostgresTreeView).lastChildrenInKeyOrder(query, at: path("list")))
+                         try (view as! PostgresTreeView).childrenInKeyOrder(query, at: path("list")))
                     }
                     #expect(answer == whole, "round \(round), n \(n), \(order)")
                     if let end {
@@ -44,6 +44,6 @@ extension PostgresQueryIndexTests {
         // A key from U+E000 on sends it back to the whole read.
         try engine.writeSync(.set(WriteEntry(path: DataPath(uncheckedSegments: ["list", "\u{E000}"]), value: 1)), check: nil)
         let last = TreeQuery(orderBy: .key, limit: .last(1))
-        #expect(try engine.readSync { try ($0 as! PostgresTreeView).lastChildrenInKeyOrder(last, at: path("list")) } == nil)
+        #expect(try engine.readSync { try ($0 as! PostgresTreeView).childrenInKeyOrder(last, at: path("list")) } == nil)
     }
 }

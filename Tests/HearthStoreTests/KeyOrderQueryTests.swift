@@ -43,7 +43,7 @@ import Testing
                         return (try view.query(query, at: path("list")), query.apply(to: value), value.objectValue?.keys.map(\.string) ?? [])
                     }
                     #expect(answer == whole, "n \(n), \(order)")
-                    let fromTheEnd = try store.lastChildrenInKeyOrder(query, at: path("list"))
+                    let fromTheEnd = try store.childrenInKeyOrder(query, at: path("list"))
                     if let fromTheEnd {
                         #expect(fromTheEnd == whole)
                         answeredFromTheEnd += 1
@@ -64,9 +64,9 @@ import Testing
         try store.writeSync(.set(WriteEntry(path: path("list"), value: .object([
             "a": .object(["x": 1]), "a-b": 2, "a b": .object(["y": 3]), "a(": 4,
         ]))))
-        let answer = try store.lastChildrenInKeyOrder(TreeQuery(orderBy: .key, limit: .last(1)), at: path("list"))
+        let answer = try store.childrenInKeyOrder(TreeQuery(orderBy: .key, limit: .last(1)), at: path("list"))
         #expect(answer == .object(["a-b": 2]))
-        let two = try store.lastChildrenInKeyOrder(TreeQuery(orderBy: .key, limit: .last(2)), at: path("list"))
+        let two = try store.childrenInKeyOrder(TreeQuery(orderBy: .key, limit: .last(2)), at: path("list"))
         #expect(two == .object(["a-b": 2, "a(": 4]))
     }
 
@@ -76,7 +76,7 @@ import Testing
         let store = try SQLiteTreeStore(directory: dir.path)
         try store.writeSync(.set(WriteEntry(path: path("list"), value: .object(["a": 1, "\u{E000}": 2, "\u{1F600}": 3]))))
         let query = TreeQuery(orderBy: .key, limit: .last(1))
-        #expect(try store.lastChildrenInKeyOrder(query, at: path("list")) == nil)
+        #expect(try store.childrenInKeyOrder(query, at: path("list")) == nil)
         #expect(try store.readSync { try $0.query(query, at: path("list")) } == .object(["\u{E000}": 2]))
     }
 
@@ -86,10 +86,10 @@ import Testing
             "a": .object([".priority": 9, "v": 1]), "b": .object(["v": 2]),
         ]))))
         let byPriority = TreeQuery(orderBy: .priority, limit: .last(1))
-        #expect(try store.lastChildrenInKeyOrder(byPriority, at: path("list")) == nil)
+        #expect(try store.childrenInKeyOrder(byPriority, at: path("list")) == nil)
         #expect(try store.readSync { try $0.query(byPriority, at: path("list")) } == .object(["a": .object([".priority": 9, "v": 1])]))
         let byKey = TreeQuery(orderBy: .key, limit: .last(1))
-        #expect(try store.lastChildrenInKeyOrder(byKey, at: path("list")) == .object(["b": .object(["v": 2])]))
+        #expect(try store.childrenInKeyOrder(byKey, at: path("list")) == .object(["b": .object(["v": 2])]))
     }
 
     @Test func pastItsBoundsTheWholeLocationIsRead() throws {
@@ -102,16 +102,16 @@ import Testing
         for i in 10..<100 { children[JSONKey("\(i)")] = .int(Int64(i)) }
         try store.writeSync(.set(WriteEntry(path: path("many"), value: .object(children))))
         let last = TreeQuery(orderBy: .key, limit: .last(1))
-        #expect(try store.lastChildrenInKeyOrder(last, at: path("few")) == .object(["-Nb": 2]))
-        #expect(try store.lastChildrenInKeyOrder(last, at: path("many")) == nil, "past the probes")
+        #expect(try store.childrenInKeyOrder(last, at: path("few")) == .object(["-Nb": 2]))
+        #expect(try store.childrenInKeyOrder(last, at: path("many")) == nil, "past the probes")
         #expect(try store.readSync { try $0.query(last, at: path("many")) } == .object(["-Nb": 2]))
 
         let list = (0..<1_200).map { (JSONKey("k\(1_000 + $0)"), JSONValue.int(Int64($0))) }
         try store.writeSync(.set(WriteEntry(path: path("long"), value: .object(Dictionary(uniqueKeysWithValues: list)))))
         let atTheBound = TreeQuery(orderBy: .key, limit: .last(1_000))
-        #expect(try store.lastChildrenInKeyOrder(atTheBound, at: path("long"))?.objectValue?.count == 1_000)
+        #expect(try store.childrenInKeyOrder(atTheBound, at: path("long"))?.objectValue?.count == 1_000)
         let past = TreeQuery(orderBy: .key, limit: .last(1_001))
-        #expect(try store.lastChildrenInKeyOrder(past, at: path("long")) == nil)
+        #expect(try store.childrenInKeyOrder(past, at: path("long")) == nil)
         #expect(try store.readSync { try $0.query(past, at: path("long")) }.objectValue?.count == 1_001)
     }
 }
