@@ -31,7 +31,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     let clock: @Sendable () -> Int64
     let hooks: EngineHooks
 
-    private let writerQueue = DispatchQueue(label: "hearth.postgres.writer")
+    let writerQueue = DispatchQueue(label: "hearth.postgres.writer")
     private var writer: PGConnection?  // confined to writerQueue
     /// The readers, each read going to an idle one (`ReaderPool`).
     private let readers: ReaderPool<PostgresSlot>
@@ -46,7 +46,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     private let answerOfCommitLost: (@Sendable () -> Bool)?
     let indexes = PostgresIndexMaintainer()  // confined to writerQueue
     /// Index builds asked for and not yet done ("location\u{0}spec").
-    private let indexRequests = Mutex<Set<String>>([])
+    let indexRequests = Mutex<Set<String>>([])
     private typealias PendingWrite = PendingWrites.Write
     private var writesSinceTrim = 0  // confined to writerQueue
 
@@ -198,7 +198,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     }
 
     /// The writer connection, reconnected when the server dropped it.
-    private func writerConnection() throws(StoreError) -> PGConnection {
+    func writerConnection() throws(StoreError) -> PGConnection {
         guard let writer else { throw .closed }
         if writer.isBrokenNow { writer.reset() }
         if writer.isBroken {
@@ -409,39 +409,6 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
         } catch {
             return .failure(.store(error as? StoreError ?? .corrupt("unexpected error")))
         }
-    }
-
-    // MARK: Query indexes
-
-    /// Asks the writer to build the index of `path` by `spec` (deduplicated; in its own
-    /// transaction under the ordering lock, between write batches).
-    func requestIndex(at path: DataPath, spec: String) {
-        let id = path.storageKey + "\u{0}" + spec
-        guard indexRequests.withLock({ $0.insert(id).inserted }) else { return }
-        writerQueue.async {
-            defer { _ = self.indexRequests.withLock { $0.remove(id) } }
-            guard let connection = try? self.writerConnection() else { return }
-            do throws(StoreError) {
-                try connection.execute("BEGIN")
-                _ = try connection.query("UPDATE hearth_meta SET value = value WHERE key = 'last_seq'")
-                try self.indexes.refresh(connection)
-                guard self.indexes.count < QueryIndex.maxIndexes else {
-                    try connection.execute("ROLLBACK")
-                    return
-                }
-                try self.indexes.build(location: path, spec: spec, connection: connection)
-                try connection.execute("COMMIT")
-            } catch {
-                try? connection.execute("ROLLBACK")
-                self.indexes.invalidate()
-            }
-        }
-    }
-
-    /// Builds the index now (tests, tools); returns when it is built.
-    public func buildQueryIndex(at path: DataPath, spec: String) {
-        requestIndex(at: path, spec: spec)
-        writerQueue.sync {}
     }
 
     // MARK: Size, lifecycle

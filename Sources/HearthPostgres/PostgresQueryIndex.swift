@@ -53,6 +53,45 @@ enum PostgresQueryIndex {
                                              .text(QueryIndex.keyOrder(key)), .text(key)])
     }
 
+    /// The rows of `keys`, children of `location` that exist in `view`'s snapshot (a build's
+    /// slice), in two round trips: their leaves at the spec's path read at once, the rows
+    /// written at once; plus a probe for each child with no leaf there.
+    static func write(existing keys: [String], of location: DataPath, spec: String, view: PostgresTreeView) throws(StoreError) {
+        guard !keys.isEmpty else { return }
+        let specSegments = spec == ".value" ? [] : spec.split(separator: "/").map(String.init)
+        let targets = keys.map { DataPath(uncheckedSegments: location.segments + [$0] + specSegments) }
+        let leaves = try view.connection.query("SELECT path, \(PostgresTreeView.leafColumns) FROM nodes WHERE path = ANY($1::text[])",
+                                               [.text(PGArray.literal(targets.map(\.storageKey)))])
+        var found: [JSONKey: JSONValue] = [:]
+        for row in 0..<leaves.rowCount { found[JSONKey(leaves.text(row, 0))] = try PostgresTreeView.decode(leaves, row: row, column: 1) }
+        var columns: (ranks: [String], numbers: [String], strings: [String], orders: [String]) = ([], [], [], [])
+        for (key, target) in zip(keys, targets) {
+            let entry: (rank: Int64, number: String, string: String)
+            if let leaf = found[JSONKey(target.storageKey)] {
+                entry = sortKey(of: leaf)
+            } else {
+                // An object there (for `.value`, the child: it exists and is no leaf), else
+                // nothing, ordered as null.
+                let isObject = spec == ".value" ? true : try view.exists(at: target)
+                entry = isObject ? (5, "0", "") : (0, "0", "")
+            }
+            columns.ranks.append(String(entry.rank))
+            columns.numbers.append(entry.number)
+            columns.strings.append(entry.string)
+            columns.orders.append(QueryIndex.keyOrder(key))
+        }
+        _ = try view.connection.query(upsertManySQL, [
+            .text(location.storageKey), .text(spec), .text(PGArray.literal(columns.ranks)), .text(PGArray.literal(columns.numbers)),
+            .text(PGArray.literal(columns.strings)), .text(PGArray.literal(columns.orders)), .text(PGArray.literal(keys)),
+        ])
+    }
+
+    static let upsertManySQL = """
+        INSERT INTO query_index(location, spec, rank, num, str, key_order, child_key)
+        SELECT $1, $2, r, n::numeric, s, o, k FROM unnest($3::smallint[], $4::text[], $5::text[], $6::text[], $7::text[]) AS t(r, n, s, o, k)
+        ON CONFLICT (location, spec, child_key) DO UPDATE SET rank = excluded.rank, num = excluded.num, str = excluded.str, key_order = excluded.key_order
+        """
+
     /// The query answered from its index, or nil when the index is not built.
     static func query(_ query: TreeQuery, at path: DataPath, view: PostgresTreeView) throws(StoreError) -> JSONValue? {
         guard let spec = QueryIndex.spec(of: query.orderBy), query.limit != nil else { return nil }
@@ -152,18 +191,29 @@ final class PostgresIndexMaintainer {
 
     var count: Int { built.values.reduce(0) { $0 + $1.count } }
 
-    /// Builds the index of `location` by `spec` from the data (in the caller's transaction).
-    func build(location: DataPath, spec: String, connection: PGConnection) throws(StoreError) {
+    func isBuilt(_ location: DataPath, spec: String) -> Bool {
+        built[JSONKey(location.storageKey)]?.contains(spec) ?? false
+    }
+
+    /// Records the index of `location` by `spec` as built (in the caller's transaction, which
+    /// holds the ordering lock): from its commit on, every node's writer keeps it in step.
+    func markBuilt(_ location: DataPath, spec: String, connection: PGConnection) throws(StoreError) {
         let key = location.storageKey
-        guard !(built[JSONKey(key)]?.contains(spec) ?? false) else { return }
-        let view = PostgresTreeView(connection: connection)
-        for child in try view.childKeys(at: location) {
-            guard let entry = try PostgresQueryIndex.entry(view, location: location, key: child, spec: spec) else { continue }
-            try PostgresQueryIndex.upsert(key, spec, key: child, entry, connection: connection)
-        }
         _ = try connection.query("INSERT INTO query_index_built(location, spec) VALUES ($1, $2) ON CONFLICT DO NOTHING", [.text(key), .text(spec)])
         add(key, spec)
         try bump(connection)
+    }
+
+    /// Brings the row of `location/key` in the index by `spec` to the data `view` reads:
+    /// written, or deleted when the child is gone.
+    static func update(_ location: DataPath, spec: String, key: String, view: PostgresTreeView) throws(StoreError) {
+        let connection = view.connection
+        if let entry = try PostgresQueryIndex.entry(view, location: location, key: key, spec: spec) {
+            try PostgresQueryIndex.upsert(location.storageKey, spec, key: key, entry, connection: connection)
+        } else {
+            _ = try connection.query("DELETE FROM query_index WHERE location = $1 AND spec = $2 AND child_key = $3",
+                                     [.text(location.storageKey), .text(spec), .text(key)])
+        }
     }
 
     /// Keeps the indexes in step with a write at `path` just applied (same transaction).
@@ -175,14 +225,7 @@ final class PostgresIndexMaintainer {
             let key = prefix.joined(separator: "/")
             if let specs = built[JSONKey(key)] {
                 let location = DataPath(uncheckedSegments: prefix)
-                for spec in specs {
-                    if let entry = try PostgresQueryIndex.entry(view, location: location, key: segment, spec: spec) {
-                        try PostgresQueryIndex.upsert(key, spec, key: segment, entry, connection: connection)
-                    } else {
-                        _ = try connection.query("DELETE FROM query_index WHERE location = $1 AND spec = $2 AND child_key = $3",
-                                                 [.text(key), .text(spec), .text(segment)])
-                    }
-                }
+                for spec in specs { try Self.update(location, spec: spec, key: segment, view: view) }
             }
             prefix.append(segment)
         }

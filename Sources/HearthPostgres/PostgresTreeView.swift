@@ -94,14 +94,7 @@ struct PostgresTreeView: TreeView {
     /// One indexed probe per child (`TreeKeys.childKeys`).
     func childKeys(at path: DataPath) throws(StoreError) -> [String] {
         try TreeKeys.childKeys(at: path) { lower, inclusive, upper throws(StoreError) in
-            let op = inclusive ? ">=" : ">"
-            let result: PGResult
-            if let upper {
-                result = try connection.query("SELECT path FROM nodes WHERE path \(op) $1 AND path < $2 ORDER BY path LIMIT 1", [.text(lower), .text(upper)])
-            } else {
-                result = try connection.query("SELECT path FROM nodes WHERE path \(op) $1 ORDER BY path LIMIT 1", [.text(lower)])
-            }
-            return result.rowCount > 0 ? result.text(0, 0) : nil
+            try firstPath(after: lower, inclusive: inclusive, before: upper)
         }
     }
 

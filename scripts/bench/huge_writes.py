@@ -63,15 +63,16 @@ OPEN_RULES = '{"rules": {".read": true, ".write": true}}'
 
 
 class Server:
-    """A fresh server: open rules unless `rules` (the file's text) says otherwise, and the
-    triggers file's text `triggers` if given (wide_updates.py uses both)."""
+    """A fresh server: open rules unless `rules` (the file's text) says otherwise, the
+    triggers file's text `triggers` if given (wide_updates.py uses both), and on the
+    database at `store` (a `postgres://` URL; index_build.py) instead of SQLite if given."""
 
-    def __init__(self, binary, rules=OPEN_RULES, triggers=None):
+    def __init__(self, binary, rules=OPEN_RULES, triggers=None, store=None):
         self.dir = tempfile.mkdtemp(prefix="hearth-huge-")
         rules_file = os.path.join(self.dir, "rules.json")
         with open(rules_file, "w") as f:
             f.write(rules)
-        args = ["--rules", rules_file]
+        args = ["--rules", rules_file] + (["--store", store] if store else [])
         if triggers is not None:
             args += ["--triggers", os.path.join(self.dir, "triggers.json")]
             with open(args[-1], "w") as f:

@@ -18,8 +18,14 @@ the commit before the change and the current one) and each size N, a fresh serve
 4. the small PUTs' and GETs' latency max and count over that window, the first query's
    time, the time until the index answered, and the server's CPU.
 
+With ENGINE=postgres each server is one node on a fresh database of a throwaway PostgreSQL
+cluster (pgcluster.py), which the script starts and stops. There the build held the
+ordering lock, every write of every node, for the whole location; it now reads a slice of
+children per snapshot without it and catches up from the change log
+(`PostgresEngine.maxIndexChildrenPerSlice`).
+
 Usage: scripts/bench/index_build.py BINARY [BINARY...]   (LABELS=before,after to name them)
-Knobs (env): SIZES (16000,64000,256000).
+Knobs (env): SIZES (16000,64000,256000) ENGINE (sqlite, or postgres).
 Everything on 127.0.0.1; every server is stopped and its temp dir removed at the end.
 """
 import json
@@ -27,6 +33,7 @@ import os
 import threading
 import time
 
+import pgcluster
 import runcpu
 from huge_writes import Server, request
 from wide_updates import binaries_and_labels, print_table
@@ -44,8 +51,8 @@ def loop(server, stop, out, method, path, body=None):
         out.append((ms, status))
 
 
-def run(binary, label, n):
-    server = Server(binary, rules=RULES)
+def run(binary, label, n, cluster):
+    server = Server(binary, rules=RULES, store=cluster.new_database() if cluster else None)
     try:
         conn = server.conn()
         conn.timeout = 600
@@ -79,7 +86,7 @@ def run(binary, label, n):
         for t in threads:
             t.join()
         window = [(m, s) for m, s in puts]
-        row = {"label": label, "n": n, "first_query_ms": round(first_ms, 1),
+        row = {"label": label, "engine": "postgres" if cluster else "sqlite", "n": n, "first_query_ms": round(first_ms, 1),
                "index_answers_after_ms": round(built_ms, 1) if built_ms is not None else None, "queries": queries,
                "puts_max_ms": round(max(m for m, _ in window), 1), "puts": len(window),
                "put_errors": sum(1 for _, s in window if s != 204),
@@ -97,7 +104,12 @@ def cells(r):
 
 
 def main():
-    rows = [run(binary, label, n) for n in SIZES for binary, label in binaries_and_labels(__doc__)]
+    cluster = pgcluster.Cluster() if os.environ.get("ENGINE") == "postgres" else None
+    try:
+        rows = [run(binary, label, n, cluster) for n in SIZES for binary, label in binaries_and_labels(__doc__)]
+    finally:
+        if cluster:
+            cluster.stop()
     print_table(["N", "binary", "first query ms", "the index answers after, ms", "small PUTs beside: max ms (count)",
                  "small GETs: max ms (count)", "server CPU s", "load before"], cells, rows)
 
