@@ -18,8 +18,11 @@ rules, no access log):
 Reported per direction: the pages' median and max ms, server CPU per page, and the small
 PUTs' max ms while paging.
 
+With ENGINE=postgres each server is one node on a fresh database of a throwaway PostgreSQL
+cluster (pgcluster.py), which the script starts and stops.
+
 Usage: scripts/bench/key_pages.py BINARY [BINARY...]   (LABELS=before,after to name them)
-Knobs (env): N (64000) PAGE (50) PAGES (20).
+Knobs (env): N (64000) PAGE (50) PAGES (20) ENGINE (sqlite, or postgres).
 Everything on 127.0.0.1; every server is stopped and its temp dir removed at the end.
 """
 import json
@@ -31,6 +34,7 @@ import urllib.parse
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the repo
+import pgcluster  # noqa: E402
 import runcpu  # noqa: E402
 from huge_writes import Server, pct, request, small_loop  # noqa: E402
 from wide_updates import binaries_and_labels, print_table  # noqa: E402
@@ -72,8 +76,8 @@ def page_through(server, conn, direction):
     return times, meter.read()
 
 
-def run(binary, label):
-    server = Server(binary)
+def run(binary, label, cluster):
+    server = Server(binary, store=cluster.new_database() if cluster else None)
     rows = []
     try:
         conn = server.conn()
@@ -90,7 +94,7 @@ def run(binary, label):
             times, cpu = page_through(server, conn, direction)
             stop.set()
             small.join()
-            row = {"label": label, "direction": direction, "n": N, "page": PAGE, "pages": PAGES,
+            row = {"label": label, "engine": "postgres" if cluster else "sqlite", "direction": direction, "n": N, "page": PAGE, "pages": PAGES,
                    "page_ms_median": round(pct(times, 50), 1), "page_ms_max": round(max(times), 1),
                    "server_cpu_ms_per_page": round(1000 * cpu["server_cpu_s"] / PAGES, 2),
                    "small_puts": len(beside), "small_put_max_ms": round(max(ms for ms, _ in beside), 1), **cpu}
@@ -107,7 +111,12 @@ def cells(r):
 
 
 def main():
-    rows = [row for binary, label in binaries_and_labels(__doc__) for row in run(binary, label)]
+    cluster = pgcluster.Cluster() if os.environ.get("ENGINE") == "postgres" else None
+    try:
+        rows = [row for binary, label in binaries_and_labels(__doc__) for row in run(binary, label, cluster)]
+    finally:
+        if cluster:
+            cluster.stop()
     print_table(["direction", "binary", f"a page of {PAGE}: median ms", "max ms", "server CPU ms per page",
                  "small PUTs beside: max ms (count)", "load before"], cells, rows)
 
