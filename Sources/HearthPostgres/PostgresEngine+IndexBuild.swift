@@ -76,11 +76,10 @@ extension PostgresEngine {
                 try indexSlice(&build, connection: connection)
                 return build
             }
-            // Up to the changes so far without the ordering lock, then the rest under it.
-            guard try catchUp(&build, orderingLock: false, connection: connection),
-                  try catchUp(&build, orderingLock: true, connection: connection) else {
-                try releaseIndexLock(build, connection: connection)
-                return nil
+            // Up to the changes so far without the ordering lock, then the rest under it (and
+            // built), unless the first gave the build up.
+            if try catchUp(&build, orderingLock: false, connection: connection) {
+                _ = try catchUp(&build, orderingLock: true, connection: connection)
             }
             try releaseIndexLock(build, connection: connection)
             return nil

@@ -160,6 +160,23 @@ package enum TreeKeys {
             lower = prefix
         }
 
+        /// A scan of the children of `path` (not the root) whose rows lie at or after
+        /// those of the key `start` and before those of `end` (nil: to the last child);
+        /// the key-order walk scans ranges of a location's keys this way.
+        package init(at path: DataPath, from start: String, before end: String? = nil) {
+            let prefix = path.storageKey + "/"
+            isRoot = false
+            self.prefix = prefix
+            upper = end.map { prefix + $0 } ?? path.storageKey + "0"
+            lower = prefix + start
+        }
+
+        /// Takes the scan up at the rows of the key `start` and after.
+        package mutating func skip(to start: String) {
+            lower = prefix + start
+            inclusive = true
+        }
+
         /// The next child's key, or nil when there is none past the last one found.
         package mutating func next(
             firstPath: (_ lower: String, _ inclusive: Bool, _ upper: String?) throws(StoreError) -> String?

@@ -107,7 +107,7 @@ extension TreeKeys {
         firstPath: (_ lower: String, _ inclusive: Bool, _ upper: String) throws(StoreError) -> String?
     ) throws(StoreError) -> [String]? {
         var probes = Probes(left: walk.limit * keyOrderProbesPerChild + keyOrderProbesBeyondLimit)
-        let rows = ChildRows(prefix: path.storageKey + "/", end: path.storageKey + "0")  // keys never hold '/'
+        let rows = ChildRows(path)
         // Keys compared by code units (a `String` set would merge canonically equal keys).
         var found = Set<JSONKey>()
         var integers: [String] = []
@@ -160,11 +160,18 @@ extension TreeKeys {
         }
     }
 
-    /// The walks over one location's rows: `prefix` is the location's path and `/`, `end`
-    /// sorts after every row below it.
+    /// The walks over one location's rows (forward ones with `ChildKeyCursor`): `prefix`
+    /// is the location's path and `/`, `end` sorts after every row below it.
     struct ChildRows {
+        let path: DataPath
         let prefix: String
         let end: String
+
+        init(_ path: DataPath) {
+            self.path = path
+            prefix = path.storageKey + "/"
+            end = path.storageKey + "0"  // keys never hold '/'
+        }
 
         /// From the end of the range the bounds allow, down: the keys within until `walk`'s
         /// limit is reached, and those between each object child's key and its subtree.
@@ -184,11 +191,14 @@ extension TreeKeys {
                     if walk.start == nil { return false }
                     break  // every key within is found
                 }
-                let (key, isObject) = childKey(of: full)
-                if isObject {
-                    upper = prefix + key + "/"  // before this child's subtree
+                let rest = full.utf8.dropFirst(prefix.utf8.count)
+                let key: String
+                if let slash = rest.firstIndex(of: UInt8(ascii: "/")) {
+                    key = String(Substring(rest[..<slash]))
+                    upper = prefix + key + "/"  // before this object child's subtree
                     objects.append(key)
                 } else {
+                    key = String(Substring(rest))
                     upper = full  // before this leaf child
                 }
                 guard !hasHighByte(key) else { return false }
@@ -197,13 +207,10 @@ extension TreeKeys {
             for object in objects {
                 // Keys `object` + a byte below '/' + …: after `object` in key order, their
                 // rows before its subtree's.
-                var (from, inclusive) = (prefix + object, false)
-                let below = prefix + object + "/"
+                var cursor = ChildKeyCursor(at: path, from: object, before: object + "/")
                 while true {
                     guard probes.spend() else { return false }
-                    guard let full = try firstPath(from, inclusive, below) else { break }
-                    let (key, isObject) = childKey(of: full)
-                    (from, inclusive) = isObject ? (prefix + key + "0", true) : (full, false)
+                    guard let key = try cursor.next(firstPath: { lower, inclusive, upper throws(StoreError) in try firstPath(lower, inclusive, upper ?? end) }) else { break }
                     guard !hasHighByte(key) else { return false }
                     if FirebaseKeyOrder.int32Value(key) == nil, walk.admits(key) { found.insert(JSONKey(key)) }
                 }
@@ -219,12 +226,10 @@ extension TreeKeys {
             _ walk: KeyOrderWalk, wanted: Int, into found: inout Set<JSONKey>, _ probes: inout Probes,
             _ firstPath: (String, Bool, String) throws(StoreError) -> String?
         ) throws(StoreError) -> Bool {
-            var (from, inclusive) = (prefix + (walk.start?.key ?? ""), true)
+            var cursor = ChildKeyCursor(at: path, from: walk.start?.key ?? "")
             while found.count < wanted {
                 guard probes.spend() else { return false }
-                guard let full = try firstPath(from, inclusive, end) else { break }
-                let (key, isObject) = childKey(of: full)
-                (from, inclusive) = isObject ? (prefix + key + "0", true) : (full, false)
+                guard let key = try cursor.next(firstPath: { lower, inclusive, upper throws(StoreError) in try firstPath(lower, inclusive, upper ?? end) }) else { break }
                 guard !hasHighByte(key) else { return false }
                 guard FirebaseKeyOrder.int32Value(key) == nil else { continue }
                 if walk.isPastEnd(key) { break }
@@ -242,31 +247,18 @@ extension TreeKeys {
         ) throws(StoreError) -> [String]? {
             var integers: [String] = []
             for (low, high) in [("0", ":"), ("-0", "-:")] {
-                var (from, inclusive) = (prefix + low, true)
-                let upper = prefix + high
+                var cursor = ChildKeyCursor(at: path, from: low, before: high)
                 while true {
                     guard probes.spend() else { return nil }
-                    guard let full = try firstPath(from, inclusive, upper) else { break }
-                    let (key, isObject) = childKey(of: full)
+                    guard let key = try cursor.next(firstPath: { lower, inclusive, upper throws(StoreError) in try firstPath(lower, inclusive, upper ?? end) }) else { break }
                     if FirebaseKeyOrder.int32Value(key) != nil {
                         integers.append(key)
                     } else if let run = TreeKeys.nonIntegerRun(key) {
-                        from = prefix + run
-                        inclusive = true
-                        continue
+                        cursor.skip(to: run)
                     }
-                    (from, inclusive) = isObject ? (prefix + key + "0", true) : (full, false)
                 }
             }
             return integers
-        }
-
-        /// The child key of a row's path below `prefix`, and whether the row is inside that
-        /// child (an object) rather than the child itself (a leaf).
-        private func childKey(of full: String) -> (key: String, isObject: Bool) {
-            let rest = full.utf8.dropFirst(prefix.utf8.count)
-            if let slash = rest.firstIndex(of: UInt8(ascii: "/")) { return (String(Substring(rest[..<slash])), true) }
-            return (String(Substring(rest)), false)
         }
     }
 
