@@ -101,3 +101,54 @@ extension PostgresQueryIndexTests {
         #expect(held == 0)
     }
 }
+
+/// The build's own sizes at their defaults, crossed: a slice stops at
+/// `PostgresEngine.maxIndexChildrenPerSlice` children, and a catch-up that must read more
+/// than `PostgresEngine.indexCatchUpChangesPerRead` changes in each of its two passes reads
+/// them all.
+extension PostgresQueryIndexTests {
+    func indexRows(_ engine: PostgresEngine) throws -> Int {
+        Int(try engine.readSync { view in
+            try (view as! PostgresTreeView).connection.query("SELECT count(*) FROM query_index WHERE location = 'items' AND spec = 'score'").int64(0, 0)
+        })
+    }
+
+    @Test func theDefaultSliceAndCatchUpSizesAreCrossed() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let (a, b) = (try PostgresEngine(url: url), try PostgresEngine(url: url))
+        defer { a.close(); b.close() }
+        let slice = PostgresEngine.maxIndexChildrenPerSlice
+        #expect(StoreOptions().queryIndexChildrenPerSlice > slice, "the engine's own bound is the one that applies")
+        let location = path("items")
+        let key = { (i: Int) in "k" + String(String(i + 10_000).dropFirst()) }
+        var children: [String: JSONValue] = [:]
+        for i in 0..<(slice * 2 + slice / 2) { children[key(i)] = .object(["score": .int(Int64(i))]) }
+        try a.writeSync(.set(WriteEntry(path: location, value: .object(children))), check: nil)
+
+        var build = try #require(try step(a, nil, at: location))
+        build = try #require(try step(a, build, at: location))
+        #expect(try indexRows(a) == slice, "one slice holds the bound's count of children")
+        #expect(!build.slicesDone)
+        // On the other node: twice a catch-up read's changes to the first child, then a few
+        // that move other children of the first slice out of the query's first 25, which
+        // only reads past both bounds can find.
+        let perRead = PostgresEngine.indexCatchUpChangesPerRead
+        for i in 0..<(perRead * 2) {
+            try b.writeSync(.set(WriteEntry(path: path("items/\(key(0))/score"), value: .int(Int64(-i)))), check: nil)
+        }
+        for i in 1...20 {
+            try b.writeSync(.set(WriteEntry(path: path("items/\(key(i))/score"), value: .int(Int64(100_000 + i)))), check: nil)
+        }
+        var slices = 1
+        while !build.slicesDone {
+            build = try #require(try step(a, build, at: location))
+            slices += 1
+        }
+        #expect(slices == 3)
+        #expect(try step(a, build, at: location) == nil, "caught up and built")
+        let query = TreeQuery(orderBy: .child(path("score")), limit: .first(25))
+        let (indexed, memory) = try answers(a, query, at: location)
+        #expect(indexed != nil && indexed == memory)
+        #expect(try indexRows(a) == children.count)
+    }
+}
