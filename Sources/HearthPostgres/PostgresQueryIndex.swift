@@ -122,12 +122,7 @@ enum PostgresQueryIndex {
         }
         let rows = try connection.query(sql, arguments)
         if rows.rowCount == 0 { return .null }
-        var result: [JSONKey: JSONValue] = [:]
-        for row in 0..<rows.rowCount {
-            let key = rows.text(row, 0)
-            result[key] = try view.value(at: DataPath(uncheckedSegments: path.segments + [key]))
-        }
-        return .object(result)
+        return .object(try view.childValues((0..<rows.rowCount).map { rows.text($0, 0) }, at: path))
     }
 }
 

@@ -298,9 +298,22 @@ package protocol KeyOrderedRows: TreeView {
     func firstPath(after lower: String, inclusive: Bool, before upper: String?) throws(StoreError) -> String?
     /// Whether a priority is stored at a path >= `lower` and < `upper`.
     func hasPriority(from lower: String, before upper: String) throws(StoreError) -> Bool
+    /// The values of the children `keys` of `path`, by key; a key with no value is left
+    /// out. The default reads them one by one; an engine whose reads are round trips reads
+    /// them together.
+    func childValues(_ keys: [String], at path: DataPath) throws(StoreError) -> [JSONKey: JSONValue]
 }
 
 extension KeyOrderedRows {
+    package func childValues(_ keys: [String], at path: DataPath) throws(StoreError) -> [JSONKey: JSONValue] {
+        var values: [JSONKey: JSONValue] = [:]
+        for key in keys {
+            let value = try value(at: DataPath(uncheckedSegments: path.segments + [key]))
+            if value != .null { values[JSONKey(key)] = value }
+        }
+        return values
+    }
+
     /// The answer to `query` at `path` from the rows (`TreeKeys.childKeysInKeyOrder`), or
     /// nil when it must be read from the whole location: another query, a priority below
     /// the location in priority order, or rows that cannot tell.
@@ -315,8 +328,6 @@ extension KeyOrderedRows {
             firstPath: { lower, inclusive, upper throws(StoreError) in try firstPath(after: lower, inclusive: inclusive, before: upper) })
         guard let keys else { return nil }
         if keys.isEmpty { return .null }
-        var result: [JSONKey: JSONValue] = [:]
-        for key in keys { result[JSONKey(key)] = try value(at: DataPath(uncheckedSegments: path.segments + [key])) }
-        return .object(result)
+        return .object(try childValues(keys, at: path))
     }
 }
