@@ -19,7 +19,8 @@ import HearthStore
 /// wrote the location itself or above it, or a change log trimmed past the build's start,
 /// gives the build up; the next query that would use the index asks for it again.
 extension PostgresEngine {
-    /// Children one slice reads, at most (a round trip or more each, on this node's writer):
+    /// Children one slice reads, at most (their keys read ahead, a window of rows per round
+    /// trip, on this node's writer):
     /// the fewer of this and `StoreOptions.queryIndexChildrenPerSlice`.
     static let maxIndexChildrenPerSlice = 250
     /// Changes the catch-up reads per round trip.
@@ -123,10 +124,11 @@ extension PostgresEngine {
     private func indexSlice(_ build: inout IndexBuild, connection: PGConnection) throws(StoreError) {
         try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
         let view = PostgresTreeView(connection: connection)
+        let probes = view.walkProbes()
         var keys: [String] = []
         for _ in 0..<max(1, min(Self.maxIndexChildrenPerSlice, options.queryIndexChildrenPerSlice)) {
             guard let key = try build.cursor.next(firstPath: { lower, inclusive, upper throws(StoreError) in
-                try view.firstPath(after: lower, inclusive: inclusive, before: upper)
+                try probes.first(lower, inclusive, upper)
             }) else {
                 build.slicesDone = true
                 break

@@ -91,11 +91,11 @@ struct PostgresTreeView: TreeView {
         return LeafRow.assemble(rows)
     }
 
-    /// One indexed probe per child (`TreeKeys.childKeys`).
+    /// One indexed probe per child (`TreeKeys.childKeys`), read ahead: a round trip per
+    /// window of rows rather than per child.
     func childKeys(at path: DataPath) throws(StoreError) -> [String] {
-        try TreeKeys.childKeys(at: path) { lower, inclusive, upper throws(StoreError) in
-            try firstPath(after: lower, inclusive: inclusive, before: upper)
-        }
+        let probes = walkProbes()
+        return try TreeKeys.childKeys(at: path) { lower, inclusive, upper throws(StoreError) in try probes.first(lower, inclusive, upper) }
     }
 
     func exists(at path: DataPath) throws(StoreError) -> Bool {

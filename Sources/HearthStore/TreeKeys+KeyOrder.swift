@@ -298,6 +298,11 @@ package protocol KeyOrderedRows: TreeView {
     func firstPath(after lower: String, inclusive: Bool, before upper: String?) throws(StoreError) -> String?
     /// Whether a priority is stored at a path >= `lower` and < `upper`.
     func hasPriority(from lower: String, before upper: String) throws(StoreError) -> Bool
+    /// The probes for one walk: the smallest stored path >= (or >) a bound and < another
+    /// (nil: unbounded), and the largest in a range. The default is `firstPath` and
+    /// `lastPath`; an engine whose probes are round trips reads ahead (`ReadAheadProbes`).
+    func walkProbes() -> (first: (String, Bool, String?) throws(StoreError) -> String?,
+                          last: (String, String) throws(StoreError) -> String?)
     /// The values of the children `keys` of `path`, by key; a key with no value is left
     /// out. The default reads them one by one; an engine whose reads are round trips reads
     /// them together.
@@ -305,6 +310,12 @@ package protocol KeyOrderedRows: TreeView {
 }
 
 extension KeyOrderedRows {
+    package func walkProbes() -> (first: (String, Bool, String?) throws(StoreError) -> String?,
+                                  last: (String, String) throws(StoreError) -> String?) {
+        ({ lower, inclusive, upper throws(StoreError) in try firstPath(after: lower, inclusive: inclusive, before: upper) },
+         { lower, upper throws(StoreError) in try lastPath(from: lower, before: upper) })
+    }
+
     package func childValues(_ keys: [String], at path: DataPath) throws(StoreError) -> [JSONKey: JSONValue] {
         var values: [JSONKey: JSONValue] = [:]
         for key in keys {
@@ -322,10 +333,11 @@ extension KeyOrderedRows {
         let range = TreeKeys.descendantRange(path.storageKey)
         // With no priority below the location every child ties at null: key order.
         if query.orderBy == .priority, try hasPriority(from: range.lower, before: range.upper) { return nil }
+        let probes = walkProbes()
         let keys = try TreeKeys.childKeysInKeyOrder(
             walk, at: path,
-            lastPath: { lower, upper throws(StoreError) in try lastPath(from: lower, before: upper) },
-            firstPath: { lower, inclusive, upper throws(StoreError) in try firstPath(after: lower, inclusive: inclusive, before: upper) })
+            lastPath: { lower, upper throws(StoreError) in try probes.last(lower, upper) },
+            firstPath: { lower, inclusive, upper throws(StoreError) in try probes.first(lower, inclusive, upper) })
         guard let keys else { return nil }
         if keys.isEmpty { return .null }
         return .object(try childValues(keys, at: path))

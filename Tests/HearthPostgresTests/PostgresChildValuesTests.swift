@@ -5,8 +5,41 @@ import Testing
 @testable import HearthPostgres
 
 /// A page of children's values read in one statement (`PostgresTreeView.childValues`):
-/// each the value `value(at:)` reads, whatever the neighbours' paths share with it.
+/// each the value `value(at:)` reads, whatever the neighbours' paths share with it. And the
+/// walks' probes read ahead (`ReadAheadProbes`): a page, or every key of a location, in a
+/// few round trips rather than one per child.
 extension PostgresQueryIndexTests {
+    @Test func pagesAndKeysTakeAFewRoundTrips() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let engine = try PostgresEngine(url: url)
+        defer { engine.close() }
+        let count = 2_000
+        let key = { (i: Int) in "-Nk" + String(String(i + 10_000).dropFirst()) }
+        var children: [String: JSONValue] = [:]
+        for i in 0..<count { children[key(i)] = .object(["v": .int(Int64(i)), "note": .string("x")]) }
+        try engine.writeSync(.set(WriteEntry(path: path("chat"), value: .object(children))), check: nil)
+        let queries = [
+            TreeQuery(orderBy: .key, start: TreeQuery.Bound(.string(key(500)), inclusive: false), limit: .first(50)),
+            TreeQuery(orderBy: .key, end: TreeQuery.Bound(.string(key(1_500)), inclusive: false), limit: .last(50)),
+            TreeQuery(orderBy: .key, limit: .first(50)),
+        ]
+        try engine.readSync { view in
+            let view = view as! PostgresTreeView
+            let whole = try view.value(at: path("chat"))
+            for query in queries {
+                let before = view.connection.exchanges
+                let answer = try #require(try view.childrenInKeyOrder(query, at: path("chat")))
+                let trips = view.connection.exchanges - before
+                #expect(answer == query.apply(to: whole), "\(query)")
+                #expect(trips <= 12, "\(query): \(trips) round trips for a page of 50")
+            }
+            let before = view.connection.exchanges
+            #expect(try view.childKeys(at: path("chat")) == (0..<count).map(key))
+            let trips = view.connection.exchanges - before
+            #expect(trips <= 4_000 / ReadAheadProbes.maxWindow + 10, "\(trips) round trips for \(count) keys")
+        }
+    }
+
     @Test func aPageOfChildValuesInOneStatementIsWhatEachReadAnswers() throws {
         let url = try PostgresCluster.shared().makeDatabase()
         let engine = try PostgresEngine(url: url)

@@ -15,14 +15,17 @@ rules, no access log):
    `startAfter` the last key), then PAGES pages back from the last (`limitToLast`, then
    `endBefore` the first key); each page is checked against the keys it should hold.
 
-Reported per direction: the pages' median and max ms, server CPU per page, and the small
-PUTs' max ms while paging.
+4. SHALLOW reads of the location's keys (`shallow=true`), each checked to hold N keys: a
+   probe per child, which PostgreSQL reads ahead, a window of rows per round trip.
+
+Reported per direction (and for the shallow reads): the median and max ms of a page (a
+read), server CPU per page, and the small PUTs' max ms meanwhile.
 
 With ENGINE=postgres each server is one node on a fresh database of a throwaway PostgreSQL
 cluster (pgcluster.py), which the script starts and stops.
 
 Usage: scripts/bench/key_pages.py BINARY [BINARY...]   (LABELS=before,after to name them)
-Knobs (env): N (64000) PAGE (50) PAGES (20) ENGINE (sqlite, or postgres).
+Knobs (env): N (64000) PAGE (50) PAGES (20) SHALLOW (3; 0 skips) ENGINE (sqlite, or postgres).
 Everything on 127.0.0.1; every server is stopped and its temp dir removed at the end.
 """
 import json
@@ -42,6 +45,7 @@ from wide_updates import binaries_and_labels, print_table  # noqa: E402
 N = int(os.environ.get("N", "64000"))
 PAGE = int(os.environ.get("PAGE", "50"))
 PAGES = int(os.environ.get("PAGES", "20"))
+SHALLOW = int(os.environ.get("SHALLOW", "3"))
 CHUNK = 900
 
 
@@ -57,11 +61,14 @@ def page_path(bound, key_, limit):
 
 
 def page_through(server, conn, direction):
-    """PAGES pages in one direction; each page's keys checked; (ms per page, CPU)."""
+    """PAGES pages in one direction (SHALLOW reads for "shallow"); each page's keys
+    checked; (ms per page, CPU)."""
     meter = runcpu.Meter(server.proc.pid)
     times, cursor = [], None
-    for p in range(PAGES):
-        if direction == "forward":
+    for p in range(pages(direction)):
+        if direction == "shallow":
+            path, expected = "/chat.json?shallow=true", [key(i) for i in range(N)]
+        elif direction == "forward":
             path = page_path("startAfter" if cursor else None, cursor, "limitToFirst")
             expected = [key(i) for i in range(p * PAGE, (p + 1) * PAGE)]
         else:
@@ -76,6 +83,10 @@ def page_through(server, conn, direction):
     return times, meter.read()
 
 
+def pages(direction):
+    return SHALLOW if direction == "shallow" else PAGES
+
+
 def run(binary, label, cluster):
     server = Server(binary, store=cluster.new_database() if cluster else None)
     rows = []
@@ -87,16 +98,16 @@ def run(binary, label, cluster):
             status, _, data = request(conn, "PATCH", "/chat.json?print=silent", body)
             if status != 204:
                 raise SystemExit(f"{label}: seeding got {status} {data[:200]!r}")
-        for direction in ("forward", "back"):
+        for direction in ("forward", "back") + (("shallow",) if SHALLOW else ()):
             stop, beside = threading.Event(), []
             small = threading.Thread(target=small_loop, args=(server, stop, beside))
             small.start()
             times, cpu = page_through(server, conn, direction)
             stop.set()
             small.join()
-            row = {"label": label, "engine": "postgres" if cluster else "sqlite", "direction": direction, "n": N, "page": PAGE, "pages": PAGES,
+            row = {"label": label, "engine": "postgres" if cluster else "sqlite", "direction": direction, "n": N, "page": N if direction == "shallow" else PAGE, "pages": pages(direction),
                    "page_ms_median": round(pct(times, 50), 1), "page_ms_max": round(max(times), 1),
-                   "server_cpu_ms_per_page": round(1000 * cpu["server_cpu_s"] / PAGES, 2),
+                   "server_cpu_ms_per_page": round(1000 * cpu["server_cpu_s"] / pages(direction), 2),
                    "small_puts": len(beside), "small_put_max_ms": round(max(ms for ms, _ in beside), 1), **cpu}
             print(json.dumps(row), flush=True)
             rows.append(row)
@@ -117,7 +128,7 @@ def main():
     finally:
         if cluster:
             cluster.stop()
-    print_table(["direction", "binary", f"a page of {PAGE}: median ms", "max ms", "server CPU ms per page",
+    print_table(["direction", "binary", f"a page of {PAGE} (shallow: every key): median ms", "max ms", "server CPU ms per page",
                  "small PUTs beside: max ms (count)", "load before"], cells, rows)
 
 
