@@ -171,7 +171,7 @@ extension PostgresEngine {
             }
             after = last
         }
-        for key in touched { try PostgresIndexMaintainer.update(build.location, spec: build.spec, key: key.string, view: view) }
+        try PostgresIndexMaintainer.update(build.location, spec: build.spec, keys: touched.map(\.string), view: view)
         if orderingLock {
             guard !indexes.isBuilt(build.location, spec: build.spec), indexes.count < QueryIndex.maxIndexes else {
                 try connection.execute("ROLLBACK")

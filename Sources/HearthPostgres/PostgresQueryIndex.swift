@@ -211,6 +211,33 @@ final class PostgresIndexMaintainer {
         }
     }
 
+    /// `update` for many children of `location` in a few statements rather than a round
+    /// trip or more each: the ones that exist are written as a build's slice writes its
+    /// children, the rows of the rest deleted.
+    static func update(_ location: DataPath, spec: String, keys: [String], view: PostgresTreeView) throws(StoreError) {
+        guard !keys.isEmpty else { return }
+        let paths = keys.map { DataPath(uncheckedSegments: location.segments + [$0]).storageKey }
+        let found = try view.connection.query(existingChildrenSQL, [.text(PGArray.literal(paths))])
+        var exists = [Bool](repeating: false, count: keys.count)
+        for row in 0..<found.rowCount {
+            let index = Int(found.int64(row, 0)) - 1
+            guard exists.indices.contains(index) else { throw .corrupt("existing child \(index + 1) of \(keys.count)") }
+            exists[index] = true
+        }
+        try PostgresQueryIndex.write(existing: keys.indices.filter { exists[$0] }.map { keys[$0] }, of: location, spec: spec, view: view)
+        let gone = keys.indices.filter { !exists[$0] }.map { keys[$0] }
+        if gone.isEmpty { return }
+        _ = try view.connection.query("DELETE FROM query_index WHERE location = $1 AND spec = $2 AND child_key = ANY($3::text[])",
+                                      [.text(location.storageKey), .text(spec), .text(PGArray.literal(gone))])
+    }
+
+    /// The positions (from 1) of the paths in `$1` that hold a leaf or descendants.
+    static let existingChildrenSQL = """
+        SELECT k.i FROM unnest($1::text[]) WITH ORDINALITY AS k(p, i)
+        WHERE EXISTS (SELECT 1 FROM nodes WHERE path = k.p)
+           OR EXISTS (SELECT 1 FROM nodes WHERE path >= k.p || '/' AND path < k.p || '0')
+        """
+
     /// Keeps the indexes in step with a write at `path` just applied (same transaction).
     func written(_ path: DataPath, connection: PGConnection) throws(StoreError) {
         if built.isEmpty { return }
