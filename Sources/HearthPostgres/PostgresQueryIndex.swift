@@ -64,16 +64,22 @@ enum PostgresQueryIndex {
                                                [.text(PGArray.literal(targets.map(\.storageKey)))])
         var found: [JSONKey: JSONValue] = [:]
         for row in 0..<leaves.rowCount { found[JSONKey(leaves.text(row, 0))] = try PostgresTreeView.decode(leaves, row: row, column: 1) }
+        // Where there is no leaf: an object there (for `.value`, the child: it exists and is
+        // no leaf), else nothing, ordered as null; asked for all of them in one statement.
+        let noLeaf = targets.filter { found[JSONKey($0.storageKey)] == nil }.map(\.storageKey)
+        var objects = Set<JSONKey>()
+        if spec == ".value" {
+            objects = Set(noLeaf.map { JSONKey($0) })
+        } else if !noLeaf.isEmpty {
+            for (path, exists) in zip(noLeaf, try existing(noLeaf, connection: view.connection)) where exists { objects.insert(JSONKey(path)) }
+        }
         var columns: (ranks: [String], numbers: [String], strings: [String], orders: [String]) = ([], [], [], [])
         for (key, target) in zip(keys, targets) {
             let entry: (rank: Int64, number: String, string: String)
             if let leaf = found[JSONKey(target.storageKey)] {
                 entry = sortKey(of: leaf)
             } else {
-                // An object there (for `.value`, the child: it exists and is no leaf), else
-                // nothing, ordered as null.
-                let isObject = spec == ".value" ? true : try view.exists(at: target)
-                entry = isObject ? (5, "0", "") : (0, "0", "")
+                entry = objects.contains(JSONKey(target.storageKey)) ? (5, "0", "") : (0, "0", "")
             }
             columns.ranks.append(String(entry.rank))
             columns.numbers.append(entry.number)
@@ -85,6 +91,26 @@ enum PostgresQueryIndex {
             .text(PGArray.literal(columns.strings)), .text(PGArray.literal(columns.orders)), .text(PGArray.literal(keys)),
         ])
     }
+
+    /// Whether each of `paths` holds a leaf or descendants, in one statement.
+    static func existing(_ paths: [String], connection: PGConnection) throws(StoreError) -> [Bool] {
+        var exists = [Bool](repeating: false, count: paths.count)
+        guard !paths.isEmpty else { return exists }
+        let found = try connection.query(existingSQL, [.text(PGArray.literal(paths))])
+        for row in 0..<found.rowCount {
+            let index = Int(found.int64(row, 0)) - 1
+            guard exists.indices.contains(index) else { throw .corrupt("existing path \(index + 1) of \(paths.count)") }
+            exists[index] = true
+        }
+        return exists
+    }
+
+    /// The positions (from 1) of the paths in `$1` that hold a leaf or descendants.
+    static let existingSQL = """
+        SELECT k.i FROM unnest($1::text[]) WITH ORDINALITY AS k(p, i)
+        WHERE EXISTS (SELECT 1 FROM nodes WHERE path = k.p)
+           OR EXISTS (SELECT 1 FROM nodes WHERE path >= k.p || '/' AND path < k.p || '0')
+        """
 
     static let upsertManySQL = """
         INSERT INTO query_index(location, spec, rank, num, str, key_order, child_key)
@@ -217,26 +243,13 @@ final class PostgresIndexMaintainer {
     static func update(_ location: DataPath, spec: String, keys: [String], view: PostgresTreeView) throws(StoreError) {
         guard !keys.isEmpty else { return }
         let paths = keys.map { DataPath(uncheckedSegments: location.segments + [$0]).storageKey }
-        let found = try view.connection.query(existingChildrenSQL, [.text(PGArray.literal(paths))])
-        var exists = [Bool](repeating: false, count: keys.count)
-        for row in 0..<found.rowCount {
-            let index = Int(found.int64(row, 0)) - 1
-            guard exists.indices.contains(index) else { throw .corrupt("existing child \(index + 1) of \(keys.count)") }
-            exists[index] = true
-        }
+        let exists = try PostgresQueryIndex.existing(paths, connection: view.connection)
         try PostgresQueryIndex.write(existing: keys.indices.filter { exists[$0] }.map { keys[$0] }, of: location, spec: spec, view: view)
         let gone = keys.indices.filter { !exists[$0] }.map { keys[$0] }
         if gone.isEmpty { return }
         _ = try view.connection.query("DELETE FROM query_index WHERE location = $1 AND spec = $2 AND child_key = ANY($3::text[])",
                                       [.text(location.storageKey), .text(spec), .text(PGArray.literal(gone))])
     }
-
-    /// The positions (from 1) of the paths in `$1` that hold a leaf or descendants.
-    static let existingChildrenSQL = """
-        SELECT k.i FROM unnest($1::text[]) WITH ORDINALITY AS k(p, i)
-        WHERE EXISTS (SELECT 1 FROM nodes WHERE path = k.p)
-           OR EXISTS (SELECT 1 FROM nodes WHERE path >= k.p || '/' AND path < k.p || '0')
-        """
 
     /// Keeps the indexes in step with a write at `path` just applied (same transaction).
     func written(_ path: DataPath, connection: PGConnection) throws(StoreError) {

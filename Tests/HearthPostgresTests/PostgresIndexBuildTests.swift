@@ -160,3 +160,37 @@ extension PostgresQueryIndexTests {
         #expect(try indexRows(a) == children.count)
     }
 }
+
+/// A slice's children read as sets: children with no leaf at the index's path (an object
+/// there, or nothing) are found in one statement, not a round trip each.
+extension PostgresQueryIndexTests {
+    @Test func aSliceOfChildrenWithoutALeafThereTakesAFewRoundTrips() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let engine = try PostgresEngine(url: url)
+        defer { engine.close() }
+        let location = path("items")
+        var children: [String: JSONValue] = [:]
+        for i in 0..<120 {
+            switch i % 3 {
+            case 0: children["k\(i)"] = .object(["score": .int(Int64(i))])
+            case 1: children["k\(i)"] = .object(["score": .object(["deep": .int(1)])])
+            default: children["k\(i)"] = .object(["other": .string("no score")])
+            }
+        }
+        try engine.writeSync(.set(WriteEntry(path: location, value: .object(children))), check: nil)
+        var build = try #require(try step(engine, nil, at: location))
+        let trips = try engine.writerQueue.sync { () throws -> Int in
+            let connection = try engine.writerConnection()
+            let before = connection.exchanges
+            build = try #require(try engine.indexBuildStep(build, path: location, spec: "score"))
+            return connection.exchanges - before
+        }
+        #expect(build.slicesDone)
+        #expect(trips <= 24, "\(trips) round trips for a slice of 120 children, 80 without a leaf at the index's path")
+        while let next = try step(engine, build, at: location) { build = next }
+        for limit in [TreeQuery.Limit.first(45), .last(45), .first(90)] {
+            let (indexed, memory) = try answers(engine, TreeQuery(orderBy: .child(path("score")), limit: limit), at: location)
+            #expect(indexed != nil && indexed == memory, "\(limit)")
+        }
+    }
+}
