@@ -25,6 +25,10 @@ extension PostgresEngine {
     static let maxIndexChildrenPerSlice = 250
     /// Changes the catch-up reads per round trip.
     static let indexCatchUpChangesPerRead = 1_000
+    /// After a build's start is refused, queries on this node do not ask again for this
+    /// long: each ask is a round trip on the writer, where writes wait, and while another
+    /// node builds every query here would make one.
+    static let indexRetryMilliseconds: Int64 = 1_000
 
     /// Where a build stands between its steps (on `writerQueue`).
     struct IndexBuild: Sendable {
@@ -41,11 +45,14 @@ extension PostgresEngine {
     /// Asks the writer to build the index of `path` by `spec` (deduplicated on this node).
     func requestIndex(at path: DataPath, spec: String) {
         let id = path.storageKey + "\u{0}" + spec
+        let now = clock()
+        guard indexRefusals.withLock({ ($0[id] ?? .min) <= now }) else { return }
         guard indexRequests.withLock({ $0.insert(id).inserted }) else { return }
         writerQueue.async { self.runIndexBuild(nil, path: path, spec: spec, id: id) }
     }
 
-    /// Builds the index now (tests, tools); returns when it is built or given up.
+    /// Builds the index now (tests, tools); returns when it is built, given up, or refused
+    /// (now or in the last `indexRetryMilliseconds`).
     public func buildQueryIndex(at path: DataPath, spec: String) {
         let id = path.storageKey + "\u{0}" + spec
         requestIndex(at: path, spec: spec)
@@ -58,9 +65,16 @@ extension PostgresEngine {
         let next = try? indexBuildStep(build, path: path, spec: spec)
         if let next {
             writerQueue.async { self.runIndexBuild(next, path: path, spec: spec, id: id) }
-        } else {
-            _ = indexRequests.withLock { $0.remove(id) }
+            return
         }
+        if build == nil {
+            let now = clock()
+            indexRefusals.withLock { refusals in
+                refusals = refusals.filter { $0.value > now }  // the lapsed ones
+                refusals[id] = now + Self.indexRetryMilliseconds
+            }
+        }
+        _ = indexRequests.withLock { $0.remove(id) }
     }
 
     /// Runs one step of the build of the index of `path` by `spec` (on `writerQueue`): the

@@ -1,6 +1,7 @@
 import HearthJSON
 import HearthStore
 import HearthTesting
+import Synchronization
 import Testing
 @testable import HearthPostgres
 
@@ -192,5 +193,37 @@ extension PostgresQueryIndexTests {
             let (indexed, memory) = try answers(engine, TreeQuery(orderBy: .child(path("score")), limit: limit), at: location)
             #expect(indexed != nil && indexed == memory, "\(limit)")
         }
+    }
+}
+
+/// While another node builds an index, this node's queries do not each ask for it: a
+/// refused start is remembered for `PostgresEngine.indexRetryMilliseconds` on the engine's
+/// clock, and asked again after.
+extension PostgresQueryIndexTests {
+    @Test func aRefusedBuildIsNotAskedForAgainAtOnce() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let now = Mutex<Int64>(WallClock.milliseconds())
+        let a = try PostgresEngine(url: url)
+        let b = try PostgresEngine(url: url, clock: { now.withLock { $0 } })
+        defer { a.close(); b.close() }
+        let location = path("items")
+        for i in 0..<5 { try a.writeSync(.set(WriteEntry(path: path("items/k\(i)/score"), value: .int(Int64(i)))), check: nil) }
+        var build = try #require(try step(a, nil, at: location), "a holds the build's lock")
+        func writerExchanges() throws -> Int { try b.writerQueue.sync { try b.writerConnection().exchanges } }
+
+        var before = try writerExchanges()
+        b.buildQueryIndex(at: location, spec: "score")
+        #expect(try writerExchanges() > before, "the first ask tries the lock")
+        before = try writerExchanges()
+        for _ in 0..<5 { b.buildQueryIndex(at: location, spec: "score") }
+        #expect(try writerExchanges() == before, "refused just now: not asked again")
+
+        now.withLock { $0 += PostgresEngine.indexRetryMilliseconds }
+        b.buildQueryIndex(at: location, spec: "score")
+        #expect(try writerExchanges() > before, "asked again once the interval is over")
+
+        while let next = try step(a, build, at: location) { build = next }
+        let query = TreeQuery(orderBy: .child(path("score")), limit: .first(2))
+        #expect(try answers(b, query, at: location).0 == .object(["k0": .object(["score": .int(0)]), "k1": .object(["score": .int(1)])]))
     }
 }
