@@ -47,8 +47,8 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     let indexes = PostgresIndexMaintainer()  // confined to writerQueue
     /// Index builds asked for and not yet done ("location\u{0}spec").
     let indexRequests = Mutex<Set<String>>([])
-    /// Index builds whose start was refused (another node builds it, or no more indexes
-    /// are allowed), and until when (`clock`) queries do not ask again.
+    /// Index builds whose start came to nothing (another node builds it, no more indexes
+    /// are allowed, or the start failed), and until when (`clock`) queries do not ask again.
     let indexRefusals = Mutex<[String: Int64]>([:])
     private typealias PendingWrite = PendingWrites.Write
     private var writesSinceTrim = 0  // confined to writerQueue

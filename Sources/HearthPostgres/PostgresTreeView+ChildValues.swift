@@ -28,7 +28,7 @@ extension PostgresTreeView {
             var end = row
             while end < result.rowCount, result.int64(end, 0) == Int64(index + 1) { end += 1 }
             // The leaf row sorts before any descendant's, and wins as in `value(at:)`.
-            if result.text(row, 1) == child {
+            if result.text(row, 1).utf8.elementsEqual(child.utf8) {
                 values[JSONKey(keys[index])] = try Self.decode(result, row: row, column: 2)
             } else {
                 let prefix = child.utf8.count + 1

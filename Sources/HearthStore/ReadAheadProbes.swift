@@ -3,8 +3,9 @@
 /// for an engine whose probes are round trips. A read of up to `window` paths tells every
 /// stored path in a stretch of the rows; a later probe inside that stretch, either way, is
 /// answered from it. The last `keptReads` reads are kept (at most that many windows of
-/// paths), and each read after the first doubles the window, up to `maxWindow`. Paths compare as UTF-8 bytes, the rows' own
-/// order. One instance serves one walk, inside one snapshot.
+/// paths), and each read after the first doubles the window, up to `maxWindow`. Paths
+/// compare as UTF-8 bytes, the rows' own order. One instance serves one walk, inside one
+/// snapshot.
 package final class ReadAheadProbes {
     /// Up to `limit` stored paths >= (or > when not `inclusive`) `lower` and < `upper`
     /// (unbounded: nil), in order.
@@ -24,10 +25,9 @@ package final class ReadAheadProbes {
         /// Where it starts, and whether that path itself is in it.
         var low: String
         var lowInclusive: Bool
-        /// Where it ends: before `high` (nil: the end of the rows), or at `high` itself
-        /// when `highInclusive`.
+        /// Every path below `high` is in it (nil: to the end of the rows); so is `high`
+        /// itself when a read found it, which adds nothing a probe's exclusive bound needs.
         var high: String?
-        var highInclusive: Bool
         /// Its stored paths, in order.
         var paths: [String]
 
@@ -40,7 +40,7 @@ package final class ReadAheadProbes {
         func endsBy(_ bound: String?) -> Bool {
             guard let high else { return true }
             guard let bound else { return false }
-            return !ReadAheadProbes.less(high, bound)  // bound <= high, either way
+            return !ReadAheadProbes.less(high, bound)  // bound <= high
         }
 
         func first(after lower: String, inclusive: Bool, before upper: String?) -> String?? {
@@ -90,8 +90,8 @@ package final class ReadAheadProbes {
         let paths = try fetch(lower, inclusive, upper, limit)
         // Fewer than asked for: every path of the range; else every one up to the last.
         keep(paths.count < limit
-            ? Known(low: lower, lowInclusive: inclusive, high: upper, highInclusive: false, paths: paths)
-            : Known(low: lower, lowInclusive: inclusive, high: paths.last, highInclusive: true, paths: paths))
+            ? Known(low: lower, lowInclusive: inclusive, high: upper, paths: paths)
+            : Known(low: lower, lowInclusive: inclusive, high: paths.last, paths: paths))
         return paths.first
     }
 
@@ -103,8 +103,8 @@ package final class ReadAheadProbes {
         let limit = nextLimit()
         let paths = try fetch(lower, upper, limit)
         keep(paths.count < limit
-            ? Known(low: lower, lowInclusive: true, high: upper, highInclusive: false, paths: paths.reversed())
-            : Known(low: paths[paths.count - 1], lowInclusive: true, high: upper, highInclusive: false, paths: paths.reversed()))
+            ? Known(low: lower, lowInclusive: true, high: upper, paths: paths.reversed())
+            : Known(low: paths[paths.count - 1], lowInclusive: true, high: upper, paths: paths.reversed()))
         return paths.first
     }
 
