@@ -38,8 +38,8 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
 public struct HTTPClientRequest: Sendable {
     public var method: String
     public var url: HTTPURL
-    /// Sent in this order after `Host`, `Content-Length` and `Connection: close`, which
-    /// the client writes itself.
+    /// Sent in this order after `Host`, `Content-Length` and (without a pool)
+    /// `Connection: close`, which the client writes itself.
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
 
@@ -64,10 +64,17 @@ public struct HTTPClientResponse: Sendable {
 }
 
 /// A small blocking HTTP/1.1 client (trigger deliveries; also meant for JWKS
-/// fetches): one request per connection (`Connection: close`), `http` or `https` (libssl,
-/// certificate and name verified), `Content-Length`, chunked and close-delimited bodies,
-/// a timeout and a bound on the response's size. It blocks its caller: run it off request
-/// paths (a delivery thread, a work queue).
+/// fetches): `http` or `https` (libssl, certificate and name verified), `Content-Length`,
+/// chunked and close-delimited bodies, a timeout and a bound on the response's size. It
+/// blocks its caller: run it off request paths (a delivery thread, a work queue).
+///
+/// Without a `pool`, one request per connection (`Connection: close`). With one, the
+/// connection stays open after an answer that allows it and is put in the pool for the
+/// next request to the same origin. A request on a pooled connection that fails before
+/// any byte of an answer arrives (the server closed the idle connection as the request
+/// was sent) is sent once more on a new connection; a timeout is not. So a request may
+/// reach a server twice only when that server took it and closed without a byte of
+/// answer, which a caller that retries failures (a trigger's deliverer) does anyway.
 public struct HTTPClient: Sendable {
     /// The default of `timeoutSeconds`.
     public static let defaultTimeoutSeconds = 30
@@ -84,27 +91,62 @@ public struct HTTPClient: Sendable {
     public var maxResponseBytes: Int
     /// PEM file of the certificate authorities trusted for `https` (nil: the system's).
     public var caFile: String?
+    /// Where connections are kept between requests (nil: one connection per request).
+    public var pool: HTTPConnectionPool?
 
     public init(timeoutSeconds: Int = HTTPClient.defaultTimeoutSeconds,
-                maxResponseBytes: Int = HTTPClient.defaultMaxResponseBytes, caFile: String? = nil) {
+                maxResponseBytes: Int = HTTPClient.defaultMaxResponseBytes, caFile: String? = nil,
+                pool: HTTPConnectionPool? = nil) {
         self.timeoutSeconds = max(1, timeoutSeconds)
         self.maxResponseBytes = maxResponseBytes
         self.caFile = caFile
+        self.pool = pool
     }
 
     /// Sends `request` and reads the whole answer (1xx interim answers skipped).
     public func send(_ request: HTTPClientRequest) throws(HTTPClientError) -> HTTPClientResponse {
-        let head = try Self.head(of: request)
+        let head = try Self.head(of: request, keepAlive: pool != nil)
         let deadline = ContinuousClock.now + .seconds(timeoutSeconds)
+        let origin = HTTPConnectionPool.Origin(isTLS: request.url.isTLS, host: request.url.host, port: request.url.port,
+                                               caFile: caFile, timeoutSeconds: timeoutSeconds)
+        if let pool, let reused = pool.take(origin) {
+            switch exchange(request, head: head, on: reused, origin: origin, deadline: deadline) {
+            case .answered(let response): return response
+            case .failed(let error): throw error
+            case .unanswered: break  // the server let the idle connection go: a new one below
+            }
+        }
         let connection: OutgoingConnection
         do {
             connection = try OutgoingConnection(host: request.url.host, port: request.url.port, timeoutSeconds: timeoutSeconds)
             if request.url.isTLS { try connection.startTLS(host: request.url.host, caFile: caFile) }
-            try connection.write(head + request.body)
         } catch {
             throw .connection(error)
         }
-        defer { connection.close() }
+        switch exchange(request, head: head, on: connection, origin: origin, deadline: deadline) {
+        case .answered(let response): return response
+        case .failed(let error), .unanswered(let error): throw error
+        }
+    }
+
+    private enum Outcome {
+        case answered(HTTPClientResponse)
+        /// Failed before any byte of an answer, other than by a timeout.
+        case unanswered(HTTPClientError)
+        case failed(HTTPClientError)
+    }
+
+    /// One request and its answer on `connection`, which is put back in the pool when the
+    /// answer leaves it reusable and closed otherwise.
+    private func exchange(_ request: HTTPClientRequest, head: [UInt8], on connection: OutgoingConnection,
+                          origin: HTTPConnectionPool.Origin, deadline: ContinuousClock.Instant) -> Outcome {
+        var kept = false
+        defer { if !kept { connection.close() } }
+        do {
+            try connection.write(head + request.body)
+        } catch {
+            return error == .timeout ? .failed(.connection(error)) : .unanswered(.connection(error))
+        }
         var answered = false  // a byte of the answer arrived
         var reader = ResponseReader(limit: maxResponseBytes, deadline: deadline) { chunk throws(HTTPClientError) in
             do throws(ConnectionFailure) {
@@ -116,11 +158,20 @@ public struct HTTPClient: Sendable {
                 throw .connection(error)
             }
         }
-        return try reader.response(forHEAD: request.method.uppercased() == "HEAD")
+        do {
+            let response = try reader.response(forHEAD: request.method.uppercased() == "HEAD")
+            if let pool, reader.keepsConnection {
+                pool.give(connection, origin: origin)
+                kept = true
+            }
+            return .answered(response)
+        } catch {
+            return answered || error.isTimeout ? .failed(error) : .unanswered(error)
+        }
     }
 
     /// The request line and headers.
-    package static func head(of request: HTTPClientRequest) throws(HTTPClientError) -> [UInt8] {
+    package static func head(of request: HTTPClientRequest, keepAlive: Bool = false) throws(HTTPClientError) -> [UInt8] {
         guard !request.method.isEmpty, request.method.utf8.allSatisfy(Self.isTokenByte) else {
             throw .invalidRequest("the method is not a token")
         }
@@ -128,7 +179,7 @@ public struct HTTPClient: Sendable {
         if !request.body.isEmpty || ["POST", "PUT", "PATCH"].contains(request.method.uppercased()) {
             text += "Content-Length: \(request.body.count)\r\n"
         }
-        text += "Connection: close\r\n"
+        if !keepAlive { text += "Connection: close\r\n" }
         for (name, value) in request.headers {
             guard !name.isEmpty, name.utf8.allSatisfy(Self.isTokenByte) else {
                 throw .invalidRequest("a header name is not a token")

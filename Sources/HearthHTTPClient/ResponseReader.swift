@@ -10,6 +10,13 @@ struct ResponseReader {
     private var position = 0
     private var total = 0
     private var ended = false
+    /// The last status line was HTTP/1.1 (persistent unless it says `close`); HTTP/1.0
+    /// connections are not kept.
+    private var persistent = false
+    /// Whether the connection may carry another request after this answer: HTTP/1.1, no
+    /// `Connection: close`, a body framed by its length or chunks (not by the end of the
+    /// stream), and not a byte read past the answer's end.
+    private(set) var keepsConnection = false
 
     init(limit: Int, deadline: ContinuousClock.Instant?, read: @escaping (inout [UInt8]) throws(HTTPClientError) -> Int) {
         (self.limit, self.deadline, self.read) = (limit, deadline, read)
@@ -20,6 +27,8 @@ struct ResponseReader {
             let (status, headers) = try readHead()
             if (100..<200).contains(status) && status != 101 { continue }  // interim: 100 Continue, 103 Early Hints
             var response = HTTPClientResponse(status: status, headers: headers, body: [])
+            keepsConnection = persistent && !headers.contains { $0.name.lowercased() == "connection" && Self.namesClose($0.value) }
+            defer { if position < buffer.count { keepsConnection = false } }
             if forHEAD || status == 204 || status == 304 { return response }
             if let coding = response.header("transfer-encoding") {
                 guard coding.lowercased().split(separator: ",").last?.trimmingSpaces == "chunked" else {
@@ -34,10 +43,17 @@ struct ResponseReader {
                 guard length <= limit else { throw .responseTooLarge(limit: limit) }
                 response.body = try take(length)
             } else {
+                keepsConnection = false
                 response.body = try readToEnd()
             }
             return response
         }
+    }
+
+    /// Whether a `Connection` header value names the `close` option (comma-separated,
+    /// case-insensitive).
+    static func namesClose(_ value: String) -> Bool {
+        value.split(separator: ",").contains { $0.trimmingSpaces.lowercased() == "close" }
     }
 
     // MARK: Bytes
@@ -103,6 +119,7 @@ struct ResponseReader {
               let status = Int(String(decoding: parts[1], as: UTF8.self)), (100...599).contains(status) else {
             throw .badResponse("not an HTTP/1.x status line")
         }
+        persistent = parts[0].elementsEqual("HTTP/1.1".utf8)
         var headers: [(name: String, value: String)] = []
         while true {
             let line = try line(max: HTTPClient.maxHeadBytes)
