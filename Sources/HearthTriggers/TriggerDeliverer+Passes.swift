@@ -24,8 +24,7 @@ extension TriggerDeliverer {
     /// The location an event is ordered by: its `ce-subject`, the stored `ref`. A payload
     /// this module did not write shares one location (its event goes to the dead letters).
     static func location(_ payload: [UInt8]) -> String {
-        guard case .object(let members)? = try? JSONParser.parse(payload), case .string(let ref)? = members["ref"] else { return "" }
-        return ref
+        PayloadRef.ref(payload) ?? ""
     }
 
     func nextSweep(_ scheduler: LocationScheduler<OutboxRecord>) -> Int64? {
@@ -65,14 +64,16 @@ extension TriggerDeliverer {
                 continue
             }
             let timeout = definition.timeoutSeconds
-            Thread.detachNewThread { [self] in
+            attemptThreads.run { [self] in
                 let failure = attempt(request, timeoutSeconds: timeout)
-                let signal = state.withLock { state in
-                    state.completions.append(Completion(entry: entry, failure: failure, at: clock()))
-                    defer { state.woken = true }
-                    return !state.woken
+                return { [self] in  // once this thread is idle again: the loop may start the next at once
+                    let signal = state.withLock { state in
+                        state.completions.append(Completion(entry: entry, failure: failure, at: clock()))
+                        defer { state.woken = true }
+                        return !state.woken
+                    }
+                    if signal { wakeUp.signal() }
                 }
-                if signal { wakeUp.signal() }
             }
         }
     }

@@ -104,6 +104,11 @@ final class TriggerDeliverer: Sendable {
     private let onPruned: @Sendable ([String: Int]) -> Void
     let state: Mutex<State>
     let wakeUp = DispatchSemaphore(value: 0)
+    /// The receiver's connections kept open between attempts (closed when idle a second,
+    /// and at stop).
+    let connections = HTTPConnectionPool()
+    /// The threads the attempts run on, kept between attempts.
+    let attemptThreads = AttemptThreads()
     private let finished = DispatchSemaphore(value: 0)
     private let keeperWakeUp = DispatchSemaphore(value: 0)
     private let keeperFinished = DispatchSemaphore(value: 0)
@@ -195,7 +200,7 @@ final class TriggerDeliverer: Sendable {
     }
 
     /// The delivery loop: reads the backlog in id order into the scheduler, starts each
-    /// event it picks on a thread of its own (at most `maxConcurrency` at once), and records
+    /// event it picks on a thread of `attemptThreads` (at most `maxConcurrency` at once), and records
     /// the outcomes. Only this thread touches the outbox's delivery state.
     private func run() {
         var outboxFailures = 0
@@ -203,7 +208,11 @@ final class TriggerDeliverer: Sendable {
                                                         capacity: options.maxBufferedEvents, capacityBytes: options.maxBufferedBytes)
         var done: [Int64] = []
         var leaseTakenAt: Int64? = nil
-        defer { finish(&scheduler, &done) }
+        defer {
+            finish(&scheduler, &done)
+            connections.closeAll()
+            attemptThreads.close()
+        }
         while !isStopped {
             let definition = state.withLock { $0.definition }
             do {
@@ -228,6 +237,7 @@ final class TriggerDeliverer: Sendable {
                 try read(into: &scheduler, trigger: definition.name, now: now)
                 outboxFailures = 0
                 try start(&scheduler, &done, definition: definition)
+                connections.prune()
                 sleep(wait(scheduler, now: clock()))
             } catch {
                 // The store is unavailable: nothing is lost (the events stay pending).
@@ -257,7 +267,7 @@ final class TriggerDeliverer: Sendable {
     /// One attempt: nil on a 2xx answer, else how it failed (no secrets: a status or a
     /// connection error), classified by the client's typed error.
     func attempt(_ request: HTTPClientRequest, timeoutSeconds: Int) -> AttemptFailure? {
-        let client = HTTPClient(timeoutSeconds: timeoutSeconds, maxResponseBytes: TriggerLimits.maxResponseBytes)
+        let client = HTTPClient(timeoutSeconds: timeoutSeconds, maxResponseBytes: TriggerLimits.maxResponseBytes, pool: connections)
         do {
             let response = try client.send(request)
             return response.isSuccess ? nil : AttemptFailure(status: response.status)
