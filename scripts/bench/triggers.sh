@@ -34,7 +34,7 @@ RATES=${RATES:-100,1000}; RATE_SECONDS=${RATE_SECONDS:-10}; BACKLOG=${BACKLOG:-1
 DRAIN_TIMEOUT=${DRAIN_TIMEOUT:-120}; READERS=${READERS:-50}; SKIP=${SKIP:-}
 PY=(python3 "$BENCH_DIR/triggers.py")
 build_hearth
-{ machine_facts; echo "receiver: scripts/bench/triggers.py (asyncio, stdlib), answers 204; Hearth opens one connection per delivery"; } \
+{ machine_facts; echo "receiver: scripts/bench/triggers.py (asyncio, stdlib), answers 204; Hearth keeps its connections to it between deliveries (idle ones closed after 1 s)"; } \
   | tee "$RESULTS.meta" >&2
 TABLE=${RESULTS%.jsonl}.md
 : >"$TABLE"
