@@ -126,9 +126,10 @@ public final class HTTPConnectionPool: Sendable {
         for entry in entries { entry.connection.close() }
     }
 
-    /// An idle connection with something to read (an end of stream, a reset, bytes) is not
-    /// fit for a new request: the server closed it, or its answer framing cannot be trusted.
+    /// An idle connection with something to read (an end of stream, a reset, bytes, on the
+    /// socket or already inside TLS) is not fit for a new request: the server closed it, or
+    /// its answer framing cannot be trusted.
     private static func readable(_ connection: OutgoingConnection) -> Bool {
-        (try? Syscall.waitReadable(connection.fd, timeoutMilliseconds: 0)) ?? true
+        connection.hasBufferedInput || ((try? Syscall.waitReadable(connection.fd, timeoutMilliseconds: 0)) ?? true)
     }
 }

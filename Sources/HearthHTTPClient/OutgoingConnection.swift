@@ -77,6 +77,9 @@ public final class OutgoingConnection {
         try? Syscall.close(fd)
     }
 
+    /// Whether bytes arrived and are held by TLS, not yet read (see `TLSSession`).
+    public var hasBufferedInput: Bool { tls?.hasBufferedInput ?? false }
+
     /// Writes all of `bytes`.
     public func write(_ bytes: [UInt8]) throws(ConnectionFailure) {
         if let tls {

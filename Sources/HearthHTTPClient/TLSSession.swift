@@ -69,6 +69,11 @@ public final class TLSSession {
         }
     }
 
+    /// Whether libssl holds bytes read from the socket and not handed out yet (a record, or
+    /// part of one): an idle connection with any is not fit for a new request, though its
+    /// socket shows nothing to read.
+    public var hasBufferedInput: Bool { SSL_pending(ssl) > 0 || SSL_has_pending(ssl) == 1 }
+
     /// Reads into `buffer`; 0 at the end of the stream.
     public func read(into buffer: inout [UInt8]) throws(Failure) -> Int {
         let count = buffer.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32($0.count)) }

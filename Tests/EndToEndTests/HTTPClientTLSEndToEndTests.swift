@@ -13,17 +13,10 @@ import Glibc
     /// trusted through `caFile`, refused without it (the system's authorities do not know it).
     @Test func httpsVerifiesTheCertificateAndTheName() throws {
         let directory = TemporaryDirectory()
-        let openssl = "/usr/bin/openssl"
-        let made = try Spawn.run(openssl, ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
-                          "-days", "1", "-keyout", directory.path + "/key.pem", "-out", directory.path + "/cert.pem"], input: nil)
-        try #require(made.status == 0)
+        try Self.makeLocalhostCertificate(in: directory.path)
         let port = try freeLoopbackPort()
-        let server = ChildProcess()
-        server.executableURL = URL(fileURLWithPath: openssl)
-        server.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", directory.path + "/cert.pem", "-key", directory.path + "/key.pem", "-www", "-quiet"]
-        server.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        server.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try server.run()
+        let server = try Self.startQuietly(Self.openssl, ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", directory.path + "/cert.pem",
+                                                         "-key", directory.path + "/key.pem", "-www", "-quiet"])
         defer {
             server.signal(SIGKILL)
             server.waitUntilExit()
@@ -38,6 +31,27 @@ import Glibc
         #expect(throws: HTTPClientError.self) {
             try trusting.send(HTTPClientRequest(url: try HTTPURL("https://127.0.0.1:\(port)/")))
         }
+    }
+
+    static let openssl = "/usr/bin/openssl"
+
+    /// A self-signed certificate for `localhost`, valid a day: `cert.pem` and `key.pem` in
+    /// `directory`.
+    static func makeLocalhostCertificate(in directory: String) throws {
+        let made = try Spawn.run(openssl, ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
+                                           "-days", "1", "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem"], input: nil)
+        try #require(made.status == 0)
+    }
+
+    /// `executable` with `arguments`, started with its output thrown away.
+    static func startQuietly(_ executable: String, _ arguments: [String]) throws -> ChildProcess {
+        let process = ChildProcess()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        return process
     }
 
     /// `body`'s answer, retried while the connection is refused (60 s safety net): a
