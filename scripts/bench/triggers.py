@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Driver and receiver for scripts/bench/triggers.sh (database triggers). Stdlib only.
 
-  triggers.py receiver --port P                 an HTTP receiver of Hearth's CloudEvents: answers
+  triggers.py receiver --port P [--tls CERT KEY] an HTTP (with --tls: HTTPS) receiver of Hearth's CloudEvents: answers
         204 to every POST and records (arrival time, ce-time, ce-ref); GET /__stats?prefix=R
         answers {"count", "cpu_s"} for the events whose ce-ref starts with R (a prefix ending
         in "/", or empty), and with &full=1 also "first_ms", "last_ms", "p50_ms", "p99_ms",
@@ -25,6 +25,7 @@ import http.client
 import json
 import os
 import socket
+import ssl
 import sys
 import time
 import urllib.parse
@@ -98,7 +99,11 @@ def cmd_receiver(a):
     store = Store()
 
     async def main():
-        server = await asyncio.start_server(lambda r, w: handle(store, r, w), "127.0.0.1", a.port, backlog=1024)
+        context = None
+        if a.tls:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(a.tls[0], a.tls[1])
+        server = await asyncio.start_server(lambda r, w: handle(store, r, w), "127.0.0.1", a.port, backlog=1024, ssl=context)
         print("receiver listening on 127.0.0.1:%d" % a.port, flush=True)
         async with server:
             await server.serve_forever()
@@ -180,7 +185,10 @@ def cmd_bulk(a):
 
 
 def receiver_stats(url, prefix, full=False):
-    with urllib.request.urlopen("%s/__stats?prefix=%s%s" % (url, urllib.parse.quote(prefix), "&full=1" if full else ""), timeout=60) as r:
+    # An https receiver is this script's own, with a certificate made for the run: not verified.
+    context = ssl._create_unverified_context() if url.startswith("https:") else None
+    with urllib.request.urlopen("%s/__stats?prefix=%s%s" % (url, urllib.parse.quote(prefix), "&full=1" if full else ""),
+                                timeout=60, context=context) as r:
         return json.load(r)
 
 
@@ -210,7 +218,8 @@ def cpu_seconds(pid):
 def main():
     p = argparse.ArgumentParser()
     sp = p.add_subparsers(dest="cmd", required=True)
-    r = sp.add_parser("receiver"); r.add_argument("--port", type=int, required=True); r.set_defaults(f=cmd_receiver)
+    r = sp.add_parser("receiver"); r.add_argument("--port", type=int, required=True)
+    r.add_argument("--tls", nargs=2, metavar=("CERT", "KEY")); r.set_defaults(f=cmd_receiver)
     r = sp.add_parser("rate"); r.add_argument("--base", required=True); r.add_argument("--rate", type=float, required=True)
     r.add_argument("--seconds", type=float, required=True); r.add_argument("--prefix", required=True)
     r.add_argument("--conns", type=int, default=8); r.set_defaults(f=cmd_rate)

@@ -19,6 +19,8 @@
 #      first -> last event, events/s.
 #
 # Knobs (env): RUNS (3) DURATION (10) WARMUP (3) CONNS (64) THREADS (2) QUICK=1
+#   TLS=1 (the catch-up's receiver over https: a certificate for localhost made for the run,
+#   trusted by Hearth through SSL_CERT_FILE)
 #   RATES (100,1000) RATE_SECONDS (10) BACKLOG (100000) DRAIN_TIMEOUT (120 s) SKIP (any of
 #   throughput,latency,catchup) HEARTH_BIN HEARTH_REV SKIP_BUILD=1 HEARTH_SYNC (full)
 #   READERS (50) RESULTS KEEP_WORK=1 BENCH_QUIET_WAIT (here 5 s: the machine is shared)
@@ -39,11 +41,13 @@ build_hearth
 TABLE=${RESULTS%.jsonl}.md
 : >"$TABLE"
 
-# start_receiver PORT: sets RECEIVER_PID, RECEIVER_URL (waits for its "listening" line).
+# start_receiver PORT [--tls CERT KEY]: sets RECEIVER_PID, RECEIVER_URL (waits for its
+# "listening" line); with --tls the URL is https://localhost:PORT.
 start_receiver() {
   local port=$1 fifo=$WORK/receiver-$1.fifo line fd
+  shift
   rm -f "$fifo"; mkfifo "$fifo"
-  "${PY[@]}" receiver --port "$port" >"$fifo" 2>>"$WORK/receiver.log" &
+  "${PY[@]}" receiver --port "$port" "$@" >"$fifo" 2>>"$WORK/receiver.log" &
   RECEIVER_PID=$!; _PIDS+=("$RECEIVER_PID")
   exec {fd}<"$fifo"
   IFS= read -r -t 30 -u "$fd" line || { echo "receiver on $port did not start" >&2; exit 1; }
@@ -51,6 +55,7 @@ start_receiver() {
   _DRAINS+=("$!")
   exec {fd}<&-; rm -f "$fifo"
   RECEIVER_URL=http://127.0.0.1:$port
+  if [ "${1:-}" = --tls ]; then RECEIVER_URL=https://localhost:$port; fi
 }
 
 # triggers_file FILE COUNT URL REF [RETRY]: COUNT triggers t0..t<COUNT-1>, all on REF, each
@@ -161,16 +166,24 @@ fi
 if [[ ,$SKIP, != *,catchup,* ]]; then
   log "(c) catch-up: $BACKLOG events written with the receiver down, then it starts"
   port=$(free_port)
-  triggers_file "$WORK/triggers-bulk.json" 1 "http://127.0.0.1:$port/" "/bulk/{id}" retry
+  receiver_url=http://127.0.0.1:$port/; tls_args=()
+  if [ "${TLS:-0}" = 1 ]; then
+    openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost -addext subjectAltName=DNS:localhost -days 1 \
+      -keyout "$WORK/tls-key.pem" -out "$WORK/tls-cert.pem" 2>/dev/null
+    receiver_url=https://localhost:$port/; tls_args=(--tls "$WORK/tls-cert.pem" "$WORK/tls-key.pem")
+    export SSL_CERT_FILE=$WORK/tls-cert.pem  # Hearth's libssl trusts the run's certificate
+    echo "catch-up receiver over https (TLS=1)" | tee -a "$RESULTS.meta" >&2
+  fi
+  triggers_file "$WORK/triggers-bulk.json" 1 "$receiver_url" "/bulk/{id}" retry
   export HEARTH_TRIGGERS=$WORK/triggers-bulk.json
   HEARTH_AUTH=0 start_hearth "$WORK/data-bulk"
-  unset HEARTH_TRIGGERS
+  unset HEARTH_TRIGGERS SSL_CERT_FILE
   t0=$(date +%s.%N)
   "${PY[@]}" bulk --base "$HEARTH_URL" --count "$BACKLOG" --batch 1000 --prefix bulk >&2
   written_s=$(python3 -c "import time; print(round(time.time() - $t0, 1))")
   before=$(load_avgs)
   hc=$(cpu "$HEARTH_PID")
-  start_receiver "$port"
+  start_receiver "$port" "${tls_args[@]}"
   started_ms=$(python3 -c 'import time; print(time.time() * 1000)')
   stats=$("${PY[@]}" wait --receiver "$RECEIVER_URL" --prefix "bulk/" --count "$BACKLOG" --timeout 1800)
   hearth_cpu=$(python3 -c "print(round($(cpu "$HEARTH_PID") - $hc, 1))")
