@@ -26,7 +26,11 @@ import Testing
     }
 
     @Test func threadsAreStartedOnlyWhenNoneIsIdleAndKeptForTheNextJobs() async throws {
-        let threads = AttemptThreads(idleMilliseconds: 60_000)
+        // An hour: no thread may end of idleness while this test's task waits its turn.
+        // With a minute, under the full suite (the test took 280 s there) one thread
+        // ended between two jobs, which only a minute without work does, and another
+        // started.
+        let threads = AttemptThreads(idleMilliseconds: 3_600_000)
         defer { threads.close() }
         let jobs = Jobs()
         // One at a time: one thread for all of them.
@@ -49,7 +53,7 @@ import Testing
         for _ in 0..<8 { jobs.gate.signal() }
         try await waitUntil("36 done") { jobs.done.withLock { $0 } == 36 }
         #expect(jobs.mostAtOnce.withLock { $0 } == 8)
-        // `close` ends the idle ones now, not after their minute.
+        // `close` ends the idle ones now, not after their hour.
         threads.close()
         try await waitUntil("no thread left", showing: "\(threads.counts)") { threads.counts.alive == 0 }
         // A job after `close` still runs.
