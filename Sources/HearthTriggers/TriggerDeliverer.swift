@@ -215,6 +215,9 @@ final class TriggerDeliverer: Sendable {
         }
         while !isStopped {
             let definition = state.withLock { $0.definition }
+            // Every pass, whatever it does next (deliver, wait for the lease, back off
+            // from a store that is down): kept connections idle too long are closed.
+            connections.prune()
             do {
                 try settle(&scheduler, &done, definition: definition)
                 let now = clock()
@@ -223,6 +226,7 @@ final class TriggerDeliverer: Sendable {
                         leaseHeld(false)
                         leaseTakenAt = nil
                         scheduler.dropQueue()
+                        connections.closeAll()  // another node delivers: none is needed here
                         // Another node delivers; ask again later (sooner while attempts end here).
                         sleep(Int64(options.leaseSeconds) * 500, cap: scheduler.inFlight.isEmpty ? Self.maxSleepMilliseconds : nil)
                         continue
@@ -237,7 +241,6 @@ final class TriggerDeliverer: Sendable {
                 try read(into: &scheduler, trigger: definition.name, now: now)
                 outboxFailures = 0
                 try start(&scheduler, &done, definition: definition)
-                connections.prune()
                 sleep(wait(scheduler, now: clock()))
             } catch {
                 // The store is unavailable: nothing is lost (the events stay pending).

@@ -16,6 +16,8 @@ import Testing
     final class Receiver: Sendable {
         final class Tally: Sendable {
             let connections = Mutex(0)
+            /// Connections ended: the client closed them (or, `oneEach`, the receiver did).
+            let closed = Mutex(0)
             let requests = Mutex<[ReceivedRequest]>([])
         }
         let tally = Tally()
@@ -25,6 +27,7 @@ import Testing
             let tally = self.tally
             listener = try LoopbackListener { socket in
                 tally.connections.withLock { $0 += 1 }
+                defer { tally.closed.withLock { $0 += 1 } }
                 while let request = socket.readRequest() {
                     tally.requests.withLock { $0.append(request) }
                     guard (try? socket.respond(200)) != nil, !oneEach else { return }
@@ -33,6 +36,7 @@ import Testing
         }
 
         var accepted: Int { tally.connections.withLock { $0 } }
+        var closed: Int { tally.closed.withLock { $0 } }
         var received: [ReceivedRequest] { tally.requests.withLock { $0 } }
     }
 
@@ -40,7 +44,9 @@ import Testing
 
     init() throws { base = try TriggerDeliveryTests() }
 
-    /// 40 events from one commit (40 locations), delivered at `maxConcurrency`.
+    /// 40 events from one commit (40 locations), delivered at `maxConcurrency`; then, with
+    /// the trigger still running, every connection it kept is closed once idle (a second,
+    /// found by the deliverer's next pass, at most its 2 s idle poll later).
     func deliverForty(to receiver: Receiver, maxConcurrency: Int) async throws {
         var trigger = TriggerDeliveryTests.trigger("fav", port: receiver.listener.port)
         trigger.maxConcurrency = maxConcurrency
@@ -59,6 +65,9 @@ import Testing
         #expect(ids.count == 40 && Set(ids).count == 40)
         #expect(delivery.status().first?.status.delivered == 40)
         #expect(delivery.status().first?.status.failedAttempts == 0)
+        try await waitUntil("every kept connection closed", showing: "\(receiver.closed) of \(receiver.accepted)") {
+            receiver.closed == receiver.accepted
+        }
     }
 
     /// Without the pool each event opened its own connection: 40 here. With it, the
