@@ -5,7 +5,7 @@ import Synchronization
 /// The threads a trigger's attempts run on (each blocks for its whole HTTP exchange):
 /// started as attempts need them, at most one per attempt under way, kept while work comes
 /// and ended after `idleMilliseconds` without any. A thread per attempt, started and ended
-/// each time, cost a fifth of the server's CPU per delivery (clone, stack mapping, exit).
+/// each time, cost about an eighth of the server's CPU per delivery (clone, stack mapping, exit).
 ///
 /// The deliverer bounds the attempts under way (`maxConcurrency`), so this never holds
 /// more threads than that bound reached. `close()` ends the idle ones at once; one
