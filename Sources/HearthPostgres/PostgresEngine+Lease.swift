@@ -32,9 +32,12 @@ extension PostgresEngine {
     /// writer waits on a silent database.
     public static let readinessWaitMilliseconds = 1_500
 
-    /// A write transaction that opens and rolls back; not ready at once without a lease,
-    /// and not ready when the probe takes longer than `readinessWaitMilliseconds`.
+    /// A write transaction that opens and rolls back; not ready at once when closed (said
+    /// as closed, though the lease that stopped being renewed at the close runs out since)
+    /// or without a lease, and not ready when the probe takes longer than
+    /// `readinessWaitMilliseconds`.
     public func checkWritable(completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        if pending.isClosed { return completion(.failure(StoreError.closed)) }
         guard lease.isHeld else { return completion(.failure(Self.noLease(operation: "readiness"))) }
         let answer = FirstAnswer(completion)
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Self.readinessWaitMilliseconds)) {

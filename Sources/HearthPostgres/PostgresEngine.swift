@@ -41,7 +41,7 @@ public final class PostgresEngine: StorageEngine, @unchecked Sendable {
     let feed: ChangeFeed
     let lease: NodeLease
 
-    private let pending: PendingWrites
+    let pending: PendingWrites  // internal: the readiness check (PostgresEngine+Lease.swift) asks whether it is closed
     private let beforeCommit: (@Sendable () -> Void)?
     private let answerOfCommitLost: (@Sendable () -> Bool)?
     let indexes = PostgresIndexMaintainer()  // confined to writerQueue
