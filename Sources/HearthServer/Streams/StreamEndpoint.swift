@@ -45,13 +45,15 @@ enum StreamEndpoint {
             switch result {
             case .failure(let error):
                 responder.respond(context.response(for: error, during: .read).response)
-            case .success(let pending):
+            case .success(let read):
+                // The first events are encoded here, on the reader that read them: not on
+                // the connection's I/O queue, nor on the fan-out queue. What the stream keeps
+                // (its close handler, as long as it is open) holds the listen without them.
+                let frames = read.initial.map { StreamFrames.event($0.event, id: $0.seq) }
+                let pending = read.withoutInitial
                 let options = HTTPStreamOptions(
                     maxBufferedBytes: hub.options.maxQueuedBytes, overflowBytes: StreamFrames.cancel,
                     onClose: { pending.cancel() })
-                // The first events are encoded here, on the reader that read them: not on
-                // the connection's I/O queue, nor on the fan-out queue.
-                let frames = pending.initial.map { StreamFrames.event($0.event, id: $0.seq) }
                 responder.openStream(head(), options: options) { stream in
                     guard let stream else { return pending.cancel() }
                     pending.start(SSEEventSink(stream: stream, path: request.path),
