@@ -9,6 +9,7 @@ extension HTTPConnection {
         let log: @Sendable (String) -> Void
         let trustedProxies: Set<String>
         let accessLog: (@Sendable (HTTPAccessRecord) -> Void)?
+        let largeStreamUnit: (@Sendable (Int) -> Void)?
         let requestIDPrefix: String
         /// Connections per client address (`HTTPLimits.maxConnectionsPerAddress`).
         let addresses: AddressCounts
@@ -24,6 +25,7 @@ extension HTTPConnection {
         init(handler: any HTTPHandler, limits: HTTPLimits, counters: ServerCounters,
              clock: @escaping @Sendable () -> Nanoseconds, log: @escaping @Sendable (String) -> Void,
              trustedProxies: Set<String>, accessLog: (@Sendable (HTTPAccessRecord) -> Void)?,
+             largeStreamUnit: (@Sendable (Int) -> Void)?,
              requestIDPrefix: String, addresses: AddressCounts, incomplete: IncompleteBytes,
              reserve: AddressCounts, uncappedPaths: Set<String>, onClose: @escaping @Sendable () -> Void) {
             self.incomplete = incomplete
@@ -36,6 +38,7 @@ extension HTTPConnection {
             self.log = log
             self.trustedProxies = trustedProxies
             self.accessLog = accessLog
+            self.largeStreamUnit = largeStreamUnit
             self.requestIDPrefix = requestIDPrefix
             self.addresses = addresses
             self.onClose = onClose

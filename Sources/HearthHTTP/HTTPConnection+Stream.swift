@@ -100,6 +100,7 @@ extension HTTPConnection {
         }
         let wasDrained = outputOffset == output.count
         stream.bytesSent += bytes.count
+        if bytes.count >= HTTPServerConfiguration.largeStreamUnitBytes { context.largeStreamUnit?(bytes.count) }
         var unsent = bytes[...]
         if wasDrained && !loop.deferringWrites && !pumping {
             // Nothing waits before these bytes: written straight from the caller's buffer

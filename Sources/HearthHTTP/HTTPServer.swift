@@ -109,6 +109,7 @@ public final class HTTPServer: Sendable {
             let context = HTTPConnection.Context(
                 handler: handler, limits: configuration.limits, counters: counters, clock: clock, log: log,
                 trustedProxies: configuration.trustedProxies, accessLog: configuration.accessLog,
+                largeStreamUnit: configuration.largeStreamUnit,
                 requestIDPrefix: Self.requestIDPrefix(), addresses: addresses, incomplete: incomplete,
                 reserve: reserve, uncappedPaths: configuration.uncappedPaths,
                 onClose: { [weak self] in self?.connectionClosed() })

@@ -29,6 +29,14 @@ public struct HTTPServerConfiguration: Sendable {
     /// Called once per answered request (and once per stream, when it closes), on an I/O
     /// queue: must not block.
     public var accessLog: (@Sendable (HTTPAccessRecord) -> Void)?
+    /// Called on an I/O queue with the size of each unit of at least `largeStreamUnitBytes`
+    /// queued on an open stream (an event, a WebSocket message): the value it was encoded
+    /// from is freed by then, so the application can give memory back. A stream's exchange
+    /// ends only when it closes, which `accessLog` reports too late for that. Must not block.
+    public var largeStreamUnit: (@Sendable (Int) -> Void)?
+    /// The smallest unit `largeStreamUnit` hears of (1 MiB): pushes of ordinary size cost
+    /// the fan-out one comparison each.
+    public static let largeStreamUnitBytes = 1 << 20
     /// A fan-out's sends (one push to many streams or sessions) are handed to the kernel a
     /// ring at a time through io_uring where the kernel allows it (`HTTPServer.sendRingError`
     /// says why not otherwise); false: one `send()` per connection.

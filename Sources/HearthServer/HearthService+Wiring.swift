@@ -373,6 +373,9 @@ extension HearthService {
             metrics.record(record)
             accessLog?.record(record)
         }
+        // A stream's first value (or a large push) was built and freed long before the
+        // stream closes and its access record comes.
+        httpConfiguration.largeStreamUnit = { trimmer.noteExchange(bytes: $0) }
         return HTTPServer(configuration: httpConfiguration, handler: router, log: { message in logger.info("\(message)") })
     }
 }

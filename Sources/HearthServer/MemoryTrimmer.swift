@@ -11,7 +11,10 @@ import Synchronization
 /// request's values and the response's buffer are freed; exchanges in the meantime share
 /// that one trim. Small requests never trigger it (a trim walks the heap: a few ms). A
 /// WebSocket session counts what it received, so sessions closed holding large incomplete
-/// messages (`HTTPLimits.maxIncompleteBytes`) give their memory back too.
+/// messages (`HTTPLimits.maxIncompleteBytes`) give their memory back too. A unit of at
+/// least 1 MiB queued on an open stream (its first value, a large push) counts as it is
+/// queued (`HTTPServerConfiguration.largeStreamUnit`): the stream's own exchange ends only
+/// when it closes.
 final class MemoryTrimmer: Sendable {
     /// Exchanges smaller than this (1 MiB) leave the heap alone.
     static let thresholdBytes = 1 << 20

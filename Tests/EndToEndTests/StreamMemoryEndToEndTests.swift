@@ -17,6 +17,8 @@ import Testing
         let server = try HearthProcess.serve(dataDirectory: dir.path)
         let value = Self.value()
         #expect(try curl("PUT", server.baseURL + "/big.json", body: value).status == 200)
+        try pollUntil("the trim after the large PUT") { try Self.trims(server) >= 1 }
+        let trimsBeforeStreams = try Self.trims(server)
         // Each stream's first event is the whole value, read to its last byte.
         let event = #"{"path":"/","data":"# + value + "}\n\n"
         var streams: [EventStreamClient] = []
@@ -29,8 +31,11 @@ import Testing
             #expect(asWritten, "the first event is the value as written")
             streams.append(stream)
         }
+        // A stream's large first value asks for a trim as it is queued, though the stream's
+        // exchange has not ended.
+        try pollUntil("a trim after the streams' first values") { try Self.trims(server) > trimsBeforeStreams }
         // The values read for the streams are freed by now; a trim gives the heap back to
-        // the system (one runs a second after a large exchange: this GET).
+        // the system (one runs a second after a large exchange: this GET, after them all).
         let trims = try Self.trims(server)
         #expect(try curl("GET", server.baseURL + "/big.json").body.utf8.count == value.utf8.count)
         try pollUntil("a trim after the large GET") { try Self.trims(server) > trims }
