@@ -44,7 +44,7 @@ let package = Package(
         .target(name: "HearthHTTP", dependencies: ["HearthSystem", "CSystem", "COpenSSL"]),
         // Mail for the email actions: an SMTP client (plain or STARTTLS by libssl)
         // and a bounded queue that retries, off the request path.
-        .target(name: "HearthMail", dependencies: ["HearthHTTPClient", "HearthAuth"]),
+        .target(name: "HearthMail", dependencies: ["HearthHTTPClient", "HearthAuth", "HearthSystem"]),
         // A small blocking HTTP/1.1 client (trigger deliveries; JWKS fetches):
         // outgoing connections with timeouts, TLS by libssl (shared with the mail sender).
         .target(name: "HearthHTTPClient", dependencies: ["HearthSystem", "COpenSSL"]),
@@ -65,7 +65,7 @@ let package = Package(
         // one deliverer per trigger over the HTTP client. Knows no HTTP server.
         .target(
             name: "HearthTriggers",
-            dependencies: ["HearthJSON", "HearthStore", "HearthDatabase", "HearthHTTPClient", "COpenSSL",
+            dependencies: ["HearthJSON", "HearthStore", "HearthDatabase", "HearthHTTPClient", "HearthSystem", "COpenSSL",
                            .product(name: "Logging", package: "swift-log")]),
         // The account core: accounts, sign-in limits, signing keys, over the
         // seam's records, for any transport. Knows no HTTP; the account endpoints in

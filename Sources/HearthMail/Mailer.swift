@@ -1,5 +1,6 @@
 import Dispatch
 import HearthAuth
+import HearthSystem
 import Synchronization
 
 /// Sends mail off the request path: a bounded queue, one sender, each message
@@ -96,21 +97,9 @@ public enum MailDate {
     static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     public static func rfc5322(milliseconds: Int64) -> String {
-        let seconds = milliseconds / 1000
-        let dayNumber = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secondOfDay = seconds - dayNumber * 86_400
-        // Civil date from days since the epoch (H. Hinnant's algorithm).
-        let z = dayNumber + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let time = CivilTime(milliseconds: milliseconds)
         func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let weekday = days[Int(((dayNumber % 7) + 7) % 7)]
-        return "\(weekday), \(day) \(months[Int(month - 1)]) \(year) \(two(secondOfDay / 3600)):\(two(secondOfDay % 3600 / 60)):\(two(secondOfDay % 60)) +0000"
+        let weekday = days[Int(((time.dayNumber % 7) + 7) % 7)]
+        return "\(weekday), \(time.day) \(months[Int(time.month - 1)]) \(time.year) \(two(time.hour)):\(two(time.minute)):\(two(time.second)) +0000"
     }
 }

@@ -1,6 +1,7 @@
 import COpenSSL
 import HearthHTTPClient
 import HearthJSON
+import HearthSystem
 
 /// Where the events say they come from (the `source`, `instance`, `location` and
 /// `firebasedatabasehost` attributes). docs/triggers.md lists the defaults [U].
@@ -61,54 +62,33 @@ public enum CloudEventEncoding {
     /// The header carrying the body's HMAC when a trigger has an `hmacSecret`.
     static let signatureHeader = "X-Hearth-Signature"
 
-    /// `2026-11-26T17:38:01.123Z`: UTC, the proleptic Gregorian calendar, milliseconds
-    /// always written. The date comes from the day count by integer arithmetic (the civil
-    /// calendar's 400-year cycles), not from Foundation's `Calendar`, which took ~15 µs an
-    /// event, more than a tenth of a delivery's CPU. Years below 1000 get leading zeros;
-    /// years past 9999 are written in full.
+    /// `2026-11-26T17:38:01.123Z`: UTC, milliseconds always written (`CivilTime`). Years
+    /// below 1000 get leading zeros; years past 9999 are written in full.
     public static func rfc3339(milliseconds: Int64) -> String {
-        let (days, inDay) = floorDivision(milliseconds, 86_400_000)
-        // Days since 0000-03-01, so that a leap day ends its year.
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthFromMarch = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
-        let month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let time = CivilTime(milliseconds: milliseconds)
         var text: [UInt8] = []
         text.reserveCapacity(24)
-        func append(_ value: Int64, digits: Int) {
+        func append(_ value: Int64, digits: Int, then separator: Character) {
             var divisor: Int64 = 1
             for _ in 1..<digits { divisor *= 10 }
             while divisor > 0 {
                 text.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
                 divisor /= 10
             }
+            text.append(UInt8(ascii: separator.unicodeScalars.first!))
         }
-        if year >= 0 && year <= 9999 { append(year, digits: 4) } else { text += Array(String(year).utf8) }
-        text.append(UInt8(ascii: "-"))
-        append(month, digits: 2)
-        text.append(UInt8(ascii: "-"))
-        append(day, digits: 2)
-        text.append(UInt8(ascii: "T"))
-        append(inDay / 3_600_000, digits: 2)
-        text.append(UInt8(ascii: ":"))
-        append(inDay / 60_000 % 60, digits: 2)
-        text.append(UInt8(ascii: ":"))
-        append(inDay / 1000 % 60, digits: 2)
-        text.append(UInt8(ascii: "."))
-        append(inDay % 1000, digits: 3)
-        text.append(UInt8(ascii: "Z"))
+        if time.year >= 0 && time.year <= 9999 {
+            append(time.year, digits: 4, then: "-")
+        } else {
+            text += Array("\(time.year)-".utf8)
+        }
+        append(time.month, digits: 2, then: "-")
+        append(time.day, digits: 2, then: "T")
+        append(time.hour, digits: 2, then: ":")
+        append(time.minute, digits: 2, then: ":")
+        append(time.second, digits: 2, then: ".")
+        append(time.millisecond, digits: 3, then: "Z")
         return String(decoding: text, as: UTF8.self)
-    }
-
-    /// `value / divisor` rounded down, and the remainder that goes with it (never negative).
-    static func floorDivision(_ value: Int64, _ divisor: Int64) -> (quotient: Int64, remainder: Int64) {
-        let (quotient, remainder) = value.quotientAndRemainder(dividingBy: divisor)
-        return remainder < 0 ? (quotient - 1, remainder + divisor) : (quotient, remainder)
     }
 
     /// HMAC-SHA256 (RFC 2104) through libcrypto's one-shot `EVP_Q_mac`.

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import HearthTesting
 import Testing
+import HearthSystem
 @testable import HearthTriggers
 
 /// `CloudEventEncoding.rfc3339` (an event's `ce-time`, a schedule's due time), against
@@ -52,7 +53,7 @@ import Testing
 
     /// The oracle: seconds through `gmtime_r`, the milliseconds appended.
     static func gmtime(_ milliseconds: Int64) -> String {
-        let (seconds, millis) = CloudEventEncoding.floorDivision(milliseconds, 1000)
+        let (seconds, millis) = CivilTime.floorDivision(milliseconds, 1000)
         var time = time_t(seconds)
         var parts = tm()
         _ = gmtime_r(&time, &parts)
