@@ -1,8 +1,9 @@
 /// An instant in UTC broken into the proleptic Gregorian calendar's fields: what `gmtime_r`
 /// computes, by integer arithmetic on the day count (H. Hinnant's `civil_from_days`: the
 /// calendar's 400-year cycles, counted from a March 1st so that a leap day ends its year),
-/// without a C call or Foundation's `Calendar` (~15 µs a call). Mail's `Date:` header and
-/// the CloudEvents' `ce-time` are written from it.
+/// without a C call or Foundation's `Calendar`, which needs a time zone and a calendar
+/// object per call (about 0.1 µs here against 1.2–1.4 µs). Mail's `Date:` header and the
+/// CloudEvents' `ce-time` are written from it.
 public struct CivilTime: Sendable, Equatable {
     /// Days since 1970-01-01 (negative before it).
     public let dayNumber: Int64
