@@ -30,8 +30,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// queue: must not block.
     public var accessLog: (@Sendable (HTTPAccessRecord) -> Void)?
     /// Called on an I/O queue with the size of each unit of at least `largeStreamUnitBytes`
-    /// queued on an open stream (an event, a WebSocket message): the value it was encoded
-    /// from is freed by then, so the application can give memory back. A stream's exchange
+    /// queued on an open stream (an event, a WebSocket message): by then the application
+    /// has usually freed the value it encoded, and can give memory back. A stream's exchange
     /// ends only when it closes, which `accessLog` reports too late for that. Must not block.
     public var largeStreamUnit: (@Sendable (Int) -> Void)?
     /// The smallest unit `largeStreamUnit` hears of (1 MiB): pushes of ordinary size cost

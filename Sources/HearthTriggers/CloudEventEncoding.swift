@@ -68,14 +68,14 @@ public enum CloudEventEncoding {
         let time = CivilTime(milliseconds: milliseconds)
         var text: [UInt8] = []
         text.reserveCapacity(24)
-        func append(_ value: Int64, digits: Int, then separator: Character) {
+        func append(_ value: Int64, digits: Int, then separator: Unicode.Scalar) {
             var divisor: Int64 = 1
             for _ in 1..<digits { divisor *= 10 }
             while divisor > 0 {
                 text.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
                 divisor /= 10
             }
-            text.append(UInt8(ascii: separator.unicodeScalars.first!))
+            text.append(UInt8(ascii: separator))
         }
         if time.year >= 0 && time.year <= 9999 {
             append(time.year, digits: 4, then: "-")
