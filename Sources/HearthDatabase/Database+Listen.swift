@@ -80,7 +80,7 @@ extension Database {
     /// look at).
     public func openListen(
         _ location: DataPath, query: DatabaseQuery?, as caller: Caller, gate: any StreamGate, address: String,
-        hub: StreamHub, resumeAfter: Int64? = nil, maxReplay: Int = 0,
+        hub: StreamHub, resumeAfter: Int64? = nil, maxReplay: Int = 0, maxReplayBytes: Int = .max,
         completion: @escaping @Sendable (Result<PendingListen, DatabaseError>) -> Void
     ) {
         let store = self.store
@@ -125,7 +125,8 @@ extension Database {
                         result.tag, result.childKeyHashes)
             }
             let seq = try view.lastChangeSeq()
-            if let resumeAfter, let replay = try Self.replay(at: location, after: resumeAfter, through: seq, limit: maxReplay, view: view) {
+            if let resumeAfter, let replay = try Self.replay(at: location, after: resumeAfter, through: seq, limit: maxReplay,
+                                                             maxBytes: maxReplayBytes, view: view) {
                 return (replay, seq, dependsOnData, nil, nil)
             }
             let value = FirebaseTree.render(try view.value(at: location))
@@ -147,16 +148,17 @@ extension Database {
     }
 
     /// The events a client that saw everything up to `after` missed, when the log still
-    /// holds all of them and they are at most `limit`; nil when a fresh snapshot is needed
-    /// instead (log trimmed, too many, or an id from the future, e.g. after a restore).
-    static func replay(at path: DataPath, after: Int64, through seq: Int64, limit: Int,
+    /// holds all of them and they are at most `limit` with at most `maxBytes` of stored data
+    /// at the location; nil when a fresh snapshot is needed instead (log trimmed, too many,
+    /// too large, or an id from the future, e.g. after a restore).
+    static func replay(at path: DataPath, after: Int64, through seq: Int64, limit: Int, maxBytes: Int,
                        view: any TreeView) throws -> [(event: StreamEvent, seq: Int64)]? {
         guard after >= 0, after <= seq else { return nil }
         if after == seq { return [] }
         // Every record up to `seq` read (none trimmed, at most `limit` of them); only those
         // that touch `path` are decoded.
-        let scan = try view.changes(after: after, limit: limit + 1, touching: path)
-        guard let oldest = scan.oldestSeq, oldest <= after + 1, scan.scanned <= limit, scan.lastSeq == seq else { return nil }
+        let scan = try view.changes(after: after, limit: limit + 1, touching: path, maxBytes: maxBytes)
+        guard !scan.tooLarge, let oldest = scan.oldestSeq, oldest <= after + 1, scan.scanned <= limit, scan.lastSeq == seq else { return nil }
         return scan.changes.compactMap { change in
             StreamEvent.of(StreamChange(change), at: path).map { ($0, change.seq) }
         }

@@ -119,18 +119,46 @@ struct PostgresTreeView: TreeView {
         return try Self.changes(result, oldest: oldest)
     }
 
-    /// Only the records that touch `location` are decoded (no JSON parse for the others).
-    func changes(after seq: Int64, limit: Int, touching location: DataPath) throws(StoreError) -> ChangeScan {
+    /// Only the records that touch `location` are read whole and decoded. A first
+    /// statement reads every record's path and the size of its data, a second the data of
+    /// the touching ones within `maxBytes`: the scan never holds the other records' data,
+    /// nor more than `maxBytes` of the touching ones'. Both see the read's one snapshot.
+    func changes(after seq: Int64, limit: Int, touching location: DataPath, maxBytes: Int) throws(StoreError) -> ChangeScan {
         let oldest = try connection.query(Self.oldestChangeSQL)
-        let result = try connection.query(Self.changesAfterSQL, [.int(seq), .int(Int64(limit))])
+        let heads = try connection.query(Self.changeHeadsAfterSQL, [.int(seq), .int(Int64(limit))])
         let key = Array(location.storageKey.utf8)
-        var scan = ChangeScan(scanned: result.rowCount, lastSeq: result.rowCount > 0 ? result.int64(result.rowCount - 1, 0) : nil,
-                              oldestSeq: oldest.isNull(0, 0) ? nil : oldest.int64(0, 0))
-        for row in 0..<result.rowCount where ChangeScan.touches(Array(result.text(row, 1).utf8), key) {
-            scan.changes.append(try Self.change(result, row: row))
+        var scan = ChangeScan(oldestSeq: oldest.isNull(0, 0) ? nil : oldest.int64(0, 0))
+        var touching: [Int] = []  // rows of `heads`
+        var bytes = 0
+        for row in 0..<heads.rowCount {
+            if ChangeScan.touches(Array(heads.text(row, 1).utf8), key) {
+                bytes += Int(heads.int64(row, 3))
+                if bytes > maxBytes {
+                    scan.tooLarge = true
+                    break
+                }
+                touching.append(row)
+            }
+            scan.scanned += 1
+            scan.lastSeq = heads.int64(row, 0)
+        }
+        if touching.isEmpty { return scan }
+        let seqs = touching.map { String(heads.int64($0, 0)) }.joined(separator: ",")
+        let data = try connection.query(Self.changeDataSQL, [.text("{" + seqs + "}")])
+        guard data.rowCount == touching.count else { throw .corrupt("change-log records vanished within one snapshot") }
+        for (index, row) in touching.enumerated() {
+            let seq = heads.int64(row, 0)
+            guard data.int64(index, 0) == seq else { throw .corrupt("change \(seq)'s data was not read within its snapshot") }
+            scan.changes.append(try Self.change(seq: seq, path: heads.text(row, 1), kind: heads.text(row, 2),
+                                                data: data.text(index, 1), at: heads.int64(row, 4)))
         }
         return scan
     }
+
+    /// `changesAfterSQL` with the size of each record's data instead of the data.
+    static let changeHeadsAfterSQL = "SELECT seq, path, kind, octet_length(data), at FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2"
+    /// The data of the records numbered in the array `$1`, in order.
+    static let changeDataSQL = "SELECT seq, data FROM changes WHERE seq = ANY($1::bigint[]) ORDER BY seq"
 
     static let oldestChangeSQL = "SELECT min(seq) FROM changes"
 
@@ -148,17 +176,21 @@ struct PostgresTreeView: TreeView {
     }
 
     static func change(_ result: PGResult, row: Int) throws(StoreError) -> Change {
-        let seq = result.int64(row, 0)
-        let path = result.text(row, 1)
-        guard let kind = ChangeKind(rawValue: result.text(row, 2)) else { throw .corrupt("change \(seq) has an unknown kind") }
-        let data: JSONValue
+        try change(seq: result.int64(row, 0), path: result.text(row, 1), kind: result.text(row, 2), data: result.text(row, 3),
+                   at: result.int64(row, 4))
+    }
+
+    /// A record from its columns (`changesAfterSQL`'s).
+    static func change(seq: Int64, path: String, kind: String, data: String, at: Int64) throws(StoreError) -> Change {
+        guard let kind = ChangeKind(rawValue: kind) else { throw .corrupt("change \(seq) has an unknown kind") }
+        let value: JSONValue
         do {
-            data = try JSONParser.parse(Array(result.text(row, 3).utf8))
+            value = try JSONParser.parse(Array(data.utf8))
         } catch {
             throw .corrupt("change \(seq) has unreadable data")
         }
         return Change(seq: seq, path: DataPath(uncheckedSegments: path.isEmpty ? [] : path.split(separator: "/").map(String.init)),
-                      kind: kind, data: data, at: result.int64(row, 4))
+                      kind: kind, data: value, at: at)
     }
 
     func leafRows(at path: DataPath, after: String?, limit: Int) throws(StoreError) -> [(path: String, value: JSONValue)] {

@@ -13,18 +13,30 @@ struct ChangeLogReader {
     /// The records after `after`, at most `limit`; with `location`, only those that touch it
     /// are decoded: the others cost a step and a byte comparison of their path, no JSON
     /// parse (a resuming stream in a busy namespace reads mostly other locations' changes).
-    func scan(after: Int64, limit: Int, touching location: DataPath?) throws(StoreError) -> ChangeScan {
+    /// The touching records' data is measured before it is parsed; past `maxBytes` in all,
+    /// the scan stops (`ChangeScan.tooLarge`).
+    func scan(after: Int64, limit: Int, touching location: DataPath?, maxBytes: Int = .max) throws(StoreError) -> ChangeScan {
         let oldest = try connection.scalarInt("SELECT seq FROM changes ORDER BY seq LIMIT 1")
         let stmt = try connection.statement("SELECT seq, path, kind, data, at FROM changes WHERE seq > ? ORDER BY seq LIMIT ?")
         try stmt.reset([.integer(after), .integer(Int64(limit))])
         defer { try? stmt.reset() }
         let key = location.map { Array($0.storageKey.utf8) }
         var scan = ChangeScan(oldestSeq: oldest)
+        var bytes = 0
         while try stmt.step() {
             let seq = stmt.int64(0)
+            if let key, !key.withUnsafeBufferPointer({ key in stmt.withText(1) { ChangeScan.touches($0, key) } }) {
+                scan.scanned += 1
+                scan.lastSeq = seq
+                continue
+            }
+            bytes += stmt.withText(3) { $0.count }
+            if bytes > maxBytes {
+                scan.tooLarge = true
+                break
+            }
             scan.scanned += 1
             scan.lastSeq = seq
-            if let key, !key.withUnsafeBufferPointer({ key in stmt.withText(1) { ChangeScan.touches($0, key) } }) { continue }
             let path = stmt.text(1)
             guard let kind = ChangeKind(rawValue: stmt.text(2)) else {
                 throw StoreError.corrupt("change \(seq) has an unknown kind")

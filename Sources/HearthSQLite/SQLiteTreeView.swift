@@ -63,8 +63,8 @@ struct SQLiteTreeView: TreeView {
         try ChangeLogReader(connection: connection).changes(after: seq, limit: limit)
     }
 
-    func changes(after seq: Int64, limit: Int, touching location: DataPath) throws(StoreError) -> ChangeScan {
-        try ChangeLogReader(connection: connection).scan(after: seq, limit: limit, touching: location)
+    func changes(after seq: Int64, limit: Int, touching location: DataPath, maxBytes: Int) throws(StoreError) -> ChangeScan {
+        try ChangeLogReader(connection: connection).scan(after: seq, limit: limit, touching: location, maxBytes: maxBytes)
     }
 
     func leaf(at path: DataPath) throws(StoreError) -> JSONValue? {

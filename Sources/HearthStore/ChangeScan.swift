@@ -13,12 +13,17 @@ public struct ChangeScan: Sendable, Hashable {
     public var lastSeq: Int64?
     /// The oldest seq the log holds (nil when it is empty).
     public var oldestSeq: Int64?
+    /// The records that touch the location hold more stored data than the scan's `maxBytes`:
+    /// it stopped at the first record past that, without decoding it (`changes`, `scanned`
+    /// and `lastSeq` then cover only what came before). A replay sends a snapshot instead.
+    public var tooLarge: Bool
 
-    public init(changes: [Change] = [], scanned: Int = 0, lastSeq: Int64? = nil, oldestSeq: Int64?) {
+    public init(changes: [Change] = [], scanned: Int = 0, lastSeq: Int64? = nil, oldestSeq: Int64?, tooLarge: Bool = false) {
         self.changes = changes
         self.scanned = scanned
         self.lastSeq = lastSeq
         self.oldestSeq = oldestSeq
+        self.tooLarge = tooLarge
     }
 
     /// Whether a change at the path whose storage key (`DataPath.storageKey`, UTF-8) is

@@ -23,8 +23,10 @@ public protocol TreeView {
     func changes(after seq: Int64, limit: Int) throws(StoreError) -> (changes: [Change], oldestSeq: Int64?)
     /// `changes(after:limit:)` for one location (a resuming stream's replay): of the at most
     /// `limit` records read, only those that touch `location` (`ChangeScan.touches`) are
-    /// decoded and returned; the scan says how many were read and the last one's seq.
-    func changes(after seq: Int64, limit: Int, touching location: DataPath) throws(StoreError) -> ChangeScan
+    /// decoded and returned; the scan says how many were read and the last one's seq. Once
+    /// the touching records' stored data (its JSON text, in bytes) would pass `maxBytes`,
+    /// the scan stops there with `tooLarge` and decodes nothing more.
+    func changes(after seq: Int64, limit: Int, touching location: DataPath, maxBytes: Int) throws(StoreError) -> ChangeScan
     /// The children of `path` that `query` selects (docs/protocol/rest.md §1.3), as an
     /// object, or null.
     func query(_ query: TreeQuery, at path: DataPath) throws(StoreError) -> JSONValue
@@ -49,12 +51,32 @@ public protocol TreeView {
 }
 
 extension TreeView {
-    /// Reads and decodes every record, then keeps those that touch `location`: an engine
-    /// whose log decodes cheaply by path first overrides it.
-    public func changes(after seq: Int64, limit: Int, touching location: DataPath) throws(StoreError) -> ChangeScan {
+    /// Reads and decodes every record, then keeps those that touch `location`, measuring
+    /// each one's data as its JSON text: an engine whose log decodes cheaply by path first
+    /// overrides it.
+    public func changes(after seq: Int64, limit: Int, touching location: DataPath, maxBytes: Int) throws(StoreError) -> ChangeScan {
         let (all, oldest) = try changes(after: seq, limit: limit)
-        return ChangeScan(changes: all.filter { location.isPrefix(of: $0.path) || $0.path.isAncestor(of: location) },
-                          scanned: all.count, lastSeq: all.last?.seq, oldestSeq: oldest)
+        var scan = ChangeScan(oldestSeq: oldest)
+        var bytes = 0
+        for change in all {
+            if location.isPrefix(of: change.path) || change.path.isAncestor(of: location) {
+                bytes += JSONWriter.write(change.data).count
+                if bytes > maxBytes {
+                    scan.tooLarge = true
+                    return scan
+                }
+                scan.changes.append(change)
+            }
+            scan.scanned += 1
+            scan.lastSeq = change.seq
+        }
+        return scan
+    }
+
+    /// The scan with no bound on its bytes (an index build's catch-up, which reads the
+    /// changes a slice at a time).
+    public func changes(after seq: Int64, limit: Int, touching location: DataPath) throws(StoreError) -> ChangeScan {
+        try changes(after: seq, limit: limit, touching: location, maxBytes: .max)
     }
 
     public func renderedValue(at path: DataPath) throws(StoreError) -> [UInt8] {

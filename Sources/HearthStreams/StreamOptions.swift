@@ -14,6 +14,12 @@ public struct StreamOptions: Sendable {
     /// Changes replayed to a client resuming with `Last-Event-ID`. Past it the client gets
     /// a fresh snapshot instead (cheaper than thousands of events).
     public var maxReplayChanges: Int = StreamOptions.defaultMaxReplayChanges
+    /// Stored bytes (the changes' JSON) of the missed changes replayed to a resuming
+    /// client. Past it the client gets a fresh snapshot instead: the replay would hold many
+    /// times that in memory while it is read and encoded (a client that had written large
+    /// values could make every resume read them all), and a replay larger than a stream may
+    /// queue (`maxQueuedBytes`) would cut the stream off as a slow reader.
+    public var maxReplayBytes: Int = StreamOptions.defaultMaxReplayBytes
     /// Children one re-read of a query stream without a limit takes (those the changes
     /// since its last re-read touched). Over → its whole result is re-read instead.
     public var maxQueryChildrenReread: Int = StreamOptions.defaultMaxQueryChildrenReread
@@ -32,6 +38,7 @@ public struct StreamOptions: Sendable {
     public static let defaultMaxPendingChanges = 1_024
     public static let defaultMaxQueuedBytes = 1024 * 1024
     public static let defaultMaxReplayChanges = 10_000
+    public static let defaultMaxReplayBytes = 1024 * 1024
     public static let defaultMaxQueryChildrenReread = 1_000
     public static let defaultMaxTrackedWindowKeys = 4_096
     public static let defaultKeepAliveInterval: Double = 30

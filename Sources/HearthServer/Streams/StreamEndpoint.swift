@@ -40,7 +40,8 @@ enum StreamEndpoint {
         let lastEventID = request.http.headers["Last-Event-ID"].flatMap { Int64(String($0.filter { $0 != " " })) }
         context.database.openListen(
             request.path, query: query, as: credential.caller, gate: gate, address: request.http.remoteAddress,
-            hub: hub, resumeAfter: lastEventID, maxReplay: hub.options.maxReplayChanges
+            hub: hub, resumeAfter: lastEventID, maxReplay: hub.options.maxReplayChanges,
+            maxReplayBytes: hub.options.maxReplayBytes
         ) { result in
             switch result {
             case .failure(let error):
