@@ -14,6 +14,7 @@ twice.
 """
 import os
 import resource
+import sys
 import time
 
 TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
@@ -54,3 +55,13 @@ class Meter:
         return {"load_before": self.load_before, "metered_seconds": round(seconds, 1),
                 "server_cpu_s": round(server, 2), "driver_cpu_s": round(driver, 2),
                 "server_cpu_pct": round(100 * server / seconds, 1), "driver_cpu_pct": round(100 * driver / seconds, 1)}
+
+
+def each_binary(run, usage):
+    """`run(binary, label)` for each binary named on the command line, in order (LABELS=a,b
+    names them; by default each binary's file name): their results. No binary: `usage`."""
+    binaries = sys.argv[1:]
+    if not binaries:
+        raise SystemExit(usage)
+    labels = os.environ.get("LABELS", ",".join(os.path.basename(b) for b in binaries)).split(",")
+    return [run(binary, label) for binary, label in zip(binaries, labels)]

@@ -128,12 +128,8 @@ def run(binary, label):
 
 
 def main():
-    binaries = sys.argv[1:]
-    if not binaries:
-        raise SystemExit(__doc__)
-    labels = os.environ.get("LABELS", ",".join(os.path.basename(b) for b in binaries)).split(",")
     started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
-    results = [run(binary, label) for binary, label in zip(binaries, labels)]
+    results = runcpu.each_binary(run, __doc__)
     print(json.dumps(results, indent=1))
     print()
     print(f"started {started}; {STREAMS} {KIND} streams on one location of {FAVORITES:,} favourites")
