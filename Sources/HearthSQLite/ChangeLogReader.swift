@@ -25,18 +25,17 @@ struct ChangeLogReader {
         var bytes = 0
         while try stmt.step() {
             let seq = stmt.int64(0)
-            if let key, !key.withUnsafeBufferPointer({ key in stmt.withText(1) { ChangeScan.touches($0, key) } }) {
-                scan.scanned += 1
-                scan.lastSeq = seq
-                continue
-            }
-            bytes += stmt.withText(3) { $0.count }
-            if bytes > maxBytes {
-                scan.tooLarge = true
-                break
+            let touches = key.map { key in key.withUnsafeBufferPointer { key in stmt.withText(1) { ChangeScan.touches($0, key) } } } ?? true
+            if touches {
+                bytes += stmt.withText(3) { $0.count }
+                if bytes > maxBytes {
+                    scan.tooLarge = true
+                    break
+                }
             }
             scan.scanned += 1
             scan.lastSeq = seq
+            if !touches { continue }
             let path = stmt.text(1)
             guard let kind = ChangeKind(rawValue: stmt.text(2)) else {
                 throw StoreError.corrupt("change \(seq) has an unknown kind")
