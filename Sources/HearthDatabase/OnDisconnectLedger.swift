@@ -53,30 +53,44 @@ public struct OnDisconnectLedger: Sendable {
         }
     }
 
-    /// One queued operation.
+    /// One queued operation. It keeps the operation as stored (`encode`), not as a tree
+    /// several times that size: a connection may keep its operations for days, and they
+    /// are decoded only when they run.
     public struct Entry: Sendable {
         public var position: Int64
-        public var operation: WriteOperation
+        /// The operation's JSON, as its record stores it.
+        public let encodedOperation: String
+        /// Where the operation writes: a set's path, an update's base.
+        public let base: DataPath
         public var caller: Caller
 
         public init(position: Int64, operation: WriteOperation, caller: Caller) {
-            self.position = position
-            self.operation = operation
-            self.caller = caller
+            self.init(position: position, encodedOperation: OnDisconnectLedger.encode(operation),
+                      base: DatabaseWrite(operation).base, caller: caller)
         }
 
         /// An entry of a transport's write (`DatabaseWrite`).
         public init(position: Int64, write: DatabaseWrite, caller: Caller) {
-            self.init(position: position, operation: write.operation, caller: caller)
+            self.init(position: position, encodedOperation: OnDisconnectLedger.encode(write.operation), base: write.base, caller: caller)
         }
 
-        /// Where the operation writes: a set's path, an update's base.
-        public var base: DataPath { DatabaseWrite(operation).base }
+        init(position: Int64, encodedOperation: String, base: DataPath, caller: Caller) {
+            self.position = position
+            self.encodedOperation = encodedOperation
+            self.base = base
+            self.caller = caller
+        }
+
+        /// The operation, decoded (nil only for a record that was not written by `encode`).
+        public var operation: WriteOperation? { OnDisconnectLedger.decodeOperation(encodedOperation) }
+
+        /// The operation's stored size: what its connection's budget counts.
+        public var bytes: Int { encodedOperation.utf8.count }
     }
 
     public func register(session: String, _ entry: Entry) throws {
         try records?.add(OnDisconnectRecord(session: session, position: entry.position,
-                                            operation: Self.encode(entry.operation), caller: Self.encode(entry.caller)))
+                                            operation: entry.encodedOperation, caller: Self.encode(entry.caller)))
     }
 
     public func cancel(session: String, positions: [Int64]) throws {
@@ -113,11 +127,15 @@ public struct OnDisconnectLedger: Sendable {
             }
         }
         for entry in entries {
+            guard let operation = entry.operation else {
+                remaining.tick()
+                continue
+            }
             // Fenced: written only while this node holds the record under its lease, and
             // the record is consumed in the same transaction, so an operation another node
             // took over (or ran) is not written here again.
             let fence = WriteFence(epoch: nil, session: session, position: entry.position)
-            database.write(entry.operation, as: entry.caller, fence: fence) { _ in remaining.tick() }
+            database.write(operation, as: entry.caller, fence: fence) { _ in remaining.tick() }
         }
     }
 
@@ -142,7 +160,8 @@ public struct OnDisconnectLedger: Sendable {
         for record in records {
             guard let operation = decodeOperation(record.operation), let caller = decodeCaller(record.caller) else { continue }
             if bySession[record.session] == nil { order.append(record.session) }
-            bySession[record.session, default: []].append(Entry(position: record.position, operation: operation, caller: caller))
+            bySession[record.session, default: []].append(Entry(
+                position: record.position, encodedOperation: record.operation, base: DatabaseWrite(operation).base, caller: caller))
         }
         return (bySession, order)
     }

@@ -25,6 +25,11 @@ final class HTTPExchange {
         parser = HTTPRequestParser(limits: limits)
     }
 
+    /// The body of the request being handled, until its answer is queued: counted with
+    /// the input still arriving under `HTTPLimits.maxIncompleteBytes` (its memory, and more
+    /// once parsed, stays held while the handler works, say behind the database's writer).
+    var bodyBytesInFlight: Int { inFlight ? current?.bodyBytes ?? 0 : 0 }
+
     /// A request is being handled, or its answer waits for earlier output to drain.
     var owesAnswer: Bool { inFlight || pendingAnswer != nil }
 
@@ -173,6 +178,7 @@ extension HTTPConnection {
 
     private func queue(_ response: HTTPResponse, in exchange: HTTPExchange) {
         exchange.inFlight = false
+        accountIncomplete()  // the request's body released before its answer goes out
         var response = response
         let unsent = context.counters.unsent.current
         if !exchange.isHead && response.body.count > HTTPLimits.alwaysSentBytes
@@ -206,19 +212,15 @@ extension HTTPConnection {
         queue(response, in: exchange)
     }
 
-    /// Too much incomplete input (`accountIncomplete`): the request is answered 503 with
-    /// `Retry-After`, or closed when its answer is still owed.
+    /// Too much incomplete input (`accountIncomplete`, never while an answer is owed): the
+    /// request is answered 503 with `Retry-After`.
     func refuseIncomplete(_ exchange: HTTPExchange, reason: String) {
         context.log("HTTP: refused \(incompleteAddress) with 503: \(reason)")
         exchange.parser = HTTPRequestParser(limits: context.limits)
         accountIncomplete()  // released before the answer goes out
-        if exchange.owesAnswer {
-            close()
-        } else {
-            var response = HTTPResponseSerializer.errorResponse(status: 503, message: reason)
-            response.headers.add("Retry-After", "1")
-            respondFinally(response, minorVersion: 1, in: exchange)
-            pump()
-        }
+        var response = HTTPResponseSerializer.errorResponse(status: 503, message: reason)
+        response.headers.add("Retry-After", "1")
+        respondFinally(response, minorVersion: 1, in: exchange)
+        pump()
     }
 }

@@ -9,6 +9,10 @@ final class WebSocketChannel {
     let stream: OpenStream
     /// Bytes the application holds for a message it is joining (`WebSocketSession.holding`).
     var applicationHeld = 0
+    /// Bytes of whole messages the application took and has not handled yet
+    /// (`WebSocketSession.waiting`), and whether it asked the connection to stop reading.
+    var applicationWaiting = 0
+    var readPaused = false
     /// Bytes received over the session (its access record's `requestBytes`).
     var bytesReceived = 0
 
@@ -18,9 +22,16 @@ final class WebSocketChannel {
         self.stream = stream
     }
 
-    /// Input not complete yet: partial frames and fragments plus what the application
-    /// holds; nothing once our close is sent.
+    /// Input not answered yet: partial frames and fragments, what the application holds of
+    /// a message it is joining, and the whole messages waiting to be handled; nothing once
+    /// our close is sent.
     var heldByteCount: Int {
+        state.closeSent ? 0 : state.parser.heldByteCount + applicationHeld + applicationWaiting
+    }
+
+    /// The part of `heldByteCount` that is an incomplete message, for its deadline: whole
+    /// messages waiting for the application are not the peer's to finish.
+    var partialByteCount: Int {
         state.closeSent ? 0 : state.parser.heldByteCount + applicationHeld
     }
 }
@@ -70,12 +81,16 @@ extension HTTPConnection {
     /// The session's clock (from the loop's sweep): a ping on silence, closing a dead
     /// connection, or dropping a message that stopped arriving.
     func webSocketTick(_ channel: WebSocketChannel, now: Nanoseconds) {
+        // Paused, the connection reads nothing, pongs and the rest of a message included:
+        // the peer is not judged by a silence that is ours.
+        if channel.readPaused { channel.state.paused(now: now) }
         guard let handler = channel.handler, let action = channel.state.tick(now: now) else { return }
         if case .finish = action, let code = channel.state.closeCode, code.isPolicyClose {
             // A message incomplete for too long: dropped with the session.
             context.counters.incompleteRefusals.wrappingAdd(1, ordering: .relaxed)
             logPolicyClose(code, channel.state.closeReason)
             channel.applicationHeld = 0
+            channel.applicationWaiting = 0
             accountIncomplete()  // released before the close frame goes out
         }
         perform(action, handler: handler)
@@ -85,6 +100,7 @@ extension HTTPConnection {
     /// is full, 1008 when the address is.
     func refuseIncomplete(_ channel: WebSocketChannel, serverFull: Bool, reason: String) {
         channel.applicationHeld = 0
+        channel.applicationWaiting = 0
         let code: WebSocketCloseCode = serverFull ? .tryAgainLater : .policyViolation
         logPolicyClose(code, reason)
         webSocketClose(code, reason: reason)  // drops the parser's bytes
@@ -106,6 +122,17 @@ extension HTTPConnection {
         accountIncomplete()
     }
 
+    /// The application's whole messages not handled yet, and whether to stop reading
+    /// meanwhile (on `loop.queue`).
+    func webSocketWaiting(_ bytes: Int, pause: Bool) {
+        guard !closed, case .webSocket(let channel) = mode, !channel.state.closeSent else { return }
+        channel.applicationWaiting = bytes
+        if pause && !channel.readPaused { context.counters.readPauses.wrappingAdd(1, ordering: .relaxed) }
+        channel.readPaused = pause
+        accountIncomplete()
+        updateReadInterest()
+    }
+
     /// A frame for the peer, under the stream's bound (on `loop.queue`).
     func webSocketSend(_ frame: [UInt8]) {
         guard case .webSocket(let channel) = mode, !channel.state.closeSent else { return }
@@ -122,6 +149,7 @@ extension HTTPConnection {
         guard !closed, case .webSocket(let channel) = mode,
               let frame = channel.state.close(code, reason: reason, now: context.clock()) else { return }
         channel.applicationHeld = 0
+        channel.applicationWaiting = 0
         accountIncomplete()  // released before the close frame goes out
         streamFinish(frame)
     }

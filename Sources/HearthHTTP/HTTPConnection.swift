@@ -139,7 +139,7 @@ final class HTTPConnection: @unchecked Sendable {
     func readable() {
         if closed { return }
         let buffer = loop.readBuffer
-        for _ in 0..<4 {
+        reads: for _ in 0..<4 {
             let result: IOResult<Int>
             do {
                 result = try Syscall.receive(fd, into: buffer)
@@ -166,6 +166,9 @@ final class HTTPConnection: @unchecked Sendable {
                 case .webSocket(let channel):
                     webSocketReceived(channel, bytes)
                     if closed { return }
+                    // The application asked to stop (`WebSocketSession.waiting`): the rest
+                    // stays in the socket.
+                    if channel.readPaused { break reads }
                 case .events, .closed:
                     break  // A stream's client has nothing more to say; its bytes are dropped unread.
                 }
@@ -181,13 +184,18 @@ final class HTTPConnection: @unchecked Sendable {
     }
 
     /// Reads only while it is useful: not after end of stream (a level-triggered source
-    /// would fire forever), and not while a pipelining client has more than
-    /// `readAheadLimit` bytes waiting behind the request being handled.
-    private func updateReadInterest() {
+    /// would fire forever), not while a pipelining client has more than
+    /// `readAheadLimit` bytes waiting behind the request being handled, and not while a
+    /// WebSocket's application is behind (`WebSocketSession.waiting`).
+    func updateReadInterest() {
         guard !closed else { return }
         var wanted = !peerClosed
-        if wanted, !lingering, case .exchange(let exchange) = mode {
-            wanted = exchange.parser.bufferedByteCount < Self.readAheadLimit
+        if wanted, !lingering {
+            switch mode {
+            case .exchange(let exchange): wanted = exchange.parser.bufferedByteCount < Self.readAheadLimit
+            case .webSocket(let channel): wanted = !channel.readPaused || channel.state.closeSent
+            case .events, .closed: break
+            }
         }
         if wanted == readSuspended {
             readSuspended = !wanted
@@ -249,7 +257,7 @@ final class HTTPConnection: @unchecked Sendable {
         var held = 0
         if !closed && !lingering && !closeAfterFlush {
             switch mode {
-            case .exchange(let exchange): held = exchange.parser.heldByteCount
+            case .exchange(let exchange): held = exchange.parser.heldByteCount + exchange.bodyBytesInFlight
             case .webSocket(let channel): held = channel.heldByteCount
             case .events, .closed: held = 0
             }
@@ -258,8 +266,12 @@ final class HTTPConnection: @unchecked Sendable {
         if accountedIncomplete == 0 { incompleteAddress = countedAddress ?? remoteAddress }
         let verdict = context.incomplete.account(incompleteAddress, from: accountedIncomplete, to: held)
         accountedIncomplete = held
-        if case .webSocket(let channel) = mode { channel.state.holding(held, now: context.clock()) }
+        if case .webSocket(let channel) = mode { channel.state.holding(channel.partialByteCount, now: context.clock()) }
         guard verdict != .keep else { return }
+        // A request being handled is not refused for what it reads meanwhile (no more
+        // than the read-ahead): closing would lose its answer. Its body counts, so the
+        // others of its address are refused instead.
+        if case .exchange(let exchange) = mode, exchange.owesAnswer { return }
         // Past `maxIncompleteBytes` (server) or `maxIncompleteBytesPerAddress`: what the
         // input held is dropped at once and the refusal logged (only a growing count is
         // refused, so never on an open event stream, which holds nothing).

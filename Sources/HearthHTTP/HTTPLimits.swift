@@ -51,14 +51,18 @@ public struct HTTPLimits: Sendable, Equatable {
     /// holds answers outside connections counts them in the same ledger (`UnsentBytes`,
     /// `HTTPServerConfiguration.unsentBytes`; the long-poll sessions' waiting messages).
     public var maxUnsentBytes: Int = HTTPLimits.defaultMaxUnsentBytes
-    /// Bytes held for requests and messages not complete yet, all connections together: a
+    /// Bytes held for requests and messages not answered yet, all connections together: a
     /// request head or body still arriving, a WebSocket message whose last fragment (FIN)
-    /// has not come, a wire-protocol message whose chunks have not all come. Counted after
-    /// each read; a connection holding more than `alwaysHeldBytes` that would pass the bound
+    /// has not come, a wire-protocol message whose chunks have not all come; and input
+    /// received whole that is still being handled: a request's body until its answer is
+    /// queued, whole messages a WebSocket's application holds (`WebSocketSession.waiting`).
+    /// Counted after each read; a connection holding more than `alwaysHeldBytes` that would pass the bound
     /// is refused and closed, its bytes released at once: an HTTP request with 503 and
     /// `Retry-After`, a WebSocket with close 1013 (try again later). Without it 80 sockets
     /// each holding most of a 16 MiB message took RSS from 258 MB to 1.5 GB
-    /// (docs/bench/history.md, "Incomplete messages").
+    /// (docs/bench/history.md, "Incomplete messages"). A request being handled is never
+    /// refused for what it reads meanwhile (closing would lose its answer); its body counts,
+    /// so the next of its address is refused instead.
     public var maxIncompleteBytes: Int = HTTPLimits.defaultMaxIncompleteBytes
     /// The same bytes per client address (the forwarded client's behind a trusted proxy):
     /// past it a connection of that address holding more than `alwaysHeldBytes` is refused

@@ -33,6 +33,9 @@ public struct HTTPServerStats: Sendable, Equatable {
     /// `maxIncompleteBytesPerAddress` was reached, or a message stayed incomplete past
     /// `WebSocketLimits.partialMessageTimeout`.
     public var incompleteRefusals: Int
+    /// Times a WebSocket session stopped reading from its peer because the application had
+    /// too many whole messages waiting (`WebSocketSession.waiting`).
+    public var readPauses: Int
     /// Send syscalls that carried open-stream output (events, WebSocket frames): below the
     /// events queued when a loop's batch (`IOLoop.post`) gathered several for one connection.
     public var streamWrites: Int
@@ -42,8 +45,9 @@ public struct HTTPServerStats: Sendable, Equatable {
     public init(openConnections: Int = 0, acceptedConnections: Int = 0, rejectedConnections: Int = 0,
                 totalRequests: Int = 0, malformedRequests: Int = 0, openStreams: Int = 0, streamOverflows: Int = 0,
                 openWebSockets: Int = 0, unsentBytes: Int = 0, unsentRefusals: Int = 0, addressRefusals: Int = 0,
-                incompleteBytes: Int = 0, incompleteRefusals: Int = 0, streamWrites: Int = 0,
+                incompleteBytes: Int = 0, incompleteRefusals: Int = 0, readPauses: Int = 0, streamWrites: Int = 0,
                 ringSends: Int = 0) {
+        self.readPauses = readPauses
         self.streamWrites = streamWrites
         self.ringSends = ringSends
         self.incompleteBytes = incompleteBytes

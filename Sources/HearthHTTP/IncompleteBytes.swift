@@ -1,11 +1,12 @@
 import Synchronization
 
-/// Bytes held for requests and messages that are not complete yet, all connections together
+/// Bytes held for requests and messages that are not answered yet, all connections together
 /// and per client address (`HTTPLimits.maxIncompleteBytes`,
 /// `HTTPLimits.maxIncompleteBytesPerAddress`): a request head or body still arriving,
-/// WebSocket frames and fragments of a message without its FIN, and what an application
+/// WebSocket frames and fragments of a message without its FIN, what an application
 /// keeps for a message it is joining (the wire protocol's chunks, reported through
-/// `WebSocketSession.holding`). The input side's counterpart of `maxUnsentBytes`.
+/// `WebSocketSession.holding`), a request's body while it is being handled, and whole
+/// messages an application has not handled yet (`WebSocketSession.waiting`). The input side's counterpart of `maxUnsentBytes`.
 ///
 /// Each connection reports its own total when it changes (`account`) and learns whether
 /// it may keep it; a connection at most `HTTPLimits.alwaysHeldBytes` is never refused, so

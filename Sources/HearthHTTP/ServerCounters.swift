@@ -23,6 +23,9 @@ final class ServerCounters: Sendable {
     /// Requests and sessions refused for holding too many incomplete bytes, or a message
     /// incomplete for too long (`HTTPServerStats.incompleteRefusals`).
     let incompleteRefusals = Atomic<Int>(0)
+    /// Times a WebSocket stopped reading because its application was behind
+    /// (`HTTPServerStats.readPauses`).
+    let readPauses = Atomic<Int>(0)
     /// Send syscalls that carried open-stream output (`HTTPServerStats.streamWrites`).
     let streamWrites = Atomic<Int>(0)
     /// Of those, sends through an io_uring ring (`HTTPServerStats.ringSends`).
@@ -52,6 +55,7 @@ final class ServerCounters: Sendable {
             addressRefusals: addressRefusals.load(ordering: .relaxed),
             incompleteBytes: incompleteBytes,
             incompleteRefusals: incompleteRefusals.load(ordering: .relaxed),
+            readPauses: readPauses.load(ordering: .relaxed),
             streamWrites: streamWrites.load(ordering: .relaxed),
             ringSends: ringSends.load(ordering: .relaxed))
     }

@@ -35,6 +35,8 @@ public final class HearthService: Sendable {
     private let longPolls: LongPollRegistry
     /// Every namespace, the default one included (internal: live tests reach a store).
     let namespaces: NamespaceRegistry
+    /// The bytes every wire session's onDisconnect operations hold, by address and in all.
+    let onDisconnectBudget: OnDisconnectBudget
     /// The server's `host:port` for namespaces opened after the start.
     private let databaseHost: LateBox<String>
     /// Milliseconds since the epoch.
@@ -68,8 +70,11 @@ public final class HearthService: Sendable {
         let metrics = ServerMetrics()
         self.metrics = metrics
         var opener: NamespaceOpener
-        (opener, directoryLock) = try Self.opener(configuration, wireSessions: WireSessionRegistry(), metrics: metrics, logger: logger,
-                                                  lock: servedLock)
+        let budget = OnDisconnectBudget(perAddress: configuration.wire.maxOnDisconnectBytesPerAddress,
+                                        total: configuration.wire.maxOnDisconnectBytesInAll)
+        onDisconnectBudget = budget
+        (opener, directoryLock) = try Self.opener(configuration, wireSessions: WireSessionRegistry(onDisconnectBudget: budget),
+                                                  metrics: metrics, logger: logger, lock: servedLock)
         opener.triggerDefinitions = triggerDefinitions
         // One ledger of unsent bytes for the HTTP server and the long-poll outboxes, so
         // `maxUnsentBytes` bounds both.

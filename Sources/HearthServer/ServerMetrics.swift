@@ -12,8 +12,9 @@ import Synchronization
 /// - `hearth_http_requests_total{route,status}` and `hearth_http_request_duration_seconds{route}`
 ///   (from every access record; streams count when they close); a request that reached a
 ///   database (`db.*` and `settings` routes) carries its `namespace` too;
-/// - `hearth_open_connections`, `hearth_http_unsent_bytes`, `hearth_http_incomplete_bytes` and
-///   the HTTP layer's refusals;
+/// - `hearth_open_connections`, `hearth_http_unsent_bytes`, `hearth_http_incomplete_bytes`,
+///   the HTTP layer's refusals and `hearth_http_read_pauses_total` (WebSockets that stopped
+///   reading while their requests waited);
 /// - `hearth_sign_ins_total{result}` (password sign-ins: success or failure);
 /// - `hearth_memory_trims_total` (heap given back after large exchanges, `MemoryTrimmer`);
 /// - `hearth_namespaces` (databases served besides the default).
@@ -44,7 +45,8 @@ final class ServerMetrics: Sendable {
     private let addressRefusals: CoreMetrics.Counter
     private let incompleteBytes: CoreMetrics.Gauge
     private let incompleteRefusals: CoreMetrics.Counter
-    private let seenRefusals = Mutex<(unsent: Int, address: Int, incomplete: Int)>((0, 0, 0))
+    private let readPauses: CoreMetrics.Counter
+    private let seenRefusals = Mutex<(unsent: Int, address: Int, incomplete: Int, pauses: Int)>((0, 0, 0, 0))
     private let memoryTrims: CoreMetrics.Counter
     private let seenTrims = Mutex<Int>(0)
     private let namespaceCount: CoreMetrics.Gauge
@@ -68,6 +70,7 @@ final class ServerMetrics: Sendable {
         addressRefusals = Counter(label: "hearth_http_address_refusals_total", dimensions: [], factory: factory)
         incompleteBytes = Gauge(label: "hearth_http_incomplete_bytes", dimensions: [], factory: factory)
         incompleteRefusals = Counter(label: "hearth_http_incomplete_refusals_total", dimensions: [], factory: factory)
+        readPauses = Counter(label: "hearth_http_read_pauses_total", dimensions: [], factory: factory)
         memoryTrims = Counter(label: "hearth_memory_trims_total", dimensions: [], factory: factory)
     }
 
@@ -135,10 +138,12 @@ final class ServerMetrics: Sendable {
         openConnections.record(http.openConnections)
         unsentBytes.record(http.unsentBytes)
         incompleteBytes.record(http.incompleteBytes)
-        let (newUnsent, newAddress, newIncomplete) = seenRefusals.withLock { seen in
-            defer { seen = (http.unsentRefusals, http.addressRefusals, http.incompleteRefusals) }
-            return (http.unsentRefusals - seen.unsent, http.addressRefusals - seen.address, http.incompleteRefusals - seen.incomplete)
+        let (newUnsent, newAddress, newIncomplete, newPauses) = seenRefusals.withLock { seen in
+            defer { seen = (http.unsentRefusals, http.addressRefusals, http.incompleteRefusals, http.readPauses) }
+            return (http.unsentRefusals - seen.unsent, http.addressRefusals - seen.address,
+                    http.incompleteRefusals - seen.incomplete, http.readPauses - seen.pauses)
         }
+        if newPauses > 0 { readPauses.increment(by: newPauses) }
         if newUnsent > 0 { unsentRefusals.increment(by: newUnsent) }
         if newAddress > 0 { addressRefusals.increment(by: newAddress) }
         if newIncomplete > 0 { incompleteRefusals.increment(by: newIncomplete) }

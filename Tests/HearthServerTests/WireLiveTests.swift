@@ -1,6 +1,6 @@
 import Foundation
 import HearthJSON
-import HearthServer
+@testable import HearthServer
 import HearthAccounts
 import HearthHTTP
 import HearthStore
@@ -225,6 +225,34 @@ import Testing
         await server.stop()
         #expect(process.terminationStatus == 0, "\(text)")
         #expect(text.contains("ok closed as going away\n") && text.hasSuffix("done\n"), "\(text)")
+    }
+
+    /// A client that sends requests faster than the database takes them: past
+    /// `maxWaitingRequestBytes` waiting, the connection stops reading instead of holding
+    /// them (it held every one, parsed, before), and every request is still answered.
+    @Test func requestsFasterThanTheDatabaseTakesThemPauseTheConnection() async throws {
+        let server = try LiveServer(rules: Self.rules) { configuration in
+            configuration.wire.maxWaitingRequestBytes = 64 * 1024
+        }
+        let result = try Self.client("backlog", port: server.port)
+        await server.stop()
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.hasSuffix("done\n"))
+    }
+
+    /// onDisconnect operations are bounded by their bytes, per connection and per address
+    /// (a connection could queue 100 of the largest messages, kept parsed, before).
+    @Test func onDisconnectOperationsPastTheirBytesAreRefused() async throws {
+        let server = try LiveServer(rules: Self.rules) { configuration in
+            configuration.wire.maxOnDisconnectBytes = 1_000
+            configuration.wire.maxOnDisconnectBytesPerAddress = 1_500
+        }
+        let result = try Self.client("ondisconnect_bytes", port: server.port)
+        let budget = server.service.onDisconnectBudget
+        await server.stop()
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.hasSuffix("done\n"))
+        #expect(budget.heldInAll == 0)
     }
 
     /// Every connection on one I/O queue, so a session's queue and the queue that handles

@@ -51,6 +51,16 @@ public final class WebSocketSession: Sendable {
         perform { $0.webSocketHolding(bytes) }
     }
 
+    /// Bytes of whole messages the application took and has not handled yet (a queue of
+    /// requests behind the one being handled): counted like `holding`'s under
+    /// `HTTPLimits.maxIncompleteBytes` and its address's share, but never timed. While
+    /// `pause`, the connection reads nothing more from the peer: TCP holds the rest back
+    /// and the peer's sends wait, nothing is lost; a later call without `pause` reads
+    /// again. The peer is not judged dead meanwhile (its pongs wait unread too).
+    public func waiting(_ bytes: Int, pause: Bool) {
+        perform { $0.webSocketWaiting(bytes, pause: pause) }
+    }
+
     /// Starts the closing handshake with `code`; the connection closes once the close frame
     /// is written and the peer has answered (or `closeTimeout` passed).
     public func close(_ code: WebSocketCloseCode = .normal, reason: String = "") {

@@ -58,6 +58,14 @@ struct WebSocketLifecycle: Equatable {
         if case .open = phase { phase = .open(lastHeard: now, pingSent: nil) }
     }
 
+    /// The connection is not reading (its application is behind): neither the peer's
+    /// silence nor a message that stopped growing is the peer's doing, so both clocks
+    /// start again.
+    mutating func paused(now: Nanoseconds) {
+        heard(now: now)
+        if partialBytes > 0 { partialGrew = now }
+    }
+
     mutating func pingSent(now: Nanoseconds) {
         if case .open(let lastHeard, nil) = phase { phase = .open(lastHeard: lastHeard, pingSent: now) }
     }

@@ -83,6 +83,12 @@ struct WebSocketProtocolState {
         lifecycle.holding(bytes, now: now)
     }
 
+    /// The connection reads nothing while its application is behind: the peer counts as
+    /// heard (its pongs wait unread), and a message cut at the last read is not timed.
+    mutating func paused(now: Nanoseconds) {
+        lifecycle.paused(now: now)
+    }
+
     /// The reason of the close that drops a message incomplete for too long.
     static func partialMessageReason(_ seconds: Double) -> String {
         let time = seconds >= 1 ? "\(Int(seconds)) s" : "\(Int(seconds * 1000)) ms"

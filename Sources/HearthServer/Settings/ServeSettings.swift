@@ -136,7 +136,7 @@ public enum ServeSettings {
         },
         Setting("maxIncompleteBytes", env: "HEARTH_MAX_INCOMPLETE_BYTES", flag: nil, .integer((1 << 20)...(1 << 40)),
                 default: String(HTTPLimits.defaultMaxIncompleteBytes),
-                "Bytes held for requests and messages not complete yet (bodies, WebSocket fragments, wire chunks), all connections together; past it a connection holding over 64 KiB gets 503 or close 1013.") {
+                "Bytes held for requests and messages not answered yet, all connections together: still arriving (bodies, WebSocket fragments, wire chunks) or being handled (a body until its answer, wire requests waiting their turn); past it a connection holding over 64 KiB gets 503 or close 1013.") {
             $0.limits.maxIncompleteBytes = $1.integer
         },
         Setting("maxIncompleteBytesPerAddress", env: "HEARTH_MAX_INCOMPLETE_BYTES_PER_ADDRESS", flag: nil, .integer((1 << 20)...(1 << 40)),
@@ -186,10 +186,30 @@ public enum ServeSettings {
                 "onDisconnect operations one wire-protocol connection may queue (then `too_many_ondisconnect`).") {
             $0.wire.maxOnDisconnect = $1.integer
         },
+        Setting("wireMaxOnDisconnectBytes", env: "HEARTH_WIRE_MAX_ON_DISCONNECT_BYTES", flag: nil, .integer(0...1_073_741_824),
+                default: String(WireSessionLimits.defaultMaxOnDisconnectBytes),
+                "Bytes of onDisconnect operations (their JSON) one wire-protocol connection may queue (then `too_many_ondisconnect`).") {
+            $0.wire.maxOnDisconnectBytes = $1.integer
+        },
+        Setting("wireMaxOnDisconnectBytesPerAddress", env: "HEARTH_WIRE_MAX_ON_DISCONNECT_BYTES_PER_ADDRESS", flag: nil,
+                .integer(0...1_099_511_627_776), default: String(WireSessionLimits.defaultMaxOnDisconnectBytesPerAddress),
+                "The same over all the connections of one client address (then `too_many_ondisconnect`).") {
+            $0.wire.maxOnDisconnectBytesPerAddress = $1.integer
+        },
+        Setting("wireMaxOnDisconnectBytesInAll", env: "HEARTH_WIRE_MAX_ON_DISCONNECT_BYTES_IN_ALL", flag: nil,
+                .integer(0...1_099_511_627_776), default: String(WireSessionLimits.defaultMaxOnDisconnectBytesInAll),
+                "The same over every connection of the server (then `too_many_ondisconnect`).") {
+            $0.wire.maxOnDisconnectBytesInAll = $1.integer
+        },
         Setting("wireMaxPendingRequests", env: "HEARTH_WIRE_MAX_PENDING_REQUESTS", flag: nil, .integer(1...1_000_000),
                 default: String(WireSessionLimits.defaultMaxPendingRequests),
                 "Requests one wire-protocol connection may have waiting for their answers (then close 1008).") {
             $0.wire.maxPendingRequests = $1.integer
+        },
+        Setting("wireMaxWaitingRequestBytes", env: "HEARTH_WIRE_MAX_WAITING_REQUEST_BYTES", flag: nil, .integer(0...1_073_741_824),
+                default: String(WireSessionLimits.defaultMaxWaitingRequestBytes),
+                "Bytes of requests one wire-protocol connection may have waiting behind the one being handled; past it the server stops reading from it until it catches up (a long poll's session ends past `longPollMaxPendingBytes` instead).") {
+            $0.wire.maxWaitingRequestBytes = $1.integer
         },
         Setting("wireMaxAuthFailures", env: "HEARTH_WIRE_MAX_AUTH_FAILURES", flag: nil, .integer(0...1_000_000),
                 default: String(WireSessionLimits.defaultMaxAuthFailures),

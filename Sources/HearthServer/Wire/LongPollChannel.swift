@@ -259,6 +259,15 @@ final class LongPollChannel: WireChannel {
         end()
     }
 
+    /// A long poll cannot stop the client's next request from arriving: past
+    /// `maxPendingBytes` of requests not answered yet, the session ends, as for a message
+    /// held in parts.
+    func waiting(_ bytes: Int, pause: Bool) {
+        guard bytes > limits.maxPendingBytes else { return }
+        logger.notice("long poll: ended session \(id.prefix(8))…: over \(limits.maxPendingBytes) bytes of requests not answered yet")
+        end()
+    }
+
     // MARK: Internals
 
     /// The script for what waits (the held prefix, the messages as the next response, the

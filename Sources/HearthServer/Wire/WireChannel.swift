@@ -13,6 +13,10 @@ protocol WireChannel: AnyObject, Sendable {
     /// Bytes the session holds for a message it has not got whole yet, counted against
     /// the transport's bounds on incomplete input (0 once whole).
     func holding(_ bytes: Int)
+    /// Bytes of whole requests the session holds, not answered yet: counted against the
+    /// transport's bounds like `holding`'s. While `pause`, a transport that can stops
+    /// reading from the client until a later call says otherwise.
+    func waiting(_ bytes: Int, pause: Bool)
     /// Ends the transport: a WebSocket closes with `code`; a long poll tells the client
     /// to close. The session's `closed` follows.
     func close(_ code: WebSocketCloseCode, reason: String)

@@ -21,9 +21,25 @@ public struct WireSessionLimits: Sendable, Equatable {
     /// onDisconnect operations queued on one connection; past it `o`/`om` are answered
     /// `too_many_ondisconnect`.
     static let defaultMaxOnDisconnect = 100
+    /// Bytes of onDisconnect operations (their stored JSON) queued on one connection; past
+    /// it `o`/`om` are answered `too_many_ondisconnect`. Presence needs a few hundred bytes.
+    static let defaultMaxOnDisconnectBytes = 1024 * 1024
+    /// The same over all the connections of one client address (every namespace), so one
+    /// address cannot take the server's whole `maxOnDisconnectBytesInAll`.
+    static let defaultMaxOnDisconnectBytesPerAddress = 16 * 1024 * 1024
+    /// The same over every connection of the server.
+    static let defaultMaxOnDisconnectBytesInAll = 256 * 1024 * 1024
     /// Requests received and not yet answered; past it the connection is closed with 1008
     /// (a client that sends faster than it lets the server answer).
     static let defaultMaxPendingRequests = 1_000
+    /// Bytes of requests received whole and waiting behind the one being handled (a client
+    /// sending faster than the database takes its writes); past it a WebSocket stops
+    /// reading until they are handled: TCP holds the client back and nothing is lost. The
+    /// waiting requests, and the running one when large, also count against the server's
+    /// bounds on input not yet answered (`HTTPLimits.maxIncompleteBytes` and its
+    /// address's share). A long poll, which cannot stop reading, ends past its
+    /// `LongPollLimits.maxPendingBytes` instead.
+    static let defaultMaxWaitingRequestBytes = 1024 * 1024
     /// Failed `auth`/`gauth` attempts on one connection; past it the connection is closed
     /// with 1008.
     static let defaultMaxAuthFailures = 10
@@ -33,7 +49,11 @@ public struct WireSessionLimits: Sendable, Equatable {
 
     public var maxListens = defaultMaxListens
     public var maxOnDisconnect = defaultMaxOnDisconnect
+    public var maxOnDisconnectBytes = defaultMaxOnDisconnectBytes
+    public var maxOnDisconnectBytesPerAddress = defaultMaxOnDisconnectBytesPerAddress
+    public var maxOnDisconnectBytesInAll = defaultMaxOnDisconnectBytesInAll
     public var maxPendingRequests = defaultMaxPendingRequests
+    public var maxWaitingRequestBytes = defaultMaxWaitingRequestBytes
     public var maxAuthFailures = defaultMaxAuthFailures
     public var maxBadMessages = defaultMaxBadMessages
     var frames = WireLimits()
@@ -101,6 +121,12 @@ final class WireContext: Sendable {
 /// (docs/protocol/wire.md §4.5, §6.3).
 final class WireSessionRegistry: Sendable {
     private let open = Mutex<[WireSessionID: WireSession]>([:])
+    /// What every session's queued onDisconnect operations hold, by address and in all.
+    let onDisconnectBudget: OnDisconnectBudget
+
+    init(onDisconnectBudget: OnDisconnectBudget = OnDisconnectBudget()) {
+        self.onDisconnectBudget = onDisconnectBudget
+    }
 
     func add(_ session: WireSession, id: WireSessionID) {
         open.withLock { $0[id] = session }

@@ -90,14 +90,33 @@ extension WireSession {
             return answer(number, "too_many_ondisconnect", .string("Too many onDisconnect operations on this connection"))
         }
         let caller = credential.caller
+        let unplaced = OnDisconnectLedger.Entry(position: 0, write: operation, caller: caller)
+        let bytes = unplaced.bytes
+        guard onDisconnectBytes + bytes <= context.limits.maxOnDisconnectBytes else {
+            return answer(number, "too_many_ondisconnect", .string(
+                "onDisconnect operations on this connection would pass \(context.limits.maxOnDisconnectBytes) bytes"))
+        }
+        let (budget, address) = (context.sessions.onDisconnectBudget, self.address)
+        if let refusal = budget.reserve(bytes, for: address) {
+            return answer(number, "too_many_ondisconnect", .string(refusal == .address
+                ? "onDisconnect operations from your address would pass \(budget.perAddress) bytes"
+                : "onDisconnect operations on this server would pass \(budget.total) bytes; try again later"))
+        }
+        // The bytes are this session's from here: given back on every path that does not
+        // queue the entry, else when it is cancelled or has run (`end`).
         context.database.checkWrite(operation, as: caller, now: context.clock()) { result in
             self.queue.async {
                 switch result {
                 case .success:
                     // The connection ended while this was being checked: the client never
                     // learns it was registered, and end() has run the queue already.
-                    if self.closed { return self.done() }
-                    let entry = OnDisconnectLedger.Entry(position: self.nextPosition, write: operation, caller: caller)
+                    if self.closed {
+                        budget.release(bytes, for: address)
+                        return self.done()
+                    }
+                    var placed = unplaced
+                    placed.position = self.nextPosition
+                    let entry = placed
                     self.nextPosition += 1
                     self.registeredOnDisconnect = true
                     let (ledger, session) = (self.context.onDisconnect, self.sessionID.description)
@@ -110,18 +129,24 @@ extension WireSession {
                             failure = DatabaseError.from(error)
                         }
                         self.queue.async {
-                            if let failure { return self.failed(number, failure) }
+                            if let failure {
+                                budget.release(bytes, for: address)
+                                return self.failed(number, failure)
+                            }
                             if self.closed {
                                 // Ended while the record was written: end() ran without it.
                                 // The client never learns it was registered; forget it.
+                                budget.release(bytes, for: address)
                                 self.context.work.async { ledger.forget(session: session) }
                                 return self.done()
                             }
                             self.onDisconnect.append(entry)
+                            self.onDisconnectBytes += bytes
                             self.answer(number, "ok", .string(""))
                         }
                     }
                 case .failure(let error):
+                    budget.release(bytes, for: address)
                     self.failed(number, error)
                 }
             }

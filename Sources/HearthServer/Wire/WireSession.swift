@@ -37,11 +37,16 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     private var assembler: WireFrameAssembler
     /// What `assembler` holds as the connection last heard (`WebSocketSession.holding`).
     private var reportedHeld = 0
-    private var inbox: [(request: WireInbound, bytes: Int)] = []
+    /// Requests waiting behind the running one, as they came (decoded again when their
+    /// turn comes: as parsed trees they would hold several times their size).
+    private var inbox: [[UInt8]] = []
+    private var inboxBytes = 0
+    /// What the connection last heard of the requests held (`WireChannel.waiting`).
+    private var reportedWaiting = (bytes: 0, pause: false)
     /// The running request's size, and its recording while the profiler records.
     private var requestBytes = 0
     private var profiling: WireProfiling?
-    private var busy = false
+    var busy = false
     var closed = false
     var credential = Authenticator.Credential(caller: .unauthenticated)
     /// The times of `credential` as the gates of this session's listens see them (made at
@@ -52,11 +57,13 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
     /// scan at most `WireSessionLimits.maxListens`.
     var listens: [OpenListen] = []
     var onDisconnect: [OnDisconnectLedger.Entry] = []
+    /// Their stored bytes, taken from `WireSessionRegistry.onDisconnectBudget`.
+    var onDisconnectBytes = 0
     var nextPosition: Int64 = 0
     /// Whether any onDisconnect record was ever written for this session (else its end
     /// has none to remove).
     var registeredOnDisconnect = false
-    private var authFailures = 0
+    var authFailures = 0
     private var badMessages = 0
 
     struct ListenKey: Hashable {
@@ -80,7 +87,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
 
     /// Whether the upgrade came straight from this machine (`LocalOnlyCredentials`): only
     /// then is the emulator's `owner` token honoured.
-    private let directLocal: Bool
+    let directLocal: Bool
     /// The lease this node held when the session opened (nil with one node): its writes
     /// commit only while that lease is live in the database (`WriteFence`), so a write that
     /// arrives after the node lost it (paused, cut off) is refused, never committed behind
@@ -172,17 +179,40 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
             guard inbox.count < context.limits.maxPendingRequests else {
                 return fail(.policyViolation, "Over \(context.limits.maxPendingRequests) requests waiting; read the answers before sending more")
             }
-            inbox.append((inbound, whole.count))
-            next()
+            if !busy && inbox.isEmpty { return start(inbound, bytes: whole.count) }
+            inbox.append(whole)
+            inboxBytes += whole.count
+            reportWaiting()
         }
+    }
+
+    /// Tells the connection what the session holds of whole requests: those waiting, and
+    /// the running one when it is large (its tree lives until it is answered, a write's
+    /// behind the database's writer). Past `maxWaitingRequestBytes` waiting, the
+    /// connection stops reading until the session catches up.
+    private func reportWaiting() {
+        let running = busy && requestBytes > HTTPLimits.alwaysHeldBytes ? requestBytes : 0
+        let now = (bytes: inboxBytes + running, pause: inboxBytes > context.limits.maxWaitingRequestBytes)
+        guard now != reportedWaiting, !closed else { return }
+        reportedWaiting = now
+        session?.waiting(now.bytes, pause: now.pause)
     }
 
     /// Starts the next request when none is running.
     private func next() {
-        guard !busy, !closed, !inbox.isEmpty else { return }
+        guard !busy, !closed, !inbox.isEmpty else { return reportWaiting() }
+        let whole = inbox.removeFirst()
+        inboxBytes -= whole.count
+        // It decoded as a request when it came.
+        guard let request = try? WireInbound.decode(whole) else { return next() }
+        start(request, bytes: whole.count)
+    }
+
+    /// Runs `request` (none is running).
+    private func start(_ request: WireInbound, bytes: Int) {
         busy = true
-        let (request, bytes) = inbox.removeFirst()
         requestBytes = bytes
+        reportWaiting()
         guard case .request(let number, let action, let body) = request else { return done() }
         guard Self.actionsJudgedByIdentity.contains(action), credential.caller != .unauthenticated else {
             return handle(number: number, action: action, body: body)
@@ -273,7 +303,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
 
     /// Closes the session with `code`; a policy close (1008, 1009, 1013: the client was
     /// refused, not gone) is logged with its address and reason.
-    private func fail(_ code: WebSocketCloseCode, _ reason: String) {
+    func fail(_ code: WebSocketCloseCode, _ reason: String) {
         let reason = String(reason.prefix(100))
         if code.isPolicyClose { context.logger.notice("wire: closed \(address) with \(code): \(reason)") }
         session?.close(code, reason: reason)
@@ -313,6 +343,9 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
             guard let path = requestPath(number, members, action: "oc") else { return }
             let cancelled = onDisconnect.filter { path.isPrefix(of: $0.base) }
             onDisconnect.removeAll { path.isPrefix(of: $0.base) }
+            let freed = cancelled.reduce(0) { $0 + $1.bytes }
+            onDisconnectBytes -= freed
+            context.sessions.onDisconnectBudget.release(freed, for: address)
             let (ledger, session, positions) = (context.onDisconnect, sessionID.description, cancelled.map(\.position))
             context.work.async {
                 do {
@@ -376,63 +409,6 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         answer(number, status, .string(text))
     }
 
-    // MARK: Auth (docs/protocol/wire.md §4.7)
-
-    private func authenticate(number: Int64?, token: String) {
-        // A token the server verified before (the cache, as REST's): decided here, without
-        // a hop to the work queue (thousands of clients reconnecting with their tokens
-        // would otherwise wake a worker thread each).
-        if !directLocal && LocalOnlyCredentials.isEmulatorCredential(token) {
-            return authenticationFailed(number, .invalid)
-        }
-        context.authenticator.decide(token: token, work: context.work, replyOn: queue) { result in
-            switch result {
-            case .success(let credential): self.authenticated(number, credential)
-            case .failure(let error): self.authenticationFailed(number, error)
-            }
-        }
-    }
-
-    private func authenticated(_ number: Int64?, _ credential: Authenticator.Credential) {
-        setCredential(credential)
-        let expires: JSONValue = credential.expiresAt.map { .int($0 / 1000) } ?? .null
-        answer(number, "ok", .object(["auth": credential.caller.auth, "expires": expires]))
-    }
-
-    /// A failed `auth` signs the connection out: the identity it held before does
-    /// not stay in force, and its listens are cancelled. Firebase's clients close and
-    /// reconnect after any failed `auth` (docs/protocol/wire.md §4.7: "until auth succeeds
-    /// the connection is unauthenticated"), so one that stays sees what a signed-out user
-    /// sees.
-    private func authenticationFailed(_ number: Int64?, _ error: Authenticator.CredentialError) {
-        authFailures += 1
-        if authFailures > context.limits.maxAuthFailures {
-            busy = false
-            return fail(.policyViolation, "Over \(context.limits.maxAuthFailures) failed auth attempts on this connection; sign in again")
-        }
-        setCredential(Authenticator.Credential(caller: .unauthenticated))
-        answer(number, error == .expired ? "expired_token" : "invalid_token", .string(error.message))
-    }
-
-    /// A new identity: listens opened under another one are ended with `c` (the client
-    /// cancels those listeners; it re-listens under the new identity if it wants to). A
-    /// refreshed token of the same identity keeps them.
-    private func setCredential(_ new: Authenticator.Credential) {
-        let same = new.caller == credential.caller
-        credential = new
-        if same {
-            // A refreshed token of the same identity: the open listens follow its times.
-            credentialTimes?.renew(issuedAt: new.issuedAt, expiresAt: new.expiresAt)
-            return
-        }
-        credentialTimes = nil
-        for listen in listens {
-            listen.listening.cancel()
-            revoked(listen.key, tag: listen.tag)
-        }
-        listens = []
-    }
-
     // MARK: End
 
     /// The client reconnected with `ls` naming this session: close it and run its
@@ -455,6 +431,8 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         queue.async {
             guard !self.closed else { return }
             self.onDisconnect = []
+            self.context.sessions.onDisconnectBudget.release(self.onDisconnectBytes, for: self.address)
+            self.onDisconnectBytes = 0
             self.registeredOnDisconnect = false
             self.session?.close(.goingAway, reason: "this server lost its database lease; reconnect")
             self.end()
@@ -471,11 +449,15 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         closed = true
         context.sessions.remove(id: sessionID)
         inbox = []
+        inboxBytes = 0
         assembler = WireFrameAssembler(limits: context.limits.frames)  // chunks of a message never finished
         for listen in listens { listen.listening.cancel() }
         listens = []
         let entries = onDisconnect
         onDisconnect = []
+        // Handed to the writer: their bytes are no longer this connection's.
+        context.sessions.onDisconnectBudget.release(onDisconnectBytes, for: address)
+        onDisconnectBytes = 0
         guard registeredOnDisconnect else { return then() }
         let (ledger, session) = (context.onDisconnect, sessionID.description)
         context.work.async {

@@ -4,7 +4,7 @@ answer itself, prints `ok <check>` per passed check and exits 1 on the first fai
 
 Usage: wire_client.py <mode> <port>
 Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, revoke, reload, namespace, chunked, auth, failed_auth, lapse, bad_paths, oracle, limits,
-       refusals, partials, neighbours, burst, cross_node, start_over, lease_cut, pause, silent, emulator_namespaces,
+       refusals, partials, neighbours, burst, backlog, ondisconnect_bytes, cross_node, start_over, lease_cut, pause, silent, emulator_namespaces,
        emulator_default_names
 Every wait has a timeout (WAIT seconds); the whole run is bounded by the Swift test too.
 """
@@ -331,6 +331,34 @@ def mode_ondisconnect():
     watcher.close()
 
 
+def mode_ondisconnect_bytes():
+    """Run with 1,000 bytes of onDisconnect operations a connection and 1,500 an address:
+    each bound is crossed by one, cancelling or running operations gives their bytes back,
+    and the ones kept run when their connection ends."""
+    a = Client()
+    check(a.call("o", {"p": "/open/odb/a1", "d": "x" * 600})["s"] == "ok", "600 bytes queued on a connection")
+    over = a.call("o", {"p": "/open/odb/a2", "d": "y" * 600})
+    check(over["s"] == "too_many_ondisconnect" and "on this connection" in over["d"], "past the connection's bytes", over)
+    check(a.call("oc", {"p": "/open/odb/a1", "d": None})["s"] == "ok", "cancelled")
+    check(a.call("o", {"p": "/open/odb/a2", "d": "y" * 600})["s"] == "ok", "after a cancel it fits")
+    b = Client()
+    check(b.call("o", {"p": "/open/odb/b1", "d": "z" * 600})["s"] == "ok", "another connection of the address")
+    over = b.call("o", {"p": "/open/odb/b2", "d": "w" * 300})
+    check(over["s"] == "too_many_ondisconnect" and "from your address" in over["d"], "past the address's bytes", over)
+    watcher = Client()
+    watcher.call("q", {"p": "/open/odb", "h": ""})
+    a.close()
+    watcher.push("d", lambda body: body["p"] == "/open/odb/a2" and body["d"] == "y" * 600, "a's operation ran")
+    status, value = rest("GET", "/open/odb.json")
+    check(status == 200 and sorted(value) == ["a2"], "only the operation kept ran", value)
+    # a's bytes were given back when its connection ended: b's second fits now.
+    answer = b.call("o", {"p": "/open/odb/b2", "d": "w" * 300})
+    check(answer["s"] == "ok", "the address's bytes came back when a's connection ended", answer)
+    b.close()
+    watcher.push("d", lambda body: body["p"] == "/open/odb/b2", "b's operations ran")
+    watcher.close()
+
+
 def mode_reconnect():
     """A client reconnecting with ls=<old session id> ends the old session first: its
     onDisconnect writes are in before the new session's first request is answered."""
@@ -639,6 +667,39 @@ def mode_burst():
         numbers = [m["d"]["r"] for m in flood.log if m.get("t") == "d"]
     check(numbers == list(range(1, len(numbers) + 1)) and 0 < len(numbers) < 100,
           "the answers before the close are in order and stop at the limit", numbers)
+
+
+def mode_backlog():
+    """Run with the server's waiting-request bound at 64 KiB: 300 puts of ~20 KB in one
+    TCP write, far faster than the database takes them. The server stops reading rather
+    than hold them all (the pause counts in /metrics), and answers every one, in order,
+    on a connection that stays open; the last value is the last written."""
+    c = Client()
+    count = 300
+    frames = b"".join(
+        masked_frame(json.dumps({"t": "d", "d": {"r": i, "a": "p", "b": {"p": "/open/backlog", "d": f"{i:04d}" + "v" * 20000}}}),
+                     zero_key=True)
+        for i in range(1, count + 1))
+    sender = threading.Thread(target=lambda: c.ws.socket.sendall(frames), daemon=True)
+    sender.start()
+    c.number = count  # the numbers written by hand above
+    answers = [c.answer(n) for n in range(1, count + 1)]
+    sender.join(WAIT)
+    check(not sender.is_alive(), "the whole backlog was sent")
+    check(all(a[1]["s"] == "ok" for a in answers), "every put of the backlog answered ok",
+          [a[1] for a in answers if a[1]["s"] != "ok"][:3])
+    positions = [a[0] for a in answers]
+    check(positions == sorted(positions), "answered in request order")
+    with urllib.request.urlopen(BASE + "/metrics", timeout=WAIT) as response:
+        metrics = response.read().decode()
+    pauses = [line for line in metrics.splitlines() if line.startswith("hearth_http_read_pauses_total ")]
+    check(pauses and float(pauses[0].split()[1]) >= 1, "the connection stopped reading at least once", pauses)
+    check("hearth_http_incomplete_refusals_total 0" in metrics or "hearth_http_incomplete_refusals_total" not in metrics,
+          "nothing was refused", [line for line in metrics.splitlines() if "incomplete_refusals" in line])
+    last = c.call("g", {"p": "/open/backlog", "q": {}})
+    check(last["s"] == "ok" and last["d"].startswith(f"{count:04d}"), "the last put is the value", last["d"][:8])
+    check(c.call("s", {})["s"] == "ok", "the connection serves on")
+    c.close()
 
 
 def wait_closed(client, what):
