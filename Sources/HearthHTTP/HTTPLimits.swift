@@ -56,10 +56,10 @@ public struct HTTPLimits: Sendable, Equatable {
     /// has not come, a wire-protocol message whose chunks have not all come; and input
     /// received whole that is still being handled: a request's body until its answer is
     /// queued, whole messages a WebSocket's application holds (`WebSocketSession.waiting`).
-    /// Counted after each read; a connection holding more than `alwaysHeldBytes` that would pass the bound
-    /// is refused and closed, its bytes released at once: an HTTP request with 503 and
-    /// `Retry-After`, a WebSocket with close 1013 (try again later). Without it 80 sockets
-    /// each holding most of a 16 MiB message took RSS from 258 MB to 1.5 GB
+    /// Counted after each read; a connection holding more than `alwaysHeldBytes` that would
+    /// pass the bound is refused and closed, its bytes released at once: an HTTP request
+    /// with 503 and `Retry-After`, a WebSocket with close 1013 (try again later). Without it
+    /// 80 sockets each holding most of a 16 MiB message took RSS from 258 MB to 1.5 GB
     /// (docs/bench/history.md, "Incomplete messages"). A request being handled is never
     /// refused for what it reads meanwhile (closing would lose its answer); its body counts,
     /// so the next of its address is refused instead.

@@ -6,7 +6,8 @@ import Synchronization
 /// WebSocket frames and fragments of a message without its FIN, what an application
 /// keeps for a message it is joining (the wire protocol's chunks, reported through
 /// `WebSocketSession.holding`), a request's body while it is being handled, and whole
-/// messages an application has not handled yet (`WebSocketSession.waiting`). The input side's counterpart of `maxUnsentBytes`.
+/// messages an application has not handled yet (`WebSocketSession.waiting`). The input
+/// side's counterpart of `maxUnsentBytes`.
 ///
 /// Each connection reports its own total when it changes (`account`) and learns whether
 /// it may keep it; a connection at most `HTTPLimits.alwaysHeldBytes` is never refused, so
