@@ -24,6 +24,8 @@ final class BacklogSocket: WebSocketHandler {
     let bound: Int
     let expected: Int
     let state = Mutex(State())
+    /// Signalled when the session is first told to pause.
+    let pausedSignal = DispatchSemaphore(value: 0)
 
     init(bound: Int, expected: Int) {
         self.bound = bound
@@ -36,21 +38,24 @@ final class BacklogSocket: WebSocketHandler {
 
     func received(_ message: WebSocketMessage) {
         guard case .text(let bytes) = message else { return }
-        let (session, reply): (WebSocketSession?, [UInt8]?) = state.withLock { state in
+        let (session, reply, firstPause): (WebSocketSession?, [UInt8]?, Bool) = state.withLock { state in
             // Each message starts with its number, then a space.
             let number = Int(String(decoding: bytes.prefix { $0 != UInt8(ascii: " ") }, as: UTF8.self))
             if number != state.count { state.inOrder = false }
             state.count += 1
             if state.paused { state.deliveredWhilePaused += bytes.count }
+            var firstPause = false
             if !state.released {
                 state.waitingBytes += bytes.count
                 state.mostWaiting = max(state.mostWaiting, state.waitingBytes)
+                firstPause = !state.paused && state.waitingBytes > bound
                 state.paused = state.waitingBytes > bound
                 state.session?.waiting(state.waitingBytes, pause: state.paused)
             }
-            guard state.count == expected else { return (nil, nil) }
-            return (state.session, Array((state.inOrder ? "all \(state.count) in order" : "out of order").utf8))
+            guard state.count == expected else { return (nil, nil, firstPause) }
+            return (state.session, Array((state.inOrder ? "all \(state.count) in order" : "out of order").utf8), firstPause)
         }
+        if firstPause { pausedSignal.signal() }
         if let session, let reply { session.send(text: reply) }
     }
 
@@ -125,7 +130,9 @@ struct InputBacklogLiveTests {
                 sent.signal()
             }
             // Only a server that stopped reading makes the sender wait: 32 MiB would
-            // otherwise all be read (and held) at once.
+            // otherwise all be read (and held) at once. (A sender that blocked earlier, the
+            // server slow to read on a loaded machine, finds the pause already there.)
+            #expect(socket.pausedSignal.wait(timeout: .now() + 60) == .success)
             #expect(blocked.wait(timeout: .now() + 60) == .success)
             let held = socket.state.withLock { $0 }
             #expect(held.paused && held.count < messages)
