@@ -126,7 +126,7 @@ import Testing
             "HEARTH_WIRE_MAX_AUTH_FAILURES": "2", "HEARTH_WIRE_MAX_PENDING_REQUESTS": "4",
         ], expecting: ["a third listen is refused", "after an unlisten it fits", "a third onDisconnect is refused",
                        "the fourth bad message closes with 1008", "the third failed auth closes with 1008",
-                       "requests past the pending bound close with 1008"])
+                       "200 requests past the pending bound of 4 all answered", "in order, on a connection still open"])
     }
 
     /// Bounds and refusals against the binary: refusals answered in words (a message nested

@@ -203,7 +203,7 @@ public enum ServeSettings {
         },
         Setting("wireMaxPendingRequests", env: "HEARTH_WIRE_MAX_PENDING_REQUESTS", flag: nil, .integer(1...1_000_000),
                 default: String(WireSessionLimits.defaultMaxPendingRequests),
-                "Requests one wire-protocol connection may have waiting for their answers (then close 1008).") {
+                "Requests one wire-protocol connection may have waiting behind the one being handled; past it the server stops reading from a WebSocket until it catches up (a long poll is closed with 1008).") {
             $0.wire.maxPendingRequests = $1.integer
         },
         Setting("wireMaxWaitingRequestBytes", env: "HEARTH_WIRE_MAX_WAITING_REQUEST_BYTES", flag: nil, .integer(0...1_073_741_824),

@@ -17,12 +17,17 @@ protocol WireChannel: AnyObject, Sendable {
     /// transport's bounds like `holding`'s. While `pause`, a transport that can stops
     /// reading from the client until a later call says otherwise.
     func waiting(_ bytes: Int, pause: Bool)
+    /// Whether `waiting`'s pause holds the client back (a WebSocket stops reading); a long
+    /// poll cannot.
+    var pausesReading: Bool { get }
     /// Ends the transport: a WebSocket closes with `code`; a long poll tells the client
     /// to close. The session's `closed` follows.
     func close(_ code: WebSocketCloseCode, reason: String)
 }
 
 extension WebSocketSession: WireChannel {
+    var pausesReading: Bool { true }
+
     /// One text frame, or the SDKs' chunking for a long message (docs/protocol/wire.md
     /// §2.1), its frames sent as one unit so a slow reader's bound never cuts a message.
     func send(message: [UInt8]) {

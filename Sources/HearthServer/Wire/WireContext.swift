@@ -29,8 +29,11 @@ public struct WireSessionLimits: Sendable, Equatable {
     static let defaultMaxOnDisconnectBytesPerAddress = 16 * 1024 * 1024
     /// The same over every connection of the server.
     static let defaultMaxOnDisconnectBytesInAll = 256 * 1024 * 1024
-    /// Requests received and not yet answered; past it the connection is closed with 1008
-    /// (a client that sends faster than it lets the server answer).
+    /// Requests waiting behind the one being handled. Past it a WebSocket stops reading
+    /// until the session catches up, as past `maxWaitingRequestBytes`: an SDK that
+    /// reconnects re-sends every write it has not seen answered, thousands after a long
+    /// time offline, and closing it for that would have it reconnect and re-send them
+    /// forever. A long poll, which cannot stop reading, is closed past it (1008).
     static let defaultMaxPendingRequests = 1_000
     /// Bytes of requests received whole and waiting behind the one being handled (a client
     /// sending faster than the database takes its writes); past it a WebSocket stops

@@ -176,7 +176,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         case .control, .ignored:
             break
         case .request:
-            guard inbox.count < context.limits.maxPendingRequests else {
+            guard inbox.count < context.limits.maxPendingRequests || session?.pausesReading == true else {
                 return fail(.policyViolation, "Over \(context.limits.maxPendingRequests) requests waiting; read the answers before sending more")
             }
             if !busy && inbox.isEmpty { return start(inbound, bytes: whole.count) }
@@ -188,11 +188,12 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
 
     /// Tells the connection what the session holds of whole requests: those waiting, and
     /// the running one when it is large (its tree lives until it is answered, a write's
-    /// behind the database's writer). Past `maxWaitingRequestBytes` waiting, the
-    /// connection stops reading until the session catches up.
+    /// behind the database's writer). Past `maxWaitingRequestBytes` or `maxPendingRequests`
+    /// waiting, the connection stops reading until the session catches up.
     private func reportWaiting() {
         let running = busy && requestBytes > HTTPLimits.alwaysHeldBytes ? requestBytes : 0
-        let now = (bytes: inboxBytes + running, pause: inboxBytes > context.limits.maxWaitingRequestBytes)
+        let now = (bytes: inboxBytes + running, pause: inboxBytes > context.limits.maxWaitingRequestBytes
+                   || inbox.count >= context.limits.maxPendingRequests)
         guard now != reportedWaiting, !closed else { return }
         reportedWaiting = now
         session?.waiting(now.bytes, pause: now.pause)
