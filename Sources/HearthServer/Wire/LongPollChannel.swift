@@ -259,11 +259,11 @@ final class LongPollChannel: WireChannel {
         end()
     }
 
+    var pausesReading: Bool { false }
+
     /// A long poll cannot stop the client's next request from arriving: past
     /// `maxPendingBytes` of requests not answered yet, the session ends, as for a message
     /// held in parts.
-    var pausesReading: Bool { false }
-
     func waiting(_ bytes: Int, pause: Bool) {
         guard bytes > limits.maxPendingBytes else { return }
         logger.notice("long poll: ended session \(id.prefix(8))…: over \(limits.maxPendingBytes) bytes of requests not answered yet")

@@ -103,7 +103,7 @@ extension WireSession {
                 : "onDisconnect operations on this server would pass \(budget.total) bytes; try again later"))
         }
         // The bytes are this session's from here: given back on every path that does not
-        // queue the entry, else when it is cancelled or has run (`end`).
+        // queue the entry, else when it is cancelled or handed to the writer (`end`).
         context.database.checkWrite(operation, as: caller, now: context.clock()) { result in
             self.queue.async {
                 switch result {
