@@ -166,18 +166,34 @@ public struct OnDisconnectLedger: Sendable {
         return (bySession, order)
     }
 
+    /// Stored bytes of leftover operations handed to the writer at once (`runLeftovers`).
+    /// Each is parsed when it is handed over and held until it is written, several times
+    /// its size: all of a crashed server's at once (up to the wire sessions' 256 MiB in
+    /// all) took a restart to 1.2 GB. One session's operations always go together.
+    public static let leftoverBytesInFlight = 16 * 1024 * 1024
+
     /// Runs what sessions of servers that are gone left: a previous run of this server
     /// (call at start, before serving), or, on a shared engine, nodes whose lease expired
-    /// (call periodically). Returns how many operations ran.
+    /// (call periodically). Sessions are handed to the writer together until their
+    /// operations pass `bytesInFlight`; the next waits until those are written. Returns how
+    /// many operations ran.
     @discardableResult
-    public func runLeftovers() throws -> Int {
+    public func runLeftovers(bytesInFlight: Int = OnDisconnectLedger.leftoverBytesInFlight) throws -> Int {
         guard let records else { return 0 }
         let all = try records.orphans()
         let (bySession, order) = Self.entries(of: all)
         let done = DispatchGroup()
+        var handedOver = 0
         for session in order {
+            let entries = bySession[session] ?? []
+            let bytes = entries.reduce(0) { $0 + $1.bytes }
+            if handedOver > 0 && handedOver + bytes > bytesInFlight {
+                done.wait()
+                handedOver = 0
+            }
+            handedOver += bytes
             done.enter()
-            run(session: session, bySession[session] ?? []) { done.leave() }
+            run(session: session, entries) { done.leave() }
         }
         // Sessions whose records did not decode are forgotten too.
         for record in all where bySession[record.session] == nil { try? records.removeAll(session: record.session) }

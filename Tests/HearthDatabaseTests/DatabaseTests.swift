@@ -162,6 +162,28 @@ import Testing
         #expect(try ledger.runLeftovers() == 0)
     }
 
+    /// Leftovers handed to the writer a few sessions at a time (here one: every session
+    /// passes a budget of one byte) all run, each session's in its order.
+    @Test func leftoversRunInBoundedBatchesOfSessions() throws {
+        let directory = TemporaryDirectory()
+        let store = try SQLiteTreeStore(directory: directory.path)
+        defer { store.close() }
+        let database = Database(store: store, policy: RulesAccessPolicy(rules: try RuleSet.compile(#"{"rules": {".read": true, ".write": true}}"#)))
+        let ledger = OnDisconnectLedger(records: SQLiteOnDisconnectStore(store: store), database: database)
+        let who = Caller(auth: .object(["uid": .string("u1")]))
+        for session in 0..<5 {
+            for (position, value) in ["first", "last"].enumerated() {
+                try ledger.register(session: "s\(session)", .init(
+                    position: Int64(position), operation: .set(WriteEntry(path: Self.path("/p/\(session)"), value: .string(value))), caller: who))
+            }
+        }
+        #expect(try ledger.runLeftovers(bytesInFlight: 1) == 10)
+        for session in 0..<5 {
+            #expect(try store.readSync { try $0.value(at: Self.path("/p/\(session)")) } == .string("last"))
+        }
+        #expect(try ledger.runLeftovers() == 0)
+    }
+
     /// A leftover operation runs only while its registrant's sign-in stands, asked by user
     /// and token time from the rules' `auth`; a caller not signed in as a user always stands.
     @Test func leftoversOfARevokedSignInDoNotRun() throws {

@@ -79,20 +79,27 @@ def signed_in(server, token):
     return ws
 
 
-def ondisconnect(server, path, token, value, row):
+def register_ondisconnect(server, token, path, value, conns, ops):
+    """`conns` signed-in wire connections, each registering `ops` onDisconnect sets of
+    `value` at `path` in a row: the answers' statuses, and the connections (left open)."""
     statuses, connections = collections.Counter(), []
-    for _ in range(OD_CONNS):
+    for _ in range(conns):
         ws = signed_in(server, token)
         connections.append(ws)
-        for r in range(2, OD_OPS + 2):
+        for r in range(2, ops + 2):
             ws.send(json.dumps({"t": "d", "d": {"r": r, "a": "o", "b": {"p": path, "d": value}}}))
         answered = 0
-        while answered < OD_OPS + 1:
+        while answered < ops + 1:
             message = json.loads(ws.recv(timeout=900)).get("d", {})
             if "r" in message:
                 answered += 1
                 if message["r"] > 1:
                     statuses[message["b"].get("s")] += 1
+    return statuses, connections
+
+
+def ondisconnect(server, path, token, value, row):
+    statuses, connections = register_ondisconnect(server, token, path, value, OD_CONNS, OD_OPS)
     time.sleep(SETTLE)
     row["rss_open"] = round(base.rss_mib(server.proc.pid), 1)
     for ws in connections:
