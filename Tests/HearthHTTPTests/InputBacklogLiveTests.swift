@@ -95,7 +95,7 @@ struct InputBacklogLiveTests {
     static let kib = 1024
 
     /// The next frame that is not the server's ping, each ping answered with its pong: a
-    /// debug build on a loaded machine can take long enough over 32 MiB for the server to
+    /// debug build on a loaded machine can take long enough over 16 MiB for the server to
     /// ping a client it has not heard from for `WebSocketLimits.pingInterval`.
     static func nextAnswer(_ client: RawClient) throws -> ServerFrame? {
         while let frame = client.readFrame() {
@@ -106,17 +106,19 @@ struct InputBacklogLiveTests {
     }
 
     @Test func aSessionWhoseApplicationIsBehindStopsReadingAndLosesNothing() async throws {
-        let messages = 3_200
-        let size = 10 * Self.kib  // 32 MiB in all: far more than the sockets' buffers take
+        let messages = 1_600
+        // 16 MiB in all: more than the sockets' buffers take (loopback's grow to a few MiB
+        // each way), and in a debug build among parallel tests, minutes of work.
+        let size = 10 * Self.kib
         let socket = BacklogSocket(bound: 100 * Self.kib, expected: messages)
         try await withServer(handler: BacklogServer(socket: socket)) { port, server in
-            // Made before the session opens: masking 32 MiB in a debug build can take long
+            // Made before the session opens: masking 16 MiB in a debug build can take long
             // enough on a loaded machine for the server to ping a silent client.
             let frames = (0..<messages).map { i -> [UInt8] in
                 let text = Array("\(i) ".utf8)
                 return clientFrame(0x1, text + [UInt8](repeating: UInt8(ascii: "b"), count: size - text.count))
             }
-            let client = try RawClient(port: port, timeout: 60)
+            let client = try RawClient(port: port, timeout: 180)
             #expect(try client.openWebSocket()?.status == 101)
             // The sender blocks once the server stops reading and the buffers are full; a
             // short send timeout tells it so, and it carries on.
@@ -142,18 +144,18 @@ struct InputBacklogLiveTests {
                 }
                 sent.signal()
             }
-            // Only a server that stopped reading makes the sender wait: 32 MiB would
+            // Only a server that stopped reading makes the sender wait: 16 MiB would
             // otherwise all be read (and held) at once. (A sender that blocked earlier, the
             // server slow to read on a loaded machine, finds the pause already there.)
-            #expect(socket.pausedSignal.wait(timeout: .now() + 60) == .success)
-            #expect(blocked.wait(timeout: .now() + 60) == .success)
+            #expect(socket.pausedSignal.wait(timeout: .now() + 180) == .success)
+            #expect(blocked.wait(timeout: .now() + 180) == .success)
             let held = socket.state.withLock { $0 }
             #expect(held.paused && held.count < messages)
             #expect(server.stats.readPauses >= 1)
             // What it holds is counted as input not answered yet.
             #expect(server.incomplete.held(by: "127.0.0.1") >= held.waitingBytes)
             socket.release()
-            #expect(sent.wait(timeout: .now() + 60) == .success)
+            #expect(sent.wait(timeout: .now() + 180) == .success)
             #expect(try Self.nextAnswer(client)?.text == "all \(messages) in order")
             let after = socket.state.withLock { $0 }
             // The pause takes effect within the read that crossed the bound: what that
