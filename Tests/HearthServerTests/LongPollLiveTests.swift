@@ -102,6 +102,25 @@ import Testing
                            server: { $0.auth.acceptEmulatorOwner = true })
     }
 
+    /// `maxPendingBytes`, inbound, for whole requests: those waiting behind a running one
+    /// are answered in order under the bound; past it the session ends (a long poll cannot
+    /// stop reading as a WebSocket does) and its onDisconnect runs.
+    @Test func requestsWaitingPastMaxPendingBytesEndTheSession() async throws {
+        try await Self.run("waiting_bytes") { $0.maxPendingBytes = 2048 }
+    }
+
+    /// The wire's `maxPendingRequests` on a long poll: under it every request is answered;
+    /// past it the session ends, where a WebSocket would stop reading.
+    @Test func requestsWaitingPastMaxPendingRequestsEndTheSession() async throws {
+        try await Self.run("waiting_count", server: { $0.wire.maxPendingRequests = 4 })
+    }
+
+    /// A poll carrying a message that is not base64 ends the session, and none of that
+    /// poll's messages runs (they are all decoded before any is taken).
+    @Test func aMessageThatIsNotBase64EndsTheSessionWithNoneOfItsPollRun() async throws {
+        try await Self.run("garbled")
+    }
+
     /// `maxPendingBytes`, inbound: segments of a message never finished end the session.
     @Test func unfinishedSegmentsPastMaxPendingBytesEndTheSession() async throws {
         try await Self.run("pending_in") { $0.maxPendingBytes = 4096 }

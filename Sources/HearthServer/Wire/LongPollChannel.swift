@@ -169,13 +169,18 @@ final class LongPollChannel: WireChannel {
             logger.notice("long poll: ended session \(id.prefix(8))…: over \(limits.maxPendingBytes) bytes of unfinished messages")
             return end()
         }
+        // All decoded before any is taken: a poll with one message that is not base64 ends
+        // the session with none of its messages run.
+        var decoded: [WebSocketMessage] = []
+        decoded.reserveCapacity(messages.count)
         for text in messages {
             guard let bytes = Self.decode(text) else {
                 logger.notice("long poll: ended session \(id.prefix(8))…: a message that is not base64")
                 return end()
             }
-            session?.received(.text(bytes))
+            decoded.append(.text(bytes))
         }
+        session?.received(decoded)
     }
 
     /// The client left (`disconn`, from its disconnect frame's page going away).

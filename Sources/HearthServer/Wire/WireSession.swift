@@ -136,6 +136,14 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         queue.async { self.take(message) }
     }
 
+    /// Messages that came together (a long poll's): taken in one block, so each finds the
+    /// ones before it already taken. A request answered meanwhile is seen after the last,
+    /// and those that came behind a running one wait whatever the database's pace.
+    func received(_ messages: [WebSocketMessage]) {
+        guard !messages.isEmpty else { return }
+        queue.async { for message in messages { self.take(message) } }
+    }
+
     func closed(code: WebSocketCloseCode?) {
         queue.async { self.end() }
     }

@@ -539,10 +539,87 @@ def mode_namespace():
     check(message.get("t") == "c" and message["d"].get("t") == "s", "an unknown namespace gets the shutdown", str(message))
 
 
+def answers_by_hand(lp, messages, numbers):
+    """Sends `messages` on one poll made by hand, then polls by hand until the answers to
+    request `numbers` all came: {number: answer's b}. Checks that no close command came."""
+    deadline = time.monotonic() + WAIT
+    answers = {}
+    while time.monotonic() < deadline and len(answers) < len(numbers):
+        status, _, script = poll_by_hand(lp, messages)
+        check(status == 200, "a poll", script)
+        messages = []
+        lp.run(script)
+        check(not lp.close_command, "the session stays open", script)
+        while not lp.messages.empty():
+            message = lp.messages.get()
+            if message.get("t") == "d" and message["d"].get("r") in numbers:
+                answers[message["d"]["r"]] = message["d"]["b"]
+    check(len(answers) == len(numbers), "every answer came", str(answers))
+    return answers
+
+
+def puts(first, count, value, path="/lp/waiting"):
+    return [{"t": "d", "d": {"r": first + n, "a": "p", "b": {"p": f"{path}/{first + n}", "d": value}}}
+            for n in range(count)]
+
+
+def ends_behind_one_poll(lp, messages, what):
+    """Sends `messages` on one poll made by hand: its answer is the close command, the
+    session's onDisconnect ran, and the session is gone."""
+    status, _, body = poll_by_hand(lp, messages)
+    check(status == 200 and "'close'" in body, f"{what}: the poll gets the close command", body[:300])
+    wait_for(lambda: rest("GET", "/lp/ended.json") == (200, "ended"), f"{what}: onDisconnect ran")
+    status, _, _ = get(f"/.lp?id={lp.id}&pw={lp.pw}&ser={lp.serial + 1}")
+    check(status == 404, f"{what}: the session is gone")
+
+
+def mode_waiting_bytes():
+    """maxPendingBytes is 2 KiB: requests that arrive while one runs wait whole, and a long
+    poll cannot stop the next poll from bringing more. Under the bound they are answered
+    in order; past it the session ends (rather than holding them), and its onDisconnect
+    runs."""
+    lp = Session(poll=False)
+    lp.handshake()
+    check(request_by_hand(lp, 1, "o", {"p": "/lp/ended", "d": "ended"})["s"] == "ok", "onDisconnect registered")
+    # Three puts of 600 bytes on one poll: one runs, two wait (~1.3 KB, under 2 KiB).
+    answers = answers_by_hand(lp, puts(10, 3, "u" * 600), [10, 11, 12])
+    check(all(answer["s"] == "ok" for answer in answers.values()), "under the bound every put is answered ok", str(answers))
+    check(rest("GET", "/lp/waiting/12.json") == (200, "u" * 600), "the last put is written")
+    # Five puts of 900 bytes: one runs, four wait (~3.9 KB, past 2 KiB).
+    ends_behind_one_poll(lp, puts(20, 5, "v" * 900), "past the waiting bytes")
+
+
+def mode_waiting_count():
+    """The wire's maxPendingRequests is 4: a WebSocket would stop reading there, but a long
+    poll cannot, so the session ends past it; under it every request is answered."""
+    lp = Session(poll=False)
+    lp.handshake()
+    check(request_by_hand(lp, 1, "o", {"p": "/lp/ended", "d": "ended"})["s"] == "ok", "onDisconnect registered")
+    # Four small puts on one poll: one runs, at most three wait.
+    answers = answers_by_hand(lp, puts(10, 4, "s"), [10, 11, 12, 13])
+    check(all(answer["s"] == "ok" for answer in answers.values()), "under the bound every put is answered ok", str(answers))
+    # Twenty: one runs, and the sixth to arrive finds four waiting.
+    ends_behind_one_poll(lp, puts(20, 20, "t"), "past the waiting requests")
+
+
+def mode_garbled():
+    """A poll whose second message is not base64: the session ends, and the first (a put)
+    is not run either: a poll's messages are decoded before any is taken."""
+    garbled = Session(poll=False)
+    garbled.handshake()
+    put = websafe_b64(json.dumps({"t": "d", "d": {"r": 1, "a": "p", "b": {"p": "/lp/garbled", "d": 1}}}))
+    status, _, body = get(f"/.lp?id={garbled.id}&pw={garbled.pw}&ser=1&seg0=0&ts0=1&d0={put}&seg1=1&ts1=1&d1=%21%21%21")
+    check(status == 200 and "'close'" in body, "a message that is not base64 ends the session", body)
+    check(rest("GET", "/lp/garbled.json") == (200, None), "and no message of its poll ran")
+    status, _, _ = get(f"/.lp?id={garbled.id}&pw={garbled.pw}&ser=2")
+    check(status == 404, "the session is gone")
+
+
 if __name__ == "__main__":
     {"session": mode_session, "proxy": mode_proxy, "hold": mode_hold, "idle": mode_idle,
      "max_sessions": mode_max_sessions, "pending_out": mode_pending_out, "pending_in": mode_pending_in,
      "shutdown": mode_shutdown, "reconnect": mode_reconnect, "namespace": mode_namespace,
      "first_message": mode_first_message, "unsent": mode_unsent, "per_address": mode_per_address,
-     "emulator_referer": mode_emulator_referer}[MODE]()
+     "emulator_referer": mode_emulator_referer, "waiting_bytes": mode_waiting_bytes,
+     "waiting_count": mode_waiting_count, "garbled": mode_garbled}[MODE]()
     print("done", flush=True)
