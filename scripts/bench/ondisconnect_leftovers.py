@@ -45,11 +45,8 @@ def run(binary, label):
     server = base.Server(binary)
     restarted = None
     try:
-        status, data = base.call(server, "POST", "/v1/accounts:signUp", json.dumps({"returnSecureToken": True}))
-        account = json.loads(data)
-        token, uid = account["idToken"], account["localId"]
-        path = f"/users/{uid}/favorites"
-        value = {f"f{i:06d}": base.favourite(i, uid) for i in range(FAVORITES)}
+        token, uid, path = base.anonymous_user(server)
+        value = base.favourites(uid, FAVORITES)
         statuses, connections = register_ondisconnect(server, token, path, value, CONNS, OPS)
         row = {"label": label, "registered": statuses["ok"], "value_bytes": len(json.dumps(value)),
                "rss_registered": round(base.rss_mib(server.proc.pid), 1), "load_before": runcpu.load_average()}

@@ -155,11 +155,8 @@ def run(binary, label):
         server = base.Server(binary)
         pid = server.proc.pid
         try:
-            status, data = base.call(server, "POST", "/v1/accounts:signUp", json.dumps({"returnSecureToken": True}))
-            account = json.loads(data)
-            token, uid = account["idToken"], account["localId"]
-            path = f"/users/{uid}/favorites"
-            value = {f"f{i:06d}": base.favourite(i, uid) for i in range(FAVORITES)}
+            token, uid, path = base.anonymous_user(server)
+            value = base.favourites(uid, FAVORITES)
             time.sleep(1)
             row = {"label": label, "kind": kind, "value_bytes": len(json.dumps(value)), "rss_before": round(base.rss_mib(pid), 1)}
             meter = runcpu.Meter(pid)

@@ -89,10 +89,7 @@ def run(binary, label):
     meter = runcpu.Meter(pid)
     res = {"label": label, "binary": binary, "favorites": FAVORITES, "writes": WRITES}
     try:
-        status, data = base.call(server, "POST", "/v1/accounts:signUp", json.dumps({"returnSecureToken": True}))
-        account = json.loads(data)
-        token, uid = account["idToken"], account["localId"]
-        path = f"/users/{uid}/favorites"
+        token, uid, path = base.anonymous_user(server)
         start_id = stream(server, path, token)
         for write in range(WRITES):
             favourites = {}

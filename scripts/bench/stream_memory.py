@@ -87,15 +87,8 @@ def run(binary, label):
     res = {"label": label, "binary": binary, "kind": KIND, "favorites": FAVORITES, "streams": STREAMS}
     opened = []
     try:
-        status, data = base.call(server, "POST", "/v1/accounts:signUp", json.dumps({"returnSecureToken": True}))
-        account = json.loads(data)
-        token, uid = account["idToken"], account["localId"]
-        path = f"/users/{uid}/favorites"
-        for start in range(0, FAVORITES, 500):
-            batch = {f"f{i:06d}": base.favourite(i, uid) for i in range(start, min(FAVORITES, start + 500))}
-            status, data = base.call(server, "PATCH", path + ".json?print=silent", json.dumps(batch), token)
-            if status not in (200, 204):
-                raise SystemExit(f"PATCH answered {status}: {data[:200]}")
+        token, uid, path = base.anonymous_user(server)
+        base.seed_favourites(server, path, token, uid, FAVORITES, 500)
         status, data = base.call(server, "GET", path + ".json", token=token)
         res["value_bytes"] = len(data)
         time.sleep(SETTLE_SECONDS)

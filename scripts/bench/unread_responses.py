@@ -205,6 +205,29 @@ def favourite(i, uid):
             "longitude": round(-170 + (i * 0.0173) % 340, 6), "note": "n" * NOTE_BYTES}
 
 
+def favourites(uid, count, start=0):
+    """Favourites start..count-1 of `uid`, keyed as the app keys them."""
+    return {f"f{i:06d}": favourite(i, uid) for i in range(start, count)}
+
+
+def anonymous_user(server):
+    """Signs an anonymous user up: (ID token, uid, the path of their favourites)."""
+    status, data = call(server, "POST", "/v1/accounts:signUp", json.dumps({"returnSecureToken": True}))
+    if status != 200:
+        raise SystemExit(f"sign-up: {status} {data[:200]!r}")
+    account = json.loads(data)
+    return account["idToken"], account["localId"], f"/users/{account['localId']}/favorites"
+
+
+def seed_favourites(server, path, token, uid, count, batch):
+    """Writes `count` favourites under `path` in PATCHes of `batch`."""
+    for start in range(0, count, batch):
+        status, data = call(server, "PATCH", path + ".json?print=silent",
+                            json.dumps(favourites(uid, min(count, start + batch), start)), token)
+        if status not in (200, 204):
+            raise SystemExit(f"PATCH batch at {start}: {status} {data[:300]!r}")
+
+
 def raise_nofile(n):
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     want = n + 256
@@ -247,18 +270,9 @@ def run(binary, label):
            "max_unsent_bytes": os.environ.get("HEARTH_MAX_UNSENT_BYTES", "default")}
     try:
         # 1. the user and their favourites
-        status, data = call(server, "POST", "/v1/accounts:signUp", json.dumps({"returnSecureToken": True}))
-        if status != 200:
-            raise SystemExit(f"sign-up: {status} {data[:200]!r}")
-        account = json.loads(data)
-        token, uid = account["idToken"], account["localId"]
-        base = f"/users/{uid}/favorites"
+        token, uid, base = anonymous_user(server)
         t0 = time.perf_counter()
-        for start in range(0, FAVORITES, BATCH):
-            batch = {f"f{i:06d}": favourite(i, uid) for i in range(start, min(FAVORITES, start + BATCH))}
-            status, data = call(server, "PATCH", base + ".json?print=silent", json.dumps(batch), token)
-            if status not in (200, 204):
-                raise SystemExit(f"PATCH batch at {start}: {status} {data[:300]!r}")
+        seed_favourites(server, base, token, uid, FAVORITES, BATCH)
         res["seed_seconds"] = round(time.perf_counter() - t0, 1)
         status, data = call(server, "GET", base + ".json", token=token)
         if status != 200:
