@@ -16,6 +16,10 @@ public enum DatabaseError: Error, Sendable {
     case stale(current: JSONValue, tag: String)
     /// The write is over `StoreOptions.maxNodesPerWrite`.
     case tooLarge(TooLarge)
+    /// The write's server values resolved to a value the tree cannot hold (an increment
+    /// past the largest double), found when it was applied; nothing was written. The
+    /// error says where, for the client.
+    case invalidValue(TreeError)
     /// The write would cause more than `limit` trigger events
     /// (`TriggerLimits.maxEventsPerWrite`); nothing was written.
     case tooManyTriggerEvents(limit: Int)
@@ -47,6 +51,8 @@ public enum DatabaseError: Error, Sendable {
             if case .engine(let failure) = store, failure.kind == .unavailable { return .unavailable(cause: "\(store)") }
             if store.isDiskFull { return .storageFull }
             return .internalError(reason: "store error: \(store)")
+        case let tree as TreeError:
+            return .invalidValue(tree)
         case let failure as WriteFailure:
             switch failure {
             case .store(let store): return from(store)

@@ -35,16 +35,21 @@ public enum ServerValues {
     /// `value` (written at `path`) with every placeholder replaced: a timestamp by `now`
     /// (ms since the epoch), an increment by the current number at its location plus the
     /// delta, or the delta when the current value is missing or not a number. Integer plus
-    /// integer stays an integer unless it overflows 64 bits, then it is a double.
+    /// integer stays an integer unless it overflows 64 bits, then it is a double. An
+    /// increment whose sum passes the largest double throws `TreeError.incrementOutOfRange`: the
+    /// tree holds no infinity, and writing one would lose the number that was there.
+    /// Errors `current` throws pass through.
     public static func resolve(
         _ value: JSONValue, at path: DataPath, now: Int64, current: (DataPath) throws -> JSONValue?
-    ) rethrows -> JSONValue {
+    ) throws -> JSONValue {
         if let placeholder = placeholder(value) {
             switch placeholder {
             case .timestamp:
                 return .int(now)
             case .increment(let delta):
-                return add(try current(path), delta)
+                let sum = add(try current(path), delta)
+                if case .double(let d) = sum, !d.isFinite { throw TreeError.incrementOutOfRange(at: path) }
+                return sum
             }
         }
         guard case .object(let members) = value else { return value }

@@ -13,6 +13,9 @@ public enum TreeError: Error, Sendable, Hashable {
     /// NaN or ±Infinity at `at` (only reachable for values built in code; the parser
     /// never produces them).
     case invalidNumber(at: DataPath)
+    /// An increment (`{".sv":{"increment":n}}`) at `at` whose sum would pass the largest
+    /// double (±1.7976931348623157e308).
+    case incrementOutOfRange(at: DataPath)
     /// `.priority` or `.value` where Hearth does not take them (the import tool).
     case unsupportedPseudoKey(key: String, under: DataPath)
     /// A `.priority` that is not a string, number or null, or a `.value` beside other keys.
@@ -33,6 +36,8 @@ extension TreeError: CustomStringConvertible {
             return "Invalid data at \(Self.show(at)): a string of \(bytes) bytes exceeds the limit of \(FirebaseTree.maxStringBytes) bytes"
         case .invalidNumber(let at):
             return "Invalid data at \(Self.show(at)): NaN and Infinity are not valid numbers"
+        case .incrementOutOfRange(let at):
+            return "Invalid data at \(Self.show(at)): the increment would pass the largest number, \(Double.greatestFiniteMagnitude)"
         case .invalidPriority(let under, let detail):
             return "Invalid data at \(Self.show(under)): \(detail)"
         case .invalidServerValue(let under, let detail):

@@ -128,6 +128,8 @@ struct RESTContext: Sendable {
             return .internalError
         case .tooLarge(let reason):
             return .writeTooLarge(reason)
+        case .invalidValue(let error):
+            return APIError(400, error.description)
         case .tooManyTriggerEvents(let limit):
             return APIError(413, "The write would cause more than \(limit) trigger events; write fewer locations at once")
         case .storageFull:

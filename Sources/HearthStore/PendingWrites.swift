@@ -126,9 +126,11 @@ package final class PendingWrites: Sendable {
 extension PendingWrites.Write {
     /// The write as it will be applied, judged inside the writer's transaction on `view`
     /// (the state before it): server values resolved at `time`, then its check. Throws the
-    /// `WriteFailure` that refuses it.
+    /// `WriteFailure` that refuses it (a value its server values cannot leave, such as an
+    /// increment past the largest double, rejects it).
     package func checked(on view: any TreeView, at time: Int64) throws -> WriteOperation {
-        let resolved = operation.hasServerValues ? try operation.resolvingServerValues(in: view, now: time) : operation
+        let resolved = operation.hasServerValues
+            ? try Self.judging { try operation.resolvingServerValues(in: view, now: time) } : operation
         if let check { try Self.judging { try check(view, resolved) } }
         return resolved
     }

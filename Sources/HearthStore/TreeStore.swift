@@ -197,9 +197,10 @@ extension WriteOperation {
 
     /// The operation with server values resolved against `view` (the state before it) at
     /// commit time `now` (docs/protocol/rest.md §1.5). A resolved value never vanishes:
-    /// placeholders become leaves.
-    public func resolvingServerValues(in view: any TreeView, now: Int64) throws(StoreError) -> WriteOperation {
-        func resolve(_ entry: WriteEntry) throws(StoreError) -> WriteEntry {
+    /// placeholders become leaves. Throws the `StoreError` of a failed read, or the
+    /// `TreeError` of a value the tree cannot hold (an increment past the largest double).
+    public func resolvingServerValues(in view: any TreeView, now: Int64) throws -> WriteOperation {
+        func resolve(_ entry: WriteEntry) throws -> WriteEntry {
             guard let value = entry.value, ServerValues.contains(value) else { return entry }
             do {
                 let resolved = try ServerValues.resolve(value, at: entry.path, now: now) { path in
@@ -208,8 +209,10 @@ extension WriteOperation {
                 return WriteEntry(path: entry.path, value: resolved)
             } catch let error as StoreError {
                 throw error
+            } catch let error as TreeError {
+                throw error
             } catch {
-                throw .corrupt("server value: \(error)")
+                throw StoreError.corrupt("server value: \(error)")
             }
         }
         switch self {

@@ -129,7 +129,7 @@ struct FirebaseTreeTests {
 
     @Test func serverValuesResolve() throws {
         let value: JSONValue = .object(["at": .object([".sv": "timestamp"]), "n": .object([".sv": .object(["increment": 2])]), "k": 1])
-        let resolved = ServerValues.resolve(value, at: try DataPath(string: "x"), now: 1234) { path in
+        let resolved = try ServerValues.resolve(value, at: try DataPath(string: "x"), now: 1234) { path in
             path == (try? DataPath(string: "x/n")) ? .int(40) : nil
         }
         #expect(resolved == .object(["at": 1234, "n": 42, "k": 1]))
@@ -137,6 +137,23 @@ struct FirebaseTreeTests {
         #expect(ServerValues.add(.double(0.5), .int(1)) == .double(1.5))
         #expect(ServerValues.add(.double(0.5), .double(0.5)) == .int(1))
         #expect(ServerValues.add(.int(Int64.min), .int(-1)) == .double(Double(Int64.min) - 1))
+    }
+
+    /// An increment whose sum passes the largest double is refused where it would land,
+    /// rather than stored as an infinity (which reads as nothing); one that stays at the
+    /// largest double is taken.
+    @Test func anIncrementPastTheLargestDoubleIsInvalid() throws {
+        let increment: JSONValue = .object(["n": .object([".sv": .object(["increment": .double(.greatestFiniteMagnitude)])])])
+        let at = try DataPath(string: "x")
+        for current: JSONValue in [.double(.greatestFiniteMagnitude), .double(1e308)] {
+            #expect(throws: TreeError.incrementOutOfRange(at: try DataPath(string: "x/n"))) {
+                try ServerValues.resolve(increment, at: at, now: 0) { _ in current }
+            }
+        }
+        let down: JSONValue = .object(["n": .object([".sv": .object(["increment": .double(-.greatestFiniteMagnitude)])])])
+        #expect(throws: TreeError.self) { try ServerValues.resolve(down, at: at, now: 0) { _ in .double(-1e308) } }
+        #expect(try ServerValues.resolve(increment, at: at, now: 0) { _ in .int(0) }
+                == .object(["n": .double(.greatestFiniteMagnitude)]))
     }
 
     @Test func otherDotKeysAreInvalid() {

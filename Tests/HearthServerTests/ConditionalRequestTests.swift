@@ -162,6 +162,24 @@ import Testing
         #expect(patch.json == .object(["likes": .int(11), "views": .int(99)]))
     }
 
+    /// An increment whose sum would pass the largest double is a 400 naming where, and the
+    /// number stays as it was (stored as an infinity it would read as nothing); in a
+    /// multi-path PATCH nothing of the write is written.
+    @Test func anIncrementPastTheLargestNumberIs400AndKeepsTheNumber() async throws {
+        let h = try RouterHarness()
+        #expect(await h.send("PUT", "/c.json", "1e308").status == 200)
+        let put = await h.send("PUT", "/c.json", #"{".sv":{"increment":1e308}}"#)
+        #expect(put.status == 400)
+        #expect(put.errorMessage == "Invalid data at /c: the increment would pass the largest number, 1.7976931348623157e+308",
+                "\(put.text)")
+        #expect(await h.send("GET", "/c.json").text == "1e+308")
+        let patch = await h.send("PATCH", "/.json", #"{"c":{".sv":{"increment":-1e308}},"d":{".sv":{"increment":-1.7976931348623157e308}},"e":1}"#)
+        #expect(patch.status == 200, "a sum that stays in range: \(patch.text)")
+        let over = await h.send("PATCH", "/.json", #"{"d":{".sv":{"increment":-1e308}},"f":1}"#)
+        #expect(over.status == 400, "\(over.text)")
+        #expect(await h.send("GET", "/.json").json == .object(["c": .int(0), "d": .double(-.greatestFiniteMagnitude), "e": .int(1)]))
+    }
+
     @Test func concurrentIncrementsAreAtomic() async throws {
         let h = try RouterHarness()
         await withTaskGroup(of: Void.self) { group in

@@ -398,6 +398,7 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
         case .permissionDenied: return ("permission_denied", "Permission denied")
         case .stale: return ("datastale", "The transaction's data is stale")
         case .tooLarge: return ("write_too_big", "Write too large")
+        case .invalidValue(let error): return ("invalid_data", error.description)
         case .tooManyTriggerEvents: return ("write_too_big", "The write would cause too many trigger events")
         case .storageFull: return ("unavailable", "The server's disk is full")
         case .unavailable: return ("unavailable", "The database is unavailable; try again")

@@ -586,9 +586,9 @@ def mode_owner_only_direct():
 
 
 def mode_bad_paths():
-    """A path that is not valid in a write, a read, a listen or an onDisconnect request is
-    answered `invalid_data` with the reason, not a generic `invalid_action`; the
-    connection stays usable."""
+    """A path that is not valid in a write, a read, a listen or an onDisconnect request, or
+    an increment past the largest number, is answered `invalid_data` with the reason, not
+    a generic `invalid_action`; the connection stays usable."""
     c = Client()
     bad = {".info": "/.info/connected", ".settings": "/.settings/rules", "..": "/open/../x",
            "a control character": "/open/a\u0001b", "an over-long key": "/open/" + "k" * 800}
@@ -599,6 +599,16 @@ def mode_bad_paths():
             check(answer["s"] == "invalid_data" and answer["d"].startswith("Invalid path: "), f"{action} on {name}: invalid_data", answer)
     missing = c.call("p", {"d": 1})
     check(missing["s"] == "invalid_action" and missing["d"] == "put needs p", "no p: invalid_action", missing)
+    # Data that is only invalid once applied: an increment past the largest number, in a
+    # put, an update and an onDisconnect (judged when registered); the number stays.
+    check(c.call("p", {"p": "/open/n", "d": 1e308})["s"] == "ok", "a large number")
+    over = {".sv": {"increment": 1e308}}
+    for action, body in (("p", {"p": "/open/n", "d": over}), ("m", {"p": "/open", "d": {"n": over}}),
+                         ("o", {"p": "/open/n", "d": over})):
+        answer = c.call(action, body)
+        check(answer["s"] == "invalid_data" and "the increment would pass the largest number" in answer["d"],
+              f"{action} of an increment past the largest number: invalid_data", answer)
+    check(rest("GET", "/open/n.json") == (200, 1e308), "the number stays")
     check(c.call("p", {"p": "/open/fine", "d": 1})["s"] == "ok", "the connection is still usable")
     c.close()
 
