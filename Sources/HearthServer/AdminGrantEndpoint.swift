@@ -38,10 +38,16 @@ struct AdminGrantEndpoint {
         do { body = try AuthRequestBody(request) } catch {
             return responder.respond(Self.oauthError(400, "invalid_request", "the body must be form-encoded, at most \(AuthRequestBody.maxBytes) bytes"))
         }
-        guard body.string("grant_type") == AdminGrantVerifier.grantType else {
+        let grantType: String?, given: String?
+        do {
+            (grantType, given) = (try body.string("grant_type"), try body.string("assertion"))
+        } catch {
+            return responder.respond(Self.oauthError(400, "invalid_request", error.detail ?? error.code))
+        }
+        guard grantType == AdminGrantVerifier.grantType else {
             return responder.respond(Self.oauthError(400, "unsupported_grant_type", "grant_type must be \(AdminGrantVerifier.grantType)"))
         }
-        guard let assertion = body.string("assertion") else {
+        guard let assertion = given else {
             return responder.respond(Self.oauthError(400, "invalid_request", "no assertion"))
         }
         let service = context.service

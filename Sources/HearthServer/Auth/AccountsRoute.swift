@@ -62,20 +62,30 @@ struct AccountsRoute {
         guard request.method == "POST" else { return responder.respond(AuthError("METHOD_NOT_ALLOWED", kind: .methodNotAllowed).response) }
         let body: AuthRequestBody
         do { body = try AuthRequestBody(request) } catch { return responder.respond(error.response) }
+        do throws(AuthError) {
+            try dispatch(operation, body, request, responder: responder)
+        } catch {
+            // A field of the wrong type (`AuthRequestBody.typeMismatch`), before any work.
+            responder.respond(error.response)
+        }
+    }
+
+    private func dispatch(_ operation: Operation, _ body: AuthRequestBody, _ request: HTTPRequest,
+                          responder: HTTPResponder) throws(AuthError) {
         switch operation {
-        case .signUp: SignUpEndpoint.handle(body, request, route: self, responder: responder)
-        case .signInWithPassword: SignInEndpoint.handle(body, request, route: self, responder: responder)
-        case .lookup: LookupEndpoint.handle(body, request, route: self, responder: responder)
+        case .signUp: try SignUpEndpoint.handle(body, request, route: self, responder: responder)
+        case .signInWithPassword: try SignInEndpoint.handle(body, request, route: self, responder: responder)
+        case .lookup: try LookupEndpoint.handle(body, request, route: self, responder: responder)
         case .update:
-            if body.string("oobCode") != nil && body.string("idToken") == nil {
-                return EmailActionEndpoints.verifyEmail(body, request, route: self, responder: responder)
+            if try body.string("oobCode") != nil, try body.string("idToken") == nil {
+                return try EmailActionEndpoints.verifyEmail(body, request, route: self, responder: responder)
             }
-            UpdateEndpoint.handle(body, request, route: self, responder: responder)
-        case .delete: DeleteAccountEndpoint.handle(body, request, route: self, responder: responder)
-        case .signInWithCustomToken: CustomTokenEndpoint.handle(body, request, route: self, responder: responder)
-        case .sendOobCode: EmailActionEndpoints.sendOobCode(body, request, route: self, responder: responder)
-        case .resetPassword: EmailActionEndpoints.resetPassword(body, request, route: self, responder: responder)
-        case .signInWithIdp: SignInWithIdpEndpoint.handle(body, request, route: self, responder: responder)
+            try UpdateEndpoint.handle(body, request, route: self, responder: responder)
+        case .delete: try DeleteAccountEndpoint.handle(body, request, route: self, responder: responder)
+        case .signInWithCustomToken: try CustomTokenEndpoint.handle(body, request, route: self, responder: responder)
+        case .sendOobCode: try EmailActionEndpoints.sendOobCode(body, request, route: self, responder: responder)
+        case .resetPassword: try EmailActionEndpoints.resetPassword(body, request, route: self, responder: responder)
+        case .signInWithIdp: try SignInWithIdpEndpoint.handle(body, request, route: self, responder: responder)
         }
     }
 

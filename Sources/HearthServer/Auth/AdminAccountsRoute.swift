@@ -85,13 +85,18 @@ struct AdminAccountsRoute {
                 return responder.respond(error.response)
             }
             let accounts = AccountsRoute(context: route.context)
-            switch operation {
-            case .create: AdminCreateEndpoint.handle(body, route: accounts, responder: responder)
-            case .lookup: AdminLookupEndpoint.handle(body, route: accounts, responder: responder)
-            case .update: AdminUpdateEndpoint.handle(body, route: accounts, responder: responder)
-            case .delete: AdminDeleteEndpoint.handle(body, route: accounts, responder: responder)
-            case .batchDelete: AdminDeleteEndpoint.handleBatch(body, route: accounts, responder: responder)
-            case .batchGet: AdminListEndpoint.handle(body, route: accounts, responder: responder)
+            do throws(AuthError) {
+                switch operation {
+                case .create: try AdminCreateEndpoint.handle(body, route: accounts, responder: responder)
+                case .lookup: try AdminLookupEndpoint.handle(body, route: accounts, responder: responder)
+                case .update: try AdminUpdateEndpoint.handle(body, route: accounts, responder: responder)
+                case .delete: try AdminDeleteEndpoint.handle(body, route: accounts, responder: responder)
+                case .batchDelete: try AdminDeleteEndpoint.handleBatch(body, route: accounts, responder: responder)
+                case .batchGet: try AdminListEndpoint.handle(body, route: accounts, responder: responder)
+                }
+            } catch {
+                // A field of the wrong type (`AuthRequestBody.typeMismatch`), before any work.
+                responder.respond(error.response)
             }
         }
     }

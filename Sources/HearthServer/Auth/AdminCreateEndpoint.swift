@@ -7,16 +7,16 @@ import HearthJSON
 /// `email`, `password`, `displayName`, `photoUrl`, `emailVerified`, `disabled`. Answers
 /// `localId` (the SDK then looks the user up). `DUPLICATE_LOCAL_ID`, `EMAIL_EXISTS`.
 enum AdminCreateEndpoint {
-    static func handle(_ body: AuthRequestBody, route: AccountsRoute, responder: HTTPResponder) {
-        if body.string("phoneNumber") != nil { return responder.respond(AuthError.phoneNumbersUnsupported.response) }
+    static func handle(_ body: AuthRequestBody, route: AccountsRoute, responder: HTTPResponder) throws(AuthError) {
+        if try body.string("phoneNumber") != nil { return responder.respond(AuthError.phoneNumbersUnsupported.response) }
         var new = AccountService.NewUser()
-        new.uid = body.string("localId")
-        new.email = body.string("email")
-        new.password = body.string("password")
-        new.displayName = body.string("displayName")
-        new.photoURL = body.string("photoUrl")
-        new.emailVerified = body.bool("emailVerified") ?? false
-        new.disabled = body.bool("disabled") ?? false
+        new.uid = try body.string("localId")
+        new.email = try body.string("email")
+        new.password = try body.string("password")
+        new.displayName = try body.string("displayName")
+        new.photoURL = try body.string("photoUrl")
+        new.emailVerified = try body.bool("emailVerified") ?? false
+        new.disabled = try body.bool("disabled") ?? false
         let service = route.context.service
         route.run(hashing: new.password != nil, responder) { [new] () throws(AuthError) -> JSONValue in
             let user = try service.createUser(new)

@@ -12,8 +12,8 @@ enum AdminDeleteEndpoint {
     /// Uids accepted in one batch delete, like Firebase.
     static let maxBatchDelete = 1000
 
-    static func handle(_ body: AuthRequestBody, route: AccountsRoute, responder: HTTPResponder) {
-        guard let uid = body.string("localId") else { return responder.respond(AuthError("MISSING_LOCAL_ID").response) }
+    static func handle(_ body: AuthRequestBody, route: AccountsRoute, responder: HTTPResponder) throws(AuthError) {
+        guard let uid = try body.string("localId") else { return responder.respond(AuthError("MISSING_LOCAL_ID").response) }
         let context = route.context
         route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
             try context.service.delete(uid: uid)
@@ -22,12 +22,12 @@ enum AdminDeleteEndpoint {
         }
     }
 
-    static func handleBatch(_ body: AuthRequestBody, route: AccountsRoute, responder: HTTPResponder) {
-        let uids = body.strings("localIds")
+    static func handleBatch(_ body: AuthRequestBody, route: AccountsRoute, responder: HTTPResponder) throws(AuthError) {
+        let uids = try body.strings("localIds")
         guard uids.count <= maxBatchDelete else {
             return responder.respond(AuthError("INVALID_ARGUMENT", detail: "at most \(maxBatchDelete) localIds in one batch").response)
         }
-        let force = body.bool("force") ?? false
+        let force = try body.bool("force") ?? false
         let context = route.context
         route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
             var errors: [JSONValue] = []

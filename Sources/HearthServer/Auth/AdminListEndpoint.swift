@@ -13,7 +13,7 @@ enum AdminListEndpoint {
     /// Largest page, as Firebase's (and the SDKs' `MAX_LIST_USERS_RESULTS`).
     static let maxResultsLimit = 1000
 
-    static func handle(_ body: AuthRequestBody, route: AccountsRoute, responder: HTTPResponder) {
+    static func handle(_ body: AuthRequestBody, route: AccountsRoute, responder: HTTPResponder) throws(AuthError) {
         let limit: Int
         let after: String?
         do throws(AuthError) {
@@ -34,12 +34,12 @@ enum AdminListEndpoint {
     static func page(_ body: AuthRequestBody) throws(AuthError) -> (limit: Int, after: String?) {
         var limit = defaultMaxResults
         if body.value("maxResults") != nil {
-            guard let given = body.int("maxResults"), (1...Int64(maxResultsLimit)).contains(given) else {
+            guard let given = try body.int("maxResults"), (1...Int64(maxResultsLimit)).contains(given) else {
                 throw AuthError("INVALID_ARGUMENT", detail: "maxResults must be 1 to \(maxResultsLimit)")
             }
             limit = Int(given)
         }
-        guard let token = body.string("nextPageToken") else { return (limit, nil) }
+        guard let token = try body.string("nextPageToken") else { return (limit, nil) }
         guard let bytes = Base64.decode(token, alphabet: .url, padding: .none), let uid = String(validating: bytes, as: UTF8.self) else {
             throw AuthError("INVALID_PAGE_SELECTION")
         }

@@ -12,9 +12,9 @@ enum AdminLookupEndpoint {
     /// Identifiers accepted in one lookup, like Firebase (and the SDKs' `get_users`).
     static let maxIdentifiers = 100
 
-    static func handle(_ body: AuthRequestBody, route: AccountsRoute, responder: HTTPResponder) {
-        let uids = body.strings("localId"), emails = body.strings("email")
-        var count = uids.count + emails.count + body.strings("phoneNumber").count
+    static func handle(_ body: AuthRequestBody, route: AccountsRoute, responder: HTTPResponder) throws(AuthError) {
+        let uids = try body.strings("localId"), emails = try body.strings("email")
+        var count = try uids.count + emails.count + body.strings("phoneNumber").count
         var federated: [(providerID: String, rawID: String)] = []
         if case .array(let entries)? = body.value("federatedUserId") {
             count += entries.count

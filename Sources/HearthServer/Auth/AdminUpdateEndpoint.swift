@@ -11,11 +11,11 @@ import HearthJSON
 /// session. `deleteProvider` unlinks identity providers; `["phone"]` is accepted
 /// and does nothing (there are none), `password` is refused.
 enum AdminUpdateEndpoint {
-    static func handle(_ body: AuthRequestBody, route: AccountsRoute, responder: HTTPResponder) {
+    static func handle(_ body: AuthRequestBody, route: AccountsRoute, responder: HTTPResponder) throws(AuthError) {
         let changes: AccountService.Changes
         let uid: String
         do throws(AuthError) {
-            guard let localId = body.string("localId") else { throw AuthError("MISSING_LOCAL_ID") }
+            guard let localId = try body.string("localId") else { throw AuthError("MISSING_LOCAL_ID") }
             uid = localId
             changes = try Self.changes(body)
         } catch {
@@ -32,12 +32,12 @@ enum AdminUpdateEndpoint {
     }
 
     static func changes(_ body: AuthRequestBody) throws(AuthError) -> AccountService.Changes {
-        if body.string("phoneNumber") != nil { throw .phoneNumbersUnsupported }
-        var changes = UpdateEndpoint.profileChanges(body)
-        changes.emailVerified = body.bool("emailVerified")
-        changes.disabled = body.bool("disableUser")
+        if try body.string("phoneNumber") != nil { throw .phoneNumbersUnsupported }
+        var changes = try UpdateEndpoint.profileChanges(body)
+        changes.emailVerified = try body.bool("emailVerified")
+        changes.disabled = try body.bool("disableUser")
         if body.value("validSince") != nil {
-            guard let seconds = body.int("validSince") else { throw AuthError("INVALID_ARGUMENT", detail: "validSince must be an integer") }
+            guard let seconds = try body.int("validSince") else { throw AuthError("INVALID_ARGUMENT", detail: "validSince must be an integer") }
             changes.validSince = seconds
         }
         if let claims = body.value("customAttributes"), claims != .string("") {

@@ -49,37 +49,63 @@ struct AuthRequestBody: Sendable {
         return fields[Self.snakeCase(camelName)]
     }
 
-    func string(_ name: String) -> String? {
-        if case .string(let s)? = value(name), !s.isEmpty { return s }
-        return nil
+    /// The string `name` holds; nil when it is absent, null or empty. Any other type is
+    /// refused (`typeMismatch`) rather than read as absent: `{"email": 1}` on signUp must
+    /// not become an anonymous sign-up.
+    func string(_ name: String) throws(AuthError) -> String? {
+        switch value(name) {
+        case nil, .null?: return nil
+        case .string(let s)?: return s.isEmpty ? nil : s
+        case let other?: throw Self.typeMismatch(name, expected: "TYPE_STRING", other)
+        }
     }
 
-    func bool(_ name: String) -> Bool? {
+    /// The boolean `name` holds (`true`/`false` as strings too); nil when absent or null.
+    func bool(_ name: String) throws(AuthError) -> Bool? {
         switch value(name) {
+        case nil, .null?: return nil
         case .bool(let b)?: return b
         case .string("true")?: return true
         case .string("false")?: return false
-        default: return nil
+        case let other?: throw Self.typeMismatch(name, expected: "TYPE_BOOL", other)
         }
     }
 
     /// An integer given as a JSON number or a string of digits (int64 fields in Google's
-    /// JSON mapping are strings).
-    func int(_ name: String) -> Int64? {
+    /// JSON mapping are strings); nil when absent or null, and for a number or string that
+    /// is not an integer, which each caller refuses with its own range message.
+    func int(_ name: String) throws(AuthError) -> Int64? {
         switch value(name) {
+        case nil, .null?: return nil
         case .int(let i)?: return i
-        case .double(let d)? where d == d.rounded() && abs(d) < 9e15: return Int64(d)
+        case .double(let d)?: return d == d.rounded() && abs(d) < 9e15 ? Int64(d) : nil
         case .string(let s)?: return Int64(s)
-        default: return nil
+        case let other?: throw Self.typeMismatch(name, expected: "TYPE_INT64", other)
         }
     }
 
-    func strings(_ name: String) -> [String] {
+    /// A repeated string field: an array of strings, or one string.
+    func strings(_ name: String) throws(AuthError) -> [String] {
         switch value(name) {
-        case .array(let items)?: return items.compactMap(\.stringValue)
+        case nil, .null?: return []
         case .string(let s)?: return [s]
-        default: return []
+        case .array(let items)?:
+            var strings: [String] = []
+            for item in items {
+                guard case .string(let s) = item else { throw Self.typeMismatch(name, expected: "TYPE_STRING", item) }
+                strings.append(s)
+            }
+            return strings
+        case let other?: throw Self.typeMismatch(name, expected: "TYPE_STRING", other)
         }
+    }
+
+    /// Google's JSON mapping's answer to a field of the wrong type, with the value cut
+    /// short (it is the client's own input).
+    static func typeMismatch(_ name: String, expected: String, _ value: JSONValue) -> AuthError {
+        let text = String(decoding: JSONWriter.write(value), as: UTF8.self)
+        let shown = text.count > 40 ? String(text.prefix(40)) + "…" : text
+        return AuthError("INVALID_JSON_PAYLOAD", detail: "Invalid value at '\(snakeCase(name))' (\(expected)), \(shown)")
     }
 
     static func snakeCase(_ camel: String) -> String {

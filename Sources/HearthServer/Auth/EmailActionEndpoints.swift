@@ -8,9 +8,9 @@ import HearthJSON
 /// `accounts:update` with an `oobCode` uses a verification code. Mail leaves through the
 /// bounded `Mailer`, never on the request path.
 enum EmailActionEndpoints {
-    static func sendOobCode(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) {
+    static func sendOobCode(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) throws(AuthError) {
         let context = route.context, service = context.service
-        guard let type = body.string("requestType"), !type.isEmpty else { return responder.respond(AuthError("MISSING_REQ_TYPE").response) }
+        guard let type = try body.string("requestType"), !type.isEmpty else { return responder.respond(AuthError("MISSING_REQ_TYPE").response) }
         let kind: AccountService.ActionKind
         switch type {
         case "PASSWORD_RESET": kind = .passwordReset
@@ -20,11 +20,11 @@ enum EmailActionEndpoints {
         // Said before anything is looked up, so the answer tells nothing about accounts.
         guard context.mailer != nil else { return responder.respond(AuthError.emailNotConfigured.response) }
         if let mailer = context.mailer, mailer.pending >= mailer.maxQueued { return responder.respond(AuthError.mailQueueFull.response) }
-        let email = body.string("email")
+        let email = try body.string("email")
         if let retry = context.limitSignUp(address: request.remoteAddress, account: kind == .passwordReset ? email : nil) {
             return responder.respond(retry.response)
         }
-        let idToken = body.string("idToken")
+        let idToken = try body.string("idToken")
         route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
             let user = try service.actionRecipient(kind, email: email, idToken: idToken)
             // A reset for an unknown (or disabled) address answers the same as for a known
@@ -38,10 +38,10 @@ enum EmailActionEndpoints {
         }
     }
 
-    static func resetPassword(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) {
+    static func resetPassword(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) throws(AuthError) {
         let context = route.context, service = context.service
         if let retry = context.limitSignUp(address: request.remoteAddress, account: nil) { return responder.respond(retry.response) }
-        let code = body.string("oobCode"), password = body.string("newPassword")
+        let code = try body.string("oobCode"), password = try body.string("newPassword")
         route.run(hashing: password != nil, responder) { () throws(AuthError) -> JSONValue in
             let (email, user) = try service.completePasswordReset(code: code, newPassword: password)
             // Every earlier session of the account ended: forget its cached standing now.
@@ -51,10 +51,10 @@ enum EmailActionEndpoints {
     }
 
     /// `accounts:update` with `oobCode` and no `idToken`: an email verification.
-    static func verifyEmail(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) {
+    static func verifyEmail(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) throws(AuthError) {
         let context = route.context, service = context.service
         if let retry = context.limitSignUp(address: request.remoteAddress, account: nil) { return responder.respond(retry.response) }
-        let code = body.string("oobCode")
+        let code = try body.string("oobCode")
         route.run(hashing: false, responder) { () throws(AuthError) -> JSONValue in
             let user = try service.verifyEmail(code: code)
             context.authenticator.invalidate(user.uid)

@@ -11,22 +11,23 @@ enum SignInWithIdpEndpoint {
     /// The longest `postBody` read.
     static let maxPostBodyBytes = 16 * 1024
 
-    static func handle(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) {
+    static func handle(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) throws(AuthError) {
         let service = route.context.service
         if let retry = route.context.limitSignIn(address: request.remoteAddress, account: nil) { return responder.respond(retry.response) }
-        let postBody = body.string("postBody") ?? ""
+        let postBody = try body.string("postBody") ?? ""
         guard postBody.utf8.count <= maxPostBodyBytes else {
             return responder.respond(AuthError(AccountService.invalidIdPResponse, detail: "postBody is longer than \(maxPostBodyBytes) bytes").response)
         }
         let form = parseForm(postBody)
-        let providerID = form["providerId"] ?? body.string("providerId")
+        let providerID: String?
+        if let given = form["providerId"] { providerID = given } else { providerID = try body.string("providerId") }
         if form["id_token"] == nil, form["access_token"] != nil || form["code"] != nil {
             return responder.respond(AuthError(AccountService.invalidIdPResponse,
                                                detail: "only an id_token is accepted (not an access_token or code)").response)
         }
         let idpRequest = AccountService.IdPRequest(providerID: providerID, idToken: form["id_token"], nonce: form["nonce"],
-                                                   linkTo: body.string("idToken").flatMap { $0.isEmpty ? nil : $0 })
-        let returnCredential = body.bool("returnIdpCredential") ?? false
+                                                   linkTo: try body.string("idToken").flatMap { $0.isEmpty ? nil : $0 })
+        let returnCredential = try body.bool("returnIdpCredential") ?? false
         let authenticator = route.context.authenticator
         // A token naming a key the provider's keys lack waits for their fetch as a callback,
         // holding no work thread (the sign-in then finds the keys, or the fetch failed).

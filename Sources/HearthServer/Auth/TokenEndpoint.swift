@@ -16,11 +16,13 @@ struct TokenEndpoint {
         guard request.method == "POST" else { return responder.respond(AuthError("METHOD_NOT_ALLOWED", kind: .methodNotAllowed).response) }
         let body: AuthRequestBody
         do { body = try AuthRequestBody(request) } catch { return responder.respond(error.response) }
-        guard body.string("grantType") == "refresh_token" else { return responder.respond(AuthError.invalidGrantType.response) }
+        let grantType: String?
+        do { grantType = try body.string("grantType") } catch { return responder.respond(error.response) }
+        guard grantType == "refresh_token" else { return responder.respond(AuthError.invalidGrantType.response) }
         let service = context.service
         context.work.async {
             do throws(AuthError) {
-                let session = try service.refresh(body.string("refreshToken"))
+                let session = try service.refresh(try body.string("refreshToken"))
                 responder.respond(JSONResponse.make(.object([
                     "expires_in": .string(String(session.expiresIn)),
                     "token_type": .string("Bearer"),

@@ -6,12 +6,12 @@ import HearthJSON
 /// `accounts:update` (docs/protocol/auth.md §4.1): email, password, display name, photo; a
 /// new password revokes earlier tokens and returns a new session.
 enum UpdateEndpoint {
-    static func handle(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) {
+    static func handle(_ body: AuthRequestBody, _ request: HTTPRequest, route: AccountsRoute, responder: HTTPResponder) throws(AuthError) {
         let service = route.context.service
-        let hashes = body.string("password") != nil
+        let hashes = try body.string("password") != nil
         return route.run(hashing: hashes, responder) { () throws(AuthError) -> JSONValue in
-            let (user, authTime) = try service.signedIn(forIDToken: body.string("idToken"))
-            let changes = profileChanges(body)
+            let (user, authTime) = try service.signedIn(forIDToken: try body.string("idToken"))
+            let changes = try profileChanges(body)
             try service.requireRecentSignIn(user, authTime: authTime, for: changes)
             let (updated, session) = try service.update(uid: user.uid, changes)
             route.context.authenticator.invalidate(user.uid)
@@ -24,16 +24,16 @@ enum UpdateEndpoint {
 
     /// The changes a user may make to their own profile (email, password, display name,
     /// photo, and deleting the last two); admins may change more (AdminUpdateEndpoint).
-    static func profileChanges(_ body: AuthRequestBody) -> AccountService.Changes {
+    static func profileChanges(_ body: AuthRequestBody) throws(AuthError) -> AccountService.Changes {
         var changes = AccountService.Changes()
-        changes.email = body.string("email")
-        changes.password = body.string("password")
-        changes.displayName = body.string("displayName")
-        changes.photoURL = body.string("photoUrl")
-        let deletions = body.strings("deleteAttribute")
+        changes.email = try body.string("email")
+        changes.password = try body.string("password")
+        changes.displayName = try body.string("displayName")
+        changes.photoURL = try body.string("photoUrl")
+        let deletions = try body.strings("deleteAttribute")
         changes.deleteDisplayName = deletions.contains("DISPLAY_NAME")
         changes.deletePhotoURL = deletions.contains("PHOTO_URL")
-        changes.deleteProviders = body.strings("deleteProvider")
+        changes.deleteProviders = try body.strings("deleteProvider")
         return changes
     }
 }
