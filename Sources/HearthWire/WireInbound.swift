@@ -32,12 +32,16 @@ public enum WireInbound: Sendable, Equatable {
             return type == "p" ? .ping : .control(type: type)
         case "d":
             guard case .object(let data) = payload else { throw .malformedMessage }
-            guard case .string(let action)? = data["a"] else { return .ignored }
             let number: Int64?
             switch data["r"] {
             case .int(let n)? where n >= 0: number = n
             case nil: number = nil
             default: throw .malformedMessage
+            }
+            // No action: nothing to run. A numbered one is still answered (an empty action
+            // is unknown), so its client does not wait for an answer that never comes.
+            guard case .string(let action)? = data["a"] else {
+                return number.map { .request(number: $0, action: "", body: .null) } ?? .ignored
             }
             return .request(number: number, action: action, body: data["b"] ?? .null)
         default:

@@ -16,8 +16,14 @@ extension WireSession {
         } catch {
             return answer(number, "invalid_data", .string(error.description))
         }
+        // A transaction's put: a hash that is not a string is refused, not dropped, which
+        // would make the compare-and-set an unconditional write.
         var precondition: Database.Precondition? = nil
-        if case .string(let hash)? = members["h"] { precondition = .ifHash(hash, nodeHash: SDKHash.hash) }
+        switch members["h"] {
+        case nil, .null?: break
+        case .string(let hash)?: precondition = .ifHash(hash, nodeHash: SDKHash.hash)
+        default: return invalid(number, "put's h (the hash of the value it expects) must be a string")
+        }
         write(number: number, operation, precondition: precondition)
     }
 

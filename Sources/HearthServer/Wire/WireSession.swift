@@ -365,6 +365,8 @@ final class WireSession: WebSocketHandler, @unchecked Sendable {
                     self.queue.async { self.failed(number, failure) }
                 }
             }
+        case "":
+            invalid(number, "a request needs its action a, a string")
         default:
             invalid(number, "unknown action \(action.prefix(20))")
         }

@@ -588,7 +588,8 @@ def mode_owner_only_direct():
 def mode_bad_paths():
     """A path that is not valid in a write, a read, a listen or an onDisconnect request, or
     an increment past the largest number, is answered `invalid_data` with the reason, not
-    a generic `invalid_action`; the connection stays usable."""
+    a generic `invalid_action`; a put's hash or a request's action of the wrong type is
+    `invalid_action`; the connection stays usable."""
     c = Client()
     bad = {".info": "/.info/connected", ".settings": "/.settings/rules", "..": "/open/../x",
            "a control character": "/open/a\u0001b", "an over-long key": "/open/" + "k" * 800}
@@ -609,6 +610,19 @@ def mode_bad_paths():
         check(answer["s"] == "invalid_data" and "the increment would pass the largest number" in answer["d"],
               f"{action} of an increment past the largest number: invalid_data", answer)
     check(rest("GET", "/open/n.json") == (200, 1e308), "the number stays")
+    # A transaction's put whose hash is not a string is refused, not run unconditionally.
+    answer = c.call("p", {"p": "/open/n", "d": 1, "h": 7})
+    check(answer["s"] == "invalid_action" and "must be a string" in answer["d"], "a put with a hash that is not a string: invalid_action", answer)
+    check(rest("GET", "/open/n.json") == (200, 1e308), "and nothing is written")
+    # A numbered request without a string action is answered, not left waiting.
+    for action in (None, 5):
+        c.number += 1
+        data = {"r": c.number, "b": {"p": "/open/n", "d": 1}}
+        if action is not None:
+            data["a"] = action
+        c.send_raw(json.dumps({"t": "d", "d": data}))
+        answer = c.answer(c.number)[1]
+        check(answer["s"] == "invalid_action" and "needs its action" in answer["d"], f"a request whose a is {action}: invalid_action", answer)
     check(c.call("p", {"p": "/open/fine", "d": 1})["s"] == "ok", "the connection is still usable")
     c.close()
 
