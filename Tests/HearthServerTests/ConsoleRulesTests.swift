@@ -109,4 +109,19 @@ import Testing
         // Simulating writes nothing.
         #expect(try h.store.readSync { try $0.exists(at: .root) } == false)
     }
+
+    /// An `auth` (or its provider or claims) of the wrong type is refused, not simulated as
+    /// signed out or without claims, which would show a decision for another caller.
+    @Test func theSimulatorRefusesAnAuthOfTheWrongType() async throws {
+        let refused: [(JSONValue, String)] = [
+            ("alice", "auth must be null (signed out) or an object with a uid"),
+            (["uid": "alice", "claims": "premium"], "auth's claims must be an object"),
+            (["uid": "alice", "provider": 5], "auth's provider must be a string"),
+        ]
+        for (auth, message) in refused {
+            let answer = await call("POST", "rules/simulate", ["operation": "read", "path": "/users/alice", "auth": auth])
+            #expect(answer.status == 400, "\(auth)")
+            #expect(answer.json?.objectValue?["error"] == .string(message), "\(auth): \(answer.text)")
+        }
+    }
 }

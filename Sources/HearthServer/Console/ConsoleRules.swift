@@ -67,11 +67,24 @@ extension ConsoleRoute {
         }
         guard let policy = context.policy as? RulesAccessPolicy else { return respond(Self.error(404, "no rules to simulate")) }
         var auth: JSONValue = .null
+        // Anything but null or an object is refused, not simulated as signed out.
+        switch body["auth"] {
+        case nil, .null?, .object?: break
+        default: return respond(Self.error(400, "auth must be null (signed out) or an object with a uid"))
+        }
         if case .object(let given)? = body["auth"] {
             guard let uid = given["uid"]?.stringValue, !uid.isEmpty else { return respond(Self.error(400, "auth needs a uid")) }
+            switch given["provider"] {
+            case nil, .null?, .string?: break
+            default: return respond(Self.error(400, "auth's provider must be a string"))
+            }
             let provider = given["provider"]?.stringValue ?? "password"
             var token: [JSONKey: JSONValue] = [:]
-            if case .object(let claims)? = given["claims"] { token = claims }
+            switch given["claims"] {
+            case nil, .null?: break
+            case .object(let claims)?: token = claims
+            default: return respond(Self.error(400, "auth's claims must be an object"))
+            }
             token["sub"] = .string(uid)
             token["user_id"] = .string(uid)
             token["firebase"] = .object(["sign_in_provider": .string(provider)])
