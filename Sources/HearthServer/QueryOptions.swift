@@ -50,6 +50,17 @@ struct QueryOptions: Sendable, Equatable {
                 }
             case "auth", "access_token":
                 credential = value
+            case "timeout":
+                // Hearth sets no read time limit of its own; a malformed one is still refused
+                // as Firebase refuses it, not taken silently.
+                guard Self.isValidTimeout(value) else {
+                    throw .badRequest("timeout must be a whole number of ms, s or min (500ms, 3s, 2min), from 1ms to 15min")
+                }
+            case "writeSizeLimit":
+                // Hearth bounds a write by its nodes (maxNodesPerWrite), not by this estimate.
+                guard Self.writeSizeLimits.contains(value) else {
+                    throw .badRequest("writeSizeLimit must be tiny, small, medium, large or unlimited")
+                }
             case "auth_variable_override":
                 guard let parsed = try? JSONParser.parse(Array(value.utf8)), parsed == .null || parsed.objectValue != nil else {
                     throw .badRequest("auth_variable_override must be a JSON object or null")
@@ -63,5 +74,22 @@ struct QueryOptions: Sendable, Equatable {
             }
         }
         self.query = try DatabaseQuery(restParameters: queryValues)
+    }
+
+    /// Firebase's longest `timeout`: 15 minutes.
+    static let maxTimeoutMilliseconds: Int64 = 15 * 60 * 1000
+
+    /// `writeSizeLimit`'s values.
+    static let writeSizeLimits: Set<String> = ["tiny", "small", "medium", "large", "unlimited"]
+
+    /// Whether `value` is a `timeout`: digits and a unit (`ms`, `s`, `min`), from 1 ms to
+    /// `maxTimeoutMilliseconds`.
+    static func isValidTimeout(_ value: String) -> Bool {
+        let units: [(suffix: String, milliseconds: Int64)] = [("ms", 1), ("min", 60_000), ("s", 1_000)]
+        guard let unit = units.first(where: { value.hasSuffix($0.suffix) }) else { return false }
+        let digits = value.dropLast(unit.suffix.count)
+        guard !digits.isEmpty, digits.count <= 10, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let number = Int64(digits) else { return false }
+        let milliseconds = number * unit.milliseconds
+        return milliseconds >= 1 && milliseconds <= maxTimeoutMilliseconds
     }
 }
