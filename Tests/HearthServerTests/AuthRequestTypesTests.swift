@@ -7,8 +7,9 @@ import Testing
 @testable import HearthServer
 
 /// A field of an Identity Toolkit or Secure Token request holding the wrong JSON type is
-/// a 400 `INVALID_JSON_PAYLOAD` naming the field, as Google's JSON mapping answers, never
-/// read as absent: `{"email": 1}` on signUp once made an anonymous account.
+/// a 400 `INVALID_JSON_PAYLOAD` naming the field and the type given (never the value, which
+/// may be a secret), never read as absent: `{"email": 1}` on signUp once made an anonymous
+/// account.
 @Suite struct AuthRequestTypesTests {
     let h: RouterHarness
     static let admin = "/identitytoolkit.googleapis.com/v1/projects/hearth/accounts"
@@ -32,31 +33,30 @@ import Testing
     @Test func aFieldOfTheWrongTypeIsRefusedNamingItAndNothingIsDone() async throws {
         let json = [("Content-Type", "application/json")]
         let cases: [(path: String, body: String, detail: String)] = [
-            ("/v1/accounts:signUp", #"{"email":1}"#, "Invalid value at 'email' (TYPE_STRING), 1"),
-            ("/v1/accounts:signUp", #"{"email":1,"password":"secret123"}"#, "Invalid value at 'email' (TYPE_STRING), 1"),
+            ("/v1/accounts:signUp", #"{"email":1}"#, "Invalid value at 'email' (TYPE_STRING): a number"),
+            ("/v1/accounts:signUp", #"{"email":1,"password":"secret123"}"#, "Invalid value at 'email' (TYPE_STRING): a number"),
             ("/v1/accounts:signUp", #"{"email":"a@example.com","password":"secret123","displayName":{"a":1}}"#,
-             #"Invalid value at 'display_name' (TYPE_STRING), {"a":1}"#),
-            ("/v1/accounts:signUp", #"{"email":"a@example.com","password":true}"#, "Invalid value at 'password' (TYPE_STRING), true"),
-            ("/v1/accounts:signInWithPassword", #"{"email":"a@example.com","password":["secret123"]}"#,
-             #"Invalid value at 'password' (TYPE_STRING), ["secret123"]"#),
-            ("/v1/accounts:sendOobCode", #"{"requestType":7,"email":"a@example.com"}"#, "Invalid value at 'request_type' (TYPE_STRING), 7"),
-            ("/v1/accounts:update", #"{"oobCode":{}}"#, "Invalid value at 'oob_code' (TYPE_STRING), {}"),
-            ("/v1/token", #"{"grant_type":"refresh_token","refresh_token":12}"#, "Invalid value at 'refresh_token' (TYPE_STRING), 12"),
-            // The client's value is cut short in the answer.
-            ("/v1/accounts:signUp", #"{"email":["\#(String(repeating: "x", count: 100))"]}"#,
-             #"Invalid value at 'email' (TYPE_STRING), ["\#(String(repeating: "x", count: 38))…"#),
+             "Invalid value at 'display_name' (TYPE_STRING): an object"),
+            ("/v1/accounts:signUp", #"{"email":"a@example.com","password":true}"#, "Invalid value at 'password' (TYPE_STRING): a boolean"),
+            // The value is never echoed: a password or a token may be in it.
+            ("/v1/accounts:signInWithPassword", #"{"email":"a@example.com","password":["hunter2secret"]}"#,
+             "Invalid value at 'password' (TYPE_STRING): an array"),
+            ("/v1/accounts:sendOobCode", #"{"requestType":7,"email":"a@example.com"}"#, "Invalid value at 'request_type' (TYPE_STRING): a number"),
+            ("/v1/accounts:update", #"{"oobCode":{}}"#, "Invalid value at 'oob_code' (TYPE_STRING): an object"),
+            ("/v1/token", #"{"grant_type":"refresh_token","refresh_token":12}"#, "Invalid value at 'refresh_token' (TYPE_STRING): a number"),
         ]
         for (path, body, detail) in cases {
             let response = await h.send("POST", path, body, headers: json)
             #expect(response.status == 400, "\(path) \(body): \(response.text)")
             #expect(message(response) == "INVALID_JSON_PAYLOAD : " + detail, "\(path) \(body)")
+            #expect(!response.text.contains("hunter2secret"), "\(path): the value is not echoed")
         }
         #expect(await accounts() == 0, "no account was made")
         // The admin API's fields too: a repeated field's items, a boolean, an integer.
         let admin: [(op: String, body: String, detail: String)] = [
-            (":lookup", #"{"localId":["ok",1]}"#, "Invalid value at 'local_id' (TYPE_STRING), 1"),
-            ("", #"{"email":"b@example.com","emailVerified":"yes"}"#, #"Invalid value at 'email_verified' (TYPE_BOOL), "yes""#),
-            (":update", #"{"localId":"u","validSince":[1]}"#, "Invalid value at 'valid_since' (TYPE_INT64), [1]"),
+            (":lookup", #"{"localId":["ok",1]}"#, "Invalid value at 'local_id' (TYPE_STRING): a number"),
+            ("", #"{"email":"b@example.com","emailVerified":"yes"}"#, "Invalid value at 'email_verified' (TYPE_BOOL): a string"),
+            (":update", #"{"localId":"u","validSince":[1]}"#, "Invalid value at 'valid_since' (TYPE_INT64): an array"),
         ]
         for (op, body, detail) in admin {
             let response = await h.send("POST", Self.admin + op, body, headers: Self.owner)
@@ -78,7 +78,7 @@ import Testing
                                                                   headers: [("Content-Type", "application/json")]))
         await live.stop()
         #expect(answer.0 == 400 && answer.1 == "invalid_request", "\(answer)")
-        #expect(answer.2 == "Invalid value at 'assertion' (TYPE_STRING), 5")
+        #expect(answer.2 == "Invalid value at 'assertion' (TYPE_STRING): a number")
     }
 
     /// `null` is an absent field (proto3's JSON mapping), and a boolean may come as the

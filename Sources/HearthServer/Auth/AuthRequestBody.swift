@@ -100,12 +100,19 @@ struct AuthRequestBody: Sendable {
         }
     }
 
-    /// Google's JSON mapping's answer to a field of the wrong type, with the value cut
-    /// short (it is the client's own input).
+    /// The answer to a field of the wrong type, worded as Google's JSON mapping words it
+    /// but naming the type given, never the value: the field may be a password or a token,
+    /// and secrets never go into a response.
     static func typeMismatch(_ name: String, expected: String, _ value: JSONValue) -> AuthError {
-        let text = String(decoding: JSONWriter.write(value), as: UTF8.self)
-        let shown = text.count > 40 ? String(text.prefix(40)) + "…" : text
-        return AuthError("INVALID_JSON_PAYLOAD", detail: "Invalid value at '\(snakeCase(name))' (\(expected)), \(shown)")
+        let given = switch value {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .int, .double: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+        return AuthError("INVALID_JSON_PAYLOAD", detail: "Invalid value at '\(snakeCase(name))' (\(expected)): \(given)")
     }
 
     static func snakeCase(_ camel: String) -> String {
