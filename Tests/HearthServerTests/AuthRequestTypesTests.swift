@@ -57,6 +57,9 @@ import Testing
             (":lookup", #"{"localId":["ok",1]}"#, "Invalid value at 'local_id' (TYPE_STRING): a number"),
             ("", #"{"email":"b@example.com","emailVerified":"yes"}"#, "Invalid value at 'email_verified' (TYPE_BOOL): a string"),
             (":update", #"{"localId":"u","validSince":[1]}"#, "Invalid value at 'valid_since' (TYPE_INT64): an array"),
+            (":lookup", #"{"federatedUserId":"google.com"}"#, "Invalid value at 'federated_user_id' (TYPE_MESSAGE): a string"),
+            (":lookup", #"{"federatedUserId":[{"providerId":"google.com"}]}"#,
+             #"each federatedUserId must be {"providerId": string, "rawId": string}"#),
         ]
         for (op, body, detail) in admin {
             let response = await h.send("POST", Self.admin + op, body, headers: Self.owner)

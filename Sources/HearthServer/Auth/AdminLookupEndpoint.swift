@@ -16,13 +16,22 @@ enum AdminLookupEndpoint {
         let uids = try body.strings("localId"), emails = try body.strings("email")
         var count = try uids.count + emails.count + body.strings("phoneNumber").count
         var federated: [(providerID: String, rawID: String)] = []
-        if case .array(let entries)? = body.value("federatedUserId") {
+        switch body.value("federatedUserId") {
+        case nil, .null?:
+            break
+        case .array(let entries)?:
             count += entries.count
-            federated = entries.compactMap { entry in
+            // Each entry is `{providerId, rawId}`; one of another shape is refused, not
+            // skipped (a lookup that silently asked for less would answer "no such user").
+            for entry in entries {
                 guard let fields = entry.objectValue, let provider = fields["providerId"]?.stringValue,
-                      let raw = fields["rawId"]?.stringValue else { return nil }
-                return (provider, raw)
+                      let raw = fields["rawId"]?.stringValue else {
+                    throw AuthError("INVALID_JSON_PAYLOAD", detail: "each federatedUserId must be {\"providerId\": string, \"rawId\": string}")
+                }
+                federated.append((provider, raw))
             }
+        case let other?:
+            throw AuthRequestBody.typeMismatch("federatedUserId", expected: "TYPE_MESSAGE", other)
         }
         guard count <= maxIdentifiers else {
             return responder.respond(AuthError("INVALID_ARGUMENT", detail: "at most \(maxIdentifiers) identifiers in one lookup").response)
