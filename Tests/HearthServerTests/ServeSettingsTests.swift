@@ -30,6 +30,20 @@ import Testing
         #expect(throws: SettingError.self) { try resolve(file: "[1]") }
     }
 
+    /// A bad value is refused even where a higher source overrides it: the config file's
+    /// under an environment variable or a flag, the environment's under a flag.
+    @Test func aBadValueAHigherSourceOverridesIsRefusedToo() {
+        #expect(throws: SettingError(message: "\"port\" in the config file must be a whole number in 0...65535")) {
+            try resolve(flags: ["port": "0"], file: #"{"port": 0.5}"#)
+        }
+        #expect(throws: SettingError(message: "\"acceptEmulatorOwner\" in the config file must be true or false")) {
+            try resolve(env: ["HEARTH_ACCEPT_EMULATOR_OWNER": "false"], file: #"{"acceptEmulatorOwner": "maybe"}"#)
+        }
+        #expect(throws: SettingError(message: "HEARTH_PORT must be a whole number in 0...65535")) {
+            try resolve(flags: ["port": "0"], env: ["HEARTH_PORT": "eighty"])
+        }
+    }
+
     /// The long-poll bounds are serve settings: set, and refused past their
     /// ranges (a hold of 25 s or more would outlast the SDK's own poll timeout).
     @Test func longPollLimitsAreSettings() throws {

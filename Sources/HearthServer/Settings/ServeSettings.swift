@@ -260,7 +260,8 @@ public enum ServeSettings {
 
     /// Builds the configuration: for each setting the flag if given, else the environment
     /// variable, else the config file's member, else the default. Unknown config file keys
-    /// are refused (a typo must not silently fall back to a default).
+    /// are refused (a typo must not silently fall back to a default), and so is a bad value
+    /// from any source, even one a higher source overrides.
     public static func resolve(
         flags: [String: String], environment: (String) -> String?, configFile: JSONValue?
     ) throws(SettingError) -> HearthConfiguration {
@@ -275,17 +276,20 @@ public enum ServeSettings {
             file = members
         }
         for setting in all {
-            let value: SettingValue
+            // Every source given is checked, the ones a higher source overrides too: a bad
+            // value in the config file must not wait, unnoticed, for the flag that hides it
+            // to be dropped.
+            var value: SettingValue?
+            if let json = file[setting.key] {
+                value = try setting.parse(json, from: "\"\(setting.key)\" in the config file")
+            }
+            if let text = environment(setting.environment), !text.isEmpty {
+                value = try setting.parse(text, from: setting.environment)
+            }
             if let flag = setting.flag, let text = flags[flag] {
                 value = try setting.parse(text, from: "--\(flag)")
-            } else if let text = environment(setting.environment), !text.isEmpty {
-                value = try setting.parse(text, from: setting.environment)
-            } else if let json = file[setting.key] {
-                value = try setting.parse(json, from: "\"\(setting.key)\" in the config file")
-            } else {
-                continue
             }
-            setting.apply(&configuration, value)
+            if let value { setting.apply(&configuration, value) }
         }
         return configuration
     }
