@@ -8,8 +8,8 @@ import Testing
 
 /// A field of an Identity Toolkit or Secure Token request holding the wrong JSON type is
 /// a 400 `INVALID_JSON_PAYLOAD` naming the field and the type given (never the value, which
-/// may be a secret), never read as absent: `{"email": 1}` on signUp once made an anonymous
-/// account.
+/// may be a secret), never read as absent: read as absent, `{"email": 1}` on signUp would
+/// make an anonymous account.
 @Suite struct AuthRequestTypesTests {
     let h: RouterHarness
     static let admin = "/identitytoolkit.googleapis.com/v1/projects/hearth/accounts"
