@@ -88,8 +88,8 @@ struct QueryOptions: Sendable, Equatable {
         let units: [(suffix: String, milliseconds: Int64)] = [("ms", 1), ("min", 60_000), ("s", 1_000)]
         guard let unit = units.first(where: { value.hasSuffix($0.suffix) }) else { return false }
         let digits = value.dropLast(unit.suffix.count)
-        guard !digits.isEmpty, digits.count <= 10, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let number = Int64(digits) else { return false }
-        let milliseconds = number * unit.milliseconds
-        return milliseconds >= 1 && milliseconds <= maxTimeoutMilliseconds
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let number = Int64(digits) else { return false }
+        let (milliseconds, overflow) = number.multipliedReportingOverflow(by: unit.milliseconds)
+        return !overflow && milliseconds >= 1 && milliseconds <= maxTimeoutMilliseconds
     }
 }
