@@ -50,11 +50,7 @@ echo "results -> $RESULTS" >&2
 
 log "PocketBase: ${PB_SEED:+copy of a }fresh setup (superuser, collection + rules, $READERS readers x 20 favourites + 50 writers + the SSE user, tokens)"
 pb_prepare
-"$PB" serve --http "$PB_ADDR" --dir "$WORK/pb/pb_data" >>"$WORK/pb.log" 2>&1 &
-PB_PID=$!; _PIDS+=("$PB_PID")
-for _ in $(seq 1 400); do curl -fsS "http://$PB_ADDR/api/health" >/dev/null 2>&1 && break; sleep 0.025; done
-curl -fsS "http://$PB_ADDR/api/health" >/dev/null
-echo "pocketbase pid $PB_PID on http://$PB_ADDR" >&2
+start_pocketbase
 retarget "$BENCH_DIR/targets/pocketbase.json" "http://$PB_ADDR" "$WORK/pocketbase.json"
 
 log "Hearth: fresh data dir, $READERS readers x 20 favourites + 50 writers"

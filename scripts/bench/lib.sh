@@ -461,6 +461,16 @@ pb_prepare() {
   fi
 }
 
+# start_pocketbase: PocketBase serving $WORK/pb/pb_data on PB_ADDR (after pb_prepare), once
+# its health check answers; sets PB_PID and stops it at exit.
+start_pocketbase() {
+  "$PB" serve --http "$PB_ADDR" --dir "$WORK/pb/pb_data" >>"$WORK/pb.log" 2>&1 &
+  PB_PID=$!; _PIDS+=("$PB_PID")
+  for _ in $(seq 1 400); do curl -fsS "http://$PB_ADDR/api/health" >/dev/null 2>&1 && break; sleep 0.025; done
+  curl -fsS "http://$PB_ADDR/api/health" >/dev/null
+  echo "pocketbase pid $PB_PID on http://$PB_ADDR" >&2
+}
+
 # ensure_plot_venv: matplotlib (PyPI) in a cached venv outside the repo ($PLOT_VENV, default
 # /tmp/hearth-bench-plot-venv), for report.py's chart; sets PLOT_PY (empty when the install
 # fails: the chart is then skipped, never the table).

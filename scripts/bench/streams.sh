@@ -85,14 +85,6 @@ if [ "$HEARTH_ONLY" != 1 ]; then
   retarget "$BENCH_DIR/targets/pocketbase.json" "http://$PB_ADDR" "$WORK/pocketbase.json"
 fi
 
-start_pb() {
-  "$PB" serve --http "$PB_ADDR" --dir "$WORK/pb/pb_data" >>"$WORK/pb.log" 2>&1 &
-  PB_PID=$!; _PIDS+=("$PB_PID")
-  for _ in $(seq 1 400); do curl -fsS "http://$PB_ADDR/api/health" >/dev/null 2>&1 && break; sleep 0.025; done
-  curl -fsS "http://$PB_ADDR/api/health" >/dev/null
-  echo "pocketbase pid $PB_PID on http://$PB_ADDR" >&2
-}
-
 seed_fanout streams.sh
 echo "data: $READERS reader users x 20 favourites + 50 writer users + the SSE user$([ "$HEARTH_ONLY" = 1 ] || echo ' on both servers')" | tee -a "$RESULTS.meta" >&2
 
@@ -113,7 +105,7 @@ run_sse() {
       hearth_reset_sse_user "$HEARTH_URL" "$WORK/hearth-fixtures.json"
       tgt=$WORK/hearth.json fx=$WORK/hearth-fixtures.json pid=$HEARTH_PID
     else
-      start_pb
+      start_pocketbase
       tgt=$WORK/pocketbase.json fx=$WORK/pb/fixtures.json pid=$PB_PID
     fi
     log "$who run $run (attempt $attempt): N=$n, $rate writes/s for ${SSE_SECONDS}s, fresh pid $pid"
