@@ -37,7 +37,7 @@ create_run() {
 }
 {
   machine_facts
-  echo "hearth: $HEARTH_URL, $(auth_header_note); load average before: $(load_1min); $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "hearth: $HEARTH_URL, $(auth_header_note); $(date -u "+%Y-%m-%d %H:%M UTC")"
   echo
   echo "| gap before | Hearth creates/s | server CPU % | CPU µs per create, user + system | context switches per create | writes per commit | ms per WAL sync | host steal % | other processes' CPU % |"
   echo "|---|---|---|---|---|---|---|---|---|"
