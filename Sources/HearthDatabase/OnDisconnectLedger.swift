@@ -62,7 +62,11 @@ public struct OnDisconnectLedger: Sendable {
         public let encodedOperation: String
         /// Where the operation writes: a set's path, an update's base.
         public let base: DataPath
-        public var caller: Caller
+        public let caller: Caller
+        /// The operation's and its registrant's stored size (the record keeps both, and
+        /// an ID token's claims can be larger than the operation): what its connection's
+        /// and its address's budgets count.
+        public let bytes: Int
 
         public init(position: Int64, operation: WriteOperation, caller: Caller) {
             self.init(position: position, encodedOperation: OnDisconnectLedger.encode(operation),
@@ -79,13 +83,11 @@ public struct OnDisconnectLedger: Sendable {
             self.encodedOperation = encodedOperation
             self.base = base
             self.caller = caller
+            bytes = encodedOperation.utf8.count + OnDisconnectLedger.encode(caller).utf8.count
         }
 
         /// The operation, decoded (nil only for a record that was not written by `encode`).
         public var operation: WriteOperation? { OnDisconnectLedger.decodeOperation(encodedOperation) }
-
-        /// The operation's stored size: what its connection's budget counts.
-        public var bytes: Int { encodedOperation.utf8.count }
     }
 
     public func register(session: String, _ entry: Entry) throws {

@@ -188,7 +188,7 @@ public enum ServeSettings {
         },
         Setting("wireMaxOnDisconnectBytes", env: "HEARTH_WIRE_MAX_ON_DISCONNECT_BYTES", flag: nil, .integer(0...1_073_741_824),
                 default: String(WireSessionLimits.defaultMaxOnDisconnectBytes),
-                "Bytes of onDisconnect operations (their JSON) one wire-protocol connection may queue (then `too_many_ondisconnect`).") {
+                "Bytes of onDisconnect operations one wire-protocol connection may queue, as their records store them: each operation's JSON and its registrant's auth (then `too_many_ondisconnect`).") {
             $0.wire.maxOnDisconnectBytes = $1.integer
         },
         Setting("wireMaxOnDisconnectBytesPerAddress", env: "HEARTH_WIRE_MAX_ON_DISCONNECT_BYTES_PER_ADDRESS", flag: nil,

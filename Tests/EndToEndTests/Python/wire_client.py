@@ -4,7 +4,7 @@ answer itself, prints `ok <check>` per passed check and exits 1 on the first fai
 
 Usage: wire_client.py <mode> <port>
 Modes: handshake, listen_write, query, transaction, ondisconnect, reconnect, crash, revoke, reload, namespace, chunked, auth, failed_auth, lapse, bad_paths, oracle, limits,
-       refusals, partials, neighbours, burst, backlog, ondisconnect_bytes, cross_node, start_over, lease_cut, pause, silent, emulator_namespaces,
+       refusals, partials, neighbours, burst, backlog, ondisconnect_bytes, ondisconnect_auth_bytes, cross_node, start_over, lease_cut, pause, silent, emulator_namespaces,
        emulator_default_names
 Every wait has a timeout (WAIT seconds); the whole run is bounded by the Swift test too.
 """
@@ -343,7 +343,7 @@ def mode_ondisconnect_bytes():
     check(a.call("o", {"p": "/open/odb/a2", "d": "y" * 600})["s"] == "ok", "after a cancel it fits")
     b = Client()
     check(b.call("o", {"p": "/open/odb/b1", "d": "z" * 600})["s"] == "ok", "another connection of the address")
-    over = b.call("o", {"p": "/open/odb/b2", "d": "w" * 300})
+    over = b.call("o", {"p": "/open/odb/b2", "d": "w" * 200})
     check(over["s"] == "too_many_ondisconnect" and "from your address" in over["d"], "past the address's bytes", over)
     watcher = Client()
     watcher.call("q", {"p": "/open/odb", "h": ""})
@@ -352,10 +352,37 @@ def mode_ondisconnect_bytes():
     status, value = rest("GET", "/open/odb.json")
     check(status == 200 and sorted(value) == ["a2"], "only the operation kept ran", value)
     # a's bytes were given back when its connection ended: b's second fits now.
-    answer = b.call("o", {"p": "/open/odb/b2", "d": "w" * 300})
+    answer = b.call("o", {"p": "/open/odb/b2", "d": "w" * 200})
     check(answer["s"] == "ok", "the address's bytes came back when a's connection ended", answer)
     b.close()
     watcher.push("d", lambda body: body["p"] == "/open/odb/b2", "b's operations ran")
+    watcher.close()
+
+
+def mode_ondisconnect_auth_bytes():
+    """Run with 1,000 bytes of onDisconnect operations a connection: an operation's bytes
+    count its registrant's auth too, which its record keeps beside it. Signed out, an
+    operation of 300 bytes is counted at about 350 and two fit; signed in, the ID token's
+    claims (over 400 bytes of JSON) count with each, so the second is refused."""
+    token, uid = sign_up()
+    anonymous = Client()
+    for key in ("n1", "n2"):
+        answer = anonymous.call("o", {"p": f"/open/oda/{key}", "d": "x" * 300})
+        check(answer["s"] == "ok", f"signed out: {key} queued", answer)
+    signed = Client()
+    check(signed.call("auth", {"cred": token})["s"] == "ok", "signed in")
+    check(signed.call("o", {"p": "/open/oda/s1", "d": "y" * 300})["s"] == "ok", "signed in: the first queued")
+    over = signed.call("o", {"p": "/open/oda/s2", "d": "y" * 300})
+    check(over["s"] == "too_many_ondisconnect" and "on this connection" in over["d"],
+          "signed in: the second passes the connection's bytes with its auth", over)
+    watcher = Client()
+    watcher.call("q", {"p": "/open/oda", "h": ""})
+    signed.close()
+    anonymous.close()
+    watcher.push("d", lambda body: body["p"] == "/open/oda/n2", "the signed-out operations ran")
+    watcher.push("d", lambda body: body["p"] == "/open/oda/s1", "the signed-in one ran")
+    status, value = rest("GET", "/open/oda.json")
+    check(status == 200 and sorted(value) == ["n1", "n2", "s1"], "only the operations kept ran", value)
     watcher.close()
 
 
