@@ -362,8 +362,9 @@ def mode_ondisconnect_bytes():
 def mode_ondisconnect_auth_bytes():
     """Run with 1,000 bytes of onDisconnect operations a connection: an operation's bytes
     count its registrant's auth too, which its record keeps beside it. Signed out, an
-    operation of 300 bytes is counted at about 350 and two fit; signed in, the ID token's
-    claims (over 400 bytes of JSON) count with each, so the second is refused."""
+    operation of 300 bytes is counted at about 360 and two fit; signed in, its auth (the ID
+    token's claims, about 350 bytes of JSON for an anonymous user) counts with each, so the
+    second is refused."""
     token, uid = sign_up()
     anonymous = Client()
     for key in ("n1", "n2"):
