@@ -78,12 +78,14 @@ public struct OnDisconnectLedger: Sendable {
             self.init(position: position, encodedOperation: OnDisconnectLedger.encode(write.operation), base: write.base, caller: caller)
         }
 
-        init(position: Int64, encodedOperation: String, base: DataPath, caller: Caller) {
+        /// `encodedCaller` is the registrant as a record stores it, when the entry is read
+        /// from one; else it is encoded here, to count its bytes.
+        init(position: Int64, encodedOperation: String, base: DataPath, caller: Caller, encodedCaller: String? = nil) {
             self.position = position
             self.encodedOperation = encodedOperation
             self.base = base
             self.caller = caller
-            bytes = encodedOperation.utf8.count + OnDisconnectLedger.encode(caller).utf8.count
+            bytes = encodedOperation.utf8.count + (encodedCaller ?? OnDisconnectLedger.encode(caller)).utf8.count
         }
 
         /// The operation, decoded (nil only for a record that was not written by `encode`).
@@ -163,7 +165,8 @@ public struct OnDisconnectLedger: Sendable {
             guard let operation = decodeOperation(record.operation), let caller = decodeCaller(record.caller) else { continue }
             if bySession[record.session] == nil { order.append(record.session) }
             bySession[record.session, default: []].append(Entry(
-                position: record.position, encodedOperation: record.operation, base: DatabaseWrite(operation).base, caller: caller))
+                position: record.position, encodedOperation: record.operation, base: DatabaseWrite(operation).base, caller: caller,
+                encodedCaller: record.caller))
         }
         return (bySession, order)
     }

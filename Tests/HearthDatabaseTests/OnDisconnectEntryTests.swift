@@ -19,4 +19,16 @@ import Testing
         #expect(signedIn.bytes - signedOut.bytes > 2_000)
         #expect(signedIn.bytes > 2 * operationBytes)
     }
+
+    /// A leftover read back from its record (at a restart, or from a node that is gone)
+    /// counts the record's own text, as the budget of the leftovers in flight does; the
+    /// registrant spelled with spaces is not re-encoded to a shorter count.
+    @Test func anEntryReadFromItsRecordCountsTheRecordAsStored() {
+        let record = OnDisconnectRecord(session: "s1", position: 3, operation: OnDisconnectLedger.encode(Self.operation),
+                                        caller: #"{ "admin": false, "auth": { "uid": "u1" } }"#)
+        let (bySession, order) = OnDisconnectLedger.entries(of: [record])
+        #expect(order == ["s1"])
+        #expect(bySession["s1"]?.map(\.bytes) == [record.operation.utf8.count + record.caller.utf8.count])
+        #expect(bySession["s1"]?.first?.caller == Caller(auth: .object(["uid": .string("u1")])))
+    }
 }
