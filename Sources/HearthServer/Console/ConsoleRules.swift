@@ -66,19 +66,20 @@ extension ConsoleRoute {
             return respond(Self.error(400, "send operation (read, set or update), a valid path, auth and value"))
         }
         guard let policy = context.policy as? RulesAccessPolicy else { return respond(Self.error(404, "no rules to simulate")) }
-        var auth: JSONValue = .null
-        // Anything but null or an object is refused, not simulated as signed out.
+        // Anything but null or an object is refused, not simulated as signed out; so are a
+        // provider and claims of the wrong type, not simulated as the defaults.
+        let auth: JSONValue
         switch body["auth"] {
-        case nil, .null?, .object?: break
-        default: return respond(Self.error(400, "auth must be null (signed out) or an object with a uid"))
-        }
-        if case .object(let given)? = body["auth"] {
+        case nil, .null?:
+            auth = .null
+        case .object(let given)?:
             guard let uid = given["uid"]?.stringValue, !uid.isEmpty else { return respond(Self.error(400, "auth needs a uid")) }
+            let provider: String
             switch given["provider"] {
-            case nil, .null?, .string?: break
+            case nil, .null?: provider = "password"
+            case .string(let name)?: provider = name
             default: return respond(Self.error(400, "auth's provider must be a string"))
             }
-            let provider = given["provider"]?.stringValue ?? "password"
             var token: [JSONKey: JSONValue] = [:]
             switch given["claims"] {
             case nil, .null?: break
@@ -89,6 +90,8 @@ extension ConsoleRoute {
             token["user_id"] = .string(uid)
             token["firebase"] = .object(["sign_in_provider": .string(provider)])
             auth = .object(["uid": .string(uid), "provider": .string(provider), "token": .object(token)])
+        default:
+            return respond(Self.error(400, "auth must be null (signed out) or an object with a uid"))
         }
         var writes: [(path: DataPath, value: JSONValue?)] = []
         switch operation {
