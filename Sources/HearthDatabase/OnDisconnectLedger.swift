@@ -176,34 +176,48 @@ public struct OnDisconnectLedger: Sendable {
     /// its size: all of a crashed server's at once (up to the wire sessions' 256 MiB in
     /// all) took a restart to 1.2 GB. One session's operations always go together.
     public static let leftoverBytesInFlight = 16 * 1024 * 1024
+    /// Stored bytes of leftover records read from the database at once
+    /// (`OnDisconnectRecords.orphans`): a page's text is held until its operations are
+    /// handed over, where reading every record held all of them at once (up to 256 MiB).
+    /// A page ends with the session that reaches it, so it may pass it by one session.
+    public static let leftoverBytesPerRead = 16 * 1024 * 1024
 
     /// Runs what sessions of servers that are gone left: a previous run of this server
     /// (call at start, before serving), or, on a shared engine, nodes whose lease expired
-    /// (call periodically). Sessions are handed to the writer together until their
-    /// operations pass `bytesInFlight`; the next waits until those are written. Returns how
-    /// many operations ran.
+    /// (call periodically). Records are read a page of about `bytesPerRead` at a time.
+    /// Sessions are handed to the writer together until their operations pass
+    /// `bytesInFlight`; the next waits until those are written. Returns how many
+    /// operations ran.
     @discardableResult
-    public func runLeftovers(bytesInFlight: Int = OnDisconnectLedger.leftoverBytesInFlight) throws -> Int {
+    public func runLeftovers(bytesInFlight: Int = OnDisconnectLedger.leftoverBytesInFlight,
+                             bytesPerRead: Int = OnDisconnectLedger.leftoverBytesPerRead) throws -> Int {
         guard let records else { return 0 }
-        let all = try records.orphans()
-        let (bySession, order) = Self.entries(of: all)
         let done = DispatchGroup()
         var handedOver = 0
-        for session in order {
-            let entries = bySession[session] ?? []
-            let bytes = entries.reduce(0) { $0 + $1.bytes }
-            if handedOver > 0 && handedOver + bytes > bytesInFlight {
-                done.wait()
-                handedOver = 0
+        var ran = 0
+        var after: String?
+        while true {
+            let page = try records.orphans(after: after, bytes: bytesPerRead)
+            guard let last = page.last else { break }
+            after = last.session
+            let (bySession, order) = Self.entries(of: page)
+            for session in order {
+                let entries = bySession[session] ?? []
+                let bytes = entries.reduce(0) { $0 + $1.bytes }
+                if handedOver > 0 && handedOver + bytes > bytesInFlight {
+                    done.wait()
+                    handedOver = 0
+                }
+                handedOver += bytes
+                ran += entries.count
+                done.enter()
+                run(session: session, entries) { done.leave() }
             }
-            handedOver += bytes
-            done.enter()
-            run(session: session, entries) { done.leave() }
+            // Sessions whose records did not decode are forgotten too.
+            for record in page where bySession[record.session] == nil { try? records.removeAll(session: record.session) }
         }
-        // Sessions whose records did not decode are forgotten too.
-        for record in all where bySession[record.session] == nil { try? records.removeAll(session: record.session) }
         done.wait()
-        return bySession.values.reduce(0) { $0 + $1.count }
+        return ran
     }
 
     // MARK: Encoding

@@ -152,17 +152,27 @@ public struct PostgresOnDisconnectRecords: OnDisconnectRecords {
     /// Takes over the records of nodes whose lease ran out, deleting those leases: in one
     /// transaction under this node's own live lease (else it takes nothing). The delete
     /// locks each dead lease's row, so it waits for a transaction of that node still
-    /// fenced on it, and then finds the lease renewed (and leaves it) or still dead.
-    public func orphans() throws -> [OnDisconnectRecord] {
+    /// fenced on it, and then finds the lease renewed (and leaves it) or still dead. A
+    /// page takes whole sessions (a session's records are never split between two nodes,
+    /// whose runs of them could interleave), by the sizes of their records summed in the
+    /// database, so only the page's records are sent.
+    public func orphans(after: String?, bytes: Int) throws -> [OnDisconnectRecord] {
         let (node, now) = (engine.nodeID, engine.leaseNow)
         return try engine.inTransaction { connection in
             guard try connection.query(NodeLease.liveSQL, [.text(node), now]).rowCount > 0 else { return [] }
             _ = try connection.query("DELETE FROM hearth_nodes WHERE lease_until < \(NodeLease.now(1)) AND id <> $2", [now, .text(node)])
             let taken = try connection.query("""
+                WITH sizes AS (
+                    SELECT session, sum(octet_length(operation) + octet_length(caller)) AS bytes FROM on_disconnect
+                    WHERE node <> $1 AND node NOT IN (SELECT id FROM hearth_nodes) AND ($2::text IS NULL OR session > $2)
+                    GROUP BY session),
+                page AS (
+                    SELECT session FROM (SELECT session, sum(bytes) OVER (ORDER BY session) - bytes AS before FROM sizes) AS running
+                    WHERE before < greatest($3::bigint, 1))
                 UPDATE on_disconnect SET node = $1
-                WHERE node <> $1 AND node NOT IN (SELECT id FROM hearth_nodes)
+                WHERE node <> $1 AND node NOT IN (SELECT id FROM hearth_nodes) AND session IN (SELECT session FROM page)
                 RETURNING session, position, operation, caller
-                """, [.text(node)])
+                """, [.text(node), after.map { .text($0) } ?? .null, .int(Int64(bytes))])
             return Self.records(taken)
         }
     }

@@ -32,21 +32,27 @@ public struct SQLiteOnDisconnectStore: OnDisconnectRecords {
         }
     }
 
-    /// One server owns the file: every record left at start is an orphan.
-    public func orphans() throws -> [OnDisconnectRecord] {
-        try all()
-    }
+    /// Every record from the first session on, and after a given one, by session and
+    /// position: `orphans` steps through them and stops at the end of its page, so SQLite
+    /// reads no further (a range on the primary key is a seek).
+    static let firstOrphansSQL = "SELECT session, position, operation, caller FROM on_disconnect ORDER BY session, position"
+    static let nextOrphansSQL = "SELECT session, position, operation, caller FROM on_disconnect WHERE session > ? ORDER BY session, position"
 
-    /// Every record, by session and then registration order.
-    public func all() throws -> [OnDisconnectRecord] {
+    /// One server owns the file: every record left at start is an orphan.
+    public func orphans(after: String?, bytes: Int) throws -> [OnDisconnectRecord] {
         try store.onReader { connection in
-            let statement = try connection.statement("SELECT session, position, operation, caller FROM on_disconnect ORDER BY session, position")
-            try statement.reset()
+            let statement = try connection.statement(after == nil ? Self.firstOrphansSQL : Self.nextOrphansSQL)
+            try statement.reset(after.map { [.text($0)] } ?? [])
             defer { try? statement.reset() }
             var records: [OnDisconnectRecord] = []
+            var taken = 0
             while try statement.step() {
-                records.append(OnDisconnectRecord(session: statement.text(0), position: statement.int64(1),
-                                                  operation: statement.text(2), caller: statement.text(3)))
+                let session = statement.text(0)
+                if let last = records.last, last.session != session, taken >= bytes { break }
+                let record = OnDisconnectRecord(session: session, position: statement.int64(1),
+                                                operation: statement.text(2), caller: statement.text(3))
+                taken += record.operation.utf8.count + record.caller.utf8.count
+                records.append(record)
             }
             return records
         }

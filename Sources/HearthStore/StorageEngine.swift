@@ -127,8 +127,13 @@ public protocol OnDisconnectRecords: Sendable {
     func remove(session: String, positions: [Int64]) throws
     func removeAll(session: String) throws
     /// The records whose server is gone, now this node's to run and remove: with one
-    /// server, every record left at start; with several, those of nodes whose lease expired.
-    func orphans() throws -> [OnDisconnectRecord]
+    /// server, every record left at start; with several, those of nodes whose lease
+    /// expired. One page at a time, so a caller holds a page and not every record: whole
+    /// sessions whose id sorts after `after` (from the first when nil), in session order,
+    /// each while the stored bytes (operation and caller) of those before it in the page
+    /// are under `bytes`, and always the first; every record of each, by position. Empty
+    /// when none are left; the next page starts after the last session of this one.
+    func orphans(after: String?, bytes: Int) throws -> [OnDisconnectRecord]
     /// The lease this node's records and writes are fenced with now (`WriteFence`); nil
     /// with one node.
     var leaseEpoch: String? { get }

@@ -208,15 +208,15 @@ import Testing
         }
         // The old lease has not run out yet: its records are nobody's to take.
         try other.renewLeaseForTesting()
-        #expect(try other.onDisconnectRecords.orphans().isEmpty)
+        #expect(try other.onDisconnectRecords.orphans(after: nil, bytes: 1 << 20).isEmpty)
         now.add(PostgresEngine.leaseSafetyMarginMilliseconds + 1, ordering: .relaxed)
         try other.renewLeaseForTesting()
-        #expect(try other.onDisconnectRecords.orphans().map(\.session) == ["s1"])
+        #expect(try other.onDisconnectRecords.orphans(after: nil, bytes: 1 << 20).map(\.session) == ["s1"])
         // Back in touch: a lease under the new id, and records again.
         try cut.renewLeaseForTesting()
         #expect(cut.holdsLease)
         try cut.onDisconnectRecords.add(OnDisconnectRecord(session: "s3", position: 0, operation: "{}", caller: "{}"))
-        #expect(try other.onDisconnectRecords.orphans().isEmpty)
+        #expect(try other.onDisconnectRecords.orphans(after: nil, bytes: 1 << 20).isEmpty)
         #expect(lost.load(ordering: .relaxed) == 1)
     }
 
@@ -266,7 +266,7 @@ import Testing
         let other = try PostgresEngine(url: url)
         defer { skewed.close(); other.close() }
         try skewed.onDisconnectRecords.add(OnDisconnectRecord(session: "s", position: 0, operation: "{}", caller: "{}"))
-        #expect(try other.onDisconnectRecords.orphans().isEmpty, "its lease is live by the database's clock")
+        #expect(try other.onDisconnectRecords.orphans(after: nil, bytes: 1 << 20).isEmpty, "its lease is live by the database's clock")
         let left = try PGConnection(url: url).query("SELECT lease_until - \(NodeLease.databaseNow) FROM hearth_nodes WHERE id = $1",
                                                     [.text(skewed.nodeID)]).int64(0, 0)
         #expect(left > 0 && left <= PostgresEngine.leaseMilliseconds, "\(left)")
@@ -290,7 +290,7 @@ import Testing
         now.add(PostgresEngine.leaseMilliseconds - 1, ordering: .relaxed)
         try other.renewLeaseForTesting()
         now.add(2, ordering: .relaxed)
-        #expect(try other.onDisconnectRecords.orphans().map(\.session) == ["s1"])
+        #expect(try other.onDisconnectRecords.orphans(after: nil, bytes: 1 << 20).map(\.session) == ["s1"])
         // It wakes, and its renewal comes first.
         try paused.renewLeaseForTesting()
         #expect(lost.load(ordering: .relaxed) == 1)
