@@ -12,7 +12,8 @@ measures are the server's, whoever filled them):
    user's list of FAVORITES favourites (~0.96 MB at 4,000);
 2. the server is killed (SIGKILL) with the connections open, and started again on the
    same data directory;
-3. reported: the seconds until it listens, and its peak RSS (VmHWM) by then.
+3. reported: the seconds until it listens, its peak RSS (VmHWM) by then, and its CPU
+   (user + system) over those seconds, in % of a core.
 
 Usage: scripts/bench/ondisconnect_leftovers.py BINARY [BINARY...]   (LABELS=before,after)
 Knobs (env): CONNS (16) OPS (16) FAVORITES (4000), and unread_responses.py's NOTE_BYTES.
@@ -75,6 +76,8 @@ def run(binary, label):
         listening.wait(900)
         row["restart_seconds"] = round(time.monotonic() - started, 1)
         row["restart_peak_rss"] = round(peak_mib(restarted.pid), 1)
+        cpu = runcpu.process_cpu_seconds(restarted.pid)
+        row["restart_cpu_pct"] = round(100 * cpu / max(row["restart_seconds"], 0.1))
         row["ran"] = next((line.split("ran ", 1)[1].split(" ")[0] for line in lines if "onDisconnect operations left" in line), None)
         print(json.dumps(row), flush=True)
         return row
@@ -91,11 +94,11 @@ def main():
     print()
     print(f"started {started}; {CONNS} connections x {OPS} onDisconnect sets of {FAVORITES:,} favourites, then SIGKILL and a restart")
     print()
-    print("| binary | registered | data dir | RSS registered | restart: listening after | restart: peak RSS | ran | load before |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| binary | registered | data dir | RSS registered | restart: listening after | restart: peak RSS | restart: server CPU % of a core | ran | load before |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in results:
         print(f"| {r['label']} | {r['registered']} × {r['value_bytes'] / 1e6:.2f} MB | {r['data_mb']} MB | {r['rss_registered']:,.0f} MiB | "
-              f"{r['restart_seconds']} s | {r['restart_peak_rss']:,.0f} MiB | {r['ran']} | {r['load_before']} |")
+              f"{r['restart_seconds']} s | {r['restart_peak_rss']:,.0f} MiB | {r['restart_cpu_pct']} | {r['ran']} | {r['load_before']} |")
 
 
 if __name__ == "__main__":
