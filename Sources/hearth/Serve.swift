@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import HearthJSON
 import HearthServer
+import HearthSystem
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -112,6 +113,11 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Before anything is written: a write to standard error, a socket or a pipe whose
+        // reader is gone (a log collector that stopped, `hearth serve 2>&1 | head`) is then
+        // an EPIPE error, not a signal that ends the server, also while it is starting (the
+        // HTTP server ignores SIGPIPE too, but only once it starts listening).
+        Syscall.ignoreSIGPIPE()
         let configuration = try configuration()
         let level = Logger.Level(rawValue: configuration.logging.level) ?? .info
         let json = configuration.logging.json
