@@ -17,19 +17,28 @@ extension DataPath {
     /// is then rejected as an invalid key. Admin paths such as `/.settings/rules.json` are
     /// not data paths (`.settings` is not a valid key): route them before calling this.
     public init(urlPath: some StringProtocol) throws(PathError) {
-        var raw = Substring(urlPath)
-        if raw.hasSuffix(Self.jsonSuffix) { raw = raw.dropLast(Self.jsonSuffix.count) }
-
+        var bytes = Substring(urlPath).utf8
+        // By bytes: `.json` is ASCII, and a segment's bytes are what is decoded below.
+        if bytes.count >= Self.jsonSuffix.utf8.count, bytes.suffix(Self.jsonSuffix.utf8.count).elementsEqual(Self.jsonSuffix.utf8) {
+            bytes = bytes.dropLast(Self.jsonSuffix.utf8.count)
+        }
+        let slash = UInt8(ascii: "/")
         var segments: [String] = []
         // One allocation for the array, not one per doubling (a path has few segments).
-        segments.reserveCapacity(min(Self.maxSegments, raw.utf8.count { $0 == UInt8(ascii: "/") } + 1))
-        for piece in raw.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
-            guard segments.count < Self.maxSegments else {
-                throw .tooDeep(depth: raw.utf8.split(separator: UInt8(ascii: "/")).count)
+        segments.reserveCapacity(min(Self.maxSegments, bytes.count { $0 == slash } + 1))
+        // Each segment between slashes in one pass, with no array of the pieces first.
+        var start = bytes.startIndex
+        while start < bytes.endIndex {
+            let end = bytes[start...].firstIndex(of: slash) ?? bytes.endIndex
+            if start < end {
+                guard segments.count < Self.maxSegments else {
+                    throw .tooDeep(depth: bytes.split(separator: slash).count)
+                }
+                let key = try Self.percentDecode(bytes[start..<end])
+                try Self.validateKey(key)
+                segments.append(key)
             }
-            let key = try Self.percentDecode(piece)
-            try Self.validateKey(key)
-            segments.append(key)
+            start = end == bytes.endIndex ? end : bytes.index(after: end)
         }
         self.init(uncheckedSegments: segments)
     }

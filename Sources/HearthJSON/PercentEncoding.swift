@@ -4,8 +4,20 @@ public enum PercentEncoding {
     /// form encoding, as curl `--data-urlencode` and Python `requests` send query values).
     /// Nil for a malformed escape or bytes that are not well-formed UTF-8.
     public static func decode<Bytes: Collection<UInt8>>(_ bytes: Bytes, plusIsSpace: Bool = false) -> String? {
-        guard bytes.contains(where: { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }) else {
-            return String(validatingUTF8Bytes: bytes)  // no copy into an array first
+        // One pass for both questions: anything to decode, and anything past ASCII.
+        var escaped = false
+        var ascii = true
+        for byte in bytes {
+            if byte == UInt8(ascii: "%") || (plusIsSpace && byte == UInt8(ascii: "+")) {
+                escaped = true
+                break
+            }
+            if byte >= 0x80 { ascii = false }
+        }
+        if !escaped {
+            // ASCII is always well-formed UTF-8: no second pass to check it. Otherwise, no
+            // copy into an array first.
+            return ascii ? String(decoding: bytes, as: UTF8.self) : String(validatingUTF8Bytes: bytes)
         }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
