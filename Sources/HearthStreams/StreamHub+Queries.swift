@@ -94,7 +94,8 @@ extension StreamHub {
     /// and a change to another child up to that seq may still come.
     private func refreshChildren(_ subscription: Subscription, _ rereadChildren: QueryChildrenRefresh) {
         let windowKeys = subscription.windowKeys
-        let probes = subscription.owedChildren.keys.map { key in
+        let owed = subscription.owedChildren
+        let probes = owed.keys.map { key in
             QueryChildProbe(key: key, mayBeInWindow: windowKeys?.contains(key.hashValue) ?? true)
         }
         subscription.owedChildren = [:]
@@ -107,36 +108,127 @@ extension StreamHub {
                 nil
             }
             self.fanout.async {
-                subscription.refreshing = false
-                guard !subscription.ended else { return }
                 guard let result else {
+                    subscription.refreshing = false
+                    guard !subscription.ended else { return }
                     // The read failed: the next change re-reads the whole result.
                     subscription.owedWhole = subscription.owedWhole ?? subscription.deliveredThrough + 1
                     subscription.owedChildren = [:]
                     return
                 }
-                if let expiry = subscription.gate.expiresAt, expiry <= self.clock() {
-                    return self.end(subscription, .authRevoked)
+                if subscription.ended {
+                    subscription.refreshing = false
+                    return
                 }
-                if subscription.windowKeys != nil {
-                    // In place: the set can hold as many keys as `maxTrackedWindowKeys`.
-                    for (probe, inWindow) in zip(probes, result.inWindow) {
-                        if inWindow {
-                            subscription.windowKeys!.insert(probe.key.hashValue)
-                        } else {
-                            subscription.windowKeys!.remove(probe.key.hashValue)
-                        }
-                    }
-                    if subscription.windowKeys!.count > self.options.maxTrackedWindowKeys { subscription.windowKeys = nil }
+                let read = ChildrenRead(probes: probes, owed: owed, result: result, prepared: prepared)
+                if result.seq > self.published.through {
+                    // The read saw changes this queue has not been handed yet: whether they
+                    // touched other children is known once they are (`publish`).
+                    subscription.heldRead = read
+                    self.published.waiting[ObjectIdentifier(subscription)] = subscription
+                    return
                 }
-                if let prepared {
-                    // The window no longer matches the last whole result's digest.
-                    subscription.lastResultTag = nil
-                    self.delivered.add(1, ordering: .relaxed)
-                    prepared.send()
-                }
-                self.refresh(subscription)
+                self.finishChildren(subscription, read)
             }
         }
     }
+
+    /// Sends a children re-read's event, once every change up to its seq has reached this
+    /// queue, when it shows a consistent state (`isConsistent`); else reads its children
+    /// again with the others (on the fan-out queue).
+    func finishChildren(_ subscription: Subscription, _ read: ChildrenRead) {
+        subscription.refreshing = false
+        guard !subscription.ended else { return }
+        if let expiry = subscription.gate.expiresAt, expiry <= clock() {
+            return end(subscription, .authRevoked)
+        }
+        guard read.isConsistent(owedChildren: subscription.owedChildren, owedWhole: subscription.owedWhole) else {
+            // Read its children again, with those the changes it is newer than touched:
+            // each retry reads more children, up to `maxQueryChildrenReread`, then the
+            // whole result, which is one snapshot and always consistent.
+            if subscription.owedWhole == nil {
+                for (key, seq) in read.owed { subscription.owedChildren[key] = max(subscription.owedChildren[key] ?? seq, seq) }
+                if subscription.owedChildren.count > options.maxQueryChildrenReread {
+                    subscription.owedWhole = subscription.owedChildren.values.max()
+                    subscription.owedChildren = [:]
+                }
+            }
+            return refresh(subscription)
+        }
+        if subscription.windowKeys != nil {
+            // In place: the set can hold as many keys as `maxTrackedWindowKeys`.
+            for (probe, inWindow) in zip(read.probes, read.result.inWindow) {
+                if inWindow {
+                    subscription.windowKeys!.insert(probe.key.hashValue)
+                } else {
+                    subscription.windowKeys!.remove(probe.key.hashValue)
+                }
+            }
+            if subscription.windowKeys!.count > options.maxTrackedWindowKeys { subscription.windowKeys = nil }
+        }
+        if let prepared = read.prepared {
+            // The window no longer matches the last whole result's digest.
+            subscription.lastResultTag = nil
+            delivered.add(1, ordering: .relaxed)
+            prepared.send()
+        }
+        refresh(subscription)
+    }
+
+    /// After `publish` handed this queue every change up to `published.through`: finishes
+    /// the children re-reads that waited for them.
+    func finishWaitingReads() {
+        if published.waiting.isEmpty { return }
+        for (id, subscription) in published.waiting {
+            guard let read = subscription.heldRead, !subscription.ended else {
+                published.waiting[id] = nil
+                subscription.heldRead = nil
+                continue
+            }
+            guard read.result.seq <= published.through else { continue }
+            published.waiting[id] = nil
+            subscription.heldRead = nil
+            finishChildren(subscription, read)
+        }
+    }
+}
+
+/// A children re-read's result, with what it was asked.
+struct ChildrenRead {
+    var probes: [QueryChildProbe]
+    /// The children it read, each with the newest change's seq that touched it then.
+    var owed: [JSONKey: Int64]
+    var result: QueryChildrenResult
+    var prepared: PreparedEvents?
+
+    /// Whether the client, given this read's event, has a state the data really had: the
+    /// read shows its children as of its seq, and a change up to that seq to another child
+    /// (`owedChildren`, or the location itself, `owedWhole`) is not in it. That is
+    /// consistent only while none of its children changed at or after the oldest such
+    /// change: the event then shows the state just before it. Otherwise a read slower
+    /// than the writes would show a later write to one child before an earlier write to
+    /// another.
+    func isConsistent(owedChildren: [JSONKey: Int64], owedWhole: Int64?) -> Bool {
+        let seq = result.seq
+        var newestRead = owed.values.max() ?? 0
+        var oldestMissed = owedWhole.flatMap { $0 <= seq ? $0 : nil }
+        for (key, changed) in owedChildren where changed <= seq {
+            if owed[key] != nil {
+                newestRead = max(newestRead, changed)
+            } else {
+                oldestMissed = min(oldestMissed ?? changed, changed)
+            }
+        }
+        guard let oldestMissed else { return true }
+        return newestRead < oldestMissed
+    }
+}
+
+/// The newest change seq `publish` handed the fan-out queue, and the query streams whose
+/// children re-read saw newer ones and waits for them.
+///
+/// `@unchecked Sendable`: read and written only on the hub's fan-out queue.
+final class PublishedChanges: @unchecked Sendable {
+    var through: Int64 = 0
+    var waiting: [ObjectIdentifier: Subscription] = [:]
 }

@@ -23,6 +23,7 @@ public final class StreamHub: Sendable {
     private let prepareBroadcast: PrepareBroadcast
     let fanout = DispatchQueue(label: "hearth.streams.fanout")
     private let steady = SteadyGroups()
+    let published = PublishedChanges()
 
     private struct Registry: ~Copyable {
         var trie = SubscriptionTrie()
@@ -153,6 +154,8 @@ public final class StreamHub: Sendable {
             subscription.ended = true
             subscription.eventSink = nil
             subscription.pending = nil
+            subscription.heldRead = nil
+            self.published.waiting[ObjectIdentifier(subscription)] = nil
             self.steady.drop(at: subscription.location)
         }
     }
@@ -173,6 +176,8 @@ public final class StreamHub: Sendable {
         if subscription.ended { return }
         subscription.ended = true
         subscription.pending = nil
+        subscription.heldRead = nil
+        published.waiting[ObjectIdentifier(subscription)] = nil
         steady.drop(at: subscription.location)
         unregister(subscription)
         ended.add(1, ordering: .relaxed)
@@ -236,6 +241,12 @@ public final class StreamHub: Sendable {
                         self.prepareBroadcast(eventSinks).send(event, seq: change.seq)
                     }
                 }
+            }
+            // Every change up to here is owed where it must be: children re-reads that saw
+            // them can be judged now.
+            if let newest = changes.last?.seq, newest > self.published.through {
+                self.published.through = newest
+                self.finishWaitingReads()
             }
         }
     }

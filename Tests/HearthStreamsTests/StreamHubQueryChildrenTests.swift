@@ -152,7 +152,8 @@ extension StreamHubTests {
 
     /// A child re-read is in sync with its seq for its own children only: a change to
     /// another child with an older seq (a change another node made, heard late) is still
-    /// re-read. A whole re-read would have covered it.
+    /// re-read. A whole re-read would have covered it. (The read waits until the changes
+    /// up to its seq have reached the hub, here with change 10 elsewhere.)
     @Test func aChildRereadLeavesOlderChangesToOtherChildrenOwed() throws {
         let (hub, reads) = (hub(), ManualReads())
         _ = try queryStream(hub, reads)
@@ -161,6 +162,7 @@ extension StreamHubTests {
         reads.completeChildren(0, seq: 10)
         hub.drain()
         hub.publish([put(8, "q/b")]) { _ in true }
+        hub.publish([put(10, "elsewhere")]) { _ in true }
         hub.drain()
         #expect(reads.childReadCount == 2)
         #expect(reads.probes(1) == ["b": false])
