@@ -124,8 +124,7 @@ extension StreamHub {
                 if result.seq > self.published.through {
                     // The read saw changes this queue has not been handed yet: whether they
                     // touched other children is known once they are (`publish`).
-                    subscription.heldRead = read
-                    self.published.waiting[ObjectIdentifier(subscription)] = subscription
+                    self.published.waiting[ObjectIdentifier(subscription)] = (subscription, read)
                     return
                 }
                 self.finishChildren(subscription, read)
@@ -178,16 +177,8 @@ extension StreamHub {
     /// After `publish` handed this queue every change up to `published.through`: finishes
     /// the children re-reads that waited for them.
     func finishWaitingReads() {
-        if published.waiting.isEmpty { return }
-        for (id, subscription) in published.waiting {
-            guard let read = subscription.heldRead, !subscription.ended else {
-                published.waiting[id] = nil
-                subscription.heldRead = nil
-                continue
-            }
-            guard read.result.seq <= published.through else { continue }
+        for (id, (subscription, read)) in published.waiting where read.result.seq <= published.through {
             published.waiting[id] = nil
-            subscription.heldRead = nil
             finishChildren(subscription, read)
         }
     }
@@ -224,11 +215,11 @@ struct ChildrenRead {
     }
 }
 
-/// The newest change seq `publish` handed the fan-out queue, and the query streams whose
-/// children re-read saw newer ones and waits for them.
+/// The newest change seq `publish` handed the fan-out queue, and the children re-reads
+/// that saw newer ones and wait for them, by stream (a stream that ends drops its own).
 ///
 /// `@unchecked Sendable`: read and written only on the hub's fan-out queue.
 final class PublishedChanges: @unchecked Sendable {
     var through: Int64 = 0
-    var waiting: [ObjectIdentifier: Subscription] = [:]
+    var waiting: [ObjectIdentifier: (subscription: Subscription, read: ChildrenRead)] = [:]
 }

@@ -154,7 +154,6 @@ public final class StreamHub: Sendable {
             subscription.ended = true
             subscription.eventSink = nil
             subscription.pending = nil
-            subscription.heldRead = nil
             self.published.waiting[ObjectIdentifier(subscription)] = nil
             self.steady.drop(at: subscription.location)
         }
@@ -176,7 +175,6 @@ public final class StreamHub: Sendable {
         if subscription.ended { return }
         subscription.ended = true
         subscription.pending = nil
-        subscription.heldRead = nil
         published.waiting[ObjectIdentifier(subscription)] = nil
         steady.drop(at: subscription.location)
         unregister(subscription)

@@ -39,9 +39,6 @@ public final class Subscription: @unchecked Sendable {
     /// A hash shared with a key outside the window only costs that key a `null` the client
     /// did not need; a key in the window is always found.
     var windowKeys: Set<Int>?
-    /// A children re-read that saw changes the fan-out queue had not been handed yet,
-    /// waiting for them (`StreamHub.finishWaitingReads`).
-    var heldRead: ChildrenRead?
 
     var owesRefresh: Bool { owedWhole != nil || !owedChildren.isEmpty }
 
