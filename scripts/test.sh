@@ -50,10 +50,10 @@ else
     'filter:EndToEndTests\.T' 'filter:EndToEndTests\.[U-Z]' 'filter:HearthServerTests' rest
 fi
 if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || [ -n "${HEARTH_PG_BINDIR:-}" ] || [ "${CI:-}" = "true" ]; then
-  echo "== the server suites and the REST, SSE and triggers end-to-end suites again, on PostgreSQL"
+  echo "== the server suites and the REST, SSE, wire-protocol and triggers end-to-end suites again, on PostgreSQL"
   HEARTH_TEST_STORE=postgres scripts/test-shards.sh "$binary" "$PG_PARALLEL_WIDTH" --subset --skip 'ObservabilityLiveTests' \
     'filter:HearthServerTests' \
-    'filter:EndToEndTests\.(RESTEndToEndTests|StreamEndToEndTests|TriggersEndToEndTests|TriggersNamespaceEndToEndTests|EmulatorEndToEndTests|CoverageEndToEndTests)'
+    'filter:EndToEndTests\.(RESTEndToEndTests|StreamEndToEndTests|WireProtocolEndToEndTests|TriggersEndToEndTests|TriggersNamespaceEndToEndTests|EmulatorEndToEndTests|CoverageEndToEndTests)'
 else
-  echo "== PostgreSQL is not installed: the server, REST, SSE and triggers suites on PostgreSQL are skipped"
+  echo "== PostgreSQL is not installed: the server, REST, SSE, wire-protocol and triggers suites on PostgreSQL are skipped"
 fi
