@@ -54,7 +54,7 @@ def main(path):
     print("µs per push: the server's CPU seconds (user + system, every thread) over the write window, "
           "divided by the pushes delivered. The floor sends each push with one send() per connection "
           "and nothing else; on loopback its cost includes the client's TCP input and wake-up, which "
-          "run inside send().")
+          "run inside send(), unless the run split the cores (SPLIT_CPUS=1, the cores line above).")
 
 
 if __name__ == "__main__":

@@ -16,10 +16,19 @@
 # per cell (wire.sh's fan-out cell); the floor too. µs per push = the server's CPU seconds
 # (user + system, all threads, over the write window) ÷ pushes delivered.
 #
+# SPLIT_CPUS=1 puts each side of a connection on its own core, as two machines would:
+# the server (Hearth or the floor, every thread) on CPU 0, the client on CPU 1, and the
+# loopback device's receive processing on CPU 1 too (Receive Packet Steering,
+# /sys/class/net/lo/queues/rx-0/rps_cpus, set for the run and put back at exit; root
+# only). Then a push's receive side runs on the client's core, not inside the server's
+# send(), and µs per push is what the sending side costs. The server has one core there,
+# so its delivery times say nothing about the default run's.
+#
 #   scripts/bench/push_floor.sh                      # N=10000, 10 writes/s, wire and SSE, 3 rounds
 #   FLOOR_NS=1000 ROUNDS=1 scripts/bench/push_floor.sh
+#   SPLIT_CPUS=1 ROUNDS=2 scripts/bench/push_floor.sh  # the sending side's cost alone
 #
-# Knobs (env): FLOOR_NS (10000) FLOOR_RATE (10) FLOOR_SECONDS (10) ROUNDS (3)
+# Knobs (env): FLOOR_NS (10000) FLOOR_RATE (10) FLOOR_SECONDS (10) ROUNDS (3) SPLIT_CPUS (0)
 #   TRANSPORTS (wire,sse) FLOOR_THREADS (the floor's sender threads: nproc) HEARTH_BIN
 #   SKIP_BUILD LOADGEN_BIN LOADGEN_THREADS (2) LOADGEN_SOURCES (4) BENCH_QUIET_PCT (10)
 #   BENCH_QUIET_WAIT (300) RESULTS KEEP_WORK=1
@@ -41,11 +50,27 @@ fanout_limits "$FLOOR_NS"
 build_hearth
 build_loadgen
 
+# SPLIT_CPUS=1: the client under `taskset -c 1`, each server pinned to CPU 0 once started
+# (threads it starts later inherit that), loopback's receive work steered to CPU 1.
+CLIENT_PIN=()
+SPLIT_NOTE="one machine's two cores shared by server, client and loopback's receive work"
+if [ "${SPLIT_CPUS:-0}" = 1 ]; then
+  RPS_FILE=/sys/class/net/lo/queues/rx-0/rps_cpus
+  [ "$(nproc)" -ge 2 ] && [ -w "$RPS_FILE" ] && command -v taskset >/dev/null \
+    || { echo "SPLIT_CPUS=1 needs 2 cores, taskset and a writable $RPS_FILE (root)" >&2; exit 2; }
+  RPS_BEFORE=$(cat "$RPS_FILE")
+  trap 'echo "$RPS_BEFORE" >"$RPS_FILE"; bench_cleanup' EXIT
+  echo 2 >"$RPS_FILE"
+  CLIENT_PIN=(taskset -c 1)
+  SPLIT_NOTE="split: the server on CPU 0, the client and loopback's receive work (rps_cpus 2, was $RPS_BEFORE) on CPU 1"
+fi
+
 {
   machine_facts | grep -v '^wrk settings'
   echo "push floor settings: N=$FLOOR_NS on one location, $FLOOR_RATE writes/s for ${FLOOR_SECONDS}s, transports $TRANSPORTS," \
        "$ROUNDS round(s) of Hearth and the floor in ABBA order, fresh server per cell, the floor's sender threads: $FLOOR_THREADS"
   echo "hearth limits: HEARTH_MAX_STREAMS=$HEARTH_MAX_STREAMS HEARTH_MAX_CONNECTIONS=$HEARTH_MAX_CONNECTIONS, synchronous=${HEARTH_SYNC:-full}"
+  echo "cores: $SPLIT_NOTE"
   loadgen_note
 } | tee "$RESULTS.meta" >&2
 echo "results -> $RESULTS" >&2
@@ -79,10 +104,11 @@ cell() {
     start_floor
     pid=$FLOOR_PID port=$FLOOR_PORT
   fi
+  [ ${#CLIENT_PIN[@]} = 0 ] || taskset -a -cp 0 "$pid" >/dev/null
   log "round $round: $server, $transport, N=$FLOOR_NS, $FLOOR_RATE writes/s for ${FLOOR_SECONDS}s, pid $pid"
   rm -f "$out"
   local load; load=$(load_1min)   # the 1-minute load average before the cell
-  "$LOADGEN_BIN" fanout --transport "$transport" --port "$port" --uid "$LOADGEN_UID" --token "@$LOADGEN_TOKEN_FILE" \
+  "${CLIENT_PIN[@]}" "$LOADGEN_BIN" fanout --transport "$transport" --port "$port" --uid "$LOADGEN_UID" --token "@$LOADGEN_TOKEN_FILE" \
     --subscribers "$FLOOR_NS" --path '/users/${uid}/favorites' --rate "$FLOOR_RATE" --duration "$FLOOR_SECONDS" \
     --threads "$LOADGEN_THREADS" --sources "$LOADGEN_SOURCES" --server-pid "$pid" --run "$round" --label "$server" \
     --out "$out" --quiet "${BENCH_QUIET_PCT:-10}" --quiet-wait "${BENCH_QUIET_WAIT:-300}" >&2 \
