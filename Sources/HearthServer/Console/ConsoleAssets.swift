@@ -510,6 +510,8 @@ enum ConsoleAssets {
               const parsed = this.parse(input.value);
               if (parsed === undefined) return;
               if (await this.attempt(() => this.api.set(path, parsed))) {
+                // Saved: the leaf is drawn again with its value (an open form keeps it as it is).
+                form.remove();
                 await this.refresh(path.slice(0, path.lastIndexOf('/')) || '/');
               }
             });
@@ -538,7 +540,12 @@ enum ConsoleAssets {
               }
               const parsed = this.parse(value.value);
               if (parsed === undefined) return;
-              if (await this.attempt(() => this.api.set(join(path, key.value), parsed))) await this.refresh(path);
+              if (await this.attempt(() => this.api.set(join(path, key.value), parsed))) {
+                // The form is kept across redraws: emptied once its child is written.
+                key.value = '';
+                value.value = '';
+                await this.refresh(path);
+              }
             });
             return form;
           }
@@ -694,16 +701,23 @@ enum ConsoleAssets {
             const keys = children && typeof children === 'object' ? Object.keys(children).sort((a, b) => a.localeCompare(b)) : [];
             const values = await Promise.all(keys.map((key) => this.api.shallow(join(path, key)).catch(() => null)));
             if (this.generations.get(item) !== generation) return;
+            // Moving a kept element (into the new group) takes the focus from a field in it:
+            // given back at the end, with the caret where it was.
+            const focused = item.contains(document.activeElement) ? document.activeElement : null;
+            const caret = focused instanceof HTMLInputElement && typeof focused.selectionStart === 'number'
+              ? [focused.selectionStart, focused.selectionEnd] : null;
             const group = document.createElement('ul');
             group.setAttribute('role', 'group');
             // Child nodes already shown keep their element (and what is open under them):
-            // a change above them does not redraw, close or re-read what is below.
+            // a change above them does not redraw, close or re-read what is below. So does
+            // a leaf whose edit form is open: what the user is typing there is theirs until
+            // they save it.
             const shown = new Map([...item.querySelectorAll(':scope > ul > li')].map((li) => [li.dataset.path, li]));
             keys.forEach((key, index) => {
               const childPath = join(path, key);
               const value = values[index];
+              const existing = shown.get(childPath);
               if (value !== null && typeof value === 'object') {
-                const existing = shown.get(childPath);
                 if (existing?.querySelector(':scope > .toggle')) {
                   group.append(existing);
                   return;
@@ -711,14 +725,22 @@ enum ConsoleAssets {
                 const child = this.nodeItem(childPath);
                 group.append(child);
                 if (this.expanded.has(childPath)) this.expand(child, childPath);
+              } else if (existing && !existing.querySelector(':scope > .toggle') && existing.querySelector(':scope > form')) {
+                group.append(existing);
               } else {
                 group.append(this.leafItem(childPath, value));
               }
             });
             item.querySelector(':scope > ul')?.remove();
-            item.querySelector(':scope > form.add')?.remove();
-            item.querySelector(':scope > .transfer')?.remove();
-            item.append(group, this.addForm(path), this.transfer(path));
+            // The node's add form and its export and import stay as they are (what is typed
+            // in them, a transfer under way); the new children go before them.
+            const form = item.querySelector(':scope > form.add');
+            if (form) form.before(group);
+            else item.append(group, this.addForm(path), this.transfer(path));
+            if (focused?.isConnected && document.activeElement !== focused) {
+              focused.focus();
+              if (caret) focused.setSelectionRange(caret[0], caret[1]);
+            }
           }
 
           // The open nodes are watched live, the MAX_WATCHED opened last (each stream is a

@@ -86,6 +86,23 @@ def click(driver, by, selector, what):
     until(driver, attempt, what)
 
 
+def fill_and_submit(driver, fields, opener=None):
+    """Types each (CSS selector, text) of `fields` into a form of the data tree and submits
+    it with that form's own button, found from the first field. The tree keeps an open
+    form through live changes, so nothing here is asked again: a form drawn anew while it
+    is filled in fails the step (stale), as it would lose a user's typing. `opener`, a CSS
+    selector, is clicked first when the first field is not on the page (an edit form)."""
+    if opener and not driver.find_elements(By.CSS_SELECTOR, fields[0][0]):
+        click(driver, By.CSS_SELECTOR, opener, opener)
+    boxes = []
+    for selector, text in fields:
+        box = driver.find_element(By.CSS_SELECTOR, selector)
+        box.clear()
+        box.send_keys(text)
+        boxes.append(box)
+    boxes[0].find_element(By.XPATH, './ancestor::form[1]//button[@type="submit"]').click()
+
+
 def field(driver, label):
     return driver.find_element(By.XPATH, f"//label[normalize-space(text())='{label}']/input")
 
@@ -188,11 +205,8 @@ def main():
         check('bidi_isolated_and_long_keys_wrap', bidi_and_long_keys)
 
         def edit(text):
-            driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Edit temp"]').click()
-            box = driver.find_element(By.CSS_SELECTOR, 'input[aria-label="New value of temp (JSON)"]')
-            box.clear()
-            box.send_keys(text)
-            driver.find_element(By.XPATH, "//button[normalize-space(text())='Save']").click()
+            fill_and_submit(driver, [('input[aria-label="New value of temp (JSON)"]', text)],
+                            opener='button[aria-label="Edit temp"]')
 
         def invalid_json():
             edit('{bad')
@@ -202,10 +216,7 @@ def main():
         check('invalid_json_is_refused_before_sending', invalid_json)
 
         def edit_value():
-            box = driver.find_element(By.CSS_SELECTOR, 'input[aria-label="New value of temp (JSON)"]')
-            box.clear()
-            box.send_keys('5')
-            driver.find_element(By.XPATH, "//button[normalize-space(text())='Save']").click()
+            edit('5')
             until(driver, lambda d: value_of(d, '/cities/oslo/temp') == '5', 'the edited value')
             seen = rest('GET', '/cities/oslo/temp')
             return seen == 5, seen
@@ -219,13 +230,37 @@ def main():
             return True, None
         check('rest_write_appears_without_reload', live)
 
+        def typing_survives_live_changes():
+            # Half a new key typed under oslo, and temp's edit form open with a value typed,
+            # when another child of oslo changes: both forms stay as they are, with the focus.
+            key_box = driver.find_element(By.CSS_SELECTOR, 'input[aria-label="New key under oslo"]')
+            key_box.clear()
+            key_box.send_keys('hal')
+            click(driver, By.CSS_SELECTOR, 'button[aria-label="Edit temp"]', 'the edit button')
+            edit_box = driver.find_element(By.CSS_SELECTOR, 'input[aria-label="New value of temp (JSON)"]')
+            edit_box.clear()
+            edit_box.send_keys('12')
+            focused_before = driver.switch_to.active_element == edit_box
+            rest('PUT', '/cities/oslo/gust', 9)
+            until(driver, lambda d: value_of(d, '/cities/oslo/gust') == '9', 'a sibling, live')
+            kept = (not stale(key_box) and not stale(edit_box) and key_box.get_attribute('value') == 'hal'
+                    and edit_box.get_attribute('value') == '12')
+            focused = kept and driver.switch_to.active_element == edit_box
+            edit_box.send_keys('3')  # typing goes on where it was
+            edit_box.find_element(By.XPATH, './ancestor::form[1]//button[@type="submit"]').click()
+            until(driver, lambda d: value_of(d, '/cities/oslo/temp') == '123', 'the saved edit, its form closed')
+            key_box.clear()
+            saved = rest('GET', '/cities/oslo/temp')
+            return kept and focused and saved == 123, {'kept': kept, 'focused': [focused_before, focused], 'saved': saved,
+                                                       'active': driver.execute_script('return document.activeElement.outerHTML.slice(0, 200)')}
+        check('typing_survives_live_changes', typing_survives_live_changes)
+
         def add_and_delete():
-            driver.find_element(By.CSS_SELECTOR, 'input[aria-label="New key under oslo"]').send_keys('note')
-            driver.find_element(By.CSS_SELECTOR, 'input[aria-label="Value of the new key under oslo (JSON)"]').send_keys('"windy"')
-            driver.find_elements(By.XPATH, "//li[@data-path='/cities/oslo']/form[@class='add']/button")[0].click()
+            fill_and_submit(driver, [('input[aria-label="New key under oslo"]', 'note'),
+                                     ('input[aria-label="Value of the new key under oslo (JSON)"]', '"windy"')])
             until(driver, lambda d: value_of(d, '/cities/oslo/note') == '"windy"', 'the added child')
             added = rest('GET', '/cities/oslo/note')
-            driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Delete note"]').click()  # a leaf: no question
+            click(driver, By.CSS_SELECTOR, 'button[aria-label="Delete note"]', 'the delete button')  # a leaf: no question
             until(driver, lambda d: item(d, '/cities/oslo/note') is None, 'the deleted child gone')
             return added == 'windy' and rest('GET', '/cities/oslo/note') is None, added
         check('add_and_delete', add_and_delete)
