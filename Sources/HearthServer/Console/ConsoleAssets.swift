@@ -504,16 +504,29 @@ enum ConsoleAssets {
             const save = document.createElement('button');
             save.type = 'submit';
             save.textContent = 'Save';
-            form.append(input, save);
+            // Live changes leave an open form alone, so it closes here: Cancel (or Escape)
+            // sends nothing and draws the leaf again, as Save does with the value it wrote;
+            // the parent's read after it shows the value the server has now.
+            const cancel = document.createElement('button');
+            cancel.type = 'button';
+            cancel.textContent = 'Cancel';
+            cancel.setAttribute('aria-label', `Cancel the edit of ${label(path)}`);
+            const parent = path.slice(0, path.lastIndexOf('/')) || '/';
+            const close = (shown) => {
+              if (item.isConnected) item.replaceWith(this.leafItem(path, shown));
+              return this.refresh(parent);
+            };
+            cancel.addEventListener('click', () => close(value));
+            input.addEventListener('keydown', (event) => {
+              if (event.key === 'Escape') close(value);
+            });
+            form.append(input, save, cancel);
             form.addEventListener('submit', async (event) => {
               event.preventDefault();
               const parsed = this.parse(input.value);
               if (parsed === undefined) return;
-              if (await this.attempt(() => this.api.set(path, parsed))) {
-                // Saved: the leaf is drawn again with its value (an open form keeps it as it is).
-                form.remove();
-                await this.refresh(path.slice(0, path.lastIndexOf('/')) || '/');
-              }
+              // Saved: the leaf is drawn again with its value (an open form keeps it as it is).
+              if (await this.attempt(() => this.api.set(path, parsed))) await close(parsed);
             });
             item.replaceChildren(form);
             input.focus();

@@ -25,6 +25,7 @@ from selenium.common.exceptions import StaleElementReferenceException, TimeoutEx
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 BASE, EMAIL, PASSWORD, ADMIN, PROFILE, USER_TOKEN = sys.argv[1:7]
@@ -254,6 +255,25 @@ def main():
             return kept and focused and saved == 123, {'kept': kept, 'focused': [focused_before, focused], 'saved': saved,
                                                        'active': driver.execute_script('return document.activeElement.outerHTML.slice(0, 200)')}
         check('typing_survives_live_changes', typing_survives_live_changes)
+
+        def edit_cancelled():
+            # An open edit closes without sending: by its Cancel button, then by Escape.
+            shown = []
+            for how in ('button', 'escape'):
+                click(driver, By.CSS_SELECTOR, 'button[aria-label="Edit gust"]', 'the edit button')
+                box = driver.find_element(By.CSS_SELECTOR, 'input[aria-label="New value of gust (JSON)"]')
+                box.clear()
+                box.send_keys('99')
+                if how == 'button':
+                    driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Cancel the edit of gust"]').click()
+                else:
+                    box.send_keys(Keys.ESCAPE)
+                until(driver, lambda d: value_of(d, '/cities/oslo/gust') == '9', f'gust shown again ({how})')
+                shown.append(value_of(driver, '/cities/oslo/gust'))
+            stored = rest('GET', '/cities/oslo/gust')
+            return stored == 9 and not driver.find_elements(By.CSS_SELECTOR, 'input[aria-label="New value of gust (JSON)"]'), \
+                {'shown': shown, 'stored': stored}
+        check('edit_cancelled', edit_cancelled)
 
         def add_and_delete():
             fill_and_submit(driver, [('input[aria-label="New key under oslo"]', 'note'),
