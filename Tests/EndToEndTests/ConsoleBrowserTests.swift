@@ -15,7 +15,8 @@ import Testing
 /// request is refused, custom claims, a reset without SMTP refused clearly, a failed lookup
 /// leaving no user's buttons, a uid with `/` opened, disabled, enabled, revoked, deleted);
 /// the Health screen's charts from the `/metrics` counters; the Triggers screen (a dead
-/// letter listed without the trigger's secrets, resent and then delivered); the security headers and a
+/// letter listed without the trigger's secrets, resent and then delivered; the focus kept on
+/// a button through the screen's refresh); the security headers and a
 /// request without the CSRF token refused, from the page; a session ended on the server
 /// sends the page back to sign-in; sign-out.
 @Suite struct ConsoleBrowserTests {
@@ -25,7 +26,8 @@ import Testing
         "typing_survives_live_changes", "edit_cancelled", "add_and_delete", "large_delete_is_confirmed", "export_json", "rules_shown_highlighted", "broken_rules_show_their_line_and_are_not_saved",
         "rules_saved_and_in_history", "simulator_with_trace", "users_search_and_details", "disabled_user_is_refused",
         "claims_and_reset_without_smtp", "failed_lookup_clears_the_panel", "slash_uid_managed_from_the_console",
-        "health_charts_from_metrics", "triggers_dead_letter_resent", "triggers_oldest_event_parked", "security_headers_and_csrf_refusal", "import_json",
+        "health_charts_from_metrics", "triggers_dead_letter_resent", "triggers_oldest_event_parked",
+        "triggers_refresh_keeps_the_focus", "security_headers_and_csrf_refusal", "import_json",
         "ended_session_returns_to_sign_in", "sign_out",
     ]
 

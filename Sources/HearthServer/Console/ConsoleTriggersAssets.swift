@@ -2,7 +2,8 @@ extension ConsoleAssets {
     /// The Triggers screen: one row per trigger (name, event, ref, url, pending, age of the
     /// oldest pending, dead letters, last error, and its oldest pending event: id, ref,
     /// attempts, last error, with a Park button), then the dead letters, each with a Resend
-    /// button (and one for all shown). Refreshed every 5 s while open.
+    /// button (and one for all shown). Refreshed every 5 s while open; the button that had
+    /// the keyboard's focus has it again after each refresh.
     static let triggersJS = """
         const REFRESH_MS = 5000;
         const element = (tag, props = {}, ...children) => {
@@ -59,6 +60,17 @@ extension ConsoleAssets {
               return this.announce(error.message);
             }
             if (asked !== this.asked || !this.timer) return;
+            // A redraw replaces every button: the one that had the keyboard's focus is
+            // found again by its key and focused, so a keyboard user is not sent back to
+            // the top of the page every REFRESH_MS.
+            const focusKey = this.main.contains(document.activeElement) ? document.activeElement.dataset.focusKey : undefined;
+            this.draw(answer);
+            if (focusKey && !this.main.contains(document.activeElement)) {
+              this.main.querySelector(`[data-focus-key="${CSS.escape(focusKey)}"]`)?.focus();
+            }
+          }
+
+          draw(answer) {
             if (!answer.configured) {
               this.triggers.replaceChildren(element('p', { textContent: 'No triggers file is set (hearth serve --triggers FILE).' }));
               this.dead.replaceChildren();
@@ -66,6 +78,7 @@ extension ConsoleAssets {
             }
             const park = (event) => {
               const button = element('button', { type: 'button', className: 'park', textContent: 'Park' });
+              button.dataset.focusKey = `park-${event.id}`;
               button.addEventListener('click', async () => {
                 button.disabled = true;
                 try {
@@ -97,8 +110,9 @@ extension ConsoleAssets {
               this.dead.replaceChildren(element('p', { textContent: 'None.' }));
               return;
             }
-            const resend = (ids, label) => {
+            const resend = (ids, label, key) => {
               const button = element('button', { type: 'button', textContent: label });
+              button.dataset.focusKey = key;
               button.addEventListener('click', async () => {
                 button.disabled = true;
                 try {
@@ -117,8 +131,8 @@ extension ConsoleAssets {
                   element('td', { textContent: String(d.id) }), element('td', { textContent: d.trigger }),
                   element('td', { textContent: d.ref || '–' }), element('td', { textContent: d.reason }),
                   element('td', { textContent: String(d.attempts) }), element('td', { textContent: d.lastError || '–' }),
-                  element('td', { textContent: when(d.diedAt) }), element('td', {}, resend([d.id], 'Resend'))))),
-              resend(answer.dead.map((d) => d.id), `Resend all ${answer.dead.length} shown`));
+                  element('td', { textContent: when(d.diedAt) }), element('td', {}, resend([d.id], 'Resend', `resend-${d.id}`))))),
+              resend(answer.dead.map((d) => d.id), `Resend all ${answer.dead.length} shown`, 'resend-all'));
           }
         }
 

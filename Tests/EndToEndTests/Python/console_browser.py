@@ -512,6 +512,20 @@ def main():
             return ok, {'oldest': shown}
         check('triggers_oldest_event_parked', park)
 
+        def refresh_keeps_focus():
+            # A keyboard user on the parked letter's "Resend all" button: the screen's
+            # refresh redraws every button, and the focus comes back to the same one.
+            def focus_resend_all(d):
+                button = d.find_element(By.XPATH, "//section[@id='dead-letters']//button[starts-with(normalize-space(text()), 'Resend all')]")
+                d.execute_script('arguments[0].focus()', button)
+                return d.execute_script('return document.activeElement === arguments[0]', button)
+            until(driver, focus_resend_all, 'the focus on Resend all')
+            table = driver.find_element(By.CSS_SELECTOR, '#dead-letters table')
+            until(driver, lambda d: stale(table), 'the next refresh of the dead letters')
+            key = driver.execute_script('return document.activeElement.dataset.focusKey || document.activeElement.tagName')
+            return key == 'resend-all', key
+        check('triggers_refresh_keeps_the_focus', refresh_keeps_focus)
+
         def security():
             with urllib.request.urlopen(f'{BASE}/console/', timeout=WAIT) as response:
                 headers = response.headers
