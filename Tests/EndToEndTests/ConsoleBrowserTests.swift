@@ -7,8 +7,8 @@ import Testing
 /// browsing, keys and values with U+202E isolated (the controls after them in order) and a
 /// very long key wrapped within the panel, an edit seen through REST, a bad JSON refused
 /// before sending, a REST write appearing without a reload, a half-typed new key and an
-/// open edit kept through a live change (with the focus), an edit cancelled by its button
-/// and by Escape, add and delete (a larger node
+/// open edit kept through a live change (with the focus), a redrawn leaf's button keeping
+/// the focus, an edit cancelled by its button and by Escape, add and delete (a larger node
 /// only after a confirmation), export and import of a subtree; the Rules screen
 /// (highlighted, a broken file's error with its line before saving, save, history) and the
 /// simulator's trace; the Users screen (search, details, disabling a user whose next
@@ -23,7 +23,7 @@ import Testing
     static let checks = [
         "sign_in_form", "wrong_password_announced", "sign_in_opens_data_with_leaf_values", "browse_lazily",
         "bidi_isolated_and_long_keys_wrap", "invalid_json_is_refused_before_sending", "edit_seen_through_rest", "rest_write_appears_without_reload",
-        "typing_survives_live_changes", "edit_cancelled", "add_and_delete", "large_delete_is_confirmed", "export_json", "rules_shown_highlighted", "broken_rules_show_their_line_and_are_not_saved",
+        "typing_survives_live_changes", "edit_cancelled", "leaf_button_keeps_focus", "add_and_delete", "large_delete_is_confirmed", "export_json", "rules_shown_highlighted", "broken_rules_show_their_line_and_are_not_saved",
         "rules_saved_and_in_history", "simulator_with_trace", "users_search_and_details", "disabled_user_is_refused",
         "claims_and_reset_without_smtp", "failed_lookup_clears_the_panel", "slash_uid_managed_from_the_console",
         "health_charts_from_metrics", "triggers_dead_letter_resent", "triggers_oldest_event_parked",

@@ -753,6 +753,15 @@ enum ConsoleAssets {
             if (focused?.isConnected && document.activeElement !== focused) {
               focused.focus();
               if (caret) focused.setSelectionRange(caret[0], caret[1]);
+            } else if (focused && !focused.isConnected) {
+              // A leaf's Edit or Delete had it, and the leaf was drawn again: the same
+              // button of the new leaf takes it (keyboard users stay where they were).
+              const leaf = focused.closest('li[data-path]')?.dataset.path;
+              const name = focused.getAttribute('aria-label');
+              const again = leaf && name && [...group.querySelectorAll(':scope > li[data-path]')]
+                .find((li) => li.dataset.path === leaf)
+                ?.querySelector(`:scope > button[aria-label="${CSS.escape(name)}"]`);
+              again?.focus();
             }
           }
 

@@ -87,6 +87,16 @@ def click(driver, by, selector, what):
     until(driver, attempt, what)
 
 
+def focus_on(driver, by, selector, what):
+    """Gives the keyboard's focus to the element (as Tab would), found again (by `until`)
+    when the page drew it anew in between; returns it."""
+    def attempt(d):
+        element = d.find_element(by, selector)
+        d.execute_script('arguments[0].focus()', element)
+        return element if d.execute_script('return document.activeElement === arguments[0]', element) else False
+    return until(driver, attempt, what)
+
+
 def fill_and_submit(driver, fields, opener=None):
     """Types each (CSS selector, text) of `fields` into a form of the data tree and submits
     it with that form's own button, found from the first field. The tree keeps an open
@@ -274,6 +284,17 @@ def main():
             return stored == 9 and not driver.find_elements(By.CSS_SELECTOR, 'input[aria-label="New value of gust (JSON)"]'), \
                 {'shown': shown, 'stored': stored}
         check('edit_cancelled', edit_cancelled)
+
+        def leaf_button_keeps_focus():
+            # A keyboard user on gust's Delete button when a sibling changes: gust is drawn
+            # again, and the new leaf's Delete button has the focus.
+            before = focus_on(driver, By.CSS_SELECTOR, 'button[aria-label="Delete gust"]', 'the focus on Delete gust')
+            rest('PUT', '/cities/oslo/rain', 2)
+            until(driver, lambda d: value_of(d, '/cities/oslo/rain') == '2', 'a sibling, live')
+            label = driver.execute_script("return document.activeElement.getAttribute('aria-label') || document.activeElement.tagName")
+            redrawn = stale(before)
+            return label == 'Delete gust' and redrawn, {'focused': label, 'redrawn': redrawn}
+        check('leaf_button_keeps_focus', leaf_button_keeps_focus)
 
         def add_and_delete():
             fill_and_submit(driver, [('input[aria-label="New key under oslo"]', 'note'),
@@ -515,11 +536,8 @@ def main():
         def refresh_keeps_focus():
             # A keyboard user on the parked letter's "Resend all" button: the screen's
             # refresh redraws every button, and the focus comes back to the same one.
-            def focus_resend_all(d):
-                button = d.find_element(By.XPATH, "//section[@id='dead-letters']//button[starts-with(normalize-space(text()), 'Resend all')]")
-                d.execute_script('arguments[0].focus()', button)
-                return d.execute_script('return document.activeElement === arguments[0]', button)
-            until(driver, focus_resend_all, 'the focus on Resend all')
+            focus_on(driver, By.XPATH, "//section[@id='dead-letters']//button[starts-with(normalize-space(text()), 'Resend all')]",
+                     'the focus on Resend all')
             table = driver.find_element(By.CSS_SELECTOR, '#dead-letters table')
             until(driver, lambda d: stale(table), 'the next refresh of the dead letters')
             key = driver.execute_script('return document.activeElement.dataset.focusKey || document.activeElement.tagName')
